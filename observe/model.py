@@ -1,0 +1,212 @@
+"""The data types that flow through observe (see docs/architecture.md). Nothing else lives here.
+
+LogLine ──parse──► LogEvent (StatsSample | PrefixCacheSample | SpecDecodeSample | Preemption |
+StartupFact | EngineError | AccessLog) ──timeline──► DataFrame ──detect──► Finding ──advise──►
+Recommendation. EngineConfig is what we know about how the engine was launched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Union
+
+SEVERITIES = ("info", "warning", "critical")
+
+
+@dataclass(frozen=True, slots=True)
+class LogLine:
+    """One physical line as read from a file (already decoded, without its newline)."""
+
+    source: str  # file path (or any stream name)
+    lineno: int  # 1-based line number within source
+    text: str
+    arrival: float | None = None  # wall-clock time it was read (sidecar); None offline
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """Where an event came from: file position, process prefix and timestamps."""
+
+    source: str = ""
+    lineno: int = 0
+    ts: datetime | None = None  # best known time (vLLM's own, year inferred) — naive local time
+    outer_ts: datetime | None = None  # a wrapper's timestamp (docker -t, CI collector), if any
+    level: str | None = None  # INFO / WARNING / ERROR / DEBUG / CRITICAL
+    process: str | None = None  # "APIServer", "EngineCore_DP0", "VllmWorkerProcess", ...
+    pid: int | None = None
+    logger_file: str | None = None  # "loggers.py"
+    logger_line: int | None = None  # 236
+    repeat: int = 1  # Ray "[repeated Nx across cluster]" counts as N occurrences
+
+
+@dataclass(frozen=True, slots=True)
+class StatsSample:
+    """The periodic engine stats line (V0 `metrics.py`, V1 `loggers.py`)."""
+
+    env: Envelope
+    fmt: str  # "v0" or "v1"
+    engine_index: int | None = None  # V1 "Engine 000:" → 0
+    prompt_tps: float | None = None
+    generation_tps: float | None = None
+    throughput_tps: float | None = None  # v0.1.0–0.1.2 single "Throughput:" field
+    running: int | None = None
+    waiting: int | None = None  # V0 "Pending" is reported here
+    swapped: int | None = None  # V0 only
+    deferred: int | None = None  # V1 ≥ 2026-04
+    preemptions: int | None = None  # V1 ≥ 0.11.1 per-interval field (only when > 0)
+    kv_usage_pct: float | None = None  # "GPU/CPU/XPU/TPU KV cache usage" of the device
+    kv_device: str | None = None  # "GPU", "CPU", "XPU", ...
+    cpu_kv_usage_pct: float | None = None  # V0 swap space usage
+    prefix_hit_pct: float | None = None
+    external_prefix_hit_pct: float | None = None
+    mm_hit_pct: float | None = None
+    corrupted: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PrefixCacheSample:
+    """V0 companion line `Prefix cache hit rate: GPU: x%, CPU: y%`."""
+
+    env: Envelope
+    gpu_pct: float | None
+    cpu_pct: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class SpecDecodeSample:
+    """Speculative-decoding metrics line (V0 `Speculative metrics:` or V1 `SpecDecoding metrics:`)."""
+
+    env: Envelope
+    acceptance_rate_pct: float | None = None
+    mean_acceptance_length: float | None = None
+    accepted_tokens: int | None = None
+    draft_tokens: int | None = None
+    emitted_tokens: int | None = None
+    num_speculative_tokens: int | None = None
+    system_efficiency: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Preemption:
+    """V0 scheduler warning (sampled: printed every 50th preemption)."""
+
+    env: Envelope
+    mode: str | None  # "RECOMPUTE" / "SWAP"
+    cumulative: int | None  # total_num_cumulative_preemption
+
+
+@dataclass(frozen=True, slots=True)
+class StartupFact:
+    """One fact the engine printed at startup, e.g. name="kv_cache_tokens", value=42656.
+
+    Known names: version, engine ("v0"/"v1"), flags (dict of CLI flags as `--name` → value),
+    config (dict from the engine-init repr), num_gpu_blocks, num_cpu_blocks, kv_cache_tokens,
+    max_concurrency (value) with max_concurrency_len, available_kv_gib, weights_gib,
+    model_load_seconds, max_num_batched_tokens (chunked prefill), init_engine_seconds,
+    kv_cache_size_gib, total_gpu_memory_gib, gpu_memory_utilization, num_gpu_blocks_override.
+    """
+
+    env: Envelope
+    name: str
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class EngineError:
+    """A failure the log reports.
+
+    kind: "oom" | "max_seq_len_exceeds_kv" | "kv_needed_exceeds_available" |
+    "no_available_memory" | "free_memory_below_utilization" | "engine_core_failed" |
+    "worker_exception" | "prompt_too_long" | "startup_failed" | "max_position_exceeded"
+    """
+
+    env: Envelope
+    kind: str
+    message: str
+    details: dict[str, Any] = field(default_factory=dict)
+    fatal: bool = False  # ends the engine (startup failure, crash)
+
+
+@dataclass(frozen=True, slots=True)
+class AccessLog:
+    """uvicorn access line `INFO:     1.2.3.4:5678 - "POST /v1/completions HTTP/1.1" 200 OK`."""
+
+    env: Envelope
+    method: str
+    path: str
+    status: int
+
+
+LogEvent = Union[
+    StatsSample, PrefixCacheSample, SpecDecodeSample, Preemption, StartupFact, EngineError, AccessLog
+]
+
+
+@dataclass(slots=True)
+class Sample:
+    """One Prometheus sample after name normalisation."""
+
+    name: str  # canonical name (see names.py), or the raw name when unknown
+    labels: dict[str, str]
+    value: float
+    raw_name: str = ""
+
+
+@dataclass(slots=True)
+class Scrape:
+    """One `/metrics` read: every sample, the time it was taken, and the text's origin."""
+
+    at: datetime | None
+    samples: list[Sample]
+    source: str = ""
+    ok: bool = True
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class EngineConfig:
+    """What we know of how an engine was launched. Unknown values are None, never guessed."""
+
+    version: str | None = None
+    engine: str | None = None  # "v0" | "v1"
+    flags: dict[str, Any] = field(default_factory=dict)  # "--max-num-seqs" → 256 (as read)
+    model: str | None = None
+    kv_cache_tokens: int | None = None
+    num_gpu_blocks: int | None = None
+    block_size: int | None = None
+    max_concurrency: float | None = None
+    max_concurrency_len: int | None = None  # the request length max_concurrency is given for
+    max_model_len: int | None = None
+    available_kv_gib: float | None = None
+    weights_gib: float | None = None
+    gpu_memory_utilization: float | None = None
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    tensor_parallel_size: int | None = None
+    pipeline_parallel_size: int | None = None
+    kv_cache_dtype: str | None = None
+    enable_prefix_caching: bool | None = None
+    device: str | None = None  # "GPU" / "CPU" (from the stats line's KV word)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    id: str  # stable, e.g. "kv_cache_saturated"
+    severity: str  # "info" | "warning" | "critical"
+    title: str
+    evidence: str  # human sentence with the numbers
+    start: datetime | None = None
+    end: datetime | None = None
+    where: str | None = None  # "file:line-line"
+    data: dict[str, Any] = field(default_factory=dict)  # machine-readable evidence values
+
+
+@dataclass(frozen=True, slots=True)
+class Recommendation:
+    flag: str  # "--max-num-seqs"
+    current: Any  # value in force (None = unknown / default)
+    suggested: Any  # value to set (True for a bare switch)
+    reason: str
+    finding_ids: tuple[str, ...] = ()
+    expected_effect: str | None = None
