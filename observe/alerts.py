@@ -1,0 +1,417 @@
+"""Prometheus recording and alerting rules for vLLM, generated from one Settings object.
+
+Why generated: thresholds belong to the instance (its KV capacity, its ``--max-num-seqs``, its
+latency SLOs), and the same rules must come out as plain rule files (``alerts/*.yml``, what
+``observe generate alerts`` writes and Prometheus loads) and as a Prometheus-Operator
+``PrometheusRule``. Rules are data here; rendering is one ``yaml.safe_dump``.
+
+Recording rules (``level:metric:operations``) first fold vLLM's renamed metrics into one series
+per canonical metric (``vllm:kv_cache_usage_perc or vllm:gpu_cache_usage_perc``), so alerts and
+dashboards work on every vLLM version. Every alert carries ``severity``, ``component`` (used by
+Alertmanager inhibition), ``summary``, ``description`` and a ``runbook_url`` into
+``docs/runbooks.md``. SLO alerts are multi-window, multi-burn-rate (kubernetes-mixin style).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from observe import names
+from observe.errors import ConfigError
+from observe.model import EngineConfig
+
+__all__ = [
+    "Settings",
+    "recording_rules",
+    "alert_rules",
+    "rule_files",
+    "render_rules",
+    "prometheus_rule_manifest",
+    "write_alerts",
+    "RECORDING_FILE",
+    "ALERTS_FILE",
+]
+
+RECORDING_FILE = "recording.rules.yml"
+ALERTS_FILE = "alerts.rules.yml"
+
+# Bucket bounds vLLM has used for these histograms (V0 and V1): an SLO threshold must be one of
+# them, or "requests faster than T" cannot be read off the buckets.
+TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
+ITL_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5)
+VLLM_DEFAULT_MAX_NUM_SEQS = 256  # V1 default on GPU
+BY = "job, instance, model_name"
+_DURATION = re.compile(r"^(\d+(ms|s|m|h|d|w|y))+$")
+
+# Engine-error kinds (model.EngineError.kind) grouped by the alert that reports them.
+STARTUP_KINDS = ("startup_failed", "max_seq_len_exceeds_kv", "kv_needed_exceeds_available",
+                 "no_available_memory", "free_memory_below_utilization")
+CRASH_KINDS = ("engine_core_failed", "worker_exception")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every knob the rules have. ``for_instance`` derives the instance-specific ones."""
+
+    vllm_job: str = "vllm"
+    observe_job: str = "observe"
+    group_interval: str | None = None  # rule-group evaluation interval; None = Prometheus global
+    rate_window: str = "5m"
+    runbook_base: str = "https://github.com/observe-vllm/observe/blob/main/docs/runbooks.md"
+    # vLLM down / scrape failing
+    down_for: str = "2m"
+    # KV cache
+    kv_usage_ratio: float = 0.95
+    kv_for: str = "10m"
+    # preemptions (per second, over rate_window)
+    preemptions_per_s: float = 0.05
+    preemptions_for: str = "15m"
+    # queue backlog: more waiting requests than this (default: one full batch, --max-num-seqs)
+    max_num_seqs: int | None = None
+    waiting_requests: float | None = None
+    queue_for: str = "10m"
+    # latency SLOs: fraction `target` of requests/tokens faster than the threshold
+    ttft_slo_seconds: float = 1.0
+    ttft_slo_target: float = 0.99
+    itl_slo_seconds: float = 0.1
+    itl_slo_target: float = 0.99
+    # (long window, short window, burn factor, for, severity) — the SRE-workbook pairs
+    burn_fast: tuple[str, str, float, str, str] = ("1h", "5m", 14.4, "2m", "critical")
+    burn_slow: tuple[str, str, float, str, str] = ("6h", "30m", 6.0, "15m", "warning")
+    # request errors
+    error_ratio: float = 0.05
+    errors_for: str = "5m"
+    # engine errors seen in the logs (sidecar counters): how long an alert stays after one
+    engine_error_window: str = "15m"
+    # the sidecar
+    sidecar_down_for: str = "5m"
+    unreachable_for: str = "5m"
+    recommendation_for: str = "30m"
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            if f.name.endswith("_for") or f.name in ("rate_window", "engine_error_window"):
+                _check_duration(f.name, getattr(self, f.name))
+        if self.group_interval is not None:
+            _check_duration("group_interval", self.group_interval)
+        for burn in (self.burn_fast, self.burn_slow):
+            for d in (burn[0], burn[1], burn[3]):
+                _check_duration("burn window", d)
+        if not 0 < self.kv_usage_ratio <= 1:
+            raise ConfigError(f"kv_usage_ratio must be in (0, 1], got {self.kv_usage_ratio}")
+        for name in ("ttft_slo_target", "itl_slo_target"):
+            v = getattr(self, name)
+            if not 0 < v < 1:
+                raise ConfigError(f"{name} must be in (0, 1), got {v}")
+        if float(self.ttft_slo_seconds) not in TTFT_BUCKETS:
+            raise ConfigError(f"ttft_slo_seconds must be a vLLM bucket bound {TTFT_BUCKETS}, got {self.ttft_slo_seconds}")
+        if float(self.itl_slo_seconds) not in ITL_BUCKETS:
+            raise ConfigError(f"itl_slo_seconds must be a vLLM bucket bound {ITL_BUCKETS}, got {self.itl_slo_seconds}")
+        if self.max_num_seqs is not None and self.max_num_seqs < 1:
+            raise ConfigError(f"max_num_seqs must be >= 1, got {self.max_num_seqs}")
+        if self.error_ratio <= 0 or self.preemptions_per_s < 0:
+            raise ConfigError("error_ratio must be > 0 and preemptions_per_s >= 0")
+
+    @property
+    def waiting_threshold(self) -> float:
+        """Queue-backlog threshold: explicit, else one full batch (--max-num-seqs), else vLLM's default."""
+        if self.waiting_requests is not None:
+            return float(self.waiting_requests)
+        return float(self.max_num_seqs or VLLM_DEFAULT_MAX_NUM_SEQS)
+
+    @classmethod
+    def for_instance(cls, engine: EngineConfig, **overrides: Any) -> "Settings":
+        """Settings derived from what is known of one instance (unknowns keep the defaults).
+
+        - ``--max-num-seqs`` sets the queue-backlog threshold (more waiting than one full batch);
+        - KV capacity: the cache counts as saturated when one more ``max_model_len`` request
+          would not fit, i.e. usage > 1 - max_model_len / kv_cache_tokens (kept within 0.5–0.98).
+        Explicit ``overrides`` win.
+        """
+        derived: dict[str, Any] = {}
+        if engine.max_num_seqs:
+            derived["max_num_seqs"] = int(engine.max_num_seqs)
+        if engine.kv_cache_tokens and engine.max_model_len and engine.kv_cache_tokens > 0:
+            headroom = 1.0 - engine.max_model_len / engine.kv_cache_tokens
+            derived["kv_usage_ratio"] = round(min(0.98, max(0.5, headroom)), 3)
+        derived.update(overrides)
+        return cls(**derived)
+
+
+def _check_duration(name: str, value: str) -> None:
+    if not isinstance(value, str) or not _DURATION.match(value):
+        raise ConfigError(f"{name} must be a Prometheus duration like 5m, got {value!r}")
+
+
+def _num(x: float) -> str:
+    """A threshold as PromQL text, without float noise (0.144 not 0.14400000000000002)."""
+    return f"{round(float(x), 9):g}"
+
+
+def _le(x: float) -> str:
+    """The ``le`` label value vLLM (Python's float repr) writes for a bucket bound: 1.0, 0.1."""
+    return repr(float(x))
+
+
+def _or_aliases(canonical: str, template: str) -> str:
+    """``template`` (with ``{m}`` for the metric name) for every exposed alias, joined by ``or``."""
+    return " or ".join(template.format(m=m) for m in names.exposed_names(canonical))
+
+
+# ---------------------------------------------------------------- recording rules
+
+def _slo_error_ratio(canonical: str, threshold: float, window: str) -> str:
+    good = _or_aliases(canonical, f'sum by ({BY}) (rate({{m}}_bucket{{{{le="{_le(threshold)}"}}}}[{window}]))')
+    total = _or_aliases(canonical, f"sum by ({BY}) (rate({{m}}_count[{window}]))")
+    return f"1 - (\n  ({good})\n/\n  ({total})\n)"
+
+
+def slo_windows(s: Settings) -> list[str]:
+    """Every window the burn-rate alerts read, short first, without duplicates."""
+    out: list[str] = []
+    for burn in (s.burn_fast, s.burn_slow):
+        for w in (burn[1], burn[0]):
+            if w not in out:
+                out.append(w)
+    return out
+
+
+def recording_rules(s: Settings) -> dict[str, Any]:
+    """One rule group that turns every vLLM version's names into canonical per-instance series."""
+    w = s.rate_window
+    rules: list[dict[str, str]] = [
+        {"record": "instance:vllm_kv_cache_usage:ratio",
+         "expr": _or_aliases("vllm:kv_cache_usage_perc", f"max by ({BY}) ({{m}})")},
+        {"record": "instance:vllm_requests_running:sum",
+         "expr": f"sum by ({BY}) (vllm:num_requests_running)"},
+        {"record": "instance:vllm_requests_waiting:sum",
+         "expr": f"sum by ({BY}) (vllm:num_requests_waiting)"},
+        {"record": f"instance:vllm_preemptions:rate{w}",
+         "expr": f"sum by ({BY}) (rate(vllm:num_preemptions_total[{w}]))"},
+        {"record": f"instance:vllm_prompt_tokens:rate{w}",
+         "expr": f"sum by ({BY}) (rate(vllm:prompt_tokens_total[{w}]))"},
+        {"record": f"instance:vllm_generation_tokens:rate{w}",
+         "expr": f"sum by ({BY}) (rate(vllm:generation_tokens_total[{w}]))"},
+        {"record": f"instance:vllm_request_success:rate{w}",
+         "expr": f"sum by ({BY}, finished_reason) (rate(vllm:request_success_total[{w}]))"},
+        {"record": f"instance:vllm_request_errors:ratio_rate{w}",
+         "expr": (f'sum by ({BY}) (rate(vllm:request_success_total{{finished_reason="error"}}[{w}]))\n/\n'
+                  f"sum by ({BY}) (rate(vllm:request_success_total[{w}]))")},
+        {"record": f"instance:vllm_http_5xx:ratio_rate{w}",
+         "expr": (f'sum by (job, instance) (rate(http_requests_total{{handler=~"/v1/.+",status="5xx"}}[{w}]))\n/\n'
+                  f'sum by (job, instance) (rate(http_requests_total{{handler=~"/v1/.+"}}[{w}]))')},
+        {"record": f"instance:vllm_prefix_cache_hit:ratio_rate{w}",
+         "expr": ("(" + _or_aliases("vllm:prefix_cache_hits_total", f"sum by ({BY}) (rate({{m}}[{w}]))") + ")\n/\n("
+                  + _or_aliases("vllm:prefix_cache_queries_total", f"sum by ({BY}) (rate({{m}}[{w}]))") + ")")},
+    ]
+    for short, canonical in (("ttft", "vllm:time_to_first_token_seconds"),
+                             ("itl", "vllm:inter_token_latency_seconds"),
+                             ("e2e_latency", "vllm:e2e_request_latency_seconds"),
+                             ("queue_time", "vllm:request_queue_time_seconds")):
+        rules.append({"record": f"instance:vllm_{short}_seconds_bucket:rate{w}",
+                      "expr": _or_aliases(canonical, f"sum by ({BY}, le) (rate({{m}}_bucket[{w}]))")})
+    for window in slo_windows(s):
+        rules.append({"record": f"instance:vllm_ttft_slo_errors:ratio_rate{window}",
+                      "expr": _slo_error_ratio("vllm:time_to_first_token_seconds", s.ttft_slo_seconds, window)})
+        rules.append({"record": f"instance:vllm_itl_slo_errors:ratio_rate{window}",
+                      "expr": _slo_error_ratio("vllm:inter_token_latency_seconds", s.itl_slo_seconds, window)})
+    group: dict[str, Any] = {"name": "vllm-observe.rules"}
+    if s.group_interval:
+        group["interval"] = s.group_interval
+    group["rules"] = rules
+    return group
+
+
+# ---------------------------------------------------------------- alerting rules
+
+def _alert(s: Settings, name: str, expr: str, for_: str, severity: str, component: str,
+           summary: str, description: str) -> dict[str, Any]:
+    rule: dict[str, Any] = {"alert": name, "expr": expr}
+    if for_ not in ("0s", "0m"):
+        rule["for"] = for_
+    rule["labels"] = {"severity": severity, "component": component}
+    rule["annotations"] = {
+        "summary": summary,
+        "description": description,
+        "runbook_url": f"{s.runbook_base}#{name.lower()}",
+    }
+    return rule
+
+
+def _recent_errors(kinds: tuple[str, ...], window: str) -> str:
+    """True while a sidecar engine-error counter of these kinds rose within ``window`` — also when
+    the series is new (the sidecar creates a kind's counter on its first occurrence)."""
+    sel = f'observe_vllm_engine_errors_total{{kind=~"{"|".join(kinds)}"}}'
+    return (f"sum by (instance, kind) (increase({sel}[{window}])) > 0\nor\n"
+            f"sum by (instance, kind) ({sel} > 0 unless {sel} offset {window})")
+
+
+def alert_rules(s: Settings) -> dict[str, Any]:
+    """One rule group with every alert; reads the recording rules above and the sidecar's series."""
+    w = s.rate_window
+    inst = "{{ $labels.instance }}"
+    model = "{{ $labels.model_name }}"
+    rules = [
+        _alert(s, "VLLMDown", f'up{{job="{s.vllm_job}"}} == 0', s.down_for, "critical", "vllm",
+               f"vLLM {inst} is down or its /metrics cannot be scraped.",
+               f"Prometheus has failed to scrape {inst} (job {{{{ $labels.job }}}}) for {s.down_for}. "
+               "The server is down, restarting, or still loading the model; check the container and "
+               "the engine log for an OOM or startup error."),
+        _alert(s, "VLLMKVCacheSaturated", f"instance:vllm_kv_cache_usage:ratio > {_num(s.kv_usage_ratio)}",
+               s.kv_for, "warning", "vllm",
+               f"KV cache of {model} on {inst} is {{{{ $value | humanizePercentage }}}} full.",
+               f"KV-cache usage has stayed above {_num(s.kv_usage_ratio * 100)}% for {s.kv_for}: new requests "
+               "wait or preempt running ones. Lower --max-num-seqs or --max-model-len, raise "
+               "--gpu-memory-utilization, use --kv-cache-dtype fp8, or add replicas."),
+        _alert(s, "VLLMPreemptionsSustained", f"instance:vllm_preemptions:rate{w} > {_num(s.preemptions_per_s)}",
+               s.preemptions_for, "warning", "vllm",
+               f"{model} on {inst} preempts {{{{ $value | printf \"%.2f\" }}}} requests/s.",
+               f"vLLM has been preempting requests for {s.preemptions_for} (KV cache too small for the batch): "
+               "preempted requests are recomputed, wasting compute and raising latency. Lower "
+               "--max-num-seqs or --max-num-batched-tokens, or give the KV cache more memory."),
+        _alert(s, "VLLMQueueBacklog", f"instance:vllm_requests_waiting:sum > {_num(s.waiting_threshold)}",
+               s.queue_for, "warning", "vllm",
+               f"{{{{ $value | humanize }}}} requests are waiting on {model} at {inst}.",
+               f"More than {_num(s.waiting_threshold)} requests (one full batch of --max-num-seqs) have waited "
+               f"for {s.queue_for}. The server is over capacity: add replicas, or if the KV cache has room "
+               "raise --max-num-seqs."),
+    ]
+    for key, label, canonical_name, unit, threshold, target in (
+            ("ttft", "TTFT", "a time to first token", "requests", s.ttft_slo_seconds, s.ttft_slo_target),
+            ("itl", "ITL", "an inter-token latency", "tokens", s.itl_slo_seconds, s.itl_slo_target)):
+        budget = 1.0 - target
+        for speed, (long_w, short_w, factor, for_, severity) in (("Fast", s.burn_fast), ("Slow", s.burn_slow)):
+            limit = _num(factor * budget)
+            rules.append(_alert(
+                s, f"VLLM{label}SLOBurn{speed}",
+                f"instance:vllm_{key}_slo_errors:ratio_rate{long_w} > {limit}\nand\n"
+                f"instance:vllm_{key}_slo_errors:ratio_rate{short_w} > {limit}",
+                for_, severity, "vllm",
+                f"{model} on {inst} burns its {label} error budget {_num(factor)}x too fast.",
+                f"{{{{ $value | humanizePercentage }}}} of {unit} over the last {long_w} had {canonical_name} "
+                f"above {_num(threshold)}s (SLO: {_num(target * 100)}% under {_num(threshold)}s; burn rate above "
+                f"{_num(factor)} over both {long_w} and {short_w}). Look at queueing and preemptions; "
+                "lower --max-num-batched-tokens or --max-num-seqs, or add replicas."))
+    rules += [
+        _alert(s, "VLLMRequestErrors",
+               f"instance:vllm_request_errors:ratio_rate{w} > {_num(s.error_ratio)}\nor on (job, instance)\n"
+               f"instance:vllm_http_5xx:ratio_rate{w} > {_num(s.error_ratio)}",
+               s.errors_for, "warning", "vllm",
+               f"{{{{ $value | humanizePercentage }}}} of requests to {inst} fail.",
+               f"More than {_num(s.error_ratio * 100)}% of requests ended with finished_reason=\"error\" or an "
+               "HTTP 5xx for " + s.errors_for + ". Read the engine log around the first errors."),
+        _alert(s, "VLLMEngineOOM", _recent_errors(("oom",), s.engine_error_window), "0m", "critical", "vllm-logs",
+               f"vLLM at {inst} ran out of memory.",
+               f"The observe sidecar saw a CUDA out-of-memory error in the vLLM log within {s.engine_error_window}. "
+               "Lower --gpu-memory-utilization (other processes share the GPU), --max-num-seqs or "
+               "--max-num-batched-tokens; check for other processes on the GPU."),
+        _alert(s, "VLLMEngineStartupFailed", _recent_errors(STARTUP_KINDS, s.engine_error_window), "0m", "critical",
+               "vllm-logs",
+               f"vLLM at {inst} failed to start ({{{{ $labels.kind }}}}).",
+               f"The observe sidecar saw a startup failure ({{{{ $labels.kind }}}}) in the vLLM log within "
+               f"{s.engine_error_window}. If the KV cache cannot hold one max_model_len request, lower "
+               "--max-model-len or raise --gpu-memory-utilization; run `observe capacity` to size it."),
+        _alert(s, "VLLMEngineCrashed", _recent_errors(CRASH_KINDS, s.engine_error_window), "0m", "critical",
+               "vllm-logs",
+               f"vLLM engine at {inst} crashed ({{{{ $labels.kind }}}}).",
+               f"The observe sidecar saw a fatal engine error ({{{{ $labels.kind }}}}) in the vLLM log within "
+               f"{s.engine_error_window}. Read the traceback before it; `observe diagnose` on the log names it."),
+        _alert(s, "ObserveSidecarDown", f'up{{job="{s.observe_job}"}} == 0', s.sidecar_down_for, "warning", "observe",
+               f"The observe sidecar for {inst} is down.",
+               f"Prometheus has failed to scrape the observe sidecar for {s.sidecar_down_for}: log-derived alerts "
+               "(OOM, startup failure) and recommendations are blind. Restart the sidecar container."),
+        _alert(s, "ObserveCannotReachVLLM", "observe_up == 0", s.unreachable_for, "warning", "vllm",
+               f"The observe sidecar cannot scrape vLLM at {inst}.",
+               f"The sidecar's scrapes of vLLM /metrics have failed for {s.unreachable_for} "
+               "(observe_scrape_errors_total rises). Check --vllm-url and that vLLM is up."),
+        _alert(s, "ObserveRecommendationPending",
+               "max by (instance, flag, current, suggested) (observe_recommendation_info) > 0",
+               s.recommendation_for, "info", "observe",
+               f"observe recommends {{{{ $labels.flag }}}} {{{{ $labels.suggested }}}} for {inst}.",
+               f"For {s.recommendation_for} the sidecar has recommended changing {{{{ $labels.flag }}}} from "
+               "{{ $labels.current }} to {{ $labels.suggested }}. See /api/diagnosis on the sidecar for the "
+               "evidence, then change the flag and restart vLLM."),
+    ]
+    group: dict[str, Any] = {"name": "vllm-observe.alerts"}
+    if s.group_interval:
+        group["interval"] = s.group_interval
+    group["rules"] = rules
+    return group
+
+
+# ---------------------------------------------------------------- rendering
+
+class _Dumper(yaml.SafeDumper):
+    """Literal block style for multi-line strings, so PromQL stays readable in the files."""
+
+
+def _str_representer(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    if "\n" in data:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data)
+
+
+_Dumper.add_representer(str, _str_representer)
+
+_HEADER = ("# Generated by `observe generate alerts` (observe/alerts.py). Do not edit by hand:\n"
+           "# change Settings and regenerate; tests/test_alerts.py fails on drift.\n")
+
+
+def _dump(obj: Any) -> str:
+    return yaml.dump(obj, Dumper=_Dumper, sort_keys=False, width=120, allow_unicode=True)
+
+
+def rule_files(s: Settings | None = None) -> dict[str, dict[str, Any]]:
+    """File name → rule-file content ({"groups": [...]})."""
+    s = s or Settings()
+    return {RECORDING_FILE: {"groups": [recording_rules(s)]}, ALERTS_FILE: {"groups": [alert_rules(s)]}}
+
+
+def render_rules(s: Settings | None = None) -> dict[str, str]:
+    """File name → YAML text, as written to ``alerts/``."""
+    return {name: _HEADER + _dump(content) for name, content in rule_files(s).items()}
+
+
+def prometheus_rule_manifest(s: Settings | None = None, name: str = "observe-vllm",
+                             namespace: str | None = None) -> str:
+    """The same groups as one Prometheus-Operator ``PrometheusRule`` manifest."""
+    s = s or Settings()
+    metadata: dict[str, Any] = {"name": name}
+    if namespace:
+        metadata["namespace"] = namespace
+    metadata["labels"] = {"app.kubernetes.io/name": "observe", "app.kubernetes.io/component": "vllm-rules",
+                          "prometheus": "k8s", "role": "alert-rules"}
+    manifest = {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "metadata": metadata,
+        "spec": {"groups": [recording_rules(s), alert_rules(s)]},
+    }
+    return _HEADER + _dump(manifest)
+
+
+def write_alerts(out_dir: Path, fmt: str = "prometheus", s: Settings | None = None) -> list[Path]:
+    """Write the rule files (or the PrometheusRule manifest) into ``out_dir``; return the paths."""
+    if fmt not in ("prometheus", "prometheus-operator"):
+        raise ConfigError(f"unknown alerts format {fmt!r} (prometheus | prometheus-operator)")
+    out_dir = Path(out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        if fmt == "prometheus-operator":
+            path = out_dir / "prometheusrule.yml"
+            path.write_text(prometheus_rule_manifest(s), encoding="utf-8")
+            return [path]
+        written = []
+        for fname, text in render_rules(s).items():
+            path = out_dir / fname
+            path.write_text(text, encoding="utf-8")
+            written.append(path)
+        return written
+    except OSError as e:
+        raise ConfigError(f"cannot write alerts to {out_dir}: {e.strerror or e}") from e

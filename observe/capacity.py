@@ -1,0 +1,886 @@
+"""KV-cache capacity model: how many tokens and concurrent requests a vLLM engine holds.
+
+It answers the way vLLM itself sizes its cache (shared/design/KV-CAPACITY.md has the accounting
+version by version; docs/capacity.md the short form and the measured error):
+
+    bytes/token  = 2 * L * max(1, KVH // TP) * head_dim * b      (MLA: L * (lora + rope) * b, unsplit)
+    available    = total * utilization - weights - activation - sampler - non_torch (- cudagraphs >= 0.21)
+    num_blocks   = available // (block_size * bytes/token)       (hybrid models: per KV-cache group)
+    fits         = one request of max_model_len fits in `available`
+
+Per-token bytes are exact; everything that is not KV memory is an estimate unless a log or
+/metrics gave measured facts (`Measured`), in which case the model calibrates to them and says
+so in `basis`. Pure: no I/O except `load_config` (a user's config.json) and the two built-in
+tables shipped as package data.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
+from importlib import resources
+from os import PathLike
+from typing import Any, Mapping
+
+from observe.errors import ConfigError
+from observe.model import EngineConfig
+
+GIB = 1024**3
+GB = 1e9
+
+KV_DTYPE_BYTES = {
+    "auto": None,  # the model dtype
+    "bfloat16": 2, "float16": 2, "half": 2, "bf16": 2, "fp16": 2,
+    "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8_inc": 1,
+}
+MAX_TP = 1024
+MAX_LEN = 100_000_000
+
+
+# ------------------------------------------------------------------------------ data types
+@dataclass(frozen=True)
+class ModelSpec:
+    """The architecture facts that decide KV bytes per token, weights and activations."""
+
+    name: str
+    layers: int
+    kv_heads: int
+    head_dim: int
+    heads: int | None = None
+    hidden: int | None = None
+    intermediate: int | None = None  # per expert for MoE models
+    vocab: int | None = None
+    max_pos: int | None = None
+    attention: str = "gqa"  # "mha" | "gqa" | "mla"
+    kv_lora_rank: int | None = None  # MLA latent
+    qk_rope_head_dim: int | None = None
+    sliding_window: int | None = None
+    sliding_layers: int = 0  # layers that use the sliding window (0 = none)
+    dtype_bytes: int = 2  # model dtype (vLLM runs fp32 checkpoints in 16 bit)
+    weights_gb: float | None = None  # whole checkpoint as loaded, GB (1e9 B)
+    weights_gb_fp8: float | None = None
+    source: str = ""
+
+    @property
+    def is_mla(self) -> bool:
+        return self.attention == "mla"
+
+    @property
+    def full_layers(self) -> int:
+        return self.layers - self.sliding_layers
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """A GPU and the total memory torch reports for it (what vLLM multiplies by utilization)."""
+
+    name: str
+    total_gib: float
+    source: str = ""
+    exact: bool = True
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Facts an engine printed (log or vllm:cache_config_info); any may be None."""
+
+    kv_cache_tokens: int | None = None
+    num_gpu_blocks: int | None = None
+    block_size: int | None = None
+    available_kv_gib: float | None = None
+    weights_gib: float | None = None  # "Loading model weights took X GB" (GiB)
+    activation_gib: float | None = None  # "PyTorch activation peak memory takes X GiB"
+    non_torch_gib: float | None = None  # "non_torch_memory takes X GiB"
+
+
+@dataclass
+class CapacityResult:
+    """One answer. Memory figures are GiB per GPU unless the name says total."""
+
+    model: str
+    bytes_per_token: int
+    kv_cache_tokens: int
+    num_blocks: int
+    block_size: int
+    max_concurrency: float
+    kv_memory_gib: float
+    available_kv_gib: float  # before rounding down to whole blocks (negative = vLLM cannot start)
+    fits: bool
+    max_model_len_that_fits: int
+    required_kv_gib: float | None
+    weights_gib: float | None
+    activation_gib: float | None
+    basis: str  # "measured" | "estimated"
+    notes: list[str] = field(default_factory=list)
+    # context of the answer
+    max_model_len: int = 0
+    context: int | None = None
+    concurrency: int | None = None
+    required_kv_gib_total: float | None = None
+    concurrency_fits: bool | None = None
+    bytes_per_token_total: int = 0
+    gpu_memory_gib: float | None = None
+    gpu_memory_utilization: float | None = None
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    kv_cache_dtype: str = "auto"
+    engine: str = "v1"
+    vllm_version: str | None = None
+    max_num_batched_tokens: int | None = None
+    max_num_seqs: int | None = None
+    non_torch_gib: float | None = None
+    sampler_gib: float | None = None
+    cudagraph_gib: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        for k, v in d.items():
+            if isinstance(v, float):
+                d[k] = round(v, 4)
+        return d
+
+
+@dataclass
+class WhatIf:
+    """The expected effect of changing launch flags, from measured facts where there are any."""
+
+    kv_tokens_before: int | None
+    kv_tokens_after: int | None
+    concurrency_before: int | None
+    concurrency_after: int | None
+    headroom_gib_after: float | None
+    basis: str  # "measured" | "estimated" | "unknown"
+    summary: str
+    request_tokens: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# ------------------------------------------------------------------------------ tables
+@lru_cache(maxsize=1)
+def _models_table() -> dict[str, dict[str, Any]]:
+    text = resources.files("observe").joinpath("data/models.json").read_text(encoding="utf-8")
+    return {k: v for k, v in json.loads(text).items() if not k.startswith("_")}
+
+
+@lru_cache(maxsize=1)
+def _gpus_table() -> dict[str, dict[str, Any]]:
+    text = resources.files("observe").joinpath("data/gpus.json").read_text(encoding="utf-8")
+    return {k: v for k, v in json.loads(text).items() if not k.startswith("_")}
+
+
+def known_models() -> list[str]:
+    return sorted(_models_table())
+
+
+def known_gpus() -> list[str]:
+    return sorted(_gpus_table())
+
+
+def _norm(name: str) -> str:
+    """'meta-llama/Meta-Llama-3-70B-Instruct' → 'llama-3-70b' (for forgiving look-ups)."""
+    s = name.strip().lower().rsplit("/", 1)[-1].replace("_", "-").replace(" ", "-")
+    s = re.sub(r"^meta-(?=llama)", "", s)
+    for suffix in ("-instruct", "-chat", "-hf", "-it", "-base"):
+        if s.endswith(suffix):
+            s = s[: -len(suffix)]
+    return s
+
+
+def _spec_from_table(name: str, e: Mapping[str, Any]) -> ModelSpec:
+    mla = e.get("attention") == "mla"
+    sliding = int(e.get("sliding_layers") or 0) if e.get("sliding_window") else 0
+    return ModelSpec(
+        name=name, layers=int(e["layers"]), kv_heads=1 if mla else int(e["kv_heads"]),
+        head_dim=int(e["head_dim"] or 0) if not mla else int(e["kv_lora_rank"]) + int(e["qk_rope_head_dim"]),
+        heads=e.get("heads"), hidden=e.get("hidden"), intermediate=e.get("intermediate_size"),
+        vocab=e.get("vocab"), max_pos=e.get("max_pos"), attention="mla" if mla else (e.get("attention") or "gqa").split("-")[0],
+        kv_lora_rank=e.get("kv_lora_rank"), qk_rope_head_dim=e.get("qk_rope_head_dim"),
+        sliding_window=e.get("sliding_window") if sliding else None, sliding_layers=sliding,
+        weights_gb=(e.get("weights_gb_fp8") if e.get("served_weights") == "fp8" else None)
+        or e.get("weights_gb_native_mxfp4") or e.get("weights_gb_bf16"),
+        weights_gb_fp8=e.get("weights_gb_fp8"), source=e.get("source", ""),
+    )
+
+
+def model_spec(model: str | PathLike | Mapping[str, Any] | ModelSpec) -> ModelSpec:
+    """A built-in model by name (forgiving: 'llama-3-70b' works), a HF config.json dict, or its path."""
+    if isinstance(model, ModelSpec):
+        return model
+    if isinstance(model, Mapping):
+        return spec_from_config(model)
+    if isinstance(model, PathLike) or (isinstance(model, str) and model.strip().endswith(".json")):
+        return spec_from_config(load_config(model), name=str(model))
+    if not isinstance(model, str) or not model.strip():
+        raise ConfigError("give a model name or the path of a Hugging Face config.json")
+    table = _models_table()
+    if model in table:
+        return _spec_from_table(model, table[model])
+    want = _norm(model)
+    hits = [k for k in table if _norm(k) == want or k.lower() == model.strip().lower()]
+    if len(hits) == 1:
+        return _spec_from_table(hits[0], table[hits[0]])
+    raise ConfigError(
+        f"unknown model {model!r}; known: {', '.join(known_models())}; "
+        "or pass the path of the model's Hugging Face config.json"
+    )
+
+
+def gpu_spec(name: str) -> GpuSpec:
+    """A GPU from the built-in table ('H100', 'A100-80GB', 'RTX 4090', ...)."""
+    table = _gpus_table()
+
+    def key(s: str) -> str:
+        s = s.strip().lower().replace("nvidia", "").replace("geforce", "").replace("_", "-")
+        return re.sub(r"[\s-]+", "-", s).strip("-")
+
+    want = key(name or "")
+    if want == "a100":
+        raise ConfigError("'A100' is ambiguous: say A100-40GB or A100-80GB (or give --gpu-memory-gib)")
+    for k, e in table.items():
+        if want == key(k) or want in (key(a) for a in e.get("aliases", ())):
+            return GpuSpec(name=k, total_gib=float(e["total_gib"]), source=e.get("source", ""), exact=bool(e.get("exact", True)))
+    raise ConfigError(f"unknown GPU {name!r}; known: {', '.join(known_gpus())}; or give --gpu-memory-gib N")
+
+
+# ------------------------------------------------------------------------------ HF config.json
+def load_config(path: str | PathLike) -> dict[str, Any]:
+    """Read a Hugging Face config.json; any problem becomes one ConfigError."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{path} is not valid JSON (line {e.lineno}: {e.msg})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} holds no JSON object (expected a Hugging Face config.json)")
+    return data
+
+
+def _int(cfg: Mapping[str, Any], *keys: str) -> int | None:
+    for k in keys:
+        v = cfg.get(k)
+        if isinstance(v, bool):
+            continue
+        if isinstance(v, (int, float)) and v > 0:
+            return int(v)
+    return None
+
+
+def spec_from_config(config: Mapping[str, Any], name: str | None = None) -> ModelSpec:
+    """ModelSpec from a Hugging Face config.json (dict), the way vLLM reads it."""
+    cfg: dict[str, Any] = dict(config)
+    if isinstance(cfg.get("text_config"), Mapping):  # multimodal wrappers (Gemma-3, Llama-4, ...)
+        cfg = {**cfg, **cfg["text_config"]}
+    label = name or cfg.get("_name_or_path") or (cfg.get("architectures") or ["config.json"])[0]
+    layers = _int(cfg, "num_hidden_layers", "n_layer", "num_layers")
+    heads = _int(cfg, "num_attention_heads", "n_head")
+    hidden = _int(cfg, "hidden_size", "n_embd", "d_model")
+    if not layers or not heads or not hidden:
+        raise ConfigError(f"{label}: config.json lacks num_hidden_layers / num_attention_heads / hidden_size")
+    mla = _int(cfg, "kv_lora_rank") is not None
+    if cfg.get("multi_query"):
+        kv_heads = 1
+    else:
+        kv_heads = _int(cfg, "num_key_value_heads", "num_kv_heads", "n_head_kv") or heads
+    head_dim = _int(cfg, "head_dim") or hidden // heads
+    window = _int(cfg, "sliding_window")
+    sliding = 0
+    if window and cfg.get("use_sliding_window") is not False:
+        types = cfg.get("layer_types")
+        if isinstance(types, list) and types:
+            sliding = sum(1 for t in types if "sliding" in str(t))
+        elif _int(cfg, "sliding_window_pattern"):
+            p = _int(cfg, "sliding_window_pattern") or 1
+            sliding = layers - layers // p
+        elif str(cfg.get("model_type", "")).startswith("gemma2"):
+            sliding = layers // 2
+        else:
+            sliding = layers
+    if window and window >= (_int(cfg, "max_position_embeddings") or 0) > 0:
+        sliding = 0  # a window as long as the context is no window
+    dtype = str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16")
+    spec = ModelSpec(
+        name=str(label), layers=layers, kv_heads=1 if mla else kv_heads,
+        head_dim=(int(cfg["kv_lora_rank"]) + int(cfg.get("qk_rope_head_dim") or 0)) if mla else head_dim,
+        heads=heads, hidden=hidden,
+        intermediate=_int(cfg, "moe_intermediate_size", "intermediate_size", "ffn_dim", "n_inner"),
+        vocab=_int(cfg, "vocab_size"), max_pos=_int(cfg, "max_position_embeddings", "n_positions", "max_seq_len"),
+        attention="mla" if mla else ("mha" if kv_heads == heads else "gqa"),
+        kv_lora_rank=_int(cfg, "kv_lora_rank"), qk_rope_head_dim=_int(cfg, "qk_rope_head_dim"),
+        sliding_window=window if sliding else None, sliding_layers=sliding,
+        dtype_bytes=1 if "8" in dtype and "float" in dtype else 2,
+        source="Hugging Face config.json" + (f" ({name})" if name else ""),
+    )
+    return replace(spec, weights_gb=_estimate_weights_gb(cfg, spec))
+
+
+def _estimate_weights_gb(cfg: Mapping[str, Any], s: ModelSpec) -> float:
+    """Parameter count from the architecture × bytes per parameter of the checkpoint (GB)."""
+    h, d, L = s.hidden or 0, s.head_dim, s.layers
+    heads = s.heads or 1
+    if s.is_mla:
+        nope, rope = _int(cfg, "qk_nope_head_dim") or 128, _int(cfg, "qk_rope_head_dim") or 64
+        vdim, lora, qlora = _int(cfg, "v_head_dim") or 128, _int(cfg, "kv_lora_rank") or 512, _int(cfg, "q_lora_rank")
+        q = (h * qlora + qlora * heads * (nope + rope)) if qlora else h * heads * (nope + rope)
+        attn = q + h * (lora + rope) + lora * heads * (nope + vdim) + heads * vdim * h
+    else:
+        attn = h * heads * d + 2 * h * s.kv_heads * d + heads * d * h
+    experts = _int(cfg, "num_local_experts", "num_experts", "n_routed_experts")
+    dense_i = _int(cfg, "intermediate_size") or 4 * h
+    if experts:
+        moe_i = _int(cfg, "moe_intermediate_size") or dense_i
+        shared = (_int(cfg, "n_shared_experts") or 0) * 3 * h * moe_i + (3 * h * (_int(cfg, "shared_expert_intermediate_size") or 0))
+        moe = experts * 3 * h * moe_i + shared + h * experts
+        dense_layers = min(L, _int(cfg, "first_k_dense_replace") or 0)
+        mlp_total = dense_layers * 3 * h * dense_i + (L - dense_layers) * moe
+    else:
+        mlp_total = L * 3 * h * dense_i
+    emb = (s.vocab or 0) * h * (1 if cfg.get("tie_word_embeddings") else 2)
+    body = L * attn + mlp_total
+    q = cfg.get("quantization_config") if isinstance(cfg.get("quantization_config"), Mapping) else {}
+    method = str(q.get("quant_method", "")).lower()
+    bits = re.findall(r'"num_bits":\s*(\d+)', json.dumps(q))
+    if "fp8" in method:
+        per = 1.0
+    elif bits:
+        per = min(int(b) for b in bits) / 8 * (1.06 if min(int(b) for b in bits) < 8 else 1.0)
+    elif method == "mxfp4":
+        per = 4.25 / 8
+    elif q.get("bits") or q.get("w_bit"):
+        per = float(q.get("bits") or q.get("w_bit")) / 8 * 1.06  # group scales/zeros
+    else:
+        per = float(s.dtype_bytes)
+    return round((body * per + emb * 2) / GB, 2)
+
+
+# ------------------------------------------------------------------------------ vLLM versions
+def parse_version(v: str | None) -> tuple[int, int, int] | None:
+    """'0.6.4.post1' / '~0.10.2 (V1)' / 'v0.11.0' → (0, 6, 4); None when unreadable."""
+    if not v:
+        return None
+    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", str(v))
+    if not m:
+        return None
+    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+
+
+def _engine_for(ver: tuple[int, int, int] | None, engine: str | None) -> str:
+    if engine:
+        e = engine.strip().lower()
+        if e not in ("v0", "v1"):
+            raise ConfigError(f"engine must be v0 or v1, not {engine!r}")
+        return e
+    return "v0" if ver is not None and ver < (0, 8, 0) else "v1"
+
+
+def _defaults(engine: str, ver: tuple[int, int, int] | None, total_gib: float, gpu_name: str,
+              max_model_len: int) -> tuple[int, int, list[str]]:
+    """vLLM's default (max_num_seqs, max_num_batched_tokens) for `vllm serve` (KV-CAPACITY.md §5)."""
+    notes: list[str] = []
+    if engine == "v0":
+        seqs = 256
+        chunked = ver is not None and ver >= (0, 5, 0) and max_model_len > 32768
+        if chunked:
+            mnbt = 512 if ver < (0, 6, 6) else 2048
+            notes.append(f"V0 turns chunked prefill on above 32,768 tokens: profile pass of {mnbt} tokens")
+        else:
+            mnbt = max(max_model_len, 2048)
+        return seqs, mnbt, notes
+    big = total_gib >= 70 and not ("a100" in gpu_name.lower() and (ver is None or ver >= (0, 9, 0)))
+    if ver is not None and ver >= (0, 33, 0) and total_gib >= 160:
+        return 1024, 16384, notes
+    return (1024, 8192, notes) if big else (256, 2048, notes)
+
+
+# ------------------------------------------------------------------------------ the accounting
+@dataclass(frozen=True)
+class _Layout:
+    """How one rank's KV cache is laid out: page bytes per layer and block, KV-cache groups."""
+
+    page: int  # bytes of one block of one layer
+    group_size: int  # layers sharing one block id (V1 hybrid) or all layers
+    groups: tuple[tuple[str, int], ...]  # (("full", n_groups), ("sliding", n_groups))
+    layers: int
+    window: int | None
+    engine: str
+
+    @property
+    def block_bytes(self) -> int:
+        """Memory one block id costs across the layers that share it."""
+        return self.page * self.group_size
+
+    @property
+    def n_groups(self) -> int:
+        return sum(n for _, n in self.groups)
+
+    def blocks_per_request(self, tokens: int, block_size: int, mnbt: int) -> int:
+        """Block ids one request of `tokens` holds (vLLM `max_memory_usage_bytes` per group)."""
+        if tokens <= 0:
+            return 0
+        need = 0
+        for kind, n in self.groups:
+            if kind == "sliding" and self.engine == "v1" and self.window:
+                per = math.ceil(min(self.window - 1 + mnbt, tokens) / block_size) + 1
+            else:
+                per = math.ceil(tokens / block_size)
+            need += n * per
+        return need
+
+
+def _layout(m: ModelSpec, tp: int, pp: int, block_size: int, kv_bytes: int, engine: str) -> _Layout:
+    layers = math.ceil(m.layers / pp)
+    if m.is_mla:
+        page = block_size * m.head_dim * kv_bytes  # one latent, not split by TP
+    else:
+        page = block_size * 2 * max(1, m.kv_heads // tp) * m.head_dim * kv_bytes
+    sliding = math.ceil(m.sliding_layers / pp) if m.sliding_layers else 0
+    full = layers - sliding
+    if engine == "v1" and sliding and full:
+        gs = min(sliding, full)
+        groups = (("full", math.ceil(full / gs)), ("sliding", math.ceil(sliding / gs)))
+        return _Layout(page, gs, groups, layers, m.sliding_window, engine)
+    kind = "sliding" if sliding and not full else "full"
+    return _Layout(page, layers, ((kind, 1),), layers, m.sliding_window, engine)
+
+
+def kv_bytes_per_element(kv_cache_dtype: str, model: ModelSpec | None = None) -> int:
+    d = (kv_cache_dtype or "auto").strip().lower()
+    if d not in KV_DTYPE_BYTES:
+        raise ConfigError(f"unknown --kv-cache-dtype {kv_cache_dtype!r}; use one of: {', '.join(KV_DTYPE_BYTES)}")
+    b = KV_DTYPE_BYTES[d]
+    return b if b is not None else (model.dtype_bytes if model else 2)
+
+
+def bytes_per_token(model: ModelSpec, *, tp: int = 1, pp: int = 1, kv_cache_dtype: str = "auto") -> int:
+    """KV bytes one token takes on one GPU (all attention layers of its pipeline stage)."""
+    lay = _layout(model, tp, pp, 1, kv_bytes_per_element(kv_cache_dtype, model), "v0")
+    return lay.page * lay.layers
+
+
+def _check(name: str, v: float | int | None, lo: float, hi: float, *, integer: bool = False, lo_open: bool = False) -> None:
+    if v is None:
+        return
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v) or math.isinf(v):
+        raise ConfigError(f"{name} must be a number, not {v!r}")
+    if integer and int(v) != v:
+        raise ConfigError(f"{name} must be a whole number, not {v}")
+    if (v <= lo if lo_open else v < lo) or v > hi:
+        low = f"> {lo:g}" if lo_open else f">= {lo:g}"
+        raise ConfigError(f"{name} must be {low} and <= {hi:g}, not {v:g}")
+
+
+def _estimate_activation_gib(m: ModelSpec, mnbt: int, tp: int) -> float | None:
+    """Peak activation of the profile pass: mnbt × (12·hidden + 4·intermediate) B / TP.
+
+    Fitted on the single-GPU vectors (vllm#10517, PR #4454): the forward pass keeps about six
+    hidden-sized and two intermediate-sized 16-bit tensors per token alive at its peak.
+    """
+    if not m.hidden:
+        return None
+    inter = m.intermediate or 4 * m.hidden
+    return mnbt * (12 * m.hidden + 4 * inter) / tp / GIB
+
+
+def compute(model: ModelSpec | str | Mapping[str, Any], *, gpu_memory_gib: float, tp: int = 1, pp: int = 1,
+            gpu_memory_utilization: float = 0.9, max_model_len: int | None = None,
+            kv_cache_dtype: str = "auto", block_size: int = 16, max_num_batched_tokens: int | None = None,
+            max_num_seqs: int | None = None, vllm_version: str | None = None,
+            context: int | None = None, concurrency: int | None = None,
+            measured: Measured | None = None, weights_gib: float | None = None,
+            quantization: str | None = None, engine: str | None = None, gpu_name: str = "") -> CapacityResult:
+    """KV-cache capacity of one engine: per-GPU bytes/token, blocks, tokens, concurrency, fit.
+
+    `weights_gib` (per GPU) overrides the table's checkpoint size; `quantization="fp8"` uses the
+    table's FP8 checkpoint size. `engine` ("v0"/"v1") overrides what the version implies.
+    """
+    m = model_spec(model)
+    _check("--tensor-parallel-size", tp, 1, MAX_TP, integer=True)
+    _check("--pipeline-parallel-size", pp, 1, MAX_TP, integer=True)
+    _check("--gpu-memory-gib", gpu_memory_gib, 0, 16384, lo_open=True)
+    _check("--gpu-memory-utilization", gpu_memory_utilization, 0, 1, lo_open=True)
+    _check("--max-model-len", max_model_len, 1, MAX_LEN, integer=True)
+    _check("--block-size", block_size, 1, 4096, integer=True)
+    _check("--max-num-batched-tokens", max_num_batched_tokens, 1, MAX_LEN, integer=True)
+    _check("--max-num-seqs", max_num_seqs, 1, 10_000_000, integer=True)
+    _check("--context", context, 1, MAX_LEN, integer=True)
+    _check("--concurrency", concurrency, 1, 100_000_000, integer=True)
+    _check("--weights-gib", weights_gib, 0, 16384)
+    if m.layers < pp:
+        raise ConfigError(f"--pipeline-parallel-size {pp} exceeds the model's {m.layers} layers")
+    tp, pp, block_size = int(tp), int(pp), int(block_size)
+    measured = measured or Measured()
+    if measured.block_size:
+        block_size = int(measured.block_size)
+    notes: list[str] = []
+    ver = parse_version(vllm_version)
+    eng = _engine_for(ver, engine)
+    mml = int(max_model_len or m.max_pos or 0)
+    if not mml:
+        raise ConfigError(f"{m.name}: the model states no max_position_embeddings; give --max-model-len")
+    if max_model_len is None:
+        notes.append(f"--max-model-len defaults to the model's {mml:,} tokens")
+    kvb = kv_bytes_per_element(kv_cache_dtype, m)
+    lay = _layout(m, tp, pp, block_size, kvb, eng)
+    bpt = lay.page * lay.layers // block_size
+    bpt_total = bpt * tp * (m.layers / lay.layers if pp > 1 else 1)
+    if m.is_mla and tp > 1:
+        notes.append("MLA keeps one latent per token on every GPU: it is not split by tensor parallelism")
+    elif not m.is_mla and tp > m.kv_heads:
+        notes.append(f"TP {tp} > {m.kv_heads} KV heads: heads are replicated, per-GPU bytes stop falling")
+    if m.sliding_layers and eng == "v0":
+        notes.append("V0 keeps sliding-window layers at full length: counted as full attention")
+
+    seqs_d, mnbt_d, dnotes = _defaults(eng, ver, gpu_memory_gib, gpu_name, mml)
+    seqs = int(max_num_seqs or seqs_d)
+    mnbt = int(max_num_batched_tokens or mnbt_d)
+    if max_num_batched_tokens is None:
+        notes.extend(dnotes)
+
+    # ---- memory that is not KV cache (per GPU)
+    requested = gpu_memory_gib * gpu_memory_utilization
+    if measured.weights_gib is not None:
+        w = float(measured.weights_gib)
+    elif weights_gib is not None:
+        w = float(weights_gib)
+    else:
+        gb = m.weights_gb_fp8 if (quantization or "").lower().startswith("fp8") and m.weights_gb_fp8 else m.weights_gb
+        w = gb * GB / GIB / (tp * pp) if gb else None
+        if w is None:
+            notes.append("weights unknown: give --weights-gib for a better estimate")
+    act = measured.activation_gib if measured.activation_gib is not None else _estimate_activation_gib(m, mnbt, tp)
+    # sampler logits of the dummy run (fp32; V1 keeps a second copy); a measured activation peak includes it
+    sampler = 0.0 if measured.activation_gib is not None else (seqs * (m.vocab or 0) * 4 * (2 if eng == "v1" else 1)) / GIB
+    non_torch = measured.non_torch_gib if measured.non_torch_gib is not None else (0.35 if tp * pp == 1 else 1.0)
+    graphs = 0.6 if eng == "v1" and (ver is None or ver >= (0, 21, 0)) and measured.activation_gib is None else 0.0
+    basis = "estimated"
+    avail: float
+    if measured.available_kv_gib is not None:
+        avail = float(measured.available_kv_gib)
+        basis = "measured"
+        notes.append(f"calibrated to the measured {avail:.2f} GiB of KV memory")
+    else:
+        if w is not None and w > requested:
+            raise ConfigError(
+                f"{m.name} weights need {w:.1f} GiB per GPU but {gpu_memory_gib:g} GiB x "
+                f"--gpu-memory-utilization {gpu_memory_utilization:g} allows {requested:.1f} GiB; "
+                "use more --tensor-parallel-size, a quantized checkpoint or a larger GPU"
+            )
+        avail = requested - (w or 0) - (act or 0) - sampler - non_torch - graphs
+        if graphs:
+            notes.append("v0.21+ deducts CUDA-graph memory (estimated 0.6 GiB)")
+
+    # ---- blocks and tokens
+    if measured.num_gpu_blocks is not None:
+        blocks = int(measured.num_gpu_blocks)
+        basis = "measured"
+        notes.append(f"calibrated to the measured {blocks:,} GPU blocks")
+        if measured.available_kv_gib is None:
+            avail = blocks * lay.block_bytes / GIB
+    elif measured.kv_cache_tokens is not None:
+        blocks = int(measured.kv_cache_tokens) // block_size * (lay.n_groups if eng == "v1" else 1)
+        basis = "measured"
+        notes.append(f"calibrated to the measured {int(measured.kv_cache_tokens):,} KV-cache tokens")
+        if measured.available_kv_gib is None:
+            avail = blocks * lay.block_bytes / GIB
+    else:
+        blocks = max(0, int(avail * GIB // lay.block_bytes))
+    if measured.available_kv_gib is not None and measured.kv_cache_tokens:
+        implied = measured.available_kv_gib * GIB / measured.kv_cache_tokens
+        if abs(implied / bpt - 1) > 0.05 and not m.sliding_layers:
+            notes.append(f"measured memory implies {implied:,.0f} B/token, the model gives {bpt:,}: check --tp / dtype / model")
+    if blocks <= 0:
+        notes.append("no memory left for KV-cache blocks: vLLM refuses to start ('No available memory for the cache blocks')")
+
+    # ---- capacity as vLLM logs it
+    need_mml = lay.blocks_per_request(mml, block_size, mnbt)
+    conc_len = context or mml
+    need_ctx = lay.blocks_per_request(conc_len, block_size, mnbt)
+    if eng == "v0":
+        tokens = blocks * block_size
+        max_conc = tokens / conc_len
+    else:
+        max_conc = blocks / need_ctx if need_ctx else 0.0
+        if ver is not None and ver >= (0, 21, 0):
+            tokens = int(blocks / need_mml * mml) if need_mml else 0
+        else:
+            tokens = blocks // lay.n_groups * block_size
+    avail_bytes = max(0.0, avail) * GIB
+
+    def fits_len(n: int) -> bool:
+        if blocks <= 0:
+            return False
+        if eng == "v0":
+            return blocks * block_size >= n
+        return lay.blocks_per_request(n, block_size, mnbt) * lay.block_bytes <= avail_bytes
+
+    fits = fits_len(mml)
+    lo, hi = 0, mml
+    while lo < hi:  # largest n <= mml that fits (vLLM's estimate_max_model_len)
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if fits_len(mid) else (lo, mid - 1)
+    if not fits and blocks > 0:
+        needed = need_mml * lay.block_bytes / GIB
+        notes.append(f"one request of {mml:,} tokens needs {needed:.2f} GiB of KV cache, more than the "
+                     f"{max(avail, 0):.2f} GiB available: vLLM refuses to start; the largest max_model_len that fits is {lo:,}")
+
+    req = req_total = None
+    conc_fits = None
+    if concurrency and context:
+        n_blocks = concurrency * lay.blocks_per_request(context, block_size, mnbt)
+        req = n_blocks * lay.block_bytes / GIB
+        req_total = req * tp * (m.layers / lay.layers if pp > 1 else 1)
+        conc_fits = n_blocks + (1 if eng == "v1" else 0) <= blocks
+        if eng == "v1":
+            notes.append("V1 also keeps one null block per GPU (not in required_kv_gib)")
+    elif concurrency or context:
+        notes.append("--concurrency and --context go together: give both for required_kv_gib")
+
+    return CapacityResult(
+        model=m.name, bytes_per_token=bpt, kv_cache_tokens=tokens, num_blocks=blocks, block_size=block_size,
+        max_concurrency=round(max_conc, 2), kv_memory_gib=blocks * lay.block_bytes / GIB, available_kv_gib=avail, fits=fits,
+        max_model_len_that_fits=lo, required_kv_gib=req, weights_gib=w, activation_gib=act, basis=basis,
+        notes=notes, max_model_len=mml, context=context, concurrency=concurrency,
+        required_kv_gib_total=req_total, concurrency_fits=conc_fits, bytes_per_token_total=int(bpt_total),
+        gpu_memory_gib=gpu_memory_gib, gpu_memory_utilization=gpu_memory_utilization,
+        tensor_parallel_size=tp, pipeline_parallel_size=pp, kv_cache_dtype=kv_cache_dtype, engine=eng,
+        vllm_version=vllm_version, max_num_batched_tokens=mnbt, max_num_seqs=seqs,
+        non_torch_gib=non_torch, sampler_gib=sampler, cudagraph_gib=graphs,
+    )
+
+
+# ------------------------------------------------------------------------------ what if
+WHAT_IF_FLAGS = ("--tensor-parallel-size", "--gpu-memory-utilization", "--kv-cache-dtype", "--block-size",
+                 "--max-model-len", "--max-num-seqs")
+
+
+def _current(cfg: EngineConfig, attr: str, flag: str) -> Any:
+    v = getattr(cfg, attr, None)
+    return v if v is not None else (cfg.flags or {}).get(flag)
+
+
+def _num(flag: str, v: Any, *, integer: bool) -> Any:
+    """A flag value as given on the command line ('0.95', 8192) → a number, or ConfigError."""
+    try:
+        n = float(v) if not isinstance(v, (int, float)) or isinstance(v, bool) else v
+    except (TypeError, ValueError):
+        raise ConfigError(f"{flag} needs a number, not {v!r}") from None
+    if isinstance(v, bool) or math.isnan(n) or math.isinf(n):
+        raise ConfigError(f"{flag} needs a number, not {v!r}")
+    return int(n) if integer and int(n) == n else n
+
+
+def _requests(tokens: int | None, length: int | None, block_size: int, engine: str, seqs: int | None) -> int | None:
+    """Requests of `length` tokens that fit at once (whole blocks; V1 keeps one null block)."""
+    if tokens is None or not length:
+        return None
+    blocks = tokens // block_size - (1 if engine == "v1" else 0)
+    n = max(0, blocks) // math.ceil(length / block_size)
+    return min(n, seqs) if seqs else n
+
+
+def what_if(cfg: EngineConfig, changes: Mapping[str, Any], *, request_tokens: int | None = None,
+            gpu_total_gib: float | None = None, model: ModelSpec | str | None = None) -> WhatIf:
+    """Expected effect of changing vLLM flags on an engine whose launch facts `cfg` holds.
+
+    Bytes per token come from the measured available KV memory / KV tokens when both are known,
+    from the model spec otherwise; numbers that need a fact nobody measured stay None.
+    """
+    bad = [k for k in changes if k not in WHAT_IF_FLAGS]
+    if bad:
+        raise ConfigError(f"cannot predict the effect of {', '.join(bad)}; known flags: {', '.join(WHAT_IF_FLAGS)}")
+    if not changes:
+        raise ConfigError("what_if needs at least one flag change")
+    _check("request length", request_tokens, 1, MAX_LEN, integer=True)
+    _check("GPU total memory", gpu_total_gib, 0, 16384, lo_open=True)
+    notes: list[str] = []
+    m: ModelSpec | None = None
+    if model is not None:
+        m = model_spec(model)
+    elif cfg.model:
+        try:
+            m = model_spec(cfg.model)
+        except ConfigError:
+            m = None
+    ver = parse_version(cfg.version)
+    eng = cfg.engine if cfg.engine in ("v0", "v1") else _engine_for(ver, None)
+    bs = int(_num("--block-size", _current(cfg, "block_size", "--block-size") or 16, integer=True))
+    tp = int(_num("--tensor-parallel-size", _current(cfg, "tensor_parallel_size", "--tensor-parallel-size") or 1, integer=True))
+    pp = int(_num("--pipeline-parallel-size", _current(cfg, "pipeline_parallel_size", "--pipeline-parallel-size") or 1, integer=True))
+    util = _current(cfg, "gpu_memory_utilization", "--gpu-memory-utilization")
+    if util is None:
+        util = 0.9
+        notes.append("--gpu-memory-utilization not in the log: assumed vLLM's default 0.9")
+    util = float(_num("--gpu-memory-utilization", util, integer=False))
+    dtype = str(_current(cfg, "kv_cache_dtype", "--kv-cache-dtype") or "auto")
+    mml = _current(cfg, "max_model_len", "--max-model-len")
+    mml = int(_num("--max-model-len", mml, integer=True)) if mml is not None else None
+    seqs = _current(cfg, "max_num_seqs", "--max-num-seqs")
+    seqs = int(_num("--max-num-seqs", seqs, integer=True)) if seqs is not None else None
+    mnbt = _current(cfg, "max_num_batched_tokens", "--max-num-batched-tokens")
+
+    tokens = cfg.kv_cache_tokens if cfg.kv_cache_tokens is not None else (
+        cfg.num_gpu_blocks * bs if cfg.num_gpu_blocks is not None else None)
+    avail = cfg.available_kv_gib
+    bpt: float | None = None
+    basis = "unknown"
+    if avail is not None and tokens:
+        bpt, basis = avail * GIB / tokens, "measured"
+    elif m is not None:
+        bpt = float(bytes_per_token(m, tp=tp, pp=pp, kv_cache_dtype=dtype))
+        basis = "measured" if tokens is not None else "estimated"
+        if tokens is not None and avail is None:
+            avail = tokens * bpt / GIB
+        elif avail is not None and tokens is None:
+            tokens = int(avail * GIB // (bpt * bs)) * bs
+    elif tokens is not None:
+        basis = "measured"  # ratios (dtype, block size) still work without absolute bytes
+    if tokens is None and m is not None and gpu_total_gib:
+        try:
+            r = compute(m, gpu_memory_gib=gpu_total_gib, tp=tp, pp=pp, gpu_memory_utilization=util,
+                        max_model_len=mml, kv_cache_dtype=dtype, block_size=bs, vllm_version=cfg.version,
+                        max_num_seqs=seqs, weights_gib=cfg.weights_gib)
+            tokens, avail, basis = r.kv_cache_tokens, r.kv_memory_gib, "estimated"
+        except ConfigError as e:
+            notes.append(f"no estimate: {e}")
+    length = request_tokens or mml
+    before_tokens = tokens
+    conc_before = _requests(tokens, length, bs, eng, seqs)
+
+    parts: list[str] = []
+    scale = 1.0  # tokens_after = tokens_before * scale (then whole blocks)
+    avail_after = avail
+    unknown = False
+    for flag in WHAT_IF_FLAGS:
+        if flag not in changes:
+            continue
+        new = changes[flag]
+        if flag == "--kv-cache-dtype":
+            old_b, new_b = kv_bytes_per_element(dtype, m), kv_bytes_per_element(str(new), m)
+            scale *= old_b / new_b
+            if bpt is not None:
+                bpt = bpt * new_b / old_b
+            parts.append(f"{new} KV cache" if new_b < old_b else f"--kv-cache-dtype {dtype} → {new}")
+            dtype = str(new)
+        elif flag == "--gpu-memory-utilization":
+            u = float(_num(flag, new, integer=False))
+            _check(flag, u, 0, 1, lo_open=True)
+            if gpu_total_gib and avail_after is not None and bpt:
+                delta = (u - util) * gpu_total_gib
+                scale *= (avail_after + delta) / avail_after if avail_after > 0 else 1.0
+                avail_after += delta
+            else:
+                unknown = True
+                notes.append("the effect of --gpu-memory-utilization needs the GPU's total memory and the KV bytes per token")
+            parts.append(f"--gpu-memory-utilization {util:.2f} → {u:.2f}")
+            util = u
+        elif flag == "--block-size":
+            nb = int(_num(flag, new, integer=True))
+            _check(flag, nb, 1, 4096, integer=True)
+            parts.append(f"--block-size {bs} → {nb}")
+            bs = nb
+        elif flag == "--max-model-len":
+            nl = int(_num(flag, new, integer=True))
+            _check(flag, nl, 1, MAX_LEN, integer=True)
+            if eng == "v0" and m is not None and mml and mnbt in (None, mml) and avail_after is not None and bpt:
+                act_old = _estimate_activation_gib(m, max(mml, 2048), tp) or 0.0
+                act_new = _estimate_activation_gib(m, max(nl, 2048), tp) or 0.0
+                if avail_after > 0:
+                    scale *= (avail_after + act_old - act_new) / avail_after
+                avail_after += act_old - act_new
+                notes.append("V0 profiles a full --max-model-len prefill: a shorter length frees activation memory")
+            parts.append(f"--max-model-len {mml if mml is not None else 'default'} → {nl}")
+            if request_tokens is None:
+                length = nl
+            mml = nl
+        elif flag == "--max-num-seqs":
+            ns = int(_num(flag, new, integer=True))
+            _check(flag, ns, 1, 10_000_000, integer=True)
+            parts.append(f"--max-num-seqs {seqs if seqs is not None else 'default'} → {ns}")
+            seqs = ns
+        elif flag == "--tensor-parallel-size":
+            nt = int(_num(flag, new, integer=True))
+            _check(flag, nt, 1, MAX_TP, integer=True)
+            w = cfg.weights_gib
+            if w is None and m is not None and m.weights_gb:
+                w = m.weights_gb * GB / GIB / (tp * pp)
+            if m is not None and avail_after is not None and bpt and w is not None:
+                old_bpt = float(bytes_per_token(m, tp=tp, pp=pp, kv_cache_dtype=dtype))
+                new_bpt = float(bytes_per_token(m, tp=nt, pp=pp, kv_cache_dtype=dtype))
+                freed = w - w * tp / nt
+                new_avail = avail_after + freed
+                scale *= (new_avail / avail_after if avail_after > 0 else 1.0) * old_bpt / new_bpt
+                bpt = bpt * new_bpt / old_bpt
+                avail_after = new_avail
+                notes.append(f"assumes the same GPUs: weights per GPU {w:.1f} → {w * tp / nt:.1f} GiB")
+            else:
+                unknown = True
+                notes.append("the effect of --tensor-parallel-size needs the model's KV heads and weights")
+            parts.append(f"--tensor-parallel-size {tp} → {nt}")
+            tp = nt
+
+    after = None if (before_tokens is None or unknown) else int(before_tokens * scale + 1e-6) // bs * bs
+    conc_after = None if after is None else _requests(after, length, bs, eng, seqs)
+    headroom = round(gpu_total_gib * (1 - util), 2) if gpu_total_gib else None
+
+    text = "; ".join(parts) + ": "
+    if after is None:
+        text += "effect unknown (" + ("no KV-cache size in the log" if before_tokens is None else "needs the GPU's total memory or the model") + ")"
+        basis = "unknown"
+    else:
+        if after == before_tokens:
+            text += f"KV cache stays at {after:,} tokens"
+        elif "--gpu-memory-utilization" in changes and len(changes) == 1:
+            text += f"{'adds' if after > before_tokens else 'removes'} {abs(after - before_tokens):,} tokens ({before_tokens:,} → {after:,})"
+        else:
+            text += f"{before_tokens:,} → {after:,} tokens"
+        if length and conc_before is not None and conc_after is not None:
+            text += f"; max concurrency at {length:,} tokens: {conc_before:,} → {conc_after:,}"
+        if "--max-num-seqs" in changes and seqs is not None:
+            text += f" (at most {seqs:,} running)"
+    if "--gpu-memory-utilization" in changes and headroom is not None:
+        text += f"{',' if after is not None else ';'} and leaves {headroom:.1f} GiB of headroom"
+    return WhatIf(kv_tokens_before=before_tokens, kv_tokens_after=after, concurrency_before=conc_before,
+                  concurrency_after=conc_after, headroom_gib_after=headroom, basis=basis, summary=text,
+                  request_tokens=length, notes=notes)
+
+
+# ------------------------------------------------------------------------------ text
+def render_text(r: CapacityResult, alt: CapacityResult | None = None) -> str:
+    """A short plain-text answer (the CLI prints it). `alt` = the same question with the other KV dtype."""
+    gib = lambda x: "n/a" if x is None else f"{x:,.2f} GiB"  # noqa: E731
+    par = f"TP={r.tensor_parallel_size}" + (f", PP={r.pipeline_parallel_size}" if r.pipeline_parallel_size > 1 else "")
+    lines = [
+        f"{r.model} on {r.gpu_memory_gib:g} GiB GPUs, {par}, --gpu-memory-utilization {r.gpu_memory_utilization:g}, "
+        f"--kv-cache-dtype {r.kv_cache_dtype}, --block-size {r.block_size}, engine {r.engine}"
+        + (f" (vLLM {r.vllm_version})" if r.vllm_version else ""),
+        f"  KV bytes per token per GPU: {r.bytes_per_token:,} ({r.bytes_per_token_total:,} across all GPUs)",
+        f"  per GPU: weights {gib(r.weights_gib)}, activation {gib(r.activation_gib)}, sampler {gib(r.sampler_gib)}, "
+        f"non-torch {gib(r.non_torch_gib)}, CUDA graphs {gib(r.cudagraph_gib)}",
+        f"  KV cache ({r.basis}): {r.kv_memory_gib:,.2f} GiB per GPU = {r.num_blocks:,} blocks = {r.kv_cache_tokens:,} tokens",
+        f"  max concurrency at {(r.context or r.max_model_len):,} tokens: {r.max_concurrency:,.2f}x",
+        f"  --max-model-len {r.max_model_len:,}: " + ("fits" if r.fits else f"does NOT fit; largest that fits: {r.max_model_len_that_fits:,}"),
+    ]
+    if r.required_kv_gib is not None:
+        lines.append(
+            f"  {r.concurrency:,} requests x {r.context:,} tokens need {gib(r.required_kv_gib)} of KV per GPU "
+            f"({gib(r.required_kv_gib_total)} = {r.required_kv_gib_total * GIB / GB:,.2f} GB total at {par}): "
+            + ("fits" if r.concurrency_fits else "does NOT fit in the KV cache")
+        )
+        if alt is not None and alt.required_kv_gib is not None:
+            lines.append(
+                f"  with --kv-cache-dtype {alt.kv_cache_dtype}: {gib(alt.required_kv_gib)} per GPU "
+                f"({gib(alt.required_kv_gib_total)} = {alt.required_kv_gib_total * GIB / GB:,.2f} GB total); "
+                f"KV cache {alt.kv_cache_tokens:,} tokens: "
+                + ("fits" if alt.concurrency_fits else "does NOT fit")
+            )
+    lines += [f"  note: {n}" for n in r.notes]
+    return "\n".join(lines) + "\n"

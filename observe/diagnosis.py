@@ -1,0 +1,389 @@
+"""From events (and scrapes) to a diagnosis of one vLLM instance. Pure: no I/O, `now` is a parameter.
+
+`InstanceBuilder` consumes events one at a time (so `diagnose` streams a 1 GB log in flat memory):
+exact whole-run aggregates go to `Summary`, shapes over time to a bounded `timeline.Timeline`,
+startup facts to `EngineConfig`. `finish()` runs the detectors and the advisor once.
+`analyze_instance()` is the same thing for a list of events (the sidecar's window).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Iterable, Sequence
+
+import pandas as pd
+
+from observe import advise as advise_mod
+from observe import detect, timeline
+from observe.model import (
+    AccessLog,
+    EngineConfig,
+    EngineError,
+    Finding,
+    PrefixCacheSample,
+    Preemption,
+    Recommendation,
+    Scrape,
+    SpecDecodeSample,
+    StartupFact,
+    StatsSample,
+)
+
+# vLLM CLI flags whose values are numbers (to type values read from `non-default args`)
+_CFG_FLAG_FIELDS = {
+    "--max-model-len": "max_model_len",
+    "--gpu-memory-utilization": "gpu_memory_utilization",
+    "--max-num-seqs": "max_num_seqs",
+    "--max-num-batched-tokens": "max_num_batched_tokens",
+    "--tensor-parallel-size": "tensor_parallel_size",
+    "--pipeline-parallel-size": "pipeline_parallel_size",
+    "--kv-cache-dtype": "kv_cache_dtype",
+    "--block-size": "block_size",
+    "--enable-prefix-caching": "enable_prefix_caching",
+}
+_CONFIG_KEYS = {
+    "max_seq_len": "max_model_len",
+    "tensor_parallel_size": "tensor_parallel_size",
+    "pipeline_parallel_size": "pipeline_parallel_size",
+    "kv_cache_dtype": "kv_cache_dtype",
+    "enable_prefix_caching": "enable_prefix_caching",
+    "model": "model",
+    "block_size": "block_size",
+}
+
+
+@dataclass
+class Summary:
+    """Exact aggregates over every event of one instance (constant memory)."""
+
+    samples: int = 0
+    kv_samples: int = 0
+    kv_ge_90: int = 0
+    kv_ge_95: int = 0
+    max_kv: float | None = None
+    max_running: int | None = None
+    max_waiting: int | None = None
+    max_swapped: int | None = None
+    max_prompt_tps: float | None = None
+    max_gen_tps: float | None = None
+    sum_gen_tps: float = 0.0
+    gen_samples: int = 0
+    prefix_hit_sum: float = 0.0
+    prefix_hit_samples: int = 0
+    waiting_while_full: int = 0  # samples with waiting > 0 and KV >= 75 % (detect.Thresholds.kv_queue_full_pct)
+    waiting_with_room: int = 0  # samples with waiting > 0 and KV < 75 %
+    interval_preemptions: int = 0  # V1 `Preemptions: N` fields summed
+    preemption_warnings: int = 0
+    cumulative_preemptions: int | None = None
+    preemption_modes: set = field(default_factory=set)
+    oom_errors: int = 0
+    errors: list = field(default_factory=list)  # EngineError (bounded)
+    error_kinds: dict = field(default_factory=dict)
+    spec_decode_lines: int = 0
+    access_lines: int = 0
+    access_errors: int = 0  # HTTP 5xx
+    first_ts: datetime | None = None
+    last_ts: datetime | None = None
+    first_where: str | None = None
+    last_where: str | None = None
+    stats_formats: set = field(default_factory=set)
+    kv_device: str | None = None
+    # tokens per running request, from KV usage (needs kv_cache_tokens): max over samples
+    max_tokens_per_running: float | None = None
+    _kv_usage_running: list = field(default_factory=list)  # (kv_pct, running) for later, bounded
+
+    MAX_ERRORS = 50
+
+
+def _mx(a, b):
+    if b is None:
+        return a
+    return b if a is None or b > a else a
+
+
+@dataclass
+class InstanceDiagnosis:
+    name: str
+    sources: list[dict]
+    config: EngineConfig
+    stats: dict
+    events: dict
+    findings: list[Finding]
+    recommendations: list[Recommendation]
+    command: str | None
+    frame: pd.DataFrame | None
+    summary: Summary | None = None
+    scrapes: int = 0
+
+
+@dataclass
+class Diagnosis:
+    instances: list[InstanceDiagnosis]
+    generated_at: datetime | None = None
+    unreadable: list[dict] = field(default_factory=list)  # [{path, reason}]
+
+
+class InstanceBuilder:
+    """Streams events of one instance into a Summary, a bounded Timeline and an EngineConfig."""
+
+    def __init__(self, name: str, *, max_rows: int = 20_000) -> None:
+        self.name = name
+        self.summary = Summary()
+        self.timeline = timeline.Timeline(max_rows=max_rows)
+        self.config = EngineConfig()
+        self.facts: dict[str, Any] = {}
+        self.sources: list[dict] = []
+        self.scrapes: list[Scrape] = []
+
+    # ---------------------------------------------------------------- events
+    def add(self, ev) -> None:
+        s = self.summary
+        env = getattr(ev, "env", None)
+        if env is not None and env.ts is not None:
+            if s.first_ts is None:
+                s.first_ts = env.ts
+            s.last_ts = env.ts
+        if isinstance(ev, StatsSample):
+            self._stats(ev)
+        elif isinstance(ev, Preemption):
+            s.preemption_warnings += ev.env.repeat
+            if ev.cumulative is not None:
+                s.cumulative_preemptions = _mx(s.cumulative_preemptions, ev.cumulative)
+            if ev.mode:
+                s.preemption_modes.add(ev.mode)
+            self.timeline.add_preemption(ev)
+        elif isinstance(ev, StartupFact):
+            self._fact(ev)
+        elif isinstance(ev, EngineError):
+            s.error_kinds[ev.kind] = s.error_kinds.get(ev.kind, 0) + 1
+            if ev.kind == "oom":
+                s.oom_errors += 1
+            mml = ev.details.get("max_model_len") or ev.details.get("max_seq_len")
+            if mml and self.config.max_model_len is None and ev.kind in ("max_seq_len_exceeds_kv", "kv_needed_exceeds_available"):
+                self.config.max_model_len = int(mml)
+            if len(s.errors) < Summary.MAX_ERRORS:
+                s.errors.append(ev)
+        elif isinstance(ev, PrefixCacheSample):
+            if ev.gpu_pct is not None:
+                s.prefix_hit_sum += ev.gpu_pct
+                s.prefix_hit_samples += 1
+        elif isinstance(ev, SpecDecodeSample):
+            s.spec_decode_lines += 1
+        elif isinstance(ev, AccessLog):
+            s.access_lines += 1
+            if ev.status >= 500:
+                s.access_errors += 1
+
+    def _stats(self, ev: StatsSample) -> None:
+        s = self.summary
+        s.samples += 1
+        where = f"{ev.env.source}:{ev.env.lineno}"
+        if s.first_where is None:
+            s.first_where = where
+        s.last_where = where
+        s.stats_formats.add(ev.fmt)
+        if ev.kv_device:
+            s.kv_device = ev.kv_device
+        kv = ev.kv_usage_pct
+        if kv is not None:
+            s.kv_samples += 1
+            s.max_kv = _mx(s.max_kv, kv)
+            if kv >= 90.0:
+                s.kv_ge_90 += 1
+            if kv >= 95.0:
+                s.kv_ge_95 += 1
+            if ev.running and len(s._kv_usage_running) < 100_000:
+                s._kv_usage_running.append((kv, ev.running))
+        s.max_running = _mx(s.max_running, ev.running)
+        s.max_waiting = _mx(s.max_waiting, ev.waiting)
+        s.max_swapped = _mx(s.max_swapped, ev.swapped)
+        s.max_prompt_tps = _mx(s.max_prompt_tps, ev.prompt_tps)
+        gen = ev.generation_tps if ev.generation_tps is not None else ev.throughput_tps
+        s.max_gen_tps = _mx(s.max_gen_tps, gen)
+        if gen is not None:
+            s.sum_gen_tps += gen
+            s.gen_samples += 1
+        if ev.prefix_hit_pct is not None:
+            s.prefix_hit_sum += ev.prefix_hit_pct
+            s.prefix_hit_samples += 1
+        if ev.waiting and kv is not None:
+            if kv >= 75.0:
+                s.waiting_while_full += 1
+            elif kv < 75.0:
+                s.waiting_with_room += 1
+        if ev.preemptions:
+            s.interval_preemptions += ev.preemptions
+        self.timeline.add_stats(ev)
+
+    def _fact(self, ev: StartupFact) -> None:
+        name, value = ev.name, ev.value
+        c = self.config
+        if name == "flags" and isinstance(value, dict):
+            c.flags.update(value)
+            for flag, attr in _CFG_FLAG_FIELDS.items():
+                if flag in value and value[flag] is not None:
+                    setattr(c, attr, value[flag])
+            if value.get("--model") and not c.model:
+                c.model = str(value["--model"])
+            if value.get("--model-tag") and not c.model:
+                c.model = str(value["--model-tag"])
+        elif name == "config" and isinstance(value, dict):
+            for key, attr in _CONFIG_KEYS.items():
+                if value.get(key) is not None and getattr(c, attr) is None:
+                    setattr(c, attr, value[key])
+        elif name == "version":
+            c.version = str(value)
+        elif name == "engine":
+            c.engine = str(value)
+        elif name == "num_gpu_blocks":
+            c.num_gpu_blocks = int(value)
+        elif name == "kv_cache_tokens":
+            c.kv_cache_tokens = int(value)
+        elif name == "max_concurrency":
+            c.max_concurrency = float(value)
+        elif name == "max_concurrency_len":
+            c.max_concurrency_len = int(value)
+        elif name == "available_kv_gib":
+            c.available_kv_gib = float(value)
+        elif name == "weights_gib":
+            c.weights_gib = float(value)
+        elif name == "gpu_memory_utilization" and c.gpu_memory_utilization is None:
+            c.gpu_memory_utilization = float(value)
+        elif name == "max_num_batched_tokens" and c.max_num_batched_tokens is None:
+            c.max_num_batched_tokens = int(value)
+        self.facts[name] = value
+
+    def add_scrape(self, scrape: Scrape) -> None:
+        self.scrapes.append(scrape)
+
+    # ---------------------------------------------------------------- finish
+    def finish(self, *, now: datetime | None = None) -> InstanceDiagnosis:
+        s = self.summary
+        cfg = self.config
+        _complete_config(cfg, s, self.scrapes)
+        if s.max_tokens_per_running is None and cfg.kv_cache_tokens:
+            per = [kv / 100.0 * cfg.kv_cache_tokens / r for kv, r in s._kv_usage_running if r]
+            if per:
+                s.max_tokens_per_running = max(per)
+        logs = self.timeline.frame()
+        metrics = timeline.scrape_frame(self.scrapes) if self.scrapes else None
+        frame = timeline.join(logs, metrics)
+        ctx = detect.Context(summary=s, config=cfg, frame=frame, metrics=metrics, scrapes=self.scrapes, now=now)
+        findings = detect.run_all(ctx)
+        recs = advise_mod.advise(cfg, findings, facts=ctx.facts())
+        command = advise_mod.command_line(cfg, recs) if recs else None
+        return InstanceDiagnosis(
+            name=self.name,
+            sources=self.sources,
+            config=cfg,
+            stats=stats_dict(s),
+            events=events_dict(s, ctx),
+            findings=findings,
+            recommendations=recs,
+            command=command,
+            frame=frame,
+            summary=s,
+            scrapes=len(self.scrapes),
+        )
+
+
+def _complete_config(cfg: EngineConfig, s: Summary, scrapes: Sequence[Scrape]) -> None:
+    """Fill what the startup lines did not say from derived facts and vllm:cache_config_info."""
+    if cfg.engine is None and s.stats_formats:
+        cfg.engine = "v0" if "v0" in s.stats_formats else "v1"
+    if cfg.device is None and s.kv_device:
+        cfg.device = s.kv_device
+    for scr in reversed(list(scrapes)):
+        for smp in scr.samples:
+            if smp.name == "vllm:cache_config_info":
+                lab = smp.labels
+                if cfg.num_gpu_blocks is None and _int(lab.get("num_gpu_blocks")):
+                    cfg.num_gpu_blocks = _int(lab.get("num_gpu_blocks"))
+                if cfg.block_size is None and _int(lab.get("block_size")):
+                    cfg.block_size = _int(lab.get("block_size"))
+                if cfg.gpu_memory_utilization is None and _float(lab.get("gpu_memory_utilization")):
+                    cfg.gpu_memory_utilization = _float(lab.get("gpu_memory_utilization"))
+                if cfg.kv_cache_dtype is None and lab.get("cache_dtype"):
+                    cfg.kv_cache_dtype = lab.get("cache_dtype")
+                if cfg.enable_prefix_caching is None and lab.get("enable_prefix_caching") in ("True", "False"):
+                    cfg.enable_prefix_caching = lab.get("enable_prefix_caching") == "True"
+                break
+        else:
+            continue
+        break
+    if cfg.kv_cache_tokens is None and cfg.num_gpu_blocks and cfg.block_size:
+        cfg.kv_cache_tokens = cfg.num_gpu_blocks * cfg.block_size
+    if cfg.kv_cache_tokens is None and cfg.num_gpu_blocks and cfg.engine == "v0" and cfg.block_size is None:
+        cfg.kv_cache_tokens = cfg.num_gpu_blocks * 16  # V0 default block size
+    if cfg.max_model_len is None and cfg.max_concurrency_len:
+        cfg.max_model_len = cfg.max_concurrency_len
+
+
+def _int(v) -> int | None:
+    try:
+        return int(float(v))
+    except (TypeError, ValueError):
+        return None
+
+
+def _float(v) -> float | None:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def stats_dict(s: Summary) -> dict:
+    return {
+        "samples": s.samples,
+        "max_kv_cache_usage_pct": s.max_kv,
+        "max_running": s.max_running,
+        "max_waiting": s.max_waiting,
+        "max_swapped": s.max_swapped,
+        "max_prompt_throughput": s.max_prompt_tps,
+        "max_generation_throughput": s.max_gen_tps,
+        "mean_generation_throughput": round(s.sum_gen_tps / s.gen_samples, 2) if s.gen_samples else None,
+        "samples_kv_ge_90": s.kv_ge_90,
+        "samples_kv_ge_95": s.kv_ge_95,
+        "mean_prefix_cache_hit_pct": round(s.prefix_hit_sum / s.prefix_hit_samples, 2) if s.prefix_hit_samples else None,
+        "first": s.first_ts.isoformat() if s.first_ts else None,
+        "last": s.last_ts.isoformat() if s.last_ts else None,
+    }
+
+
+def events_dict(s: Summary, ctx: "detect.Context") -> dict:
+    return {
+        "preemption_warnings": s.preemption_warnings,
+        "cumulative_preemptions": s.cumulative_preemptions,
+        "interval_preemptions": s.interval_preemptions or None,
+        "metrics_preemptions": ctx.metrics_preemptions(),
+        "oom_errors": s.oom_errors,
+        "errors": [
+            {"kind": e.kind, "message": e.message[:500], "where": f"{e.env.source}:{e.env.lineno}",
+             "time": e.env.ts.isoformat() if e.env.ts else None, "fatal": e.fatal,
+             "details": {k: v for k, v in e.details.items() if isinstance(v, (int, float, str, bool, type(None)))}}
+            for e in s.errors
+        ],
+        "error_kinds": dict(s.error_kinds),
+        "spec_decode_lines": s.spec_decode_lines,
+        "access_log_lines": s.access_lines,
+    }
+
+
+def analyze_instance(
+    name: str,
+    events: Iterable,
+    scrapes: Sequence[Scrape] = (),
+    *,
+    now: datetime | None = None,
+    sources: list[dict] | None = None,
+) -> InstanceDiagnosis:
+    """Diagnose one instance from its events (the sidecar's window) and scrapes."""
+    b = InstanceBuilder(name)
+    for ev in events:
+        b.add(ev)
+    for sc in scrapes:
+        b.add_scrape(sc)
+    b.sources = list(sources or [])
+    return b.finish(now=now)

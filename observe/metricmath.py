@@ -1,0 +1,158 @@
+"""Core: arithmetic on scraped Prometheus samples — counter rates, histogram quantiles, picking.
+
+Pure functions, no I/O, no clock. They follow Prometheus's own semantics so that what the sidecar
+reports agrees with what a PromQL query over the same series would say:
+
+- a counter that goes down has been reset (process restart); the new value counts from zero
+  (PromQL `rate()` / `increase()` do the same);
+- `histogram_quantile` interpolates linearly inside the bucket that holds the rank, takes 0 as
+  the lower bound of the first bucket, and answers the upper bound of the highest finite bucket
+  when the rank falls into `+Inf`.
+
+A Scrape holds canonical names (see `names.py`); histogram series keep Prometheus's suffixes
+(`<family>_bucket`, `_count`, `_sum`), so these helpers take the family name and add them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+
+from observe.model import Sample, Scrape
+
+__all__ = [
+    "counter_increase",
+    "rate",
+    "rate_between",
+    "histogram_quantile",
+    "bucket_delta",
+    "samples",
+    "value",
+    "buckets",
+]
+
+
+def counter_increase(values: Iterable[float]) -> float:
+    """Total increase of a counter across successive readings, counting resets as from zero.
+
+    >>> counter_increase([10, 15, 3, 7])   # reset after 15: 5 + 3 + 4
+    12.0
+    """
+    total = 0.0
+    prev: float | None = None
+    for v in values:
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            continue
+        if prev is not None:
+            total += v - prev if v >= prev else v
+        prev = v
+    return float(total)
+
+
+def rate(points: Sequence[tuple[datetime | float, float]]) -> float | None:
+    """Per-second rate of a counter over (time, value) points (time as datetime or epoch seconds).
+
+    None when fewer than two points or no time passes between the first and the last.
+    """
+    if len(points) < 2:
+        return None
+    t0, t1 = _secs(points[0][0]), _secs(points[-1][0])
+    if t1 <= t0:
+        return None
+    return counter_increase(v for _, v in points) / (t1 - t0)
+
+
+def rate_between(prev: float | None, cur: float | None, seconds: float) -> float | None:
+    """Rate from two readings `seconds` apart; a decrease is a reset (new value counts from 0)."""
+    if prev is None or cur is None or seconds <= 0:
+        return None
+    return (cur - prev if cur >= prev else cur) / seconds
+
+
+def histogram_quantile(q: float, cumulative: Sequence[tuple[float, float]]) -> float | None:
+    """Quantile `q` (0..1) from cumulative buckets [(le, count), ...] as PromQL computes it.
+
+    Buckets may come in any order; `+Inf` must be present for a meaningful answer (Prometheus
+    returns NaN without it; we return None). None also when there are no observations.
+    """
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"quantile must be within 0..1, got {q}")
+    bs = sorted(cumulative, key=lambda b: b[0])
+    if not bs or not math.isinf(bs[-1][0]):
+        return None
+    # cumulative counts must not decrease; clamp as Prometheus does (ensureMonotonic).
+    fixed: list[tuple[float, float]] = []
+    high = 0.0
+    for le, c in bs:
+        high = max(high, c)
+        fixed.append((le, high))
+    total = fixed[-1][1]
+    if total <= 0:
+        return None
+    rank = q * total
+    for i, (le, c) in enumerate(fixed):
+        if c >= rank:
+            break
+    if math.isinf(le):
+        return fixed[-2][0] if len(fixed) >= 2 else None
+    lower, below = (0.0, 0.0) if i == 0 else fixed[i - 1]
+    if i == 0 and le <= 0:
+        return le
+    in_bucket = c - below
+    if in_bucket <= 0:
+        return le
+    return lower + (le - lower) * (rank - below) / in_bucket
+
+
+def bucket_delta(
+    prev: Sequence[tuple[float, float]], cur: Sequence[tuple[float, float]]
+) -> list[tuple[float, float]]:
+    """Cumulative buckets of the observations made between two scrapes (reset-aware).
+
+    When any bucket went down the histogram was reset, and `cur` alone is the delta.
+    """
+    before = dict(prev)
+    if any(c < before.get(le, 0.0) for le, c in cur):
+        return sorted(cur)
+    return sorted((le, c - before.get(le, 0.0)) for le, c in cur)
+
+
+def samples(scrape: Scrape, name: str, labels: Mapping[str, str] | None = None) -> list[Sample]:
+    """Samples of the canonical series `name` whose labels include `labels`."""
+    want = dict(labels or {})
+    return [s for s in scrape.samples if s.name == name and all(s.labels.get(k) == v for k, v in want.items())]
+
+
+def value(
+    scrape: Scrape, name: str, labels: Mapping[str, str] | None = None, *, agg: str = "sum"
+) -> float | None:
+    """One number for a series: the sum (or max/min) over its matching samples; None if absent."""
+    vals = [s.value for s in samples(scrape, name, labels) if not math.isnan(s.value)]
+    if not vals:
+        return None
+    if agg == "sum":
+        return float(sum(vals))
+    if agg == "max":
+        return float(max(vals))
+    if agg == "min":
+        return float(min(vals))
+    raise ValueError(f"unknown aggregation {agg!r}")
+
+
+def buckets(scrape: Scrape, family: str, labels: Mapping[str, str] | None = None) -> list[tuple[float, float]]:
+    """Cumulative buckets of histogram `family`, summed over matching series by `le`."""
+    acc: dict[float, float] = {}
+    for s in samples(scrape, family + "_bucket", labels):
+        try:
+            le = float(s.labels.get("le", "nan"))
+        except ValueError:
+            continue
+        if math.isnan(le):
+            continue
+        acc[le] = acc.get(le, 0.0) + s.value
+    return sorted(acc.items())
+
+
+def _secs(t: datetime | float) -> float:
+    return t.timestamp() if isinstance(t, datetime) else float(t)

@@ -1,0 +1,241 @@
+"""Offline composition for `observe diagnose`: paths → instances → Diagnosis.
+
+The I/O edge of the offline path. It finds log files (plain or .gz) and saved /metrics snapshots,
+groups rotated parts of one log into one instance (oldest part first), streams every line of
+every part through one Parser per instance and feeds the events straight into an
+InstanceBuilder, so memory stays flat however large the logs are. Files it cannot read are
+reported in `Diagnosis.unreadable`, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import zlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+from observe import parse, scrape
+from observe.diagnosis import Diagnosis, InstanceBuilder
+from observe.errors import InputError, ObserveError
+from observe.model import LogLine, Scrape
+
+Progress = Callable[[str, int, int], None]  # (name, bytes done, bytes total)
+
+_ROTATED = re.compile(
+    r"^(?P<base>.+?)"
+    r"(?:\.(?P<num>\d{1,4})|[.-](?P<date>\d{4}-?\d{2}-?\d{2}(?:[T_-]?\d{2}-?\d{2}(?:-?\d{2})?)?))?"
+    r"(?P<gz>\.gz)?$"
+)
+_SKIP_SUFFIXES = {".json", ".html", ".png", ".jpg", ".svg", ".yml", ".yaml", ".md", ".py", ".sh", ".pkl", ".csv", ".jsonl", ".tsv"}
+_SNIFF = 8192
+
+
+@dataclass
+class LogSet:
+    """One instance's log: its rotated parts, oldest first."""
+
+    key: tuple[str, str]
+    parts: list[Path] = field(default_factory=list)
+    snapshots: list[Path] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return str(Path(self.key[0]) / self.key[1])
+
+
+def _sniff(path: Path) -> bytes:
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rb") as f:
+                return f.read(_SNIFF)
+        with open(path, "rb") as f:
+            return f.read(_SNIFF)
+    except (EOFError, OSError, zlib.error):
+        return b""
+
+
+def is_snapshot(head: bytes, path: Path) -> bool:
+    """A saved /metrics text: `# scraped_at`, or Prometheus exposition of vllm: series."""
+    h = head.lstrip()
+    return h.startswith(b"# scraped_at") or h.startswith(b"# HELP") or h.startswith(b"# TYPE") or (
+        path.suffix in (".prom",) or (b"\n# TYPE vllm:" in head[:2048] and b"] " not in head[:200]))
+
+
+def is_binary(head: bytes) -> bool:
+    if not head:
+        return False
+    if b"\x00" in head:
+        return True
+    bad = sum(1 for b in head if b < 9 or 13 < b < 27 or 27 < b < 32)
+    return bad / len(head) > 0.10
+
+
+def _rot_key(path: Path) -> tuple[str, str, int, str]:
+    m = _ROTATED.match(path.name)
+    base = m.group("base") if m else path.name
+    num = int(m.group("num")) if m and m.group("num") else 0
+    date = m.group("date") or "" if m else ""
+    # a bare ".1"-looking suffix on a name without a dot-extension is not a rotation ("vllm-0.1")
+    return str(path.parent), base, num, date
+
+
+def discover(paths: Sequence[Path]) -> tuple[list[LogSet], list[Path], list[dict]]:
+    """Expand files and folders into log sets, snapshot files, and unreadable entries."""
+    sets: dict[tuple[str, str], list[tuple[int, str, Path]]] = {}
+    snaps: dict[str, list[Path]] = {}
+    unreadable: list[dict] = []
+    files: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        if not p.exists():
+            raise InputError(f"no such file or folder: {p}")
+        if p.is_dir():
+            found = sorted(q for q in p.rglob("*") if q.is_file() and not any(part.startswith(".") for part in q.relative_to(p).parts))
+            found = [q for q in found if q.suffix.lower() not in _SKIP_SUFFIXES]
+            if not found:
+                raise InputError(f"no log files in folder {p}")
+            files.extend(found)
+        else:
+            files.append(p)
+    for f in files:
+        if not os.access(f, os.R_OK):
+            unreadable.append({"path": str(f), "reason": "permission denied"})
+            continue
+        head = _sniff(f)
+        if is_binary(head):
+            unreadable.append({"path": str(f), "reason": "binary file, not a text log"})
+            continue
+        if is_snapshot(head, f):
+            snaps.setdefault(str(f.parent), []).append(f)
+            continue
+        d, base, num, date = _rot_key(f)
+        sets.setdefault((d, base), []).append((num, date, f))
+    logsets = []
+    for key, parts in sorted(sets.items()):
+        # RotatingFileHandler: .3 is older than .1, the bare name is newest; dated parts ascend
+        parts.sort(key=lambda t: (0 if t[0] else 1 if t[1] else 2, -t[0], t[1]))
+        logsets.append(LogSet(key=key, parts=[p for _, _, p in parts]))
+    for folder, fs in snaps.items():
+        here = [ls for ls in logsets if ls.key[0] == folder]
+        for f in sorted(fs):
+            target = next((ls for ls in here if f.name.startswith(ls.key[1].split(".")[0])), None) or (here[0] if here else None)
+            if target is not None:
+                target.snapshots.append(f)
+    orphan_snaps = [f for folder, fs in snaps.items() if not any(ls.key[0] == folder for ls in logsets) for f in fs]
+    return logsets, orphan_snaps, unreadable
+
+
+def iter_lines(path: Path, unreadable: list[dict], progress: Progress | None = None) -> Iterator[LogLine]:
+    """Stream a file's lines (decoded with replacement), reporting a truncated .gz or I/O error."""
+    src = str(path)
+    try:
+        total = path.stat().st_size
+    except OSError:
+        total = 0
+    n = 0
+    try:
+        raw = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb", buffering=1 << 20)
+        with raw as f:
+            tick = 0
+            for b in f:
+                n += 1
+                yield LogLine(src, n, b.decode("utf-8", "replace").rstrip("\r\n"))
+                if progress is not None and n - tick >= 200_000:
+                    tick = n
+                    progress(src, _pos(f, path), total)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+        unreadable.append({"path": src, "reason": f"truncated or corrupt gzip after {n} lines ({e.__class__.__name__})",
+                           "lines_read": n})
+    except OSError as e:
+        unreadable.append({"path": src, "reason": f"read error after {n} lines: {e.strerror or e}", "lines_read": n})
+    if progress is not None:
+        progress(src, total, total)
+
+
+def _pos(f, path: Path) -> int:
+    try:
+        if path.suffix == ".gz":
+            return f.fileobj.tell()  # compressed position, comparable with st_size
+        return f.tell()
+    except (AttributeError, OSError, ValueError):
+        return 0
+
+
+def _year_of(path: Path) -> int | None:
+    try:
+        return datetime.fromtimestamp(path.stat().st_mtime).year
+    except OSError:
+        return None
+
+
+def read_snapshot(path: Path) -> Scrape:
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rt", encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        else:
+            text = path.read_text(encoding="utf-8", errors="replace")
+    except (OSError, EOFError, zlib.error) as e:
+        raise InputError(f"cannot read metrics snapshot {path}: {getattr(e, 'strerror', None) or e}")
+    try:
+        return scrape.parse_text(text, source=str(path))
+    except ObserveError as e:
+        raise InputError(f"{path}: not a Prometheus /metrics text ({e})")
+
+
+def diagnose_paths(paths: Sequence[Path], metrics: Sequence[Path] = (), *, progress: Progress | None = None,
+                   now: datetime | None = None, max_rows: int = 20_000) -> Diagnosis:
+    if not paths:
+        raise InputError("give at least one log file or folder")
+    logsets, orphan_snaps, unreadable = discover(paths)
+    extra = [read_snapshot(Path(m)) for m in metrics]
+    for m in metrics:
+        if not Path(m).exists():
+            raise InputError(f"no such metrics snapshot: {m}")
+    instances = []
+    for ls in logsets:
+        b = InstanceBuilder(ls.name, max_rows=max_rows)
+        parser = parse.Parser(year=_year_of(ls.parts[0]))
+        for part in ls.parts:
+            before_lines, before_vllm = parser.lines, parser.vllm_lines
+            fmts_before = set(parser.formats)
+            for line in iter_lines(part, unreadable, progress):
+                for ev in parser.feed(line):
+                    b.add(ev)
+            if part is ls.parts[-1]:
+                for ev in parser.flush():
+                    b.add(ev)
+            new_fmts = set(parser.formats) - fmts_before or set(parser.formats)
+            b.sources.append({
+                "path": str(part),
+                "lines": parser.lines - before_lines,
+                "parsed_lines": parser.vllm_lines - before_vllm,
+                "format": ",".join(sorted(new_fmts)) or None,
+            })
+        for snap in ls.snapshots:
+            b.add_scrape(read_snapshot(snap))
+        instances.append((ls, b, parser))
+    if not instances and (extra or orphan_snaps):
+        b = InstanceBuilder("metrics", max_rows=max_rows)
+        instances.append((None, b, None))
+    for snap in orphan_snaps:
+        if instances:
+            instances[0][1].add_scrape(read_snapshot(snap))
+    for sc in extra:
+        for _, b, _ in instances[:1] if len(instances) > 1 else instances:
+            b.add_scrape(sc)
+    useful = [(ls, b) for ls, b, p in instances if p is None or p.vllm_lines > 0 or b.scrapes]
+    for ls, b, p in instances:
+        if p is not None and p.vllm_lines == 0 and not b.scrapes:
+            for part in ls.parts:
+                if not any(u["path"] == str(part) for u in unreadable):
+                    unreadable.append({"path": str(part), "reason": "no vLLM log lines found"})
+    if not useful:
+        reasons = "; ".join(f"{u['path']}: {u['reason']}" for u in unreadable[:5]) or "nothing to read"
+        raise InputError(f"no vLLM log lines found ({reasons})")
+    diags = [b.finish(now=now) for _, b in useful]
+    return Diagnosis(instances=diags, generated_at=now, unreadable=unreadable)

