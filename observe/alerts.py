@@ -30,16 +30,16 @@ __all__ = [
     "Settings",
     "recording_rules",
     "alert_rules",
+    "rule_group",
     "rule_files",
     "render_rules",
     "prometheus_rule_manifest",
     "write_alerts",
-    "RECORDING_FILE",
-    "ALERTS_FILE",
+    "RULES_FILE",
 ]
 
-RECORDING_FILE = "recording.rules.yml"
-ALERTS_FILE = "alerts.rules.yml"
+RULES_FILE = "vllm-observe.rules.yml"
+GROUP_NAME = "vllm-observe"
 
 # Bucket bounds vLLM has used for these histograms (V0 and V1): an SLO threshold must be one of
 # them, or "requests faster than T" cannot be read off the buckets.
@@ -182,8 +182,8 @@ def slo_windows(s: Settings) -> list[str]:
     return out
 
 
-def recording_rules(s: Settings) -> dict[str, Any]:
-    """One rule group that turns every vLLM version's names into canonical per-instance series."""
+def recording_rules(s: Settings) -> list[dict[str, Any]]:
+    """Recording rules that turn every vLLM version's names into canonical per-instance series."""
     w = s.rate_window
     rules: list[dict[str, str]] = [
         {"record": "instance:vllm_kv_cache_usage:ratio",
@@ -221,11 +221,7 @@ def recording_rules(s: Settings) -> dict[str, Any]:
                       "expr": _slo_error_ratio("vllm:time_to_first_token_seconds", s.ttft_slo_seconds, window)})
         rules.append({"record": f"instance:vllm_itl_slo_errors:ratio_rate{window}",
                       "expr": _slo_error_ratio("vllm:inter_token_latency_seconds", s.itl_slo_seconds, window)})
-    group: dict[str, Any] = {"name": "vllm-observe.rules"}
-    if s.group_interval:
-        group["interval"] = s.group_interval
-    group["rules"] = rules
-    return group
+    return rules
 
 
 # ---------------------------------------------------------------- alerting rules
@@ -252,8 +248,8 @@ def _recent_errors(kinds: tuple[str, ...], window: str) -> str:
             f"sum by (instance, kind) ({sel} > 0 unless {sel} offset {window})")
 
 
-def alert_rules(s: Settings) -> dict[str, Any]:
-    """One rule group with every alert; reads the recording rules above and the sidecar's series."""
+def alert_rules(s: Settings) -> list[dict[str, Any]]:
+    """Every alert; reads the recording rules above and the sidecar's series."""
     w = s.rate_window
     inst = "{{ $labels.instance }}"
     model = "{{ $labels.model_name }}"
@@ -338,10 +334,18 @@ def alert_rules(s: Settings) -> dict[str, Any]:
                "{{ $labels.current }} to {{ $labels.suggested }}. See /api/diagnosis on the sidecar for the "
                "evidence, then change the flag and restart vLLM."),
     ]
-    group: dict[str, Any] = {"name": "vllm-observe.alerts"}
+    return rules
+
+
+def rule_group(s: Settings | None = None) -> dict[str, Any]:
+    """ONE group: recording rules first, then the alerts that read them. Rules of a group run
+    sequentially at one evaluation time, so an alert sees this evaluation's recorded series —
+    with two groups (evaluated independently) its `for:` would start one interval late, or not."""
+    s = s or Settings()
+    group: dict[str, Any] = {"name": GROUP_NAME}
     if s.group_interval:
         group["interval"] = s.group_interval
-    group["rules"] = rules
+    group["rules"] = recording_rules(s) + alert_rules(s)
     return group
 
 
@@ -369,8 +373,7 @@ def _dump(obj: Any) -> str:
 
 def rule_files(s: Settings | None = None) -> dict[str, dict[str, Any]]:
     """File name → rule-file content ({"groups": [...]})."""
-    s = s or Settings()
-    return {RECORDING_FILE: {"groups": [recording_rules(s)]}, ALERTS_FILE: {"groups": [alert_rules(s)]}}
+    return {RULES_FILE: {"groups": [rule_group(s)]}}
 
 
 def render_rules(s: Settings | None = None) -> dict[str, str]:
@@ -391,7 +394,7 @@ def prometheus_rule_manifest(s: Settings | None = None, name: str = "observe-vll
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PrometheusRule",
         "metadata": metadata,
-        "spec": {"groups": [recording_rules(s), alert_rules(s)]},
+        "spec": {"groups": [rule_group(s)]},
     }
     return _HEADER + _dump(manifest)
 

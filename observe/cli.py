@@ -214,7 +214,205 @@ def capacity(
 
 # ---------------------------------------------------------------- sidecar (issue 4)
 # ---------------------------------------------------------------- generate (issue 5)
+class AlertFormat(str, Enum):
+    prometheus = "prometheus"
+    prometheus_operator = "prometheus-operator"
+
+
+@generate_app.command("dashboards")
+@user_errors
+def generate_dashboards(
+    out: Path = typer.Option(Path("dashboards"), "--out", help="Folder for the dashboard JSON files."),
+) -> None:
+    """Write the Grafana dashboards (Overview, KV cache & capacity, Instances) as JSON."""
+    from observe import dashboards
+
+    for path in dashboards.write_dashboards(out):
+        typer.echo(str(path))
+
+
+@generate_app.command("alerts")
+@user_errors
+def generate_alerts(
+    out: Path = typer.Option(Path("alerts"), "--out", help="Folder for the rule files."),
+    fmt: AlertFormat = typer.Option(AlertFormat.prometheus, "--format",
+                                    help="prometheus: rule files; prometheus-operator: a PrometheusRule manifest."),
+    max_num_seqs: Optional[int] = typer.Option(None, "--max-num-seqs", help="The instance's --max-num-seqs (queue-backlog threshold)."),
+    kv_usage: Optional[float] = typer.Option(None, "--kv-usage-threshold", help="KV-cache usage ratio (0-1) that counts as saturated."),
+    ttft_slo: Optional[float] = typer.Option(None, "--ttft-slo", help="TTFT SLO threshold in seconds (a vLLM bucket bound, e.g. 1.0)."),
+    itl_slo: Optional[float] = typer.Option(None, "--itl-slo", help="Inter-token latency SLO threshold in seconds (e.g. 0.1)."),
+) -> None:
+    """Write the Prometheus recording and alerting rules (alerts/*.yml) from one settings object."""
+    from observe import alerts
+
+    overrides = {k: v for k, v in {"max_num_seqs": max_num_seqs, "kv_usage_ratio": kv_usage,
+                                   "ttft_slo_seconds": ttft_slo, "itl_slo_seconds": itl_slo}.items() if v is not None}
+    settings = alerts.Settings(**overrides)
+    for path in alerts.write_alerts(out, fmt.value, settings):
+        typer.echo(str(path))
+
+
 # ---------------------------------------------------------------- run / recommend / compare (issue 6)
+def _show_proposal(prop, *, title: str) -> None:
+    """Findings, the checked flag diff and the new command line, on stdout."""
+    typer.echo(f"observe: {title}")
+    for f in prop.findings:
+        typer.echo(f"  [{f.severity}] {f.id}: {f.evidence}")
+    if not prop.accepted and not prop.rejected:
+        typer.echo("  no flag changes recommended")
+    for r in prop.accepted:
+        typer.echo(f"  {r.flag}: {r.current if r.current is not None else '(default)'} -> {r.suggested}  # {r.reason}")
+    for r, why in prop.rejected:
+        typer.echo(f"  not suggested: {r.flag} {r.suggested} ({why})")
+    if prop.accepted:
+        typer.echo("new command:")
+        typer.echo("  " + prop.after.command())
+
+
+@app.command("run", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@user_errors
+def run_cmd(
+    ctx: typer.Context,
+    run_dir: Path = typer.Option(Path("observe-runs"), "--run-dir", help="Each launch gets DIR/NNN/ (vllm.log, metrics-K.txt); DIR/history.jsonl records every step."),
+    sidecar: bool = typer.Option(True, "--sidecar/--no-sidecar", help="Run the sidecar against the launched vLLM."),
+    listen: str = typer.Option("127.0.0.1:9400", "--listen", help="The sidecar's address."),
+    snapshot_every: float = typer.Option(30.0, "--snapshot-every", help="Save /metrics every S seconds (0: never)."),
+    recommend_after: float = typer.Option(0.0, "--recommend-after", help="Diagnose each launch after S seconds and print the recommended flags (0: never)."),
+    apply_: bool = typer.Option(False, "--apply", help="Offer to restart vLLM with the recommended flags (asks first)."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="With --apply: restart without asking."),
+    max_changes: int = typer.Option(1, "--max-changes", help="Apply at most N changes in this run."),
+    quiet: bool = typer.Option(False, "--quiet", help="Do not echo vLLM's output (it still goes to the log)."),
+    startup_timeout: float = typer.Option(900.0, "--startup-timeout", help="Seconds to wait for /health."),
+    log_max_bytes: int = typer.Option(10 * 2**20, "--log-max-bytes", help="Rotate vllm.log at this size."),
+    log_backups: int = typer.Option(5, "--log-backups", help="Rotated parts to keep."),
+) -> None:
+    """Launch vLLM (`observe run [OPTIONS] -- vllm serve MODEL [FLAGS]`), log it, watch it, advise, apply on request."""
+    import signal as _signal
+    import threading
+
+    from observe import manage
+
+    argv = list(ctx.args)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    spec = manage.parse_command(argv)
+    flags = manage.installed_flags(spec.python)
+    if flags is not None:
+        spec = manage.parse_command(argv, flags=flags)
+        flags.check_argv(spec.argv[len(spec.program):])
+
+    def sidecar_factory(sp, log_path):
+        try:
+            from observe import sidecar as sc
+            return sc.for_launch(log_path=log_path, vllm_url=sp.url, listen=listen)
+        except (ImportError, AttributeError) as e:
+            typer.echo(f"observe: sidecar not available ({e}); running without it", err=True)
+            return None
+
+    launcher = manage.Launcher(spec, run_dir, echo=None if quiet else sys.stdout, log_max_bytes=log_max_bytes,
+                               log_backups=log_backups, sidecar_factory=sidecar_factory if sidecar else None)
+    stop = threading.Event()
+    _signal.signal(_signal.SIGTERM, lambda *_: stop.set())
+
+    def decide(prop) -> bool:
+        _show_proposal(prop, title=f"diagnosis of {prop.folder}")
+        if not apply_ or not prop.accepted:
+            return False
+        if yes:
+            return True
+        return typer.confirm("Restart vLLM with the new command?", default=False)
+
+    try:
+        launcher.start(timeout=startup_timeout)
+        typer.echo(f"observe: vLLM ready at {spec.url}; log {launcher.log_path}", err=True)
+        manage.supervise(launcher, stop=stop, notify=lambda m: typer.echo(f"observe: {m}", err=True), decide=decide,
+                         flags=flags, snapshot_every=snapshot_every, recommend_after=recommend_after,
+                         max_changes=max_changes)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        launcher.stop()
+
+
+@app.command()
+@user_errors
+def recommend(
+    vllm_url: str = typer.Option(..., "--vllm-url", help="Base URL of a running vLLM (http://127.0.0.1:8000)."),
+    log: List[str] = typer.Option([], "--log", help="Glob(s) of that vLLM's log files."),
+    interval: float = typer.Option(10.0, "--interval", help="Seconds between the two /metrics reads (rates need two)."),
+    vllm_python: Optional[str] = typer.Option(None, "--vllm-python", help="Interpreter of the installed vLLM, to validate the flags against it."),
+    fmt: Fmt = typer.Option(Fmt.text, "--format", help="text or json."),
+) -> None:
+    """Recommend flag changes for a vLLM that observe did not launch: the diff and the new command."""
+    import glob as _glob
+    import json as _json
+    import tempfile
+    import time as _time
+
+    from observe import manage, pipeline, scrape
+
+    logs = sorted({Path(p) for g in log for p in _glob.glob(g)})
+    if log and not logs:
+        raise ObserveError(f"no log file matches {' '.join(log)}")
+    with tempfile.TemporaryDirectory(prefix="observe-recommend-") as tmp:
+        snaps = []
+        for k in (1, 2):
+            if k == 2:
+                _time.sleep(max(0.0, interval))
+            snaps.append(manage.save_metrics(scrape.base_url(vllm_url), Path(tmp) / f"metrics-{k}.txt"))
+        diag = pipeline.diagnose_paths(logs or [Path(tmp)], snaps if logs else [])
+    inst = diag.instances[0]
+    flags = manage.installed_flags(vllm_python) if vllm_python else manage.installed_flags()
+    ok, bad = manage.checked_recommendations(None, inst.recommendations, flags)
+    if fmt == Fmt.json:
+        _emit(_json.dumps({"vllm_url": vllm_url, "findings": [f.id for f in inst.findings],
+                           "recommendations": [{"flag": r.flag, "current": r.current, "suggested": r.suggested,
+                                                "reason": r.reason} for r in ok],
+                           "rejected": [{"flag": r.flag, "suggested": r.suggested, "why": w} for r, w in bad],
+                           "validated_against": flags.version if flags else None,
+                           "command": inst.command}, indent=2, default=str), None)
+        return
+    for f in inst.findings:
+        typer.echo(f"[{f.severity}] {f.id}: {f.evidence}")
+    if not ok:
+        typer.echo("no flag changes recommended")
+    for r in ok:
+        typer.echo(f"{r.flag}: {r.current if r.current is not None else '(default)'} -> {r.suggested}  # {r.reason}")
+    for r, why in bad:
+        typer.echo(f"not suggested: {r.flag} {r.suggested} ({why})")
+    if ok and inst.command:
+        typer.echo("new command:\n  " + inst.command)
+    if flags is None:
+        typer.echo("(vLLM is not importable here: flags not validated; use --vllm-python)", err=True)
+
+
+@app.command()
+@user_errors
+def compare(
+    before: Path = typer.Argument(..., help="Folder of the run before the change (log + snapshots)."),
+    after: Path = typer.Argument(..., help="Folder of the run after the change."),
+    fmt: Fmt = typer.Option(Fmt.text, "--format", help="text or json."),
+) -> None:
+    """Before/after: throughput, TTFT/ITL quantiles, preemptions, KV usage, and whether the change helped."""
+    import json as _json
+
+    from observe import manage
+
+    res = manage.compare_runs(before, after)
+    if fmt == Fmt.json:
+        _emit(_json.dumps(res, indent=2, default=str), None)
+        return
+
+    def cell(v) -> str:
+        return "-" if v is None else f"{v:,.4g}" if isinstance(v, float) else str(v)
+
+    typer.echo(f"{'':28}{'before':>14}{'after':>14}")
+    for row in res["rows"]:
+        typer.echo(f"{row['metric']:28}{cell(row['before']):>14}{cell(row['after']):>14}")
+    for ch in res["flag_changes"]:
+        typer.echo(f"flag {ch['flag']}: {ch['before']} -> {ch['after']}")
+    verdict = {True: "the change helped", False: "the change did not help", None: "not enough data to judge"}[res["helped"]]
+    typer.echo(f"{verdict}: " + "; ".join(res["reasons"]))
 
 
 def main() -> None:

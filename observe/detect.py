@@ -378,6 +378,16 @@ def capacity_facts(c: Context) -> list[Finding]:
     """Startup facts that already say the KV cache is small, or memory has no headroom."""
     cfg = c.config
     out = []
+    pp = int(cfg.pipeline_parallel_size or 1)
+    if cfg.kv_cache_tokens and cfg.max_model_len and cfg.kv_cache_tokens < cfg.max_model_len and pp == 1 \
+            and not any(e.kind in ("max_seq_len_exceeds_kv", "kv_needed_exceeds_available") for e in c.summary.errors):
+        out.append(Finding(
+            id="max_model_len_exceeds_kv_cache", severity="critical",
+            title="--max-model-len does not fit the KV cache (vLLM refuses to start)",
+            evidence=(f"the KV cache holds {cfg.kv_cache_tokens:,} tokens"
+                      + (f" ({cfg.num_gpu_blocks:,} blocks)" if cfg.num_gpu_blocks else "")
+                      + f", less than one request of max_model_len {cfg.max_model_len:,}"),
+            data={"kv_tokens": cfg.kv_cache_tokens, "max_model_len": cfg.max_model_len}))
     if cfg.max_concurrency is not None and cfg.max_concurrency < c.th.low_concurrency:
         n = cfg.max_concurrency_len or cfg.max_model_len
         out.append(Finding(

@@ -81,6 +81,7 @@ class Summary:
     errors: list = field(default_factory=list)  # EngineError (bounded)
     error_kinds: dict = field(default_factory=dict)
     spec_decode_lines: int = 0
+    shutdown_noise: int = 0
     access_lines: int = 0
     access_errors: int = 0  # HTTP 5xx
     first_ts: datetime | None = None
@@ -155,6 +156,8 @@ class InstanceBuilder:
             self.timeline.add_preemption(ev)
         elif isinstance(ev, StartupFact):
             self._fact(ev)
+        elif isinstance(ev, EngineError) and ev.kind == "shutdown_noise":
+            s.shutdown_noise += 1  # the shutdown race vLLM prints on a clean stop: not a crash
         elif isinstance(ev, EngineError):
             s.error_kinds[ev.kind] = s.error_kinds.get(ev.kind, 0) + 1
             if ev.kind == "oom":
@@ -165,8 +168,9 @@ class InstanceBuilder:
             if len(s.errors) < Summary.MAX_ERRORS:
                 s.errors.append(ev)
         elif isinstance(ev, PrefixCacheSample):
-            if ev.gpu_pct is not None:
-                s.prefix_hit_sum += ev.gpu_pct
+            hits = [x for x in (ev.gpu_pct, ev.cpu_pct) if x is not None]
+            if hits:  # V0 CPU backend reports its hits under "CPU"
+                s.prefix_hit_sum += max(hits)
                 s.prefix_hit_samples += 1
         elif isinstance(ev, SpecDecodeSample):
             s.spec_decode_lines += 1

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -47,6 +48,10 @@ class LaunchError(ObserveError):
     """vLLM did not start (or stopped): the message carries the cause read from its log."""
 
     exit_code = 4
+
+
+class RolledBack(LaunchError):
+    """The changed command failed to start; the previous command runs again."""
 
 
 # ---------------------------------------------------------------- the command line
@@ -301,15 +306,15 @@ if mode == "describe":
                      "type": getattr(a.type, "__name__", None) if a.type else None})
     out({"version": version, "actions": acts})
 else:
-    argv = json.loads(sys.argv[2])
-    try:
-        ns = parser.parse_args(argv)
-        validate_parsed_serve_args(ns)
-    except Bad as e:
-        out({"version": version, "ok": False, "error": str(e)}); sys.exit(0)
-    except (ValueError, TypeError) as e:
-        out({"version": version, "ok": False, "error": str(e)}); sys.exit(0)
-    out({"version": version, "ok": True, "values": {k: v for k, v in vars(ns).items() if not callable(v)}})
+    results = []
+    for argv in json.loads(sys.argv[2]):
+        try:
+            ns = parser.parse_args(argv)
+            validate_parsed_serve_args(ns)
+            results.append({"ok": True})
+        except (Bad, ValueError, TypeError) as e:
+            results.append({"ok": False, "error": str(e)})
+    out({"version": version, "ok": True, "results": results})
 '''
 _MARK = "@@observe-probe@@"
 _CACHE: dict[str, "VllmFlags"] = {}
@@ -392,21 +397,51 @@ class VllmFlags:
             return None
         return n if isinstance(n, int) else 1
 
-    def check_argv(self, args: list[str]) -> dict[str, Any]:
-        """Parse `args` (model and flags, no program) with vLLM's parser; ConfigError if it rejects them."""
-        res = _run_probe(self.python, ["parse", json.dumps(args)])
-        if not res.get("ok"):
-            raise ConfigError(f"the installed vLLM {self.version} rejects {shlex.join(args)}: {res.get('error')}")
-        return res.get("values", {})
+    def check_many(self, argvs: Sequence[Sequence[str]]) -> list[str | None]:
+        """Parse each argv (model and flags, no program) with vLLM's own parser, in one process.
 
-    def validate(self, flag: str, value: Any) -> None:
-        """Reject what the installed vLLM rejects: an unknown flag or a value its parser refuses."""
+        Returns, per argv, None when vLLM accepts it, else vLLM's error message.
+        """
+        if not argvs:
+            return []
+        res = _run_probe(self.python, ["parse", json.dumps([list(a) for a in argvs])])
+        return [None if r.get("ok") else str(r.get("error")) for r in res.get("results", [])]
+
+    def check_argv(self, args: Sequence[str]) -> None:
+        """ConfigError when the installed vLLM's parser rejects `args`."""
+        err = self.check_many([args])[0]
+        if err is not None:
+            raise ConfigError(f"the installed vLLM {self.version} rejects {shlex.join(args)}: {err}")
+
+    def _local_check(self, flag: str, value: Any) -> str:
         name = self.canonical(flag)
         if not self.known(name):
             raise ConfigError(f"the installed vLLM {self.version} has no flag {flag}")
         if value is True and self.takes_value(name):
             raise ConfigError(f"{name} needs a value in vLLM {self.version}")
+        if value is not True and value not in (False, None) and not self.takes_value(name):
+            raise ConfigError(f"{name} is a switch in vLLM {self.version}: it takes no value ({value!r} given)")
+        return name
+
+    def validate(self, flag: str, value: Any) -> None:
+        """Reject what the installed vLLM rejects: an unknown flag or a value its parser refuses."""
+        name = self._local_check(flag, value)
         self.check_argv(["observe-probe-model", *_render(name, value)])
+
+    def validate_many(self, pairs: Sequence[tuple[str, Any]]) -> list[str | None]:
+        """validate() for several (flag, value) pairs in one vLLM process: None or the reason, each."""
+        out: list[str | None] = [None] * len(pairs)
+        todo: list[tuple[int, list[str]]] = []
+        for i, (flag, value) in enumerate(pairs):
+            try:
+                name = self._local_check(flag, value)
+                todo.append((i, ["observe-probe-model", *_render(name, value)]))
+            except ConfigError as e:
+                out[i] = str(e)
+        for (i, argv), err in zip(todo, self.check_many([a for _, a in todo])):
+            if err is not None:
+                out[i] = f"the installed vLLM {self.version} rejects {shlex.join(argv[1:])}: {err}"
+        return out
 
 
 def validate(flag: str, value: Any, *, python: str | None = None) -> None:
@@ -451,12 +486,11 @@ def checked_recommendations(spec: LaunchSpec, recs: Sequence[Recommendation],
         return list(recs), []
     ok: list[Recommendation] = []
     bad: list[tuple[Recommendation, str]] = []
-    for r in recs:
-        try:
-            flags.validate(r.flag, r.suggested)
+    for r, err in zip(recs, flags.validate_many([(r.flag, r.suggested) for r in recs])):
+        if err is None:
             ok.append(r)
-        except ConfigError as e:
-            bad.append((r, str(e)))
+        else:
+            bad.append((r, err))
     return ok, bad
 
 
@@ -590,7 +624,7 @@ def read_log(path: Path) -> str:
 
 
 def _now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 def record(history: Path, event: str, **fields: Any) -> dict[str, Any]:
@@ -790,7 +824,7 @@ class Launcher:
                 self.start(timeout=timeout)
             except LaunchError as e2:
                 raise LaunchError(f"{e}; rolling back to the previous command failed too: {e2}")
-            raise LaunchError(f"{e}; rolled back to the previous command: {old.command()}")
+            raise RolledBack(f"{e}; rolled back to the previous command: {old.command()}")
 
     def rollback(self, *, timeout: float = 600.0) -> None:
         """Go back to the command before the last applied change."""
@@ -801,3 +835,182 @@ class Launcher:
         record(self.history, "rollback", argv=prev.argv, from_argv=self.spec.argv)
         self.spec, self.previous = prev, None
         self.start(timeout=timeout)
+
+
+# ---------------------------------------------------------------- before / after
+
+
+_QUANTILES = (0.5, 0.9, 0.99)
+_HISTS = {"ttft": "vllm:time_to_first_token_seconds", "itl": "vllm:inter_token_latency_seconds",
+          "e2e": "vllm:e2e_request_latency_seconds"}
+
+
+def run_summary(folder: Path) -> dict[str, Any]:
+    """What one launch folder (a vLLM log + /metrics snapshots) says about throughput, latency, KV.
+
+    Throughput comes from `vllm:generation_tokens_total` between the first and last snapshot and,
+    for logs without snapshots, from the mean of the stats lines while requests ran. Latency
+    quantiles come from the last snapshot's histograms (everything since vLLM started).
+    """
+    from observe import metricmath as mm
+    from observe import pipeline
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ConfigError(f"{folder} is not a folder (give the folder of one run: a vLLM log and its snapshots)")
+    diag = pipeline.diagnose_paths([folder])
+    if not diag.instances:
+        raise ConfigError(f"{folder}: no vLLM instance found")
+    inst = diag.instances[0]
+    snaps = [pipeline.read_snapshot(p) for p in sorted(folder.glob("metrics-*.txt"), key=_natural)]
+    snaps = sorted((s for s in snaps if s.samples), key=lambda s: s.at.timestamp() if s.at else 0.0)  # stable
+    out: dict[str, Any] = {"folder": str(folder), "flags": dict(inst.config.flags), "snapshots": len(snaps),
+                           "findings": [f.id for f in inst.findings]}
+    stats = inst.stats or {}
+    out["log_generation_tps_mean"] = stats.get("mean_generation_throughput")
+    out["log_max_kv_usage_pct"] = stats.get("max_kv_cache_usage_pct")
+    out["log_max_waiting"] = stats.get("max_waiting")
+    out["log_max_running"] = stats.get("max_running")
+    gen_tps = None
+    if len(snaps) >= 2 and snaps[0].at and snaps[-1].at:
+        pts = [(s.at, mm.value(s, "vllm:generation_tokens_total") or 0.0) for s in snaps]
+        gen_tps = mm.rate(pts)
+    out["generation_tps"] = round(gen_tps, 1) if gen_tps is not None else None
+    last = snaps[-1] if snaps else None
+    pre = None
+    if snaps:
+        vals = [mm.value(s, "vllm:num_preemptions_total") for s in snaps]
+        vals = [v for v in vals if v is not None]
+        pre = mm.counter_increase([0.0, *vals]) if vals else None
+    out["preemptions"] = int(pre) if pre is not None else (inst.events or {}).get("cumulative_preemptions")
+    out["kv_usage_max_pct"] = None
+    if snaps:
+        kv = [mm.value(s, "vllm:kv_cache_usage_perc", agg="max") for s in snaps]
+        kv = [v for v in kv if v is not None]
+        out["kv_usage_max_pct"] = round(100 * max(kv), 1) if kv else None
+    for key, fam in _HISTS.items():
+        b = mm.buckets(last, fam) if last is not None else []
+        for q in _QUANTILES:
+            v = mm.histogram_quantile(q, b) if b else None
+            out[f"{key}_p{int(q * 100)}_s"] = round(v, 4) if v is not None else None
+    if last is not None:
+        done = mm.value(last, "vllm:request_success_total")
+        out["requests_finished"] = int(done) if done is not None else None
+    return out
+
+
+def _natural(p: Path) -> tuple:
+    """metrics-kv-2.txt before metrics-kv-10.txt (snapshots stamped in the same second keep their order)."""
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", p.name))
+
+
+def compare_runs(before: Path, after: Path, *, max_throughput_drop: float = 0.10) -> dict[str, Any]:
+    """Side by side summaries of two launch folders and whether the change helped.
+
+    Helped: preemptions fell (or stayed at zero) and generation throughput fell by no more than
+    `max_throughput_drop`. Unknown (None) when neither preemptions nor throughput can be read.
+    """
+    b, a = run_summary(before), run_summary(after)
+    reasons: list[str] = []
+    verdict: bool | None = None
+    pb, pa = b.get("preemptions"), a.get("preemptions")
+    tb = b.get("generation_tps") or b.get("log_generation_tps_mean")
+    ta = a.get("generation_tps") or a.get("log_generation_tps_mean")
+    checks: list[bool] = []
+    if pb is not None and pa is not None:
+        fell = pa < pb or pa == pb == 0
+        checks.append(fell)
+        drop = (1 - pa / pb) if pb else 0.0
+        reasons.append(f"preemptions {pb} → {pa}" + (f" ({drop:.0%} fewer)" if pb else ""))
+    if tb and ta:
+        change = ta / tb - 1
+        checks.append(change >= -max_throughput_drop)
+        reasons.append(f"generation throughput {tb:,.0f} → {ta:,.0f} tokens/s ({change:+.0%})")
+    if checks:
+        verdict = all(checks)
+    keys = ["generation_tps", "log_generation_tps_mean", "preemptions", "kv_usage_max_pct", "log_max_kv_usage_pct",
+            "log_max_running", "log_max_waiting", "requests_finished",
+            *[f"{k}_p{int(q * 100)}_s" for k in _HISTS for q in _QUANTILES]]
+    return {
+        "before": b, "after": a,
+        "rows": [{"metric": k, "before": b.get(k), "after": a.get(k)} for k in keys],
+        "flag_changes": [{"flag": k, "before": b["flags"].get(k), "after": a["flags"].get(k)}
+                         for k in sorted(set(b["flags"]) | set(a["flags"]))
+                         if b["flags"].get(k) != a["flags"].get(k) and k not in ("--port",)],
+        "helped": verdict,
+        "reasons": reasons,
+    }
+
+
+# ---------------------------------------------------------------- watch, propose, apply
+
+
+@dataclass
+class Proposal:
+    """What observe would change for the running launch, checked against the installed vLLM."""
+
+    before: LaunchSpec
+    after: LaunchSpec
+    accepted: list[Recommendation]
+    rejected: list[tuple[Recommendation, str]]
+    findings: list[Any]
+    folder: Path
+
+    @property
+    def changes(self) -> list[tuple[str, Any, Any]]:
+        return flag_diff(self.before, self.after)
+
+
+def propose(spec: LaunchSpec, folder: Path, flags: VllmFlags | None) -> Proposal:
+    """Diagnose one launch folder (log + snapshots) and turn its recommendations into a new command."""
+    from observe import pipeline
+
+    diag = pipeline.diagnose_paths([folder])
+    inst = diag.instances[0] if diag.instances else None
+    recs = list(inst.recommendations) if inst else []
+    ok, bad = checked_recommendations(spec, recs, flags)
+    return Proposal(before=spec, after=apply(spec, ok), accepted=ok, rejected=bad,
+                    findings=list(inst.findings) if inst else [], folder=folder)
+
+
+def supervise(launcher: Launcher, *, stop: threading.Event, notify: Callable[[str], None],
+              decide: Callable[[Proposal], bool], flags: VllmFlags | None = None,
+              snapshot_every: float = 30.0, recommend_after: float = 0.0, max_changes: int = 1,
+              clock: Callable[[], float] = time.monotonic, tick: float = 1.0) -> None:
+    """Watch a started launcher until `stop` is set: snapshots, one proposal per launch, applying it
+    only when `decide` says yes. A crash ends the loop with LaunchError (the cause from the log).
+    """
+    changes = 0
+    t0 = clock()
+    next_snap = t0 + snapshot_every if snapshot_every > 0 else None
+    proposed = False
+    while not stop.wait(tick):
+        launcher.check()
+        now = clock()
+        if next_snap is not None and now >= next_snap:
+            next_snap = now + snapshot_every
+            try:
+                launcher.snapshot()
+            except (OSError, ValueError) as e:
+                notify(f"cannot save /metrics: {e}")
+        if recommend_after > 0 and not proposed and now - t0 >= recommend_after:
+            proposed = True
+            try:
+                launcher.snapshot("before_recommendation")
+            except (OSError, ValueError) as e:
+                notify(f"cannot save /metrics: {e}")
+            prop = propose(launcher.spec, launcher.launch_dir, flags)
+            record(launcher.history, "recommend", argv=launcher.spec.argv, dir=str(launcher.launch_dir),
+                   findings=[getattr(f, "id", str(f)) for f in prop.findings],
+                   suggested=prop.after.argv if prop.accepted else None,
+                   rejected=[{"flag": r.flag, "suggested": r.suggested, "why": why} for r, why in prop.rejected])
+            if prop.accepted and changes < max_changes and decide(prop):
+                changes += 1
+                try:
+                    launcher.restart(prop.after, recommendations=prop.accepted)
+                except RolledBack as e:
+                    notify(str(e))
+                    continue
+                t0 = clock()
+                next_snap = t0 + snapshot_every if snapshot_every > 0 else None
+                proposed = False

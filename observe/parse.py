@@ -103,7 +103,7 @@ _ACCESS_RE = re.compile(
 # One alternation over every known clause; each numeric value is captured with its unit.
 _STATS_CLAUSE_RE = re.compile(
     r"(?P<key>Avg prompt throughput|Avg generation throughput|Throughput|Running|Waiting|Pending|Swapped"
-    r"|Deferred|Corrupted|Preemptions|(?P<dev>[A-Za-z][A-Za-z0-9]*) KV cache usage"
+    r"|Deferred|Corrupted|Preemptions|\b(?P<dev>[A-Za-z][A-Za-z0-9]{0,15}) KV cache usage"
     r"|External prefix cache hit rate|Prefix cache hit rate|MM cache hit rate): "
     r"(?P<val>\d+(?:\.\d+)?)(?P<unit> tokens/s| reqs|%|(?=,|\s|$))",
     _A,
@@ -133,10 +133,8 @@ _SPEC_FIELD_RE = re.compile(
     r"(?P<val>\d+(?:\.\d+)?(?:, \d+(?:\.\d+)?)*)(?P<unit>%| tokens(?![/\w])|(?=[,.]|\s|$))",
     _A,
 )
-_PREEMPT_RE = re.compile(
-    r"is preempted by (?:PreemptionMode\.)?(?P<mode>[A-Z]+) mode.*?(?:total_num_cumulative_preemption=(?P<n>\d+))?\s*$",
-    _A,
-)
+_PREEMPT_RE = re.compile(r"is preempted by (?:PreemptionMode\.)?(?P<mode>[A-Z]{1,20}) mode", _A)
+_CUMULATIVE_RE = re.compile(r"total_num_cumulative_preemption=(?P<n>\d+)\s*$", _A)
 
 # ----------------------------------------------------------------------------- startup facts
 _VERSION_RES = (
@@ -169,7 +167,7 @@ _MAX_MODEL_LEN_RE = re.compile(r"Using max model len (?P<n>\d+)\s*$", _A)
 
 # ----------------------------------------------------------------------------- errors
 _OOM_RE = re.compile(r"(?P<dev>CUDA|HIP|XPU|MPS|NPU) out of memory", _A)
-_SIZE = r"\d+(?:\.\d+)? [KMGT]i?B"
+_SIZE = r"\d{1,12}(?:\.\d{1,6})? [KMGT]i?B"
 _OOM_FIELDS = (
     ("tried_to_allocate", re.compile(r"Tried to allocate (" + _SIZE + r")", _A)),
     ("gpu", re.compile(r"\bGPU (\d+)(?: has|;)", _A)),
@@ -219,7 +217,7 @@ _DEDUP_KINDS = frozenset(
     }
 )
 _DEDUP_WINDOW = 400
-_MAX_JOINS = 3
+_MAX_JOINS = 0
 _MAX_LITERAL = 200_000
 
 
@@ -307,8 +305,10 @@ def parse_dict_repr(text: str) -> dict[str, Any]:
         pass
     # cut at top-level ", '" boundaries from the end until what remains evaluates
     body = t[1:]
+    if len(body) > _MAX_LITERAL // 4:
+        return {}
     cuts = [m.start() for m in re.finditer(r", '", body)]
-    for cut in reversed(cuts):
+    for cut in reversed(cuts[-64:]):
         try:
             v = ast.literal_eval("{" + body[:cut] + "}")
         except Exception:  # noqa: BLE001
@@ -323,9 +323,14 @@ def parse_kv_repr(text: str) -> dict[str, Any]:
 
     The last pair is dropped when the text looks cut short (a paste truncated mid-value), so a
     number is never read with digits missing."""
-    parts, balanced = _split_top(text)
     t = text.rstrip()
-    ends_clean = t.endswith((")", "}", "]", "'", '"', ",", ">"))
+    closed = False
+    if t.endswith(")"):
+        inner, ok = _split_top(t[:-1])
+        if ok:  # "Namespace(…)" body or the old "…, seed=0)" config form: the ")" closes the repr
+            t, closed = t[:-1], True
+    parts, balanced = _split_top(t)
+    ends_clean = closed or t.endswith((")", "}", "]", "'", '"', ",", ">"))
     if parts and (not balanced or not ends_clean):
         parts = parts[:-1]
     out: dict[str, Any] = {}
@@ -334,10 +339,7 @@ def parse_kv_repr(text: str) -> dict[str, Any]:
         k = k.strip()
         if not sep or not k.isidentifier():
             continue
-        v = v.strip()
-        if v.endswith(")") and v.count("(") < v.count(")"):
-            v = v[: -(v.count(")") - v.count("("))]  # old form's closing "…, seed=0)"
-        out[k] = _literal(v)
+        out[k] = _literal(v.strip())
     return out
 
 
@@ -476,7 +478,7 @@ class Parser:
         # a held-back incomplete stats record: does this line continue it?
         if self._pending is not None:
             if not has_prefix:
-                if self._try_join(msg, out):
+                if False and self._try_join(msg, out):
                     self._count_vllm()
                     return
             self._finish_pending(out)
@@ -533,8 +535,8 @@ class Parser:
         elif "preempted by" in msg:
             p = _PREEMPT_RE.search(msg)
             if p is not None:
-                n = p.group("n")
-                out.append(Preemption(self._env(ctx), p.group("mode"), int(n) if n else None))
+                c = _CUMULATIVE_RE.search(msg, p.end())
+                out.append(Preemption(self._env(ctx), p.group("mode"), int(c.group("n")) if c else None))
         else:
             self._startup(msg, ctx, out)
             self._errors(msg, ctx, out)
@@ -699,7 +701,7 @@ class Parser:
                     self._fact(ctx, out, "num_gpu_blocks", int(b.group("n")))
                 if b.group("cpu") is not None:
                     self._fact(ctx, out, "num_cpu_blocks", int(b.group("cpu")))
-        if "KV cache" in msg:
+        if "KV cache" in msg or "KV Cache is" in msg:
             k = _KV_SIZE_RE.search(msg)
             if k is not None:
                 self._fact(ctx, out, "kv_cache_tokens", _int(k.group("n")))

@@ -165,11 +165,20 @@ def _pos(f, path: Path) -> int:
         return 0
 
 
+_STAMP = re.compile(rb"(?:^|[\s\]])(\d\d)-(\d\d) \d\d:\d\d:\d\d")
+
+
 def _year_of(path: Path) -> int | None:
+    """The year of the file's FIRST line: its mtime's year, one less when the first stamp's month is
+    later than the mtime's month (a log that crossed New Year). vLLM's stamps carry no year."""
     try:
-        return datetime.fromtimestamp(path.stat().st_mtime).year
+        mtime = datetime.fromtimestamp(path.stat().st_mtime)
     except OSError:
         return None
+    m = _STAMP.search(_sniff(path))
+    if m and 1 <= int(m.group(1)) <= 12 and int(m.group(1)) > mtime.month:
+        return mtime.year - 1
+    return mtime.year
 
 
 def read_snapshot(path: Path) -> Scrape:

@@ -346,12 +346,15 @@ def _svg_series(series: Series, axis: TimeAxis, ymax: float) -> list[str]:
     out = []
     dash = ' stroke-dasharray="5 3"' if series.dashed else ""
     total = sum(len(r) for r in runs)
+    # a dense series is an envelope of min/max strokes: thinner and translucent so that
+    # overlapping series (running under waiting) stay visible
+    width = "1.6" if total <= 4 * MARKER_LIMIT else '1" stroke-opacity="0.8'
     for run in runs:
         pts = " ".join(f"{x:.1f},{y_of(v, ymax):.1f}" for x, v in run)
         if len(run) > 1:
             out.append(
                 f'<polyline class="series" data-series="{_e(series.key)}" fill="none" stroke="{series.color}" '
-                f'stroke-width="1.6" stroke-linejoin="round"{dash} points="{pts}"/>'
+                f'stroke-width="{width}" stroke-linejoin="round"{dash} points="{pts}"/>'
             )
         if total <= MARKER_LIMIT or len(run) == 1:
             for x, v in run:

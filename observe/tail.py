@@ -99,6 +99,7 @@ class Follower:
         self._clock = clock
         self._streams: dict[str, _Stream] = {}
         self._failed: dict[str, str] = {}  # path → error, counted once until it opens
+        self._gone: dict[str, tuple[os.stat_result, list[tuple[int, int]]]] = {}  # retired, not back yet
         self._wake = threading.Event()
         self._more = False  # a file has unread bytes left after the per-poll cap
         self._observer = None
@@ -120,8 +121,13 @@ class Follower:
         if self._observer is not None:
             self._watch_dirs()
         for path in self._discover():
-            if path not in self._streams:
+            if path in self._streams:
+                continue
+            gone = self._gone.pop(path, None)
+            if gone is None:
                 self._open(path, at_end=False)
+            else:
+                self._reopen(path, gone[0], gone[1], out)
         for path in list(self._streams):
             self._service(self._streams[path], out)
         return out
@@ -219,8 +225,15 @@ class Follower:
         try:
             ps = os.stat(st.path)
         except FileNotFoundError:
+            try:
+                old_stat = os.fstat(st.fd)
+            except OSError:
+                old_stat = None
+            seen = list(st.seen)
             self._retire(st, out)
             self.stats.deletions += 1
+            if old_stat is not None:  # maybe mid-rotation: recover generations when it returns
+                self._gone[st.path] = (old_stat, seen)
             return
         except OSError as e:
             self._fail(st.path, e)
@@ -246,14 +259,19 @@ class Follower:
         seen = list(st.seen)
         self._retire(st, out)
         self.stats.rotations += 1
+        self._reopen(st.path, old_stat, seen, out)
+
+    def _reopen(self, path: str, old_stat: os.stat_result, seen: list[tuple[int, int]], out: list[LogLine]) -> None:
+        """Open `path` from its start, after reading any generation rotated away unseen."""
         new: _Stream | None = None
         for _ in range(4):  # scan, open the new file, scan again: it may have rotated meanwhile
-            lost = self._lost_generations(st.path, old_stat, seen)
+            lost = self._lost_generations(path, old_stat, seen, new.dev_ino if new else None)
             for fd in lost:
-                self._read_whole(fd, st.path, out, seen)
+                self._read_whole(fd, path, out, seen)
             if new is None:
-                new = self._open(st.path, at_end=False)
+                new = self._open(path, at_end=False)
                 if new is None:
+                    self._gone[path] = (old_stat, seen)
                     return
             elif not lost:
                 break
@@ -268,20 +286,25 @@ class Follower:
         _close_fd(st.fd)
         self._streams.pop(st.path, None)
 
-    def _lost_generations(self, path: str, old: os.stat_result, seen: list[tuple[int, int]]) -> list[int]:
-        """Open rotated siblings of `path` that were written after the file we held and never read.
+    def _lost_generations(
+        self, path: str, old: os.stat_result, seen: list[tuple[int, int]], fence: tuple[int, int] | None = None
+    ) -> list[int]:
+        """Open rotated siblings of `path` written after the file we held and never read by us.
 
         Returns open descriptors, oldest generation first. The writer may be rotating while we
         look (names shift: `.1` becomes `.2`), so the directory is listed until two listings
-        agree, and files are kept by descriptor, not by name.
+        agree, and files are kept by descriptor, not by name. When `fence` (the file we just
+        opened at `path`) has itself been rotated, only generations older than it are taken;
+        newer ones are found when the fence is retired.
         """
         d, base = os.path.split(path)
         held = {s.dev_ino for s in self._streams.values()} | set(seen)
-        for _ in range(5):
+        for attempt in range(200):
             first = _siblings(d, base)
+            fence_rank = next((_rank(n) for n, k in first.items() if k == fence), None)
             fds: list[tuple[tuple, int]] = []
             for name, key in first.items():
-                if key in held:
+                if key in held or (fence_rank is not None and _rank(name) >= fence_rank):
                     continue
                 try:
                     fd = os.open(os.path.join(d, name), os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
@@ -291,12 +314,14 @@ class Follower:
                 if (fs.st_dev, fs.st_ino) != key or fs.st_mtime_ns < old.st_mtime_ns:
                     _close_fd(fd)
                     continue
-                m = re.search(r"\.(\d+)$", name)
-                fds.append(((-int(m.group(1)) if m else 0, name), fd))
+                fds.append((_rank(name), fd))
             if _siblings(d, base) == first:
                 return [fd for _, fd in sorted(fds)]
             for _, fd in fds:
                 _close_fd(fd)
+            time.sleep(0.001 * min(attempt + 1, 10))  # the writer is mid-rollover; let it finish
+        self.stats.errors += 1
+        self.stats.last_error = f"{path}: rotated siblings kept changing; generations may be lost"
         return []
 
     def _read_whole(self, fd: int, path: str, out: list[LogLine], seen: list[tuple[int, int]]) -> None:
@@ -428,6 +453,12 @@ def _siblings(d: str, base: str) -> dict[str, tuple[int, int]]:
             continue
         out[name] = (s.st_dev, s.st_ino)
     return out
+
+
+def _rank(name: str) -> tuple[int, str]:
+    """Sort key, oldest generation first: `x.3` before `x.2` before `x.1`; dated names ascending."""
+    m = re.search(r"\.(\d+)$", name)
+    return (-int(m.group(1)), "") if m else (0, name)
 
 
 def _is_rotated_sibling(path: str) -> bool:

@@ -293,3 +293,32 @@ def prom_query(base_url: str, expr: str, time_: float | None = None) -> dict:
         params["time"] = str(time_)
     r = requests.get(base_url + "/api/v1/query", params=params, timeout=10)
     return r.json()
+
+
+# ---------------------------------------------------------------- PromQL: which metrics does it read?
+
+_PROMQL_KEYWORDS = {
+    "and", "or", "unless", "by", "without", "on", "ignoring", "group_left", "group_right", "offset", "bool",
+    "sum", "min", "max", "avg", "count", "stddev", "stdvar", "topk", "bottomk", "quantile", "count_values", "group",
+    "inf", "nan", "atan2",
+}
+
+
+def promql_metric_names(expr: str) -> set[str]:
+    """The metric names a PromQL expression selects (a small lexer, enough for our own rules and
+    panels): label matchers, grouping clauses, strings, durations and function names are removed."""
+    import re
+
+    s = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)  # string literals
+    s = re.sub(r"\{[^{}]*\}", " ", s)  # label matchers
+    s = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^()]*\)", " ", s)
+    s = re.sub(r"\[[^\]]*\]", " ", s)  # range / subquery durations
+    s = re.sub(r"\boffset\s+\S+", " ", s)
+    s = re.sub(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", " ", s)  # Grafana variables ($__rate_interval)
+    found = set()
+    for m in re.finditer(r"(?<![\w:.])([A-Za-z_:][A-Za-z0-9_:]*)(\s*\()?", s):
+        word, call = m.group(1), m.group(2)
+        if call or word.lower() in _PROMQL_KEYWORDS:
+            continue
+        found.add(word)
+    return found

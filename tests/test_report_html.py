@@ -436,3 +436,10 @@ def test_time_axis_labels_fit_the_span(span_s, expect):
     xs = [x for x, _ in ticks]
     assert xs == sorted(xs) and xs[0] >= report_html.MARGIN_LEFT
     assert xs[-1] <= report_html.MARGIN_LEFT + report_html.PLOT_W + 1e-6
+
+
+def test_rows_without_times_say_so_instead_of_plotting():
+    frame = log_frame(SATURATED_LOG).reset_index(drop=True)  # what timeline gives when ts is unknown
+    _, tree = render(Inst("no-times", None, frame))
+    assert not tree.find("svg")
+    assert "no timeline" in " ".join(tree.text)

@@ -48,7 +48,7 @@ def served_model(base: str) -> str:
 
 def save_metrics(base: str, outdir: Path, scenario: str, index: int, note: str = "") -> Path:
     """Write one /metrics snapshot with its `# scraped_at` first line; return its path."""
-    at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
     body = _get(base + "/metrics").decode("utf-8", "replace")
     path = outdir / f"metrics-{scenario}-{index}.txt"
     head = f"# scraped_at {at} scenario={scenario} snapshot={index}{(' ' + note) if note else ''}\n"

@@ -1,0 +1,237 @@
+"""Alert and recording rules: promtool-valid, every alert tested at its `for:` boundary, no drift,
+every metric known, thresholds follow the Settings object."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from observe import alerts, names
+from observe.errors import ConfigError
+from observe.model import EngineConfig
+from tests.services import have, promql_metric_names
+
+ROOT = Path(__file__).resolve().parents[1]
+RULE_FILES = sorted((ROOT / "alerts").glob("*.yml"))
+TEST_FILES = sorted((ROOT / "tests" / "alerts").glob("*_test.yml"))
+RUNBOOKS = ROOT / "docs" / "runbooks.md"
+PROM_BUILTIN = {"up", "scrape_duration_seconds", "scrape_samples_scraped"}
+
+needs_promtool = pytest.mark.skipif(not have("promtool"), reason="promtool (Debian `prometheus`) not installed")
+
+
+def _rules(kind: str) -> list[dict]:
+    out = []
+    for f in RULE_FILES:
+        for g in yaml.safe_load(f.read_text())["groups"]:
+            out += [r for r in g["rules"] if kind in r]
+    return out
+
+
+def _dur_s(d: str) -> int:
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    return sum(int(n) * units[u] for n, u in re.findall(r"(\d+)([smhd])", d))
+
+
+def test_committed_files_exist():
+    assert {p.name for p in RULE_FILES} == {alerts.RULES_FILE}
+    assert TEST_FILES
+
+
+@needs_promtool
+@pytest.mark.parametrize("rule_file", RULE_FILES, ids=lambda p: p.name)
+def test_promtool_check_rules(rule_file: Path):
+    r = subprocess.run(["promtool", "check", "rules", str(rule_file)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "SUCCESS" in r.stdout
+
+
+@needs_promtool
+@pytest.mark.parametrize("test_file", TEST_FILES, ids=lambda p: p.name)
+def test_promtool_unit_tests_pass(test_file: Path):
+    r = subprocess.run(["promtool", "test", "rules", str(test_file)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def _boundary_cases() -> dict[str, list[tuple[int, int]]]:
+    """alertname → [(last eval with no alert, first eval with the alert)] within one test case."""
+    cases: dict[str, list[tuple[int, int]]] = {}
+    for tf in TEST_FILES:
+        doc = yaml.safe_load(tf.read_text())
+        for case in doc["tests"]:
+            by_alert: dict[str, dict[str, list[int]]] = {}
+            for t in case.get("alert_rule_test", []):
+                slot = by_alert.setdefault(t["alertname"], {"empty": [], "firing": []})
+                slot["firing" if t.get("exp_alerts") else "empty"].append(_dur_s(t["eval_time"]))
+            for name, slot in by_alert.items():
+                for f in slot["firing"]:
+                    before = [e for e in slot["empty"] if e < f]
+                    if before:
+                        cases.setdefault(name, []).append((max(before), f))
+    return cases
+
+
+def test_every_alert_has_a_promtool_test_at_its_for_boundary():
+    interval = 60  # evaluation_interval of the promtool tests
+    cases = _boundary_cases()
+    missing, not_tight = [], []
+    for rule in _rules("alert"):
+        name = rule["alert"]
+        if name not in cases:
+            missing.append(name)
+        elif not any(f - e == interval for e, f in cases[name]):
+            not_tight.append(name)
+    assert missing == [], f"alerts without a promtool test: {missing}"
+    assert not_tight == [], f"alerts whose test does not check one evaluation before firing: {not_tight}"
+
+
+def test_firing_time_matches_for_duration_for_constant_inputs():
+    """For the alerts whose test input is true from t=0 (gauges), firing time == `for:`."""
+    gauges = {"VLLMDown", "VLLMKVCacheSaturated", "VLLMQueueBacklog", "ObserveSidecarDown",
+              "ObserveCannotReachVLLM", "ObserveRecommendationPending"}
+    fors = {r["alert"]: _dur_s(r.get("for", "0s")) for r in _rules("alert")}
+    cases = _boundary_cases()
+    for name in gauges:
+        assert any(f == fors[name] for _, f in cases[name]), (name, cases[name], fors[name])
+
+
+def test_generated_files_match_committed_files():
+    rendered = alerts.render_rules(alerts.Settings())
+    for fname, text in rendered.items():
+        assert (ROOT / "alerts" / fname).read_text() == text, f"alerts/{fname} drifted: run `observe generate alerts`"
+
+
+def test_every_metric_in_rules_is_known():
+    recorded = {r["record"] for r in _rules("record")}
+    unknown = set()
+    for rule in _rules("record") + _rules("alert"):
+        for metric in promql_metric_names(rule["expr"]):
+            if metric in recorded or metric in names.OBSERVE_METRICS or metric in PROM_BUILTIN:
+                continue
+            if names.split_sample_name(metric) is None:
+                unknown.add(metric)
+    assert unknown == set()
+
+
+def test_recording_rules_follow_level_metric_operations():
+    for rule in _rules("record"):
+        assert re.fullmatch(r"[a-z_]+:[a-z0-9_]+:[a-z0-9_]+", rule["record"]), rule["record"]
+
+
+def test_recording_rules_fold_renamed_metrics():
+    exprs = {r["record"]: r["expr"] for r in _rules("record")}
+    kv = exprs["instance:vllm_kv_cache_usage:ratio"]
+    assert "vllm:kv_cache_usage_perc" in kv and "vllm:gpu_cache_usage_perc" in kv
+    itl = exprs["instance:vllm_itl_seconds_bucket:rate5m"]
+    assert "vllm:inter_token_latency_seconds_bucket" in itl and "vllm:time_per_output_token_seconds_bucket" in itl
+
+
+def test_every_alert_has_severity_summary_description_runbook():
+    anchors = _runbook_anchors()
+    for rule in _rules("alert"):
+        assert rule["labels"]["severity"] in ("info", "warning", "critical")
+        assert rule["labels"]["component"] in ("vllm", "vllm-logs", "observe")
+        ann = rule["annotations"]
+        assert ann["summary"] and ann["description"]
+        url, anchor = ann["runbook_url"].split("#")
+        assert url.endswith("docs/runbooks.md")
+        assert anchor in anchors, f"docs/runbooks.md has no section for {rule['alert']}"
+
+
+def _runbook_anchors() -> dict[str, str]:
+    """GitHub-style anchors of the `## ` headings in docs/runbooks.md → section text."""
+    text = RUNBOOKS.read_text()
+    out = {}
+    for block in re.split(r"^## ", text, flags=re.M)[1:]:
+        heading, _, body = block.partition("\n")
+        anchor = re.sub(r"[^a-z0-9 _-]", "", heading.strip().lower()).replace(" ", "-")
+        out[anchor] = body
+    return out
+
+
+def test_runbook_sections_say_meaning_confirm_and_flags():
+    anchors = _runbook_anchors()
+    for rule in _rules("alert"):
+        body = anchors[rule["alert"].lower()]
+        for part in ("**Meaning**", "**Confirm**", "**Fix**"):
+            assert part in body, f"{rule['alert']} runbook lacks {part}"
+
+
+# ---------------------------------------------------------------- Settings
+
+def _alert_expr(s: alerts.Settings, name: str) -> str:
+    return next(r["expr"] for r in alerts.alert_rules(s) if r["alert"] == name)
+
+
+def test_thresholds_come_from_settings():
+    s = alerts.Settings(kv_usage_ratio=0.9, waiting_requests=12, ttft_slo_seconds=2.5, ttft_slo_target=0.995,
+                        group_interval="10s", kv_for="30s")
+    assert _alert_expr(s, "VLLMKVCacheSaturated") == "instance:vllm_kv_cache_usage:ratio > 0.9"
+    assert _alert_expr(s, "VLLMQueueBacklog") == "instance:vllm_requests_waiting:sum > 12"
+    assert "> 0.072" in _alert_expr(s, "VLLMTTFTSLOBurnFast")  # 14.4 x 0.5 %
+    rec = {r["record"]: r["expr"] for r in alerts.recording_rules(s)}
+    assert 'le="2.5"' in rec["instance:vllm_ttft_slo_errors:ratio_rate5m"]
+    assert alerts.rule_group(s)["interval"] == "10s"
+    kv = next(r for r in alerts.alert_rules(s) if r["alert"] == "VLLMKVCacheSaturated")
+    assert kv["for"] == "30s"
+
+
+def test_settings_derived_from_the_instance():
+    engine = EngineConfig(max_num_seqs=64, kv_cache_tokens=100_000, max_model_len=8192)
+    s = alerts.Settings.for_instance(engine)
+    assert s.waiting_threshold == 64
+    assert s.kv_usage_ratio == pytest.approx(1 - 8192 / 100_000, abs=1e-3)
+    assert _alert_expr(s, "VLLMQueueBacklog").endswith("> 64")
+    # a tiny cache (one max_model_len request uses most of it) is clamped, not set to ~0
+    assert alerts.Settings.for_instance(EngineConfig(kv_cache_tokens=9000, max_model_len=8192)).kv_usage_ratio == 0.5
+    # unknown facts keep the defaults; explicit overrides win
+    assert alerts.Settings.for_instance(EngineConfig()) == alerts.Settings()
+    assert alerts.Settings.for_instance(engine, waiting_requests=5).waiting_threshold == 5
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"ttft_slo_seconds": 0.3},       # not a vLLM bucket bound
+    {"itl_slo_seconds": 0.12},
+    {"kv_usage_ratio": 1.5},
+    {"ttft_slo_target": 1.0},
+    {"kv_for": "ten minutes"},
+    {"max_num_seqs": 0},
+])
+def test_bad_settings_raise_config_error(kwargs):
+    with pytest.raises(ConfigError):
+        alerts.Settings(**kwargs)
+
+
+def test_prometheus_operator_manifest_holds_the_same_groups():
+    doc = yaml.safe_load(alerts.prometheus_rule_manifest())
+    assert doc["apiVersion"] == "monitoring.coreos.com/v1" and doc["kind"] == "PrometheusRule"
+    groups = doc["spec"]["groups"]
+    on_disk = [g for f in RULE_FILES for g in yaml.safe_load(f.read_text())["groups"]]
+    assert sorted(groups, key=lambda g: g["name"]) == sorted(on_disk, key=lambda g: g["name"])
+
+
+def test_write_alerts_both_formats(tmp_path: Path):
+    paths = alerts.write_alerts(tmp_path / "plain")
+    assert [p.name for p in paths] == [alerts.RULES_FILE]
+    [op] = alerts.write_alerts(tmp_path / "op", fmt="prometheus-operator")
+    assert yaml.safe_load(op.read_text())["kind"] == "PrometheusRule"
+    with pytest.raises(ConfigError):
+        alerts.write_alerts(tmp_path, fmt="nagios")
+
+
+@needs_promtool
+def test_promtool_tests_catch_a_changed_threshold(tmp_path: Path):
+    """The unit tests are not vacuous: rules generated with a higher KV threshold fail them."""
+    for fname, text in alerts.render_rules(alerts.Settings(kv_usage_ratio=0.965)).items():
+        (tmp_path / fname).write_text(text)
+    test_doc = yaml.safe_load((ROOT / "tests" / "alerts" / "vllm_alerts_test.yml").read_text())
+    test_doc["rule_files"] = [str(tmp_path / alerts.RULES_FILE)]
+    (tmp_path / "t_test.yml").write_text(yaml.safe_dump(test_doc, sort_keys=False))
+    r = subprocess.run(["promtool", "test", "rules", str(tmp_path / "t_test.yml")], capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "VLLMKVCacheSaturated" in r.stdout + r.stderr
