@@ -515,6 +515,9 @@ def compute(model: ModelSpec | str | Mapping[str, Any], *, gpu_memory_gib: float
     _check("--context", context, 1, MAX_LEN, integer=True)
     _check("--concurrency", concurrency, 1, 100_000_000, integer=True)
     _check("--weights-gib", weights_gib, 0, 16384)
+    if quantization and quantization.strip().lower() not in ("fp8", "fp8_e4m3"):
+        raise ConfigError(f"--quantization {quantization!r}: the table knows FP8 checkpoint sizes only; "
+                          "give --weights-gib for other checkpoints")
     if m.layers < pp:
         raise ConfigError(f"--pipeline-parallel-size {pp} exceeds the model's {m.layers} layers")
     tp, pp, block_size = int(tp), int(pp), int(block_size)
@@ -553,7 +556,9 @@ def compute(model: ModelSpec | str | Mapping[str, Any], *, gpu_memory_gib: float
     elif weights_gib is not None:
         w = float(weights_gib)
     else:
-        gb = m.weights_gb_fp8 if (quantization or "").lower().startswith("fp8") and m.weights_gb_fp8 else m.weights_gb
+        gb = m.weights_gb_fp8 if quantization and m.weights_gb_fp8 else m.weights_gb
+        if quantization and not m.weights_gb_fp8:
+            notes.append(f"no FP8 checkpoint size for {m.name}: used its default checkpoint size")
         w = gb * GB / GIB / (tp * pp) if gb else None
         if w is None:
             notes.append("weights unknown: give --weights-gib for a better estimate")
@@ -576,6 +581,9 @@ def compute(model: ModelSpec | str | Mapping[str, Any], *, gpu_memory_gib: float
                 "use more --tensor-parallel-size, a quantized checkpoint or a larger GPU"
             )
         avail = requested - (w or 0) - (act or 0) - sampler - non_torch - graphs
+        if None not in (measured.weights_gib, measured.activation_gib, measured.non_torch_gib):
+            basis = "measured"
+            notes.append("available memory from the measured weights, activation peak and non-torch memory")
         if graphs:
             notes.append("v0.21+ deducts CUDA-graph memory (estimated 0.6 GiB)")
 
@@ -725,7 +733,9 @@ def what_if(cfg: EngineConfig, changes: Mapping[str, Any], *, request_tokens: in
         util = 0.9
         notes.append("--gpu-memory-utilization not in the log: assumed vLLM's default 0.9")
     util = float(_num("--gpu-memory-utilization", util, integer=False))
-    dtype = str(_current(cfg, "kv_cache_dtype", "--kv-cache-dtype") or "auto")
+    dtype = str(_current(cfg, "kv_cache_dtype", "--kv-cache-dtype") or "auto").strip().lower()
+    if dtype not in KV_DTYPE_BYTES:  # as a log printed it, e.g. "torch.bfloat16", "fp8_e4m3fn"
+        dtype = "fp8" if "fp8" in dtype or "float8" in dtype else "auto"
     mml = _current(cfg, "max_model_len", "--max-model-len")
     mml = int(_num("--max-model-len", mml, integer=True)) if mml is not None else None
     seqs = _current(cfg, "max_num_seqs", "--max-num-seqs")
@@ -889,3 +899,32 @@ def render_text(r: CapacityResult, alt: CapacityResult | None = None) -> str:
             )
     lines += [f"  note: {n}" for n in r.notes]
     return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------------ measured facts
+def _label_num(labels: Mapping[str, str], key: str, integer: bool) -> Any:
+    raw = labels.get(key)
+    try:
+        v = float(raw) if raw not in (None, "", "None") else None
+    except (TypeError, ValueError):
+        return None
+    if v is None or math.isnan(v) or math.isinf(v) or v < 0:
+        return None
+    return int(v) if integer else v
+
+
+def measured_from_cache_config_info(labels: Mapping[str, str]) -> Measured:
+    """Measured facts from the labels of `vllm:cache_config_info` (values are strings; 'None' = unset)."""
+    mem = _label_num(labels, "kv_cache_memory_bytes", integer=True)
+    return Measured(
+        kv_cache_tokens=_label_num(labels, "kv_cache_size_tokens", integer=True),
+        num_gpu_blocks=_label_num(labels, "num_gpu_blocks", integer=True),
+        block_size=_label_num(labels, "block_size", integer=True),
+        available_kv_gib=mem / GIB if mem else None,
+    )
+
+
+def measured_from_engine(cfg: EngineConfig) -> Measured:
+    """Measured facts an EngineConfig read from a log carries."""
+    return Measured(kv_cache_tokens=cfg.kv_cache_tokens, num_gpu_blocks=cfg.num_gpu_blocks,
+                    block_size=cfg.block_size, available_kv_gib=cfg.available_kv_gib, weights_gib=cfg.weights_gib)

@@ -277,7 +277,7 @@ def run_cmd(
     sidecar: bool = typer.Option(True, "--sidecar/--no-sidecar", help="Run the sidecar against the launched vLLM."),
     listen: str = typer.Option("127.0.0.1:9400", "--listen", help="The sidecar's address."),
     snapshot_every: float = typer.Option(30.0, "--snapshot-every", help="Save /metrics every S seconds (0: never)."),
-    recommend_after: float = typer.Option(0.0, "--recommend-after", help="Diagnose each launch after S seconds and print the recommended flags (0: never)."),
+    recommend_after: float = typer.Option(0.0, "--recommend-after", help="Diagnose each launch after S seconds and print the recommended flags (0: never; SIGUSR1 asks at any time)."),
     apply_: bool = typer.Option(False, "--apply", help="Offer to restart vLLM with the recommended flags (asks first)."),
     yes: bool = typer.Option(False, "--yes", "-y", help="With --apply: restart without asking."),
     max_changes: int = typer.Option(1, "--max-changes", help="Apply at most N changes in this run."),
@@ -311,8 +311,9 @@ def run_cmd(
 
     launcher = manage.Launcher(spec, run_dir, echo=None if quiet else sys.stdout, log_max_bytes=log_max_bytes,
                                log_backups=log_backups, sidecar_factory=sidecar_factory if sidecar else None)
-    stop = threading.Event()
+    stop, trigger = threading.Event(), threading.Event()
     _signal.signal(_signal.SIGTERM, lambda *_: stop.set())
+    _signal.signal(_signal.SIGUSR1, lambda *_: trigger.set())
 
     def decide(prop) -> bool:
         _show_proposal(prop, title=f"diagnosis of {prop.folder}")
@@ -327,7 +328,7 @@ def run_cmd(
         typer.echo(f"observe: vLLM ready at {spec.url}; log {launcher.log_path}", err=True)
         manage.supervise(launcher, stop=stop, notify=lambda m: typer.echo(f"observe: {m}", err=True), decide=decide,
                          flags=flags, snapshot_every=snapshot_every, recommend_after=recommend_after,
-                         max_changes=max_changes)
+                         max_changes=max_changes, trigger=trigger)
     except KeyboardInterrupt:
         pass
     finally:

@@ -976,9 +976,11 @@ def propose(spec: LaunchSpec, folder: Path, flags: VllmFlags | None) -> Proposal
 def supervise(launcher: Launcher, *, stop: threading.Event, notify: Callable[[str], None],
               decide: Callable[[Proposal], bool], flags: VllmFlags | None = None,
               snapshot_every: float = 30.0, recommend_after: float = 0.0, max_changes: int = 1,
+              trigger: threading.Event | None = None,
               clock: Callable[[], float] = time.monotonic, tick: float = 1.0) -> None:
-    """Watch a started launcher until `stop` is set: snapshots, one proposal per launch, applying it
-    only when `decide` says yes. A crash ends the loop with LaunchError (the cause from the log).
+    """Watch a started launcher until `stop` is set: snapshots, one proposal per launch (after
+    `recommend_after` seconds, or whenever `trigger` is set), applying it only when `decide` says
+    yes. A crash ends the loop with LaunchError (the cause from the log).
     """
     changes = 0
     t0 = clock()
@@ -993,7 +995,10 @@ def supervise(launcher: Launcher, *, stop: threading.Event, notify: Callable[[st
                 launcher.snapshot()
             except (OSError, ValueError) as e:
                 notify(f"cannot save /metrics: {e}")
-        if recommend_after > 0 and not proposed and now - t0 >= recommend_after:
+        asked = trigger is not None and trigger.is_set()
+        if asked or (recommend_after > 0 and not proposed and now - t0 >= recommend_after):
+            if trigger is not None:
+                trigger.clear()
             proposed = True
             try:
                 launcher.snapshot("before_recommendation")

@@ -217,7 +217,13 @@ _DEDUP_KINDS = frozenset(
     }
 )
 _DEDUP_WINDOW = 400
-_MAX_JOINS = 0
+# logger file names that exist in only one engine's code tree (a weak hint, used only while the
+# log has said nothing more explicit about the engine)
+_V0_FILES = frozenset({"model_runner.py", "multiproc_worker_utils.py", "worker.py", "gpu_executor.py",
+                       "distributed_gpu_executor.py", "client.py", "engine.py"})
+_V1_FILES = frozenset({"gpu_model_runner.py", "loggers.py", "kv_cache_utils.py", "gpu_worker.py",
+                       "core_client.py", "multiproc_executor.py"})
+_MAX_JOINS = 3
 _MAX_LITERAL = 200_000
 
 
@@ -360,7 +366,7 @@ class _Ctx:
     level: str | None = None
     mo: int = 0
     dd: int = 0
-    hms: tuple[int, int, int] | None = None
+    hms: tuple[str, str, str] | None = None  # as printed; converted only when an event needs it
     outer_ts: datetime | None = None
     process: str | None = None
     pid: int | None = None
@@ -449,14 +455,15 @@ class Parser:
             if m is None:
                 break
             has_prefix = True
-            name = m.group("name")
-            if name and m.group("dims"):
-                name = f"{name}_{m.group('dims')}"
+            name, _, dims, pid = m.groups()
             if name:
+                if dims:
+                    name = f"{name}_{dims}"
                 self.processes.add(name)
                 ctx.process = name
-                self._engine_hint_from_process(name, ctx, out)
-            ctx.pid = int(m.group("pid"))
+                if self._engine is None:
+                    self._engine_hint_from_process(name, ctx, out)
+            ctx.pid = int(pid)
             seg = seg[m.end():]
         # the logger prefix
         m = _PREFIX_RE.match(seg)
@@ -465,20 +472,27 @@ class Parser:
             m = _PREFIX_RE.search(seg)  # VLLM_LOGGING_PREFIX or an unknown wrapper before the level
         if m is not None:
             has_prefix = True
-            ctx.level = "WARNING" if m.group("level") == "WARN" else m.group("level")
-            ctx.mo = int(m.group("mo"))
-            ctx.dd = int(m.group("dd"))
-            ctx.hms = (int(m.group("hh")), int(m.group("mi")), int(m.group("ss")))
-            ctx.logger_file = m.group("file").rsplit("/", 1)[-1]
-            ctx.logger_line = int(m.group("ln"))
+            level, mo, dd, hh, mi, ss, lf, ln = m.groups()
+            ctx.level = "WARNING" if level == "WARN" else level
+            ctx.mo = int(mo)
+            ctx.dd = int(dd)
+            ctx.hms = (hh, mi, ss)
+            ctx.logger_file = lf.rsplit("/", 1)[-1] if "/" in lf else lf
+            ctx.logger_line = int(ln)
             self._roll_year(ctx)
+            if self._engine is None:
+                lf = ctx.logger_file
+                if lf in _V1_FILES:
+                    self._note_engine("v1", ctx, out)
+                elif lf in _V0_FILES:
+                    self._note_engine("v0", ctx, out)
             msg = seg[m.end():]
         else:
             msg = seg
         # a held-back incomplete stats record: does this line continue it?
         if self._pending is not None:
             if not has_prefix:
-                if False and self._try_join(msg, out):
+                if self._try_join(msg, out):
                     self._count_vllm()
                     return
             self._finish_pending(out)
@@ -676,8 +690,10 @@ class Parser:
                 eng = e.group("eng")
                 if eng:
                     self._note_engine(eng.lower(), ctx, out)
-                elif "(v" in msg or "with config" in msg:
-                    self._note_engine("v0", ctx, out)  # before 2025-01-28 only V0 existed
+                elif ctx.logger_file == "core.py":
+                    self._note_engine("v1", ctx, out)  # early V1 (v1/engine/core.py) said "an LLM engine"
+                else:
+                    self._note_engine("v0", ctx, out)
                 i = msg.find("with config: ")
                 if i >= 0:
                     cfg = parse_kv_repr(msg[i + len("with config: "):])
@@ -875,7 +891,7 @@ class Parser:
     def _engine_hint_from_process(self, name: str, ctx: _Ctx, out: list[LogEvent]) -> None:
         if self._engine is not None:
             return
-        if name.startswith("EngineCore") or name.startswith("Worker_") or name == "VllmWorker":
+        if name.startswith(("EngineCore", "Worker_", "VllmWorker_")) or name == "VllmWorker":
             self._note_engine("v1", ctx, out)
         elif name == "VllmWorkerProcess":
             self._note_engine("v0", ctx, out)
@@ -890,6 +906,9 @@ class Parser:
         after December (roll forward); one that jumps forward that much is a late line from
         the previous year (interleaved processes) and gets the previous year."""
         mo = ctx.mo
+        if mo == self._last_mo and ctx.outer_ts is None:
+            ctx.year = self._year
+            return
         if ctx.outer_ts is not None:
             # the wrapper knows the year; vLLM's clock may be hours off (local vs UTC)
             oy = ctx.outer_ts.year
@@ -918,7 +937,7 @@ class Parser:
         ts = ctx.ts
         if ctx.hms is not None:
             try:
-                ts = datetime(ctx.year, ctx.mo, ctx.dd, *ctx.hms)
+                ts = datetime(ctx.year, ctx.mo, ctx.dd, int(ctx.hms[0]), int(ctx.hms[1]), int(ctx.hms[2]))
             except ValueError:
                 ts = None
         elif ts is None and ctx.outer_ts is not None:
@@ -1090,7 +1109,8 @@ def _iso(text: str) -> datetime | None:
 
 def _safe_delta(year: int, ctx: _Ctx, outer: datetime) -> float:
     try:
-        inner = datetime(year, ctx.mo, ctx.dd, *(ctx.hms or (0, 0, 0)))
+        h = ctx.hms or ("0", "0", "0")
+        inner = datetime(year, ctx.mo, ctx.dd, int(h[0]), int(h[1]), int(h[2]))
     except ValueError:
         return float("inf")
     o = outer.astimezone(timezone.utc).replace(tzinfo=None) if outer.tzinfo else outer

@@ -326,12 +326,17 @@ def _svg_axes(axis: TimeAxis, ymax: float, ystep: float, unit: str) -> list[str]
     for i in range(n + 1):
         v = i * ystep
         y = y_of(v, ymax)
-        out.append(f'<line class="grid" x1="{MARGIN_LEFT}" x2="{MARGIN_LEFT + PLOT_W}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eceef1"/>')
         out.append(
-            f'<text x="{MARGIN_LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">{_e(_fmt_tick(v, ystep))}</text>'
+            f'<line class="grid" x1="{MARGIN_LEFT}" x2="{MARGIN_LEFT + PLOT_W}" y1="{y:.1f}" y2="{y:.1f}" '
+            'stroke="#eceef1"/>'
+        )
+        out.append(
+            f'<text x="{MARGIN_LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">'
+            f"{_e(_fmt_tick(v, ystep))}</text>"
         )
     for x, label in axis.ticks():
-        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{MARGIN_TOP + PLOT_H}" y2="{MARGIN_TOP + PLOT_H + 4}" stroke="#888"/>')
+        base = MARGIN_TOP + PLOT_H
+        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{base}" y2="{base + 4}" stroke="#888"/>')
         out.append(f'<text x="{x:.1f}" y="{HEIGHT - 8}" text-anchor="middle" class="tick">{_e(label)}</text>')
     if unit:
         out.append(
@@ -459,7 +464,8 @@ _TWINS = {
 }
 
 _COLORS = {
-    "prompt_tps": "#2f6fb3", "generation_tps": "#3a9d5d", "m_prompt_tps": "#2f6fb3", "m_generation_tps": "#3a9d5d", "running": "#2f6fb3", "waiting": "#d0312d",
+    "prompt_tps": "#2f6fb3", "generation_tps": "#3a9d5d", "m_prompt_tps": "#2f6fb3", "m_generation_tps": "#3a9d5d",
+    "running": "#2f6fb3", "waiting": "#d0312d",
     "swapped": "#8e44ad", "m_running": "#2f6fb3", "m_waiting": "#d0312d", "kv_usage_pct": "#2f6fb3",
     "cpu_kv_usage_pct": "#8e44ad", "m_kv_usage_pct": "#16a2b8", "cumulative_preemptions": "#8e44ad",
     "m_preemptions_total": "#c0392b", "ttft_p50": "#3a9d5d", "ttft_p95": "#e8890c", "ttft_p99": "#d0312d",
@@ -507,7 +513,8 @@ def build_plots(frame: Any, axis: TimeAxis, times: Sequence[datetime]) -> list[P
             note = "Dashed lines: 90 % and 95 % — past 95 % new requests wait and running ones get preempted."
         if key == "preemptions" and events is None and all(not any(v for v in s.vals if v) for s in series):
             note = "No preemption was recorded."
-        plots.append(Plot(key, title, unit, series, fixed, thresholds, events, note, key in ("requests", "preemptions")))
+        integer = key in ("requests", "preemptions")
+        plots.append(Plot(key, title, unit, series, fixed, thresholds, events, note, integer))
     return plots
 
 
@@ -541,6 +548,25 @@ def instance_axis(times: Sequence[datetime]) -> TimeAxis | None:
 
 
 # ───────────────────────────── HTML sections ─────────────────────────────
+
+
+_ROW_LABELS = (
+    ("kv_usage_pct", "KV-cache usage %"), ("running", "running"), ("waiting", "waiting"), ("swapped", "swapped"),
+    ("prompt_tps", "prompt tokens/s"), ("generation_tps", "generation tokens/s"),
+    ("prefix_hit_pct", "prefix-cache hit %"), ("cumulative_preemptions", "cumulative preemptions"),
+    ("m_kv_usage_pct", "KV-cache usage % (/metrics)"), ("ttft_p99", "TTFT p99 (s)"), ("itl_p99", "ITL p99 (s)"),
+)
+
+
+def _single_row(frame: Any, t: datetime) -> str:
+    """A timeline of one row is a table, not a plot: the values of that row."""
+    rows = []
+    for col, label in _ROW_LABELS:
+        vals = _column(frame, col)
+        if vals is not None and vals[0] is not None:
+            rows.append((label, vals[0]))
+    table = _kv_table(rows, "facts single-row") if rows else ""
+    return f'<p class="muted">One reading only, at {_e(_fmt_time(t))}; nothing to plot over time.</p>{table}'
 
 
 def _legend(plot: Plot) -> str:
@@ -587,7 +613,9 @@ def _engine_section(config: Any) -> str:
     conc = g("max_concurrency")
     conc_txt = None
     if conc is not None:
-        conc_txt = f"{_fmt_num(conc)}×" + (f" for {_fmt_num(g('max_concurrency_len'))}-token requests" if g("max_concurrency_len") else "")
+        conc_txt = f"{_fmt_num(conc)}×"
+        if g("max_concurrency_len"):
+            conc_txt += f" for {_fmt_num(g('max_concurrency_len'))}-token requests"
     kv = g("kv_cache_tokens")
     rows = [
         ("vLLM version", g("version")),
@@ -613,7 +641,9 @@ def _engine_section(config: Any) -> str:
     facts = _kv_table(rows) if rows else '<p class="muted">No engine facts were found in the logs.</p>'
     flags = g("flags") or {}
     if flags:
-        flag_rows = "".join(f"<tr><th><code>{_e(k)}</code></th><td><code>{_e(v)}</code></td></tr>" for k, v in flags.items())
+        flag_rows = "".join(
+            f"<tr><th><code>{_e(k)}</code></th><td><code>{_e(v)}</code></td></tr>" for k, v in flags.items()
+        )
         flags_html = f'<h4>Launch flags</h4><table class="facts flags">{flag_rows}</table>'
     else:
         flags_html = ""
@@ -634,7 +664,8 @@ def _findings_section(findings: Sequence[Any]) -> str:
         where = getattr(f, "where", None)
         meta = " · ".join(x for x in (when, where or "") if x)
         items.append(
-            f'<li class="finding sev-{_e(sev)}" data-finding="{_e(f.id)}"><span class="badge sev-{_e(sev)}">{_e(sev)}</span> '
+            f'<li class="finding sev-{_e(sev)}" data-finding="{_e(f.id)}">'
+            f'<span class="badge sev-{_e(sev)}">{_e(sev)}</span> '
             f'<b>{_e(f.title)}</b> <code class="muted">{_e(f.id)}</code>'
             f'<div class="evidence">{_e(f.evidence)}</div>'
             + (f'<div class="muted small">{_e(meta)}</div>' if meta else "")
@@ -763,7 +794,9 @@ def render_instance(inst: Any, idx: int) -> str:
     summary = " ".join(
         f'<span class="badge sev-{s}">{n} {s}</span>' for s, n in counts.items() if n
     ) or '<span class="badge ok">healthy</span>'
-    span = f" · {_fmt_time(axis.t0)} → {_fmt_time(axis.t1)} ({_fmt_duration(axis.span)})" if axis and len(times) > 1 else ""
+    span = ""
+    if axis is not None and len(times) > 1:
+        span = f" · {_fmt_time(axis.t0)} → {_fmt_time(axis.t1)} ({_fmt_duration(axis.span)})"
     parts.append(f'<p class="summary">{summary} <span class="muted">{len(times):,} timeline rows{_e(span)}</span></p>')
     parts.append(_key_numbers(inst))
     parts.append("<h3>Findings</h3>" + _findings_section(findings))
@@ -771,6 +804,8 @@ def render_instance(inst: Any, idx: int) -> str:
     parts.append("<h3>Timeline</h3>")
     if axis is None:
         parts.append('<p class="muted">No timed stats line or scrape was found, so there is no timeline to plot.</p>')
+    elif len(times) == 1:
+        parts.append(_single_row(frame, times[0]))
     else:
         bands = finding_bands(findings, axis)
         plots = build_plots(frame, axis, times)
@@ -779,7 +814,8 @@ def render_instance(inst: Any, idx: int) -> str:
             parts.append('<p class="muted">The timeline has no column this report knows how to plot.</p>')
         for p in plots:
             parts.append(
-                f'<figure class="plot-{_e(p.key)}"><figcaption><b>{_e(p.title)}</b> <span class="muted">({_e(p.unit)})</span>'
+                f'<figure class="plot-{_e(p.key)}"><figcaption><b>{_e(p.title)}</b> '
+                f'<span class="muted">({_e(p.unit)})</span>'
                 f"{_legend(p)}</figcaption>{svg_plot(p, axis, bands)}"
                 + (f'<p class="note">{_e(p.note)}</p>' if p.note else "")
                 + "</figure>"
@@ -787,7 +823,8 @@ def render_instance(inst: Any, idx: int) -> str:
     parts.append("<h3>Recommendations</h3>" + _recommendations_section(
         list(getattr(inst, "recommendations", None) or []), getattr(inst, "command", None)))
     parts.append("<h3>Engine</h3>" + _engine_section(getattr(inst, "config", None)))
-    stats_html = _dict_table("Stats", getattr(inst, "stats", None)) + _dict_table("Events", getattr(inst, "events", None))
+    stats_html = _dict_table("Stats", getattr(inst, "stats", None))
+    stats_html += _dict_table("Events", getattr(inst, "events", None))
     if stats_html:
         parts.append(f'<div class="cols">{stats_html}</div>')
     parts.append(_sources_section(list(getattr(inst, "sources", None) or [])))
@@ -804,7 +841,8 @@ h3{font-size:15px;margin:18px 0 6px;border-bottom:1px solid #e1e4e8;padding-bott
 h4{font-size:13px;margin:8px 0 4px}
 section.instance{background:#fff;border:1px solid #dfe2e6;border-radius:8px;padding:14px 18px;margin:16px 0}
 .muted{color:#6a7280}.small{font-size:12px}.ok{color:#2d7d46}
-.badge{display:inline-block;border-radius:10px;padding:0 8px;font-size:12px;font-weight:600;color:#fff;background:#6a7280}
+.badge{display:inline-block;border-radius:10px;padding:0 8px;font-size:12px;font-weight:600;color:#fff;
+background:#6a7280}
 .badge.sev-critical{background:#d0312d}.badge.sev-warning{background:#e8890c}.badge.sev-info{background:#2f6fb3}
 .badge.ok{background:#2d7d46}
 ul.findings{list-style:none;padding:0;margin:0}
@@ -823,16 +861,33 @@ svg text.threshold-label{font-weight:600}
 .note{font-size:12px;color:#6a7280;margin:2px 0 0 62px}
 table{border-collapse:collapse;font-size:13px}th,td{text-align:left;padding:2px 10px 2px 0;vertical-align:top}
 table.facts th{font-weight:500;color:#4a5160;white-space:nowrap}
-table.recs,table.sources{width:100%}table.recs th,table.sources th{border-bottom:1px solid #dfe2e6}
+table.recs,table.sources{width:100%}table.recs th{white-space:nowrap}
+table.recs th,table.sources th{border-bottom:1px solid #dfe2e6}
 table.recs td,table.sources td{border-bottom:1px solid #f0f1f3;word-break:break-word}
 code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all}
 pre.command{background:#1d2330;color:#e8eaed;padding:10px 12px;border-radius:6px;white-space:pre-wrap;
 word-break:break-all;font:12.5px ui-monospace,SFMono-Regular,Menlo,monospace}
 .cols{display:flex;gap:32px;flex-wrap:wrap}
-nav a{margin-right:12px}td.nw{white-space:nowrap}
+table.contents td{padding:1px 10px 1px 0}table.contents a{word-break:break-all}td.nw{white-space:nowrap}
 .keynums{margin:4px 0}.kn{display:inline-block;margin-right:18px;font-size:13px}.kn b{font-size:16px}
 ul.errors{padding-left:18px}
 """
+
+
+def _contents(instances: Sequence[Any]) -> str:
+    """One row per instance: a link to its section, its finding counts and its worst finding."""
+    rows = []
+    for i, inst in enumerate(instances):
+        findings = list(getattr(inst, "findings", None) or [])
+        badges = " ".join(
+            f'<span class="badge sev-{s}">{n}</span>' for s, n in _severity_counts(findings).items() if n
+        ) or '<span class="badge ok">ok</span>'
+        worst = min(findings, key=lambda f: SEVERITY_ORDER.get(getattr(f, "severity", ""), 3), default=None)
+        rows.append(
+            f'<tr><td class="nw">{badges}</td><td><a href="#instance-{i}">{_e(inst.name)}</a></td>'
+            f"<td>{_e(worst.title) if worst is not None else ''}</td></tr>"
+        )
+    return f'<nav><table class="contents">{"".join(rows)}</table></nav>'
 
 
 def render_html(diag: Any) -> str:
@@ -858,10 +913,7 @@ def render_html(diag: Any) -> str:
         + "</span></p>",
     ]
     if len(instances) > 1:
-        links = "".join(
-            f'<a href="#instance-{i}">{_e(inst.name)}</a>' for i, inst in enumerate(instances)
-        )
-        header.append(f"<nav>{links}</nav>")
+        header.append(_contents(instances))
     if unreadable:
         items = "".join(
             f"<li><code>{_e(u.get('path'))}</code>: {_e(u.get('reason'))}</li>" for u in unreadable

@@ -158,14 +158,19 @@ def metrics_url(url: str) -> str:
 
 
 def _canonical(family: str, sample: str) -> str:
-    """Canonical name of one sample: the sample's own name if known, else its family's + suffix."""
-    c = names.canonical(sample)
-    if c:
-        return c
-    c = names.canonical(family)
-    if c and sample.startswith(family):
-        return c + sample[len(family):]
-    return sample
+    """Canonical name of one sample (suffix kept); unknown names pass through unchanged.
+
+    `vllm:gpu_prefix_cache_hits_total` → `vllm:prefix_cache_hits_total`;
+    `vllm:time_per_output_token_seconds_bucket` → `vllm:inter_token_latency_seconds_bucket`;
+    `vllm:gpu_prefix_cache_hits_created` → `vllm:prefix_cache_hits_created`.
+    """
+    hit = names.split_sample_name(sample)
+    if hit is None:
+        return sample
+    base, suffix = hit
+    if suffix == "_created" and base.endswith("_total"):
+        return base[: -len("_total")] + suffix
+    return base + suffix
 
 
 def _typed(v: str) -> Any:

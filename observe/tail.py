@@ -44,6 +44,7 @@ __all__ = ["Follower", "FollowerStats"]
 _CHUNK = 1 << 20
 _MAX_READ_PER_POLL = 8 << 20  # per file and poll: bounded memory when catching up on history
 _ROTATED = re.compile(r"(\.\d+|-\d{6,}[-\d]*)$")
+_WAKING = frozenset({"modified", "created", "moved", "deleted", "closed"})
 _COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip")
 
 
@@ -401,7 +402,8 @@ class Follower:
 
         class _Handler(FileSystemEventHandler):
             def on_any_event(self, event) -> None:  # noqa: ANN001 — watchdog's signature
-                wake.set()
+                if event.event_type in _WAKING:  # not opened/closed: our own reads make those
+                    wake.set()
 
         try:
             obs = Observer()

