@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from os import PathLike
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from observe.errors import ConfigError
 from observe.model import EngineConfig
@@ -491,19 +491,10 @@ def _estimate_activation_gib(m: ModelSpec, mnbt: int, tp: int) -> float | None:
     return mnbt * (12 * m.hidden + 4 * inter) / tp / GIB
 
 
-def compute(model: ModelSpec | str | Mapping[str, Any], *, gpu_memory_gib: float, tp: int = 1, pp: int = 1,
-            gpu_memory_utilization: float = 0.9, max_model_len: int | None = None,
-            kv_cache_dtype: str = "auto", block_size: int = 16, max_num_batched_tokens: int | None = None,
-            max_num_seqs: int | None = None, vllm_version: str | None = None,
-            context: int | None = None, concurrency: int | None = None,
-            measured: Measured | None = None, weights_gib: float | None = None,
-            quantization: str | None = None, engine: str | None = None, gpu_name: str = "") -> CapacityResult:
-    """KV-cache capacity of one engine: per-GPU bytes/token, blocks, tokens, concurrency, fit.
-
-    `weights_gib` (per GPU) overrides the table's checkpoint size; `quantization="fp8"` uses the
-    table's FP8 checkpoint size. `engine` ("v0"/"v1") overrides what the version implies.
-    """
-    m = model_spec(model)
+def _validate(m: ModelSpec, *, tp: Any, pp: Any, gpu_memory_gib: Any, gpu_memory_utilization: Any,
+              max_model_len: Any, block_size: Any, max_num_batched_tokens: Any, max_num_seqs: Any,
+              context: Any, concurrency: Any, weights_gib: Any, quantization: str | None) -> None:
+    """Reject negative, absurd or non-numeric inputs with one ConfigError naming the flag."""
     _check("--tensor-parallel-size", tp, 1, MAX_TP, integer=True)
     _check("--pipeline-parallel-size", pp, 1, MAX_TP, integer=True)
     _check("--gpu-memory-gib", gpu_memory_gib, 0, 16384, lo_open=True)
@@ -520,6 +511,57 @@ def compute(model: ModelSpec | str | Mapping[str, Any], *, gpu_memory_gib: float
                           "give --weights-gib for other checkpoints")
     if m.layers < pp:
         raise ConfigError(f"--pipeline-parallel-size {pp} exceeds the model's {m.layers} layers")
+
+
+def _non_kv_memory(m: ModelSpec, measured: Measured, *, weights_gib: float | None, quantization: str | None,
+                   tp: int, pp: int, eng: str, ver: tuple[int, int, int] | None, seqs: int, mnbt: int,
+                   notes: list[str]) -> tuple[float | None, float | None, float, float, float]:
+    """Per-GPU (weights, activation, sampler, non_torch, cudagraphs) in GiB: measured where given."""
+    if measured.weights_gib is not None:
+        w = float(measured.weights_gib)
+    elif weights_gib is not None:
+        w = float(weights_gib)
+    else:
+        gb = m.weights_gb_fp8 if quantization and m.weights_gb_fp8 else m.weights_gb
+        if quantization and not m.weights_gb_fp8:
+            notes.append(f"no FP8 checkpoint size for {m.name}: used its default checkpoint size")
+        w = gb * GB / GIB / (tp * pp) if gb else None
+        if w is None:
+            notes.append("weights unknown: give --weights-gib for a better estimate")
+    act = measured.activation_gib if measured.activation_gib is not None else _estimate_activation_gib(m, mnbt, tp)
+    # sampler logits of the dummy run (fp32; V1 keeps a second copy); a measured activation peak includes it
+    sampler = 0.0 if measured.activation_gib is not None else (seqs * (m.vocab or 0) * 4 * (2 if eng == "v1" else 1)) / GIB
+    non_torch = measured.non_torch_gib if measured.non_torch_gib is not None else (0.35 if tp * pp == 1 else 1.0)
+    graphs = 0.6 if eng == "v1" and (ver is None or ver >= (0, 21, 0)) and measured.activation_gib is None else 0.0
+    return w, act, sampler, non_torch, graphs
+
+
+def _largest(ok: Callable[[int], bool], upper: int) -> int:
+    """Largest n in [0, upper] with ok(n) (ok is monotone): vLLM's estimate_max_model_len search."""
+    lo, hi = 0, upper
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid - 1)
+    return lo
+
+
+def compute(model: ModelSpec | str | Mapping[str, Any], *, gpu_memory_gib: float, tp: int = 1, pp: int = 1,
+            gpu_memory_utilization: float = 0.9, max_model_len: int | None = None,
+            kv_cache_dtype: str = "auto", block_size: int = 16, max_num_batched_tokens: int | None = None,
+            max_num_seqs: int | None = None, vllm_version: str | None = None,
+            context: int | None = None, concurrency: int | None = None,
+            measured: Measured | None = None, weights_gib: float | None = None,
+            quantization: str | None = None, engine: str | None = None, gpu_name: str = "") -> CapacityResult:
+    """KV-cache capacity of one engine: per-GPU bytes/token, blocks, tokens, concurrency, fit.
+
+    `weights_gib` (per GPU) overrides the table's checkpoint size; `quantization="fp8"` uses the
+    table's FP8 checkpoint size. `engine` ("v0"/"v1") overrides what the version implies.
+    """
+    m = model_spec(model)
+    _validate(m, tp=tp, pp=pp, gpu_memory_gib=gpu_memory_gib, gpu_memory_utilization=gpu_memory_utilization,
+              max_model_len=max_model_len, block_size=block_size, max_num_batched_tokens=max_num_batched_tokens,
+              max_num_seqs=max_num_seqs, context=context, concurrency=concurrency, weights_gib=weights_gib,
+              quantization=quantization)
     tp, pp, block_size = int(tp), int(pp), int(block_size)
     measured = measured or Measured()
     if measured.block_size:
@@ -551,22 +593,8 @@ def compute(model: ModelSpec | str | Mapping[str, Any], *, gpu_memory_gib: float
 
     # ---- memory that is not KV cache (per GPU)
     requested = gpu_memory_gib * gpu_memory_utilization
-    if measured.weights_gib is not None:
-        w = float(measured.weights_gib)
-    elif weights_gib is not None:
-        w = float(weights_gib)
-    else:
-        gb = m.weights_gb_fp8 if quantization and m.weights_gb_fp8 else m.weights_gb
-        if quantization and not m.weights_gb_fp8:
-            notes.append(f"no FP8 checkpoint size for {m.name}: used its default checkpoint size")
-        w = gb * GB / GIB / (tp * pp) if gb else None
-        if w is None:
-            notes.append("weights unknown: give --weights-gib for a better estimate")
-    act = measured.activation_gib if measured.activation_gib is not None else _estimate_activation_gib(m, mnbt, tp)
-    # sampler logits of the dummy run (fp32; V1 keeps a second copy); a measured activation peak includes it
-    sampler = 0.0 if measured.activation_gib is not None else (seqs * (m.vocab or 0) * 4 * (2 if eng == "v1" else 1)) / GIB
-    non_torch = measured.non_torch_gib if measured.non_torch_gib is not None else (0.35 if tp * pp == 1 else 1.0)
-    graphs = 0.6 if eng == "v1" and (ver is None or ver >= (0, 21, 0)) and measured.activation_gib is None else 0.0
+    w, act, sampler, non_torch, graphs = _non_kv_memory(m, measured, weights_gib=weights_gib, quantization=quantization,
+                                                        tp=tp, pp=pp, eng=eng, ver=ver, seqs=seqs, mnbt=mnbt, notes=notes)
     basis = "estimated"
     avail: float
     if measured.available_kv_gib is not None:
@@ -636,10 +664,7 @@ def compute(model: ModelSpec | str | Mapping[str, Any], *, gpu_memory_gib: float
         return lay.blocks_per_request(n, block_size, mnbt) * lay.block_bytes <= avail_bytes - null
 
     fits = fits_len(mml)
-    lo, hi = 0, mml
-    while lo < hi:  # largest n <= mml that fits (vLLM's estimate_max_model_len)
-        mid = (lo + hi + 1) // 2
-        lo, hi = (mid, hi) if fits_len(mid) else (lo, mid - 1)
+    lo = _largest(fits_len, mml)
     if not fits and blocks > 0:
         needed = need_mml * lay.block_bytes / GIB
         notes.append(f"one request of {mml:,} tokens needs {needed:.2f} GiB of KV cache, more than the "
@@ -700,6 +725,142 @@ def _requests(tokens: int | None, length: int | None, block_size: int, engine: s
     return min(n, seqs) if seqs else n
 
 
+@dataclass
+class _Engine:
+    """What what_if knows of one engine, updated flag by flag (GiB and bytes are per GPU)."""
+
+    m: ModelSpec | None
+    eng: str
+    bs: int
+    tp: int
+    pp: int
+    util: float
+    dtype: str
+    mml: int | None
+    seqs: int | None
+    mnbt: Any
+    weights_gib: float | None
+    tokens: int | None = None
+    avail: float | None = None
+    bpt: float | None = None
+    basis: str = "unknown"
+    scale: float = 1.0  # tokens after = tokens before x scale (then whole blocks)
+    unknown: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def _engine_facts(cfg: EngineConfig, m: ModelSpec | None, gpu_total_gib: float | None) -> _Engine:
+    """Read the launch facts (attributes first, then the flags as printed) and size the cache."""
+
+    def num(attr: str, flag: str, integer: bool, default: Any = None) -> Any:
+        v = _current(cfg, attr, flag)
+        return default if v is None else _num(flag, v, integer=integer)
+
+    e = _Engine(m=m, eng=cfg.engine if cfg.engine in ("v0", "v1") else _engine_for(parse_version(cfg.version), None),
+                bs=num("block_size", "--block-size", True, 16), tp=num("tensor_parallel_size", "--tensor-parallel-size", True, 1),
+                pp=num("pipeline_parallel_size", "--pipeline-parallel-size", True, 1),
+                util=float(num("gpu_memory_utilization", "--gpu-memory-utilization", False, -1.0)),
+                dtype=str(_current(cfg, "kv_cache_dtype", "--kv-cache-dtype") or "auto").strip().lower(),
+                mml=num("max_model_len", "--max-model-len", True), seqs=num("max_num_seqs", "--max-num-seqs", True),
+                mnbt=_current(cfg, "max_num_batched_tokens", "--max-num-batched-tokens"), weights_gib=cfg.weights_gib)
+    if e.util < 0:
+        e.util = 0.9
+        e.notes.append("--gpu-memory-utilization not in the log: assumed vLLM's default 0.9")
+    if e.dtype not in KV_DTYPE_BYTES:  # as a log printed it, e.g. "torch.bfloat16", "fp8_e4m3fn"
+        e.dtype = "fp8" if "fp8" in e.dtype or "float8" in e.dtype else "auto"
+    e.tokens = cfg.kv_cache_tokens if cfg.kv_cache_tokens is not None else (
+        cfg.num_gpu_blocks * e.bs if cfg.num_gpu_blocks is not None else None)
+    e.avail = cfg.available_kv_gib
+    if e.avail is not None and e.tokens:
+        e.bpt, e.basis = e.avail * GIB / e.tokens, "measured"
+    elif m is not None:
+        e.bpt = float(bytes_per_token(m, tp=e.tp, pp=e.pp, kv_cache_dtype=e.dtype))
+        e.basis = "measured" if e.tokens is not None else "estimated"
+        if e.tokens is not None and e.avail is None:
+            e.avail = e.tokens * e.bpt / GIB
+        elif e.avail is not None and e.tokens is None:
+            e.tokens = int(e.avail * GIB // (e.bpt * e.bs)) * e.bs
+    elif e.tokens is not None:
+        e.basis = "measured"  # ratios (dtype, block size) still work without absolute bytes
+    if e.tokens is None and m is not None and gpu_total_gib:
+        try:
+            r = compute(m, gpu_memory_gib=gpu_total_gib, tp=e.tp, pp=e.pp, gpu_memory_utilization=e.util,
+                        max_model_len=e.mml, kv_cache_dtype=e.dtype, block_size=e.bs, vllm_version=cfg.version,
+                        max_num_seqs=e.seqs, weights_gib=cfg.weights_gib)
+            e.tokens, e.avail, e.basis = r.kv_cache_tokens, r.kv_memory_gib, "estimated"
+        except ConfigError as err:
+            e.notes.append(f"no estimate: {err}")
+    return e
+
+
+def _grow(e: _Engine, delta_gib: float) -> None:
+    """Add (or remove) KV memory; tokens scale with it."""
+    if e.avail is not None and e.avail > 0:
+        e.scale *= (e.avail + delta_gib) / e.avail
+    if e.avail is not None:
+        e.avail += delta_gib
+
+
+def _apply(e: _Engine, flag: str, new: Any, gpu_total_gib: float | None) -> str:
+    """Apply one flag change to `e`; returns its description for the summary."""
+    m = e.m
+    if flag == "--kv-cache-dtype":
+        old_b, new_b = kv_bytes_per_element(e.dtype, m), kv_bytes_per_element(str(new), m)
+        e.scale *= old_b / new_b
+        e.bpt = e.bpt * new_b / old_b if e.bpt is not None else None
+        text = f"{new} KV cache" if new_b < old_b else f"--kv-cache-dtype {e.dtype} → {new}"
+        e.dtype = str(new)
+        return text
+    if flag == "--gpu-memory-utilization":
+        u = float(_num(flag, new, integer=False))
+        _check(flag, u, 0, 1, lo_open=True)
+        if gpu_total_gib and e.avail is not None and e.bpt:
+            _grow(e, (u - e.util) * gpu_total_gib)
+        else:
+            e.unknown = True
+            e.notes.append("the effect of --gpu-memory-utilization needs the GPU's total memory and the KV bytes per token")
+        text, e.util = f"--gpu-memory-utilization {e.util:.2f} → {u:.2f}", u
+        return text
+    if flag == "--block-size":
+        nb = int(_num(flag, new, integer=True))
+        _check(flag, nb, 1, 4096, integer=True)
+        text, e.bs = f"--block-size {e.bs} → {nb}", nb
+        return text
+    if flag == "--max-model-len":
+        nl = int(_num(flag, new, integer=True))
+        _check(flag, nl, 1, MAX_LEN, integer=True)
+        if e.eng == "v0" and m is not None and e.mml and e.mnbt in (None, e.mml) and e.avail is not None and e.bpt:
+            # V0 without chunked prefill profiles a max(max_model_len, 2048)-token prefill
+            freed = (_estimate_activation_gib(m, max(e.mml, 2048), e.tp) or 0.0) - (_estimate_activation_gib(m, max(nl, 2048), e.tp) or 0.0)
+            _grow(e, freed)
+            e.notes.append("V0 profiles a full --max-model-len prefill: a shorter length frees activation memory")
+        text, e.mml = f"--max-model-len {e.mml if e.mml is not None else 'default'} → {nl}", nl
+        return text
+    if flag == "--max-num-seqs":
+        ns = int(_num(flag, new, integer=True))
+        _check(flag, ns, 1, 10_000_000, integer=True)
+        text, e.seqs = f"--max-num-seqs {e.seqs if e.seqs is not None else 'default'} → {ns}", ns
+        return text
+    # --tensor-parallel-size: weights per GPU shrink, KV heads split further
+    nt = int(_num(flag, new, integer=True))
+    _check(flag, nt, 1, MAX_TP, integer=True)
+    w = e.weights_gib
+    if w is None and m is not None and m.weights_gb:
+        w = m.weights_gb * GB / GIB / (e.tp * e.pp)
+    if m is not None and e.avail is not None and e.bpt and w is not None:
+        old_bpt = float(bytes_per_token(m, tp=e.tp, pp=e.pp, kv_cache_dtype=e.dtype))
+        new_bpt = float(bytes_per_token(m, tp=nt, pp=e.pp, kv_cache_dtype=e.dtype))
+        _grow(e, w - w * e.tp / nt)
+        e.scale *= old_bpt / new_bpt
+        e.bpt = e.bpt * new_bpt / old_bpt
+        e.notes.append(f"assumes the same GPUs: weights per GPU {w:.1f} → {w * e.tp / nt:.1f} GiB")
+    else:
+        e.unknown = True
+        e.notes.append("the effect of --tensor-parallel-size needs the model's KV heads and weights")
+    text, e.tp = f"--tensor-parallel-size {e.tp} → {nt}", nt
+    return text
+
+
 def what_if(cfg: EngineConfig, changes: Mapping[str, Any], *, request_tokens: int | None = None,
             gpu_total_gib: float | None = None, model: ModelSpec | str | None = None) -> WhatIf:
     """Expected effect of changing vLLM flags on an engine whose launch facts `cfg` holds.
@@ -714,158 +875,43 @@ def what_if(cfg: EngineConfig, changes: Mapping[str, Any], *, request_tokens: in
         raise ConfigError("what_if needs at least one flag change")
     _check("request length", request_tokens, 1, MAX_LEN, integer=True)
     _check("GPU total memory", gpu_total_gib, 0, 16384, lo_open=True)
-    notes: list[str] = []
-    m: ModelSpec | None = None
-    if model is not None:
-        m = model_spec(model)
-    elif cfg.model:
+    m: ModelSpec | None = model_spec(model) if model is not None else None
+    if m is None and cfg.model:
         try:
             m = model_spec(cfg.model)
         except ConfigError:
             m = None
-    ver = parse_version(cfg.version)
-    eng = cfg.engine if cfg.engine in ("v0", "v1") else _engine_for(ver, None)
-    bs = int(_num("--block-size", _current(cfg, "block_size", "--block-size") or 16, integer=True))
-    tp = int(_num("--tensor-parallel-size", _current(cfg, "tensor_parallel_size", "--tensor-parallel-size") or 1, integer=True))
-    pp = int(_num("--pipeline-parallel-size", _current(cfg, "pipeline_parallel_size", "--pipeline-parallel-size") or 1, integer=True))
-    util = _current(cfg, "gpu_memory_utilization", "--gpu-memory-utilization")
-    if util is None:
-        util = 0.9
-        notes.append("--gpu-memory-utilization not in the log: assumed vLLM's default 0.9")
-    util = float(_num("--gpu-memory-utilization", util, integer=False))
-    dtype = str(_current(cfg, "kv_cache_dtype", "--kv-cache-dtype") or "auto").strip().lower()
-    if dtype not in KV_DTYPE_BYTES:  # as a log printed it, e.g. "torch.bfloat16", "fp8_e4m3fn"
-        dtype = "fp8" if "fp8" in dtype or "float8" in dtype else "auto"
-    mml = _current(cfg, "max_model_len", "--max-model-len")
-    mml = int(_num("--max-model-len", mml, integer=True)) if mml is not None else None
-    seqs = _current(cfg, "max_num_seqs", "--max-num-seqs")
-    seqs = int(_num("--max-num-seqs", seqs, integer=True)) if seqs is not None else None
-    mnbt = _current(cfg, "max_num_batched_tokens", "--max-num-batched-tokens")
-
-    tokens = cfg.kv_cache_tokens if cfg.kv_cache_tokens is not None else (
-        cfg.num_gpu_blocks * bs if cfg.num_gpu_blocks is not None else None)
-    avail = cfg.available_kv_gib
-    bpt: float | None = None
-    basis = "unknown"
-    if avail is not None and tokens:
-        bpt, basis = avail * GIB / tokens, "measured"
-    elif m is not None:
-        bpt = float(bytes_per_token(m, tp=tp, pp=pp, kv_cache_dtype=dtype))
-        basis = "measured" if tokens is not None else "estimated"
-        if tokens is not None and avail is None:
-            avail = tokens * bpt / GIB
-        elif avail is not None and tokens is None:
-            tokens = int(avail * GIB // (bpt * bs)) * bs
-    elif tokens is not None:
-        basis = "measured"  # ratios (dtype, block size) still work without absolute bytes
-    if tokens is None and m is not None and gpu_total_gib:
-        try:
-            r = compute(m, gpu_memory_gib=gpu_total_gib, tp=tp, pp=pp, gpu_memory_utilization=util,
-                        max_model_len=mml, kv_cache_dtype=dtype, block_size=bs, vllm_version=cfg.version,
-                        max_num_seqs=seqs, weights_gib=cfg.weights_gib)
-            tokens, avail, basis = r.kv_cache_tokens, r.kv_memory_gib, "estimated"
-        except ConfigError as e:
-            notes.append(f"no estimate: {e}")
-    length = request_tokens or mml
-    before_tokens = tokens
-    conc_before = _requests(tokens, length, bs, eng, seqs)
-
-    parts: list[str] = []
-    scale = 1.0  # tokens_after = tokens_before * scale (then whole blocks)
-    avail_after = avail
-    unknown = False
-    for flag in WHAT_IF_FLAGS:
-        if flag not in changes:
-            continue
-        new = changes[flag]
-        if flag == "--kv-cache-dtype":
-            old_b, new_b = kv_bytes_per_element(dtype, m), kv_bytes_per_element(str(new), m)
-            scale *= old_b / new_b
-            if bpt is not None:
-                bpt = bpt * new_b / old_b
-            parts.append(f"{new} KV cache" if new_b < old_b else f"--kv-cache-dtype {dtype} → {new}")
-            dtype = str(new)
-        elif flag == "--gpu-memory-utilization":
-            u = float(_num(flag, new, integer=False))
-            _check(flag, u, 0, 1, lo_open=True)
-            if gpu_total_gib and avail_after is not None and bpt:
-                delta = (u - util) * gpu_total_gib
-                scale *= (avail_after + delta) / avail_after if avail_after > 0 else 1.0
-                avail_after += delta
-            else:
-                unknown = True
-                notes.append("the effect of --gpu-memory-utilization needs the GPU's total memory and the KV bytes per token")
-            parts.append(f"--gpu-memory-utilization {util:.2f} → {u:.2f}")
-            util = u
-        elif flag == "--block-size":
-            nb = int(_num(flag, new, integer=True))
-            _check(flag, nb, 1, 4096, integer=True)
-            parts.append(f"--block-size {bs} → {nb}")
-            bs = nb
-        elif flag == "--max-model-len":
-            nl = int(_num(flag, new, integer=True))
-            _check(flag, nl, 1, MAX_LEN, integer=True)
-            if eng == "v0" and m is not None and mml and mnbt in (None, mml) and avail_after is not None and bpt:
-                act_old = _estimate_activation_gib(m, max(mml, 2048), tp) or 0.0
-                act_new = _estimate_activation_gib(m, max(nl, 2048), tp) or 0.0
-                if avail_after > 0:
-                    scale *= (avail_after + act_old - act_new) / avail_after
-                avail_after += act_old - act_new
-                notes.append("V0 profiles a full --max-model-len prefill: a shorter length frees activation memory")
-            parts.append(f"--max-model-len {mml if mml is not None else 'default'} → {nl}")
-            if request_tokens is None:
-                length = nl
-            mml = nl
-        elif flag == "--max-num-seqs":
-            ns = int(_num(flag, new, integer=True))
-            _check(flag, ns, 1, 10_000_000, integer=True)
-            parts.append(f"--max-num-seqs {seqs if seqs is not None else 'default'} → {ns}")
-            seqs = ns
-        elif flag == "--tensor-parallel-size":
-            nt = int(_num(flag, new, integer=True))
-            _check(flag, nt, 1, MAX_TP, integer=True)
-            w = cfg.weights_gib
-            if w is None and m is not None and m.weights_gb:
-                w = m.weights_gb * GB / GIB / (tp * pp)
-            if m is not None and avail_after is not None and bpt and w is not None:
-                old_bpt = float(bytes_per_token(m, tp=tp, pp=pp, kv_cache_dtype=dtype))
-                new_bpt = float(bytes_per_token(m, tp=nt, pp=pp, kv_cache_dtype=dtype))
-                freed = w - w * tp / nt
-                new_avail = avail_after + freed
-                scale *= (new_avail / avail_after if avail_after > 0 else 1.0) * old_bpt / new_bpt
-                bpt = bpt * new_bpt / old_bpt
-                avail_after = new_avail
-                notes.append(f"assumes the same GPUs: weights per GPU {w:.1f} → {w * tp / nt:.1f} GiB")
-            else:
-                unknown = True
-                notes.append("the effect of --tensor-parallel-size needs the model's KV heads and weights")
-            parts.append(f"--tensor-parallel-size {tp} → {nt}")
-            tp = nt
-
-    after = None if (before_tokens is None or unknown) else int(before_tokens * scale + 1e-6) // bs * bs
-    conc_after = None if after is None else _requests(after, length, bs, eng, seqs)
-    headroom = round(gpu_total_gib * (1 - util), 2) if gpu_total_gib else None
+    e = _engine_facts(cfg, m, gpu_total_gib)
+    before = e.tokens
+    length = request_tokens or e.mml
+    conc_before = _requests(before, length, e.bs, e.eng, e.seqs)
+    parts = [_apply(e, flag, changes[flag], gpu_total_gib) for flag in WHAT_IF_FLAGS if flag in changes]
+    if request_tokens is None and "--max-model-len" in changes:
+        length = e.mml
+    after = None if (before is None or e.unknown) else int(before * e.scale + 1e-6) // e.bs * e.bs
+    conc_after = None if after is None else _requests(after, length, e.bs, e.eng, e.seqs)
+    headroom = round(gpu_total_gib * (1 - e.util), 2) if gpu_total_gib else None
 
     text = "; ".join(parts) + ": "
     if after is None:
-        text += "effect unknown (" + ("no KV-cache size in the log" if before_tokens is None else "needs the GPU's total memory or the model") + ")"
-        basis = "unknown"
+        text += "effect unknown (" + ("no KV-cache size in the log" if before is None else "needs the GPU's total memory or the model") + ")"
+        e.basis = "unknown"
     else:
-        if after == before_tokens:
+        if after == before:
             text += f"KV cache stays at {after:,} tokens"
         elif "--gpu-memory-utilization" in changes and len(changes) == 1:
-            text += f"{'adds' if after > before_tokens else 'removes'} {abs(after - before_tokens):,} tokens ({before_tokens:,} → {after:,})"
+            text += f"{'adds' if after > before else 'removes'} {abs(after - before):,} tokens ({before:,} → {after:,})"
         else:
-            text += f"{before_tokens:,} → {after:,} tokens"
+            text += f"{before:,} → {after:,} tokens"
         if length and conc_before is not None and conc_after is not None:
             text += f"; max concurrency at {length:,} tokens: {conc_before:,} → {conc_after:,}"
-        if "--max-num-seqs" in changes and seqs is not None:
-            text += f" (at most {seqs:,} running)"
+        if "--max-num-seqs" in changes and e.seqs is not None:
+            text += f" (at most {e.seqs:,} running)"
     if "--gpu-memory-utilization" in changes and headroom is not None:
         text += f"{',' if after is not None else ';'} and leaves {headroom:.1f} GiB of headroom"
-    return WhatIf(kv_tokens_before=before_tokens, kv_tokens_after=after, concurrency_before=conc_before,
-                  concurrency_after=conc_after, headroom_gib_after=headroom, basis=basis, summary=text,
-                  request_tokens=length, notes=notes)
+    return WhatIf(kv_tokens_before=before, kv_tokens_after=after, concurrency_before=conc_before,
+                  concurrency_after=conc_after, headroom_gib_after=headroom, basis=e.basis, summary=text,
+                  request_tokens=length, notes=e.notes)
 
 
 # ------------------------------------------------------------------------------ text

@@ -213,6 +213,37 @@ def capacity(
 
 
 # ---------------------------------------------------------------- sidecar (issue 4)
+@app.command()
+@user_errors
+def sidecar(
+    log: List[str] = typer.Option([], "--log", help="Glob of vLLM log files to follow (repeatable)."),
+    vllm_url: Optional[str] = typer.Option(None, "--vllm-url", help="Base URL of vLLM (its /metrics is scraped)."),
+    listen: str = typer.Option("127.0.0.1:9400", "--listen", help="HOST:PORT for the sidecar's /metrics, /healthz, /api/diagnosis."),
+    scrape_interval: str = typer.Option("15s", "--scrape-interval", help="How often to scrape vLLM's /metrics (e.g. 5s)."),
+    window: str = typer.Option("1h", "--window", help="How far back the analysis looks (e.g. 30m, 1h)."),
+    analyze_interval: str = typer.Option("30s", "--analyze-interval", help="How often to re-run detection and advice."),
+    from_start: bool = typer.Option(False, "--from-start", help="Read the logs' history instead of starting at their end."),
+    polling: bool = typer.Option(False, "--polling", help="Poll files instead of inotify/watchdog events."),
+    name: Optional[str] = typer.Option(None, "--name", help="Instance name in the diagnosis."),
+) -> None:
+    """Run beside one vLLM: follow its logs, scrape /metrics, export findings and advice."""
+    from observe.config import SidecarSettings
+    from observe.sidecar import Sidecar
+
+    settings = SidecarSettings.from_cli(
+        logs=log, vllm_url=vllm_url, listen=listen, scrape_interval=scrape_interval, window=window,
+        analyze_interval=analyze_interval, from_start=from_start, use_watchdog=not polling, name=name,
+    )
+    try:
+        car = Sidecar(settings)
+        car.start()
+    except OSError as e:
+        raise ObserveError(f"cannot listen on {listen}: {e.strerror or e}")
+    typer.echo(f"observe sidecar: serving {car.listen_url}/metrics", err=True)
+    car.stop_on_signals()
+    car.wait()
+
+
 # ---------------------------------------------------------------- generate (issue 5)
 class AlertFormat(str, Enum):
     prometheus = "prometheus"
@@ -302,12 +333,10 @@ def run_cmd(
         flags.check_argv(spec.argv[len(spec.program):])
 
     def sidecar_factory(sp, log_path):
-        try:
-            from observe import sidecar as sc
-            return sc.for_launch(log_path=log_path, vllm_url=sp.url, listen=listen)
-        except (ImportError, AttributeError) as e:
-            typer.echo(f"observe: sidecar not available ({e}); running without it", err=True)
-            return None
+        from observe.config import SidecarSettings
+        from observe.sidecar import Sidecar
+
+        return Sidecar(SidecarSettings.from_cli(logs=[str(log_path)], vllm_url=sp.url, listen=listen, from_start=True))
 
     launcher = manage.Launcher(spec, run_dir, echo=None if quiet else sys.stdout, log_max_bytes=log_max_bytes,
                                log_backups=log_backups, sidecar_factory=sidecar_factory if sidecar else None)

@@ -101,13 +101,9 @@ _ACCESS_RE = re.compile(
 
 # ----------------------------------------------------------------------------- stats grammar
 # One alternation over every known clause; each numeric value is captured with its unit.
-_STATS_CLAUSE_RE = re.compile(
-    r"(?P<key>Avg prompt throughput|Avg generation throughput|Throughput|Running|Waiting|Pending|Swapped"
-    r"|Deferred|Corrupted|Preemptions|\b(?P<dev>[A-Za-z][A-Za-z0-9]{0,15}) KV cache usage"
-    r"|External prefix cache hit rate|Prefix cache hit rate|MM cache hit rate): "
-    r"(?P<val>\d+(?:\.\d+)?)(?P<unit> tokens/s| reqs|%|(?=,|\s|$))",
-    _A,
-)
+# One generic "Key: number[unit]" clause; known keys are checked against their unit below, so a
+# number cut short ("Running: 32 r", "usage: 17") never matches with the right unit.
+_STATS_CLAUSE_RE = re.compile(r"([A-Z][A-Za-z ]{0,40}): (\d{1,15}(?:\.\d{1,6})?)( tokens/s| reqs|%|(?![\w.]))", _A)
 _KNOWN_KEYS = frozenset(
     {
         "Avg prompt throughput", "Avg generation throughput", "Throughput", "Running", "Waiting",
@@ -432,6 +428,14 @@ class Parser:
         if ("\x1b" in seg or "\u2190" in seg or "[0m" in seg or "[0;" in seg or "[1;" in seg or "[3" in seg
                 or "[9" in seg):
             seg = _ANSI_RE.sub("", seg)
+        if seg[:5] == "INFO:" and self._pending is None:  # fast path: uvicorn access lines dominate busy logs
+            a = _ACCESS_RE.match(seg)
+            if a is not None:
+                self._count_vllm()
+                env = Envelope(source=line.source, lineno=line.lineno, outer_ts=outer_ts,
+                               ts=outer_ts.replace(tzinfo=None) if outer_ts is not None else None)
+                out.append(AccessLog(env, a.group("method"), a.group("path"), int(a.group("status"))))
+                return
         # outer wrappers
         if not seg.startswith(("(", "INFO ", "WARNING ", "ERROR ", "DEBUG ")):
             for _ in range(4):
@@ -1021,20 +1025,23 @@ def _parse_stats(msg: str) -> tuple[dict[str, Any], bool, int] | None:
     n = 0
     last_end = 0
     devices: dict[str, float] = {}
+    blen = len(body)
     for m in _STATS_CLAUSE_RE.finditer(body):
-        key, unit = m.group("key"), m.group("unit")
-        dev = m.group("dev")
-        if dev is not None:
-            if unit != "%":
-                continue
-            devices[dev] = float(m.group("val"))
+        key, val, unit = m.groups()
+        want = _UNIT.get(key)
+        if want is None:
+            if unit != "%" or not key.endswith(" KV cache usage"):
+                continue  # an unknown clause: ignored
+            devices[key[:-15].rsplit(" ", 1)[-1]] = float(val)
         else:
-            if unit != _UNIT[key]:
+            if unit != want:
                 continue
-            val = m.group("val")
             if unit == " reqs" or key == "Preemptions":
                 if "." in val:
                     continue
+                end = m.end()
+                if key == "Preemptions" and (end >= blen or body[end] != ","):
+                    continue  # always followed by ", GPU KV cache usage"; at the very end it may be cut
                 f[key] = int(val)
             else:
                 f[key] = float(val)

@@ -446,7 +446,13 @@ def test_what_if_reads_flags_and_log_spellings():
     cfg = EngineConfig(version="0.10.1", kv_cache_tokens=100_000, kv_cache_dtype="fp8_e4m3fn",
                        flags={"--block-size": "32", "--gpu-memory-utilization": "0.8"})
     w = what_if(cfg, {"--kv-cache-dtype": "auto"}, request_tokens=1024)
-    assert w.kv_tokens_after == 50_016 - 50_016 % 32 and w.basis == "measured"  # 16-bit halves it
+    assert w.kv_tokens_after == 50_000 // 32 * 32 and w.basis == "measured"  # 16-bit halves it
     assert w.concurrency_before == (100_000 // 32 - 1) // 32
     g = what_if(cfg, {"--gpu-memory-utilization": 0.9}, gpu_total_gib=80.0, model="llama-3.1-8b")
     assert "0.80 → 0.90" in g.summary and g.headroom_gib_after == 8.0
+
+
+def test_what_if_concurrency_counts_v1_null_block():
+    v1 = what_if(EngineConfig(engine="v1", kv_cache_tokens=1600, block_size=16), {"--max-num-seqs": 8}, request_tokens=800)
+    v0 = what_if(EngineConfig(engine="v0", kv_cache_tokens=1600, block_size=16), {"--max-num-seqs": 8}, request_tokens=800)
+    assert (v1.concurrency_before, v0.concurrency_before) == (1, 2)  # 100 blocks, 50 per request

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from observe import metricmath, report_html, scrape
 from observe.model import EngineConfig, Finding, Recommendation
@@ -459,3 +461,30 @@ def test_rows_without_times_say_so_instead_of_plotting():
     _, tree = render(Inst("no-times", None, frame))
     assert not tree.find("svg")
     assert "no timeline" in " ".join(tree.text)
+
+
+ALLOWED_TAGS = {
+    "html", "head", "meta", "title", "style", "body", "main", "header", "h1", "h2", "h3", "h4", "p", "span", "b",
+    "code", "pre", "ul", "li", "div", "table", "tr", "th", "td", "section", "figure", "figcaption", "svg", "rect",
+    "line", "text", "polyline", "circle", "nav", "a", "footer",
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("<>\"'&=/ abc:;()`\\\n")) | st.characters(), max_size=60))
+def test_any_log_text_stays_text(text):
+    f = Finding(text or "x", "warning", text, text, datetime(2026, 5, 19, 10, 13, 21),
+                datetime(2026, 5, 19, 10, 13, 41), where=text)
+    inst = Inst(text, EngineConfig(model=text, version=text, flags={text: text}), log_frame(SATURATED_LOG), [f],
+                [Recommendation(text, text, text, text, (), text)], text, [{"path": text, "format": text}],
+                {text: text}, {"errors": [{"kind": text, "message": text, "where": text}]})
+    diag = Diag([inst, Inst(text, None, None)], unreadable=[{"path": text, "reason": text}])
+    html = report_html.render_html(diag)
+    tree = Tree(html)
+    assert {t for t, _, _ in tree.elements} <= ALLOWED_TAGS
+    for tag, attrs, _ in tree.elements:
+        assert not any(k.startswith("on") for k in attrs)
+    assert [a["id"] for a in tree.find("section")] == ["instance-0", "instance-1"]
+    if text.strip():
+        # HTMLParser normalises \r; compare on what a browser would show
+        assert text.replace("\r\n", "\n").replace("\r", "\n") in "".join(tree.text).replace("\r", "\n")

@@ -1,0 +1,129 @@
+"""Config: the sidecar's settings (what to follow, what to scrape, how often, how far back).
+
+Plain dataclasses with validated constructors; `SidecarSettings.from_cli` turns the command-line
+strings (`127.0.0.1:9400`, `1h`, `15s`) into typed values and raises `ConfigError` with one clear
+sentence for anything that makes no sense.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from observe.errors import ConfigError
+
+__all__ = ["SidecarSettings", "parse_duration", "parse_listen"]
+
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
+
+
+def parse_duration(text: str | float | int, *, what: str = "duration") -> float:
+    """`1h`, `30m`, `1h30m`, `90s`, `500ms`, `2d` or a plain number of seconds → seconds (> 0)."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        secs = float(text)
+    else:
+        s = str(text).strip().lower()
+        try:
+            secs = float(s)
+        except ValueError:
+            pos, secs = 0, 0.0
+            for m in _DURATION.finditer(s):
+                if m.start() != pos:
+                    break
+                secs += float(m.group(1)) * _UNITS[m.group(2)]
+                pos = m.end()
+            if pos != len(s) or not s:
+                raise ConfigError(f"{what} {text!r} is not a duration (examples: 15s, 30m, 1h, 1h30m)") from None
+    if not secs > 0:
+        raise ConfigError(f"{what} must be positive, got {text!r}")
+    return secs
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """`127.0.0.1:9400`, `:9400` (loopback), `[::1]:9400` or `9400` → (host, port)."""
+    s = text.strip()
+    host, port = "127.0.0.1", s
+    if s.startswith("["):
+        end = s.find("]")
+        if end < 0 or not s[end + 1:].startswith(":"):
+            raise ConfigError(f"--listen {text!r}: expected [IPv6]:PORT")
+        host, port = s[1:end], s[end + 2:]
+    elif ":" in s:
+        host, port = s.rsplit(":", 1)
+        host = host or "127.0.0.1"
+    try:
+        p = int(port)
+    except ValueError:
+        raise ConfigError(f"--listen {text!r}: port {port!r} is not a number") from None
+    if not 0 <= p <= 65535:
+        raise ConfigError(f"--listen {text!r}: port {p} is out of range")
+    return host, p
+
+
+@dataclass
+class SidecarSettings:
+    """How one sidecar runs beside one vLLM instance. Durations in seconds."""
+
+    logs: list[str] = field(default_factory=list)  # glob patterns of vLLM log files
+    vllm_url: str | None = None  # base URL of vLLM (its /metrics and /v1/models); None = logs only
+    listen_host: str = "127.0.0.1"
+    listen_port: int = 9400  # 0 = any free port (tests)
+    scrape_interval: float = 15.0
+    scrape_timeout: float = 5.0
+    window: float = 3600.0  # how far back the analysis looks
+    analyze_interval: float = 30.0
+    from_start: bool = False  # read the logs' history instead of starting at their end
+    poll_interval: float = 0.25  # follower wake-up when inotify is missing
+    use_watchdog: bool = True
+    max_events: int = 200_000  # hard cap on the window, whatever its duration
+    max_line_bytes: int = 64 * 1024
+    name: str | None = None  # instance name in the diagnosis (default: the vLLM URL or first log)
+
+    def __post_init__(self) -> None:
+        if not self.logs and not self.vllm_url:
+            raise ConfigError("nothing to watch: give --log GLOB and/or --vllm-url URL")
+        for attr in ("scrape_interval", "scrape_timeout", "window", "analyze_interval", "poll_interval"):
+            if not getattr(self, attr) > 0:
+                raise ConfigError(f"{attr.replace('_', '-')} must be positive, got {getattr(self, attr)!r}")
+        if self.max_events < 1 or self.max_line_bytes < 256:
+            raise ConfigError("max_events must be >= 1 and max_line_bytes >= 256")
+        if not 0 <= self.listen_port <= 65535:
+            raise ConfigError(f"listen port {self.listen_port} is out of range")
+        if self.vllm_url is not None and not re.match(r"^(https?://)?[\w.\-\[\]:]+(/.*)?$", self.vllm_url):
+            raise ConfigError(f"--vllm-url {self.vllm_url!r} is not an http(s) URL")
+
+    @property
+    def instance_name(self) -> str:
+        return self.name or self.vllm_url or (self.logs[0] if self.logs else "vllm")
+
+    @classmethod
+    def from_cli(
+        cls,
+        *,
+        logs: list[str],
+        vllm_url: str | None,
+        listen: str = "127.0.0.1:9400",
+        scrape_interval: str = "15s",
+        window: str = "1h",
+        analyze_interval: str = "30s",
+        from_start: bool = False,
+        poll_interval: str = "0.25",
+        use_watchdog: bool = True,
+        name: str | None = None,
+    ) -> "SidecarSettings":
+        host, port = parse_listen(listen)
+        return cls(
+            logs=list(logs),
+            vllm_url=vllm_url,
+            listen_host=host,
+            listen_port=port,
+            scrape_interval=parse_duration(scrape_interval, what="--scrape-interval"),
+            scrape_timeout=min(5.0, parse_duration(scrape_interval, what="--scrape-interval")),
+            window=parse_duration(window, what="--window"),
+            analyze_interval=parse_duration(analyze_interval, what="--analyze-interval"),
+            from_start=from_start,
+            poll_interval=parse_duration(poll_interval, what="--poll-interval"),
+            use_watchdog=use_watchdog,
+            name=name,
+        )

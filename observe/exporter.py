@@ -1,0 +1,253 @@
+"""Edge: the sidecar's own /metrics — one prometheus_client Collector over a state snapshot — and
+the small HTTP server that serves it with /healthz and /api/diagnosis.
+
+The collector follows client_python's custom-collector pattern (`docs/.../collector/custom.md`):
+each scrape calls `collect()`, which asks for a fresh `ExportState` and builds new metric
+families from it, so no metric object carries state between scrapes and there is no global
+registry (the caller passes one). Metric names and help texts come from `names.OBSERVE_METRICS`.
+
+Label values that come from log lines (file names, error kinds, versions, flag values) go out only
+through prometheus_client's exposition, which escapes them; the JSON endpoints go through
+`json.dumps`. Nothing here renders HTML.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Iterator
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+
+from observe.names import OBSERVE_METRICS
+
+__all__ = ["ExportState", "ObserveCollector", "STATS_GAUGES", "make_registry", "Server"]
+
+# stats-line field (model.StatsSample attribute) → (exported gauge, scale to apply)
+STATS_GAUGES: dict[str, tuple[str, float]] = {
+    "prompt_tps": ("observe_vllm_prompt_throughput_tokens_per_second", 1.0),
+    "generation_tps": ("observe_vllm_generation_throughput_tokens_per_second", 1.0),
+    "throughput_tps": ("observe_vllm_throughput_tokens_per_second", 1.0),
+    "running": ("observe_vllm_running_requests", 1.0),
+    "waiting": ("observe_vllm_waiting_requests", 1.0),
+    "swapped": ("observe_vllm_swapped_requests", 1.0),
+    "deferred": ("observe_vllm_deferred_requests", 1.0),
+    "kv_usage_pct": ("observe_vllm_kv_usage_ratio", 0.01),
+    "cpu_kv_usage_pct": ("observe_vllm_cpu_kv_usage_ratio", 0.01),
+    "prefix_hit_pct": ("observe_vllm_prefix_cache_hit_ratio", 0.01),
+    "external_prefix_hit_pct": ("observe_vllm_external_prefix_cache_hit_ratio", 0.01),
+    "mm_hit_pct": ("observe_vllm_mm_cache_hit_ratio", 0.01),
+}
+
+
+@dataclass
+class ExportState:
+    """Everything the sidecar exports, as plain values copied under the sidecar's lock."""
+
+    up: bool | None = None  # None: no vLLM URL given, or not scraped yet
+    scrapes: int = 0
+    scrape_errors: int = 0
+    scrape_duration: float | None = None
+    last_scrape_error: str | None = None
+    log_lines: dict[str, int] = field(default_factory=dict)
+    log_rotations: int = 0
+    log_truncations: int = 0
+    log_deletions: int = 0
+    log_errors: int = 0
+    log_invalid_utf8: int = 0
+    log_long_lines: int = 0
+    parse_errors: int = 0
+    analysis_errors: int = 0
+    analysis_duration: float | None = None
+    window_events: int = 0
+    window_scrapes: int = 0
+    # log-only facts
+    stats: dict[str, dict[str, float]] = field(default_factory=dict)  # engine label → field → value
+    stats_lines: int = 0
+    last_stats_time: float | None = None  # epoch seconds the last stats line was read
+    interval_preemptions: int = 0  # V1 `Preemptions: N` summed
+    preemption_warnings: int = 0
+    cumulative_preemptions: int | None = None
+    kv_cache_tokens: int | None = None
+    max_concurrency: float | None = None
+    engine_errors: dict[str, int] = field(default_factory=dict)
+    info: dict[str, str] | None = None  # version, engine, model
+    findings: list[tuple[str, str]] = field(default_factory=list)  # (id, severity)
+    recommendations: list[tuple[str, str, str]] = field(default_factory=list)  # (flag, current, suggested)
+
+
+def _help(name: str) -> str:
+    return OBSERVE_METRICS.get(name, name)
+
+
+class ObserveCollector:
+    """A prometheus_client Collector: `collect()` builds fresh families from `get_state()`."""
+
+    def __init__(self, get_state: Callable[[], ExportState]) -> None:
+        self._get_state = get_state
+
+    def collect(self) -> Iterator[Metric]:
+        s = self._get_state()
+        yield from _self_metrics(s)
+        yield from _log_facts(s)
+        yield from _analysis(s)
+
+
+def _gauge(name: str, value: float | None, labels: dict[str, str] | None = None) -> GaugeMetricFamily:
+    g = GaugeMetricFamily(name, _help(name), labels=list(labels or {}))
+    if value is not None:
+        g.add_metric(list((labels or {}).values()), float(value))
+    return g
+
+
+def _counter(name: str, value: float) -> CounterMetricFamily:
+    base = name[: -len("_total")] if name.endswith("_total") else name
+    return CounterMetricFamily(base, _help(name), value=float(value))
+
+
+def _self_metrics(s: ExportState) -> Iterator[Metric]:
+    if s.up is not None:
+        yield _gauge("observe_up", 1.0 if s.up else 0.0)
+    yield _counter("observe_scrapes_total", s.scrapes)
+    yield _counter("observe_scrape_errors_total", s.scrape_errors)
+    yield _gauge("observe_scrape_duration_seconds", s.scrape_duration)
+    lines = CounterMetricFamily("observe_log_lines", _help("observe_log_lines_total"), labels=["file"])
+    for f, n in sorted(s.log_lines.items()):
+        lines.add_metric([f], float(n))
+    yield lines
+    yield _counter("observe_log_rotations_total", s.log_rotations)
+    yield _counter("observe_log_truncations_total", s.log_truncations)
+    yield _counter("observe_log_deletions_total", s.log_deletions)
+    yield _counter("observe_log_errors_total", s.log_errors)
+    yield _counter("observe_log_invalid_utf8_lines_total", s.log_invalid_utf8)
+    yield _counter("observe_log_long_lines_total", s.log_long_lines)
+    yield _counter("observe_parse_errors_total", s.parse_errors)
+    yield _counter("observe_analysis_errors_total", s.analysis_errors)
+    yield _gauge("observe_analysis_duration_seconds", s.analysis_duration)
+    yield _gauge("observe_window_events", s.window_events)
+    yield _gauge("observe_window_scrapes", s.window_scrapes)
+
+
+def _log_facts(s: ExportState) -> Iterator[Metric]:
+    fams: dict[str, GaugeMetricFamily] = {}
+    for engine, fields in sorted(s.stats.items()):
+        for attr, v in sorted(fields.items()):
+            name, scale = STATS_GAUGES[attr]
+            fam = fams.get(name) or fams.setdefault(name, GaugeMetricFamily(name, _help(name), labels=["engine"]))
+            fam.add_metric([engine], v * scale)
+    yield from fams.values()
+    yield _counter("observe_vllm_stats_lines_total", s.stats_lines)
+    yield _gauge("observe_vllm_last_stats_timestamp_seconds", s.last_stats_time)
+    yield _counter("observe_vllm_preemptions_total", s.interval_preemptions)
+    yield _counter("observe_vllm_preemption_warnings_total", s.preemption_warnings)
+    yield _gauge("observe_vllm_cumulative_preemptions", s.cumulative_preemptions)
+    yield _gauge("observe_vllm_kv_cache_tokens", s.kv_cache_tokens)
+    yield _gauge("observe_vllm_max_concurrency", s.max_concurrency)
+    errs = CounterMetricFamily("observe_vllm_engine_errors", _help("observe_vllm_engine_errors_total"), labels=["kind"])
+    for kind, n in sorted(s.engine_errors.items()):
+        errs.add_metric([kind], float(n))
+    yield errs
+    if s.info is not None:
+        info = GaugeMetricFamily("observe_vllm_info", _help("observe_vllm_info"), labels=["version", "engine", "model"])
+        info.add_metric([s.info.get("version") or "", s.info.get("engine") or "", s.info.get("model") or ""], 1.0)
+        yield info
+
+
+def _analysis(s: ExportState) -> Iterator[Metric]:
+    f = GaugeMetricFamily("observe_finding", _help("observe_finding"), labels=["id", "severity"])
+    for fid, sev in sorted(set(s.findings)):
+        f.add_metric([fid, sev], 1.0)
+    yield f
+    r = GaugeMetricFamily("observe_recommendation_info", _help("observe_recommendation_info"),
+                          labels=["flag", "current", "suggested"])
+    for flag, cur, sug in sorted(set(s.recommendations)):
+        r.add_metric([flag, cur, sug], 1.0)
+    yield r
+
+
+def make_registry(get_state: Callable[[], ExportState]) -> CollectorRegistry:
+    """A fresh registry holding only the observe collector (no process/gc collectors)."""
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(ObserveCollector(get_state))
+    return reg
+
+
+class Server:
+    """HTTP on `host:port` (default loopback): /metrics, /healthz, /api/diagnosis; port 0 = free."""
+
+    def __init__(
+        self,
+        registry: CollectorRegistry,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 9400,
+        health: Callable[[], tuple[bool, dict[str, Any]]] = lambda: (True, {}),
+        diagnosis: Callable[[], dict[str, Any] | None] = lambda: None,
+    ) -> None:
+        reg, get_health, get_diag = registry, health, diagnosis
+
+        class Handler(BaseHTTPRequestHandler):
+            server_version = "observe-sidecar"
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 — stdlib signature
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 — stdlib name
+                path = self.path.split("?", 1)[0].rstrip("/") or "/"
+                try:
+                    if path == "/metrics":
+                        self._send(200, generate_latest(reg), CONTENT_TYPE_LATEST)
+                    elif path == "/healthz":
+                        ok, body = get_health()
+                        self._json(200 if ok else 503, {"status": "ok" if ok else "degraded", **body})
+                    elif path == "/api/diagnosis":
+                        d = get_diag()
+                        if d is None:
+                            self._json(503, {"error": "no diagnosis yet: the first analysis has not run"})
+                        else:
+                            self._json(200, d)
+                    elif path == "/":
+                        self._send(200, b"observe sidecar: /metrics /healthz /api/diagnosis\n", "text/plain; charset=utf-8")
+                    else:
+                        self._json(404, {"error": "not found"})
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                except Exception as e:  # noqa: BLE001 — one bad request must not stop the server
+                    self._json(500, {"error": type(e).__name__})
+
+            def _json(self, code: int, obj: Any) -> None:
+                self._send(code, json.dumps(obj, sort_keys=True, default=str).encode("utf-8"),
+                           "application/json")
+
+            def _send(self, code: int, body: bytes, ctype: str) -> None:
+                self.send_response(code)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self._httpd = ThreadingHTTPServer((host, port), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="observe-http", daemon=True)
+
+    @property
+    def address(self) -> tuple[str, int]:
+        host, port = self._httpd.server_address[:2]
+        return str(host), int(port)
+
+    @property
+    def url(self) -> str:
+        host, port = self.address
+        return f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)

