@@ -99,7 +99,7 @@ def _effect(cfg: EngineConfig, flag: str, cur: Any, new: Any, facts: dict) -> st
     except ImportError:  # pragma: no cover - capacity is part of the package
         return None
     try:
-        w = capacity.what_if(cfg, {flag: new}, request_tokens=_req_tokens(facts))
+        w = capacity.what_if(cfg, {flag: new}, request_tokens=_req_tokens(facts), gpu_total_gib=cfg.total_gpu_memory_gib)
     except Exception:  # the model declines (unknown architecture, missing facts): no number, no guess
         return None
     return getattr(w, "summary", None) or None

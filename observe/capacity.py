@@ -746,6 +746,7 @@ class _Engine:
     basis: str = "unknown"
     scale: float = 1.0  # tokens after = tokens before x scale (then whole blocks)
     unknown: bool = False
+    util_assumed: bool = False
     notes: list[str] = field(default_factory=list)
 
 
@@ -764,7 +765,7 @@ def _engine_facts(cfg: EngineConfig, m: ModelSpec | None, gpu_total_gib: float |
                 mml=num("max_model_len", "--max-model-len", True), seqs=num("max_num_seqs", "--max-num-seqs", True),
                 mnbt=_current(cfg, "max_num_batched_tokens", "--max-num-batched-tokens"), weights_gib=cfg.weights_gib)
     if e.util < 0:
-        e.util = 0.9
+        e.util, e.util_assumed = 0.9, True
         e.notes.append("--gpu-memory-utilization not in the log: assumed vLLM's default 0.9")
     if e.dtype not in KV_DTYPE_BYTES:  # as a log printed it, e.g. "torch.bfloat16", "fp8_e4m3fn"
         e.dtype = "fp8" if "fp8" in e.dtype or "float8" in e.dtype else "auto"
@@ -819,7 +820,8 @@ def _apply(e: _Engine, flag: str, new: Any, gpu_total_gib: float | None) -> str:
         else:
             e.unknown = True
             e.notes.append("the effect of --gpu-memory-utilization needs the GPU's total memory and the KV bytes per token")
-        text, e.util = f"--gpu-memory-utilization {e.util:.2f} → {u:.2f}", u
+        was = f"{e.util:.2f}" + (" (vLLM default)" if e.util_assumed else "")
+        text, e.util = f"--gpu-memory-utilization {was} → {u:.2f}", u
         return text
     if flag == "--block-size":
         nb = int(_num(flag, new, integer=True))
@@ -894,7 +896,9 @@ def what_if(cfg: EngineConfig, changes: Mapping[str, Any], *, request_tokens: in
 
     text = "; ".join(parts) + ": "
     if after is None:
-        text += "effect unknown (" + ("no KV-cache size in the log" if before is None else "needs the GPU's total memory or the model") + ")"
+        why = ("no KV-cache size in the log" if before is None
+               else "needs the GPU's total memory" if "--gpu-memory-utilization" in changes else "needs the model")
+        text += f"effect unknown ({why})"
         e.basis = "unknown"
     else:
         if after == before:

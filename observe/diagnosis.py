@@ -252,6 +252,8 @@ class InstanceBuilder:
             c.available_kv_gib = float(value)
         elif name == "weights_gib":
             c.weights_gib = float(value)
+        elif name == "total_gpu_memory_gib":
+            c.total_gpu_memory_gib = float(value)
         elif name == "gpu_memory_utilization" and c.gpu_memory_utilization is None:
             c.gpu_memory_utilization = float(value)
         elif name == "max_num_batched_tokens" and c.max_num_batched_tokens is None:

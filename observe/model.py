@@ -180,6 +180,7 @@ class EngineConfig:
     max_model_len: int | None = None
     available_kv_gib: float | None = None
     weights_gib: float | None = None
+    total_gpu_memory_gib: float | None = None  # from V0 memory-profiling lines, when printed
     gpu_memory_utilization: float | None = None
     max_num_seqs: int | None = None
     max_num_batched_tokens: int | None = None

@@ -56,6 +56,8 @@ class Sidecar:
         self._server: exporter.Server | None = None
         self._threads: list[threading.Thread] = []
         self._thread_errors = 0
+        if settings.logs:  # open now: "the end of the log" means the end when the sidecar was made
+            self._ensure_follower()
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "Sidecar":

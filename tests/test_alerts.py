@@ -235,3 +235,36 @@ def test_promtool_tests_catch_a_changed_threshold(tmp_path: Path):
     r = subprocess.run(["promtool", "test", "rules", str(tmp_path / "t_test.yml")], capture_output=True, text=True)
     assert r.returncode != 0
     assert "VLLMKVCacheSaturated" in r.stdout + r.stderr
+
+
+# ---------------------------------------------------------------- CLI: observe generate
+
+def test_cli_generate_alerts_and_dashboards_match_committed(tmp_path: Path):
+    from typer.testing import CliRunner
+
+    from observe.cli import app
+
+    runner = CliRunner()
+    r = runner.invoke(app, ["generate", "alerts", "--out", str(tmp_path / "a")])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "a" / alerts.RULES_FILE).read_text() == (ROOT / "alerts" / alerts.RULES_FILE).read_text()
+    r = runner.invoke(app, ["generate", "alerts", "--out", str(tmp_path / "k"), "--format", "prometheus-operator"])
+    assert r.exit_code == 0, r.output
+    assert yaml.safe_load((tmp_path / "k" / "prometheusrule.yml").read_text())["kind"] == "PrometheusRule"
+    r = runner.invoke(app, ["generate", "alerts", "--out", str(tmp_path / "m"), "--max-num-seqs", "48"])
+    assert r.exit_code == 0 and "instance:vllm_requests_waiting:sum > 48" in (tmp_path / "m" / alerts.RULES_FILE).read_text()
+    r = runner.invoke(app, ["generate", "dashboards", "--out", str(tmp_path / "d")])
+    assert r.exit_code == 0, r.output
+    for p in (ROOT / "dashboards").glob("*.json"):
+        assert (tmp_path / "d" / p.name).read_text() == p.read_text()
+
+
+def test_cli_generate_alerts_bad_value_is_one_line_error(tmp_path: Path):
+    from typer.testing import CliRunner
+
+    from observe.cli import app
+
+    r = CliRunner().invoke(app, ["generate", "alerts", "--out", str(tmp_path), "--ttft-slo", "0.3"])
+    assert r.exit_code == 2
+    assert "Traceback" not in r.output
+    assert "ttft_slo_seconds must be a vLLM bucket bound" in r.output

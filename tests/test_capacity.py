@@ -456,3 +456,10 @@ def test_what_if_concurrency_counts_v1_null_block():
     v1 = what_if(EngineConfig(engine="v1", kv_cache_tokens=1600, block_size=16), {"--max-num-seqs": 8}, request_tokens=800)
     v0 = what_if(EngineConfig(engine="v0", kv_cache_tokens=1600, block_size=16), {"--max-num-seqs": 8}, request_tokens=800)
     assert (v1.concurrency_before, v0.concurrency_before) == (1, 2)  # 100 blocks, 50 per request
+
+
+def test_what_if_says_when_a_value_was_assumed():
+    cfg = EngineConfig(engine="v1", kv_cache_tokens=42_656, available_kv_gib=6.51, max_model_len=32768)
+    w = what_if(cfg, {"--gpu-memory-utilization": 0.95})
+    assert w.kv_tokens_after is None
+    assert w.summary == "--gpu-memory-utilization 0.90 (vLLM default) → 0.95: effect unknown (needs the GPU's total memory)"
