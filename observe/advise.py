@@ -73,13 +73,13 @@ class _Plan:
     facts: dict
     recs: dict[str, Recommendation] = field(default_factory=dict)
 
-    def add(self, flag: str, suggested: Any, reason: str, fids: Sequence[str]) -> bool:
+    def add(self, flag: str, suggested: Any, reason: str, fids: Sequence[str], effect: str | None = None) -> bool:
         if flag in self.recs or not flag_supported(flag, self.cfg):
             return False
         cur = current_value(self.cfg, flag)
         if cur is not None and _same(cur, suggested):
             return False
-        effect = _effect(self.cfg, flag, cur, suggested, self.facts)
+        effect = effect or _effect(self.cfg, flag, cur, suggested, self.facts)
         self.recs[flag] = Recommendation(flag=flag, current=cur, suggested=suggested, reason=reason,
                                          finding_ids=tuple(fids), expected_effect=effect)
         return True
@@ -102,7 +102,10 @@ def _effect(cfg: EngineConfig, flag: str, cur: Any, new: Any, facts: dict) -> st
         w = capacity.what_if(cfg, {flag: new}, request_tokens=_req_tokens(facts), gpu_total_gib=cfg.total_gpu_memory_gib)
     except Exception:  # the model declines (unknown architecture, missing facts): no number, no guess
         return None
-    return getattr(w, "summary", None) or None
+    summary = getattr(w, "summary", None) or None
+    if summary and "effect unknown" in summary:
+        return None  # the model could not say: no number is better than a non-answer
+    return summary
 
 
 def _req_tokens(facts: dict) -> int | None:
@@ -132,8 +135,10 @@ def advise(cfg: EngineConfig, findings: Sequence[Finding], *, facts: dict | None
     if f:
         est = f.data.get("estimated_max_model_len") or f.data.get("kv_tokens") or f.data.get("kv_cache_tokens")
         if est:
-            p.add("--max-model-len", _round_down(int(est), 256 if int(est) >= 512 else 16),
-                  f"the KV cache holds {int(est):,} tokens, less than one request of --max-model-len", [f.id])
+            new = _round_down(int(est), 256 if int(est) >= 512 else 16)
+            p.add("--max-model-len", new,
+                  f"the KV cache holds {int(est):,} tokens, less than one request of --max-model-len", [f.id],
+                  effect=f"the engine starts: one request of up to {new:,} tokens fits the {int(est):,}-token KV cache")
     f = by_id.get("max_model_len_exceeds_model")
     if f and f.data.get("max_position_embeddings"):
         p.add("--max-model-len", int(f.data["max_position_embeddings"]),

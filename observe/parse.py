@@ -241,25 +241,30 @@ def _int(s: str) -> int:
 
 
 # ----------------------------------------------------------------------------- safe literals
+_SPECIAL_RE = re.compile(r"[,'\"()\[\]{}<>\\]")
+
+
 def _split_top(s: str) -> tuple[list[str], bool]:
     """Split a repr body on top-level ", " (outside brackets and quotes).
 
-    Returns the pieces and whether the text ended balanced (no open bracket or quote)."""
+    Returns the pieces and whether the text ended balanced (no open bracket or quote). Only the
+    special characters are visited (a regex finds them), so long config lines stay cheap."""
     parts: list[str] = []
     depth = 0
     quote = ""
     start = 0
-    i = 0
-    n = len(s)
-    while i < n:
+    skip_to = -1
+    for m in _SPECIAL_RE.finditer(s):
+        i = m.start()
+        if i < skip_to:
+            continue
         c = s[i]
         if quote:
             if c == "\\":
-                i += 2
-                continue
-            if c == quote:
+                skip_to = i + 2
+            elif c == quote:
                 quote = ""
-        elif c in "'\"":
+        elif c == "'" or c == '"':
             quote = c
         elif c in "([{<":
             depth += 1
@@ -268,7 +273,6 @@ def _split_top(s: str) -> tuple[list[str], bool]:
         elif c == "," and depth == 0:
             parts.append(s[start:i].strip())
             start = i + 1
-        i += 1
     tail = s[start:].strip()
     if tail:
         parts.append(tail)
