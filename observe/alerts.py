@@ -51,7 +51,7 @@ _DURATION = re.compile(r"^(\d+(ms|s|m|h|d|w|y))+$")
 
 # Engine-error kinds (model.EngineError.kind) grouped by the alert that reports them.
 STARTUP_KINDS = ("startup_failed", "max_seq_len_exceeds_kv", "kv_needed_exceeds_available",
-                 "no_available_memory", "free_memory_below_utilization")
+                 "no_available_memory", "free_memory_below_utilization", "max_position_exceeded")
 CRASH_KINDS = ("engine_core_failed", "worker_exception")
 
 

@@ -391,16 +391,19 @@ def recommend(
                 _time.sleep(max(0.0, interval))
             snaps.append(manage.save_metrics(scrape.base_url(vllm_url), Path(tmp) / f"metrics-{k}.txt"))
         diag = pipeline.diagnose_paths(logs or [Path(tmp)], snaps if logs else [])
-    inst = diag.instances[0]
+    from observe import advise
+
+    inst = max(diag.instances, key=lambda i: sum(s.get("parsed_lines") or 0 for s in i.sources))
     flags = manage.installed_flags(vllm_python) if vllm_python else manage.installed_flags()
     ok, bad = manage.checked_recommendations(None, inst.recommendations, flags)
+    command = advise.command_line(inst.config, ok) if ok and inst.config.flags else None
     if fmt == Fmt.json:
         _emit(_json.dumps({"vllm_url": vllm_url, "findings": [f.id for f in inst.findings],
                            "recommendations": [{"flag": r.flag, "current": r.current, "suggested": r.suggested,
                                                 "reason": r.reason} for r in ok],
                            "rejected": [{"flag": r.flag, "suggested": r.suggested, "why": w} for r, w in bad],
                            "validated_against": flags.version if flags else None,
-                           "command": inst.command}, indent=2, default=str), None)
+                           "command": command}, indent=2, default=str), None)
         return
     for f in inst.findings:
         typer.echo(f"[{f.severity}] {f.id}: {f.evidence}")
@@ -410,8 +413,8 @@ def recommend(
         typer.echo(f"{r.flag}: {r.current if r.current is not None else '(default)'} -> {r.suggested}  # {r.reason}")
     for r, why in bad:
         typer.echo(f"not suggested: {r.flag} {r.suggested} ({why})")
-    if ok and inst.command:
-        typer.echo("new command:\n  " + inst.command)
+    if command:
+        typer.echo("new command:\n  " + command)
     if flags is None:
         typer.echo("(vLLM is not importable here: flags not validated; use --vllm-python)", err=True)
 

@@ -76,7 +76,8 @@ class SidecarSettings:
     from_start: bool = False  # read the logs' history instead of starting at their end
     poll_interval: float = 0.25  # follower wake-up when inotify is missing
     use_watchdog: bool = True
-    max_events: int = 200_000  # hard cap on the window, whatever its duration
+    max_events: int = 50_000  # hard cap on the window's log events (~750 B each), whatever its duration
+    max_access_events: int = 10_000  # separate cap for uvicorn access-log lines
     max_line_bytes: int = 64 * 1024
     name: str | None = None  # instance name in the diagnosis (default: the vLLM URL or first log)
 
@@ -86,11 +87,13 @@ class SidecarSettings:
         for attr in ("scrape_interval", "scrape_timeout", "window", "analyze_interval", "poll_interval"):
             if not getattr(self, attr) > 0:
                 raise ConfigError(f"{attr.replace('_', '-')} must be positive, got {getattr(self, attr)!r}")
-        if self.max_events < 1 or self.max_line_bytes < 256:
-            raise ConfigError("max_events must be >= 1 and max_line_bytes >= 256")
+        if self.max_events < 1 or self.max_access_events < 1 or self.max_line_bytes < 256:
+            raise ConfigError("max_events and max_access_events must be >= 1, max_line_bytes >= 256")
         if not 0 <= self.listen_port <= 65535:
             raise ConfigError(f"listen port {self.listen_port} is out of range")
-        if self.vllm_url is not None and not re.match(r"^(https?://)?[\w.\-\[\]:]+(/.*)?$", self.vllm_url):
+        url = self.vllm_url
+        if url is not None and (("://" in url and not url.startswith(("http://", "https://")))
+                                or not re.fullmatch(r"(https?://)?[\w.\-\[\]:]+(/\S*)?", url)):
             raise ConfigError(f"--vllm-url {self.vllm_url!r} is not an http(s) URL")
 
     @property

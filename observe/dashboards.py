@@ -85,6 +85,23 @@ def _stat(title: str, desc: str, expr: str, unit: str = "none", thresholds: list
                   thresholds=steps or [g.Threshold("green", 0, 0.0)])
 
 
+def _bargauge(title: str, desc: str, target: g.Target, unit: str, vmin: float | None, vmax: float | None,
+              thresholds: list[tuple[str, float]]) -> g.BarGauge:
+    """A BarGauge whose unit, range and reduction are also in ``fieldConfig``/``reduceOptions``
+    (grafanalib writes only the legacy ``fieldOptions`` that Grafana has to migrate)."""
+    steps = [g.Threshold(color, i, float(v)) for i, (color, v) in enumerate(thresholds)]
+    defaults: dict[str, Any] = {"unit": unit}
+    if vmin is not None:
+        defaults["min"] = vmin
+    if vmax is not None:
+        defaults["max"] = vmax
+    return g.BarGauge(title=title, description=desc, dataSource=DS, targets=[target], format=unit,
+                      min=vmin, max=vmax, calc="lastNotNull", displayMode="gradient", thresholds=steps,
+                      extraJson={"fieldConfig": {"defaults": defaults},
+                                 "options": {"reduceOptions": {"calcs": ["lastNotNull"], "fields": "",
+                                                               "values": False}}})
+
+
 def _variables() -> g.Templating:
     base = "vllm:num_requests_running"
     return g.Templating(list=[
@@ -242,13 +259,10 @@ def kv_cache() -> g.Dashboard:
                     [_t(f"sum by (instance, reason) (vllm:num_requests_waiting_by_reason{{{SEL}}})",
                         "{{instance}} {{reason}}"),
                      _t(f"instance:vllm_requests_waiting:sum{{{SEL}}}", "{{instance}} total", "B")], "short")),
-        (8, 8, g.BarGauge(title="KV usage per instance", description="Current KV usage of each instance; the "
-                          "fullest ones are the first to preempt. Balance load or resize them.",
-                          dataSource=DS, targets=[_t(f"instance:vllm_kv_cache_usage:ratio{{{SEL}}}", "{{instance}}",
-                                                     instant=True)],
-                          format="percentunit", min=0, max=1, calc="lastNotNull", displayMode="gradient",
-                          thresholds=[g.Threshold("green", 0, 0.0), g.Threshold("orange", 1, 0.9),
-                                      g.Threshold("red", 2, 0.98)])),
+        (8, 8, _bargauge("KV usage per instance", "Current KV usage of each instance; the fullest ones are the "
+                         "first to preempt. Balance load or resize them.",
+                         _t(f"instance:vllm_kv_cache_usage:ratio{{{SEL}}}", "{{instance}}", instant=True),
+                         "percentunit", 0, 1, [("green", 0.0), ("orange", 0.9), ("red", 0.98)])),
         (8, 8, g.Table(title="Findings (sidecar)", description="What observe's detectors see now, with severity. "
                        "Open /api/diagnosis on the sidecar for the evidence; the runbooks say what to change.",
                        dataSource=DS, targets=[_t(f"max by (instance, id, severity) (observe_finding{{{SEL_NO_MODEL}}})",
@@ -307,19 +321,18 @@ def instances() -> g.Dashboard:
                       "loading; see the VLLMDown runbook.", dataSource=DS,
                       targets=[_t(f"up{{{SEL_NO_MODEL}}}", "{{instance}}")], reduceCalc="lastNotNull",
                       thresholds=[g.Threshold("red", 0, 0.0), g.Threshold("green", 1, 1.0)])),
-        (8, 8, g.BarGauge(title="Requests / s per instance", description="Load per instance. Uneven load behind a "
-                          "balancer: check its policy; one idle instance may be unhealthy.", dataSource=DS,
-                          targets=[_t(f"sum by (instance) (instance:vllm_request_success:rate5m{{{SEL}}})",
-                                      "{{instance}}", instant=True)],
-                          format="reqps", min=0, max=None, calc="lastNotNull", displayMode="gradient",
-                          thresholds=[g.Threshold("green", 0, 0.0)])),
+        (8, 8, _bargauge("Requests / s per instance", "Load per instance. Uneven load behind a balancer: check "
+                         "its policy; one idle instance may be unhealthy.",
+                         _t(f"sum by (instance) (instance:vllm_request_success:rate5m{{{SEL}}})", "{{instance}}",
+                            instant=True),
+                         "reqps", 0, None, [("green", 0.0)])),
         (8, 8, _ts("API-server memory", "Resident memory of the vLLM API-server process (present with a single API "
                    "server). Steady growth over days: report it with the vLLM version.",
                    [_t(f"process_resident_memory_bytes{{{SEL_NO_MODEL}}}", "{{instance}}")], "bytes")),
         (24, 6, g.Table(title="vLLM version and engine (sidecar)", description="Version and engine (V0/V1) read "
                         "from the startup log by the observe sidecar. Mixed versions behind one balancer behave "
                         "differently; the names catalog maps their metric names.",
-                        dataSource=DS, targets=[_t(f"max by (instance, version, engine) "
+                        dataSource=DS, targets=[_t(f"max by (instance, version, engine, model) "
                                                    f"(observe_vllm_info{{{SEL_NO_MODEL}}})", instant=True, fmt="table")],
                         transformations=[{"id": "organize", "options": {"excludeByName": {"Time": True,
                                                                                           "Value": True}}}])),
@@ -338,8 +351,25 @@ def build() -> dict[str, dict[str, Any]]:
     return {name: json.loads(render_one(fn())) for name, fn in DASHBOARDS.items()}
 
 
+def _fix_base_thresholds(node: Any) -> Any:
+    """grafanalib writes the base threshold step's value as the string "null"; Grafana's own
+    dashboards use JSON null there."""
+    if isinstance(node, dict):
+        for key in ("steps", "thresholds"):
+            steps = node.get(key)
+            if isinstance(steps, list) and steps and isinstance(steps[0], dict) and steps[0].get("value") == "null":
+                steps[0]["value"] = None
+        for v in node.values():
+            _fix_base_thresholds(v)
+    elif isinstance(node, list):
+        for v in node:
+            _fix_base_thresholds(v)
+    return node
+
+
 def render_one(dashboard: g.Dashboard) -> str:
-    return json.dumps(dashboard.to_json_data(), cls=DashboardEncoder, sort_keys=True, indent=2) + "\n"
+    model = json.loads(json.dumps(dashboard.to_json_data(), cls=DashboardEncoder))
+    return json.dumps(_fix_base_thresholds(model), sort_keys=True, indent=2) + "\n"
 
 
 def render() -> dict[str, str]:

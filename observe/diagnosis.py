@@ -256,6 +256,8 @@ class InstanceBuilder:
             c.total_gpu_memory_gib = float(value)
         elif name == "gpu_memory_utilization" and c.gpu_memory_utilization is None:
             c.gpu_memory_utilization = float(value)
+        elif name == "max_model_len" and c.max_model_len is None:
+            c.max_model_len = int(value)
         elif name == "max_num_batched_tokens" and c.max_num_batched_tokens is None:
             c.max_num_batched_tokens = int(value)
         self.facts[name] = value

@@ -711,8 +711,7 @@ class Launcher:
 
     def start(self, *, timeout: float = 600.0) -> None:
         """Start vLLM and wait for /health; LaunchError with the cause from the log if it fails."""
-        self.launch_dir = self._next_dir()
-        (self.launch_dir / "command.txt").write_text(self.spec.command() + "\n", encoding="utf-8")
+        self.launch_dir = self._next_dir()  # only vLLM's log and snapshots go here: `diagnose` reads it all
         self._tee = RotatingTee(self.log_path, max_bytes=self.log_max_bytes, backups=self.log_backups,
                                 echo=self.echo)
         env = dict(os.environ if self.env is None else self.env)
@@ -966,7 +965,7 @@ def propose(spec: LaunchSpec, folder: Path, flags: VllmFlags | None) -> Proposal
     from observe import pipeline
 
     diag = pipeline.diagnose_paths([folder])
-    inst = diag.instances[0] if diag.instances else None
+    inst = max(diag.instances, key=lambda i: sum(s.get("parsed_lines") or 0 for s in i.sources), default=None)
     recs = list(inst.recommendations) if inst else []
     ok, bad = checked_recommendations(spec, recs, flags)
     return Proposal(before=spec, after=apply(spec, ok), accepted=ok, rejected=bad,

@@ -281,7 +281,7 @@ OBSERVE_METRICS: dict[str, str] = {
     "observe_vllm_kv_cache_tokens": "KV-cache capacity in tokens, from the startup log line.",
     "observe_vllm_max_concurrency": "Maximum concurrency vLLM reported at startup (for max_model_len-token requests).",
     "observe_vllm_preemption_warnings_total": "V0 preemption warnings seen in the logs.",
-    "observe_vllm_info": "1, labels version and engine, from the startup log.",
+    "observe_vllm_info": "1, labels version, engine (v0/v1) and model, from the startup log.",
     # sidecar (issue 4): self-metrics beyond the ones above, and stats-line fields as gauges
     "observe_scrapes_total": "Scrapes of vLLM's /metrics attempted by the sidecar.",
     "observe_log_deletions_total": "Followed log files that disappeared (deleted, or mid-rotation).",

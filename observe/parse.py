@@ -86,7 +86,6 @@ _PREFIX_RE = re.compile(
     r"\[?(?P<file>[\w./-]+?):(?P<ln>\d+)\] ?",
     _A,
 )
-_LEVEL_WORDS = ("DEBUG ", "INFO ", "WARNING ", "WARN ", "ERROR ", "CRITICAL ")
 # A second prefix inside a message: two records glued on one physical line.
 _GLUED_RE = re.compile(
     r"(?:\([A-Za-z][\w-]*(?: [\w=]+)? pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?\) )?(?:" + _LEVELS + r") \d\d-\d\d \d\d:\d\d:\d\d ",
@@ -126,7 +125,7 @@ _SPEC_FIELD_RE = re.compile(
     r"(?P<key>Avg Draft acceptance rate|Draft acceptance rate|System efficiency|Mean acceptance length"
     r"|Number of speculative tokens|Number of accepted tokens|Number of draft tokens(?: tokens)?"
     r"|Number of emitted tokens(?: tokens)?|Accepted|Drafted|Per-position acceptance rate): "
-    r"(?P<val>\d+(?:\.\d+)?(?:, \d+(?:\.\d+)?)*)(?P<unit>%| tokens(?![/\w])|(?=[,.]|\s|$))",
+    r"(?P<val>\d+(?:\.\d+)?(?:, \d+(?:\.\d+)?)*)(?P<unit>%| tokens(?![/\w])|(?=[,.])|\s*$)",
     _A,
 )
 _PREEMPT_RE = re.compile(r"is preempted by (?:PreemptionMode\.)?(?P<mode>[A-Z]{1,20}) mode", _A)
@@ -156,10 +155,17 @@ _PROFILE_3L_TOTAL_RE = re.compile(
     r"total_gpu_memory \((?P<t>\d+(?:\.\d+)?)GiB\) x gpu_memory_utilization \((?P<u>\d+(?:\.\d+)?)\)", _A
 )
 _PROFILE_3L_KV_RE = re.compile(r"the rest of the memory reserved for KV Cache is (?P<g>-?\d+(?:\.\d+)?)GiB", _A)
-_CHUNKED_RE = re.compile(r"Chunked prefill is enabled with max_num_batched_tokens=(?P<n>\d+)\b(?!\.\d)", _A)
+_CHUNKED_RE = re.compile(r"Chunked prefill is enabled with max_num_batched_tokens=(?P<n>\d+)\.", _A)
 _INIT_TOOK_RE = re.compile(r"init engine \(profile, create kv cache, warmup model\) took (?P<s>\d+(?:\.\d+)?) s", _A)
 _OVERRIDE_RE = re.compile(r"Overriding num_gpu_blocks=(?P<old>\d+) with num_gpu_blocks_override=(?P<new>\d+)\b", _A)
 _MAX_MODEL_LEN_RE = re.compile(r"Using max model len (?P<n>\d+)\s*$", _A)
+# the launch command pasted above a log: "[$ ][ENV=1 ]vllm serve MODEL --flag v …" or the module form
+_COMMAND_RE = re.compile(
+    r"^\s*(?:[$#>]\s+)?(?P<env>(?:[A-Z_][A-Z0-9_]*=\S*\s+)*)"
+    r"(?:vllm\s+serve\b|python[\d.]*\s+-m\s+vllm\.entrypoints\.(?:openai\.api_server|api_server|cli\.main\s+serve)\b)"
+    r"(?P<args>.*)$",
+    _A,
+)
 
 # ----------------------------------------------------------------------------- errors
 _OOM_RE = re.compile(r"(?P<dev>CUDA|HIP|XPU|MPS|NPU) out of memory", _A)
@@ -324,7 +330,7 @@ def parse_dict_repr(text: str) -> dict[str, Any]:
     return {}
 
 
-def parse_kv_repr(text: str) -> dict[str, Any]:
+def parse_kv_repr(text: str, keys: frozenset[str] | tuple[str, ...] | None = None) -> dict[str, Any]:
     """``model='x', max_seq_len=2048, …`` (a config or Namespace repr) → dict of literal values.
 
     The last pair is dropped when the text looks cut short (a paste truncated mid-value), so a
@@ -343,17 +349,18 @@ def parse_kv_repr(text: str) -> dict[str, Any]:
     for p in parts:
         k, sep, v = p.partition("=")
         k = k.strip()
-        if not sep or not k.isidentifier():
+        if not sep or not k.isidentifier() or (keys is not None and k not in keys):
             continue
         out[k] = _literal(v.strip())
     return out
 
 
-_CONFIG_KEYS = (
+_CONFIG_ORDER = (
     "model", "max_seq_len", "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
     "quantization", "enforce_eager", "kv_cache_dtype", "enable_prefix_caching", "chunked_prefill_enabled",
     "dtype", "block_size", "speculative_config", "served_model_name", "device_config", "seed",
 )
+_CONFIG_KEYS = frozenset(_CONFIG_ORDER)
 
 
 # ----------------------------------------------------------------------------- parser
@@ -396,6 +403,7 @@ class Parser:
         self._engine: str | None = None
         self._stats_seen = False
         self._counted_line = -1
+        self._last_stamp: tuple[int, int, int, tuple[str, str, str] | None] | None = None
         self._cur = 0  # physical line counter (what lineno means for dedup windows)
 
     # ------------------------------------------------------------------ public API
@@ -406,8 +414,8 @@ class Parser:
         out: list[LogEvent] = []
         try:
             text = line.text
-            if "\r" in text:
-                for seg in text.split("\r"):
+            if "\r" in text or "\n" in text:  # tqdm bars, "\r\n" continuations, a caller's multi-line text
+                for seg in text.replace("\n", "\r").split("\r"):
                     if seg.strip():
                         self._segment(seg, line, out)
             elif text:
@@ -488,6 +496,7 @@ class Parser:
             ctx.logger_file = lf.rsplit("/", 1)[-1] if "/" in lf else lf
             ctx.logger_line = int(ln)
             self._roll_year(ctx)
+            self._last_stamp = (ctx.year, ctx.mo, ctx.dd, ctx.hms)
             if self._engine is None:
                 lf = ctx.logger_file
                 if lf in _V1_FILES:
@@ -497,6 +506,9 @@ class Parser:
             msg = seg[m.end():]
         else:
             msg = seg
+            if outer_ts is None and self._last_stamp is not None:
+                # an unprefixed line (traceback, wrapper output): the best known time is the last stamp
+                ctx.year, ctx.mo, ctx.dd, ctx.hms = self._last_stamp
         # a held-back incomplete stats record: does this line continue it?
         if self._pending is not None:
             if not has_prefix:
@@ -643,8 +655,8 @@ class Parser:
             if key == "Per-position acceptance rate":
                 vals["k"] = len(val.split(", "))
                 continue
-            if "," in val:
-                continue
+            if "," in val or (unit.strip() == "" and m.end() == len(msg) and not msg[m.start("val"):].rstrip().endswith(".")):
+                continue  # a bare number at the very end of the line may have been cut short
             if key in ("Accepted", "Drafted") and unit != " tokens":
                 continue  # "Accepted throughput: …" is a different clause
             vals[key] = (float(val), unit)
@@ -704,8 +716,8 @@ class Parser:
                     self._note_engine("v0", ctx, out)
                 i = msg.find("with config: ")
                 if i >= 0:
-                    cfg = parse_kv_repr(msg[i + len("with config: "):])
-                    useful = {k: cfg[k] for k in _CONFIG_KEYS if k in cfg}
+                    cfg = parse_kv_repr(msg[i + len("with config: "):], _CONFIG_KEYS)
+                    useful = {k: cfg[k] for k in _CONFIG_ORDER if k in cfg}
                     if useful:
                         self._fact(ctx, out, "config", useful)
         if "non-default args: " in msg:
@@ -777,6 +789,14 @@ class Parser:
                 self._fact(ctx, out, "max_model_len", int(u.group("n")))
         if "MQLLMEngine" in msg:
             self._note_engine("v0", ctx, out)
+        if ctx.level is None and "vllm" in msg and ("serve" in msg or "vllm.entrypoints" in msg):
+            c = _COMMAND_RE.match(msg)
+            if c is not None:
+                flags, env = _command_flags(c.group("args"), c.group("env"))
+                if flags:
+                    self._fact(ctx, out, "flags", flags)
+                if env.get("VLLM_USE_V1") in ("0", "1"):
+                    self._note_engine("v1" if env["VLLM_USE_V1"] == "1" else "v0", ctx, out)
 
     # ------------------------------------------------------------------ errors
     def _errors(self, msg: str, ctx: _Ctx, out: list[LogEvent]) -> None:
@@ -974,10 +994,10 @@ class Parser:
         if not isinstance(rec, dict):
             return False
         t = rec.get("time") or rec.get("timestamp") or rec.get("asctime") or rec.get("@timestamp")
-        if isinstance(t, str):
-            outer_ts = _iso(t) or outer_ts
+        rec_ts = _iso(t) if isinstance(t, str) else None
         inner = rec.get("log")
-        if isinstance(inner, str):  # docker json-file / k8s: a whole vLLM line inside
+        if isinstance(inner, str):  # docker json-file / k8s: a whole vLLM line inside, stamped outside
+            outer_ts = rec_ts or outer_ts
             inner = inner.rstrip("\n")
             if "\r" in inner:
                 for s in inner.split("\r"):
@@ -992,7 +1012,10 @@ class Parser:
         if _PREFIX_RE.search(msg) is not None or msg.startswith("("):
             self._segment(msg, line, out, outer_ts)
             return True
+        # a JSON-formatted logging record: its time is the logger's own clock
         ctx = _Ctx(line.source, line.lineno, outer_ts=outer_ts)
+        if rec_ts is not None:
+            ctx.ts = rec_ts.replace(tzinfo=None)
         lvl = rec.get("levelname") or rec.get("level")
         if isinstance(lvl, str):
             ctx.level = lvl.upper()
@@ -1004,6 +1027,10 @@ class Parser:
         pid = rec.get("process")
         if isinstance(pid, int) and not isinstance(pid, bool):
             ctx.pid = pid
+        pname = rec.get("vllm_process_name")  # the JSON profile proposed upstream (#58171)
+        if isinstance(pname, str) and pname:
+            ctx.process = pname[:100]
+            self.processes.add(ctx.process)
         name = rec.get("name") or rec.get("logger")
         if isinstance(name, str) and name.startswith("vllm"):
             self._count_vllm()
@@ -1101,6 +1128,58 @@ def _flags(d: dict[str, Any]) -> dict[str, Any]:
             continue
         out["--" + k.replace("_", "-")] = v
     return out
+
+
+def _command_flags(args: str, env_text: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """``MODEL --max-model-len 2048 --enforce-eager`` → {"--model": …, "--max-model-len": 2048, …}.
+
+    Only tokenised (shlex), never run; ``--no-x`` becomes ``--x: False``, ``--a_b`` becomes ``--a-b``."""
+    import shlex
+
+    env = dict(kv.split("=", 1) for kv in env_text.split() if "=" in kv)
+    text = args.strip().rstrip("\\").strip()
+    if len(text) > _MAX_LITERAL:
+        return {}, env
+    try:
+        toks = shlex.split(text, comments=True)
+    except ValueError:
+        toks = text.split()
+    flags: dict[str, Any] = {}
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        if t.startswith("--") and len(t) > 2:
+            name, eq, val = t.partition("=")
+            name = "--" + name[2:].replace("_", "-")
+            if eq:
+                flags[name] = _cli_value(val)
+            elif i + 1 < len(toks) and not toks[i + 1].startswith("--"):
+                flags[name] = _cli_value(toks[i + 1])
+                i += 1
+            elif name.startswith("--no-"):
+                flags["--" + name[5:]] = False
+            else:
+                flags[name] = True
+        elif t in ("|", ">", ">>", "2>&1", "&", "&&", ";"):
+            break
+        elif "--model" not in flags and not t.startswith("-"):
+            flags["--model"] = t
+        i += 1
+    return flags, env
+
+
+def _cli_value(v: str) -> Any:
+    for conv in (int, float):
+        try:
+            return conv(v)
+        except ValueError:
+            pass
+    if v[:1] in "{[":
+        try:
+            return json.loads(v)
+        except Exception:  # noqa: BLE001
+            return v
+    return {"true": True, "false": False, "True": True, "False": False}.get(v, v)
 
 
 def _iso(text: str) -> datetime | None:

