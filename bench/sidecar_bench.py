@@ -14,9 +14,10 @@ What runs:
   batch was written): an upper bound, at most ~50 ms above the true delay.
 
 CPU = the sidecar process's utime+stime (from /proc) over the measured seconds / wall seconds, in
-% of one core; it includes serving the reader's 20 requests/s. RSS = the peak VmRSS sampled every
-0.5 s. A last run pre-fills 60,000 lines and starts with --from-start, so the window sits at its
-cap (50,000 events) when RSS is read. Linux only (/proc).
+% of one core, over the second half of each run, when only one GET /metrics every 5 s is made
+(as a Prometheus would); the first half measures the delay. RSS = the peak VmRSS sampled every
+0.5 s. A last run pre-fills 30,000 lines and starts with --from-start, so the window sits at its
+cap (20,000 events) when RSS is read and the analysis runs. Linux only (/proc).
 """
 
 from __future__ import annotations
@@ -102,6 +103,8 @@ def start_sidecar(log: Path, vllm: str, port: int, *extra: str) -> subprocess.Po
 
 
 def run_rate(rate: int, seconds: float, stats_lines: list[bytes], vllm: str) -> dict:
+    """Two halves: delay (reader polls /metrics every 50 ms), then CPU (one GET every 5 s, as a
+    Prometheus would scrape the sidecar). RSS peak over both."""
     with tempfile.TemporaryDirectory(prefix="observe-bench-") as d:
         log = Path(d) / "vllm.log"
         log.write_bytes(b"")
@@ -109,54 +112,66 @@ def run_rate(rate: int, seconds: float, stats_lines: list[bytes], vllm: str) -> 
         proc = start_sidecar(log, vllm, port)
         url = f"http://127.0.0.1:{port}"
         written: list[tuple[int, float]] = []  # (cumulative lines after batch, write time)
-        stop = threading.Event()
         delays: list[float] = []
         rss_peak = [0.0]
+        fast = threading.Event()
+        fast.set()
+        done = threading.Event()
 
         def reader() -> None:
             k = 0
-            while not stop.is_set() or k < len(written):
-                seen = lines_seen(url)
-                t = time.monotonic()
-                if seen is not None:
-                    while k < len(written) and written[k][0] <= seen:
-                        delays.append(t - written[k][1])
-                        k += 1
-                if stop.is_set() and time.monotonic() - stop_time[0] > 10:
-                    break
-                time.sleep(0.05)
+            last_slow = 0.0
+            while not done.is_set():
+                if fast.is_set():
+                    seen = lines_seen(url)
+                    t = time.monotonic()
+                    if seen is not None:
+                        while k < len(written) and written[k][0] <= seen:
+                            delays.append(t - written[k][1])
+                            k += 1
+                    time.sleep(0.05)
+                else:
+                    if time.monotonic() - last_slow >= 5.0:
+                        lines_seen(url)
+                        last_slow = time.monotonic()
+                    time.sleep(0.1)
 
         def sampler() -> None:
-            while not stop.is_set():
+            while not done.is_set():
                 rss_peak[0] = max(rss_peak[0], rss_mb(proc.pid))
                 time.sleep(0.5)
 
-        stop_time = [0.0]
         threads = [threading.Thread(target=reader, daemon=True), threading.Thread(target=sampler, daemon=True)]
         for t in threads:
             t.start()
         per_batch = max(1, round(rate * 0.01))
-        cpu0, wall0 = cpu_seconds(proc.pid), time.monotonic()
         total, i = 0, 0
+        wall0 = time.monotonic()
+        cpu0 = wall_cpu0 = None
         with log.open("ab", buffering=0) as w:
             nxt = time.monotonic()
             while time.monotonic() - wall0 < seconds:
+                if cpu0 is None and time.monotonic() - wall0 >= seconds / 2:
+                    fast.clear()  # second half: CPU, with only a 5 s scraper
+                    cpu0, wall_cpu0 = cpu_seconds(proc.pid), time.monotonic()
                 batch = b"".join(stats_lines[(i + j) % len(stats_lines)] + b"\n" for j in range(per_batch))
                 i += per_batch
                 w.write(batch)
                 total += per_batch
-                written.append((total, time.monotonic()))
+                if fast.is_set():
+                    written.append((total, time.monotonic()))
                 nxt += 0.01
                 time.sleep(max(0.0, nxt - time.monotonic()))
         wall = time.monotonic() - wall0
         cpu = cpu_seconds(proc.pid) - cpu0
-        stop_time[0] = time.monotonic()
-        stop.set()
+        cpu_wall = time.monotonic() - wall_cpu0
+        time.sleep(1.0)
+        done.set()
         for t in threads:
             t.join(timeout=15)
         final = lines_seen(url)
         proc.terminate()
-        proc.wait(timeout=20)
+        proc.wait(timeout=30)
     delays.sort()
     return {
         "rate": rate,
@@ -164,8 +179,9 @@ def run_rate(rate: int, seconds: float, stats_lines: list[bytes], vllm: str) -> 
         "lines_written": total,
         "lines_seen": int(final or 0),
         "achieved_rate": round(total / wall),
-        "cpu_pct_one_core": round(100 * cpu / wall, 1),
+        "cpu_pct_one_core": round(100 * cpu / cpu_wall, 1),
         "rss_peak_mb": round(rss_peak[0], 1),
+        "delay_samples": len(delays),
         "delay_p50_ms": round(1000 * statistics.median(delays), 1) if delays else None,
         "delay_p99_ms": round(1000 * delays[int(0.99 * (len(delays) - 1))], 1) if delays else None,
         "delay_max_ms": round(1000 * delays[-1], 1) if delays else None,
@@ -173,7 +189,7 @@ def run_rate(rate: int, seconds: float, stats_lines: list[bytes], vllm: str) -> 
     }
 
 
-def run_full_window(stats_lines: list[bytes], vllm: str, n: int = 60_000) -> dict:
+def run_full_window(stats_lines: list[bytes], vllm: str, n: int = 30_000) -> dict:
     """RSS with the window at its cap: pre-filled log, --from-start, wait for the analysis."""
     with tempfile.TemporaryDirectory(prefix="observe-bench-") as d:
         log = Path(d) / "vllm.log"

@@ -76,8 +76,10 @@ class SidecarSettings:
     from_start: bool = False  # read the logs' history instead of starting at their end
     poll_interval: float = 0.25  # follower wake-up when inotify is missing
     use_watchdog: bool = True
-    max_events: int = 50_000  # hard cap on the window's log events (~750 B each), whatever its duration
-    max_access_events: int = 10_000  # separate cap for uvicorn access-log lines
+    # hard caps on the window whatever its duration (~750 B per event): 20,000 stats lines are
+    # 55 h of one engine's 10 s stats; the caps only bite on floods of errors or access lines
+    max_events: int = 20_000
+    max_access_events: int = 5_000  # separate cap for uvicorn access-log lines
     max_line_bytes: int = 64 * 1024
     name: str | None = None  # instance name in the diagnosis (default: the vLLM URL or first log)
 

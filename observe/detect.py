@@ -60,7 +60,18 @@ class Context:
         return int(total)
 
     def request_tokens_p95(self) -> float | None:
-        """Longest request length seen: from the KV usage per running request (logs)."""
+        """Request length in tokens: p95 prompt + p95 generation from the /metrics histograms when
+        given (vllm:request_prompt_tokens / vllm:request_generation_tokens), else the most KV any
+        running request held (KV usage × KV tokens / running, from the logs)."""
+        from observe import metricmath
+
+        last = next((s for s in sorted((s for s in self.scrapes if s.ok), key=lambda s: s.at or datetime.min,
+                                       reverse=True)), None)
+        if last is not None:
+            parts = [metricmath.histogram_quantile(0.95, metricmath.buckets(last, fam))
+                     for fam in ("vllm:request_prompt_tokens", "vllm:request_generation_tokens")]
+            if all(p is not None for p in parts):
+                return float(sum(parts))
         return self.summary.max_tokens_per_running
 
     def facts(self) -> dict:

@@ -106,6 +106,7 @@ class Follower:
         self._observer = None
         self._watched: set[str] = set()
         self._closed = False
+        self._last_discovery = time.monotonic()
         if use_watchdog:
             self._start_watchdog()
         for path in self._discover():
@@ -119,9 +120,16 @@ class Follower:
         self._wake.clear()
         self._more = False
         out: list[LogLine] = []
-        if self._observer is not None:
-            self._watch_dirs()
-        for path in self._discover():
+        now = time.monotonic()
+        if now - self._last_discovery >= self.poll_interval or self._gone or not self._streams:
+            # globbing costs a directory listing: once per poll_interval, not on every wake-up
+            self._last_discovery = now
+            if self._observer is not None:
+                self._watch_dirs()
+            found = self._discover()
+        else:
+            found = []
+        for path in found:
             if path in self._streams:
                 continue
             gone = self._gone.pop(path, None)
