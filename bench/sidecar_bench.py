@@ -93,7 +93,7 @@ def start_sidecar(log: Path, vllm: str, port: int, *extra: str) -> subprocess.Po
                           "--listen", f"127.0.0.1:{port}", "--scrape-interval", "5s", *extra],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if lines_seen(url) is not None:
             return p
@@ -171,7 +171,7 @@ def run_rate(rate: int, seconds: float, stats_lines: list[bytes], vllm: str) -> 
             t.join(timeout=15)
         final = lines_seen(url)
         proc.terminate()
-        proc.wait(timeout=30)
+        proc.wait(timeout=60)
     delays.sort()
     return {
         "rate": rate,
@@ -216,7 +216,7 @@ def run_full_window(stats_lines: list[bytes], vllm: str, n: int = 30_000) -> dic
         m = re.search(r"^observe_analysis_duration_seconds ([0-9.e+-]+)$", text, re.M)
         w = re.search(r"^observe_window_events ([0-9.e+]+)$", text, re.M)
         proc.terminate()
-        proc.wait(timeout=20)
+        proc.wait(timeout=60)
     return {
         "prefilled_lines": n,
         "read_seconds": round(read_s, 1),

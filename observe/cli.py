@@ -355,6 +355,8 @@ def run_cmd(
     try:
         launcher.start(timeout=startup_timeout)
         typer.echo(f"observe: vLLM ready at {spec.url}; log {launcher.log_path}", err=True)
+        if launcher.sidecar_error:
+            typer.echo(f"observe: {launcher.sidecar_error}", err=True)
         manage.supervise(launcher, stop=stop, notify=lambda m: typer.echo(f"observe: {m}", err=True), decide=decide,
                          flags=flags, snapshot_every=snapshot_every, recommend_after=recommend_after,
                          max_changes=max_changes, trigger=trigger)

@@ -517,7 +517,12 @@ def failure_cause(log_text: str, *, source: str = "vllm.log") -> str:
         events = []
     from observe.model import EngineError
 
-    errors = [e for e in events if isinstance(e, EngineError)]
+    errors = [e for e in events if isinstance(e, EngineError) and e.kind != "shutdown_noise"]
+    if not errors:
+        for needle, what in _CRASH_HINTS:
+            line = next((ln for ln in reversed(log_text.splitlines()) if needle in ln), None)
+            if line is not None:
+                return f"{what}: {_clip(line.split('] ', 1)[-1].strip())}"
     if errors:
         best = max(errors, key=lambda e: (e.kind not in ("engine_core_failed", "startup_failed",
                                                           "worker_exception"), e.fatal))
@@ -527,6 +532,14 @@ def failure_cause(log_text: str, *, source: str = "vllm.log") -> str:
             msg += f" (the largest --max-model-len that fits: {fits})"
         return msg
     return _last_error_line(log_text)
+
+
+# log lines that say why vLLM went away when the parser found no error event (a killed engine, the OOM killer)
+_CRASH_HINTS = (
+    ("engine core exited unexpectedly", "the EngineCore process died"),
+    ("EngineDeadError", "the EngineCore process died"),
+    ("Killed", "the process was killed (out of memory?)"),
+)
 
 
 def _details_max_len(details: dict[str, Any]) -> int | None:
@@ -687,6 +700,7 @@ class Launcher:
         self.log_backups = log_backups
         self.sidecar_factory = sidecar_factory
         self.sidecar: Any = None
+        self.sidecar_error: str | None = None
         self.proc: subprocess.Popen | None = None
         self.launch_dir: Path | None = None
         self._tee: RotatingTee | None = None
@@ -748,9 +762,15 @@ class Launcher:
     def _start_sidecar(self) -> None:
         if self.sidecar_factory is None:
             return
-        self.sidecar = self.sidecar_factory(self.spec, self.log_path)
-        if self.sidecar is not None:
-            self.sidecar.start()
+        try:
+            self.sidecar = self.sidecar_factory(self.spec, self.log_path)
+            if self.sidecar is not None:
+                self.sidecar.start()
+            self.sidecar_error = None
+        except (OSError, ObserveError) as e:  # e.g. its port is taken: vLLM keeps running without it
+            self.sidecar = None
+            self.sidecar_error = f"sidecar not started: {e}"
+            record(self.history, "sidecar_failed", dir=str(self.launch_dir), cause=str(e))
 
     def _stop_sidecar(self) -> None:
         if self.sidecar is not None:

@@ -20,6 +20,9 @@ Semantics (google/mtail `internal/tailer/logstream/filestream.go`, adapted):
 - **Invalid UTF-8** is decoded with U+FFFD replacement and counted.
 - Rotated siblings (`x.log.1`, `x.log-20260101`, `*.gz`) are not followed as new files when a
   pattern has glob characters, otherwise every rename would re-read a whole generation.
+- `LogLine.lineno` counts from where reading began: line 1 of a file read from its start, the
+  first new line of a file opened at its end. Lines of a recovered generation carry the followed
+  path as their source.
 
 Wake-ups: a watchdog observer (inotify where available) sets an event so `wait()` returns at
 once; without it (or if it cannot start) `wait()` sleeps `poll_interval`. `poll()` itself never
@@ -121,7 +124,7 @@ class Follower:
         self._more = False
         out: list[LogLine] = []
         now = time.monotonic()
-        if now - self._last_discovery >= self.poll_interval or self._gone or not self._streams:
+        if now - self._last_discovery >= self.poll_interval or not self._streams:
             # globbing costs a directory listing: once per poll_interval, not on every wake-up
             self._last_discovery = now
             if self._observer is not None:
@@ -138,7 +141,9 @@ class Follower:
             else:
                 self._reopen(path, gone[0], gone[1], out)
         for path in list(self._streams):
-            self._service(self._streams[path], out)
+            st = self._streams.get(path)
+            if st is not None and not self._closed:
+                self._service(st, out)
         return out
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -422,6 +427,10 @@ class Follower:
             obs.start()
             self.stats.watchdog = True
         except Exception as e:  # noqa: BLE001 — inotify limits, unsupported fs: fall back to polling
+            try:
+                obs.unschedule_all()
+            except Exception:  # noqa: BLE001
+                pass
             self._observer = None
             self.stats.watchdog = False
             self.stats.last_error = f"watchdog unavailable, polling instead: {e}"

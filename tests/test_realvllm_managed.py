@@ -2,7 +2,7 @@
 
 Scenario (docs/managed.md): the tiny model with a 2 MiB KV cache (2,048 tokens, 64 blocks of 32),
 24 concurrent requests of 512 generated tokens (ignore_eos) — about 4x more than fit. `observe
-run --apply --yes` launches it; after the load, SIGUSR1 asks for a diagnosis; observe must find
+run --apply --yes` launches it (with its sidecar); after the load, SIGUSR1 asks for a diagnosis; observe must find
 KV saturation and preemptions, recommend flags the installed vLLM accepts, and restart vLLM with
 them. The same load runs again; preemptions must fall by >= 90% and generation throughput may
 fall by no more than 10%.
@@ -16,11 +16,13 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 
-from observe import manage
+from observe import manage, scrape
+from observe import metricmath as mm
 from tests import realvllm as rv
 
 pytestmark = [pytest.mark.realvllm, pytest.mark.slow]
@@ -49,13 +51,17 @@ def test_kv_pressure_advice_applied_cuts_preemptions_keeps_throughput(tmp_path: 
     runs = tmp_path / "runs"
     history = runs / "history.jsonl"
     serve = rv.serve_argv(py, model, port, rv.KV_PRESSURE_FLAGS)
-    cmd = [sys.executable, "-m", "observe.cli", "run", "--run-dir", str(runs), "--no-sidecar", "--quiet",
+    sidecar_port = rv.free_port()
+    cmd = [sys.executable, "-m", "observe.cli", "run", "--run-dir", str(runs), "--listen", f"127.0.0.1:{sidecar_port}",
+           "--quiet",
            "--snapshot-every", "0", "--apply", "--yes", "--", *serve]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env=rv.vllm_env(), cwd=rv.ROOT)
     try:
         first = _wait_ready(history, 1, proc)
         before = load.run_load(port=port, scenario="before", outdir=Path(first["dir"]), **LOAD)
+        with urllib.request.urlopen(f"http://127.0.0.1:{sidecar_port}/metrics", timeout=10) as r:
+            sidecar = scrape.parse_text(r.read().decode())  # the sidecar `observe run` started follows this launch
         proc.send_signal(signal.SIGUSR1)  # diagnose now → recommend → apply (--yes)
         second = _wait_ready(history, 2, proc, timeout=400)
         after = load.run_load(port=port, scenario="after", outdir=Path(second["dir"]), **LOAD)
@@ -84,6 +90,7 @@ def test_kv_pressure_advice_applied_cuts_preemptions_keeps_throughput(tmp_path: 
               "kv_usage_max_pct": [cmp["before"]["kv_usage_max_pct"], cmp["after"]["kv_usage_max_pct"]],
               "requests_ok": [before["requests_ok"], after["requests_ok"]]}
     print("BEFORE/AFTER " + json.dumps(report))
+    assert mm.value(sidecar, "observe_up") == 1.0 and mm.value(sidecar, "observe_vllm_stats_lines_total") >= 3
     assert before["requests_failed"] == 0 and after["requests_failed"] == 0, (before["errors"], after["errors"])
     assert pb >= 100, f"the scenario did not cause preemptions ({pb})"
     assert pa <= 0.10 * pb, f"preemptions fell only from {pb} to {pa}"

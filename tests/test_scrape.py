@@ -3,7 +3,6 @@ replayed real vLLM endpoints (never an exception)."""
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from datetime import datetime, timezone

@@ -172,3 +172,24 @@ def test_a_failing_analysis_is_counted_and_the_last_result_kept(tmp_path: Path, 
     assert car.analyze_once() is None
     assert _get(car, "observe_analysis_errors_total") == 1.0
     assert car.diagnosis_dict() is before
+
+
+def test_rotation_truncation_and_deletion_show_in_self_metrics(tmp_path: Path) -> None:
+    import os
+
+    car, log = _car(tmp_path)
+    lines = NORMAL.split(b"\n")[:-1]
+    _append(log, b"\n".join(lines[:50]) + b"\n")
+    car.poll_logs_once()
+    os.rename(log, tmp_path / "vllm.log.1")
+    log.write_bytes(b"\n".join(lines[50:60]) + b"\n")
+    car.poll_logs_once()
+    log.write_bytes(b"")  # truncate in place
+    car.poll_logs_once()
+    os.unlink(log)
+    car.poll_logs_once()
+    assert _get(car, "observe_log_rotations_total") == 1.0
+    assert _get(car, "observe_log_truncations_total") == 1.0
+    assert _get(car, "observe_log_deletions_total") == 1.0
+    assert _get(car, "observe_log_lines_total", {"file": str(log)}) == 60.0
+    assert car.health()[1]["files"] == [str(log)]

@@ -88,3 +88,24 @@ def test_watchdog_wakes_the_waiter_when_the_file_grows(tmp_path: Path) -> None:
     assert f.wait() is True  # woken by the event, not by the 30 s interval
     assert [ln.text for ln in f.poll()] == REAL[:1]
     f.close()
+
+
+def test_inotify_failure_falls_back_to_polling(tmp_path: Path, monkeypatch) -> None:
+    import errno
+
+    import watchdog.observers
+
+    class NoInotify(watchdog.observers.Observer):  # what an exhausted max_user_watches looks like
+        def start(self) -> None:
+            raise OSError(errno.ENOSPC, "inotify watch limit reached")
+
+    monkeypatch.setattr(watchdog.observers, "Observer", NoInotify)
+    path = tmp_path / "vllm.log"
+    path.write_text("")
+    f = Follower([str(path)], poll_interval=0.05, use_watchdog=True)
+    assert f.stats.watchdog is False
+    assert "polling instead" in f.stats.last_error
+    _append(path, REAL[:3])
+    assert f.wait() is False  # nobody wakes it: it sleeps its interval
+    assert [ln.text for ln in f.poll()] == REAL[:3]
+    f.close()
