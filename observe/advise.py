@@ -176,8 +176,10 @@ def advise(cfg: EngineConfig, findings: Sequence[Finding], *, facts: dict | None
         if kvb is not None and flag_supported("--kv-cache-memory-bytes", cfg):
             cur_b = parse_bytes(kvb)
             if cur_b:
-                grown = p.add("--kv-cache-memory-bytes", _fmt_bytes(_kv_bytes_needed(cfg, facts, cur_b)),
-                              "the KV cache is full and requests wait or are preempted; give it room for the observed load", kv_ids)
+                new_b = _kv_bytes_needed(cfg, facts, cur_b)
+                grown = p.add("--kv-cache-memory-bytes", _fmt_bytes(new_b),
+                              "the KV cache is full and requests wait or are preempted; give it room for the observed load",
+                              kv_ids, effect=_bytes_effect(cfg, facts, cur_b, parse_bytes(_fmt_bytes(new_b)) or new_b))
         if not grown and gpu and not oom:
             cur = cfg.gpu_memory_utilization if cfg.gpu_memory_utilization is not None else DEFAULT_GPU_UTIL
             if cur < MAX_GPU_UTIL - 1e-9:
@@ -186,9 +188,9 @@ def advise(cfg: EngineConfig, findings: Sequence[Finding], *, facts: dict | None
         if gpu and (cfg.kv_cache_dtype in (None, "auto")) and flag_supported("--kv-cache-dtype", cfg):
             grown = p.add("--kv-cache-dtype", "fp8", "an fp8 KV cache holds twice the tokens in the same memory "
                           "(small accuracy cost; check your evals)", kv_ids) or grown
-        heavy = "preemptions" in by_id and by_id["preemptions"].data.get("total", 0) >= 50
-        if (not grown or heavy) and "too_many_seqs" not in by_id:
-            _fit_max_num_seqs(p, cfg, facts, kv_ids)
+        if "too_many_seqs" not in by_id:
+            # cap the batch only at what the KV cache holds AFTER the growth planned above
+            _fit_max_num_seqs(p, cfg, facts, kv_ids, growth=_growth(p, cfg))
 
     # 3. batch size: too many sequences hurts throughput; KV room but capped queue wants more
     f = by_id.get("too_many_seqs")
@@ -227,16 +229,45 @@ def advise(cfg: EngineConfig, findings: Sequence[Finding], *, facts: dict | None
     return list(p.recs.values())
 
 
-def _fit_max_num_seqs(p: _Plan, cfg: EngineConfig, facts: dict, fids: list[str]) -> None:
+def _growth(p: _Plan, cfg: EngineConfig) -> float | None:
+    """How much the planned changes multiply the KV cache's tokens (None: by an unknown factor)."""
+    g = 1.0
+    r = p.recs.get("--kv-cache-memory-bytes")
+    if r is not None:
+        old, new = parse_bytes(r.current), parse_bytes(r.suggested)
+        if not (old and new):
+            return None
+        g *= new / old
+    if "--kv-cache-dtype" in p.recs:
+        g *= 2.0
+    if "--gpu-memory-utilization" in p.recs:
+        return None  # depends on memory the log does not state; do not cap against the old size
+    return g
+
+
+def _fit_max_num_seqs(p: _Plan, cfg: EngineConfig, facts: dict, fids: list[str], growth: float | None = 1.0) -> None:
     req = _req_tokens(facts)
     tokens = cfg.kv_cache_tokens
-    if not (req and tokens):
+    if not (req and tokens) or growth is None:
         return
+    tokens = int(tokens * growth)
     fit = int(tokens // req)
     cur = cfg.max_num_seqs or facts.get("max_running")
     if fit >= 1 and (cur is None or fit < cur):
         p.add("--max-num-seqs", fit, f"{tokens:,} KV tokens hold {fit} requests of ~{req:,} tokens: admit no more "
               "than fit, so none is preempted and recomputed", fids)
+
+
+def _bytes_effect(cfg: EngineConfig, facts: dict, cur_b: int, new_b: int) -> str | None:
+    tokens = cfg.kv_cache_tokens
+    if not tokens:
+        return None
+    new_tokens = int(tokens * new_b / cur_b) // (cfg.block_size or 16) * (cfg.block_size or 16)
+    out = f"KV cache {tokens:,} → ~{new_tokens:,} tokens ({cur_b / 2**20:,.0f} → {new_b / 2**20:,.0f} MiB)"
+    req = _req_tokens(facts)
+    if req:
+        out += f"; requests of ~{req:,} tokens held at once: {tokens // req} → {new_tokens // req}"
+    return out
 
 
 def _kv_bytes_needed(cfg: EngineConfig, facts: dict, cur_bytes: int) -> int:
@@ -261,11 +292,11 @@ def parse_bytes(v: Any) -> int | None:
 
 
 def _fmt_bytes(n: int) -> str:
-    for unit, mult in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if n >= mult and n % mult == 0:
-            return f"{n // mult}{unit}"
+    """Bytes as vLLM's --kv-cache-memory-bytes takes them, rounded UP to a whole MiB / GiB."""
+    if n >= 1 << 30 and n % (1 << 30) == 0:
+        return f"{n >> 30}G"
     if n >= 1 << 20:
-        return f"{-(-n // (1 << 20))}M"  # round up to whole MiB
+        return f"{-(-n // (1 << 20))}M"
     return str(n)
 
 

@@ -159,7 +159,7 @@ def queue_bound(c: Context) -> list[Finding]:
             evidence=(f"{s.waiting_while_full} stats samples had requests waiting (max {s.max_waiting}) while KV usage "
                       f"was ≥ {c.th.kv_queue_full_pct:.0f}%: admission is limited by KV-cache memory, not by --max-num-seqs{_span(a, b)}"),
             start=a, end=b, where=_where(s), data={"samples": s.waiting_while_full, "max_waiting": s.max_waiting}))
-    if s.waiting_with_room:
+    if s.waiting_with_room >= 2 or (s.waiting_with_room and s.samples < 4):
         m = (df["waiting"] > 0) & (df["kv_usage_pct"] < c.th.kv_queue_full_pct) if df is not None and {"waiting", "kv_usage_pct"} <= set(df.columns) else pd.Series([], dtype=bool)
         a, b = _when(df, m) if len(m) else (None, None)
         cap = cfg.max_num_seqs
