@@ -253,6 +253,9 @@ def _fit_max_num_seqs(p: _Plan, cfg: EngineConfig, facts: dict, fids: list[str],
     tokens = int(tokens * growth)
     fit = int(tokens // req)
     cur = cfg.max_num_seqs or facts.get("max_running")
+    demand = (facts.get("max_running") or 0) + (facts.get("max_waiting") or 0)
+    if growth > 1.0 and demand and fit >= demand:
+        return  # the grown cache holds every request seen at once: a cap would only cost throughput
     if fit >= 1 and (cur is None or fit < cur):
         p.add("--max-num-seqs", fit, f"{tokens:,} KV tokens hold {fit} requests of ~{req:,} tokens: admit no more "
               "than fit, so none is preempted and recomputed", fids)

@@ -96,6 +96,19 @@ def test_cpu_backend_grows_kv_cache_memory_bytes_not_gpu_flags() -> None:
     r = recs(diagnosis.analyze_instance("x", evs))
     assert advise.parse_bytes(r["--kv-cache-memory-bytes"]) > 2 * 1024 * 1024
     assert "--gpu-memory-utilization" not in r and "--kv-cache-dtype" not in r
+    # the grown cache holds all 24 requests seen at once: no --max-num-seqs cap (it would only cost
+    # throughput; measured on real vLLM in docs/managed.md)
+    assert "--max-num-seqs" not in r
+
+
+def test_batch_cap_is_sized_from_the_grown_cache_when_growth_is_not_enough() -> None:
+    # demand 40 requests of ~1,000 tokens but the cache may only double (fp8): cap at what 2x holds
+    evs = [fact("engine", "v1"), fact("version", "0.10.1"), fact("kv_cache_tokens", 10_000),
+           flags(max_num_seqs=64, gpu_memory_utilization=0.95)]
+    evs += [stats(i, running=10, waiting=30, kv=100.0) for i in range(6)]
+    r = recs(diagnosis.analyze_instance("x", evs))
+    assert r["--kv-cache-dtype"] == "fp8"
+    assert r["--max-num-seqs"] == 20  # 20,000 tokens after fp8 / 1,000 tokens per request
 
 
 def test_version_gates_flags() -> None:
