@@ -371,7 +371,7 @@ def engine_stalled(c: Context) -> list[Finding]:
         return []
     gaps = pd.Series(df.index).diff().dt.total_seconds().values[1:]
     running = df["running"].values[1:]
-    normal = 10.0 if "v1" in c.summary.stats_formats else 5.0
+    normal = (10.0 if "v1" in c.summary.stats_formats else 5.0) * df.attrs.get("stride", 1)
     stalled = [(g, i) for i, (g, r) in enumerate(zip(gaps, running)) if g > c.th.stall_factor * normal and r and r > 0]
     if len(stalled) < 2:
         return []

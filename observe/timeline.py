@@ -51,6 +51,7 @@ _MAX = {"running", "waiting", "swapped", "kv_usage_pct", "cpu_kv_usage_pct", "cu
 _SUM = {"preemptions", "preemption_warnings"}
 
 _ALL = ("ts", "where") + LOG_COLS + EVENT_COLS
+_KINDS = [2 if c in _MAX else 1 if c in _SUM else 0 for c in LOG_COLS + EVENT_COLS]
 
 
 _NAN = float("nan")
@@ -69,6 +70,8 @@ class Timeline:
         self.max_rows = max_rows
         self._rows: list[list] = []
         self.compactions = 0
+        self.stride = 1  # stats samples per row: doubles at each compaction, so all rows share one step
+        self._acc: list[list] = []  # incoming rows not yet merged into one of `stride` samples
         self._pending_warn = 0
         self._pending_cum: float | None = None
 
@@ -101,7 +104,13 @@ class Timeline:
         ]
         self._pending_warn = 0
         self._pending_cum = None
-        self._rows.append(row)
+        if self.stride == 1:
+            self._rows.append(row)
+        else:
+            self._acc.append(row)
+            if len(self._acc) >= self.stride:
+                self._rows.append(self._merge_all(self._acc))
+                self._acc = []
         if len(self._rows) > self.max_rows:
             self._compact()
 
@@ -111,35 +120,48 @@ class Timeline:
         if p.cumulative is not None:
             self._pending_cum = max(self._pending_cum or 0, p.cumulative)
 
+    @staticmethod
+    def _merge(a: list, b: list) -> list:
+        """Two adjacent rows as one (plain floats: this runs on every 2nd row of a huge log)."""
+        m = [a[0] if a[0] is not None else b[0], a[1]]
+        for j, kind in enumerate(_KINDS, start=2):
+            x, y = a[j], b[j]
+            if x != x:  # NaN
+                m.append(y)
+            elif y != y:
+                m.append(x)
+            elif kind == 2:
+                m.append(x if x >= y else y)
+            elif kind == 1:
+                m.append(x + y)
+            else:
+                m.append((x + y) / 2.0)
+        return m
+
+    def _merge_all(self, rows: list[list]) -> list:
+        """Merge a run of rows as a balanced pairwise tree, so means weigh every sample alike."""
+        while len(rows) > 1:
+            nxt = [self._merge(rows[i], rows[i + 1]) for i in range(0, len(rows) - 1, 2)]
+            if len(rows) % 2:
+                nxt.append(rows[-1])
+            rows = nxt
+        return rows[0]
+
     def _compact(self) -> None:
-        """Merge adjacent rows pairwise (plain floats: this runs on every 2nd row of a huge log)."""
         rows = self._rows
-        kinds = [2 if c in _MAX else 1 if c in _SUM else 0 for c in LOG_COLS + EVENT_COLS]
-        out = []
-        for i in range(0, len(rows) - 1, 2):
-            a, b = rows[i], rows[i + 1]
-            m = [a[0] if a[0] is not None else b[0], a[1]]
-            for j, kind in enumerate(kinds, start=2):
-                x, y = a[j], b[j]
-                if x != x:  # NaN
-                    m.append(y)
-                elif y != y:
-                    m.append(x)
-                elif kind == 2:
-                    m.append(x if x >= y else y)
-                elif kind == 1:
-                    m.append(x + y)
-                else:
-                    m.append((x + y) / 2.0)
-            out.append(m)
-        if len(rows) % 2:
-            out.append(rows[-1])
+        out = [self._merge(rows[i], rows[i + 1]) for i in range(0, len(rows) - 1, 2)]
+        if len(rows) % 2:  # an odd last row starts the next bucket
+            self._acc = [rows[-1]] + self._acc
         self._rows = out
         self.compactions += 1
+        self.stride *= 2
 
     def frame(self) -> pd.DataFrame:
-        """The log timeline: DatetimeIndex when every row has a time, else a RangeIndex."""
-        df = pd.DataFrame(self._rows, columns=list(_ALL))
+        """The log timeline: DatetimeIndex when every row has a time, else a RangeIndex.
+        `df.attrs["stride"]` is how many stats samples each row stands for."""
+        rows = self._rows + ([self._merge_all(self._acc)] if self._acc else [])
+        df = pd.DataFrame(rows, columns=list(_ALL))
+        df.attrs["stride"] = self.stride
         if len(df) and df["ts"].notna().all():
             df = df.set_index(pd.DatetimeIndex(df.pop("ts"), name="ts"))
         else:
@@ -196,11 +218,14 @@ def join(logs: pd.DataFrame, metrics: pd.DataFrame, tolerance_s: float = 15.0) -
     right["m_ts"] = right["m_ts"].astype("datetime64[ns]")
     merged = pd.merge_asof(left, right, left_on="ts", right_on="m_ts", direction="nearest",
                            tolerance=pd.Timedelta(seconds=tolerance_s))
+    merged.attrs = dict(logs.attrs)
     used = set(merged["m_ts"].dropna())
     merged = merged.drop(columns=["m_ts"]).set_index("ts")
     extra = metrics[~metrics.index.isin(list(used))]
     if len(extra):
+        attrs = dict(merged.attrs)
         merged = pd.concat([merged, extra]).sort_index()
+        merged.attrs = attrs
     return merged
 
 

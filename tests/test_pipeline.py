@@ -66,6 +66,12 @@ def test_timeline_memory_is_bounded(tmp_path: Path) -> None:
     assert len(inst.frame) <= 256  # …while the timeline was compacted
     assert inst.stats["max_kv_cache_usage_pct"] == 99.0
     assert inst.frame["kv_usage_pct"].max() == 99.0  # compaction keeps maxima
+    # every row stands for the same number of samples: one time step across the whole run, so
+    # trend detectors (engine_stalled) do not mistake old, coarser rows for gaps in the log
+    stride = inst.frame.attrs["stride"]
+    steps = inst.frame.index.to_series().diff().dt.total_seconds().dropna()
+    assert stride > 1 and (steps == 10 * stride).mean() > 0.99
+    assert "engine_stalled" not in {f.id for f in inst.findings}
 
 
 def test_year_comes_from_the_file_and_rolls_over_new_year(tmp_path: Path) -> None:

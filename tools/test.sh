@@ -25,7 +25,7 @@ if [[ -z "${SKIP_INSTALL:-}" ]]; then
     log "installing Debian packages (missing: ${need[*]})"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq --no-install-recommends prometheus prometheus-alertmanager docker-compose chromium \
+    apt-get install -y -qq prometheus prometheus-alertmanager docker-compose chromium \
       fonts-dejavu-core >/dev/null
   fi
   log "installing the package with its test extras"
