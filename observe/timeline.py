@@ -72,6 +72,7 @@ class Timeline:
         self.compactions = 0
         self.stride = 1  # stats samples per row: doubles at each compaction, so all rows share one step
         self._acc: list[list] = []  # incoming rows not yet merged into one of `stride` samples
+        self._acc_n = 0  # how many samples the rows in _acc stand for
         self._pending_warn = 0
         self._pending_cum: float | None = None
 
@@ -108,9 +109,10 @@ class Timeline:
             self._rows.append(row)
         else:
             self._acc.append(row)
-            if len(self._acc) >= self.stride:
+            self._acc_n += 1
+            if self._acc_n >= self.stride:
                 self._rows.append(self._merge_all(self._acc))
-                self._acc = []
+                self._acc, self._acc_n = [], 0
         if len(self._rows) > self.max_rows:
             self._compact()
 
@@ -150,8 +152,9 @@ class Timeline:
     def _compact(self) -> None:
         rows = self._rows
         out = [self._merge(rows[i], rows[i + 1]) for i in range(0, len(rows) - 1, 2)]
-        if len(rows) % 2:  # an odd last row starts the next bucket
+        if len(rows) % 2:  # an odd last row (stride samples) starts the next, twice as wide, bucket
             self._acc = [rows[-1]] + self._acc
+            self._acc_n += self.stride
         self._rows = out
         self.compactions += 1
         self.stride *= 2
