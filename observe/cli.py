@@ -424,8 +424,9 @@ def recommend(
 @app.command()
 @user_errors
 def compare(
-    before: Path = typer.Argument(..., help="Folder of the run before the change (log + snapshots)."),
-    after: Path = typer.Argument(..., help="Folder of the run after the change."),
+    before: Path = typer.Argument(..., help="Before the change: a run folder (log + snapshots), or a saved diagnosis "
+                                   "JSON (`diagnose --format json`, or the sidecar's /api/diagnosis: one window of its history)."),
+    after: Path = typer.Argument(..., help="After the change: a folder or a diagnosis JSON, as BEFORE."),
     fmt: Fmt = typer.Option(Fmt.text, "--format", help="text or json."),
 ) -> None:
     """Before/after: throughput, TTFT/ITL quantiles, preemptions, KV usage, and whether the change helped."""

@@ -281,11 +281,14 @@ class InstanceBuilder:
         findings = detect.run_all(ctx)
         recs = advise_mod.advise(cfg, findings, facts=ctx.facts())
         command = advise_mod.command_line(cfg, recs) if recs else None
+        stats = stats_dict(s)
+        if self.scrapes:
+            stats["metrics"] = metrics_summary(self.scrapes)
         return InstanceDiagnosis(
             name=self.name,
             sources=self.sources,
             config=cfg,
-            stats=stats_dict(s),
+            stats=stats,
             events=events_dict(s, ctx),
             findings=findings,
             recommendations=recs,
@@ -340,6 +343,38 @@ def _float(v) -> float | None:
         return float(v)
     except (TypeError, ValueError):
         return None
+
+
+_LATENCY = {"ttft": "vllm:time_to_first_token_seconds", "itl": "vllm:inter_token_latency_seconds",
+            "e2e": "vllm:e2e_request_latency_seconds"}
+
+
+def metrics_summary(scrapes: Sequence[Scrape]) -> dict:
+    """What the scrapes of this window say, over the window only (first → last scrape): generation
+    throughput, preemptions, peak KV usage, finished requests, TTFT / ITL / E2E p50, p90, p99."""
+    from observe import metricmath as mm
+
+    ok = sorted((s for s in scrapes if s.ok and s.samples and s.at is not None), key=lambda s: s.at)
+    out: dict = {"scrapes": len(ok)}
+    if not ok:
+        return out
+    first, last = ok[0], ok[-1]
+    gen = [(s.at, mm.value(s, "vllm:generation_tokens_total")) for s in ok]
+    gen = [(t, v) for t, v in gen if v is not None]
+    r = mm.rate(gen) if len(gen) >= 2 else None
+    out["generation_tps"] = round(r, 1) if r is not None else None
+    pre = [v for v in (mm.value(s, "vllm:num_preemptions_total") for s in ok) if v is not None]
+    out["preemptions"] = int(mm.counter_increase(pre)) if len(pre) >= 2 else None
+    kv = [v for v in (mm.value(s, "vllm:kv_cache_usage_perc", agg="max") for s in ok) if v is not None]
+    out["kv_usage_max_pct"] = round(100 * max(kv), 1) if kv else None
+    done = [v for v in (mm.value(s, "vllm:request_success_total") for s in ok) if v is not None]
+    out["requests_finished"] = int(mm.counter_increase(done)) if len(done) >= 2 else None
+    for key, fam in _LATENCY.items():
+        b = mm.bucket_delta(mm.buckets(first, fam), mm.buckets(last, fam)) if len(ok) >= 2 else []
+        for q in (0.5, 0.9, 0.99):
+            v = mm.histogram_quantile(q, b) if b else None
+            out[f"{key}_p{int(q * 100)}_s"] = round(v, 4) if v is not None else None
+    return out
 
 
 def stats_dict(s: Summary) -> dict:

@@ -864,6 +864,37 @@ _HISTS = {"ttft": "vllm:time_to_first_token_seconds", "itl": "vllm:inter_token_l
           "e2e": "vllm:e2e_request_latency_seconds"}
 
 
+def diagnosis_summary(path: Path) -> dict[str, Any]:
+    """The same summary from a saved diagnosis: `observe diagnose --format json` or the sidecar's
+    `/api/diagnosis` (one window of its history). Its numbers cover that window only."""
+    import json
+
+    try:
+        d = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise ConfigError(f"{path}: not a readable diagnosis JSON ({e})") from None
+    if not isinstance(d, dict) or d.get("schema") != "observe.diagnosis/v1":
+        raise ConfigError(f"{path}: not an observe diagnosis (expected schema observe.diagnosis/v1)")
+    stats, events, engine = d.get("stats") or {}, d.get("events") or {}, d.get("engine") or {}
+    m = stats.get("metrics") or {}
+    out: dict[str, Any] = {"folder": str(path), "flags": dict(engine.get("flags") or {}),
+                           "snapshots": m.get("scrapes", 0), "findings": [f.get("id") for f in d.get("findings", [])]}
+    out["log_generation_tps_mean"] = stats.get("mean_generation_throughput")
+    out["log_max_kv_usage_pct"] = stats.get("max_kv_cache_usage_pct")
+    out["log_max_waiting"] = stats.get("max_waiting")
+    out["log_max_running"] = stats.get("max_running")
+    out["generation_tps"] = m.get("generation_tps")
+    pre = m.get("preemptions")
+    out["preemptions"] = pre if pre is not None else events.get("cumulative_preemptions")
+    out["kv_usage_max_pct"] = m.get("kv_usage_max_pct")
+    out["requests_finished"] = m.get("requests_finished")
+    for key in _HISTS:
+        for q in _QUANTILES:
+            k = f"{key}_p{int(q * 100)}_s"
+            out[k] = m.get(k)
+    return out
+
+
 def run_summary(folder: Path) -> dict[str, Any]:
     """What one launch folder (a vLLM log + /metrics snapshots) says about throughput, latency, KV.
 
@@ -929,7 +960,13 @@ def compare_runs(before: Path, after: Path, *, max_throughput_drop: float = 0.10
     Helped: preemptions fell (or stayed at zero) and generation throughput fell by no more than
     `max_throughput_drop`. Unknown (None) when neither preemptions nor throughput can be read.
     """
-    b, a = run_summary(before), run_summary(after)
+    def summary(p: Path) -> dict[str, Any]:
+        p = Path(p)
+        if not p.exists():
+            raise ConfigError(f"no such folder or file: {p}")
+        return diagnosis_summary(p) if p.is_file() else run_summary(p)
+
+    b, a = summary(before), summary(after)
     reasons: list[str] = []
     verdict: bool | None = None
     pb, pa = b.get("preemptions"), a.get("preemptions")
