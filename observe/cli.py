@@ -272,12 +272,17 @@ def generate_alerts(
     kv_usage: Optional[float] = typer.Option(None, "--kv-usage-threshold", help="KV-cache usage ratio (0-1) that counts as saturated."),
     ttft_slo: Optional[float] = typer.Option(None, "--ttft-slo", help="TTFT SLO threshold in seconds (a vLLM bucket bound, e.g. 1.0)."),
     itl_slo: Optional[float] = typer.Option(None, "--itl-slo", help="Inter-token latency SLO threshold in seconds (e.g. 0.1)."),
+    runbook_base: Optional[str] = typer.Option(None, "--runbook-base", metavar="URL",
+                                               help="Where docs/runbooks.md is published (each alert links to its section)."),
 ) -> None:
     """Write the Prometheus recording and alerting rules (alerts/*.yml) from one settings object."""
     from observe import alerts
 
+    if runbook_base is not None and not runbook_base.startswith(("http://", "https://")):
+        raise ObserveError(f"--runbook-base must be an http(s) URL, not {runbook_base!r}")
     overrides = {k: v for k, v in {"max_num_seqs": max_num_seqs, "kv_usage_ratio": kv_usage,
-                                   "ttft_slo_seconds": ttft_slo, "itl_slo_seconds": itl_slo}.items() if v is not None}
+                                   "ttft_slo_seconds": ttft_slo, "itl_slo_seconds": itl_slo,
+                                   "runbook_base": runbook_base}.items() if v is not None}
     settings = alerts.Settings(**overrides)
     for path in alerts.write_alerts(out, fmt.value, settings):
         typer.echo(str(path))

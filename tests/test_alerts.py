@@ -268,3 +268,17 @@ def test_cli_generate_alerts_bad_value_is_one_line_error(tmp_path: Path):
     assert r.exit_code == 2
     assert "Traceback" not in r.output
     assert "ttft_slo_seconds must be a vLLM bucket bound" in r.output
+
+
+def test_runbook_base_is_configurable_and_checked(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from observe.cli import app
+
+    r = CliRunner().invoke(app, ["generate", "alerts", "--out", str(tmp_path), "--runbook-base", "https://runbooks.example/v.md"])
+    assert r.exit_code == 0, r.stderr
+    text = (tmp_path / "vllm-observe.rules.yml").read_text()
+    assert "runbook_url: https://runbooks.example/v.md#vllmdown" in text
+    assert "github.com/observe-vllm" not in text
+    r = CliRunner().invoke(app, ["generate", "alerts", "--out", str(tmp_path), "--runbook-base", "javascript:alert(1)"])
+    assert r.exit_code == 2 and "http(s) URL" in r.stderr
