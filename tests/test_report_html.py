@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from observe import metricmath, report_html, scrape
+from observe import metricmath, report_html, scrape, svgplot
 from observe.model import EngineConfig, Finding, Recommendation
 
 DATA = Path(__file__).parent / "data"
@@ -272,7 +272,7 @@ def test_finding_band_spans_its_window_on_every_plot():
         end_x = float(band["x"]) + float(band["width"])
         assert end_x == pytest.approx(x0 + w * (pd.Timestamp(f.end) - t0) / (t1 - t0), abs=0.12)
     # the legend names the shaded finding with its severity colour
-    assert report_html.SEVERITY_COLORS["critical"] in report_html.render_html(Diag([inst]))
+    assert svgplot.SEVERITY_COLORS["critical"] in report_html.render_html(Diag([inst]))
 
 
 def test_metrics_give_ttft_and_itl_plots_whose_points_are_the_interval_quantiles():
@@ -330,10 +330,10 @@ def test_v0_log_plots_swap_zero_line_omitted_and_one_line_log_is_a_table():
 
 def test_request_axis_ticks_are_whole_numbers():
     # the V0 log runs 16 requests with none waiting: the axis must not read 0.25, 0.5 …
-    html = report_html.svg_plot(
-        report_html.Plot("requests", "r", "requests", [report_html.Series("waiting", "w", "#000", [0, 10], [0, 1])],
+    html = svgplot.svg_plot(
+        svgplot.Plot("requests", "r", "requests", [svgplot.Series("waiting", "w", "#000", [0, 10], [0, 1])],
                          integer=True),
-        report_html.TimeAxis(datetime(2026, 1, 23, 6, 33, 37), datetime(2026, 1, 23, 6, 33, 47)), [])
+        svgplot.TimeAxis(datetime(2026, 1, 23, 6, 33, 37), datetime(2026, 1, 23, 6, 33, 47)), [])
     labels = re.findall(r'class="tick">([^<]+)<', html)
     assert "1" in labels and not any("." in x for x in labels)
 
@@ -447,13 +447,13 @@ def test_a_day_of_stats_renders_under_2_mb_and_keeps_its_peaks():
 @pytest.mark.parametrize("span_s,expect", [(50, "17:42:20"), (3 * 3600, "18:00"), (3 * 86400, "11-30 00:00")])
 def test_time_axis_labels_fit_the_span(span_s, expect):
     t0 = datetime(2026, 11, 29, 17, 42, 11)
-    axis = report_html.TimeAxis(t0, t0 + timedelta(seconds=span_s))
+    axis = svgplot.TimeAxis(t0, t0 + timedelta(seconds=span_s))
     ticks = axis.ticks()
     assert 2 <= len(ticks) <= 9
     assert expect in [label for _, label in ticks]
     xs = [x for x, _ in ticks]
-    assert xs == sorted(xs) and xs[0] >= report_html.MARGIN_LEFT
-    assert xs[-1] <= report_html.MARGIN_LEFT + report_html.PLOT_W + 1e-6
+    assert xs == sorted(xs) and xs[0] >= svgplot.MARGIN_LEFT
+    assert xs[-1] <= svgplot.MARGIN_LEFT + svgplot.PLOT_W + 1e-6
 
 
 def test_rows_without_times_say_so_instead_of_plotting():
