@@ -88,7 +88,12 @@ def diagnose(
     """Read vLLM logs (any version), say what is wrong and which flags to change."""
     from observe import pipeline, report
 
-    diag = pipeline.diagnose_paths(paths, metrics, progress=_progress_cb() if progress else None)
+    bar = _ProgressBar() if progress and sys.stderr.isatty() else None
+    try:
+        diag = pipeline.diagnose_paths(paths, metrics, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
     if fmt == Fmt.text and output is None:
         report.print_rich(diag)
     else:
@@ -97,35 +102,29 @@ def diagnose(
         raise typer.Exit(1)
 
 
-def _progress_cb():
-    """A rich progress bar on stderr, shown only when stderr is a terminal."""
-    if not sys.stderr.isatty():
-        return None
-    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+class _ProgressBar:
+    """A rich progress bar on stderr, one task per file, shown once a file is large enough to matter."""
 
-    state: dict = {}
+    def __init__(self) -> None:
+        self._p = None
+        self._tasks: dict[str, int] = {}
 
-    def cb(name: str, done: int, total: int) -> None:
-        if "p" not in state:
-            p = Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-                         TimeRemainingColumn(), transient=True, console=_stderr_console())
-            p.start()
-            state["p"] = p
-        p = state["p"]
-        tid = state.get(name)
+    def __call__(self, name: str, done: int, total: int) -> None:
+        if self._p is None:
+            from rich.console import Console
+            from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+            self._p = Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
+                               TimeRemainingColumn(), transient=True, console=Console(stderr=True))
+            self._p.start()
+        tid = self._tasks.get(name)
         if tid is None:
-            tid = state[name] = p.add_task(Path(name).name, total=total or None)
-        p.update(tid, completed=done)
-        if total and done >= total:
-            p.stop() if all(t.finished for t in p.tasks) else None
+            tid = self._tasks[name] = self._p.add_task(Path(name).name, total=total or None)
+        self._p.update(tid, completed=done)
 
-    return cb
-
-
-def _stderr_console():
-    from rich.console import Console
-
-    return Console(stderr=True)
+    def close(self) -> None:
+        if self._p is not None:
+            self._p.stop()
 
 
 # ---------------------------------------------------------------- capacity (issue 3)
