@@ -872,7 +872,7 @@ def diagnosis_summary(path: Path) -> dict[str, Any]:
     try:
         d = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise ConfigError(f"{path}: not a readable diagnosis JSON ({e})") from None
+        raise ConfigError(f"{path}: neither a run folder nor a saved diagnosis JSON ({e})") from None
     if not isinstance(d, dict) or d.get("schema") != "observe.diagnosis/v1":
         raise ConfigError(f"{path}: not an observe diagnosis (expected schema observe.diagnosis/v1)")
     stats, events, engine = d.get("stats") or {}, d.get("events") or {}, d.get("engine") or {}

@@ -162,7 +162,7 @@ def test_compare_more_preemptions_after_is_not_helped():
 def test_compare_rejects_a_file(tmp_path):
     f = tmp_path / "x.log"
     f.write_text("x")
-    with pytest.raises(ConfigError, match="not a folder"):
+    with pytest.raises(ConfigError, match="neither a run folder nor a saved diagnosis JSON"):
         manage.compare_runs(f, tmp_path)
 
 
@@ -178,7 +178,7 @@ def test_cli_run_refuses_a_command_that_is_not_vllm():
 
 def test_cli_compare_bad_input_is_one_line():
     cp = _cli("compare", "/nonexistent/a", "/nonexistent/b")
-    assert cp.returncode != 0 and len(cp.stderr.strip().splitlines()) == 1 and "not a folder" in cp.stderr
+    assert cp.returncode != 0 and len(cp.stderr.strip().splitlines()) == 1 and "no such folder or file" in cp.stderr
 
 
 @pytest.mark.realvllm
