@@ -14,7 +14,7 @@ from typing import Callable, List, Optional
 
 import typer
 
-from observe.errors import ObserveError
+from observe.errors import ObserveError, TargetError
 
 app = typer.Typer(
     name="observe",
@@ -395,7 +395,11 @@ def recommend(
         for k in (1, 2):
             if k == 2:
                 _time.sleep(max(0.0, interval))
-            snaps.append(manage.save_metrics(scrape.base_url(vllm_url), Path(tmp) / f"metrics-{k}.txt"))
+            try:
+                snaps.append(manage.save_metrics(scrape.base_url(vllm_url), Path(tmp) / f"metrics-{k}.txt"))
+            except (OSError, ValueError) as e:  # URLError, refused, timeout, bad URL
+                reason = getattr(e, "reason", None) or getattr(e, "strerror", None) or e
+                raise TargetError(f"cannot read {scrape.metrics_url(vllm_url)}: {reason}") from None
         diag = pipeline.diagnose_paths(logs or [Path(tmp)], snaps if logs else [])
     from observe import advise
 

@@ -111,13 +111,13 @@ def _span(a, b) -> str:
 
 
 def _running_at_peak(df: pd.DataFrame | None) -> float | None:
-    g = tl.series(df, "generation_tps")
-    r = tl.series(df, "running")
-    both = pd.concat([g, r], axis=1, keys=["g", "r"]).dropna() if len(g) and len(r) else None
-    if both is None or both.empty or both["g"].max() <= 0:
+    """How many requests were running when generation throughput peaked (None without both)."""
+    if df is None or not {"generation_tps", "running"} <= set(df.columns):
         return None
-    return float(both.loc[both["g"].idxmax(), "r"]) if not isinstance(both.loc[both["g"].idxmax(), "r"], pd.Series) \
-        else float(both.loc[both["g"].idxmax(), "r"].iloc[0])
+    d = df[["generation_tps", "running"]].dropna().reset_index(drop=True)
+    if d.empty or d["generation_tps"].max() <= 0:
+        return None
+    return float(d.loc[d["generation_tps"].idxmax(), "running"])
 
 
 # ---------------------------------------------------------------- detectors
@@ -211,8 +211,6 @@ def preemptions(c: Context) -> list[Finding]:
                                   "logs no preemption warning; give a /metrics snapshot (--metrics) to count "
                                   "vllm:num_preemptions_total."),
                         where=_where(s), data={"max_kv_pct": s.max_kv})]
-    if measured == 0 and c.metrics is not None:
-        return []
     return []
 
 

@@ -4,6 +4,7 @@ installed — validation against vLLM's own argument parser."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from datetime import datetime
@@ -199,3 +200,13 @@ def test_validate_against_the_installed_vllm():
     assert spec.model == "m" and spec.flags == {"--enforce-eager": True, "--max-num-seqs": "4"}
     ok, bad = manage.checked_recommendations(spec, [_rec("--max-num-seqs", 2), _rec("--kv-cache-dtype", "int3")], flags)
     assert [r.flag for r in ok] == ["--max-num-seqs"] and bad[0][0].flag == "--kv-cache-dtype"
+
+
+def test_cli_recommend_on_a_vllm_that_is_down_is_one_line():
+    port = socket.socket()
+    port.bind(("127.0.0.1", 0))
+    free = port.getsockname()[1]
+    port.close()
+    cp = _cli("recommend", "--vllm-url", f"http://127.0.0.1:{free}", "--interval", "0")
+    assert cp.returncode == 3 and "Traceback" not in cp.stderr
+    assert cp.stderr.strip().splitlines() == [f"observe: error: cannot read http://127.0.0.1:{free}/metrics: [Errno 111] Connection refused"]

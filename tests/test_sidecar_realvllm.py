@@ -66,7 +66,8 @@ def test_sidecar_reports_stats_saturation_and_preemptions(tmp_path: Path) -> Non
             own = scrape.parse_text(_get(sc.listen_url + "/metrics"))
             diag = json.loads(_get(sc.listen_url + "/api/diagnosis"))
             vllm_now = scrape.parse_text(_get(server.url + "/metrics"))
-    rec_out, rec_err = rec.communicate(timeout=300)
+        # `observe recommend` reads /metrics twice, 20 s apart: let it finish while vLLM still runs
+        rec_out, rec_err = rec.communicate(timeout=300)
     assert rec.returncode == 0, rec_err
     advice = json.loads(rec_out)
     print("RECOMMEND", json.dumps(advice))
