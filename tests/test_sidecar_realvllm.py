@@ -63,7 +63,15 @@ def test_sidecar_reports_stats_saturation_and_preemptions(tmp_path: Path) -> Non
             time.sleep(12.0)  # one more scrape and one more analysis after the load
             done.set()
             t.join(timeout=10)
+            def caught_up() -> bool:  # the sidecar has every stats line vLLM wrote so far, no more
+                n = mm.value(scrape.parse_text(_get(sc.listen_url + "/metrics")), "observe_vllm_stats_lines_total")
+                return n == sum("Avg generation throughput" in ln for ln in log.read_text().splitlines())
+
+            deadline = time.monotonic() + 30
+            while not caught_up() and time.monotonic() < deadline:
+                time.sleep(1.0)
             own = scrape.parse_text(_get(sc.listen_url + "/metrics"))
+            in_log = sum("Avg generation throughput" in ln for ln in log.read_text().splitlines())
             diag = json.loads(_get(sc.listen_url + "/api/diagnosis"))
             vllm_now = scrape.parse_text(_get(server.url + "/metrics"))
         # `observe recommend` reads /metrics twice, 20 s apart: let it finish while vLLM still runs
@@ -77,13 +85,16 @@ def test_sidecar_reports_stats_saturation_and_preemptions(tmp_path: Path) -> Non
     assert advice["command"] and "--kv-cache-memory-bytes" in advice["command"]
     assert res["requests_ok"] > 0 and res["requests_failed"] == 0, res["errors"]
     stats_lines = mm.value(own, "observe_vllm_stats_lines_total")
-    in_log = sum("Avg generation throughput" in ln for ln in log.read_text().splitlines())
     print(f"SIDECAR stats_lines={stats_lines} (log has {in_log}) peak_kv={max(peak_kv, default=None)} "
           f"findings={[s.labels for s in mm.samples(own, 'observe_finding')]} "
           f"vllm_preemptions={mm.value(vllm_now, 'vllm:num_preemptions_total')} "
           f"diagnosis_events={diag.get('events')}")
     assert stats_lines == in_log and in_log >= 3
-    assert max(peak_kv) >= 0.9
+    # saturation as the sidecar reports it: the window's maximum over every stats line it read
+    # (the live gauge only holds the latest line; a poller every 3 s on a loaded 2-core box can
+    # miss the 10 s line that peaked, so it is printed above but only required to be served)
+    assert diag["stats"]["max_kv_cache_usage_pct"] >= 90.0, diag["stats"]
+    assert peak_kv and all(0.0 <= v <= 1.0 for v in peak_kv)
     finding_ids = {s.labels["id"] for s in mm.samples(own, "observe_finding")}
     assert {"kv_cache_saturated", "preemptions"} <= finding_ids, finding_ids
     assert mm.value(own, "observe_up") == 1.0
