@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Iterable, Sequence
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from observe import advise as advise_mod
 from observe import detect, timeline
@@ -29,6 +27,9 @@ from observe.model import (
     StartupFact,
     StatsSample,
 )
+
+if TYPE_CHECKING:  # pandas lives in timeline.py (and the detectors that read its frame)
+    import pandas as pd
 
 # vLLM CLI flags whose values are numbers (to type values read from `non-default args`)
 _CFG_FLAG_FIELDS = {
