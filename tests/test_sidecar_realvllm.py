@@ -55,11 +55,23 @@ def test_sidecar_reports_stats_saturation_and_preemptions(tmp_path: Path) -> Non
 
             t = threading.Thread(target=watch, daemon=True)
             t.start()
-            rec = subprocess.Popen([sys.executable, "-m", "observe.cli", "recommend", "--vllm-url", server.url,
-                                    "--log", str(log), "--interval", "20", "--vllm-python", str(server.py),
-                                    "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            res = load.run_load(port=server.port, concurrency=24, duration=40.0, max_tokens=512,
+            # `observe recommend` reads /metrics twice, --interval apart, and judges what happened in
+            # between: start it once the load is running, with a gap that ends long before the load
+            # does (its own start-up takes seconds on this busy 2-core machine)
+            started: dict = {}
+
+            def start_recommend() -> None:
+                started["p"] = subprocess.Popen(
+                    [sys.executable, "-m", "observe.cli", "recommend", "--vllm-url", server.url, "--log", str(log),
+                     "--interval", "10", "--vllm-python", str(server.py), "--format", "json"],
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+            timer = threading.Timer(3.0, start_recommend)
+            timer.start()
+            res = load.run_load(port=server.port, concurrency=24, duration=60.0, max_tokens=512,
                                 ignore_eos=True)
+            timer.join()
+            rec = started["p"]
             time.sleep(12.0)  # one more scrape and one more analysis after the load
             done.set()
             t.join(timeout=10)
