@@ -208,8 +208,11 @@ def advise(cfg: EngineConfig, findings: Sequence[Finding], *, facts: dict | None
                 new = min(new, max(cur + 1, int(cfg.kv_cache_tokens * 0.9 // req)))
             p.add("--max-num-seqs", new, "requests wait while the KV cache has room: admit more at once", [f.id])
 
-    # 4. prefill vs decode balance (needs /metrics)
-    if "ttft_spikes" in by_id and "itl_high" not in by_id:
+    # 4. prefill vs decode balance (needs /metrics). Under KV pressure a slow first token is the
+    #    queue waiting for KV blocks, not prefill chunking: leave --max-num-batched-tokens alone.
+    if pressure:
+        pass
+    elif "ttft_spikes" in by_id and "itl_high" not in by_id:
         cur = cfg.max_num_batched_tokens or _default_batched_tokens(cfg)
         if cur:
             p.add("--max-num-batched-tokens", int(cur) * 2, "bursts of prompts queue behind small prefill chunks", ["ttft_spikes"])

@@ -152,3 +152,15 @@ def test_startup_failure_recommends_the_estimated_length() -> None:
 def test_unknown_finding_produces_no_recommendation() -> None:
     f = Finding(id="something_else", severity="warning", title="t", evidence="e")
     assert advise.advise(EngineConfig(), [f]) == []
+
+
+def test_ttft_spikes_under_kv_pressure_do_not_touch_max_num_batched_tokens() -> None:
+    from observe.model import Finding
+
+    cfg = EngineConfig(version="0.32.0", engine="v1", kv_cache_tokens=2048, max_num_seqs=32)
+    spike = Finding(id="ttft_spikes", severity="warning", title="t", evidence="e")
+    sat = Finding(id="queue_memory_bound", severity="warning", title="t", evidence="e")
+    alone = {r.flag for r in advise.advise(cfg, [spike])}
+    assert "--max-num-batched-tokens" in alone  # prefill stutter on its own: bigger prefill chunks
+    both = {r.flag for r in advise.advise(cfg, [spike, sat], facts={"request_tokens": 1000})}
+    assert "--max-num-batched-tokens" not in both  # the queue waits for KV: the KV fix comes first
