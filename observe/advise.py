@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from observe.model import EngineConfig, Finding, Recommendation
+from observe.versions import parse_version
 
 # flag → (first version that has it, last version that has it); None = open
 FLAG_VERSIONS: dict[str, tuple[str | None, str | None]] = {
@@ -27,15 +28,6 @@ FLAG_VERSIONS: dict[str, tuple[str | None, str | None]] = {
 V0_ONLY = {"--swap-space", "--preemption-mode"}
 DEFAULT_GPU_UTIL = 0.9
 MAX_GPU_UTIL = 0.95
-
-
-def parse_version(v: str | None) -> tuple[int, ...] | None:
-    if not v:
-        return None
-    m = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", str(v))
-    if not m:
-        return None
-    return tuple(int(x or 0) for x in m.groups())
 
 
 def flag_supported(flag: str, cfg: EngineConfig) -> bool:

@@ -16,7 +16,6 @@ so in `basis`. Pure: no I/O. Architectures and GPUs (tables, config.json) come f
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -31,6 +30,7 @@ from observe.archs import (  # noqa: F401  (re-exported: capacity.model_spec etc
     spec_from_config,
 )
 from observe.errors import ConfigError
+from observe.versions import parse_version
 from observe.model import EngineConfig
 
 GIB = 1024**3
@@ -125,16 +125,6 @@ class WhatIf:
 
 
 # ------------------------------------------------------------------------------ vLLM versions
-def parse_version(v: str | None) -> tuple[int, int, int] | None:
-    """'0.6.4.post1' / '~0.10.2 (V1)' / 'v0.11.0' → (0, 6, 4); None when unreadable."""
-    if not v:
-        return None
-    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", str(v))
-    if not m:
-        return None
-    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
-
-
 def _engine_for(ver: tuple[int, int, int] | None, engine: str | None) -> str:
     if engine:
         e = engine.strip().lower()

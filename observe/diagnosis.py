@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from observe import advise as advise_mod
-from observe import detect, timeline
+from observe import detect, names, timeline
 from observe.model import (
     AccessLog,
     EngineConfig,
@@ -346,10 +346,6 @@ def _float(v) -> float | None:
         return None
 
 
-_LATENCY = {"ttft": "vllm:time_to_first_token_seconds", "itl": "vllm:inter_token_latency_seconds",
-            "e2e": "vllm:e2e_request_latency_seconds"}
-
-
 def metrics_summary(scrapes: Sequence[Scrape]) -> dict:
     """What the scrapes of this window say, over the window only (first → last scrape): generation
     throughput, preemptions, peak KV usage, finished requests, TTFT / ITL / E2E p50, p90, p99."""
@@ -370,9 +366,9 @@ def metrics_summary(scrapes: Sequence[Scrape]) -> dict:
     out["kv_usage_max_pct"] = round(100 * max(kv), 1) if kv else None
     done = [v for v in (mm.value(s, "vllm:request_success_total") for s in ok) if v is not None]
     out["requests_finished"] = int(mm.counter_increase(done)) if len(done) >= 2 else None
-    for key, fam in _LATENCY.items():
+    for key, fam in names.LATENCY_HISTOGRAMS.items():
         b = mm.bucket_delta(mm.buckets(first, fam), mm.buckets(last, fam)) if len(ok) >= 2 else []
-        for q in (0.5, 0.9, 0.99):
+        for q in names.LATENCY_QUANTILES:
             v = mm.histogram_quantile(q, b) if b else None
             out[f"{key}_p{int(q * 100)}_s"] = round(v, 4) if v is not None else None
     return out

@@ -36,6 +36,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Sequence
 
+from observe import names
 from observe.errors import ConfigError, ObserveError
 from observe.model import Recommendation
 
@@ -859,9 +860,8 @@ class Launcher:
 # ---------------------------------------------------------------- before / after
 
 
-_QUANTILES = (0.5, 0.9, 0.99)
-_HISTS = {"ttft": "vllm:time_to_first_token_seconds", "itl": "vllm:inter_token_latency_seconds",
-          "e2e": "vllm:e2e_request_latency_seconds"}
+_QUANTILES = names.LATENCY_QUANTILES
+_HISTS = names.LATENCY_HISTOGRAMS
 
 
 def diagnosis_summary(path: Path) -> dict[str, Any]:

@@ -373,3 +373,12 @@ def is_known_family(family: str) -> bool:
     """True when a ``# TYPE`` family name is in the catalog or is the ``_created`` companion
     gauge that V1 (which does not disable created metrics) emits next to counters/histograms."""
     return split_sample_name(family) is not None
+
+
+# latency histograms reported side by side (diagnosis window summary, `observe compare`)
+LATENCY_HISTOGRAMS: dict[str, str] = {
+    "ttft": "vllm:time_to_first_token_seconds",
+    "itl": "vllm:inter_token_latency_seconds",
+    "e2e": "vllm:e2e_request_latency_seconds",
+}
+LATENCY_QUANTILES: tuple[float, ...] = (0.5, 0.9, 0.99)
