@@ -306,44 +306,20 @@ def _complete_config(cfg: EngineConfig, s: Summary, scrapes: Sequence[Scrape]) -
         cfg.engine = "v0" if "v0" in s.stats_formats else "v1"
     if cfg.device is None and s.kv_device:
         cfg.device = s.kv_device
-    for scr in reversed(list(scrapes)):
-        for smp in scr.samples:
-            if smp.name == "vllm:cache_config_info":
-                lab = smp.labels
-                if cfg.num_gpu_blocks is None and _int(lab.get("num_gpu_blocks")):
-                    cfg.num_gpu_blocks = _int(lab.get("num_gpu_blocks"))
-                if cfg.block_size is None and _int(lab.get("block_size")):
-                    cfg.block_size = _int(lab.get("block_size"))
-                if cfg.gpu_memory_utilization is None and _float(lab.get("gpu_memory_utilization")):
-                    cfg.gpu_memory_utilization = _float(lab.get("gpu_memory_utilization"))
-                if cfg.kv_cache_dtype is None and lab.get("cache_dtype"):
-                    cfg.kv_cache_dtype = lab.get("cache_dtype")
-                if cfg.enable_prefix_caching is None and lab.get("enable_prefix_caching") in ("True", "False"):
-                    cfg.enable_prefix_caching = lab.get("enable_prefix_caching") == "True"
-                break
-        else:
-            continue
-        break
+    from observe.metricmath import running_config
+
+    live = next((c for c in (running_config(s) for s in reversed(list(scrapes))) if c), {})
+    for attr, key in (("num_gpu_blocks", "num_gpu_blocks"), ("block_size", "block_size"),
+                      ("gpu_memory_utilization", "gpu_memory_utilization"), ("kv_cache_dtype", "cache_dtype"),
+                      ("enable_prefix_caching", "enable_prefix_caching")):
+        if getattr(cfg, attr) is None and live.get(key) is not None:
+            setattr(cfg, attr, live[key])
     if cfg.kv_cache_tokens is None and cfg.num_gpu_blocks and cfg.block_size:
         cfg.kv_cache_tokens = cfg.num_gpu_blocks * cfg.block_size
     if cfg.kv_cache_tokens is None and cfg.num_gpu_blocks and cfg.engine == "v0" and cfg.block_size is None:
         cfg.kv_cache_tokens = cfg.num_gpu_blocks * 16  # V0 default block size
     if cfg.max_model_len is None and cfg.max_concurrency_len:
         cfg.max_model_len = cfg.max_concurrency_len
-
-
-def _int(v) -> int | None:
-    try:
-        return int(float(v))
-    except (TypeError, ValueError):
-        return None
-
-
-def _float(v) -> float | None:
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return None
 
 
 def metrics_summary(scrapes: Sequence[Scrape]) -> dict:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 from datetime import datetime
 
 from observe.model import Sample, Scrape
@@ -30,7 +31,10 @@ __all__ = [
     "samples",
     "value",
     "buckets",
+    "running_config",
 ]
+
+_CACHE_CONFIG_INFO = "vllm:cache_config_info"
 
 
 def counter_increase(values: Iterable[float]) -> float:
@@ -156,3 +160,39 @@ def buckets(scrape: Scrape, family: str, labels: Mapping[str, str] | None = None
 
 def _secs(t: datetime | float) -> float:
     return t.timestamp() if isinstance(t, datetime) else float(t)
+
+
+def running_config(scrape: Scrape) -> dict[str, Any]:
+    """The engine's cache configuration from `vllm:cache_config_info` labels, typed.
+
+    Values "None" become None, "True"/"False" bools, numbers int or float. When several engines
+    expose it, engine "0" (or the first) wins. `kv_cache_tokens` is added from
+    `kv_cache_size_tokens` or num_gpu_blocks × block_size. Empty dict when the metric is absent.
+    """
+    rows = [s for s in scrape.samples if s.raw_name == _CACHE_CONFIG_INFO or s.name == _CACHE_CONFIG_INFO]
+    if not rows:
+        return {}
+    rows.sort(key=lambda s: (s.labels.get("engine", "0") != "0", s.labels.get("engine", "")))
+    cfg = {k: _typed(v) for k, v in rows[0].labels.items()}
+    tokens = cfg.get("kv_cache_size_tokens")
+    if not isinstance(tokens, int):
+        blocks, size = cfg.get("num_gpu_blocks"), cfg.get("block_size")
+        tokens = blocks * size if isinstance(blocks, int) and isinstance(size, int) else None
+    cfg["kv_cache_tokens"] = tokens
+    return cfg
+
+
+def _typed(v: str) -> Any:
+    if v == "None":
+        return None
+    if v in ("True", "False"):
+        return v == "True"
+    try:
+        return int(v)
+    except ValueError:
+        pass
+    try:
+        f = float(v)
+        return f if math.isfinite(f) else v
+    except ValueError:
+        return v

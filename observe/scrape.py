@@ -13,7 +13,6 @@ here: the caller scrapes again at its next interval.
 
 from __future__ import annotations
 
-import math
 import re
 from datetime import datetime, timezone
 from typing import Any
@@ -24,12 +23,12 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from observe import names
 from observe.errors import TargetError
+from observe.metricmath import running_config  # pure; re-exported for callers that scrape
 from observe.model import Sample, Scrape
 
 __all__ = ["parse_text", "fetch", "running_config", "fetch_models", "metrics_url", "base_url"]
 
 _SCRAPED_AT = re.compile(r"^#\s*scraped_at\s+(\S+)")
-_CACHE_CONFIG_INFO = "vllm:cache_config_info"  # exposed name never changed (VLLM-FORMATS §5.3)
 _MAX_BODY = 64 * 1024 * 1024  # refuse absurd bodies rather than exhaust memory
 
 
@@ -94,26 +93,6 @@ def fetch(url: str, *, timeout: float = 5.0, now: datetime | None = None, sessio
         return Scrape(at=at, samples=[], source=target, ok=False, error=f"{target}: {_show(str(e), 160)}")
 
 
-def running_config(scrape: Scrape) -> dict[str, Any]:
-    """The engine's cache configuration from `vllm:cache_config_info` labels, typed.
-
-    Values "None" become None, "True"/"False" bools, numbers int or float. When several engines
-    expose it, engine "0" (or the first) wins. `kv_cache_tokens` is added from
-    `kv_cache_size_tokens` or num_gpu_blocks × block_size. Empty dict when the metric is absent.
-    """
-    rows = [s for s in scrape.samples if s.raw_name == _CACHE_CONFIG_INFO or s.name == _CACHE_CONFIG_INFO]
-    if not rows:
-        return {}
-    rows.sort(key=lambda s: (s.labels.get("engine", "0") != "0", s.labels.get("engine", "")))
-    cfg = {k: _typed(v) for k, v in rows[0].labels.items()}
-    tokens = cfg.get("kv_cache_size_tokens")
-    if not isinstance(tokens, int):
-        blocks, size = cfg.get("num_gpu_blocks"), cfg.get("block_size")
-        tokens = blocks * size if isinstance(blocks, int) and isinstance(size, int) else None
-    cfg["kv_cache_tokens"] = tokens
-    return cfg
-
-
 def fetch_models(url: str, *, timeout: float = 5.0) -> int | None:
     """max_model_len of the first model served at `url` (GET /v1/models); None if unknown."""
     info = fetch_model_info(url, timeout=timeout)
@@ -171,22 +150,6 @@ def _canonical(family: str, sample: str) -> str:
     if suffix == "_created" and base.endswith("_total"):
         return base[: -len("_total")] + suffix
     return base + suffix
-
-
-def _typed(v: str) -> Any:
-    if v == "None":
-        return None
-    if v in ("True", "False"):
-        return v == "True"
-    try:
-        return int(v)
-    except ValueError:
-        pass
-    try:
-        f = float(v)
-        return f if math.isfinite(f) else v
-    except ValueError:
-        return v
 
 
 def _stamp(text: str) -> datetime | None:
