@@ -10,7 +10,6 @@ the work it does on a real log. Results are appended to bench/RESULTS.md.
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import subprocess
 import sys
@@ -21,9 +20,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-STATS = ("(APIServer pid=22305) INFO {ts} [loggers.py:335] Engine 000: Avg prompt throughput: {p:.1f} tokens/s, "
-         "Avg generation throughput: {g:.1f} tokens/s, Running: {r} reqs, Waiting: {w} reqs, "
-         "CPU KV cache usage: {kv:.1f}%, Prefix cache hit rate: {h:.1f}%\n")
+STATS = (
+    "(APIServer pid=22305) INFO {ts} [loggers.py:335] Engine 000: Avg prompt throughput: {p:.1f} tokens/s, "
+    "Avg generation throughput: {g:.1f} tokens/s, Running: {r} reqs, Waiting: {w} reqs, "
+    "CPU KV cache usage: {kv:.1f}%, Prefix cache hit rate: {h:.1f}%\n"
+)
 ACCESS = '(APIServer pid=22305) INFO:     127.0.0.1:{port} - "POST /v1/completions HTTP/1.1" 200 OK\n'
 OTHER = "(APIServer pid=22305) INFO {ts} [logger.py:71] Received request cmpl-{rid}: prompt: 'def main(', params: SamplingParams(n=1, temperature=1.0, max_tokens=128)\n"
 
@@ -39,8 +40,17 @@ def generate(path: Path, size: int) -> int:
                 t += timedelta(seconds=10)
                 ts = t.strftime("%m-%d %H:%M:%S")
                 i = n + k
-                chunk.append(STATS.format(ts=ts, p=100 + i % 400, g=1000 + i % 3000, r=i % 33, w=i % 7,
-                                          kv=(i * 7) % 100, h=(i * 3) % 100))
+                chunk.append(
+                    STATS.format(
+                        ts=ts,
+                        p=100 + i % 400,
+                        g=1000 + i % 3000,
+                        r=i % 33,
+                        w=i % 7,
+                        kv=(i * 7) % 100,
+                        h=(i * 3) % 100,
+                    )
+                )
                 for j in range(3):
                     chunk.append(ACCESS.format(port=40000 + (i + j) % 20000))
                 chunk.append(OTHER.format(ts=ts, rid=i))
@@ -74,13 +84,17 @@ def main() -> None:
     print(f"generated {size / 2**20:.0f} MiB in {time.perf_counter() - t0:.1f} s")
     subprocess.run(["cat", str(log)], stdout=subprocess.DEVNULL)  # warm the page cache for both
     g_t, _, g_out = timed(["grep", "-c", "throughput", str(log)])
-    o_t, o_rss, o_out = timed([sys.executable, "-m", "observe.cli", "diagnose", str(log), "--format", "json", "--no-progress"])
+    o_t, o_rss, o_out = timed(
+        [sys.executable, "-m", "observe.cli", "diagnose", str(log), "--format", "json", "--no-progress"]
+    )
     import json
 
     samples = json.loads(o_out)["stats"]["samples"]
     assert samples == int(g_out.strip()), (samples, g_out)
-    line = (f"| {datetime.now():%Y-%m-%d} | {size / 2**20:.0f} MiB | grep -c {g_t:.2f} s | observe diagnose {o_t:.1f} s "
-            f"({o_t / g_t:.1f}x grep, {size / 2**20 / o_t:.0f} MiB/s) | peak RSS {o_rss / 1024:.0f} MB | {samples:,} stats lines |")
+    line = (
+        f"| {datetime.now():%Y-%m-%d} | {size / 2**20:.0f} MiB | grep -c {g_t:.2f} s | observe diagnose {o_t:.1f} s "
+        f"({o_t / g_t:.1f}x grep, {size / 2**20 / o_t:.0f} MiB/s) | peak RSS {o_rss / 1024:.0f} MB | {samples:,} stats lines |"
+    )
     print(line)
     with open(ROOT / "bench" / "RESULTS.md", "a") as f:
         f.write(line + "\n")

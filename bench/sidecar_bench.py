@@ -55,7 +55,7 @@ def replay_server(body: bytes) -> ThreadingHTTPServer:
         def log_message(self, *a) -> None:
             pass
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             code, data = (200, body) if self.path.startswith("/metrics") else (404, b"{}")
             self.send_response(code)
             self.send_header("Content-Length", str(len(data)))
@@ -89,9 +89,26 @@ def lines_seen(url: str) -> float | None:
 
 
 def start_sidecar(log: Path, vllm: str, port: int, *extra: str) -> subprocess.Popen:
-    p = subprocess.Popen([sys.executable, "-m", "observe.cli", "sidecar", "--log", str(log), "--vllm-url", vllm,
-                          "--listen", f"127.0.0.1:{port}", "--scrape-interval", "5s", *extra],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "observe.cli",
+            "sidecar",
+            "--log",
+            str(log),
+            "--vllm-url",
+            vllm,
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--scrape-interval",
+            "5s",
+            *extra,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -141,7 +158,10 @@ def run_rate(rate: int, seconds: float, stats_lines: list[bytes], vllm: str) -> 
                 rss_peak[0] = max(rss_peak[0], rss_mb(proc.pid))
                 time.sleep(0.5)
 
-        threads = [threading.Thread(target=reader, daemon=True), threading.Thread(target=sampler, daemon=True)]
+        threads = [
+            threading.Thread(target=reader, daemon=True),
+            threading.Thread(target=sampler, daemon=True),
+        ]
         for t in threads:
             t.start()
         per_batch = max(1, round(rate * 0.01))
@@ -236,7 +256,9 @@ def main() -> None:
     stats_lines = [ln for ln in LOG.read_bytes().split(b"\n") if b"Engine 000:" in ln]
     srv = replay_server(METRICS.read_bytes())
     vllm = f"http://127.0.0.1:{srv.server_address[1]}"
-    print(f"cpu: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; {len(stats_lines)} distinct real stats lines")
+    print(
+        f"cpu: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; {len(stats_lines)} distinct real stats lines"
+    )
     for rate in args.rates:
         print(run_rate(rate, args.seconds, stats_lines, vllm), flush=True)
     if not args.skip_window:

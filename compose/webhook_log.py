@@ -16,16 +16,20 @@ MAX_BODY = 1 << 20
 
 
 class Handler(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+    def do_POST(self) -> None:
         length = min(int(self.headers.get("Content-Length") or 0), MAX_BODY)
         body = self.rfile.read(length)
         try:
             payload = json.loads(body)
             alerts = payload.get("alerts", []) if isinstance(payload, dict) else []
             for alert in alerts:
-                line = {"status": alert.get("status"), "labels": alert.get("labels"),
-                        "summary": (alert.get("annotations") or {}).get("summary"),
-                        "startsAt": alert.get("startsAt"), "endsAt": alert.get("endsAt")}
+                line = {
+                    "status": alert.get("status"),
+                    "labels": alert.get("labels"),
+                    "summary": (alert.get("annotations") or {}).get("summary"),
+                    "startsAt": alert.get("startsAt"),
+                    "endsAt": alert.get("endsAt"),
+                }
                 sys.stdout.write(json.dumps(line, ensure_ascii=True, sort_keys=True) + "\n")
             code = 200
         except ValueError:
@@ -36,7 +40,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", "0")
         self.end_headers()
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from observe.model import EngineConfig, Finding, Recommendation
 from observe.versions import parse_version
@@ -65,15 +66,23 @@ class _Plan:
     facts: dict
     recs: dict[str, Recommendation] = field(default_factory=dict)
 
-    def add(self, flag: str, suggested: Any, reason: str, fids: Sequence[str], effect: str | None = None) -> bool:
+    def add(
+        self, flag: str, suggested: Any, reason: str, fids: Sequence[str], effect: str | None = None
+    ) -> bool:
         if flag in self.recs or not flag_supported(flag, self.cfg):
             return False
         cur = current_value(self.cfg, flag)
         if cur is not None and _same(cur, suggested):
             return False
         effect = effect or _effect(self.cfg, flag, cur, suggested, self.facts)
-        self.recs[flag] = Recommendation(flag=flag, current=cur, suggested=suggested, reason=reason,
-                                         finding_ids=tuple(fids), expected_effect=effect)
+        self.recs[flag] = Recommendation(
+            flag=flag,
+            current=cur,
+            suggested=suggested,
+            reason=reason,
+            finding_ids=tuple(fids),
+            expected_effect=effect,
+        )
         return True
 
 
@@ -91,7 +100,9 @@ def _effect(cfg: EngineConfig, flag: str, cur: Any, new: Any, facts: dict) -> st
     except ImportError:  # pragma: no cover - capacity is part of the package
         return None
     try:
-        w = capacity.what_if(cfg, {flag: new}, request_tokens=_req_tokens(facts), gpu_total_gib=cfg.total_gpu_memory_gib)
+        w = capacity.what_if(
+            cfg, {flag: new}, request_tokens=_req_tokens(facts), gpu_total_gib=cfg.total_gpu_memory_gib
+        )
     except Exception:  # the model declines (unknown architecture, missing facts): no number, no guess
         return None
     summary = getattr(w, "summary", None) or None
@@ -116,7 +127,9 @@ def _pow2_at_least(x: float, floor: int = 2048) -> int:
     return n
 
 
-def advise(cfg: EngineConfig, findings: Sequence[Finding], *, facts: dict | None = None) -> list[Recommendation]:
+def advise(
+    cfg: EngineConfig, findings: Sequence[Finding], *, facts: dict | None = None
+) -> list[Recommendation]:
     facts = facts or {}
     by_id = {f.id: f for f in findings}
     p = _Plan(cfg, facts)
@@ -125,42 +138,83 @@ def advise(cfg: EngineConfig, findings: Sequence[Finding], *, facts: dict | None
     # 1. the engine did not start: make it start
     f = by_id.get("max_model_len_exceeds_kv_cache")
     if f:
-        est = f.data.get("estimated_max_model_len") or f.data.get("kv_tokens") or f.data.get("kv_cache_tokens")
+        est = (
+            f.data.get("estimated_max_model_len") or f.data.get("kv_tokens") or f.data.get("kv_cache_tokens")
+        )
         if est:
             new = _round_down(int(est), 256 if int(est) >= 512 else 16)
-            p.add("--max-model-len", new,
-                  f"the KV cache holds {int(est):,} tokens, less than one request of --max-model-len", [f.id],
-                  effect=f"the engine starts: one request of up to {new:,} tokens fits the {int(est):,}-token KV cache")
+            p.add(
+                "--max-model-len",
+                new,
+                f"the KV cache holds {int(est):,} tokens, less than one request of --max-model-len",
+                [f.id],
+                effect=f"the engine starts: one request of up to {new:,} tokens fits the {int(est):,}-token KV cache",
+            )
     f = by_id.get("max_model_len_exceeds_model")
     if f and f.data.get("max_position_embeddings"):
-        p.add("--max-model-len", int(f.data["max_position_embeddings"]),
-              "the model's max_position_embeddings is the longest context it supports", [f.id])
+        p.add(
+            "--max-model-len",
+            int(f.data["max_position_embeddings"]),
+            "the model's max_position_embeddings is the longest context it supports",
+            [f.id],
+        )
     f = by_id.get("gpu_memory_utilization_too_high")
     if f:
-        p.add("--gpu-memory-utilization", 0.90, "leave room for activation peaks and CUDA graphs outside the KV cache", [f.id, "cuda_oom"])
+        p.add(
+            "--gpu-memory-utilization",
+            0.90,
+            "leave room for activation peaks and CUDA graphs outside the KV cache",
+            [f.id, "cuda_oom"],
+        )
     f = by_id.get("cuda_oom")
     if f and f.data.get("phase") == "load_model":
         tp = cfg.tensor_parallel_size or 1
-        p.add("--tensor-parallel-size", int(tp) * 2, "the weights do not fit one GPU: split them over more", [f.id])
+        p.add(
+            "--tensor-parallel-size",
+            int(tp) * 2,
+            "the weights do not fit one GPU: split them over more",
+            [f.id],
+        )
     f = by_id.get("no_kv_cache_memory")
     if f:
         cur = cfg.gpu_memory_utilization
         if cur is not None and cur < DEFAULT_GPU_UTIL:
-            p.add("--gpu-memory-utilization", DEFAULT_GPU_UTIL,
-                  "after the weights and activations nothing was left for the KV cache", [f.id])
+            p.add(
+                "--gpu-memory-utilization",
+                DEFAULT_GPU_UTIL,
+                "after the weights and activations nothing was left for the KV cache",
+                [f.id],
+            )
     f = by_id.get("gpu_memory_busy")
     if f:
         free, total = f.data.get("free_gib"), f.data.get("total_gib")
         if free and total:
-            p.add("--gpu-memory-utilization", round(max(0.05, free / total - 0.02), 2),
-                  "other processes hold device memory; ask only for what is free", [f.id])
+            p.add(
+                "--gpu-memory-utilization",
+                round(max(0.05, free / total - 0.02), 2),
+                "other processes hold device memory; ask only for what is free",
+                [f.id],
+            )
 
     # 2. KV pressure at run time: more KV capacity, else fewer concurrent sequences
-    kv_ids = [i for i in ("kv_cache_saturated", "preemptions", "queue_memory_bound", "preemptions_likely",
-                          "low_max_concurrency") if i in by_id]
+    kv_ids = [
+        i
+        for i in (
+            "kv_cache_saturated",
+            "preemptions",
+            "queue_memory_bound",
+            "preemptions_likely",
+            "low_max_concurrency",
+        )
+        if i in by_id
+    ]
     pressure = bool(kv_ids) and (
-        "preemptions" in by_id or "queue_memory_bound" in by_id or "preemptions_likely" in by_id
-        or "low_max_concurrency" in by_id or by_id["kv_cache_saturated"].severity == "critical")
+        "preemptions" in by_id
+        or "queue_memory_bound" in by_id
+        or "preemptions_likely" in by_id
+        or "low_max_concurrency" in by_id
+        or by_id["kv_cache_saturated"].severity == "critical"
+    )
     oom = "cuda_oom" in by_id
     if pressure:
         grown = False
@@ -169,17 +223,33 @@ def advise(cfg: EngineConfig, findings: Sequence[Finding], *, facts: dict | None
             cur_b = parse_bytes(kvb)
             if cur_b:
                 new_b = _kv_bytes_needed(cfg, facts, cur_b)
-                grown = p.add("--kv-cache-memory-bytes", _fmt_bytes(new_b),
-                              "the KV cache is full and requests wait or are preempted; give it room for the observed load",
-                              kv_ids, effect=_bytes_effect(cfg, facts, cur_b, parse_bytes(_fmt_bytes(new_b)) or new_b))
+                grown = p.add(
+                    "--kv-cache-memory-bytes",
+                    _fmt_bytes(new_b),
+                    "the KV cache is full and requests wait or are preempted; give it room for the observed load",
+                    kv_ids,
+                    effect=_bytes_effect(cfg, facts, cur_b, parse_bytes(_fmt_bytes(new_b)) or new_b),
+                )
         if not grown and gpu and not oom:
             cur = cfg.gpu_memory_utilization if cfg.gpu_memory_utilization is not None else DEFAULT_GPU_UTIL
             if cur < MAX_GPU_UTIL - 1e-9:
-                grown = p.add("--gpu-memory-utilization", MAX_GPU_UTIL,
-                              "more of the GPU for the KV cache (0.95 still leaves headroom for activations)", kv_ids)
+                grown = p.add(
+                    "--gpu-memory-utilization",
+                    MAX_GPU_UTIL,
+                    "more of the GPU for the KV cache (0.95 still leaves headroom for activations)",
+                    kv_ids,
+                )
         if gpu and (cfg.kv_cache_dtype in (None, "auto")) and flag_supported("--kv-cache-dtype", cfg):
-            grown = p.add("--kv-cache-dtype", "fp8", "an fp8 KV cache holds twice the tokens in the same memory "
-                          "(small accuracy cost; check your evals)", kv_ids) or grown
+            grown = (
+                p.add(
+                    "--kv-cache-dtype",
+                    "fp8",
+                    "an fp8 KV cache holds twice the tokens in the same memory "
+                    "(small accuracy cost; check your evals)",
+                    kv_ids,
+                )
+                or grown
+            )
         if "too_many_seqs" not in by_id:
             # cap the batch only at what the KV cache holds AFTER the growth planned above
             _fit_max_num_seqs(p, cfg, facts, kv_ids, growth=_growth(p, cfg))
@@ -189,7 +259,12 @@ def advise(cfg: EngineConfig, findings: Sequence[Finding], *, facts: dict | None
     if f:
         best = int(f.data.get("best_running") or 0)
         if best > 0:
-            p.add("--max-num-seqs", max(1, best), f"throughput peaked at {best} running sequences and falls beyond", [f.id])
+            p.add(
+                "--max-num-seqs",
+                max(1, best),
+                f"throughput peaked at {best} running sequences and falls beyond",
+                [f.id],
+            )
     f = by_id.get("queue_seq_bound")
     if f and "--max-num-seqs" not in p.recs and not pressure:
         cur = cfg.max_num_seqs
@@ -198,7 +273,9 @@ def advise(cfg: EngineConfig, findings: Sequence[Finding], *, facts: dict | None
             req = _req_tokens(facts)
             if cfg.kv_cache_tokens and req:
                 new = min(new, max(cur + 1, int(cfg.kv_cache_tokens * 0.9 // req)))
-            p.add("--max-num-seqs", new, "requests wait while the KV cache has room: admit more at once", [f.id])
+            p.add(
+                "--max-num-seqs", new, "requests wait while the KV cache has room: admit more at once", [f.id]
+            )
 
     # 4. prefill vs decode balance (needs /metrics). Under KV pressure a slow first token is the
     #    queue waiting for KV blocks, not prefill chunking: leave --max-num-batched-tokens alone.
@@ -207,12 +284,21 @@ def advise(cfg: EngineConfig, findings: Sequence[Finding], *, facts: dict | None
     elif "ttft_spikes" in by_id and "itl_high" not in by_id:
         cur = cfg.max_num_batched_tokens or _default_batched_tokens(cfg)
         if cur:
-            p.add("--max-num-batched-tokens", int(cur) * 2, "bursts of prompts queue behind small prefill chunks", ["ttft_spikes"])
+            p.add(
+                "--max-num-batched-tokens",
+                int(cur) * 2,
+                "bursts of prompts queue behind small prefill chunks",
+                ["ttft_spikes"],
+            )
     elif "itl_high" in by_id and "ttft_spikes" not in by_id:
         cur = cfg.max_num_batched_tokens or _default_batched_tokens(cfg)
         if cur and int(cur) > 512:
-            p.add("--max-num-batched-tokens", max(512, int(cur) // 2),
-                  "smaller prefill chunks stall running decodes less (lower inter-token latency)", ["itl_high"])
+            p.add(
+                "--max-num-batched-tokens",
+                max(512, int(cur) // 2),
+                "smaller prefill chunks stall running decodes less (lower inter-token latency)",
+                ["itl_high"],
+            )
 
     # 5. context length nobody uses
     f = by_id.get("max_model_len_unused")
@@ -240,7 +326,9 @@ def _growth(p: _Plan, cfg: EngineConfig) -> float | None:
     return g
 
 
-def _fit_max_num_seqs(p: _Plan, cfg: EngineConfig, facts: dict, fids: list[str], growth: float | None = 1.0) -> None:
+def _fit_max_num_seqs(
+    p: _Plan, cfg: EngineConfig, facts: dict, fids: list[str], growth: float | None = 1.0
+) -> None:
     req = _req_tokens(facts)
     tokens = cfg.kv_cache_tokens
     if not (req and tokens) or growth is None:
@@ -252,8 +340,13 @@ def _fit_max_num_seqs(p: _Plan, cfg: EngineConfig, facts: dict, fids: list[str],
     if growth > 1.0 and demand and fit >= demand:
         return  # the grown cache holds every request seen at once: a cap would only cost throughput
     if fit >= 1 and (cur is None or fit < cur):
-        p.add("--max-num-seqs", fit, f"{tokens:,} KV tokens hold {fit} requests of ~{req:,} tokens: admit no more "
-              "than fit, so none is preempted and recomputed", fids)
+        p.add(
+            "--max-num-seqs",
+            fit,
+            f"{tokens:,} KV tokens hold {fit} requests of ~{req:,} tokens: admit no more "
+            "than fit, so none is preempted and recomputed",
+            fids,
+        )
 
 
 def _bytes_effect(cfg: EngineConfig, facts: dict, cur_b: int, new_b: int) -> str | None:
@@ -308,7 +401,9 @@ def _default_batched_tokens(cfg: EngineConfig) -> int | None:
 # ---------------------------------------------------------------- the command to paste
 
 
-def command_line(cfg: EngineConfig, recs: Sequence[Recommendation], base_argv: list[str] | None = None) -> str:
+def command_line(
+    cfg: EngineConfig, recs: Sequence[Recommendation], base_argv: list[str] | None = None
+) -> str:
     """The whole `vllm serve MODEL ...` command with the recommendations applied (shell-quoted)."""
     flags = dict(cfg.flags)
     for r in recs:

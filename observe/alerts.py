@@ -50,8 +50,14 @@ BY = "job, instance, model_name"
 _DURATION = re.compile(r"^(\d+(ms|s|m|h|d|w|y))+$")
 
 # Engine-error kinds (model.EngineError.kind) grouped by the alert that reports them.
-STARTUP_KINDS = ("startup_failed", "max_seq_len_exceeds_kv", "kv_needed_exceeds_available",
-                 "no_available_memory", "free_memory_below_utilization", "max_position_exceeded")
+STARTUP_KINDS = (
+    "startup_failed",
+    "max_seq_len_exceeds_kv",
+    "kv_needed_exceeds_available",
+    "no_available_memory",
+    "free_memory_below_utilization",
+    "max_position_exceeded",
+)
 CRASH_KINDS = ("engine_core_failed", "worker_exception")
 
 
@@ -110,9 +116,13 @@ class Settings:
             if not 0 < v < 1:
                 raise ConfigError(f"{name} must be in (0, 1), got {v}")
         if float(self.ttft_slo_seconds) not in TTFT_BUCKETS:
-            raise ConfigError(f"ttft_slo_seconds must be a vLLM bucket bound {TTFT_BUCKETS}, got {self.ttft_slo_seconds}")
+            raise ConfigError(
+                f"ttft_slo_seconds must be a vLLM bucket bound {TTFT_BUCKETS}, got {self.ttft_slo_seconds}"
+            )
         if float(self.itl_slo_seconds) not in ITL_BUCKETS:
-            raise ConfigError(f"itl_slo_seconds must be a vLLM bucket bound {ITL_BUCKETS}, got {self.itl_slo_seconds}")
+            raise ConfigError(
+                f"itl_slo_seconds must be a vLLM bucket bound {ITL_BUCKETS}, got {self.itl_slo_seconds}"
+            )
         if self.max_num_seqs is not None and self.max_num_seqs < 1:
             raise ConfigError(f"max_num_seqs must be >= 1, got {self.max_num_seqs}")
         if self.error_ratio <= 0 or self.preemptions_per_s < 0:
@@ -126,7 +136,7 @@ class Settings:
         return float(self.max_num_seqs or VLLM_DEFAULT_MAX_NUM_SEQS)
 
     @classmethod
-    def for_instance(cls, engine: EngineConfig, **overrides: Any) -> "Settings":
+    def for_instance(cls, engine: EngineConfig, **overrides: Any) -> Settings:
         """Settings derived from what is known of one instance (unknowns keep the defaults).
 
         - ``--max-num-seqs`` sets the queue-backlog threshold (more waiting than one full batch);
@@ -166,8 +176,11 @@ def _or_aliases(canonical: str, template: str) -> str:
 
 # ---------------------------------------------------------------- recording rules
 
+
 def _slo_error_ratio(canonical: str, threshold: float, window: str) -> str:
-    good = _or_aliases(canonical, f'sum by ({BY}) (rate({{m}}_bucket{{{{le="{_le(threshold)}"}}}}[{window}]))')
+    good = _or_aliases(
+        canonical, f'sum by ({BY}) (rate({{m}}_bucket{{{{le="{_le(threshold)}"}}}}[{window}]))'
+    )
     total = _or_aliases(canonical, f"sum by ({BY}) (rate({{m}}_count[{window}]))")
     return f"1 - (\n  ({good})\n/\n  ({total})\n)"
 
@@ -186,48 +199,100 @@ def recording_rules(s: Settings) -> list[dict[str, Any]]:
     """Recording rules that turn every vLLM version's names into canonical per-instance series."""
     w = s.rate_window
     rules: list[dict[str, str]] = [
-        {"record": "instance:vllm_kv_cache_usage:ratio",
-         "expr": _or_aliases("vllm:kv_cache_usage_perc", f"max by ({BY}) ({{m}})")},
-        {"record": "instance:vllm_requests_running:sum",
-         "expr": f"sum by ({BY}) (vllm:num_requests_running)"},
-        {"record": "instance:vllm_requests_waiting:sum",
-         "expr": f"sum by ({BY}) (vllm:num_requests_waiting)"},
-        {"record": f"instance:vllm_preemptions:rate{w}",
-         "expr": f"sum by ({BY}) (rate(vllm:num_preemptions_total[{w}]))"},
-        {"record": f"instance:vllm_prompt_tokens:rate{w}",
-         "expr": f"sum by ({BY}) (rate(vllm:prompt_tokens_total[{w}]))"},
-        {"record": f"instance:vllm_generation_tokens:rate{w}",
-         "expr": f"sum by ({BY}) (rate(vllm:generation_tokens_total[{w}]))"},
-        {"record": f"instance:vllm_request_success:rate{w}",
-         "expr": f"sum by ({BY}, finished_reason) (rate(vllm:request_success_total[{w}]))"},
-        {"record": f"instance:vllm_request_errors:ratio_rate{w}",
-         "expr": (f'sum by ({BY}) (rate(vllm:request_success_total{{finished_reason="error"}}[{w}]))\n/\n'
-                  f"sum by ({BY}) (rate(vllm:request_success_total[{w}]))")},
-        {"record": f"instance:vllm_http_5xx:ratio_rate{w}",
-         "expr": (f'sum by (job, instance) (rate(http_requests_total{{handler=~"/v1/.+",status="5xx"}}[{w}]))\n/\n'
-                  f'sum by (job, instance) (rate(http_requests_total{{handler=~"/v1/.+"}}[{w}]))')},
-        {"record": f"instance:vllm_prefix_cache_hit:ratio_rate{w}",
-         "expr": ("(" + _or_aliases("vllm:prefix_cache_hits_total", f"sum by ({BY}) (rate({{m}}[{w}]))") + ")\n/\n("
-                  + _or_aliases("vllm:prefix_cache_queries_total", f"sum by ({BY}) (rate({{m}}[{w}]))") + ")")},
+        {
+            "record": "instance:vllm_kv_cache_usage:ratio",
+            "expr": _or_aliases("vllm:kv_cache_usage_perc", f"max by ({BY}) ({{m}})"),
+        },
+        {
+            "record": "instance:vllm_requests_running:sum",
+            "expr": f"sum by ({BY}) (vllm:num_requests_running)",
+        },
+        {
+            "record": "instance:vllm_requests_waiting:sum",
+            "expr": f"sum by ({BY}) (vllm:num_requests_waiting)",
+        },
+        {
+            "record": f"instance:vllm_preemptions:rate{w}",
+            "expr": f"sum by ({BY}) (rate(vllm:num_preemptions_total[{w}]))",
+        },
+        {
+            "record": f"instance:vllm_prompt_tokens:rate{w}",
+            "expr": f"sum by ({BY}) (rate(vllm:prompt_tokens_total[{w}]))",
+        },
+        {
+            "record": f"instance:vllm_generation_tokens:rate{w}",
+            "expr": f"sum by ({BY}) (rate(vllm:generation_tokens_total[{w}]))",
+        },
+        {
+            "record": f"instance:vllm_request_success:rate{w}",
+            "expr": f"sum by ({BY}, finished_reason) (rate(vllm:request_success_total[{w}]))",
+        },
+        {
+            "record": f"instance:vllm_request_errors:ratio_rate{w}",
+            "expr": (
+                f'sum by ({BY}) (rate(vllm:request_success_total{{finished_reason="error"}}[{w}]))\n/\n'
+                f"sum by ({BY}) (rate(vllm:request_success_total[{w}]))"
+            ),
+        },
+        {
+            "record": f"instance:vllm_http_5xx:ratio_rate{w}",
+            "expr": (
+                f'sum by (job, instance) (rate(http_requests_total{{handler=~"/v1/.+",status="5xx"}}[{w}]))\n/\n'
+                f'sum by (job, instance) (rate(http_requests_total{{handler=~"/v1/.+"}}[{w}]))'
+            ),
+        },
+        {
+            "record": f"instance:vllm_prefix_cache_hit:ratio_rate{w}",
+            "expr": (
+                "("
+                + _or_aliases("vllm:prefix_cache_hits_total", f"sum by ({BY}) (rate({{m}}[{w}]))")
+                + ")\n/\n("
+                + _or_aliases("vllm:prefix_cache_queries_total", f"sum by ({BY}) (rate({{m}}[{w}]))")
+                + ")"
+            ),
+        },
     ]
-    for short, canonical in (("ttft", "vllm:time_to_first_token_seconds"),
-                             ("itl", "vllm:inter_token_latency_seconds"),
-                             ("e2e_latency", "vllm:e2e_request_latency_seconds"),
-                             ("queue_time", "vllm:request_queue_time_seconds")):
-        rules.append({"record": f"instance:vllm_{short}_seconds_bucket:rate{w}",
-                      "expr": _or_aliases(canonical, f"sum by ({BY}, le) (rate({{m}}_bucket[{w}]))")})
+    for short, canonical in (
+        ("ttft", "vllm:time_to_first_token_seconds"),
+        ("itl", "vllm:inter_token_latency_seconds"),
+        ("e2e_latency", "vllm:e2e_request_latency_seconds"),
+        ("queue_time", "vllm:request_queue_time_seconds"),
+    ):
+        rules.append(
+            {
+                "record": f"instance:vllm_{short}_seconds_bucket:rate{w}",
+                "expr": _or_aliases(canonical, f"sum by ({BY}, le) (rate({{m}}_bucket[{w}]))"),
+            }
+        )
     for window in slo_windows(s):
-        rules.append({"record": f"instance:vllm_ttft_slo_errors:ratio_rate{window}",
-                      "expr": _slo_error_ratio("vllm:time_to_first_token_seconds", s.ttft_slo_seconds, window)})
-        rules.append({"record": f"instance:vllm_itl_slo_errors:ratio_rate{window}",
-                      "expr": _slo_error_ratio("vllm:inter_token_latency_seconds", s.itl_slo_seconds, window)})
+        rules.append(
+            {
+                "record": f"instance:vllm_ttft_slo_errors:ratio_rate{window}",
+                "expr": _slo_error_ratio("vllm:time_to_first_token_seconds", s.ttft_slo_seconds, window),
+            }
+        )
+        rules.append(
+            {
+                "record": f"instance:vllm_itl_slo_errors:ratio_rate{window}",
+                "expr": _slo_error_ratio("vllm:inter_token_latency_seconds", s.itl_slo_seconds, window),
+            }
+        )
     return rules
 
 
 # ---------------------------------------------------------------- alerting rules
 
-def _alert(s: Settings, name: str, expr: str, for_: str, severity: str, component: str,
-           summary: str, description: str) -> dict[str, Any]:
+
+def _alert(
+    s: Settings,
+    name: str,
+    expr: str,
+    for_: str,
+    severity: str,
+    component: str,
+    summary: str,
+    description: str,
+) -> dict[str, Any]:
     rule: dict[str, Any] = {"alert": name, "expr": expr}
     if for_ not in ("0s", "0m"):
         rule["for"] = for_
@@ -244,8 +309,10 @@ def _recent_errors(kinds: tuple[str, ...], window: str) -> str:
     """True while a sidecar engine-error counter of these kinds rose within ``window`` — also when
     the series is new (the sidecar creates a kind's counter on its first occurrence)."""
     sel = f'observe_vllm_engine_errors_total{{kind=~"{"|".join(kinds)}"}}'
-    return (f"sum by (instance, kind) (increase({sel}[{window}])) > 0\nor\n"
-            f"sum by (instance, kind) ({sel} > 0 unless {sel} offset {window})")
+    return (
+        f"sum by (instance, kind) (increase({sel}[{window}])) > 0\nor\n"
+        f"sum by (instance, kind) ({sel} > 0 unless {sel} offset {window})"
+    )
 
 
 def alert_rules(s: Settings) -> list[dict[str, Any]]:
@@ -254,85 +321,163 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
     inst = "{{ $labels.instance }}"
     model = "{{ $labels.model_name }}"
     rules = [
-        _alert(s, "VLLMDown", f'up{{job="{s.vllm_job}"}} == 0', s.down_for, "critical", "vllm",
-               f"vLLM {inst} is down or its /metrics cannot be scraped.",
-               f"Prometheus has failed to scrape {inst} (job {{{{ $labels.job }}}}) for {s.down_for}. "
-               "The server is down, restarting, or still loading the model; check the container and "
-               "the engine log for an OOM or startup error."),
-        _alert(s, "VLLMKVCacheSaturated", f"instance:vllm_kv_cache_usage:ratio > {_num(s.kv_usage_ratio)}",
-               s.kv_for, "warning", "vllm",
-               f"KV cache of {model} on {inst} is {{{{ $value | humanizePercentage }}}} full.",
-               f"KV-cache usage has stayed above {_num(s.kv_usage_ratio * 100)}% for {s.kv_for}: new requests "
-               "wait or preempt running ones. Lower --max-num-seqs or --max-model-len, raise "
-               "--gpu-memory-utilization, use --kv-cache-dtype fp8, or add replicas."),
-        _alert(s, "VLLMPreemptionsSustained", f"instance:vllm_preemptions:rate{w} > {_num(s.preemptions_per_s)}",
-               s.preemptions_for, "warning", "vllm",
-               f"{model} on {inst} preempts {{{{ $value | printf \"%.2f\" }}}} requests/s.",
-               f"vLLM has been preempting requests for {s.preemptions_for} (KV cache too small for the batch): "
-               "preempted requests are recomputed, wasting compute and raising latency. Lower "
-               "--max-num-seqs or --max-num-batched-tokens, or give the KV cache more memory."),
-        _alert(s, "VLLMQueueBacklog", f"instance:vllm_requests_waiting:sum > {_num(s.waiting_threshold)}",
-               s.queue_for, "warning", "vllm",
-               f"{{{{ $value | humanize }}}} requests are waiting on {model} at {inst}.",
-               f"More than {_num(s.waiting_threshold)} requests (one full batch of --max-num-seqs) have waited "
-               f"for {s.queue_for}. The server is over capacity: add replicas, or if the KV cache has room "
-               "raise --max-num-seqs."),
+        _alert(
+            s,
+            "VLLMDown",
+            f'up{{job="{s.vllm_job}"}} == 0',
+            s.down_for,
+            "critical",
+            "vllm",
+            f"vLLM {inst} is down or its /metrics cannot be scraped.",
+            f"Prometheus has failed to scrape {inst} (job {{{{ $labels.job }}}}) for {s.down_for}. "
+            "The server is down, restarting, or still loading the model; check the container and "
+            "the engine log for an OOM or startup error.",
+        ),
+        _alert(
+            s,
+            "VLLMKVCacheSaturated",
+            f"instance:vllm_kv_cache_usage:ratio > {_num(s.kv_usage_ratio)}",
+            s.kv_for,
+            "warning",
+            "vllm",
+            f"KV cache of {model} on {inst} is {{{{ $value | humanizePercentage }}}} full.",
+            f"KV-cache usage has stayed above {_num(s.kv_usage_ratio * 100)}% for {s.kv_for}: new requests "
+            "wait or preempt running ones. Lower --max-num-seqs or --max-model-len, raise "
+            "--gpu-memory-utilization, use --kv-cache-dtype fp8, or add replicas.",
+        ),
+        _alert(
+            s,
+            "VLLMPreemptionsSustained",
+            f"instance:vllm_preemptions:rate{w} > {_num(s.preemptions_per_s)}",
+            s.preemptions_for,
+            "warning",
+            "vllm",
+            f'{model} on {inst} preempts {{{{ $value | printf "%.2f" }}}} requests/s.',
+            f"vLLM has been preempting requests for {s.preemptions_for} (KV cache too small for the batch): "
+            "preempted requests are recomputed, wasting compute and raising latency. Lower "
+            "--max-num-seqs or --max-num-batched-tokens, or give the KV cache more memory.",
+        ),
+        _alert(
+            s,
+            "VLLMQueueBacklog",
+            f"instance:vllm_requests_waiting:sum > {_num(s.waiting_threshold)}",
+            s.queue_for,
+            "warning",
+            "vllm",
+            f"{{{{ $value | humanize }}}} requests are waiting on {model} at {inst}.",
+            f"More than {_num(s.waiting_threshold)} requests (one full batch of --max-num-seqs) have waited "
+            f"for {s.queue_for}. The server is over capacity: add replicas, or if the KV cache has room "
+            "raise --max-num-seqs.",
+        ),
     ]
     for key, label, canonical_name, unit, threshold, target in (
-            ("ttft", "TTFT", "a time to first token", "requests", s.ttft_slo_seconds, s.ttft_slo_target),
-            ("itl", "ITL", "an inter-token latency", "tokens", s.itl_slo_seconds, s.itl_slo_target)):
+        ("ttft", "TTFT", "a time to first token", "requests", s.ttft_slo_seconds, s.ttft_slo_target),
+        ("itl", "ITL", "an inter-token latency", "tokens", s.itl_slo_seconds, s.itl_slo_target),
+    ):
         budget = 1.0 - target
-        for speed, (long_w, short_w, factor, for_, severity) in (("Fast", s.burn_fast), ("Slow", s.burn_slow)):
+        for speed, (long_w, short_w, factor, for_, severity) in (
+            ("Fast", s.burn_fast),
+            ("Slow", s.burn_slow),
+        ):
             limit = _num(factor * budget)
-            rules.append(_alert(
-                s, f"VLLM{label}SLOBurn{speed}",
-                f"instance:vllm_{key}_slo_errors:ratio_rate{long_w} > {limit}\nand\n"
-                f"instance:vllm_{key}_slo_errors:ratio_rate{short_w} > {limit}",
-                for_, severity, "vllm",
-                f"{model} on {inst} burns its {label} error budget {_num(factor)}x too fast.",
-                f"{{{{ $value | humanizePercentage }}}} of {unit} over the last {long_w} had {canonical_name} "
-                f"above {_num(threshold)}s (SLO: {_num(target * 100)}% under {_num(threshold)}s; burn rate above "
-                f"{_num(factor)} over both {long_w} and {short_w}). Look at queueing and preemptions; "
-                "lower --max-num-batched-tokens or --max-num-seqs, or add replicas."))
+            rules.append(
+                _alert(
+                    s,
+                    f"VLLM{label}SLOBurn{speed}",
+                    f"instance:vllm_{key}_slo_errors:ratio_rate{long_w} > {limit}\nand\n"
+                    f"instance:vllm_{key}_slo_errors:ratio_rate{short_w} > {limit}",
+                    for_,
+                    severity,
+                    "vllm",
+                    f"{model} on {inst} burns its {label} error budget {_num(factor)}x too fast.",
+                    f"{{{{ $value | humanizePercentage }}}} of {unit} over the last {long_w} had {canonical_name} "
+                    f"above {_num(threshold)}s (SLO: {_num(target * 100)}% under {_num(threshold)}s; burn rate above "
+                    f"{_num(factor)} over both {long_w} and {short_w}). Look at queueing and preemptions; "
+                    "lower --max-num-batched-tokens or --max-num-seqs, or add replicas.",
+                )
+            )
     rules += [
-        _alert(s, "VLLMRequestErrors",
-               f"instance:vllm_request_errors:ratio_rate{w} > {_num(s.error_ratio)}\nor on (job, instance)\n"
-               f"instance:vllm_http_5xx:ratio_rate{w} > {_num(s.error_ratio)}",
-               s.errors_for, "warning", "vllm",
-               f"{{{{ $value | humanizePercentage }}}} of requests to {inst} fail.",
-               f"More than {_num(s.error_ratio * 100)}% of requests ended with finished_reason=\"error\" or an "
-               "HTTP 5xx for " + s.errors_for + ". Read the engine log around the first errors."),
-        _alert(s, "VLLMEngineOOM", _recent_errors(("oom",), s.engine_error_window), "0m", "critical", "vllm-logs",
-               f"vLLM at {inst} ran out of memory.",
-               f"The observe sidecar saw a CUDA out-of-memory error in the vLLM log within {s.engine_error_window}. "
-               "Lower --gpu-memory-utilization (other processes share the GPU), --max-num-seqs or "
-               "--max-num-batched-tokens; check for other processes on the GPU."),
-        _alert(s, "VLLMEngineStartupFailed", _recent_errors(STARTUP_KINDS, s.engine_error_window), "0m", "critical",
-               "vllm-logs",
-               f"vLLM at {inst} failed to start ({{{{ $labels.kind }}}}).",
-               f"The observe sidecar saw a startup failure ({{{{ $labels.kind }}}}) in the vLLM log within "
-               f"{s.engine_error_window}. If the KV cache cannot hold one max_model_len request, lower "
-               "--max-model-len or raise --gpu-memory-utilization; run `observe capacity` to size it."),
-        _alert(s, "VLLMEngineCrashed", _recent_errors(CRASH_KINDS, s.engine_error_window), "0m", "critical",
-               "vllm-logs",
-               f"vLLM engine at {inst} crashed ({{{{ $labels.kind }}}}).",
-               f"The observe sidecar saw a fatal engine error ({{{{ $labels.kind }}}}) in the vLLM log within "
-               f"{s.engine_error_window}. Read the traceback before it; `observe diagnose` on the log names it."),
-        _alert(s, "ObserveSidecarDown", f'up{{job="{s.observe_job}"}} == 0', s.sidecar_down_for, "warning", "observe",
-               f"The observe sidecar for {inst} is down.",
-               f"Prometheus has failed to scrape the observe sidecar for {s.sidecar_down_for}: log-derived alerts "
-               "(OOM, startup failure) and recommendations are blind. Restart the sidecar container."),
-        _alert(s, "ObserveCannotReachVLLM", "observe_up == 0", s.unreachable_for, "warning", "vllm",
-               f"The observe sidecar cannot scrape vLLM at {inst}.",
-               f"The sidecar's scrapes of vLLM /metrics have failed for {s.unreachable_for} "
-               "(observe_scrape_errors_total rises). Check --vllm-url and that vLLM is up."),
-        _alert(s, "ObserveRecommendationPending",
-               "max by (instance, flag, current, suggested) (observe_recommendation_info) > 0",
-               s.recommendation_for, "info", "observe",
-               f"observe recommends {{{{ $labels.flag }}}} {{{{ $labels.suggested }}}} for {inst}.",
-               f"For {s.recommendation_for} the sidecar has recommended changing {{{{ $labels.flag }}}} from "
-               "{{ $labels.current }} to {{ $labels.suggested }}. See /api/diagnosis on the sidecar for the "
-               "evidence, then change the flag and restart vLLM."),
+        _alert(
+            s,
+            "VLLMRequestErrors",
+            f"instance:vllm_request_errors:ratio_rate{w} > {_num(s.error_ratio)}\nor on (job, instance)\n"
+            f"instance:vllm_http_5xx:ratio_rate{w} > {_num(s.error_ratio)}",
+            s.errors_for,
+            "warning",
+            "vllm",
+            f"{{{{ $value | humanizePercentage }}}} of requests to {inst} fail.",
+            f'More than {_num(s.error_ratio * 100)}% of requests ended with finished_reason="error" or an '
+            "HTTP 5xx for " + s.errors_for + ". Read the engine log around the first errors.",
+        ),
+        _alert(
+            s,
+            "VLLMEngineOOM",
+            _recent_errors(("oom",), s.engine_error_window),
+            "0m",
+            "critical",
+            "vllm-logs",
+            f"vLLM at {inst} ran out of memory.",
+            f"The observe sidecar saw a CUDA out-of-memory error in the vLLM log within {s.engine_error_window}. "
+            "Lower --gpu-memory-utilization (other processes share the GPU), --max-num-seqs or "
+            "--max-num-batched-tokens; check for other processes on the GPU.",
+        ),
+        _alert(
+            s,
+            "VLLMEngineStartupFailed",
+            _recent_errors(STARTUP_KINDS, s.engine_error_window),
+            "0m",
+            "critical",
+            "vllm-logs",
+            f"vLLM at {inst} failed to start ({{{{ $labels.kind }}}}).",
+            f"The observe sidecar saw a startup failure ({{{{ $labels.kind }}}}) in the vLLM log within "
+            f"{s.engine_error_window}. If the KV cache cannot hold one max_model_len request, lower "
+            "--max-model-len or raise --gpu-memory-utilization; run `observe capacity` to size it.",
+        ),
+        _alert(
+            s,
+            "VLLMEngineCrashed",
+            _recent_errors(CRASH_KINDS, s.engine_error_window),
+            "0m",
+            "critical",
+            "vllm-logs",
+            f"vLLM engine at {inst} crashed ({{{{ $labels.kind }}}}).",
+            f"The observe sidecar saw a fatal engine error ({{{{ $labels.kind }}}}) in the vLLM log within "
+            f"{s.engine_error_window}. Read the traceback before it; `observe diagnose` on the log names it.",
+        ),
+        _alert(
+            s,
+            "ObserveSidecarDown",
+            f'up{{job="{s.observe_job}"}} == 0',
+            s.sidecar_down_for,
+            "warning",
+            "observe",
+            f"The observe sidecar for {inst} is down.",
+            f"Prometheus has failed to scrape the observe sidecar for {s.sidecar_down_for}: log-derived alerts "
+            "(OOM, startup failure) and recommendations are blind. Restart the sidecar container.",
+        ),
+        _alert(
+            s,
+            "ObserveCannotReachVLLM",
+            "observe_up == 0",
+            s.unreachable_for,
+            "warning",
+            "vllm",
+            f"The observe sidecar cannot scrape vLLM at {inst}.",
+            f"The sidecar's scrapes of vLLM /metrics have failed for {s.unreachable_for} "
+            "(observe_scrape_errors_total rises). Check --vllm-url and that vLLM is up.",
+        ),
+        _alert(
+            s,
+            "ObserveRecommendationPending",
+            "max by (instance, flag, current, suggested) (observe_recommendation_info) > 0",
+            s.recommendation_for,
+            "info",
+            "observe",
+            f"observe recommends {{{{ $labels.flag }}}} {{{{ $labels.suggested }}}} for {inst}.",
+            f"For {s.recommendation_for} the sidecar has recommended changing {{{{ $labels.flag }}}} from "
+            "{{ $labels.current }} to {{ $labels.suggested }}. See /api/diagnosis on the sidecar for the "
+            "evidence, then change the flag and restart vLLM.",
+        ),
     ]
     return rules
 
@@ -351,6 +496,7 @@ def rule_group(s: Settings | None = None) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- rendering
 
+
 class _Dumper(yaml.SafeDumper):
     """Literal block style for multi-line strings, so PromQL stays readable in the files."""
 
@@ -363,8 +509,10 @@ def _str_representer(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
 
 _Dumper.add_representer(str, _str_representer)
 
-_HEADER = ("# Generated by `observe generate alerts` (observe/alerts.py). Do not edit by hand:\n"
-           "# change Settings and regenerate; tests/test_alerts.py fails on drift.\n")
+_HEADER = (
+    "# Generated by `observe generate alerts` (observe/alerts.py). Do not edit by hand:\n"
+    "# change Settings and regenerate; tests/test_alerts.py fails on drift.\n"
+)
 
 
 def _dump(obj: Any) -> str:
@@ -381,15 +529,20 @@ def render_rules(s: Settings | None = None) -> dict[str, str]:
     return {name: _HEADER + _dump(content) for name, content in rule_files(s).items()}
 
 
-def prometheus_rule_manifest(s: Settings | None = None, name: str = "observe-vllm",
-                             namespace: str | None = None) -> str:
+def prometheus_rule_manifest(
+    s: Settings | None = None, name: str = "observe-vllm", namespace: str | None = None
+) -> str:
     """The same groups as one Prometheus-Operator ``PrometheusRule`` manifest."""
     s = s or Settings()
     metadata: dict[str, Any] = {"name": name}
     if namespace:
         metadata["namespace"] = namespace
-    metadata["labels"] = {"app.kubernetes.io/name": "observe", "app.kubernetes.io/component": "vllm-rules",
-                          "prometheus": "k8s", "role": "alert-rules"}
+    metadata["labels"] = {
+        "app.kubernetes.io/name": "observe",
+        "app.kubernetes.io/component": "vllm-rules",
+        "prometheus": "k8s",
+        "role": "alert-rules",
+    }
     manifest = {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PrometheusRule",

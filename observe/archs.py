@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from os import PathLike
-from typing import Any, Mapping
+from typing import Any
 
 from observe.errors import ConfigError
 
@@ -64,7 +65,6 @@ class GpuSpec:
     exact: bool = True
 
 
-
 # ------------------------------------------------------------------------------ tables
 @lru_cache(maxsize=1)
 def _models_table() -> dict[str, dict[str, Any]]:
@@ -100,16 +100,26 @@ def _spec_from_table(name: str, e: Mapping[str, Any]) -> ModelSpec:
     mla = e.get("attention") == "mla"
     sliding = int(e.get("sliding_layers") or 0) if e.get("sliding_window") else 0
     return ModelSpec(
-        name=name, layers=int(e["layers"]), kv_heads=1 if mla else int(e["kv_heads"]),
+        name=name,
+        layers=int(e["layers"]),
+        kv_heads=1 if mla else int(e["kv_heads"]),
         head_dim=int(e["head_dim"] or 0) if not mla else int(e["kv_lora_rank"]) + int(e["qk_rope_head_dim"]),
-        heads=e.get("heads"), hidden=e.get("hidden"), intermediate=e.get("intermediate_size"),
-        vocab=e.get("vocab"), max_pos=e.get("max_pos"), attention="mla" if mla else (e.get("attention") or "gqa").split("-")[0],
-        kv_lora_rank=e.get("kv_lora_rank"), qk_rope_head_dim=e.get("qk_rope_head_dim"),
-        sliding_window=e.get("sliding_window") if sliding else None, sliding_layers=sliding,
+        heads=e.get("heads"),
+        hidden=e.get("hidden"),
+        intermediate=e.get("intermediate_size"),
+        vocab=e.get("vocab"),
+        max_pos=e.get("max_pos"),
+        attention="mla" if mla else (e.get("attention") or "gqa").split("-")[0],
+        kv_lora_rank=e.get("kv_lora_rank"),
+        qk_rope_head_dim=e.get("qk_rope_head_dim"),
+        sliding_window=e.get("sliding_window") if sliding else None,
+        sliding_layers=sliding,
         weights_gb=(e["weights_gib_loaded"] * GIB / GB if e.get("weights_gib_loaded") else None)
         or (e.get("weights_gb_fp8") if e.get("served_weights") == "fp8" else None)
-        or e.get("weights_gb_native_mxfp4") or e.get("weights_gb_bf16"),
-        weights_gb_fp8=e.get("weights_gb_fp8"), source=e.get("source", ""),
+        or e.get("weights_gb_native_mxfp4")
+        or e.get("weights_gb_bf16"),
+        weights_gb_fp8=e.get("weights_gb_fp8"),
+        source=e.get("source", ""),
     )
 
 
@@ -149,7 +159,12 @@ def gpu_spec(name: str) -> GpuSpec:
         raise ConfigError("'A100' is ambiguous: say A100-40GB or A100-80GB (or give --gpu-memory-gib)")
     for k, e in table.items():
         if want == key(k) or want in (key(a) for a in e.get("aliases", ())):
-            return GpuSpec(name=k, total_gib=float(e["total_gib"]), source=e.get("source", ""), exact=bool(e.get("exact", True)))
+            return GpuSpec(
+                name=k,
+                total_gib=float(e["total_gib"]),
+                source=e.get("source", ""),
+                exact=bool(e.get("exact", True)),
+            )
     raise ConfigError(f"unknown GPU {name!r}; known: {', '.join(known_gpus())}; or give --gpu-memory-gib N")
 
 
@@ -214,14 +229,20 @@ def spec_from_config(config: Mapping[str, Any], name: str | None = None) -> Mode
         sliding = 0  # a window as long as the context is no window
     dtype = str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16")
     spec = ModelSpec(
-        name=str(label), layers=layers, kv_heads=1 if mla else kv_heads,
+        name=str(label),
+        layers=layers,
+        kv_heads=1 if mla else kv_heads,
         head_dim=(int(cfg["kv_lora_rank"]) + int(cfg.get("qk_rope_head_dim") or 0)) if mla else head_dim,
-        heads=heads, hidden=hidden,
+        heads=heads,
+        hidden=hidden,
         intermediate=_int(cfg, "moe_intermediate_size", "intermediate_size", "ffn_dim", "n_inner"),
-        vocab=_int(cfg, "vocab_size"), max_pos=_int(cfg, "max_position_embeddings", "n_positions", "max_seq_len"),
+        vocab=_int(cfg, "vocab_size"),
+        max_pos=_int(cfg, "max_position_embeddings", "n_positions", "max_seq_len"),
         attention="mla" if mla else ("mha" if kv_heads == heads else "gqa"),
-        kv_lora_rank=_int(cfg, "kv_lora_rank"), qk_rope_head_dim=_int(cfg, "qk_rope_head_dim"),
-        sliding_window=window if sliding else None, sliding_layers=sliding,
+        kv_lora_rank=_int(cfg, "kv_lora_rank"),
+        qk_rope_head_dim=_int(cfg, "qk_rope_head_dim"),
+        sliding_window=window if sliding else None,
+        sliding_layers=sliding,
         dtype_bytes=1 if "8" in dtype and "float" in dtype else 2,
         source="Hugging Face config.json" + (f" ({name})" if name else ""),
     )
@@ -234,7 +255,11 @@ def _estimate_weights_gb(cfg: Mapping[str, Any], s: ModelSpec) -> float:
     heads = s.heads or 1
     if s.is_mla:
         nope, rope = _int(cfg, "qk_nope_head_dim") or 128, _int(cfg, "qk_rope_head_dim") or 64
-        vdim, lora, qlora = _int(cfg, "v_head_dim") or 128, _int(cfg, "kv_lora_rank") or 512, _int(cfg, "q_lora_rank")
+        vdim, lora, qlora = (
+            _int(cfg, "v_head_dim") or 128,
+            _int(cfg, "kv_lora_rank") or 512,
+            _int(cfg, "q_lora_rank"),
+        )
         q = (h * qlora + qlora * heads * (nope + rope)) if qlora else h * heads * (nope + rope)
         attn = q + h * (lora + rope) + lora * heads * (nope + vdim) + heads * vdim * h
     else:
@@ -243,7 +268,9 @@ def _estimate_weights_gb(cfg: Mapping[str, Any], s: ModelSpec) -> float:
     dense_i = _int(cfg, "intermediate_size") or 4 * h
     if experts:
         moe_i = _int(cfg, "moe_intermediate_size") or dense_i
-        shared = (_int(cfg, "n_shared_experts") or 0) * 3 * h * moe_i + (3 * h * (_int(cfg, "shared_expert_intermediate_size") or 0))
+        shared = (_int(cfg, "n_shared_experts") or 0) * 3 * h * moe_i + (
+            3 * h * (_int(cfg, "shared_expert_intermediate_size") or 0)
+        )
         moe = experts * 3 * h * moe_i + shared + h * experts
         dense_layers = min(L, _int(cfg, "first_k_dense_replace") or 0)
         mlp_total = dense_layers * 3 * h * dense_i + (L - dense_layers) * moe
@@ -265,5 +292,3 @@ def _estimate_weights_gb(cfg: Mapping[str, Any], s: ModelSpec) -> float:
     else:
         per = float(s.dtype_bytes)
     return round((body * per + emb * 2) / GB, 6)
-
-

@@ -16,8 +16,9 @@ so in `basis`. Pure: no I/O. Architectures and GPUs (tables, config.json) come f
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from observe.archs import (  # noqa: F401  (re-exported: capacity.model_spec etc. are the public API)
     GpuSpec,
@@ -30,16 +31,23 @@ from observe.archs import (  # noqa: F401  (re-exported: capacity.model_spec etc
     spec_from_config,
 )
 from observe.errors import ConfigError
-from observe.versions import parse_version
 from observe.model import EngineConfig
+from observe.versions import parse_version
 
 GIB = 1024**3
 GB = 1e9
 
 KV_DTYPE_BYTES = {
     "auto": None,  # the model dtype
-    "bfloat16": 2, "float16": 2, "half": 2, "bf16": 2, "fp16": 2,
-    "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8_inc": 1,
+    "bfloat16": 2,
+    "float16": 2,
+    "half": 2,
+    "bf16": 2,
+    "fp16": 2,
+    "fp8": 1,
+    "fp8_e4m3": 1,
+    "fp8_e5m2": 1,
+    "fp8_inc": 1,
 }
 MAX_TP = 1024
 MAX_LEN = 100_000_000
@@ -134,8 +142,9 @@ def _engine_for(ver: tuple[int, int, int] | None, engine: str | None) -> str:
     return "v0" if ver is not None and ver < (0, 8, 0) else "v1"
 
 
-def _defaults(engine: str, ver: tuple[int, int, int] | None, total_gib: float, gpu_name: str,
-              max_model_len: int) -> tuple[int, int, list[str]]:
+def _defaults(
+    engine: str, ver: tuple[int, int, int] | None, total_gib: float, gpu_name: str, max_model_len: int
+) -> tuple[int, int, list[str]]:
     """vLLM's default (max_num_seqs, max_num_batched_tokens) for `vllm serve` (KV-CAPACITY.md §5)."""
     notes: list[str] = []
     if engine == "v0":
@@ -207,7 +216,9 @@ def _layout(m: ModelSpec, tp: int, pp: int, block_size: int, kv_bytes: int, engi
 def kv_bytes_per_element(kv_cache_dtype: str, model: ModelSpec | None = None) -> int:
     d = (kv_cache_dtype or "auto").strip().lower()
     if d not in KV_DTYPE_BYTES:
-        raise ConfigError(f"unknown --kv-cache-dtype {kv_cache_dtype!r}; use one of: {', '.join(KV_DTYPE_BYTES)}")
+        raise ConfigError(
+            f"unknown --kv-cache-dtype {kv_cache_dtype!r}; use one of: {', '.join(KV_DTYPE_BYTES)}"
+        )
     b = KV_DTYPE_BYTES[d]
     return b if b is not None else (model.dtype_bytes if model else 2)
 
@@ -218,7 +229,9 @@ def bytes_per_token(model: ModelSpec, *, tp: int = 1, pp: int = 1, kv_cache_dtyp
     return lay.page * lay.layers
 
 
-def _check(name: str, v: float | int | None, lo: float, hi: float, *, integer: bool = False, lo_open: bool = False) -> None:
+def _check(
+    name: str, v: float | int | None, lo: float, hi: float, *, integer: bool = False, lo_open: bool = False
+) -> None:
     if v is None:
         return
     if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v) or math.isinf(v):
@@ -242,9 +255,22 @@ def _estimate_activation_gib(m: ModelSpec, mnbt: int, tp: int) -> float | None:
     return mnbt * (12 * m.hidden + 4 * inter) / tp / GIB
 
 
-def _validate(m: ModelSpec, *, tp: Any, pp: Any, gpu_memory_gib: Any, gpu_memory_utilization: Any,
-              max_model_len: Any, block_size: Any, max_num_batched_tokens: Any, max_num_seqs: Any,
-              context: Any, concurrency: Any, weights_gib: Any, quantization: str | None) -> None:
+def _validate(
+    m: ModelSpec,
+    *,
+    tp: Any,
+    pp: Any,
+    gpu_memory_gib: Any,
+    gpu_memory_utilization: Any,
+    max_model_len: Any,
+    block_size: Any,
+    max_num_batched_tokens: Any,
+    max_num_seqs: Any,
+    context: Any,
+    concurrency: Any,
+    weights_gib: Any,
+    quantization: str | None,
+) -> None:
     """Reject negative, absurd or non-numeric inputs with one ConfigError naming the flag."""
     _check("--tensor-parallel-size", tp, 1, MAX_TP, integer=True)
     _check("--pipeline-parallel-size", pp, 1, MAX_TP, integer=True)
@@ -258,15 +284,28 @@ def _validate(m: ModelSpec, *, tp: Any, pp: Any, gpu_memory_gib: Any, gpu_memory
     _check("--concurrency", concurrency, 1, 100_000_000, integer=True)
     _check("--weights-gib", weights_gib, 0, 16384)
     if quantization and quantization.strip().lower() not in ("fp8", "fp8_e4m3"):
-        raise ConfigError(f"--quantization {quantization!r}: the table knows FP8 checkpoint sizes only; "
-                          "give --weights-gib for other checkpoints")
+        raise ConfigError(
+            f"--quantization {quantization!r}: the table knows FP8 checkpoint sizes only; "
+            "give --weights-gib for other checkpoints"
+        )
     if m.layers < pp:
         raise ConfigError(f"--pipeline-parallel-size {pp} exceeds the model's {m.layers} layers")
 
 
-def _non_kv_memory(m: ModelSpec, measured: Measured, *, weights_gib: float | None, quantization: str | None,
-                   tp: int, pp: int, eng: str, ver: tuple[int, int, int] | None, seqs: int, mnbt: int,
-                   notes: list[str]) -> tuple[float | None, float | None, float, float, float]:
+def _non_kv_memory(
+    m: ModelSpec,
+    measured: Measured,
+    *,
+    weights_gib: float | None,
+    quantization: str | None,
+    tp: int,
+    pp: int,
+    eng: str,
+    ver: tuple[int, int, int] | None,
+    seqs: int,
+    mnbt: int,
+    notes: list[str],
+) -> tuple[float | None, float | None, float, float, float]:
     """Per-GPU (weights, activation, sampler, non_torch, cudagraphs) in GiB: measured where given."""
     if measured.weights_gib is not None:
         w = float(measured.weights_gib)
@@ -279,11 +318,23 @@ def _non_kv_memory(m: ModelSpec, measured: Measured, *, weights_gib: float | Non
         w = gb * GB / GIB / (tp * pp) if gb else None
         if w is None:
             notes.append("weights unknown: give --weights-gib for a better estimate")
-    act = measured.activation_gib if measured.activation_gib is not None else _estimate_activation_gib(m, mnbt, tp)
+    act = (
+        measured.activation_gib
+        if measured.activation_gib is not None
+        else _estimate_activation_gib(m, mnbt, tp)
+    )
     # sampler logits of the dummy run (fp32; V1 keeps a second copy); a measured activation peak includes it
-    sampler = 0.0 if measured.activation_gib is not None else (seqs * (m.vocab or 0) * 4 * (2 if eng == "v1" else 1)) / GIB
-    non_torch = measured.non_torch_gib if measured.non_torch_gib is not None else (0.35 if tp * pp == 1 else 1.0)
-    graphs = 0.6 if eng == "v1" and (ver is None or ver >= (0, 21, 0)) and measured.activation_gib is None else 0.0
+    sampler = (
+        0.0
+        if measured.activation_gib is not None
+        else (seqs * (m.vocab or 0) * 4 * (2 if eng == "v1" else 1)) / GIB
+    )
+    non_torch = (
+        measured.non_torch_gib if measured.non_torch_gib is not None else (0.35 if tp * pp == 1 else 1.0)
+    )
+    graphs = (
+        0.6 if eng == "v1" and (ver is None or ver >= (0, 21, 0)) and measured.activation_gib is None else 0.0
+    )
     return w, act, sampler, non_torch, graphs
 
 
@@ -296,23 +347,48 @@ def _largest(ok: Callable[[int], bool], upper: int) -> int:
     return lo
 
 
-def compute(model: ModelSpec | str | Mapping[str, Any], *, gpu_memory_gib: float, tp: int = 1, pp: int = 1,
-            gpu_memory_utilization: float = 0.9, max_model_len: int | None = None,
-            kv_cache_dtype: str = "auto", block_size: int = 16, max_num_batched_tokens: int | None = None,
-            max_num_seqs: int | None = None, vllm_version: str | None = None,
-            context: int | None = None, concurrency: int | None = None,
-            measured: Measured | None = None, weights_gib: float | None = None,
-            quantization: str | None = None, engine: str | None = None, gpu_name: str = "") -> CapacityResult:
+def compute(
+    model: ModelSpec | str | Mapping[str, Any],
+    *,
+    gpu_memory_gib: float,
+    tp: int = 1,
+    pp: int = 1,
+    gpu_memory_utilization: float = 0.9,
+    max_model_len: int | None = None,
+    kv_cache_dtype: str = "auto",
+    block_size: int = 16,
+    max_num_batched_tokens: int | None = None,
+    max_num_seqs: int | None = None,
+    vllm_version: str | None = None,
+    context: int | None = None,
+    concurrency: int | None = None,
+    measured: Measured | None = None,
+    weights_gib: float | None = None,
+    quantization: str | None = None,
+    engine: str | None = None,
+    gpu_name: str = "",
+) -> CapacityResult:
     """KV-cache capacity of one engine: per-GPU bytes/token, blocks, tokens, concurrency, fit.
 
     `weights_gib` (per GPU) overrides the table's checkpoint size; `quantization="fp8"` uses the
     table's FP8 checkpoint size. `engine` ("v0"/"v1") overrides what the version implies.
     """
     m = model_spec(model)
-    _validate(m, tp=tp, pp=pp, gpu_memory_gib=gpu_memory_gib, gpu_memory_utilization=gpu_memory_utilization,
-              max_model_len=max_model_len, block_size=block_size, max_num_batched_tokens=max_num_batched_tokens,
-              max_num_seqs=max_num_seqs, context=context, concurrency=concurrency, weights_gib=weights_gib,
-              quantization=quantization)
+    _validate(
+        m,
+        tp=tp,
+        pp=pp,
+        gpu_memory_gib=gpu_memory_gib,
+        gpu_memory_utilization=gpu_memory_utilization,
+        max_model_len=max_model_len,
+        block_size=block_size,
+        max_num_batched_tokens=max_num_batched_tokens,
+        max_num_seqs=max_num_seqs,
+        context=context,
+        concurrency=concurrency,
+        weights_gib=weights_gib,
+        quantization=quantization,
+    )
     tp, pp, block_size = int(tp), int(pp), int(block_size)
     measured = measured or Measured()
     if measured.block_size:
@@ -344,8 +420,19 @@ def compute(model: ModelSpec | str | Mapping[str, Any], *, gpu_memory_gib: float
 
     # ---- memory that is not KV cache (per GPU)
     requested = gpu_memory_gib * gpu_memory_utilization
-    w, act, sampler, non_torch, graphs = _non_kv_memory(m, measured, weights_gib=weights_gib, quantization=quantization,
-                                                        tp=tp, pp=pp, eng=eng, ver=ver, seqs=seqs, mnbt=mnbt, notes=notes)
+    w, act, sampler, non_torch, graphs = _non_kv_memory(
+        m,
+        measured,
+        weights_gib=weights_gib,
+        quantization=quantization,
+        tp=tp,
+        pp=pp,
+        eng=eng,
+        ver=ver,
+        seqs=seqs,
+        mnbt=mnbt,
+        notes=notes,
+    )
     basis = "estimated"
     avail: float
     if measured.available_kv_gib is not None:
@@ -384,9 +471,13 @@ def compute(model: ModelSpec | str | Mapping[str, Any], *, gpu_memory_gib: float
     if measured.available_kv_gib is not None and measured.kv_cache_tokens:
         implied = measured.available_kv_gib * GIB / measured.kv_cache_tokens
         if abs(implied / bpt - 1) > 0.05 and not m.sliding_layers:
-            notes.append(f"measured memory implies {implied:,.0f} B/token, the model gives {bpt:,}: check --tp / dtype / model")
+            notes.append(
+                f"measured memory implies {implied:,.0f} B/token, the model gives {bpt:,}: check --tp / dtype / model"
+            )
     if blocks <= 0:
-        notes.append("no memory left for KV-cache blocks: vLLM refuses to start ('No available memory for the cache blocks')")
+        notes.append(
+            "no memory left for KV-cache blocks: vLLM refuses to start ('No available memory for the cache blocks')"
+        )
 
     # ---- capacity as vLLM logs it
     need_mml = lay.blocks_per_request(mml, block_size, mnbt)
@@ -418,8 +509,10 @@ def compute(model: ModelSpec | str | Mapping[str, Any], *, gpu_memory_gib: float
     lo = _largest(fits_len, mml)
     if not fits and blocks > 0:
         needed = need_mml * lay.block_bytes / GIB
-        notes.append(f"one request of {mml:,} tokens needs {needed:.2f} GiB of KV cache, more than the "
-                     f"{max(avail, 0):.2f} GiB available: vLLM refuses to start; the largest max_model_len that fits is {lo:,}")
+        notes.append(
+            f"one request of {mml:,} tokens needs {needed:.2f} GiB of KV cache, more than the "
+            f"{max(avail, 0):.2f} GiB available: vLLM refuses to start; the largest max_model_len that fits is {lo:,}"
+        )
 
     req = req_total = None
     conc_fits = None
@@ -434,21 +527,51 @@ def compute(model: ModelSpec | str | Mapping[str, Any], *, gpu_memory_gib: float
         notes.append("--concurrency and --context go together: give both for required_kv_gib")
 
     return CapacityResult(
-        model=m.name, bytes_per_token=bpt, kv_cache_tokens=tokens, num_blocks=blocks, block_size=block_size,
-        max_concurrency=round(max_conc, 2), kv_memory_gib=blocks * lay.block_bytes / GIB, available_kv_gib=avail, fits=fits,
-        max_model_len_that_fits=lo, required_kv_gib=req, weights_gib=w, activation_gib=act, basis=basis,
-        notes=notes, max_model_len=mml, context=context, concurrency=concurrency,
-        required_kv_gib_total=req_total, concurrency_fits=conc_fits, bytes_per_token_total=int(bpt_total),
-        gpu_memory_gib=gpu_memory_gib, gpu_memory_utilization=gpu_memory_utilization,
-        tensor_parallel_size=tp, pipeline_parallel_size=pp, kv_cache_dtype=kv_cache_dtype, engine=eng,
-        vllm_version=vllm_version, max_num_batched_tokens=mnbt, max_num_seqs=seqs,
-        non_torch_gib=non_torch, sampler_gib=sampler, cudagraph_gib=graphs,
+        model=m.name,
+        bytes_per_token=bpt,
+        kv_cache_tokens=tokens,
+        num_blocks=blocks,
+        block_size=block_size,
+        max_concurrency=round(max_conc, 2),
+        kv_memory_gib=blocks * lay.block_bytes / GIB,
+        available_kv_gib=avail,
+        fits=fits,
+        max_model_len_that_fits=lo,
+        required_kv_gib=req,
+        weights_gib=w,
+        activation_gib=act,
+        basis=basis,
+        notes=notes,
+        max_model_len=mml,
+        context=context,
+        concurrency=concurrency,
+        required_kv_gib_total=req_total,
+        concurrency_fits=conc_fits,
+        bytes_per_token_total=int(bpt_total),
+        gpu_memory_gib=gpu_memory_gib,
+        gpu_memory_utilization=gpu_memory_utilization,
+        tensor_parallel_size=tp,
+        pipeline_parallel_size=pp,
+        kv_cache_dtype=kv_cache_dtype,
+        engine=eng,
+        vllm_version=vllm_version,
+        max_num_batched_tokens=mnbt,
+        max_num_seqs=seqs,
+        non_torch_gib=non_torch,
+        sampler_gib=sampler,
+        cudagraph_gib=graphs,
     )
 
 
 # ------------------------------------------------------------------------------ what if
-WHAT_IF_FLAGS = ("--tensor-parallel-size", "--gpu-memory-utilization", "--kv-cache-dtype", "--block-size",
-                 "--max-model-len", "--max-num-seqs")
+WHAT_IF_FLAGS = (
+    "--tensor-parallel-size",
+    "--gpu-memory-utilization",
+    "--kv-cache-dtype",
+    "--block-size",
+    "--max-model-len",
+    "--max-num-seqs",
+)
 
 
 def _current(cfg: EngineConfig, attr: str, flag: str) -> Any:
@@ -467,7 +590,9 @@ def _num(flag: str, v: Any, *, integer: bool) -> Any:
     return int(n) if integer and int(n) == n else n
 
 
-def _requests(tokens: int | None, length: int | None, block_size: int, engine: str, seqs: int | None) -> int | None:
+def _requests(
+    tokens: int | None, length: int | None, block_size: int, engine: str, seqs: int | None
+) -> int | None:
     """Requests of `length` tokens that fit at once (whole blocks; V1 keeps one null block)."""
     if tokens is None or not length:
         return None
@@ -508,20 +633,29 @@ def _engine_facts(cfg: EngineConfig, m: ModelSpec | None, gpu_total_gib: float |
         v = _current(cfg, attr, flag)
         return default if v is None else _num(flag, v, integer=integer)
 
-    e = _Engine(m=m, eng=cfg.engine if cfg.engine in ("v0", "v1") else _engine_for(parse_version(cfg.version), None),
-                bs=num("block_size", "--block-size", True, 16), tp=num("tensor_parallel_size", "--tensor-parallel-size", True, 1),
-                pp=num("pipeline_parallel_size", "--pipeline-parallel-size", True, 1),
-                util=float(num("gpu_memory_utilization", "--gpu-memory-utilization", False, -1.0)),
-                dtype=str(_current(cfg, "kv_cache_dtype", "--kv-cache-dtype") or "auto").strip().lower(),
-                mml=num("max_model_len", "--max-model-len", True), seqs=num("max_num_seqs", "--max-num-seqs", True),
-                mnbt=_current(cfg, "max_num_batched_tokens", "--max-num-batched-tokens"), weights_gib=cfg.weights_gib)
+    e = _Engine(
+        m=m,
+        eng=cfg.engine if cfg.engine in ("v0", "v1") else _engine_for(parse_version(cfg.version), None),
+        bs=num("block_size", "--block-size", True, 16),
+        tp=num("tensor_parallel_size", "--tensor-parallel-size", True, 1),
+        pp=num("pipeline_parallel_size", "--pipeline-parallel-size", True, 1),
+        util=float(num("gpu_memory_utilization", "--gpu-memory-utilization", False, -1.0)),
+        dtype=str(_current(cfg, "kv_cache_dtype", "--kv-cache-dtype") or "auto").strip().lower(),
+        mml=num("max_model_len", "--max-model-len", True),
+        seqs=num("max_num_seqs", "--max-num-seqs", True),
+        mnbt=_current(cfg, "max_num_batched_tokens", "--max-num-batched-tokens"),
+        weights_gib=cfg.weights_gib,
+    )
     if e.util < 0:
         e.util, e.util_assumed = 0.9, True
         e.notes.append("--gpu-memory-utilization not in the log: assumed vLLM's default 0.9")
     if e.dtype not in KV_DTYPE_BYTES:  # as a log printed it, e.g. "torch.bfloat16", "fp8_e4m3fn"
         e.dtype = "fp8" if "fp8" in e.dtype or "float8" in e.dtype else "auto"
-    e.tokens = cfg.kv_cache_tokens if cfg.kv_cache_tokens is not None else (
-        cfg.num_gpu_blocks * e.bs if cfg.num_gpu_blocks is not None else None)
+    e.tokens = (
+        cfg.kv_cache_tokens
+        if cfg.kv_cache_tokens is not None
+        else (cfg.num_gpu_blocks * e.bs if cfg.num_gpu_blocks is not None else None)
+    )
     e.avail = cfg.available_kv_gib
     if e.avail is not None and e.tokens:
         e.bpt, e.basis = e.avail * GIB / e.tokens, "measured"
@@ -536,9 +670,19 @@ def _engine_facts(cfg: EngineConfig, m: ModelSpec | None, gpu_total_gib: float |
         e.basis = "measured"  # ratios (dtype, block size) still work without absolute bytes
     if e.tokens is None and m is not None and gpu_total_gib:
         try:
-            r = compute(m, gpu_memory_gib=gpu_total_gib, tp=e.tp, pp=e.pp, gpu_memory_utilization=e.util,
-                        max_model_len=e.mml, kv_cache_dtype=e.dtype, block_size=e.bs, vllm_version=cfg.version,
-                        max_num_seqs=e.seqs, weights_gib=cfg.weights_gib)
+            r = compute(
+                m,
+                gpu_memory_gib=gpu_total_gib,
+                tp=e.tp,
+                pp=e.pp,
+                gpu_memory_utilization=e.util,
+                max_model_len=e.mml,
+                kv_cache_dtype=e.dtype,
+                block_size=e.bs,
+                vllm_version=cfg.version,
+                max_num_seqs=e.seqs,
+                weights_gib=cfg.weights_gib,
+            )
             e.tokens, e.avail, e.basis = r.kv_cache_tokens, r.kv_memory_gib, "estimated"
         except ConfigError as err:
             e.notes.append(f"no estimate: {err}")
@@ -570,7 +714,9 @@ def _apply(e: _Engine, flag: str, new: Any, gpu_total_gib: float | None) -> str:
             _grow(e, (u - e.util) * gpu_total_gib)
         else:
             e.unknown = True
-            e.notes.append("the effect of --gpu-memory-utilization needs the GPU's total memory and the KV bytes per token")
+            e.notes.append(
+                "the effect of --gpu-memory-utilization needs the GPU's total memory and the KV bytes per token"
+            )
         was = f"{e.util:.2f}" + (" (vLLM default)" if e.util_assumed else "")
         text, e.util = f"--gpu-memory-utilization {was} → {u:.2f}", u
         return text
@@ -582,11 +728,22 @@ def _apply(e: _Engine, flag: str, new: Any, gpu_total_gib: float | None) -> str:
     if flag == "--max-model-len":
         nl = int(_num(flag, new, integer=True))
         _check(flag, nl, 1, MAX_LEN, integer=True)
-        if e.eng == "v0" and m is not None and e.mml and e.mnbt in (None, e.mml) and e.avail is not None and e.bpt:
+        if (
+            e.eng == "v0"
+            and m is not None
+            and e.mml
+            and e.mnbt in (None, e.mml)
+            and e.avail is not None
+            and e.bpt
+        ):
             # V0 without chunked prefill profiles a max(max_model_len, 2048)-token prefill
-            freed = (_estimate_activation_gib(m, max(e.mml, 2048), e.tp) or 0.0) - (_estimate_activation_gib(m, max(nl, 2048), e.tp) or 0.0)
+            freed = (_estimate_activation_gib(m, max(e.mml, 2048), e.tp) or 0.0) - (
+                _estimate_activation_gib(m, max(nl, 2048), e.tp) or 0.0
+            )
             _grow(e, freed)
-            e.notes.append("V0 profiles a full --max-model-len prefill: a shorter length frees activation memory")
+            e.notes.append(
+                "V0 profiles a full --max-model-len prefill: a shorter length frees activation memory"
+            )
         text, e.mml = f"--max-model-len {e.mml if e.mml is not None else 'default'} → {nl}", nl
         return text
     if flag == "--max-num-seqs":
@@ -614,8 +771,14 @@ def _apply(e: _Engine, flag: str, new: Any, gpu_total_gib: float | None) -> str:
     return text
 
 
-def what_if(cfg: EngineConfig, changes: Mapping[str, Any], *, request_tokens: int | None = None,
-            gpu_total_gib: float | None = None, model: ModelSpec | str | None = None) -> WhatIf:
+def what_if(
+    cfg: EngineConfig,
+    changes: Mapping[str, Any],
+    *,
+    request_tokens: int | None = None,
+    gpu_total_gib: float | None = None,
+    model: ModelSpec | str | None = None,
+) -> WhatIf:
     """Expected effect of changing vLLM flags on an engine whose launch facts `cfg` holds.
 
     Bytes per token come from the measured available KV memory / KV tokens when both are known,
@@ -623,7 +786,9 @@ def what_if(cfg: EngineConfig, changes: Mapping[str, Any], *, request_tokens: in
     """
     bad = [k for k in changes if k not in WHAT_IF_FLAGS]
     if bad:
-        raise ConfigError(f"cannot predict the effect of {', '.join(bad)}; known flags: {', '.join(WHAT_IF_FLAGS)}")
+        raise ConfigError(
+            f"cannot predict the effect of {', '.join(bad)}; known flags: {', '.join(WHAT_IF_FLAGS)}"
+        )
     if not changes:
         raise ConfigError("what_if needs at least one flag change")
     _check("request length", request_tokens, 1, MAX_LEN, integer=True)
@@ -647,8 +812,13 @@ def what_if(cfg: EngineConfig, changes: Mapping[str, Any], *, request_tokens: in
 
     text = "; ".join(parts) + ": "
     if after is None:
-        why = ("no KV-cache size in the log" if before is None
-               else "needs the GPU's total memory" if "--gpu-memory-utilization" in changes else "needs the model")
+        why = (
+            "no KV-cache size in the log"
+            if before is None
+            else "needs the GPU's total memory"
+            if "--gpu-memory-utilization" in changes
+            else "needs the model"
+        )
         text += f"effect unknown ({why})"
         e.basis = "unknown"
     else:
@@ -664,16 +834,26 @@ def what_if(cfg: EngineConfig, changes: Mapping[str, Any], *, request_tokens: in
             text += f" (at most {e.seqs:,} running)"
     if "--gpu-memory-utilization" in changes and headroom is not None:
         text += f"{',' if after is not None else ';'} and leaves {headroom:.1f} GiB of headroom"
-    return WhatIf(kv_tokens_before=before, kv_tokens_after=after, concurrency_before=conc_before,
-                  concurrency_after=conc_after, headroom_gib_after=headroom, basis=e.basis, summary=text,
-                  request_tokens=length, notes=e.notes)
+    return WhatIf(
+        kv_tokens_before=before,
+        kv_tokens_after=after,
+        concurrency_before=conc_before,
+        concurrency_after=conc_after,
+        headroom_gib_after=headroom,
+        basis=e.basis,
+        summary=text,
+        request_tokens=length,
+        notes=e.notes,
+    )
 
 
 # ------------------------------------------------------------------------------ text
 def render_text(r: CapacityResult, alt: CapacityResult | None = None) -> str:
     """A short plain-text answer (the CLI prints it). `alt` = the same question with the other KV dtype."""
-    gib = lambda x: "n/a" if x is None else f"{x:,.2f} GiB"  # noqa: E731
-    par = f"TP={r.tensor_parallel_size}" + (f", PP={r.pipeline_parallel_size}" if r.pipeline_parallel_size > 1 else "")
+    gib = lambda x: "n/a" if x is None else f"{x:,.2f} GiB"
+    par = f"TP={r.tensor_parallel_size}" + (
+        f", PP={r.pipeline_parallel_size}" if r.pipeline_parallel_size > 1 else ""
+    )
     lines = [
         f"{r.model} on {r.gpu_memory_gib:g} GiB GPUs, {par}, --gpu-memory-utilization {r.gpu_memory_utilization:g}, "
         f"--kv-cache-dtype {r.kv_cache_dtype}, --block-size {r.block_size}, engine {r.engine}"
@@ -683,7 +863,8 @@ def render_text(r: CapacityResult, alt: CapacityResult | None = None) -> str:
         f"non-torch {gib(r.non_torch_gib)}, CUDA graphs {gib(r.cudagraph_gib)}",
         f"  KV cache ({r.basis}): {r.kv_memory_gib:,.2f} GiB per GPU = {r.num_blocks:,} blocks = {r.kv_cache_tokens:,} tokens",
         f"  max concurrency at {(r.context or r.max_model_len):,} tokens: {r.max_concurrency:,.2f}x",
-        f"  --max-model-len {r.max_model_len:,}: " + ("fits" if r.fits else f"does NOT fit; largest that fits: {r.max_model_len_that_fits:,}"),
+        f"  --max-model-len {r.max_model_len:,}: "
+        + ("fits" if r.fits else f"does NOT fit; largest that fits: {r.max_model_len_that_fits:,}"),
     ]
     if r.required_kv_gib is not None:
         lines.append(
@@ -727,5 +908,10 @@ def measured_from_cache_config_info(labels: Mapping[str, str]) -> Measured:
 
 def measured_from_engine(cfg: EngineConfig) -> Measured:
     """Measured facts an EngineConfig read from a log carries."""
-    return Measured(kv_cache_tokens=cfg.kv_cache_tokens, num_gpu_blocks=cfg.num_gpu_blocks,
-                    block_size=cfg.block_size, available_kv_gib=cfg.available_kv_gib, weights_gib=cfg.weights_gib)
+    return Measured(
+        kv_cache_tokens=cfg.kv_cache_tokens,
+        num_gpu_blocks=cfg.num_gpu_blocks,
+        block_size=cfg.block_size,
+        available_kv_gib=cfg.available_kv_gib,
+        weights_gib=cfg.weights_gib,
+    )

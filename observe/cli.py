@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Callable, List, Optional
 
 import typer
 
@@ -23,11 +23,13 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-generate_app = typer.Typer(help="Write dashboards/*.json or alerts/*.yml from the generators.", no_args_is_help=True)
+generate_app = typer.Typer(
+    help="Write dashboards/*.json or alerts/*.yml from the generators.", no_args_is_help=True
+)
 app.add_typer(generate_app, name="generate")
 
 
-def _err(msg: str, code: int = 2) -> "typer.Exit":
+def _err(msg: str, code: int = 2) -> typer.Exit:
     typer.echo(f"observe: error: {msg}", err=True)
     return typer.Exit(code)
 
@@ -49,7 +51,7 @@ def user_errors(fn: Callable) -> Callable:
     return wrapper
 
 
-def _emit(text: str, output: Optional[Path]) -> None:
+def _emit(text: str, output: Path | None) -> None:
     if output is None:
         sys.stdout.write(text)
         if not text.endswith("\n"):
@@ -78,12 +80,18 @@ class FailOn(str, Enum):
 @app.command()
 @user_errors
 def diagnose(
-    paths: List[Path] = typer.Argument(..., help="Log files (plain or .gz) or folders of vLLM logs."),
-    metrics: List[Path] = typer.Option([], "--metrics", help="Saved /metrics snapshots (text exposition)."),
+    paths: list[Path] = typer.Argument(..., help="Log files (plain or .gz) or folders of vLLM logs."),
+    metrics: list[Path] = typer.Option([], "--metrics", help="Saved /metrics snapshots (text exposition)."),
     fmt: Fmt = typer.Option(Fmt.text, "--format", help="Report format."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report here instead of stdout."),
-    fail_on: Optional[FailOn] = typer.Option(None, "--fail-on", help="Exit 1 when a finding of this severity or worse is found."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar on stderr for large inputs."),
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="Write the report here instead of stdout."
+    ),
+    fail_on: FailOn | None = typer.Option(
+        None, "--fail-on", help="Exit 1 when a finding of this severity or worse is found."
+    ),
+    progress: bool = typer.Option(
+        True, "--progress/--no-progress", help="Progress bar on stderr for large inputs."
+    ),
 ) -> None:
     """Read vLLM logs (any version), say what is wrong and which flags to change."""
     from observe import pipeline, report
@@ -114,8 +122,14 @@ class _ProgressBar:
             from rich.console import Console
             from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 
-            self._p = Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-                               TimeRemainingColumn(), transient=True, console=Console(stderr=True))
+            self._p = Progress(
+                "[progress.description]{task.description}",
+                BarColumn(),
+                DownloadColumn(),
+                TimeRemainingColumn(),
+                transient=True,
+                console=Console(stderr=True),
+            )
             self._p.start()
         tid = self._tasks.get(name)
         if tid is None:
@@ -128,7 +142,7 @@ class _ProgressBar:
 
 
 # ---------------------------------------------------------------- capacity (issue 3)
-def _cap_num(flag: str, text: Optional[str], integer: bool = True):
+def _cap_num(flag: str, text: str | None, integer: bool = True):
     """Numbers are parsed here, not by typer, so a bad value is one line, not a usage panel."""
     if text is None:
         return None
@@ -146,24 +160,62 @@ def _cap_num(flag: str, text: Optional[str], integer: bool = True):
 @app.command()
 @user_errors
 def capacity(
-    model: Optional[str] = typer.Option(None, "--model", help="Model name (built-in table) or path of a Hugging Face config.json (or its folder)."),
-    gpu: Optional[str] = typer.Option(None, "--gpu", help="GPU name from the built-in table (H100, A100-80GB, L4, RTX-4090, ...)."),
-    gpu_memory_gib: Optional[str] = typer.Option(None, "--gpu-memory-gib", metavar="GIB", help="Total GPU memory as torch reports it (overrides --gpu's figure)."),
-    vllm_version: Optional[str] = typer.Option(None, "--vllm-version", help="vLLM version; decides V0/V1 accounting and defaults (default: newest)."),
+    model: str | None = typer.Option(
+        None,
+        "--model",
+        help="Model name (built-in table) or path of a Hugging Face config.json (or its folder).",
+    ),
+    gpu: str | None = typer.Option(
+        None, "--gpu", help="GPU name from the built-in table (H100, A100-80GB, L4, RTX-4090, ...)."
+    ),
+    gpu_memory_gib: str | None = typer.Option(
+        None,
+        "--gpu-memory-gib",
+        metavar="GIB",
+        help="Total GPU memory as torch reports it (overrides --gpu's figure).",
+    ),
+    vllm_version: str | None = typer.Option(
+        None, "--vllm-version", help="vLLM version; decides V0/V1 accounting and defaults (default: newest)."
+    ),
     tp: str = typer.Option("1", "--tp", "--tensor-parallel-size", metavar="N", help="Tensor parallel size."),
-    pp: str = typer.Option("1", "--pp", "--pipeline-parallel-size", metavar="N", help="Pipeline parallel size."),
-    utilization: str = typer.Option("0.9", "--gpu-memory-utilization", metavar="U", help="Fraction of total GPU memory vLLM may use."),
-    max_model_len: Optional[str] = typer.Option(None, "--max-model-len", metavar="L", help="Default: the model's max_position_embeddings."),
-    kv_cache_dtype: str = typer.Option("auto", "--kv-cache-dtype", help="auto (model dtype) or fp8 (fp8_e4m3, fp8_e5m2)."),
+    pp: str = typer.Option(
+        "1", "--pp", "--pipeline-parallel-size", metavar="N", help="Pipeline parallel size."
+    ),
+    utilization: str = typer.Option(
+        "0.9", "--gpu-memory-utilization", metavar="U", help="Fraction of total GPU memory vLLM may use."
+    ),
+    max_model_len: str | None = typer.Option(
+        None, "--max-model-len", metavar="L", help="Default: the model's max_position_embeddings."
+    ),
+    kv_cache_dtype: str = typer.Option(
+        "auto", "--kv-cache-dtype", help="auto (model dtype) or fp8 (fp8_e4m3, fp8_e5m2)."
+    ),
     block_size: str = typer.Option("16", "--block-size", metavar="B", help="KV-cache block size in tokens."),
-    max_num_batched_tokens: Optional[str] = typer.Option(None, "--max-num-batched-tokens", metavar="N", help="Default: vLLM's for this GPU and version."),
-    max_num_seqs: Optional[str] = typer.Option(None, "--max-num-seqs", metavar="N", help="Default: vLLM's for this GPU and version."),
-    weights_gib: Optional[str] = typer.Option(None, "--weights-gib", metavar="GIB", help="Weights per GPU if known (e.g. from 'Loading model weights took')."),
-    quantization: Optional[str] = typer.Option(None, "--quantization", help="fp8: use the table's FP8 checkpoint size for the weights."),
-    concurrency: Optional[str] = typer.Option(None, "--concurrency", metavar="C", help="Concurrent requests to size for (with --context)."),
-    context: Optional[str] = typer.Option(None, "--context", metavar="T", help="Tokens per request (prompt + output)."),
+    max_num_batched_tokens: str | None = typer.Option(
+        None, "--max-num-batched-tokens", metavar="N", help="Default: vLLM's for this GPU and version."
+    ),
+    max_num_seqs: str | None = typer.Option(
+        None, "--max-num-seqs", metavar="N", help="Default: vLLM's for this GPU and version."
+    ),
+    weights_gib: str | None = typer.Option(
+        None,
+        "--weights-gib",
+        metavar="GIB",
+        help="Weights per GPU if known (e.g. from 'Loading model weights took').",
+    ),
+    quantization: str | None = typer.Option(
+        None, "--quantization", help="fp8: use the table's FP8 checkpoint size for the weights."
+    ),
+    concurrency: str | None = typer.Option(
+        None, "--concurrency", metavar="C", help="Concurrent requests to size for (with --context)."
+    ),
+    context: str | None = typer.Option(
+        None, "--context", metavar="T", help="Tokens per request (prompt + output)."
+    ),
     fmt: str = typer.Option("text", "--format", help="text or json."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the answer here instead of stdout."),
+    output: Path | None = typer.Option(
+        None, "--output", "-o", help="Write the answer here instead of stdout."
+    ),
 ) -> None:
     """KV-cache capacity: bytes/token, blocks, tokens, concurrency, and whether --max-model-len fits."""
     import json as _json
@@ -186,13 +238,19 @@ def capacity(
     if total is None:
         raise ObserveError("give --gpu NAME or --gpu-memory-gib N")
     kwargs = dict(
-        gpu_memory_gib=total, tp=_cap_num("--tp", tp), pp=_cap_num("--pp", pp),
+        gpu_memory_gib=total,
+        tp=_cap_num("--tp", tp),
+        pp=_cap_num("--pp", pp),
         gpu_memory_utilization=_cap_num("--gpu-memory-utilization", utilization, integer=False),
-        max_model_len=_cap_num("--max-model-len", max_model_len), block_size=_cap_num("--block-size", block_size),
+        max_model_len=_cap_num("--max-model-len", max_model_len),
+        block_size=_cap_num("--block-size", block_size),
         max_num_batched_tokens=_cap_num("--max-num-batched-tokens", max_num_batched_tokens),
-        max_num_seqs=_cap_num("--max-num-seqs", max_num_seqs), vllm_version=vllm_version,
-        context=_cap_num("--context", context), concurrency=_cap_num("--concurrency", concurrency),
-        weights_gib=_cap_num("--weights-gib", weights_gib, integer=False), quantization=quantization,
+        max_num_seqs=_cap_num("--max-num-seqs", max_num_seqs),
+        vllm_version=vllm_version,
+        context=_cap_num("--context", context),
+        concurrency=_cap_num("--concurrency", concurrency),
+        weights_gib=_cap_num("--weights-gib", weights_gib, integer=False),
+        quantization=quantization,
         gpu_name=gpu_name,
     )
     result = cap.compute(spec, kv_cache_dtype=kv_cache_dtype, **kwargs)
@@ -203,9 +261,19 @@ def capacity(
     if fmt == "json":
         d = {"schema": "observe.capacity/v1", **result.to_dict()}
         if alt is not None:
-            d["alternative"] = {k: alt.to_dict()[k] for k in (
-                "kv_cache_dtype", "bytes_per_token", "kv_cache_tokens", "num_blocks", "required_kv_gib",
-                "required_kv_gib_total", "concurrency_fits", "max_concurrency")}
+            d["alternative"] = {
+                k: alt.to_dict()[k]
+                for k in (
+                    "kv_cache_dtype",
+                    "bytes_per_token",
+                    "kv_cache_tokens",
+                    "num_blocks",
+                    "required_kv_gib",
+                    "required_kv_gib_total",
+                    "concurrency_fits",
+                    "max_concurrency",
+                )
+            }
         _emit(_json.dumps(d, indent=2), output)
     else:
         _emit(cap.render_text(result, alt), output)
@@ -215,23 +283,40 @@ def capacity(
 @app.command()
 @user_errors
 def sidecar(
-    log: List[str] = typer.Option([], "--log", help="Glob of vLLM log files to follow (repeatable)."),
-    vllm_url: Optional[str] = typer.Option(None, "--vllm-url", help="Base URL of vLLM (its /metrics is scraped)."),
-    listen: str = typer.Option("127.0.0.1:9400", "--listen", help="HOST:PORT for the sidecar's /metrics, /healthz, /api/diagnosis."),
-    scrape_interval: str = typer.Option("15s", "--scrape-interval", help="How often to scrape vLLM's /metrics (e.g. 5s)."),
+    log: list[str] = typer.Option([], "--log", help="Glob of vLLM log files to follow (repeatable)."),
+    vllm_url: str | None = typer.Option(
+        None, "--vllm-url", help="Base URL of vLLM (its /metrics is scraped)."
+    ),
+    listen: str = typer.Option(
+        "127.0.0.1:9400", "--listen", help="HOST:PORT for the sidecar's /metrics, /healthz, /api/diagnosis."
+    ),
+    scrape_interval: str = typer.Option(
+        "15s", "--scrape-interval", help="How often to scrape vLLM's /metrics (e.g. 5s)."
+    ),
     window: str = typer.Option("1h", "--window", help="How far back the analysis looks (e.g. 30m, 1h)."),
-    analyze_interval: str = typer.Option("30s", "--analyze-interval", help="How often to re-run detection and advice."),
-    from_start: bool = typer.Option(False, "--from-start", help="Read the logs' history instead of starting at their end."),
+    analyze_interval: str = typer.Option(
+        "30s", "--analyze-interval", help="How often to re-run detection and advice."
+    ),
+    from_start: bool = typer.Option(
+        False, "--from-start", help="Read the logs' history instead of starting at their end."
+    ),
     polling: bool = typer.Option(False, "--polling", help="Poll files instead of inotify/watchdog events."),
-    name: Optional[str] = typer.Option(None, "--name", help="Instance name in the diagnosis."),
+    name: str | None = typer.Option(None, "--name", help="Instance name in the diagnosis."),
 ) -> None:
     """Run beside one vLLM: follow its logs, scrape /metrics, export findings and advice."""
     from observe.config import SidecarSettings
     from observe.sidecar import Sidecar
 
     settings = SidecarSettings.from_cli(
-        logs=log, vllm_url=vllm_url, listen=listen, scrape_interval=scrape_interval, window=window,
-        analyze_interval=analyze_interval, from_start=from_start, use_watchdog=not polling, name=name,
+        logs=log,
+        vllm_url=vllm_url,
+        listen=listen,
+        scrape_interval=scrape_interval,
+        window=window,
+        analyze_interval=analyze_interval,
+        from_start=from_start,
+        use_watchdog=not polling,
+        name=name,
     )
     try:
         car = Sidecar(settings)
@@ -265,23 +350,46 @@ def generate_dashboards(
 @user_errors
 def generate_alerts(
     out: Path = typer.Option(Path("alerts"), "--out", help="Folder for the rule files."),
-    fmt: AlertFormat = typer.Option(AlertFormat.prometheus, "--format",
-                                    help="prometheus: rule files; prometheus-operator: a PrometheusRule manifest."),
-    max_num_seqs: Optional[int] = typer.Option(None, "--max-num-seqs", help="The instance's --max-num-seqs (queue-backlog threshold)."),
-    kv_usage: Optional[float] = typer.Option(None, "--kv-usage-threshold", help="KV-cache usage ratio (0-1) that counts as saturated."),
-    ttft_slo: Optional[float] = typer.Option(None, "--ttft-slo", help="TTFT SLO threshold in seconds (a vLLM bucket bound, e.g. 1.0)."),
-    itl_slo: Optional[float] = typer.Option(None, "--itl-slo", help="Inter-token latency SLO threshold in seconds (e.g. 0.1)."),
-    runbook_base: Optional[str] = typer.Option(None, "--runbook-base", metavar="URL",
-                                               help="Where docs/runbooks.md is published (each alert links to its section)."),
+    fmt: AlertFormat = typer.Option(
+        AlertFormat.prometheus,
+        "--format",
+        help="prometheus: rule files; prometheus-operator: a PrometheusRule manifest.",
+    ),
+    max_num_seqs: int | None = typer.Option(
+        None, "--max-num-seqs", help="The instance's --max-num-seqs (queue-backlog threshold)."
+    ),
+    kv_usage: float | None = typer.Option(
+        None, "--kv-usage-threshold", help="KV-cache usage ratio (0-1) that counts as saturated."
+    ),
+    ttft_slo: float | None = typer.Option(
+        None, "--ttft-slo", help="TTFT SLO threshold in seconds (a vLLM bucket bound, e.g. 1.0)."
+    ),
+    itl_slo: float | None = typer.Option(
+        None, "--itl-slo", help="Inter-token latency SLO threshold in seconds (e.g. 0.1)."
+    ),
+    runbook_base: str | None = typer.Option(
+        None,
+        "--runbook-base",
+        metavar="URL",
+        help="Where docs/runbooks.md is published (each alert links to its section).",
+    ),
 ) -> None:
     """Write the Prometheus recording and alerting rules (alerts/*.yml) from one settings object."""
     from observe import alerts
 
     if runbook_base is not None and not runbook_base.startswith(("http://", "https://")):
         raise ObserveError(f"--runbook-base must be an http(s) URL, not {runbook_base!r}")
-    overrides = {k: v for k, v in {"max_num_seqs": max_num_seqs, "kv_usage_ratio": kv_usage,
-                                   "ttft_slo_seconds": ttft_slo, "itl_slo_seconds": itl_slo,
-                                   "runbook_base": runbook_base}.items() if v is not None}
+    overrides = {
+        k: v
+        for k, v in {
+            "max_num_seqs": max_num_seqs,
+            "kv_usage_ratio": kv_usage,
+            "ttft_slo_seconds": ttft_slo,
+            "itl_slo_seconds": itl_slo,
+            "runbook_base": runbook_base,
+        }.items()
+        if v is not None
+    }
     settings = alerts.Settings(**overrides)
     for path in alerts.write_alerts(out, fmt.value, settings):
         typer.echo(str(path))
@@ -296,7 +404,9 @@ def _show_proposal(prop, *, title: str) -> None:
     if not prop.accepted and not prop.rejected:
         typer.echo("  no flag changes recommended")
     for r in prop.accepted:
-        typer.echo(f"  {r.flag}: {r.current if r.current is not None else '(default)'} -> {r.suggested}  # {r.reason}")
+        typer.echo(
+            f"  {r.flag}: {r.current if r.current is not None else '(default)'} -> {r.suggested}  # {r.reason}"
+        )
     for r, why in prop.rejected:
         typer.echo(f"  not suggested: {r.flag} {r.suggested} ({why})")
     if prop.accepted:
@@ -308,15 +418,31 @@ def _show_proposal(prop, *, title: str) -> None:
 @user_errors
 def run_cmd(
     ctx: typer.Context,
-    run_dir: Path = typer.Option(Path("observe-runs"), "--run-dir", help="Each launch gets DIR/NNN/ (vllm.log, metrics-K.txt); DIR/history.jsonl records every step."),
-    sidecar: bool = typer.Option(True, "--sidecar/--no-sidecar", help="Run the sidecar against the launched vLLM."),
+    run_dir: Path = typer.Option(
+        Path("observe-runs"),
+        "--run-dir",
+        help="Each launch gets DIR/NNN/ (vllm.log, metrics-K.txt); DIR/history.jsonl records every step.",
+    ),
+    sidecar: bool = typer.Option(
+        True, "--sidecar/--no-sidecar", help="Run the sidecar against the launched vLLM."
+    ),
     listen: str = typer.Option("127.0.0.1:9400", "--listen", help="The sidecar's address."),
-    snapshot_every: float = typer.Option(30.0, "--snapshot-every", help="Save /metrics every S seconds (0: never)."),
-    recommend_after: float = typer.Option(0.0, "--recommend-after", help="Diagnose each launch after S seconds and print the recommended flags (0: never; SIGUSR1 asks at any time)."),
-    apply_: bool = typer.Option(False, "--apply", help="Offer to restart vLLM with the recommended flags (asks first)."),
+    snapshot_every: float = typer.Option(
+        30.0, "--snapshot-every", help="Save /metrics every S seconds (0: never)."
+    ),
+    recommend_after: float = typer.Option(
+        0.0,
+        "--recommend-after",
+        help="Diagnose each launch after S seconds and print the recommended flags (0: never; SIGUSR1 asks at any time).",
+    ),
+    apply_: bool = typer.Option(
+        False, "--apply", help="Offer to restart vLLM with the recommended flags (asks first)."
+    ),
     yes: bool = typer.Option(False, "--yes", "-y", help="With --apply: restart without asking."),
     max_changes: int = typer.Option(1, "--max-changes", help="Apply at most N changes in this run."),
-    quiet: bool = typer.Option(False, "--quiet", help="Do not echo vLLM's output (it still goes to the log)."),
+    quiet: bool = typer.Option(
+        False, "--quiet", help="Do not echo vLLM's output (it still goes to the log)."
+    ),
     startup_timeout: float = typer.Option(900.0, "--startup-timeout", help="Seconds to wait for /health."),
     log_max_bytes: int = typer.Option(10 * 2**20, "--log-max-bytes", help="Rotate vllm.log at this size."),
     log_backups: int = typer.Option(5, "--log-backups", help="Rotated parts to keep."),
@@ -334,16 +460,24 @@ def run_cmd(
     flags = manage.installed_flags(spec.python)
     if flags is not None:
         spec = manage.parse_command(argv, flags=flags)
-        flags.check_argv(spec.argv[len(spec.program):])
+        flags.check_argv(spec.argv[len(spec.program) :])
 
     def sidecar_factory(sp, log_path):
         from observe.config import SidecarSettings
         from observe.sidecar import Sidecar
 
-        return Sidecar(SidecarSettings.from_cli(logs=[str(log_path)], vllm_url=sp.url, listen=listen, from_start=True))
+        return Sidecar(
+            SidecarSettings.from_cli(logs=[str(log_path)], vllm_url=sp.url, listen=listen, from_start=True)
+        )
 
-    launcher = manage.Launcher(spec, run_dir, echo=None if quiet else sys.stdout, log_max_bytes=log_max_bytes,
-                               log_backups=log_backups, sidecar_factory=sidecar_factory if sidecar else None)
+    launcher = manage.Launcher(
+        spec,
+        run_dir,
+        echo=None if quiet else sys.stdout,
+        log_max_bytes=log_max_bytes,
+        log_backups=log_backups,
+        sidecar_factory=sidecar_factory if sidecar else None,
+    )
     stop, trigger = threading.Event(), threading.Event()
     _signal.signal(_signal.SIGTERM, lambda *_: stop.set())
     _signal.signal(_signal.SIGUSR1, lambda *_: trigger.set())
@@ -361,9 +495,17 @@ def run_cmd(
         typer.echo(f"observe: vLLM ready at {spec.url}; log {launcher.log_path}", err=True)
         if launcher.sidecar_error:
             typer.echo(f"observe: {launcher.sidecar_error}", err=True)
-        manage.supervise(launcher, stop=stop, notify=lambda m: typer.echo(f"observe: {m}", err=True), decide=decide,
-                         flags=flags, snapshot_every=snapshot_every, recommend_after=recommend_after,
-                         max_changes=max_changes, trigger=trigger)
+        manage.supervise(
+            launcher,
+            stop=stop,
+            notify=lambda m: typer.echo(f"observe: {m}", err=True),
+            decide=decide,
+            flags=flags,
+            snapshot_every=snapshot_every,
+            recommend_after=recommend_after,
+            max_changes=max_changes,
+            trigger=trigger,
+        )
     except KeyboardInterrupt:
         pass
     finally:
@@ -373,10 +515,16 @@ def run_cmd(
 @app.command()
 @user_errors
 def recommend(
-    vllm_url: str = typer.Option(..., "--vllm-url", help="Base URL of a running vLLM (http://127.0.0.1:8000)."),
-    log: List[str] = typer.Option([], "--log", help="Glob(s) of that vLLM's log files."),
-    interval: float = typer.Option(10.0, "--interval", help="Seconds between the two /metrics reads (rates need two)."),
-    vllm_python: Optional[str] = typer.Option(None, "--vllm-python", help="Interpreter of the installed vLLM, to validate the flags against it."),
+    vllm_url: str = typer.Option(
+        ..., "--vllm-url", help="Base URL of a running vLLM (http://127.0.0.1:8000)."
+    ),
+    log: list[str] = typer.Option([], "--log", help="Glob(s) of that vLLM's log files."),
+    interval: float = typer.Option(
+        10.0, "--interval", help="Seconds between the two /metrics reads (rates need two)."
+    ),
+    vllm_python: str | None = typer.Option(
+        None, "--vllm-python", help="Interpreter of the installed vLLM, to validate the flags against it."
+    ),
     fmt: Fmt = typer.Option(Fmt.text, "--format", help="text or json."),
 ) -> None:
     """Recommend flag changes for a vLLM that observe did not launch: the diff and the new command."""
@@ -408,19 +556,33 @@ def recommend(
     ok, bad = manage.checked_recommendations(None, inst.recommendations, flags)
     command = advise.command_line(inst.config, ok) if ok and inst.config.flags else None
     if fmt == Fmt.json:
-        _emit(_json.dumps({"vllm_url": vllm_url, "findings": [f.id for f in inst.findings],
-                           "recommendations": [{"flag": r.flag, "current": r.current, "suggested": r.suggested,
-                                                "reason": r.reason} for r in ok],
-                           "rejected": [{"flag": r.flag, "suggested": r.suggested, "why": w} for r, w in bad],
-                           "validated_against": flags.version if flags else None,
-                           "command": command}, indent=2, default=str), None)
+        _emit(
+            _json.dumps(
+                {
+                    "vllm_url": vllm_url,
+                    "findings": [f.id for f in inst.findings],
+                    "recommendations": [
+                        {"flag": r.flag, "current": r.current, "suggested": r.suggested, "reason": r.reason}
+                        for r in ok
+                    ],
+                    "rejected": [{"flag": r.flag, "suggested": r.suggested, "why": w} for r, w in bad],
+                    "validated_against": flags.version if flags else None,
+                    "command": command,
+                },
+                indent=2,
+                default=str,
+            ),
+            None,
+        )
         return
     for f in inst.findings:
         typer.echo(f"[{f.severity}] {f.id}: {f.evidence}")
     if not ok:
         typer.echo("no flag changes recommended")
     for r in ok:
-        typer.echo(f"{r.flag}: {r.current if r.current is not None else '(default)'} -> {r.suggested}  # {r.reason}")
+        typer.echo(
+            f"{r.flag}: {r.current if r.current is not None else '(default)'} -> {r.suggested}  # {r.reason}"
+        )
     for r, why in bad:
         typer.echo(f"not suggested: {r.flag} {r.suggested} ({why})")
     if command:
@@ -432,8 +594,11 @@ def recommend(
 @app.command()
 @user_errors
 def compare(
-    before: Path = typer.Argument(..., help="Before the change: a run folder (log + snapshots), or a saved diagnosis "
-                                   "JSON (`diagnose --format json`, or the sidecar's /api/diagnosis: one window of its history)."),
+    before: Path = typer.Argument(
+        ...,
+        help="Before the change: a run folder (log + snapshots), or a saved diagnosis "
+        "JSON (`diagnose --format json`, or the sidecar's /api/diagnosis: one window of its history).",
+    ),
     after: Path = typer.Argument(..., help="After the change: a folder or a diagnosis JSON, as BEFORE."),
     fmt: Fmt = typer.Option(Fmt.text, "--format", help="text or json."),
 ) -> None:
@@ -455,7 +620,9 @@ def compare(
         typer.echo(f"{row['metric']:28}{cell(row['before']):>14}{cell(row['after']):>14}")
     for ch in res["flag_changes"]:
         typer.echo(f"flag {ch['flag']}: {ch['before']} -> {ch['after']}")
-    verdict = {True: "the change helped", False: "the change did not help", None: "not enough data to judge"}[res["helped"]]
+    verdict = {True: "the change helped", False: "the change did not help", None: "not enough data to judge"}[
+        res["helped"]
+    ]
     typer.echo(f"{verdict}: " + "; ".join(res["reasons"]))
 
 

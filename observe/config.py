@@ -34,7 +34,9 @@ def parse_duration(text: str | float | int, *, what: str = "duration") -> float:
                 secs += float(m.group(1)) * _UNITS[m.group(2)]
                 pos = m.end()
             if pos != len(s) or not s:
-                raise ConfigError(f"{what} {text!r} is not a duration (examples: 15s, 30m, 1h, 1h30m)") from None
+                raise ConfigError(
+                    f"{what} {text!r} is not a duration (examples: 15s, 30m, 1h, 1h30m)"
+                ) from None
     if not secs > 0:
         raise ConfigError(f"{what} must be positive, got {text!r}")
     return secs
@@ -46,9 +48,9 @@ def parse_listen(text: str) -> tuple[str, int]:
     host, port = "127.0.0.1", s
     if s.startswith("["):
         end = s.find("]")
-        if end < 0 or not s[end + 1:].startswith(":"):
+        if end < 0 or not s[end + 1 :].startswith(":"):
             raise ConfigError(f"--listen {text!r}: expected [IPv6]:PORT")
-        host, port = s[1:end], s[end + 2:]
+        host, port = s[1:end], s[end + 2 :]
     elif ":" in s:
         host, port = s.rsplit(":", 1)
         host = host or "127.0.0.1"
@@ -94,8 +96,10 @@ class SidecarSettings:
         if not 0 <= self.listen_port <= 65535:
             raise ConfigError(f"listen port {self.listen_port} is out of range")
         url = self.vllm_url
-        if url is not None and (("://" in url and not url.startswith(("http://", "https://")))
-                                or not re.fullmatch(r"(https?://)?[\w.\-\[\]:]+(/\S*)?", url)):
+        if url is not None and (
+            ("://" in url and not url.startswith(("http://", "https://")))
+            or not re.fullmatch(r"(https?://)?[\w.\-\[\]:]+(/\S*)?", url)
+        ):
             raise ConfigError(f"--vllm-url {self.vllm_url!r} is not an http(s) URL")
 
     @property
@@ -116,7 +120,7 @@ class SidecarSettings:
         poll_interval: str = "0.25",
         use_watchdog: bool = True,
         name: str | None = None,
-    ) -> "SidecarSettings":
+    ) -> SidecarSettings:
         host, port = parse_listen(listen)
         return cls(
             logs=list(logs),

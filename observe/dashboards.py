@@ -17,9 +17,10 @@ variable (no hard-coded datasource uid) and is filtered by ``$job``, ``$instance
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import grafanalib.core as g
 from grafanalib._gen import DashboardEncoder
@@ -35,14 +36,21 @@ RUNBOOKS = "docs/runbooks.md"
 GRID_W = 24
 
 
-def _t(expr: str, legend: str = "", ref: str = "A", instant: bool = False, fmt: str = "time_series") -> g.Target:
+def _t(
+    expr: str, legend: str = "", ref: str = "A", instant: bool = False, fmt: str = "time_series"
+) -> g.Target:
     return g.Target(expr=expr, legendFormat=legend, refId=ref, instant=instant, format=fmt, datasource=DS)
 
 
 def _quantiles(bucket_rule: str, what: str) -> list[g.Target]:
-    return [_t(f"histogram_quantile({q}, sum by (instance, model_name, le) ({bucket_rule}{{{SEL}}}))",
-               f"p{int(q * 100)} {{{{instance}}}} {{{{model_name}}}}", ref)
-            for q, ref in ((0.5, "A"), (0.9, "B"), (0.99, "C"))]
+    return [
+        _t(
+            f"histogram_quantile({q}, sum by (instance, model_name, le) ({bucket_rule}{{{SEL}}}))",
+            f"p{int(q * 100)} {{{{instance}}}} {{{{model_name}}}}",
+            ref,
+        )
+        for q, ref in ((0.5, "A"), (0.9, "B"), (0.99, "C"))
+    ]
 
 
 @dataclass
@@ -73,20 +81,52 @@ def _place(panels: Iterable[tuple[int, int, Any]]) -> list[Any]:
 
 
 def _ts(title: str, desc: str, targets: list[g.Target], unit: str = "", **kw: Any) -> g.TimeSeries:
-    return g.TimeSeries(title=title, description=desc, dataSource=DS, targets=targets, unit=unit,
-                        legendDisplayMode="table", legendCalcs=["lastNotNull", "max"], **kw)
+    return g.TimeSeries(
+        title=title,
+        description=desc,
+        dataSource=DS,
+        targets=targets,
+        unit=unit,
+        legendDisplayMode="table",
+        legendCalcs=["lastNotNull", "max"],
+        **kw,
+    )
 
 
-def _stat(title: str, desc: str, expr: str, unit: str = "none", thresholds: list[tuple[str, float | None]] = (),
-          decimals: int | None = None) -> g.Stat:
-    steps = [g.Threshold(color, i, float(value) if value is not None else 0.0) for i, (color, value) in enumerate(thresholds)]
-    return g.Stat(title=title, description=desc, dataSource=DS, targets=[_t(expr)], format=unit,
-                  reduceCalc="lastNotNull", decimals=decimals, graphMode="area",
-                  thresholds=steps or [g.Threshold("green", 0, 0.0)])
+def _stat(
+    title: str,
+    desc: str,
+    expr: str,
+    unit: str = "none",
+    thresholds: list[tuple[str, float | None]] = (),
+    decimals: int | None = None,
+) -> g.Stat:
+    steps = [
+        g.Threshold(color, i, float(value) if value is not None else 0.0)
+        for i, (color, value) in enumerate(thresholds)
+    ]
+    return g.Stat(
+        title=title,
+        description=desc,
+        dataSource=DS,
+        targets=[_t(expr)],
+        format=unit,
+        reduceCalc="lastNotNull",
+        decimals=decimals,
+        graphMode="area",
+        thresholds=steps or [g.Threshold("green", 0, 0.0)],
+    )
 
 
-def _bargauge(title: str, desc: str, target: g.Target, unit: str, vmin: float | None, vmax: float | None,
-              thresholds: list[tuple[str, float]]) -> g.BarGauge:
+def _bargauge(
+    title: str,
+    desc: str,
+    target: g.Target,
+    unit: str,
+    vmin: float | None,
+    vmax: float | None,
+    thresholds: list[tuple[str, float]],
+) -> g.BarGauge:
     """A BarGauge whose unit, range and reduction are also in ``fieldConfig``/``reduceOptions``
     (grafanalib writes only the legacy ``fieldOptions`` that Grafana has to migrate)."""
     steps = [g.Threshold(color, i, float(v)) for i, (color, v) in enumerate(thresholds)]
@@ -95,255 +135,736 @@ def _bargauge(title: str, desc: str, target: g.Target, unit: str, vmin: float | 
         defaults["min"] = vmin
     if vmax is not None:
         defaults["max"] = vmax
-    return g.BarGauge(title=title, description=desc, dataSource=DS, targets=[target], format=unit,
-                      min=vmin, max=vmax, calc="lastNotNull", displayMode="gradient", thresholds=steps,
-                      extraJson={"fieldConfig": {"defaults": defaults},
-                                 "options": {"reduceOptions": {"calcs": ["lastNotNull"], "fields": "",
-                                                               "values": False}}})
+    return g.BarGauge(
+        title=title,
+        description=desc,
+        dataSource=DS,
+        targets=[target],
+        format=unit,
+        min=vmin,
+        max=vmax,
+        calc="lastNotNull",
+        displayMode="gradient",
+        thresholds=steps,
+        extraJson={
+            "fieldConfig": {"defaults": defaults},
+            "options": {"reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}},
+        },
+    )
 
 
 def _variables() -> g.Templating:
     base = "vllm:num_requests_running"
-    return g.Templating(list=[
-        g.Template(name="datasource", label="Data source", query="prometheus", type="datasource", default=None),
-        g.Template(name="job", label="job", dataSource=DS, query=f"label_values({base}, job)",
-                   includeAll=True, multi=True, allValue=".*", refresh=2),
-        g.Template(name="instance", label="instance", dataSource=DS,
-                   query=f'label_values({base}{{job=~"$job"}}, instance)',
-                   includeAll=True, multi=True, allValue=".*", refresh=2),
-        g.Template(name="model_name", label="model", dataSource=DS,
-                   query=f'label_values({base}{{job=~"$job", instance=~"$instance"}}, model_name)',
-                   includeAll=True, multi=True, allValue=".*", refresh=2),
-    ])
+    return g.Templating(
+        list=[
+            g.Template(
+                name="datasource", label="Data source", query="prometheus", type="datasource", default=None
+            ),
+            g.Template(
+                name="job",
+                label="job",
+                dataSource=DS,
+                query=f"label_values({base}, job)",
+                includeAll=True,
+                multi=True,
+                allValue=".*",
+                refresh=2,
+            ),
+            g.Template(
+                name="instance",
+                label="instance",
+                dataSource=DS,
+                query=f'label_values({base}{{job=~"$job"}}, instance)',
+                includeAll=True,
+                multi=True,
+                allValue=".*",
+                refresh=2,
+            ),
+            g.Template(
+                name="model_name",
+                label="model",
+                dataSource=DS,
+                query=f'label_values({base}{{job=~"$job", instance=~"$instance"}}, model_name)',
+                includeAll=True,
+                multi=True,
+                allValue=".*",
+                refresh=2,
+            ),
+        ]
+    )
 
 
 def _dashboard(uid: str, title: str, description: str, panels: list[Any]) -> g.Dashboard:
     return g.Dashboard(
-        title=title, uid=uid, description=description, tags=["vllm", "observe"], timezone="browser",
-        refresh="30s", schemaVersion=39, editable=True, panels=panels, templating=_variables(),
+        title=title,
+        uid=uid,
+        description=description,
+        tags=["vllm", "observe"],
+        timezone="browser",
+        refresh="30s",
+        schemaVersion=39,
+        editable=True,
+        panels=panels,
+        templating=_variables(),
         time=g.Time("now-3h", "now"),
-        links=[g.DashboardLink(title="vLLM dashboards", type="dashboards", tags=["vllm"], asDropdown=True,
-                               includeVars=True, keepTime=True)],
+        links=[
+            g.DashboardLink(
+                title="vLLM dashboards",
+                type="dashboards",
+                tags=["vllm"],
+                asDropdown=True,
+                includeVars=True,
+                keepTime=True,
+            )
+        ],
     ).auto_panel_ids()
 
 
 # ---------------------------------------------------------------- Overview
 
+
 def overview() -> g.Dashboard:
     panels = [
-        (4, 4, _stat("Requests / s", "Finished requests per second. A drop to 0 while clients send traffic means "
-                     "vLLM is down or stuck: check the VLLMDown alert and the engine log.",
-                     f"sum(instance:vllm_request_success:rate5m{{{SEL}}})", "reqps", decimals=2)),
-        (4, 4, _stat("Running", "Requests in the running batch. Sitting at --max-num-seqs means the batch is "
-                     "full: raise --max-num-seqs only if KV usage has headroom.",
-                     f"sum(instance:vllm_requests_running:sum{{{SEL}}})")),
-        (4, 4, _stat("Waiting", "Requests queued. A queue that does not drain means the server is over "
-                     "capacity: add replicas or lower load.",
-                     f"sum(instance:vllm_requests_waiting:sum{{{SEL}}})",
-                     thresholds=[("green", None), ("orange", 1), ("red", 50)])),
-        (4, 4, _stat("KV cache usage", "Highest KV-cache usage across instances. Near 100% with waiting requests or "
-                     "preemptions: lower --max-num-seqs or raise --gpu-memory-utilization (see the KV cache dashboard).",
-                     f"max(instance:vllm_kv_cache_usage:ratio{{{SEL}}})", "percentunit", decimals=1,
-                     thresholds=[("green", None), ("orange", 0.9), ("red", 0.98)])),
-        (4, 4, _stat("Preemptions / s", "Requests evicted from the KV cache and recomputed. Anything sustained above "
-                     "0 wastes compute: lower --max-num-seqs or --max-num-batched-tokens.",
-                     f"sum(instance:vllm_preemptions:rate5m{{{SEL}}})", "none", decimals=2,
-                     thresholds=[("green", None), ("orange", 0.01), ("red", 0.1)])),
-        (4, 4, _stat("Error ratio", "Share of requests finished with an error. Above a few percent: read the engine "
-                     "log (observe diagnose) for OOMs and crashes.",
-                     f"max(instance:vllm_request_errors:ratio_rate5m{{{SEL}}})", "percentunit", decimals=2,
-                     thresholds=[("green", None), ("orange", 0.01), ("red", 0.05)])),
-        (12, 8, _ts("Request throughput by finished reason",
-                    "Finished requests per second by finished_reason. Many 'length' means max_tokens cuts answers; "
-                    "'abort' means clients gave up (often from long queues); 'error' needs the engine log.",
-                    [_t(f"sum by (instance, finished_reason) (instance:vllm_request_success:rate5m{{{SEL}}})",
-                        "{{instance}} {{finished_reason}}")], "reqps")),
-        (12, 8, _ts("Token throughput",
-                    "Prompt (prefill) and generation tokens per second. Generation flat while requests queue: the "
-                    "engine is saturated; compare with the running batch.",
-                    [_t(f"sum by (instance) (instance:vllm_prompt_tokens:rate5m{{{SEL}}})", "prompt {{instance}}"),
-                     _t(f"sum by (instance) (instance:vllm_generation_tokens:rate5m{{{SEL}}})",
-                        "generation {{instance}}", "B")], "short")),
-        (8, 8, _ts("Time to first token (p50 / p90 / p99)",
-                   "TTFT quantiles from vLLM's histogram. Rising with the queue: capacity; rising alone: long prompts "
-                   "(enable chunked prefill, lower --max-num-batched-tokens).",
-                   _quantiles("instance:vllm_ttft_seconds_bucket:rate5m", "TTFT"), "s")),
-        (8, 8, _ts("Inter-token latency (p50 / p90 / p99)",
-                   "Time between streamed tokens (vllm:inter_token_latency_seconds, or time_per_output_token before "
-                   "v0.11). Grows with the decode batch: lower --max-num-seqs for snappier streams.",
-                   _quantiles("instance:vllm_itl_seconds_bucket:rate5m", "ITL"), "s")),
-        (8, 8, _ts("End-to-end latency (p50 / p90 / p99)",
-                   "Whole-request latency. Compare with queue time below: if most of it is queueing, add capacity.",
-                   _quantiles("instance:vllm_e2e_latency_seconds_bucket:rate5m", "E2E"), "s")),
-        (8, 8, _ts("SLO attainment (1h)",
-                   "Share of requests (TTFT) and tokens (ITL) within the SLO thresholds set in observe's alert "
-                   "Settings, over the last hour. Below target: the SLO burn alerts fire; see docs/runbooks.md.",
-                   [_t(f"1 - instance:vllm_ttft_slo_errors:ratio_rate1h{{{SEL}}}", "TTFT {{instance}}"),
-                    _t(f"1 - instance:vllm_itl_slo_errors:ratio_rate1h{{{SEL}}}", "ITL {{instance}}", "B")],
-                   "percentunit", valueMax=1)),
-        (8, 8, _ts("Running and waiting requests",
-                   "The batch (running) and the queue (waiting). Waiting above zero for long: over capacity or a KV "
-                   "cache too small for the batch — see the KV cache dashboard.",
-                   [_t(f"sum by (instance) (instance:vllm_requests_running:sum{{{SEL}}})", "running {{instance}}"),
-                    _t(f"sum by (instance) (instance:vllm_requests_waiting:sum{{{SEL}}})", "waiting {{instance}}",
-                       "B")], "short")),
-        (8, 8, _ts("KV cache usage",
-                   "Fraction of KV-cache blocks in use (vllm:kv_cache_usage_perc, gpu_cache_usage_perc before "
-                   "v0.10). Pinned near 100% with preemptions: lower --max-num-seqs or give the cache more memory.",
-                   [_t(f"instance:vllm_kv_cache_usage:ratio{{{SEL}}}", "{{instance}} {{model_name}}")],
-                   "percentunit", valueMin=0, valueMax=1)),
-        (8, 8, _ts("Preemptions / s",
-                   "Requests preempted per second. Sustained preemptions mean the KV cache cannot hold the batch: "
-                   "lower --max-num-seqs or --max-num-batched-tokens.",
-                   [_t(f"instance:vllm_preemptions:rate5m{{{SEL}}}", "{{instance}}")], "short")),
-        (8, 8, _ts("Prefix-cache hit ratio",
-                   "Share of prompt tokens served from the prefix cache. Low with shared system prompts: check "
-                   "--enable-prefix-caching; it can drop under KV pressure as cached blocks are evicted.",
-                   [_t(f"instance:vllm_prefix_cache_hit:ratio_rate5m{{{SEL}}}", "{{instance}}")],
-                   "percentunit", valueMin=0, valueMax=1)),
-        (8, 8, _ts("Errors",
-                   "Requests finished with an error and HTTP 5xx answers on /v1/*, as a share of all. Any sustained "
-                   "value: read the engine log; VLLMRequestErrors alerts above 5%.",
-                   [_t(f"instance:vllm_request_errors:ratio_rate5m{{{SEL}}}", "finished_reason=error {{instance}}"),
-                    _t(f"instance:vllm_http_5xx:ratio_rate5m{{{SEL_NO_MODEL}}}", "HTTP 5xx {{instance}}", "B")],
-                   "percentunit")),
-        (8, 8, _ts("Queue time (p50 / p99)",
-                   "Time requests spent waiting before running. If it dominates end-to-end latency, add capacity.",
-                   [_t(f"histogram_quantile({q}, sum by (instance, le) "
-                       f"(instance:vllm_queue_time_seconds_bucket:rate5m{{{SEL}}}))", f"p{int(q * 100)} {{{{instance}}}}",
-                       ref) for q, ref in ((0.5, "A"), (0.99, "B"))], "s")),
-        (24, 8, g.Heatmap(title="Time to first token distribution",
-                          description="TTFT histogram over time (requests per bucket). A second band at high "
-                                      "latency is queueing or preempted requests: see the KV cache dashboard.",
-                          dataSource=DS, dataFormat="tsbuckets", hideZeroBuckets=True, yBucketBound="upper",
-                          targets=[_t(f"sum by (le) (instance:vllm_ttft_seconds_bucket:rate5m{{{SEL}}})",
-                                      "{{le}}", fmt="heatmap")])),
+        (
+            4,
+            4,
+            _stat(
+                "Requests / s",
+                "Finished requests per second. A drop to 0 while clients send traffic means "
+                "vLLM is down or stuck: check the VLLMDown alert and the engine log.",
+                f"sum(instance:vllm_request_success:rate5m{{{SEL}}})",
+                "reqps",
+                decimals=2,
+            ),
+        ),
+        (
+            4,
+            4,
+            _stat(
+                "Running",
+                "Requests in the running batch. Sitting at --max-num-seqs means the batch is "
+                "full: raise --max-num-seqs only if KV usage has headroom.",
+                f"sum(instance:vllm_requests_running:sum{{{SEL}}})",
+            ),
+        ),
+        (
+            4,
+            4,
+            _stat(
+                "Waiting",
+                "Requests queued. A queue that does not drain means the server is over "
+                "capacity: add replicas or lower load.",
+                f"sum(instance:vllm_requests_waiting:sum{{{SEL}}})",
+                thresholds=[("green", None), ("orange", 1), ("red", 50)],
+            ),
+        ),
+        (
+            4,
+            4,
+            _stat(
+                "KV cache usage",
+                "Highest KV-cache usage across instances. Near 100% with waiting requests or "
+                "preemptions: lower --max-num-seqs or raise --gpu-memory-utilization (see the KV cache dashboard).",
+                f"max(instance:vllm_kv_cache_usage:ratio{{{SEL}}})",
+                "percentunit",
+                decimals=1,
+                thresholds=[("green", None), ("orange", 0.9), ("red", 0.98)],
+            ),
+        ),
+        (
+            4,
+            4,
+            _stat(
+                "Preemptions / s",
+                "Requests evicted from the KV cache and recomputed. Anything sustained above "
+                "0 wastes compute: lower --max-num-seqs or --max-num-batched-tokens.",
+                f"sum(instance:vllm_preemptions:rate5m{{{SEL}}})",
+                "none",
+                decimals=2,
+                thresholds=[("green", None), ("orange", 0.01), ("red", 0.1)],
+            ),
+        ),
+        (
+            4,
+            4,
+            _stat(
+                "Error ratio",
+                "Share of requests finished with an error. Above a few percent: read the engine "
+                "log (observe diagnose) for OOMs and crashes.",
+                f"max(instance:vllm_request_errors:ratio_rate5m{{{SEL}}})",
+                "percentunit",
+                decimals=2,
+                thresholds=[("green", None), ("orange", 0.01), ("red", 0.05)],
+            ),
+        ),
+        (
+            12,
+            8,
+            _ts(
+                "Request throughput by finished reason",
+                "Finished requests per second by finished_reason. Many 'length' means max_tokens cuts answers; "
+                "'abort' means clients gave up (often from long queues); 'error' needs the engine log.",
+                [
+                    _t(
+                        f"sum by (instance, finished_reason) (instance:vllm_request_success:rate5m{{{SEL}}})",
+                        "{{instance}} {{finished_reason}}",
+                    )
+                ],
+                "reqps",
+            ),
+        ),
+        (
+            12,
+            8,
+            _ts(
+                "Token throughput",
+                "Prompt (prefill) and generation tokens per second. Generation flat while requests queue: the "
+                "engine is saturated; compare with the running batch.",
+                [
+                    _t(
+                        f"sum by (instance) (instance:vllm_prompt_tokens:rate5m{{{SEL}}})",
+                        "prompt {{instance}}",
+                    ),
+                    _t(
+                        f"sum by (instance) (instance:vllm_generation_tokens:rate5m{{{SEL}}})",
+                        "generation {{instance}}",
+                        "B",
+                    ),
+                ],
+                "short",
+            ),
+        ),
+        (
+            8,
+            8,
+            _ts(
+                "Time to first token (p50 / p90 / p99)",
+                "TTFT quantiles from vLLM's histogram. Rising with the queue: capacity; rising alone: long prompts "
+                "(enable chunked prefill, lower --max-num-batched-tokens).",
+                _quantiles("instance:vllm_ttft_seconds_bucket:rate5m", "TTFT"),
+                "s",
+            ),
+        ),
+        (
+            8,
+            8,
+            _ts(
+                "Inter-token latency (p50 / p90 / p99)",
+                "Time between streamed tokens (vllm:inter_token_latency_seconds, or time_per_output_token before "
+                "v0.11). Grows with the decode batch: lower --max-num-seqs for snappier streams.",
+                _quantiles("instance:vllm_itl_seconds_bucket:rate5m", "ITL"),
+                "s",
+            ),
+        ),
+        (
+            8,
+            8,
+            _ts(
+                "End-to-end latency (p50 / p90 / p99)",
+                "Whole-request latency. Compare with queue time below: if most of it is queueing, add capacity.",
+                _quantiles("instance:vllm_e2e_latency_seconds_bucket:rate5m", "E2E"),
+                "s",
+            ),
+        ),
+        (
+            8,
+            8,
+            _ts(
+                "SLO attainment (1h)",
+                "Share of requests (TTFT) and tokens (ITL) within the SLO thresholds set in observe's alert "
+                "Settings, over the last hour. Below target: the SLO burn alerts fire; see docs/runbooks.md.",
+                [
+                    _t(f"1 - instance:vllm_ttft_slo_errors:ratio_rate1h{{{SEL}}}", "TTFT {{instance}}"),
+                    _t(f"1 - instance:vllm_itl_slo_errors:ratio_rate1h{{{SEL}}}", "ITL {{instance}}", "B"),
+                ],
+                "percentunit",
+                valueMax=1,
+            ),
+        ),
+        (
+            8,
+            8,
+            _ts(
+                "Running and waiting requests",
+                "The batch (running) and the queue (waiting). Waiting above zero for long: over capacity or a KV "
+                "cache too small for the batch — see the KV cache dashboard.",
+                [
+                    _t(
+                        f"sum by (instance) (instance:vllm_requests_running:sum{{{SEL}}})",
+                        "running {{instance}}",
+                    ),
+                    _t(
+                        f"sum by (instance) (instance:vllm_requests_waiting:sum{{{SEL}}})",
+                        "waiting {{instance}}",
+                        "B",
+                    ),
+                ],
+                "short",
+            ),
+        ),
+        (
+            8,
+            8,
+            _ts(
+                "KV cache usage",
+                "Fraction of KV-cache blocks in use (vllm:kv_cache_usage_perc, gpu_cache_usage_perc before "
+                "v0.10). Pinned near 100% with preemptions: lower --max-num-seqs or give the cache more memory.",
+                [_t(f"instance:vllm_kv_cache_usage:ratio{{{SEL}}}", "{{instance}} {{model_name}}")],
+                "percentunit",
+                valueMin=0,
+                valueMax=1,
+            ),
+        ),
+        (
+            8,
+            8,
+            _ts(
+                "Preemptions / s",
+                "Requests preempted per second. Sustained preemptions mean the KV cache cannot hold the batch: "
+                "lower --max-num-seqs or --max-num-batched-tokens.",
+                [_t(f"instance:vllm_preemptions:rate5m{{{SEL}}}", "{{instance}}")],
+                "short",
+            ),
+        ),
+        (
+            8,
+            8,
+            _ts(
+                "Prefix-cache hit ratio",
+                "Share of prompt tokens served from the prefix cache. Low with shared system prompts: check "
+                "--enable-prefix-caching; it can drop under KV pressure as cached blocks are evicted.",
+                [_t(f"instance:vllm_prefix_cache_hit:ratio_rate5m{{{SEL}}}", "{{instance}}")],
+                "percentunit",
+                valueMin=0,
+                valueMax=1,
+            ),
+        ),
+        (
+            8,
+            8,
+            _ts(
+                "Errors",
+                "Requests finished with an error and HTTP 5xx answers on /v1/*, as a share of all. Any sustained "
+                "value: read the engine log; VLLMRequestErrors alerts above 5%.",
+                [
+                    _t(
+                        f"instance:vllm_request_errors:ratio_rate5m{{{SEL}}}",
+                        "finished_reason=error {{instance}}",
+                    ),
+                    _t(
+                        f"instance:vllm_http_5xx:ratio_rate5m{{{SEL_NO_MODEL}}}", "HTTP 5xx {{instance}}", "B"
+                    ),
+                ],
+                "percentunit",
+            ),
+        ),
+        (
+            8,
+            8,
+            _ts(
+                "Queue time (p50 / p99)",
+                "Time requests spent waiting before running. If it dominates end-to-end latency, add capacity.",
+                [
+                    _t(
+                        f"histogram_quantile({q}, sum by (instance, le) "
+                        f"(instance:vllm_queue_time_seconds_bucket:rate5m{{{SEL}}}))",
+                        f"p{int(q * 100)} {{{{instance}}}}",
+                        ref,
+                    )
+                    for q, ref in ((0.5, "A"), (0.99, "B"))
+                ],
+                "s",
+            ),
+        ),
+        (
+            24,
+            8,
+            g.Heatmap(
+                title="Time to first token distribution",
+                description="TTFT histogram over time (requests per bucket). A second band at high "
+                "latency is queueing or preempted requests: see the KV cache dashboard.",
+                dataSource=DS,
+                dataFormat="tsbuckets",
+                hideZeroBuckets=True,
+                yBucketBound="upper",
+                targets=[
+                    _t(
+                        f"sum by (le) (instance:vllm_ttft_seconds_bucket:rate5m{{{SEL}}})",
+                        "{{le}}",
+                        fmt="heatmap",
+                    )
+                ],
+            ),
+        ),
     ]
-    return _dashboard("vllm-overview", "vLLM / Overview",
-                      "Throughput, latency, SLOs, batch and KV cache of vLLM servers (observe).", _place(panels))
+    return _dashboard(
+        "vllm-overview",
+        "vLLM / Overview",
+        "Throughput, latency, SLOs, batch and KV cache of vLLM servers (observe).",
+        _place(panels),
+    )
 
 
 # ---------------------------------------------------------------- KV cache & capacity
 
+
 def kv_cache() -> g.Dashboard:
     panels = [
-        (6, 5, _stat("KV capacity (tokens)", "Tokens the KV cache holds, read by the observe sidecar from vLLM's "
-                     "startup log. Too small for your contexts × concurrency: raise --gpu-memory-utilization, use "
-                     "--kv-cache-dtype fp8, or shard with --tensor-parallel-size (observe capacity sizes it).",
-                     f"max(observe_vllm_kv_cache_tokens{{{SEL_NO_MODEL}}})", "short")),
-        (6, 5, _stat("Maximum concurrency", "How many max_model_len requests fit in the KV cache at once (startup "
-                     "log). Below --max-num-seqs, long requests will queue or preempt: lower --max-num-seqs or "
-                     "--max-model-len.", f"min(observe_vllm_max_concurrency{{{SEL_NO_MODEL}}})", "short", decimals=1)),
-        (6, 5, _stat("KV cache usage (max)", "Highest current KV usage. Above the alert threshold for long: "
-                     "VLLMKVCacheSaturated; see docs/runbooks.md.",
-                     f"max(instance:vllm_kv_cache_usage:ratio{{{SEL}}})", "percentunit", decimals=1,
-                     thresholds=[("green", None), ("orange", 0.9), ("red", 0.98)])),
-        (6, 5, _stat("Open findings", "Findings the sidecar currently reports (same detectors as observe "
-                     "diagnose). See the table below and /api/diagnosis on the sidecar.",
-                     f"count(observe_finding{{{SEL_NO_MODEL}}} > 0) or vector(0)", "none",
-                     thresholds=[("green", None), ("orange", 1)])),
-        (12, 8, _ts("KV cache usage", "KV usage per instance. Sawtooth up to ~100% with preemptions means the batch "
-                    "does not fit: lower --max-num-seqs.",
-                    [_t(f"instance:vllm_kv_cache_usage:ratio{{{SEL}}}", "{{instance}} {{model_name}}")],
-                    "percentunit", valueMin=0, valueMax=1)),
-        (12, 8, _ts("KV tokens in use", "Usage × capacity (capacity from the sidecar). Compare with your typical "
-                    "context length × running requests.",
-                    [_t(f"instance:vllm_kv_cache_usage:ratio{{{SEL}}} * on (instance) group_left "
-                        f"max by (instance) (observe_vllm_kv_cache_tokens{{{SEL_NO_MODEL}}})", "{{instance}}")],
-                    "short")),
-        (12, 8, _ts("Preemptions / s", "Requests evicted for lack of KV blocks. Sustained: lower --max-num-seqs or "
-                    "--max-num-batched-tokens, or give the cache more memory.",
-                    [_t(f"instance:vllm_preemptions:rate5m{{{SEL}}}", "{{instance}}")], "short")),
-        (12, 8, _ts("Waiting requests by reason", "capacity = waiting for KV/batch room (scale or shrink the batch); "
-                    "deferred = LoRA budget or KV transfer. vLLM before 2026-04 has only the total.",
-                    [_t(f"sum by (instance, reason) (vllm:num_requests_waiting_by_reason{{{SEL}}})",
-                        "{{instance}} {{reason}}"),
-                     _t(f"instance:vllm_requests_waiting:sum{{{SEL}}}", "{{instance}} total", "B")], "short")),
-        (8, 8, _bargauge("KV usage per instance", "Current KV usage of each instance; the fullest ones are the "
-                         "first to preempt. Balance load or resize them.",
-                         _t(f"instance:vllm_kv_cache_usage:ratio{{{SEL}}}", "{{instance}}", instant=True),
-                         "percentunit", 0, 1, [("green", 0.0), ("orange", 0.9), ("red", 0.98)])),
-        (8, 8, g.Table(title="Findings (sidecar)", description="What observe's detectors see now, with severity. "
-                       "Open /api/diagnosis on the sidecar for the evidence; the runbooks say what to change.",
-                       dataSource=DS, targets=[_t(f"max by (instance, id, severity) (observe_finding{{{SEL_NO_MODEL}}})",
-                                                  instant=True, fmt="table")],
-                       transformations=[{"id": "organize", "options": {"excludeByName": {"Time": True, "Value": True}}}])),
-        (8, 8, g.Table(title="Recommendations (sidecar)", description="Flag changes observe recommends for each "
-                       "instance. Apply the suggested value at the next vLLM restart and watch the finding clear.",
-                       dataSource=DS,
-                       targets=[_t(f"max by (instance, flag, current, suggested) "
-                                   f"(observe_recommendation_info{{{SEL_NO_MODEL}}})", instant=True, fmt="table")],
-                       transformations=[{"id": "organize", "options": {"excludeByName": {"Time": True, "Value": True}}}])),
+        (
+            6,
+            5,
+            _stat(
+                "KV capacity (tokens)",
+                "Tokens the KV cache holds, read by the observe sidecar from vLLM's "
+                "startup log. Too small for your contexts × concurrency: raise --gpu-memory-utilization, use "
+                "--kv-cache-dtype fp8, or shard with --tensor-parallel-size (observe capacity sizes it).",
+                f"max(observe_vllm_kv_cache_tokens{{{SEL_NO_MODEL}}})",
+                "short",
+            ),
+        ),
+        (
+            6,
+            5,
+            _stat(
+                "Maximum concurrency",
+                "How many max_model_len requests fit in the KV cache at once (startup "
+                "log). Below --max-num-seqs, long requests will queue or preempt: lower --max-num-seqs or "
+                "--max-model-len.",
+                f"min(observe_vllm_max_concurrency{{{SEL_NO_MODEL}}})",
+                "short",
+                decimals=1,
+            ),
+        ),
+        (
+            6,
+            5,
+            _stat(
+                "KV cache usage (max)",
+                "Highest current KV usage. Above the alert threshold for long: "
+                "VLLMKVCacheSaturated; see docs/runbooks.md.",
+                f"max(instance:vllm_kv_cache_usage:ratio{{{SEL}}})",
+                "percentunit",
+                decimals=1,
+                thresholds=[("green", None), ("orange", 0.9), ("red", 0.98)],
+            ),
+        ),
+        (
+            6,
+            5,
+            _stat(
+                "Open findings",
+                "Findings the sidecar currently reports (same detectors as observe "
+                "diagnose). See the table below and /api/diagnosis on the sidecar.",
+                f"count(observe_finding{{{SEL_NO_MODEL}}} > 0) or vector(0)",
+                "none",
+                thresholds=[("green", None), ("orange", 1)],
+            ),
+        ),
+        (
+            12,
+            8,
+            _ts(
+                "KV cache usage",
+                "KV usage per instance. Sawtooth up to ~100% with preemptions means the batch "
+                "does not fit: lower --max-num-seqs.",
+                [_t(f"instance:vllm_kv_cache_usage:ratio{{{SEL}}}", "{{instance}} {{model_name}}")],
+                "percentunit",
+                valueMin=0,
+                valueMax=1,
+            ),
+        ),
+        (
+            12,
+            8,
+            _ts(
+                "KV tokens in use",
+                "Usage × capacity (capacity from the sidecar). Compare with your typical "
+                "context length × running requests.",
+                [
+                    _t(
+                        f"instance:vllm_kv_cache_usage:ratio{{{SEL}}} * on (instance) group_left "
+                        f"max by (instance) (observe_vllm_kv_cache_tokens{{{SEL_NO_MODEL}}})",
+                        "{{instance}}",
+                    )
+                ],
+                "short",
+            ),
+        ),
+        (
+            12,
+            8,
+            _ts(
+                "Preemptions / s",
+                "Requests evicted for lack of KV blocks. Sustained: lower --max-num-seqs or "
+                "--max-num-batched-tokens, or give the cache more memory.",
+                [_t(f"instance:vllm_preemptions:rate5m{{{SEL}}}", "{{instance}}")],
+                "short",
+            ),
+        ),
+        (
+            12,
+            8,
+            _ts(
+                "Waiting requests by reason",
+                "capacity = waiting for KV/batch room (scale or shrink the batch); "
+                "deferred = LoRA budget or KV transfer. vLLM before 2026-04 has only the total.",
+                [
+                    _t(
+                        f"sum by (instance, reason) (vllm:num_requests_waiting_by_reason{{{SEL}}})",
+                        "{{instance}} {{reason}}",
+                    ),
+                    _t(f"instance:vllm_requests_waiting:sum{{{SEL}}}", "{{instance}} total", "B"),
+                ],
+                "short",
+            ),
+        ),
+        (
+            8,
+            8,
+            _bargauge(
+                "KV usage per instance",
+                "Current KV usage of each instance; the fullest ones are the "
+                "first to preempt. Balance load or resize them.",
+                _t(f"instance:vllm_kv_cache_usage:ratio{{{SEL}}}", "{{instance}}", instant=True),
+                "percentunit",
+                0,
+                1,
+                [("green", 0.0), ("orange", 0.9), ("red", 0.98)],
+            ),
+        ),
+        (
+            8,
+            8,
+            g.Table(
+                title="Findings (sidecar)",
+                description="What observe's detectors see now, with severity. "
+                "Open /api/diagnosis on the sidecar for the evidence; the runbooks say what to change.",
+                dataSource=DS,
+                targets=[
+                    _t(
+                        f"max by (instance, id, severity) (observe_finding{{{SEL_NO_MODEL}}})",
+                        instant=True,
+                        fmt="table",
+                    )
+                ],
+                transformations=[
+                    {"id": "organize", "options": {"excludeByName": {"Time": True, "Value": True}}}
+                ],
+            ),
+        ),
+        (
+            8,
+            8,
+            g.Table(
+                title="Recommendations (sidecar)",
+                description="Flag changes observe recommends for each "
+                "instance. Apply the suggested value at the next vLLM restart and watch the finding clear.",
+                dataSource=DS,
+                targets=[
+                    _t(
+                        f"max by (instance, flag, current, suggested) "
+                        f"(observe_recommendation_info{{{SEL_NO_MODEL}}})",
+                        instant=True,
+                        fmt="table",
+                    )
+                ],
+                transformations=[
+                    {"id": "organize", "options": {"excludeByName": {"Time": True, "Value": True}}}
+                ],
+            ),
+        ),
     ]
-    return _dashboard("vllm-kv-cache", "vLLM / KV cache & capacity",
-                      "KV-cache capacity, usage and pressure, with observe's findings and recommendations.",
-                      _place(panels))
+    return _dashboard(
+        "vllm-kv-cache",
+        "vLLM / KV cache & capacity",
+        "KV-cache capacity, usage and pressure, with observe's findings and recommendations.",
+        _place(panels),
+    )
 
 
 # ---------------------------------------------------------------- Instances & configuration
 
-_CACHE_CONFIG_COLUMNS = ["instance", "engine", "block_size", "num_gpu_blocks", "kv_cache_size_tokens",
-                         "kv_cache_max_concurrency", "gpu_memory_utilization", "cache_dtype",
-                         "enable_prefix_caching", "num_cpu_blocks", "sliding_window"]
+_CACHE_CONFIG_COLUMNS = [
+    "instance",
+    "engine",
+    "block_size",
+    "num_gpu_blocks",
+    "kv_cache_size_tokens",
+    "kv_cache_max_concurrency",
+    "gpu_memory_utilization",
+    "cache_dtype",
+    "enable_prefix_caching",
+    "num_cpu_blocks",
+    "sliding_window",
+]
 
 
 def instances() -> g.Dashboard:
     summary_targets = [
-        _t(f'max by (instance) (up{{{SEL_NO_MODEL}}})', ref="A", instant=True, fmt="table"),
-        _t(f"max by (instance) (instance:vllm_kv_cache_usage:ratio{{{SEL}}})", ref="B", instant=True, fmt="table"),
-        _t(f"sum by (instance) (instance:vllm_requests_running:sum{{{SEL}}})", ref="C", instant=True, fmt="table"),
-        _t(f"sum by (instance) (instance:vllm_requests_waiting:sum{{{SEL}}})", ref="D", instant=True, fmt="table"),
-        _t(f"sum by (instance) (instance:vllm_request_success:rate5m{{{SEL}}})", ref="E", instant=True, fmt="table"),
-        _t(f"histogram_quantile(0.99, sum by (instance, le) (instance:vllm_ttft_seconds_bucket:rate5m{{{SEL}}}))",
-           ref="F", instant=True, fmt="table"),
+        _t(f"max by (instance) (up{{{SEL_NO_MODEL}}})", ref="A", instant=True, fmt="table"),
+        _t(
+            f"max by (instance) (instance:vllm_kv_cache_usage:ratio{{{SEL}}})",
+            ref="B",
+            instant=True,
+            fmt="table",
+        ),
+        _t(
+            f"sum by (instance) (instance:vllm_requests_running:sum{{{SEL}}})",
+            ref="C",
+            instant=True,
+            fmt="table",
+        ),
+        _t(
+            f"sum by (instance) (instance:vllm_requests_waiting:sum{{{SEL}}})",
+            ref="D",
+            instant=True,
+            fmt="table",
+        ),
+        _t(
+            f"sum by (instance) (instance:vllm_request_success:rate5m{{{SEL}}})",
+            ref="E",
+            instant=True,
+            fmt="table",
+        ),
+        _t(
+            f"histogram_quantile(0.99, sum by (instance, le) (instance:vllm_ttft_seconds_bucket:rate5m{{{SEL}}}))",
+            ref="F",
+            instant=True,
+            fmt="table",
+        ),
     ]
-    rename = {"Value #A": "up", "Value #B": "KV usage", "Value #C": "running", "Value #D": "waiting",
-              "Value #E": "requests/s", "Value #F": "TTFT p99 (s)"}
+    rename = {
+        "Value #A": "up",
+        "Value #B": "KV usage",
+        "Value #C": "running",
+        "Value #D": "waiting",
+        "Value #E": "requests/s",
+        "Value #F": "TTFT p99 (s)",
+    }
     panels = [
-        (24, 8, g.Table(title="Instances", description="One row per vLLM instance: up, KV usage, batch, queue, "
-                        "throughput and TTFT p99. A row with up=0 is down (VLLMDown); high KV usage with waiting "
-                        "requests needs a smaller batch or more memory.",
-                        dataSource=DS, targets=summary_targets,
-                        transformations=[{"id": "merge", "options": {}},
-                                         {"id": "organize", "options": {"excludeByName": {"Time": True},
-                                                                        "renameByName": rename}}])),
-        (24, 8, g.Table(title="Cache configuration (vllm:cache_config_info)",
-                        description="How each engine sized its KV cache: blocks × block_size = KV tokens, "
-                        "gpu_memory_utilization, cache dtype, prefix caching. Fewer tokens than expected: compare "
-                        "with observe capacity; num_gpu_blocks='None' on old versions is a vLLM bug (#15755).",
-                        dataSource=DS,
-                        targets=[_t(f"max by ({', '.join(_CACHE_CONFIG_COLUMNS)}) "
-                                    f"(vllm:cache_config_info{{{SEL_NO_MODEL}}})", instant=True, fmt="table")],
-                        transformations=[{"id": "organize", "options": {
+        (
+            24,
+            8,
+            g.Table(
+                title="Instances",
+                description="One row per vLLM instance: up, KV usage, batch, queue, "
+                "throughput and TTFT p99. A row with up=0 is down (VLLMDown); high KV usage with waiting "
+                "requests needs a smaller batch or more memory.",
+                dataSource=DS,
+                targets=summary_targets,
+                transformations=[
+                    {"id": "merge", "options": {}},
+                    {"id": "organize", "options": {"excludeByName": {"Time": True}, "renameByName": rename}},
+                ],
+            ),
+        ),
+        (
+            24,
+            8,
+            g.Table(
+                title="Cache configuration (vllm:cache_config_info)",
+                description="How each engine sized its KV cache: blocks × block_size = KV tokens, "
+                "gpu_memory_utilization, cache dtype, prefix caching. Fewer tokens than expected: compare "
+                "with observe capacity; num_gpu_blocks='None' on old versions is a vLLM bug (#15755).",
+                dataSource=DS,
+                targets=[
+                    _t(
+                        f"max by ({', '.join(_CACHE_CONFIG_COLUMNS)}) "
+                        f"(vllm:cache_config_info{{{SEL_NO_MODEL}}})",
+                        instant=True,
+                        fmt="table",
+                    )
+                ],
+                transformations=[
+                    {
+                        "id": "organize",
+                        "options": {
                             "excludeByName": {"Time": True, "Value": True},
-                            "indexByName": {c: i for i, c in enumerate(_CACHE_CONFIG_COLUMNS)}}}])),
-        (8, 8, g.Stat(title="Up", description="Scrape status per instance (1 = up). 0: the server is down or "
-                      "loading; see the VLLMDown runbook.", dataSource=DS,
-                      targets=[_t(f"up{{{SEL_NO_MODEL}}}", "{{instance}}")], reduceCalc="lastNotNull",
-                      thresholds=[g.Threshold("red", 0, 0.0), g.Threshold("green", 1, 1.0)])),
-        (8, 8, _bargauge("Requests / s per instance", "Load per instance. Uneven load behind a balancer: check "
-                         "its policy; one idle instance may be unhealthy.",
-                         _t(f"sum by (instance) (instance:vllm_request_success:rate5m{{{SEL}}})", "{{instance}}",
-                            instant=True),
-                         "reqps", 0, None, [("green", 0.0)])),
-        (8, 8, _ts("API-server memory", "Resident memory of the vLLM API-server process (present with a single API "
-                   "server). Steady growth over days: report it with the vLLM version.",
-                   [_t(f"process_resident_memory_bytes{{{SEL_NO_MODEL}}}", "{{instance}}")], "bytes")),
-        (24, 6, g.Table(title="vLLM version and engine (sidecar)", description="Version and engine (V0/V1) read "
-                        "from the startup log by the observe sidecar. Mixed versions behind one balancer behave "
-                        "differently; the names catalog maps their metric names.",
-                        dataSource=DS, targets=[_t(f"max by (instance, version, engine, model) "
-                                                   f"(observe_vllm_info{{{SEL_NO_MODEL}}})", instant=True, fmt="table")],
-                        transformations=[{"id": "organize", "options": {"excludeByName": {"Time": True,
-                                                                                          "Value": True}}}])),
+                            "indexByName": {c: i for i, c in enumerate(_CACHE_CONFIG_COLUMNS)},
+                        },
+                    }
+                ],
+            ),
+        ),
+        (
+            8,
+            8,
+            g.Stat(
+                title="Up",
+                description="Scrape status per instance (1 = up). 0: the server is down or "
+                "loading; see the VLLMDown runbook.",
+                dataSource=DS,
+                targets=[_t(f"up{{{SEL_NO_MODEL}}}", "{{instance}}")],
+                reduceCalc="lastNotNull",
+                thresholds=[g.Threshold("red", 0, 0.0), g.Threshold("green", 1, 1.0)],
+            ),
+        ),
+        (
+            8,
+            8,
+            _bargauge(
+                "Requests / s per instance",
+                "Load per instance. Uneven load behind a balancer: check "
+                "its policy; one idle instance may be unhealthy.",
+                _t(
+                    f"sum by (instance) (instance:vllm_request_success:rate5m{{{SEL}}})",
+                    "{{instance}}",
+                    instant=True,
+                ),
+                "reqps",
+                0,
+                None,
+                [("green", 0.0)],
+            ),
+        ),
+        (
+            8,
+            8,
+            _ts(
+                "API-server memory",
+                "Resident memory of the vLLM API-server process (present with a single API "
+                "server). Steady growth over days: report it with the vLLM version.",
+                [_t(f"process_resident_memory_bytes{{{SEL_NO_MODEL}}}", "{{instance}}")],
+                "bytes",
+            ),
+        ),
+        (
+            24,
+            6,
+            g.Table(
+                title="vLLM version and engine (sidecar)",
+                description="Version and engine (V0/V1) read "
+                "from the startup log by the observe sidecar. Mixed versions behind one balancer behave "
+                "differently; the names catalog maps their metric names.",
+                dataSource=DS,
+                targets=[
+                    _t(
+                        f"max by (instance, version, engine, model) (observe_vllm_info{{{SEL_NO_MODEL}}})",
+                        instant=True,
+                        fmt="table",
+                    )
+                ],
+                transformations=[
+                    {"id": "organize", "options": {"excludeByName": {"Time": True, "Value": True}}}
+                ],
+            ),
+        ),
     ]
-    return _dashboard("vllm-instances", "vLLM / Instances & configuration",
-                      "Per-instance status and the engine configuration each vLLM reports.", _place(panels))
+    return _dashboard(
+        "vllm-instances",
+        "vLLM / Instances & configuration",
+        "Per-instance status and the engine configuration each vLLM reports.",
+        _place(panels),
+    )
 
 
 # ---------------------------------------------------------------- rendering
 
-DASHBOARDS = {"vllm-overview.json": overview, "vllm-kv-cache.json": kv_cache, "vllm-instances.json": instances}
+DASHBOARDS = {
+    "vllm-overview.json": overview,
+    "vllm-kv-cache.json": kv_cache,
+    "vllm-instances.json": instances,
+}
 
 
 def build() -> dict[str, dict[str, Any]]:
@@ -357,7 +878,12 @@ def _fix_base_thresholds(node: Any) -> Any:
     if isinstance(node, dict):
         for key in ("steps", "thresholds"):
             steps = node.get(key)
-            if isinstance(steps, list) and steps and isinstance(steps[0], dict) and steps[0].get("value") == "null":
+            if (
+                isinstance(steps, list)
+                and steps
+                and isinstance(steps[0], dict)
+                and steps[0].get("value") == "null"
+            ):
                 steps[0]["value"] = None
         for v in node.values():
             _fix_base_thresholds(v)

@@ -6,9 +6,10 @@ Every finding states its evidence with the numbers and where it was seen. Thresh
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -65,11 +66,20 @@ class Context:
         running request held (KV usage × KV tokens / running, from the logs)."""
         from observe import metricmath
 
-        last = next((s for s in sorted((s for s in self.scrapes if s.ok), key=lambda s: s.at or datetime.min,
-                                       reverse=True)), None)
+        last = next(
+            (
+                s
+                for s in sorted(
+                    (s for s in self.scrapes if s.ok), key=lambda s: s.at or datetime.min, reverse=True
+                )
+            ),
+            None,
+        )
         if last is not None:
-            parts = [metricmath.histogram_quantile(0.95, metricmath.buckets(last, fam))
-                     for fam in ("vllm:request_prompt_tokens", "vllm:request_generation_tokens")]
+            parts = [
+                metricmath.histogram_quantile(0.95, metricmath.buckets(last, fam))
+                for fam in ("vllm:request_prompt_tokens", "vllm:request_generation_tokens")
+            ]
             if all(p is not None for p in parts):
                 return float(sum(parts))
         return self.summary.max_tokens_per_running
@@ -131,20 +141,36 @@ def kv_cache_saturated(c: Context) -> list[Finding]:
         return []
     share95 = s.kv_ge_95 / s.kv_samples
     kv = tl.series(c.frame, "kv_usage_pct")
-    a, b = _when(c.frame, c.frame["kv_usage_pct"] >= th.kv_high_pct) if c.frame is not None and "kv_usage_pct" in c.frame else (None, None)
+    a, b = (
+        _when(c.frame, c.frame["kv_usage_pct"] >= th.kv_high_pct)
+        if c.frame is not None and "kv_usage_pct" in c.frame
+        else (None, None)
+    )
     step = tl.interval_seconds(c.frame)
     dur = f", about {int(s.kv_ge_95 * step)} s" if step and s.kv_ge_95 else ""
     sev = "critical" if share95 >= th.kv_saturated_share and (s.max_waiting or 0) > 0 else "warning"
-    return [Finding(
-        id="kv_cache_saturated",
-        severity=sev,
-        title="KV cache saturated",
-        evidence=(f"KV cache usage ≥ 90% in {s.kv_ge_90} and ≥ 95% in {s.kv_ge_95} of {s.kv_samples} stats samples"
-                  f"{dur}; max {s.max_kv:.1f}%, up to {s.max_waiting or 0} requests waiting{_span(a, b)}"),
-        start=a, end=b, where=_where(s),
-        data={"samples_ge_90": s.kv_ge_90, "samples_ge_95": s.kv_ge_95, "samples": s.kv_samples,
-              "max_kv_pct": s.max_kv, "share_ge_95": round(share95, 3), "points": int(len(kv))},
-    )]
+    return [
+        Finding(
+            id="kv_cache_saturated",
+            severity=sev,
+            title="KV cache saturated",
+            evidence=(
+                f"KV cache usage ≥ 90% in {s.kv_ge_90} and ≥ 95% in {s.kv_ge_95} of {s.kv_samples} stats samples"
+                f"{dur}; max {s.max_kv:.1f}%, up to {s.max_waiting or 0} requests waiting{_span(a, b)}"
+            ),
+            start=a,
+            end=b,
+            where=_where(s),
+            data={
+                "samples_ge_90": s.kv_ge_90,
+                "samples_ge_95": s.kv_ge_95,
+                "samples": s.kv_samples,
+                "max_kv_pct": s.max_kv,
+                "share_ge_95": round(share95, 3),
+                "points": int(len(kv)),
+            },
+        )
+    ]
 
 
 def queue_bound(c: Context) -> list[Finding]:
@@ -152,32 +178,70 @@ def queue_bound(c: Context) -> list[Finding]:
     s, df, cfg = c.summary, c.frame, c.config
     out = []
     if s.waiting_while_full:
-        m = (df["waiting"] > 0) & (df["kv_usage_pct"] >= c.th.kv_queue_full_pct) if df is not None and {"waiting", "kv_usage_pct"} <= set(df.columns) else pd.Series([], dtype=bool)
+        m = (
+            (df["waiting"] > 0) & (df["kv_usage_pct"] >= c.th.kv_queue_full_pct)
+            if df is not None and {"waiting", "kv_usage_pct"} <= set(df.columns)
+            else pd.Series([], dtype=bool)
+        )
         a, b = _when(df, m) if len(m) else (None, None)
-        out.append(Finding(
-            id="queue_memory_bound", severity="warning", title="Queue grows while the KV cache is full (memory-bound)",
-            evidence=(f"{s.waiting_while_full} stats samples had requests waiting (max {s.max_waiting}) while KV usage "
-                      f"was ≥ {c.th.kv_queue_full_pct:.0f}%: admission is limited by KV-cache memory, not by --max-num-seqs{_span(a, b)}"),
-            start=a, end=b, where=_where(s), data={"samples": s.waiting_while_full, "max_waiting": s.max_waiting}))
+        out.append(
+            Finding(
+                id="queue_memory_bound",
+                severity="warning",
+                title="Queue grows while the KV cache is full (memory-bound)",
+                evidence=(
+                    f"{s.waiting_while_full} stats samples had requests waiting (max {s.max_waiting}) while KV usage "
+                    f"was ≥ {c.th.kv_queue_full_pct:.0f}%: admission is limited by KV-cache memory, not by --max-num-seqs{_span(a, b)}"
+                ),
+                start=a,
+                end=b,
+                where=_where(s),
+                data={"samples": s.waiting_while_full, "max_waiting": s.max_waiting},
+            )
+        )
     if s.waiting_with_room >= 2 or (s.waiting_with_room and s.samples < 4):
-        m = (df["waiting"] > 0) & (df["kv_usage_pct"] < c.th.kv_queue_full_pct) if df is not None and {"waiting", "kv_usage_pct"} <= set(df.columns) else pd.Series([], dtype=bool)
+        m = (
+            (df["waiting"] > 0) & (df["kv_usage_pct"] < c.th.kv_queue_full_pct)
+            if df is not None and {"waiting", "kv_usage_pct"} <= set(df.columns)
+            else pd.Series([], dtype=bool)
+        )
         a, b = _when(df, m) if len(m) else (None, None)
         cap = cfg.max_num_seqs
         at_cap = cap is not None and s.max_running is not None and s.max_running >= cap
         if at_cap:
-            out.append(Finding(
-                id="queue_seq_bound", severity="warning", title="Queue grows while the KV cache has room: bound by --max-num-seqs",
-                evidence=(f"{s.waiting_with_room} stats samples had requests waiting (max {s.max_waiting}) with KV usage "
-                          f"< {c.th.kv_queue_full_pct:.0f}% and Running at the --max-num-seqs cap of {cap}{_span(a, b)}"),
-                start=a, end=b, where=_where(s), data={"samples": s.waiting_with_room, "max_num_seqs": cap}))
+            out.append(
+                Finding(
+                    id="queue_seq_bound",
+                    severity="warning",
+                    title="Queue grows while the KV cache has room: bound by --max-num-seqs",
+                    evidence=(
+                        f"{s.waiting_with_room} stats samples had requests waiting (max {s.max_waiting}) with KV usage "
+                        f"< {c.th.kv_queue_full_pct:.0f}% and Running at the --max-num-seqs cap of {cap}{_span(a, b)}"
+                    ),
+                    start=a,
+                    end=b,
+                    where=_where(s),
+                    data={"samples": s.waiting_with_room, "max_num_seqs": cap},
+                )
+            )
         else:
-            out.append(Finding(
-                id="queue_prefill_bound", severity="info",
-                title="Queue grows while the KV cache has room: bound by prefill or --max-num-seqs",
-                evidence=(f"{s.waiting_with_room} stats samples had requests waiting (max {s.max_waiting}) with KV usage < {c.th.kv_queue_full_pct:.0f}% "
-                          f"and Running up to {s.max_running}"
-                          + (f" (below --max-num-seqs {cap})" if cap else " (--max-num-seqs unknown)") + _span(a, b)),
-                start=a, end=b, where=_where(s), data={"samples": s.waiting_with_room, "max_num_seqs": cap}))
+            out.append(
+                Finding(
+                    id="queue_prefill_bound",
+                    severity="info",
+                    title="Queue grows while the KV cache has room: bound by prefill or --max-num-seqs",
+                    evidence=(
+                        f"{s.waiting_with_room} stats samples had requests waiting (max {s.max_waiting}) with KV usage < {c.th.kv_queue_full_pct:.0f}% "
+                        f"and Running up to {s.max_running}"
+                        + (f" (below --max-num-seqs {cap})" if cap else " (--max-num-seqs unknown)")
+                        + _span(a, b)
+                    ),
+                    start=a,
+                    end=b,
+                    where=_where(s),
+                    data={"samples": s.waiting_with_room, "max_num_seqs": cap},
+                )
+            )
     return out
 
 
@@ -187,8 +251,10 @@ def preemptions(c: Context) -> list[Finding]:
     parts, total = [], None
     if s.preemption_warnings:
         total = s.cumulative_preemptions or s.preemption_warnings
-        parts.append(f"{s.preemption_warnings} V0 preemption warning(s), total_num_cumulative_preemption up to "
-                     f"{s.cumulative_preemptions} (vLLM prints every 50th, so the true count is ≥ that)")
+        parts.append(
+            f"{s.preemption_warnings} V0 preemption warning(s), total_num_cumulative_preemption up to "
+            f"{s.cumulative_preemptions} (vLLM prints every 50th, so the true count is ≥ that)"
+        )
     if s.interval_preemptions:
         total = max(total or 0, s.interval_preemptions)
         parts.append(f"{s.interval_preemptions} preemptions in the stats lines' Preemptions: field")
@@ -198,19 +264,40 @@ def preemptions(c: Context) -> list[Finding]:
     if total:
         col = tl.series(c.frame, "m_preemption_rate")
         a, b = _when(c.frame, c.frame["m_preemption_rate"] > 0) if len(col) else (None, None)
-        return [Finding(id="preemptions", severity="critical" if total >= 50 else "warning",
-                        title="Requests are preempted (KV cache too small for the load)",
-                        evidence="; ".join(parts) + ". Each preemption throws away a request's KV cache and recomputes it.",
-                        start=a, end=b, where=_where(s),
-                        data={"total": int(total), "warnings": s.preemption_warnings, "metrics": measured,
-                              "modes": sorted(s.preemption_modes)})]
+        return [
+            Finding(
+                id="preemptions",
+                severity="critical" if total >= 50 else "warning",
+                title="Requests are preempted (KV cache too small for the load)",
+                evidence="; ".join(parts)
+                + ". Each preemption throws away a request's KV cache and recomputes it.",
+                start=a,
+                end=b,
+                where=_where(s),
+                data={
+                    "total": int(total),
+                    "warnings": s.preemption_warnings,
+                    "metrics": measured,
+                    "modes": sorted(s.preemption_modes),
+                },
+            )
+        ]
     v1 = (cfg.engine == "v1") or ("v1" in s.stats_formats)
     if v1 and measured is None and s.max_kv is not None and s.max_kv >= 99.0 and (s.max_waiting or 0) > 0:
-        return [Finding(id="preemptions_likely", severity="warning", title="Preemption likely but unmeasured",
-                        evidence=(f"KV cache reached {s.max_kv:.1f}% with {s.max_waiting} requests waiting. The V1 engine "
-                                  "logs no preemption warning; give a /metrics snapshot (--metrics) to count "
-                                  "vllm:num_preemptions_total."),
-                        where=_where(s), data={"max_kv_pct": s.max_kv})]
+        return [
+            Finding(
+                id="preemptions_likely",
+                severity="warning",
+                title="Preemption likely but unmeasured",
+                evidence=(
+                    f"KV cache reached {s.max_kv:.1f}% with {s.max_waiting} requests waiting. The V1 engine "
+                    "logs no preemption warning; give a /metrics snapshot (--metrics) to count "
+                    "vllm:num_preemptions_total."
+                ),
+                where=_where(s),
+                data={"max_kv_pct": s.max_kv},
+            )
+        ]
     return []
 
 
@@ -221,10 +308,19 @@ def low_prefix_hit(c: Context) -> list[Finding]:
     mean = s.prefix_hit_sum / s.prefix_hit_samples
     if mean >= c.th.low_prefix_hit_pct or s.prefix_hit_samples < 3:
         return []
-    return [Finding(id="low_prefix_cache_hit_rate", severity="info", title="Prefix caching is on but rarely hits",
-                    evidence=(f"mean prefix-cache hit rate {mean:.1f}% over {s.prefix_hit_samples} samples: prompts share "
-                              "little prefix; caching costs little, but do not count on it for capacity"),
-                    where=_where(s), data={"mean_hit_pct": round(mean, 2)})]
+    return [
+        Finding(
+            id="low_prefix_cache_hit_rate",
+            severity="info",
+            title="Prefix caching is on but rarely hits",
+            evidence=(
+                f"mean prefix-cache hit rate {mean:.1f}% over {s.prefix_hit_samples} samples: prompts share "
+                "little prefix; caching costs little, but do not count on it for capacity"
+            ),
+            where=_where(s),
+            data={"mean_hit_pct": round(mean, 2)},
+        )
+    ]
 
 
 def throughput_collapse(c: Context) -> list[Finding]:
@@ -243,11 +339,22 @@ def throughput_collapse(c: Context) -> list[Finding]:
         return []
     a, b = _when(d, m)
     low = d.loc[m, "generation_tps"].min()
-    return [Finding(id="throughput_collapse", severity="warning", title="Generation throughput collapsed under load",
-                    evidence=(f"in {int(m.sum())} samples generation throughput fell to {low:.1f} tokens/s, under "
-                              f"{c.th.collapse_ratio:.0%} of its earlier peak {peak.max():.1f}, while as many requests were "
-                              f"running{_span(a, b)}"),
-                    start=a, end=b, where=_where(c.summary), data={"min_tps": float(low), "peak_tps": float(peak.max())})]
+    return [
+        Finding(
+            id="throughput_collapse",
+            severity="warning",
+            title="Generation throughput collapsed under load",
+            evidence=(
+                f"in {int(m.sum())} samples generation throughput fell to {low:.1f} tokens/s, under "
+                f"{c.th.collapse_ratio:.0%} of its earlier peak {peak.max():.1f}, while as many requests were "
+                f"running{_span(a, b)}"
+            ),
+            start=a,
+            end=b,
+            where=_where(c.summary),
+            data={"min_tps": float(low), "peak_tps": float(peak.max())},
+        )
+    ]
 
 
 def too_many_seqs(c: Context) -> list[Finding]:
@@ -268,13 +375,24 @@ def too_many_seqs(c: Context) -> list[Finding]:
     top = d[d["running"] >= d["running"].quantile(0.8)]
     if top["generation_tps"].mean() > 0.8 * best["generation_tps"]:
         return []
-    return [Finding(id="too_many_seqs", severity="warning", title="More running sequences, less throughput",
-                    evidence=(f"generation throughput falls as Running rises (rank correlation {rho:.2f} over {len(d)} samples): "
-                              f"peak {best['generation_tps']:.1f} tokens/s at {int(best['running'])} running, "
-                              f"{top['generation_tps'].mean():.1f} tokens/s at ≥ {int(top['running'].min())} running"),
-                    where=_where(c.summary),
-                    data={"rho": round(float(rho), 3), "best_running": int(best["running"]),
-                          "best_tps": float(best["generation_tps"])})]
+    return [
+        Finding(
+            id="too_many_seqs",
+            severity="warning",
+            title="More running sequences, less throughput",
+            evidence=(
+                f"generation throughput falls as Running rises (rank correlation {rho:.2f} over {len(d)} samples): "
+                f"peak {best['generation_tps']:.1f} tokens/s at {int(best['running'])} running, "
+                f"{top['generation_tps'].mean():.1f} tokens/s at ≥ {int(top['running'].min())} running"
+            ),
+            where=_where(c.summary),
+            data={
+                "rho": round(float(rho), 3),
+                "best_running": int(best["running"]),
+                "best_tps": float(best["generation_tps"]),
+            },
+        )
+    ]
 
 
 def max_model_len_unused(c: Context) -> list[Finding]:
@@ -284,22 +402,47 @@ def max_model_len_unused(c: Context) -> list[Finding]:
         return []
     if cfg.max_model_len < c.th.max_model_len_slack * used or cfg.max_model_len <= 4096:
         return []
-    return [Finding(id="max_model_len_unused", severity="info", title="--max-model-len far above what requests use",
-                    evidence=(f"--max-model-len is {cfg.max_model_len:,} but the KV cache held at most {used:,.0f} tokens "
-                              f"per running request ({s.samples} samples)"),
-                    where=_where(s), data={"max_model_len": cfg.max_model_len, "max_tokens_per_request": round(used)})]
+    return [
+        Finding(
+            id="max_model_len_unused",
+            severity="info",
+            title="--max-model-len far above what requests use",
+            evidence=(
+                f"--max-model-len is {cfg.max_model_len:,} but the KV cache held at most {used:,.0f} tokens "
+                f"per running request ({s.samples} samples)"
+            ),
+            where=_where(s),
+            data={"max_model_len": cfg.max_model_len, "max_tokens_per_request": round(used)},
+        )
+    ]
 
 
 _ERROR_FINDINGS = {
-    "max_seq_len_exceeds_kv": ("max_model_len_exceeds_kv_cache", "critical", "Engine refused to start: --max-model-len does not fit the KV cache"),
-    "kv_needed_exceeds_available": ("max_model_len_exceeds_kv_cache", "critical", "Engine refused to start: --max-model-len does not fit the KV cache"),
+    "max_seq_len_exceeds_kv": (
+        "max_model_len_exceeds_kv_cache",
+        "critical",
+        "Engine refused to start: --max-model-len does not fit the KV cache",
+    ),
+    "kv_needed_exceeds_available": (
+        "max_model_len_exceeds_kv_cache",
+        "critical",
+        "Engine refused to start: --max-model-len does not fit the KV cache",
+    ),
     "no_available_memory": ("no_kv_cache_memory", "critical", "No memory left for the KV cache"),
-    "free_memory_below_utilization": ("gpu_memory_busy", "critical", "Free device memory is below --gpu-memory-utilization"),
+    "free_memory_below_utilization": (
+        "gpu_memory_busy",
+        "critical",
+        "Free device memory is below --gpu-memory-utilization",
+    ),
     "oom": ("cuda_oom", "critical", "Out of memory"),
     "engine_core_failed": ("engine_startup_failed", "critical", "Engine failed to start"),
     "startup_failed": ("engine_startup_failed", "critical", "Engine failed to start"),
     "worker_exception": ("engine_error", "critical", "Worker raised an exception"),
-    "max_position_exceeded": ("max_model_len_exceeds_model", "critical", "--max-model-len exceeds the model's context"),
+    "max_position_exceeded": (
+        "max_model_len_exceeds_model",
+        "critical",
+        "--max-model-len exceeds the model's context",
+    ),
     "prompt_too_long": ("prompt_too_long", "warning", "Prompts rejected as too long"),
 }
 
@@ -314,26 +457,50 @@ def engine_errors(c: Context) -> list[Finding]:
         fid, sev, title = spec
         if fid in out:
             continue
-        detail = ", ".join(f"{k}={v}" for k, v in e.details.items() if isinstance(v, (int, float, str)) and v != "")
+        detail = ", ".join(
+            f"{k}={v}" for k, v in e.details.items() if isinstance(v, (int, float, str)) and v != ""
+        )
         count = s.error_kinds.get(e.kind, 1)
         ev = f"{e.message[:300]}" + (f" [{detail}]" if detail else "") + (f" ({count}×)" if count > 1 else "")
-        out[fid] = Finding(id=fid, severity=sev, title=title, evidence=ev, start=e.env.ts, end=e.env.ts,
-                           where=f"{e.env.source}:{e.env.lineno}", data=dict(e.details, kind=e.kind, count=count))
-    load_fail = any(e.kind == "worker_exception" and e.details.get("method") == "load_model" for e in s.errors)
+        out[fid] = Finding(
+            id=fid,
+            severity=sev,
+            title=title,
+            evidence=ev,
+            start=e.env.ts,
+            end=e.env.ts,
+            where=f"{e.env.source}:{e.env.lineno}",
+            data=dict(e.details, kind=e.kind, count=count),
+        )
+    load_fail = any(
+        e.kind == "worker_exception" and e.details.get("method") == "load_model" for e in s.errors
+    )
     if "cuda_oom" in out and load_fail:
         f = out["cuda_oom"]
-        out["cuda_oom"] = Finding(id=f.id, severity=f.severity, title="Out of memory while loading the weights",
-                                  evidence=f.evidence + ". The weights alone do not fit: no KV-cache setting fixes this; "
-                                  "split them over more GPUs (--tensor-parallel-size), use a quantized checkpoint, or offload "
-                                  "(--cpu-offload-gb).", start=f.start, end=f.end, where=f.where,
-                                  data=dict(f.data, phase="load_model"))
+        out["cuda_oom"] = Finding(
+            id=f.id,
+            severity=f.severity,
+            title="Out of memory while loading the weights",
+            evidence=f.evidence + ". The weights alone do not fit: no KV-cache setting fixes this; "
+            "split them over more GPUs (--tensor-parallel-size), use a quantized checkpoint, or offload "
+            "(--cpu-offload-gb).",
+            start=f.start,
+            end=f.end,
+            where=f.where,
+            data=dict(f.data, phase="load_model"),
+        )
     if "cuda_oom" in out and cfg.gpu_memory_utilization is not None and cfg.gpu_memory_utilization >= 0.95:
         out["gpu_memory_utilization_too_high"] = Finding(
-            id="gpu_memory_utilization_too_high", severity="critical",
+            id="gpu_memory_utilization_too_high",
+            severity="critical",
             title="--gpu-memory-utilization leaves no headroom for peaks",
-            evidence=(f"--gpu-memory-utilization is {cfg.gpu_memory_utilization} and the engine ran out of memory: "
-                      "activation peaks and CUDA graphs need room outside the KV cache"),
-            where=out["cuda_oom"].where, data={"gpu_memory_utilization": cfg.gpu_memory_utilization})
+            evidence=(
+                f"--gpu-memory-utilization is {cfg.gpu_memory_utilization} and the engine ran out of memory: "
+                "activation peaks and CUDA graphs need room outside the KV cache"
+            ),
+            where=out["cuda_oom"].where,
+            data={"gpu_memory_utilization": cfg.gpu_memory_utilization},
+        )
     return list(out.values())
 
 
@@ -345,20 +512,42 @@ def latency(c: Context) -> list[Finding]:
     if len(itl) and itl.max() > c.th.itl_slo_s:
         bad = m["itl_p95"] > c.th.itl_slo_s
         a, b = _when(m, bad.fillna(False))
-        out.append(Finding(id="itl_high", severity="warning", title="Inter-token latency above 50 ms",
-                           evidence=(f"ITL p95 above {c.th.itl_slo_s * 1000:.0f} ms in {int(bad.sum())} of {len(itl)} "
-                                     f"scrape intervals (max {itl.max() * 1000:.0f} ms){_span(a, b)}"),
-                           start=a, end=b, data={"max_itl_p95_s": float(itl.max())}))
+        out.append(
+            Finding(
+                id="itl_high",
+                severity="warning",
+                title="Inter-token latency above 50 ms",
+                evidence=(
+                    f"ITL p95 above {c.th.itl_slo_s * 1000:.0f} ms in {int(bad.sum())} of {len(itl)} "
+                    f"scrape intervals (max {itl.max() * 1000:.0f} ms){_span(a, b)}"
+                ),
+                start=a,
+                end=b,
+                data={"max_itl_p95_s": float(itl.max())},
+            )
+        )
     p99, p50 = tl.series(m, "ttft_p99"), tl.series(m, "ttft_p50")
     if len(p99) and len(p50):
         j = pd.concat([p50, p99], axis=1, keys=["p50", "p99"]).dropna()
-        spike = (j["p99"] > c.th.ttft_spike_min_s) & (j["p99"] > c.th.ttft_spike_ratio * j["p50"].clip(lower=1e-3))
+        spike = (j["p99"] > c.th.ttft_spike_min_s) & (
+            j["p99"] > c.th.ttft_spike_ratio * j["p50"].clip(lower=1e-3)
+        )
         if spike.any():
             a, b = _when(j, spike)
-            out.append(Finding(id="ttft_spikes", severity="warning", title="TTFT spikes under bursts (prefill stutter)",
-                               evidence=(f"TTFT p99 reached {j['p99'].max():.2f} s against a p50 of {j['p50'].median():.2f} s in "
-                                         f"{int(spike.sum())} scrape intervals{_span(a, b)}"),
-                               start=a, end=b, data={"max_ttft_p99_s": float(j["p99"].max())}))
+            out.append(
+                Finding(
+                    id="ttft_spikes",
+                    severity="warning",
+                    title="TTFT spikes under bursts (prefill stutter)",
+                    evidence=(
+                        f"TTFT p99 reached {j['p99'].max():.2f} s against a p50 of {j['p50'].median():.2f} s in "
+                        f"{int(spike.sum())} scrape intervals{_span(a, b)}"
+                    ),
+                    start=a,
+                    end=b,
+                    data={"max_ttft_p99_s": float(j["p99"].max())},
+                )
+            )
     return out
 
 
@@ -370,17 +559,32 @@ def engine_stalled(c: Context) -> list[Finding]:
     gaps = pd.Series(df.index).diff().dt.total_seconds().values[1:]
     running = df["running"].values[1:]
     normal = (10.0 if "v1" in c.summary.stats_formats else 5.0) * df.attrs.get("stride", 1)
-    stalled = [(g, i) for i, (g, r) in enumerate(zip(gaps, running)) if g > c.th.stall_factor * normal and r and r > 0]
+    stalled = [
+        (g, i)
+        for i, (g, r) in enumerate(zip(gaps, running))
+        if g > c.th.stall_factor * normal and r and r > 0
+    ]
     if len(stalled) < 2:
         return []
     a = df.index[stalled[0][1]].to_pydatetime()
     b = df.index[stalled[-1][1] + 1].to_pydatetime()
     lo, hi = min(g for g, _ in stalled), max(g for g, _ in stalled)
-    return [Finding(id="engine_stalled", severity="warning", title="Engine loop stalled: stats lines minutes apart",
-                    evidence=(f"{len(stalled)} gaps of {lo:.0f}–{hi:.0f} s between stats lines while requests were running; "
-                              f"vLLM logs every {normal:.0f} s when a step completes, so steps took that long "
-                              f"(look outside KV tuning: a stuck request, the frontend, the host){_span(a, b)}"),
-                    start=a, end=b, where=_where(c.summary), data={"gaps": len(stalled), "max_gap_s": hi})]
+    return [
+        Finding(
+            id="engine_stalled",
+            severity="warning",
+            title="Engine loop stalled: stats lines minutes apart",
+            evidence=(
+                f"{len(stalled)} gaps of {lo:.0f}–{hi:.0f} s between stats lines while requests were running; "
+                f"vLLM logs every {normal:.0f} s when a step completes, so steps took that long "
+                f"(look outside KV tuning: a stuck request, the frontend, the host){_span(a, b)}"
+            ),
+            start=a,
+            end=b,
+            where=_where(c.summary),
+            data={"gaps": len(stalled), "max_gap_s": hi},
+        )
+    ]
 
 
 def capacity_facts(c: Context) -> list[Finding]:
@@ -388,30 +592,60 @@ def capacity_facts(c: Context) -> list[Finding]:
     cfg = c.config
     out = []
     pp = int(cfg.pipeline_parallel_size or 1)
-    if cfg.kv_cache_tokens and cfg.max_model_len and cfg.kv_cache_tokens < cfg.max_model_len and pp == 1 \
-            and not any(e.kind in ("max_seq_len_exceeds_kv", "kv_needed_exceeds_available") for e in c.summary.errors):
-        out.append(Finding(
-            id="max_model_len_exceeds_kv_cache", severity="critical",
-            title="--max-model-len does not fit the KV cache (vLLM refuses to start)",
-            evidence=(f"the KV cache holds {cfg.kv_cache_tokens:,} tokens"
-                      + (f" ({cfg.num_gpu_blocks:,} blocks)" if cfg.num_gpu_blocks else "")
-                      + f", less than one request of max_model_len {cfg.max_model_len:,}"),
-            data={"kv_tokens": cfg.kv_cache_tokens, "max_model_len": cfg.max_model_len}))
+    if (
+        cfg.kv_cache_tokens
+        and cfg.max_model_len
+        and cfg.kv_cache_tokens < cfg.max_model_len
+        and pp == 1
+        and not any(
+            e.kind in ("max_seq_len_exceeds_kv", "kv_needed_exceeds_available") for e in c.summary.errors
+        )
+    ):
+        out.append(
+            Finding(
+                id="max_model_len_exceeds_kv_cache",
+                severity="critical",
+                title="--max-model-len does not fit the KV cache (vLLM refuses to start)",
+                evidence=(
+                    f"the KV cache holds {cfg.kv_cache_tokens:,} tokens"
+                    + (f" ({cfg.num_gpu_blocks:,} blocks)" if cfg.num_gpu_blocks else "")
+                    + f", less than one request of max_model_len {cfg.max_model_len:,}"
+                ),
+                data={"kv_tokens": cfg.kv_cache_tokens, "max_model_len": cfg.max_model_len},
+            )
+        )
     if cfg.max_concurrency is not None and cfg.max_concurrency < c.th.low_concurrency:
         n = cfg.max_concurrency_len or cfg.max_model_len
-        out.append(Finding(
-            id="low_max_concurrency", severity="warning", title="KV cache holds fewer than two full-length requests",
-            evidence=(f"vLLM reported maximum concurrency {cfg.max_concurrency:.2f}x for {n:,} tokens per request"
-                      + (f" ({cfg.kv_cache_tokens:,} KV tokens)" if cfg.kv_cache_tokens else "")
-                      + ": long requests will wait or be preempted") if n else
-                     f"vLLM reported maximum concurrency {cfg.max_concurrency:.2f}x",
-            data={"max_concurrency": cfg.max_concurrency, "max_model_len": n, "kv_cache_tokens": cfg.kv_cache_tokens}))
+        out.append(
+            Finding(
+                id="low_max_concurrency",
+                severity="warning",
+                title="KV cache holds fewer than two full-length requests",
+                evidence=(
+                    f"vLLM reported maximum concurrency {cfg.max_concurrency:.2f}x for {n:,} tokens per request"
+                    + (f" ({cfg.kv_cache_tokens:,} KV tokens)" if cfg.kv_cache_tokens else "")
+                    + ": long requests will wait or be preempted"
+                )
+                if n
+                else f"vLLM reported maximum concurrency {cfg.max_concurrency:.2f}x",
+                data={
+                    "max_concurrency": cfg.max_concurrency,
+                    "max_model_len": n,
+                    "kv_cache_tokens": cfg.kv_cache_tokens,
+                },
+            )
+        )
     u = cfg.gpu_memory_utilization
     if u is not None and u >= c.th.high_gpu_util and (cfg.device or "GPU").upper() != "CPU":
-        out.append(Finding(
-            id="gpu_memory_utilization_high", severity="info", title="--gpu-memory-utilization leaves little headroom",
-            evidence=f"--gpu-memory-utilization is {u}: activation spikes and CUDA graphs have almost no room left",
-            data={"gpu_memory_utilization": u}))
+        out.append(
+            Finding(
+                id="gpu_memory_utilization_high",
+                severity="info",
+                title="--gpu-memory-utilization leaves little headroom",
+                evidence=f"--gpu-memory-utilization is {u}: activation spikes and CUDA graphs have almost no room left",
+                data={"gpu_memory_utilization": u},
+            )
+        )
     return out
 
 
@@ -440,5 +674,3 @@ def run_all(c: Context) -> list[Finding]:
 
 def worst(findings: Sequence[Finding]) -> str | None:
     return max((f.severity for f in findings), key=SEV_ORDER.__getitem__, default=None)
-
-

@@ -8,9 +8,10 @@ startup facts to `EngineConfig`. `finish()` runs the detectors and the advisor o
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from observe import advise as advise_mod
 from observe import detect, names, timeline
@@ -19,8 +20,8 @@ from observe.model import (
     EngineConfig,
     EngineError,
     Finding,
-    PrefixCacheSample,
     Preemption,
+    PrefixCacheSample,
     Recommendation,
     Scrape,
     SpecDecodeSample,
@@ -72,7 +73,9 @@ class Summary:
     gen_samples: int = 0
     prefix_hit_sum: float = 0.0
     prefix_hit_samples: int = 0
-    waiting_while_full: int = 0  # samples with waiting > 0 and KV >= 75 % (detect.Thresholds.kv_queue_full_pct)
+    waiting_while_full: int = (
+        0  # samples with waiting > 0 and KV >= 75 % (detect.Thresholds.kv_queue_full_pct)
+    )
     waiting_with_room: int = 0  # samples with waiting > 0 and KV < 75 %
     interval_preemptions: int = 0  # V1 `Preemptions: N` fields summed
     preemption_warnings: int = 0
@@ -164,7 +167,11 @@ class InstanceBuilder:
             if ev.kind == "oom":
                 s.oom_errors += 1
             mml = ev.details.get("max_model_len") or ev.details.get("max_seq_len")
-            if mml and self.config.max_model_len is None and ev.kind in ("max_seq_len_exceeds_kv", "kv_needed_exceeds_available"):
+            if (
+                mml
+                and self.config.max_model_len is None
+                and ev.kind in ("max_seq_len_exceeds_kv", "kv_needed_exceeds_available")
+            ):
                 self.config.max_model_len = int(mml)
             if len(s.errors) < Summary.MAX_ERRORS:
                 s.errors.append(ev)
@@ -278,7 +285,9 @@ class InstanceBuilder:
         logs = self.timeline.frame()
         metrics = timeline.scrape_frame(self.scrapes) if self.scrapes else None
         frame = timeline.join(logs, metrics)
-        ctx = detect.Context(summary=s, config=cfg, frame=frame, metrics=metrics, scrapes=self.scrapes, now=now)
+        ctx = detect.Context(
+            summary=s, config=cfg, frame=frame, metrics=metrics, scrapes=self.scrapes, now=now
+        )
         findings = detect.run_all(ctx)
         recs = advise_mod.advise(cfg, findings, facts=ctx.facts())
         command = advise_mod.command_line(cfg, recs) if recs else None
@@ -309,9 +318,13 @@ def _complete_config(cfg: EngineConfig, s: Summary, scrapes: Sequence[Scrape]) -
     from observe.metricmath import running_config
 
     live = next((c for c in (running_config(s) for s in reversed(list(scrapes))) if c), {})
-    for attr, key in (("num_gpu_blocks", "num_gpu_blocks"), ("block_size", "block_size"),
-                      ("gpu_memory_utilization", "gpu_memory_utilization"), ("kv_cache_dtype", "cache_dtype"),
-                      ("enable_prefix_caching", "enable_prefix_caching")):
+    for attr, key in (
+        ("num_gpu_blocks", "num_gpu_blocks"),
+        ("block_size", "block_size"),
+        ("gpu_memory_utilization", "gpu_memory_utilization"),
+        ("kv_cache_dtype", "cache_dtype"),
+        ("enable_prefix_caching", "enable_prefix_caching"),
+    ):
         if getattr(cfg, attr) is None and live.get(key) is not None:
             setattr(cfg, attr, live[key])
     if cfg.kv_cache_tokens is None and cfg.num_gpu_blocks and cfg.block_size:
@@ -362,13 +375,15 @@ def stats_dict(s: Summary) -> dict:
         "mean_generation_throughput": round(s.sum_gen_tps / s.gen_samples, 2) if s.gen_samples else None,
         "samples_kv_ge_90": s.kv_ge_90,
         "samples_kv_ge_95": s.kv_ge_95,
-        "mean_prefix_cache_hit_pct": round(s.prefix_hit_sum / s.prefix_hit_samples, 2) if s.prefix_hit_samples else None,
+        "mean_prefix_cache_hit_pct": round(s.prefix_hit_sum / s.prefix_hit_samples, 2)
+        if s.prefix_hit_samples
+        else None,
         "first": s.first_ts.isoformat() if s.first_ts else None,
         "last": s.last_ts.isoformat() if s.last_ts else None,
     }
 
 
-def events_dict(s: Summary, ctx: "detect.Context") -> dict:
+def events_dict(s: Summary, ctx: detect.Context) -> dict:
     return {
         "preemption_warnings": s.preemption_warnings,
         "cumulative_preemptions": s.cumulative_preemptions,
@@ -376,9 +391,16 @@ def events_dict(s: Summary, ctx: "detect.Context") -> dict:
         "metrics_preemptions": ctx.metrics_preemptions(),
         "oom_errors": s.oom_errors,
         "errors": [
-            {"kind": e.kind, "message": e.message[:500], "where": f"{e.env.source}:{e.env.lineno}",
-             "time": e.env.ts.isoformat() if e.env.ts else None, "fatal": e.fatal,
-             "details": {k: v for k, v in e.details.items() if isinstance(v, (int, float, str, bool, type(None)))}}
+            {
+                "kind": e.kind,
+                "message": e.message[:500],
+                "where": f"{e.env.source}:{e.env.lineno}",
+                "time": e.env.ts.isoformat() if e.env.ts else None,
+                "fatal": e.fatal,
+                "details": {
+                    k: v for k, v in e.details.items() if isinstance(v, (int, float, str, bool, type(None)))
+                },
+            }
             for e in s.errors
         ],
         "error_kinds": dict(s.error_kinds),

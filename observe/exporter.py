@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -137,7 +138,9 @@ def _log_facts(s: ExportState) -> Iterator[Metric]:
     for engine, fields in sorted(s.stats.items()):
         for attr, v in sorted(fields.items()):
             name, scale = STATS_GAUGES[attr]
-            fam = fams.get(name) or fams.setdefault(name, GaugeMetricFamily(name, _help(name), labels=["engine"]))
+            fam = fams.get(name) or fams.setdefault(
+                name, GaugeMetricFamily(name, _help(name), labels=["engine"])
+            )
             fam.add_metric([engine], v * scale)
     yield from fams.values()
     yield _counter("observe_vllm_stats_lines_total", s.stats_lines)
@@ -147,13 +150,19 @@ def _log_facts(s: ExportState) -> Iterator[Metric]:
     yield _gauge("observe_vllm_cumulative_preemptions", s.cumulative_preemptions)
     yield _gauge("observe_vllm_kv_cache_tokens", s.kv_cache_tokens)
     yield _gauge("observe_vllm_max_concurrency", s.max_concurrency)
-    errs = CounterMetricFamily("observe_vllm_engine_errors", _help("observe_vllm_engine_errors_total"), labels=["kind"])
+    errs = CounterMetricFamily(
+        "observe_vllm_engine_errors", _help("observe_vllm_engine_errors_total"), labels=["kind"]
+    )
     for kind, n in sorted(s.engine_errors.items()):
         errs.add_metric([kind], float(n))
     yield errs
     if s.info is not None:
-        info = GaugeMetricFamily("observe_vllm_info", _help("observe_vllm_info"), labels=["version", "engine", "model"])
-        info.add_metric([s.info.get("version") or "", s.info.get("engine") or "", s.info.get("model") or ""], 1.0)
+        info = GaugeMetricFamily(
+            "observe_vllm_info", _help("observe_vllm_info"), labels=["version", "engine", "model"]
+        )
+        info.add_metric(
+            [s.info.get("version") or "", s.info.get("engine") or "", s.info.get("model") or ""], 1.0
+        )
         yield info
 
 
@@ -162,8 +171,11 @@ def _analysis(s: ExportState) -> Iterator[Metric]:
     for fid, sev in sorted(set(s.findings)):
         f.add_metric([fid, sev], 1.0)
     yield f
-    r = GaugeMetricFamily("observe_recommendation_info", _help("observe_recommendation_info"),
-                          labels=["flag", "current", "suggested"])
+    r = GaugeMetricFamily(
+        "observe_recommendation_info",
+        _help("observe_recommendation_info"),
+        labels=["flag", "current", "suggested"],
+    )
     for flag, cur, sug in sorted(set(s.recommendations)):
         r.add_metric([flag, cur, sug], 1.0)
     yield r
@@ -193,10 +205,10 @@ class Server:
         class Handler(BaseHTTPRequestHandler):
             server_version = "observe-sidecar"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 — stdlib signature
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802 — stdlib name
+            def do_GET(self) -> None:
                 path = self.path.split("?", 1)[0].rstrip("/") or "/"
                 try:
                     if path == "/metrics":
@@ -211,17 +223,22 @@ class Server:
                         else:
                             self._json(200, d)
                     elif path == "/":
-                        self._send(200, b"observe sidecar: /metrics /healthz /api/diagnosis\n", "text/plain; charset=utf-8")
+                        self._send(
+                            200,
+                            b"observe sidecar: /metrics /healthz /api/diagnosis\n",
+                            "text/plain; charset=utf-8",
+                        )
                     else:
                         self._json(404, {"error": "not found"})
                 except (BrokenPipeError, ConnectionResetError):
                     pass
-                except Exception as e:  # noqa: BLE001 — one bad request must not stop the server
+                except Exception as e:
                     self._json(500, {"error": type(e).__name__})
 
             def _json(self, code: int, obj: Any) -> None:
-                self._send(code, json.dumps(obj, sort_keys=True, default=str).encode("utf-8"),
-                           "application/json")
+                self._send(
+                    code, json.dumps(obj, sort_keys=True, default=str).encode("utf-8"), "application/json"
+                )
 
             def _send(self, code: int, body: bytes, ctype: str) -> None:
                 self.send_response(code)

@@ -31,10 +31,11 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Sequence
+from typing import IO, Any
 
 from observe import names
 from observe.errors import ConfigError, ObserveError
@@ -182,14 +183,16 @@ def _split_program(argv: Sequence[str]) -> tuple[tuple[str, ...], str, list[str]
         if i + 1 < len(argv) and argv[i] == "-m":
             mod = argv[i + 1]
             if mod == API_SERVER_MODULE:
-                return tuple(argv[: i + 2]), "api_server", argv[i + 2:]
+                return tuple(argv[: i + 2]), "api_server", argv[i + 2 :]
             if mod in (CLI_MODULE, "vllm") and i + 2 < len(argv) and argv[i + 2] == "serve":
-                return tuple(argv[: i + 3]), "serve", argv[i + 3:]
-    raise ConfigError("not a vLLM launch command: expected `vllm serve MODEL [FLAGS]` or "
-                      f"`python -m {API_SERVER_MODULE} --model MODEL [FLAGS]`, got: {shlex.join(argv[:4])}")
+                return tuple(argv[: i + 3]), "serve", argv[i + 3 :]
+    raise ConfigError(
+        "not a vLLM launch command: expected `vllm serve MODEL [FLAGS]` or "
+        f"`python -m {API_SERVER_MODULE} --model MODEL [FLAGS]`, got: {shlex.join(argv[:4])}"
+    )
 
 
-def parse_command(argv: Sequence[str], *, flags: "VllmFlags | None" = None) -> LaunchSpec:
+def parse_command(argv: Sequence[str], *, flags: VllmFlags | None = None) -> LaunchSpec:
     """Split a vLLM launch command into a LaunchSpec.
 
     With `flags` (the installed vLLM's own parser, see VllmFlags) each flag is known to take a
@@ -224,15 +227,19 @@ def parse_command(argv: Sequence[str], *, flags: "VllmFlags | None" = None) -> L
             while i < len(rest) and (not rest[i].startswith("-") or _is_number(rest[i])):
                 if limit is not None and len(values) >= limit:
                     break
-                if (form == "serve" and model is None and flags is None and values):
+                if form == "serve" and model is None and flags is None and values:
                     break
                 values.append(rest[i])
                 i += 1
-            if flags is None and form == "serve" and model is None and len(values) == 1 \
-                    and _looks_bare(name):
+            if flags is None and form == "serve" and model is None and len(values) == 1 and _looks_bare(name):
                 model = values.pop()
-            value = True if not values else values[0] if len(values) == 1 and not (
-                flags is not None and flags.is_list(name)) else values
+            value = (
+                True
+                if not values
+                else values[0]
+                if len(values) == 1 and not (flags is not None and flags.is_list(name))
+                else values
+            )
         if name == "--model":
             if not isinstance(value, str):
                 raise ConfigError("--model needs one value")
@@ -244,14 +251,27 @@ def parse_command(argv: Sequence[str], *, flags: "VllmFlags | None" = None) -> L
     return LaunchSpec(program=program, form=form, model=model, flags=out)
 
 
-_BARE_HINTS = ("--enforce-eager", "--trust-remote-code", "--enable-prefix-caching", "--no-enable-prefix-caching",
-               "--disable-log-stats", "--enable-log-requests", "--enable-chunked-prefill",
-               "--disable-log-requests", "--enable-auto-tool-choice", "--headless")
+_BARE_HINTS = (
+    "--enforce-eager",
+    "--trust-remote-code",
+    "--enable-prefix-caching",
+    "--no-enable-prefix-caching",
+    "--disable-log-stats",
+    "--enable-log-requests",
+    "--enable-chunked-prefill",
+    "--disable-log-requests",
+    "--enable-auto-tool-choice",
+    "--headless",
+)
 
 
 def _looks_bare(flag: str) -> bool:
-    return flag in _BARE_HINTS or flag.startswith("--no-") or flag.startswith("--enable-") or \
-        flag.startswith("--disable-")
+    return (
+        flag in _BARE_HINTS
+        or flag.startswith("--no-")
+        or flag.startswith("--enable-")
+        or flag.startswith("--disable-")
+    )
 
 
 def _is_number(tok: str) -> bool:
@@ -266,7 +286,7 @@ def _is_number(tok: str) -> bool:
 
 # Run in vLLM's interpreter: describe the serve parser, or parse one argv with it (and the quick
 # serve checks vLLM itself runs before loading a model). Prints one JSON line after a marker.
-_PROBE = r'''
+_PROBE = r"""
 import json, sys, os, argparse
 os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
 MARK = "@@observe-probe@@"
@@ -316,27 +336,35 @@ else:
         except (Bad, ValueError, TypeError) as e:
             results.append({"ok": False, "error": str(e)})
     out({"version": version, "ok": True, "results": results})
-'''
+"""
 _MARK = "@@observe-probe@@"
-_CACHE: dict[str, "VllmFlags"] = {}
+_CACHE: dict[str, VllmFlags] = {}
 
 
 def _probe_env() -> dict[str, str]:
     env = dict(os.environ)
-    env.update({"VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1", "HF_HUB_OFFLINE": "1",
-                "TRANSFORMERS_OFFLINE": "1", "VLLM_LOGGING_LEVEL": "ERROR"})
+    env.update(
+        {
+            "VLLM_NO_USAGE_STATS": "1",
+            "DO_NOT_TRACK": "1",
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "VLLM_LOGGING_LEVEL": "ERROR",
+        }
+    )
     return env
 
 
 def _run_probe(python: str, args: list[str], timeout: float = 180.0) -> dict[str, Any]:
     try:
-        cp = subprocess.run([python, "-c", _PROBE, *args], capture_output=True, text=True,
-                            timeout=timeout, env=_probe_env())
+        cp = subprocess.run(
+            [python, "-c", _PROBE, *args], capture_output=True, text=True, timeout=timeout, env=_probe_env()
+        )
     except (OSError, subprocess.TimeoutExpired) as e:
         raise ConfigError(f"cannot ask the installed vLLM ({python}) about its flags: {e}")
     for line in cp.stdout.splitlines():
         if line.startswith(_MARK):
-            res = json.loads(line[len(_MARK):])
+            res = json.loads(line[len(_MARK) :])
             if "error" in res and "ok" not in res:
                 raise ConfigError(res["error"])
             return res
@@ -356,7 +384,7 @@ class VllmFlags:
                 self._by_opt[opt] = a
 
     @classmethod
-    def probe(cls, python: str | None = None) -> "VllmFlags":
+    def probe(cls, python: str | None = None) -> VllmFlags:
         """Ask the vLLM installed for `python` (default: this interpreter); cached per interpreter."""
         python = python or sys.executable
         if python not in _CACHE:
@@ -421,7 +449,9 @@ class VllmFlags:
         if value is True and self.takes_value(name):
             raise ConfigError(f"{name} needs a value in vLLM {self.version}")
         if value is not True and value not in (False, None) and not self.takes_value(name):
-            raise ConfigError(f"{name} is a switch in vLLM {self.version}: it takes no value ({value!r} given)")
+            raise ConfigError(
+                f"{name} is a switch in vLLM {self.version}: it takes no value ({value!r} given)"
+            )
         return name
 
     def validate(self, flag: str, value: Any) -> None:
@@ -477,8 +507,9 @@ def apply(spec: LaunchSpec, recommendations: Iterable[Recommendation]) -> Launch
     return LaunchSpec(program=spec.program, form=spec.form, model=spec.model, flags=flags)
 
 
-def checked_recommendations(spec: LaunchSpec, recs: Sequence[Recommendation],
-                            flags: VllmFlags | None) -> tuple[list[Recommendation], list[tuple[Recommendation, str]]]:
+def checked_recommendations(
+    spec: LaunchSpec, recs: Sequence[Recommendation], flags: VllmFlags | None
+) -> tuple[list[Recommendation], list[tuple[Recommendation, str]]]:
     """Split recommendations into those the installed vLLM accepts and those it rejects (with why).
 
     Without `flags` (no vLLM to ask) every recommendation is passed through unchecked.
@@ -498,7 +529,11 @@ def checked_recommendations(spec: LaunchSpec, recs: Sequence[Recommendation],
 def flag_diff(before: LaunchSpec, after: LaunchSpec) -> list[tuple[str, Any, Any]]:
     """(flag, old, new) for every flag that differs; None means absent."""
     keys = list(before.flags) + [k for k in after.flags if k not in before.flags]
-    return [(k, before.flags.get(k), after.flags.get(k)) for k in keys if before.flags.get(k) != after.flags.get(k)]
+    return [
+        (k, before.flags.get(k), after.flags.get(k))
+        for k in keys
+        if before.flags.get(k) != after.flags.get(k)
+    ]
 
 
 # ---------------------------------------------------------------- why a launch failed
@@ -514,7 +549,7 @@ def failure_cause(log_text: str, *, source: str = "vllm.log") -> str:
         from observe import parse
 
         events = parse.parse_text(log_text, source)
-    except Exception:  # noqa: BLE001 — the parser must never hide the cause itself
+    except Exception:
         events = []
     from observe.model import EngineError
 
@@ -525,8 +560,13 @@ def failure_cause(log_text: str, *, source: str = "vllm.log") -> str:
             if line is not None:
                 return f"{what}: {_clip(line.split('] ', 1)[-1].strip())}"
     if errors:
-        best = max(errors, key=lambda e: (e.kind not in ("engine_core_failed", "startup_failed",
-                                                          "worker_exception"), e.fatal))
+        best = max(
+            errors,
+            key=lambda e: (
+                e.kind not in ("engine_core_failed", "startup_failed", "worker_exception"),
+                e.fatal,
+            ),
+        )
         msg = f"{best.kind}: {_clip(best.message)}"
         fits = _details_max_len(best.details)
         if fits is not None:
@@ -575,8 +615,9 @@ class RotatingTee:
     follower and `observe diagnose` read it as any rotated vLLM log.
     """
 
-    def __init__(self, path: Path, *, max_bytes: int = 10 * 2**20, backups: int = 5,
-                 echo: IO[str] | None = None) -> None:
+    def __init__(
+        self, path: Path, *, max_bytes: int = 10 * 2**20, backups: int = 5, echo: IO[str] | None = None
+    ) -> None:
         self.path = path
         self.max_bytes = max_bytes
         self.backups = backups
@@ -624,7 +665,9 @@ class RotatingTee:
 
 def read_log(path: Path) -> str:
     """A rotated log's whole text, oldest part first."""
-    parts = sorted(path.parent.glob(path.name + ".*"), key=lambda p: -int(p.suffix[1:]) if p.suffix[1:].isdigit() else 0)
+    parts = sorted(
+        path.parent.glob(path.name + ".*"), key=lambda p: -int(p.suffix[1:]) if p.suffix[1:].isdigit() else 0
+    )
     text = []
     for p in [*parts, path]:
         try:
@@ -638,7 +681,7 @@ def read_log(path: Path) -> str:
 
 
 def _now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def record(history: Path, event: str, **fields: Any) -> dict[str, Any]:
@@ -667,7 +710,7 @@ def read_history(history: Path) -> list[dict[str, Any]]:
 
 def save_metrics(url: str, path: Path, *, note: str = "", timeout: float = 5.0) -> Path:
     """GET <url>/metrics and save it with a `# scraped_at <ISO>` first line."""
-    with urllib.request.urlopen(url.rstrip("/") + "/metrics", timeout=timeout) as r:  # noqa: S310
+    with urllib.request.urlopen(url.rstrip("/") + "/metrics", timeout=timeout) as r:
         body = r.read().decode("utf-8", "replace")
     path.write_text(f"# scraped_at {_now_iso()}{(' ' + note) if note else ''}\n{body}", encoding="utf-8")
     return path
@@ -675,7 +718,7 @@ def save_metrics(url: str, path: Path, *, note: str = "", timeout: float = 5.0) 
 
 def _healthy(url: str) -> bool:
     try:
-        with urllib.request.urlopen(url.rstrip("/") + "/health", timeout=2) as r:  # noqa: S310
+        with urllib.request.urlopen(url.rstrip("/") + "/health", timeout=2) as r:
             return r.status == 200
     except (OSError, ValueError):
         return False
@@ -689,9 +732,17 @@ class Launcher:
     run_dir/001 run_dir/002` work on them; `run_dir/history.jsonl` records each step.
     """
 
-    def __init__(self, spec: LaunchSpec, run_dir: Path, *, env: dict[str, str] | None = None,
-                 echo: IO[str] | None = None, log_max_bytes: int = 10 * 2**20, log_backups: int = 5,
-                 sidecar_factory: Callable[[LaunchSpec, Path], Any] | None = None) -> None:
+    def __init__(
+        self,
+        spec: LaunchSpec,
+        run_dir: Path,
+        *,
+        env: dict[str, str] | None = None,
+        echo: IO[str] | None = None,
+        log_max_bytes: int = 10 * 2**20,
+        log_backups: int = 5,
+        sidecar_factory: Callable[[LaunchSpec, Path], Any] | None = None,
+    ) -> None:
         self.spec = spec
         self.previous: LaunchSpec | None = None
         self.run_dir = run_dir
@@ -719,7 +770,9 @@ class Launcher:
         return self.launch_dir / "vllm.log"
 
     def _next_dir(self) -> Path:
-        n = 1 + max((int(p.name) for p in self.run_dir.iterdir() if p.is_dir() and p.name.isdigit()), default=0)
+        n = 1 + max(
+            (int(p.name) for p in self.run_dir.iterdir() if p.is_dir() and p.name.isdigit()), default=0
+        )
         d = self.run_dir / f"{n:03d}"
         d.mkdir()
         return d
@@ -727,13 +780,20 @@ class Launcher:
     def start(self, *, timeout: float = 600.0) -> None:
         """Start vLLM and wait for /health; LaunchError with the cause from the log if it fails."""
         self.launch_dir = self._next_dir()  # only vLLM's log and snapshots go here: `diagnose` reads it all
-        self._tee = RotatingTee(self.log_path, max_bytes=self.log_max_bytes, backups=self.log_backups,
-                                echo=self.echo)
+        self._tee = RotatingTee(
+            self.log_path, max_bytes=self.log_max_bytes, backups=self.log_backups, echo=self.echo
+        )
         env = dict(os.environ if self.env is None else self.env)
         env.setdefault("PYTHONUNBUFFERED", "1")
         try:
-            self.proc = subprocess.Popen(self.spec.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+            self.proc = subprocess.Popen(
+                self.spec.argv,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
         except OSError as e:
             self._tee.close()
             record(self.history, "failed", argv=self.spec.argv, dir=str(self.launch_dir), cause=str(e))
@@ -746,10 +806,17 @@ class Launcher:
             if self.proc.poll() is not None:
                 self._pump.join(timeout=10)
                 cause = failure_cause(read_log(self.log_path), source=str(self.log_path))
-                record(self.history, "failed", argv=self.spec.argv, dir=str(self.launch_dir),
-                       rc=self.proc.returncode, cause=cause)
-                raise LaunchError(f"vLLM failed to start (exit code {self.proc.returncode}): {cause}; "
-                                  f"log: {self.log_path}")
+                record(
+                    self.history,
+                    "failed",
+                    argv=self.spec.argv,
+                    dir=str(self.launch_dir),
+                    rc=self.proc.returncode,
+                    cause=cause,
+                )
+                raise LaunchError(
+                    f"vLLM failed to start (exit code {self.proc.returncode}): {cause}; log: {self.log_path}"
+                )
             if _healthy(self.spec.url):
                 record(self.history, "ready", argv=self.spec.argv, dir=str(self.launch_dir))
                 self._start_sidecar()
@@ -757,7 +824,9 @@ class Launcher:
             time.sleep(1.0)
         self.stop()
         cause = failure_cause(read_log(self.log_path))
-        record(self.history, "failed", argv=self.spec.argv, dir=str(self.launch_dir), cause=f"timeout; {cause}")
+        record(
+            self.history, "failed", argv=self.spec.argv, dir=str(self.launch_dir), cause=f"timeout; {cause}"
+        )
         raise LaunchError(f"vLLM did not answer {self.spec.url}/health within {timeout:.0f} s; last: {cause}")
 
     def _start_sidecar(self) -> None:
@@ -821,8 +890,9 @@ class Launcher:
         self._snap = 0
         return rc
 
-    def restart(self, new: LaunchSpec, *, recommendations: Sequence[Recommendation] = (),
-                timeout: float = 600.0) -> None:
+    def restart(
+        self, new: LaunchSpec, *, recommendations: Sequence[Recommendation] = (), timeout: float = 600.0
+    ) -> None:
         """Stop, start `new`; if it fails, start the previous command again and raise LaunchError.
 
         The caller asks the user first: this method applies what it is given.
@@ -830,10 +900,18 @@ class Launcher:
         old = self.spec
         before_dir = self.launch_dir
         self.stop()
-        record(self.history, "apply", before=old.argv, after=new.argv, before_dir=str(before_dir),
-               changes=[{"flag": f, "from": a, "to": b} for f, a, b in flag_diff(old, new)],
-               recommendations=[{"flag": r.flag, "current": r.current, "suggested": r.suggested,
-                                 "reason": r.reason} for r in recommendations])
+        record(
+            self.history,
+            "apply",
+            before=old.argv,
+            after=new.argv,
+            before_dir=str(before_dir),
+            changes=[{"flag": f, "from": a, "to": b} for f, a, b in flag_diff(old, new)],
+            recommendations=[
+                {"flag": r.flag, "current": r.current, "suggested": r.suggested, "reason": r.reason}
+                for r in recommendations
+            ],
+        )
         self.previous, self.spec = old, new
         try:
             self.start(timeout=timeout)
@@ -877,8 +955,12 @@ def diagnosis_summary(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not an observe diagnosis (expected schema observe.diagnosis/v1)")
     stats, events, engine = d.get("stats") or {}, d.get("events") or {}, d.get("engine") or {}
     m = stats.get("metrics") or {}
-    out: dict[str, Any] = {"folder": str(path), "flags": dict(engine.get("flags") or {}),
-                           "snapshots": m.get("scrapes", 0), "findings": [f.get("id") for f in d.get("findings", [])]}
+    out: dict[str, Any] = {
+        "folder": str(path),
+        "flags": dict(engine.get("flags") or {}),
+        "snapshots": m.get("scrapes", 0),
+        "findings": [f.get("id") for f in d.get("findings", [])],
+    }
     out["log_generation_tps_mean"] = stats.get("mean_generation_throughput")
     out["log_max_kv_usage_pct"] = stats.get("max_kv_cache_usage_pct")
     out["log_max_waiting"] = stats.get("max_waiting")
@@ -907,15 +989,21 @@ def run_summary(folder: Path) -> dict[str, Any]:
 
     folder = Path(folder)
     if not folder.is_dir():
-        raise ConfigError(f"{folder} is not a folder (give the folder of one run: a vLLM log and its snapshots)")
+        raise ConfigError(
+            f"{folder} is not a folder (give the folder of one run: a vLLM log and its snapshots)"
+        )
     diag = pipeline.diagnose_paths([folder])
     if not diag.instances:
         raise ConfigError(f"{folder}: no vLLM instance found")
     inst = diag.instances[0]
     snaps = [pipeline.read_snapshot(p) for p in sorted(folder.glob("metrics-*.txt"), key=_natural)]
     snaps = sorted((s for s in snaps if s.samples), key=lambda s: s.at.timestamp() if s.at else 0.0)  # stable
-    out: dict[str, Any] = {"folder": str(folder), "flags": dict(inst.config.flags), "snapshots": len(snaps),
-                           "findings": [f.id for f in inst.findings]}
+    out: dict[str, Any] = {
+        "folder": str(folder),
+        "flags": dict(inst.config.flags),
+        "snapshots": len(snaps),
+        "findings": [f.id for f in inst.findings],
+    }
     stats = inst.stats or {}
     out["log_generation_tps_mean"] = stats.get("mean_generation_throughput")
     out["log_max_kv_usage_pct"] = stats.get("max_kv_cache_usage_pct")
@@ -960,6 +1048,7 @@ def compare_runs(before: Path, after: Path, *, max_throughput_drop: float = 0.10
     Helped: preemptions fell (or stayed at zero) and generation throughput fell by no more than
     `max_throughput_drop`. Unknown (None) when neither preemptions nor throughput can be read.
     """
+
     def summary(p: Path) -> dict[str, Any]:
         p = Path(p)
         if not p.exists():
@@ -984,15 +1073,26 @@ def compare_runs(before: Path, after: Path, *, max_throughput_drop: float = 0.10
         reasons.append(f"generation throughput {tb:,.0f} → {ta:,.0f} tokens/s ({change:+.0%})")
     if checks:
         verdict = all(checks)
-    keys = ["generation_tps", "log_generation_tps_mean", "preemptions", "kv_usage_max_pct", "log_max_kv_usage_pct",
-            "log_max_running", "log_max_waiting", "requests_finished",
-            *[f"{k}_p{int(q * 100)}_s" for k in _HISTS for q in _QUANTILES]]
+    keys = [
+        "generation_tps",
+        "log_generation_tps_mean",
+        "preemptions",
+        "kv_usage_max_pct",
+        "log_max_kv_usage_pct",
+        "log_max_running",
+        "log_max_waiting",
+        "requests_finished",
+        *[f"{k}_p{int(q * 100)}_s" for k in _HISTS for q in _QUANTILES],
+    ]
     return {
-        "before": b, "after": a,
+        "before": b,
+        "after": a,
         "rows": [{"metric": k, "before": b.get(k), "after": a.get(k)} for k in keys],
-        "flag_changes": [{"flag": k, "before": b["flags"].get(k), "after": a["flags"].get(k)}
-                         for k in sorted(set(b["flags"]) | set(a["flags"]))
-                         if b["flags"].get(k) != a["flags"].get(k) and k not in ("--port",)],
+        "flag_changes": [
+            {"flag": k, "before": b["flags"].get(k), "after": a["flags"].get(k)}
+            for k in sorted(set(b["flags"]) | set(a["flags"]))
+            if b["flags"].get(k) != a["flags"].get(k) and k not in ("--port",)
+        ],
         "helped": verdict,
         "reasons": reasons,
     }
@@ -1025,15 +1125,30 @@ def propose(spec: LaunchSpec, folder: Path, flags: VllmFlags | None) -> Proposal
     inst = max(diag.instances, key=lambda i: sum(s.get("parsed_lines") or 0 for s in i.sources), default=None)
     recs = list(inst.recommendations) if inst else []
     ok, bad = checked_recommendations(spec, recs, flags)
-    return Proposal(before=spec, after=apply(spec, ok), accepted=ok, rejected=bad,
-                    findings=list(inst.findings) if inst else [], folder=folder)
+    return Proposal(
+        before=spec,
+        after=apply(spec, ok),
+        accepted=ok,
+        rejected=bad,
+        findings=list(inst.findings) if inst else [],
+        folder=folder,
+    )
 
 
-def supervise(launcher: Launcher, *, stop: threading.Event, notify: Callable[[str], None],
-              decide: Callable[[Proposal], bool], flags: VllmFlags | None = None,
-              snapshot_every: float = 30.0, recommend_after: float = 0.0, max_changes: int = 1,
-              trigger: threading.Event | None = None,
-              clock: Callable[[], float] = time.monotonic, tick: float = 1.0) -> None:
+def supervise(
+    launcher: Launcher,
+    *,
+    stop: threading.Event,
+    notify: Callable[[str], None],
+    decide: Callable[[Proposal], bool],
+    flags: VllmFlags | None = None,
+    snapshot_every: float = 30.0,
+    recommend_after: float = 0.0,
+    max_changes: int = 1,
+    trigger: threading.Event | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    tick: float = 1.0,
+) -> None:
     """Watch a started launcher until `stop` is set: snapshots, one proposal per launch (after
     `recommend_after` seconds, or whenever `trigger` is set), applying it only when `decide` says
     yes. A crash ends the loop with LaunchError (the cause from the log).
@@ -1061,10 +1176,15 @@ def supervise(launcher: Launcher, *, stop: threading.Event, notify: Callable[[st
             except (OSError, ValueError) as e:
                 notify(f"cannot save /metrics: {e}")
             prop = propose(launcher.spec, launcher.launch_dir, flags)
-            record(launcher.history, "recommend", argv=launcher.spec.argv, dir=str(launcher.launch_dir),
-                   findings=[getattr(f, "id", str(f)) for f in prop.findings],
-                   suggested=prop.after.argv if prop.accepted else None,
-                   rejected=[{"flag": r.flag, "suggested": r.suggested, "why": why} for r, why in prop.rejected])
+            record(
+                launcher.history,
+                "recommend",
+                argv=launcher.spec.argv,
+                dir=str(launcher.launch_dir),
+                findings=[getattr(f, "id", str(f)) for f in prop.findings],
+                suggested=prop.after.argv if prop.accepted else None,
+                rejected=[{"flag": r.flag, "suggested": r.suggested, "why": why} for r, why in prop.rejected],
+            )
             if prop.accepted and changes < max_changes and decide(prop):
                 changes += 1
                 try:

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 from datetime import datetime
+from typing import Any
 
 from observe.model import Sample, Scrape
 
@@ -125,7 +125,9 @@ def bucket_delta(
 def samples(scrape: Scrape, name: str, labels: Mapping[str, str] | None = None) -> list[Sample]:
     """Samples of the canonical series `name` whose labels include `labels`."""
     want = dict(labels or {})
-    return [s for s in scrape.samples if s.name == name and all(s.labels.get(k) == v for k, v in want.items())]
+    return [
+        s for s in scrape.samples if s.name == name and all(s.labels.get(k) == v for k, v in want.items())
+    ]
 
 
 def value(
@@ -144,7 +146,9 @@ def value(
     raise ValueError(f"unknown aggregation {agg!r}")
 
 
-def buckets(scrape: Scrape, family: str, labels: Mapping[str, str] | None = None) -> list[tuple[float, float]]:
+def buckets(
+    scrape: Scrape, family: str, labels: Mapping[str, str] | None = None
+) -> list[tuple[float, float]]:
     """Cumulative buckets of histogram `family`, summed over matching series by `le`."""
     acc: dict[float, float] = {}
     for s in samples(scrape, family + "_bucket", labels):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Union
+from typing import Any
 
 SEVERITIES = ("info", "warning", "critical")
 
@@ -138,9 +138,9 @@ class AccessLog:
     status: int
 
 
-LogEvent = Union[
-    StatsSample, PrefixCacheSample, SpecDecodeSample, Preemption, StartupFact, EngineError, AccessLog
-]
+LogEvent = (
+    StatsSample | PrefixCacheSample | SpecDecodeSample | Preemption | StartupFact | EngineError | AccessLog
+)
 
 
 @dataclass(slots=True)

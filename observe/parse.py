@@ -29,7 +29,7 @@ import json
 import re
 from collections import deque
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from observe.model import (
@@ -82,45 +82,73 @@ _PROC_RE = re.compile(
 # "INFO 05-12 10:11:12 [loggers.py:116] msg" (2025-02-24 →), "[v1/metrics/loggers.py:236]" (2025-09 →).
 _LEVELS = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL"
 _PREFIX_RE = re.compile(
-    r"(?P<level>" + _LEVELS + r") (?P<mo>\d\d)-(?P<dd>\d\d) (?P<hh>\d\d):(?P<mi>\d\d):(?P<ss>\d\d)(?:[.,]\d+)? "
+    r"(?P<level>"
+    + _LEVELS
+    + r") (?P<mo>\d\d)-(?P<dd>\d\d) (?P<hh>\d\d):(?P<mi>\d\d):(?P<ss>\d\d)(?:[.,]\d+)? "
     r"\[?(?P<file>[\w./-]+?):(?P<ln>\d+)\] ?",
     _A,
 )
 # A second prefix inside a message: two records glued on one physical line.
 _GLUED_RE = re.compile(
-    r"(?:\([A-Za-z][\w-]*(?: [\w=]+)? pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?\) )?(?:" + _LEVELS + r") \d\d-\d\d \d\d:\d\d:\d\d ",
+    r"(?:\([A-Za-z][\w-]*(?: [\w=]+)? pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?\) )?(?:"
+    + _LEVELS
+    + r") \d\d-\d\d \d\d:\d\d:\d\d ",
     _A,
 )
 # lighteval and similar wrappers move the logger location to the end: "… (scheduler.py:1558)".
 _SUFFIX_LOC_RE = re.compile(r"\s\((?P<file>[\w.-]+\.py):(?P<ln>\d+)\)\s*$", _A)
 _RAY_REPEAT_RE = re.compile(r"\s*\[repeated (\d+)x across cluster\]\s*$", _A)
 _ACCESS_RE = re.compile(
-    r"(?:INFO|WARNING|ERROR):\s+\S+ - \"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})\b", _A
+    r"(?:INFO|WARNING|ERROR):\s+\S+ - \"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})\b",
+    _A,
 )
 
 # ----------------------------------------------------------------------------- stats grammar
 # One alternation over every known clause; each numeric value is captured with its unit.
 # One generic "Key: number[unit]" clause; known keys are checked against their unit below, so a
 # number cut short ("Running: 32 r", "usage: 17") never matches with the right unit.
-_STATS_CLAUSE_RE = re.compile(r"([A-Z][A-Za-z ]{0,40}): (\d{1,15}(?:\.\d{1,6})?)( tokens/s| reqs|%|(?![\w.]))", _A)
+_STATS_CLAUSE_RE = re.compile(
+    r"([A-Z][A-Za-z ]{0,40}): (\d{1,15}(?:\.\d{1,6})?)( tokens/s| reqs|%|(?![\w.]))", _A
+)
 _KNOWN_KEYS = frozenset(
     {
-        "Avg prompt throughput", "Avg generation throughput", "Throughput", "Running", "Waiting",
-        "Pending", "Swapped", "Deferred", "Corrupted", "Preemptions", "External prefix cache hit rate",
-        "Prefix cache hit rate", "MM cache hit rate",
+        "Avg prompt throughput",
+        "Avg generation throughput",
+        "Throughput",
+        "Running",
+        "Waiting",
+        "Pending",
+        "Swapped",
+        "Deferred",
+        "Corrupted",
+        "Preemptions",
+        "External prefix cache hit rate",
+        "Prefix cache hit rate",
+        "MM cache hit rate",
     }
 )
 _UNIT = {
-    "Avg prompt throughput": " tokens/s", "Avg generation throughput": " tokens/s", "Throughput": " tokens/s",
-    "Running": " reqs", "Waiting": " reqs", "Pending": " reqs", "Swapped": " reqs", "Deferred": " reqs",
-    "Corrupted": " reqs", "Preemptions": "", "External prefix cache hit rate": "%",
-    "Prefix cache hit rate": "%", "MM cache hit rate": "%",
+    "Avg prompt throughput": " tokens/s",
+    "Avg generation throughput": " tokens/s",
+    "Throughput": " tokens/s",
+    "Running": " reqs",
+    "Waiting": " reqs",
+    "Pending": " reqs",
+    "Swapped": " reqs",
+    "Deferred": " reqs",
+    "Corrupted": " reqs",
+    "Preemptions": "",
+    "External prefix cache hit rate": "%",
+    "Prefix cache hit rate": "%",
+    "MM cache hit rate": "%",
 }
 _ENGINE_HEAD_RE = re.compile(r"\s*(?:Engine (?P<idx>\d+):|(?P<agg>\d+) Engines Aggregated:)\s*", _A)
 _TAIL_CLAUSE_RE = re.compile(r",?\s*(?P<key>[A-Z][A-Za-z0-9 /]*?): \S", _A)
 
 # ----------------------------------------------------------------------------- companion lines
-_PREFIX_HIT_V0_RE = re.compile(r"Prefix cache hit rate: GPU: (?P<gpu>\d+(?:\.\d+)?)%, CPU: (?P<cpu>\d+(?:\.\d+)?)%", _A)
+_PREFIX_HIT_V0_RE = re.compile(
+    r"Prefix cache hit rate: GPU: (?P<gpu>\d+(?:\.\d+)?)%, CPU: (?P<cpu>\d+(?:\.\d+)?)%", _A
+)
 _SPEC_FIELD_RE = re.compile(
     r"(?P<key>Avg Draft acceptance rate|Draft acceptance rate|System efficiency|Mean acceptance length"
     r"|Number of speculative tokens|Number of accepted tokens|Number of draft tokens(?: tokens)?"
@@ -141,23 +169,34 @@ _VERSION_RES = (
 _ENGINE_INIT_RE = re.compile(r"Initializing an? (?:(?P<eng>V[01]) )?LLM engine\b", _A)
 _BLOCKS_RE = re.compile(r"# (?P<dev>\w+) blocks: (?P<n>\d+)(?:, # CPU blocks: (?P<cpu>\d+))?", _A)
 _KV_SIZE_RE = re.compile(r"(?P<dev>[A-Za-z]+) KV cache size: (?P<n>\d[\d,]*) tokens", _A)
-_CONCURRENCY_RE = re.compile(r"Maximum concurrency for (?P<len>\d[\d,]*) tokens per request: (?P<x>\d+(?:\.\d+)?)x", _A)
+_CONCURRENCY_RE = re.compile(
+    r"Maximum concurrency for (?P<len>\d[\d,]*) tokens per request: (?P<x>\d+(?:\.\d+)?)x", _A
+)
 _AVAIL_KV_RE = re.compile(r"Available KV cache memory: (?P<g>\d+(?:\.\d+)?) GiB", _A)
-_CPU_KV_SET_RE = re.compile(r"(?:Explicitly|Auto) set \((?P<g>\d+(?:\.\d+)?)/(?P<t>\d+(?:\.\d+)?)\) GiB for KV cache", _A)
+_CPU_KV_SET_RE = re.compile(
+    r"(?:Explicitly|Auto) set \((?P<g>\d+(?:\.\d+)?)/(?P<t>\d+(?:\.\d+)?)\) GiB for KV cache", _A
+)
 _WEIGHTS_RE = re.compile(
     r"(?:Loading model weights|Model loading) took (?P<g>\d+(?:\.\d+)?) Gi?B(?: memory)?(?: and (?P<s>\d+(?:\.\d+)?) seconds)?",
     _A,
 )
 _PROFILE_KV_RE = re.compile(
-    r"(?P<key>total_gpu_memory|kv_cache_size|gpu_memory_utilization)=(?P<v>\d+(?:\.\d+)?)(?P<u>GiB|Gib|,|\.|\s|$)", _A
+    r"(?P<key>total_gpu_memory|kv_cache_size|gpu_memory_utilization)=(?P<v>\d+(?:\.\d+)?)(?P<u>GiB|Gib|,|\.|\s|$)",
+    _A,
 )
 _PROFILE_3L_TOTAL_RE = re.compile(
     r"total_gpu_memory \((?P<t>\d+(?:\.\d+)?)GiB\) x gpu_memory_utilization \((?P<u>\d+(?:\.\d+)?)\)", _A
 )
-_PROFILE_3L_KV_RE = re.compile(r"the rest of the memory reserved for KV Cache is (?P<g>-?\d+(?:\.\d+)?)GiB", _A)
+_PROFILE_3L_KV_RE = re.compile(
+    r"the rest of the memory reserved for KV Cache is (?P<g>-?\d+(?:\.\d+)?)GiB", _A
+)
 _CHUNKED_RE = re.compile(r"Chunked prefill is enabled with max_num_batched_tokens=(?P<n>\d+)\.", _A)
-_INIT_TOOK_RE = re.compile(r"init engine \(profile, create kv cache, warmup model\) took (?P<s>\d+(?:\.\d+)?) s", _A)
-_OVERRIDE_RE = re.compile(r"Overriding num_gpu_blocks=(?P<old>\d+) with num_gpu_blocks_override=(?P<new>\d+)\b", _A)
+_INIT_TOOK_RE = re.compile(
+    r"init engine \(profile, create kv cache, warmup model\) took (?P<s>\d+(?:\.\d+)?) s", _A
+)
+_OVERRIDE_RE = re.compile(
+    r"Overriding num_gpu_blocks=(?P<old>\d+) with num_gpu_blocks_override=(?P<new>\d+)\b", _A
+)
 _MAX_MODEL_LEN_RE = re.compile(r"Using max model len (?P<n>\d+)\s*$", _A)
 # the launch command pasted above a log: "[$ ][ENV=1 ]vllm serve MODEL --flag v …" or the module form
 _COMMAND_RE = re.compile(
@@ -173,10 +212,19 @@ _SIZE = r"\d{1,12}(?:\.\d{1,6})? [KMGT]i?B"
 _OOM_FIELDS = (
     ("tried_to_allocate", re.compile(r"Tried to allocate (" + _SIZE + r")", _A)),
     ("gpu", re.compile(r"\bGPU (\d+)(?: has|;)", _A)),
-    ("total_capacity", re.compile(r"(" + _SIZE + r") total capacity|total capac?i?ty of (" + _SIZE + r")", _A)),
+    (
+        "total_capacity",
+        re.compile(r"(" + _SIZE + r") total capacity|total capac?i?ty of (" + _SIZE + r")", _A),
+    ),
     ("free", re.compile(r"of which (" + _SIZE + r") is free|(" + _SIZE + r") free;", _A)),
-    ("process_in_use", re.compile(r"this process has (" + _SIZE + r") memory in use|has (" + _SIZE + r") memory in use", _A)),
-    ("allocated_by_pytorch", re.compile(r"(" + _SIZE + r") is allocated by PyTorch|(" + _SIZE + r") already allocated", _A)),
+    (
+        "process_in_use",
+        re.compile(r"this process has (" + _SIZE + r") memory in use|has (" + _SIZE + r") memory in use", _A),
+    ),
+    (
+        "allocated_by_pytorch",
+        re.compile(r"(" + _SIZE + r") is allocated by PyTorch|(" + _SIZE + r") already allocated", _A),
+    ),
     ("reserved_unallocated", re.compile(r"(" + _SIZE + r") is reserved by PyTorch but unallocated", _A)),
     ("reserved_by_pytorch", re.compile(r"(" + _SIZE + r") reserved in total by PyTorch", _A)),
 )
@@ -195,9 +243,16 @@ _FREE_MEM_RE = re.compile(
     r"desired GPU memory utilization \((?P<util>\d+(?:\.\d+)?), (?P<req>\d+(?:\.\d+)?) GiB\)",
     _A,
 )
-_WORKER_EXC_RE = re.compile(r"Exception in worker (?P<worker>\S+) while processing method (?P<method>\w+)", _A)
-_PROMPT_LIMIT_RE = re.compile(r"Input prompt \((?P<n>\d+) tokens\)(?: \+ lookahead slots \((?P<la>\d+)\))? is too long and exceeds (?:limit of (?P<lim>\d+)\b|the capacity of block_manager)", _A)
-_CONTEXT_LEN_RE = re.compile(r"maximum context length is (?P<lim>\d+) tokens\. However, you requested (?P<n>\d+) tokens", _A)
+_WORKER_EXC_RE = re.compile(
+    r"Exception in worker (?P<worker>\S+) while processing method (?P<method>\w+)", _A
+)
+_PROMPT_LIMIT_RE = re.compile(
+    r"Input prompt \((?P<n>\d+) tokens\)(?: \+ lookahead slots \((?P<la>\d+)\))? is too long and exceeds (?:limit of (?P<lim>\d+)\b|the capacity of block_manager)",
+    _A,
+)
+_CONTEXT_LEN_RE = re.compile(
+    r"maximum context length is (?P<lim>\d+) tokens\. However, you requested (?P<n>\d+) tokens", _A
+)
 _MAX_POS_RE = re.compile(
     r"User-specified max_model_len \((?P<len>\d+)\) is greater than the derived max_model_len "
     r"\((?P<src>\w+)=(?P<derived>\d+(?:\.\d+)?)\b",
@@ -205,26 +260,59 @@ _MAX_POS_RE = re.compile(
 )
 
 _ERROR_TRIGGERS = (
-    "out of memory", "max seq len", "No available memory for the cache blocks", "Free memory on device",
-    "Engine core initialization failed", "EngineCore failed to start", "EngineCore hit an exception",
-    "EngineDeadError", "output_handler failed", "Exception in worker", "WorkerProc hit an exception",
-    "Input prompt (", "maximum context length is", "User-specified max_model_len",
+    "out of memory",
+    "max seq len",
+    "No available memory for the cache blocks",
+    "Free memory on device",
+    "Engine core initialization failed",
+    "EngineCore failed to start",
+    "EngineCore hit an exception",
+    "EngineDeadError",
+    "output_handler failed",
+    "Exception in worker",
+    "WorkerProc hit an exception",
+    "Input prompt (",
+    "maximum context length is",
+    "User-specified max_model_len",
 )
 # kinds reported once per traceback: the same failure re-logged line by line, or re-raised by
 # the parent process, within this many physical lines counts once.
 _DEDUP_KINDS = frozenset(
     {
-        "oom", "max_seq_len_exceeds_kv", "kv_needed_exceeds_available", "no_available_memory",
-        "free_memory_below_utilization", "engine_core_failed", "max_position_exceeded", "shutdown_noise",
+        "oom",
+        "max_seq_len_exceeds_kv",
+        "kv_needed_exceeds_available",
+        "no_available_memory",
+        "free_memory_below_utilization",
+        "engine_core_failed",
+        "max_position_exceeded",
+        "shutdown_noise",
     }
 )
 _DEDUP_WINDOW = 400
 # logger file names that exist in only one engine's code tree (a weak hint, used only while the
 # log has said nothing more explicit about the engine)
-_V0_FILES = frozenset({"model_runner.py", "multiproc_worker_utils.py", "worker.py", "gpu_executor.py",
-                       "distributed_gpu_executor.py", "client.py", "engine.py"})
-_V1_FILES = frozenset({"gpu_model_runner.py", "loggers.py", "kv_cache_utils.py", "gpu_worker.py",
-                       "core_client.py", "multiproc_executor.py"})
+_V0_FILES = frozenset(
+    {
+        "model_runner.py",
+        "multiproc_worker_utils.py",
+        "worker.py",
+        "gpu_executor.py",
+        "distributed_gpu_executor.py",
+        "client.py",
+        "engine.py",
+    }
+)
+_V1_FILES = frozenset(
+    {
+        "gpu_model_runner.py",
+        "loggers.py",
+        "kv_cache_utils.py",
+        "gpu_worker.py",
+        "core_client.py",
+        "multiproc_executor.py",
+    }
+)
 _MAX_JOINS = 3
 _MAX_LITERAL = 200_000
 
@@ -295,12 +383,12 @@ def _literal(text: str) -> Any:
     if t[0] in "'\"[{(-0123456789" or t in ("None", "True", "False"):
         try:
             return ast.literal_eval(t)
-        except Exception:  # noqa: BLE001 - malformed or hostile text: keep it as a string
+        except Exception:
             pass
         if t[0] in "[{":
             try:
                 return json.loads(t)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 pass
     return t
 
@@ -313,7 +401,7 @@ def parse_dict_repr(text: str) -> dict[str, Any]:
     try:
         v = ast.literal_eval(t)
         return v if isinstance(v, dict) else {}
-    except Exception:  # noqa: BLE001 - truncated paste: keep the complete key/value pairs
+    except Exception:
         pass
     # cut at top-level ", '" boundaries from the end until what remains evaluates
     body = t[1:]
@@ -323,7 +411,7 @@ def parse_dict_repr(text: str) -> dict[str, Any]:
     for cut in reversed(cuts[-64:]):
         try:
             v = ast.literal_eval("{" + body[:cut] + "}")
-        except Exception:  # noqa: BLE001
+        except Exception:
             continue
         if isinstance(v, dict):
             return v
@@ -356,9 +444,22 @@ def parse_kv_repr(text: str, keys: frozenset[str] | tuple[str, ...] | None = Non
 
 
 _CONFIG_ORDER = (
-    "model", "max_seq_len", "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
-    "quantization", "enforce_eager", "kv_cache_dtype", "enable_prefix_caching", "chunked_prefill_enabled",
-    "dtype", "block_size", "speculative_config", "served_model_name", "device_config", "seed",
+    "model",
+    "max_seq_len",
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "data_parallel_size",
+    "quantization",
+    "enforce_eager",
+    "kv_cache_dtype",
+    "enable_prefix_caching",
+    "chunked_prefill_enabled",
+    "dtype",
+    "block_size",
+    "speculative_config",
+    "served_model_name",
+    "device_config",
+    "seed",
 )
 _CONFIG_KEYS = frozenset(_CONFIG_ORDER)
 
@@ -420,7 +521,7 @@ class Parser:
                         self._segment(seg, line, out)
             elif text:
                 self._segment(text, line, out)
-        except Exception:  # noqa: BLE001 - a parser for untrusted text must never raise
+        except Exception:
             self.parse_errors += 1
         self.events += len(out)
         return out
@@ -430,22 +531,35 @@ class Parser:
         out: list[LogEvent] = []
         try:
             self._finish_pending(out)
-        except Exception:  # noqa: BLE001
+        except Exception:
             self.parse_errors += 1
         self.events += len(out)
         return out
 
     # ------------------------------------------------------------------ one logical line
-    def _segment(self, seg: str, line: LogLine, out: list[LogEvent], outer_ts: datetime | None = None) -> None:
-        if ("\x1b" in seg or "\u2190" in seg or "[0m" in seg or "[0;" in seg or "[1;" in seg or "[3" in seg
-                or "[9" in seg):
+    def _segment(
+        self, seg: str, line: LogLine, out: list[LogEvent], outer_ts: datetime | None = None
+    ) -> None:
+        if (
+            "\x1b" in seg
+            or "\u2190" in seg
+            or "[0m" in seg
+            or "[0;" in seg
+            or "[1;" in seg
+            or "[3" in seg
+            or "[9" in seg
+        ):
             seg = _ANSI_RE.sub("", seg)
         if seg[:5] == "INFO:" and self._pending is None:  # fast path: uvicorn access lines dominate busy logs
             a = _ACCESS_RE.match(seg)
             if a is not None:
                 self._count_vllm()
-                env = Envelope(source=line.source, lineno=line.lineno, outer_ts=outer_ts,
-                               ts=outer_ts.replace(tzinfo=None) if outer_ts is not None else None)
+                env = Envelope(
+                    source=line.source,
+                    lineno=line.lineno,
+                    outer_ts=outer_ts,
+                    ts=outer_ts.replace(tzinfo=None) if outer_ts is not None else None,
+                )
                 out.append(AccessLog(env, a.group("method"), a.group("path"), int(a.group("status"))))
                 return
         # outer wrappers
@@ -459,7 +573,7 @@ class Parser:
                     outer_ts = _iso(ts_text) or outer_ts
                 elif m.group("jd"):
                     outer_ts = self._journal_ts(m.group("jd")) or outer_ts
-                seg = seg[m.end():]
+                seg = seg[m.end() :]
             if seg[:1] == "{" and ('"message"' in seg or '"log"' in seg or '"msg"' in seg):
                 if self._json_record(seg, line, out, outer_ts):
                     return
@@ -480,11 +594,17 @@ class Parser:
                 if self._engine is None:
                     self._engine_hint_from_process(name, ctx, out)
             ctx.pid = int(pid)
-            seg = seg[m.end():]
+            seg = seg[m.end() :]
         # the logger prefix
         m = _PREFIX_RE.match(seg)
-        if m is None and ("INFO " in seg or "WARNING " in seg or "ERROR " in seg or "DEBUG " in seg
-                          or "CRITICAL " in seg or "WARN " in seg):
+        if m is None and (
+            "INFO " in seg
+            or "WARNING " in seg
+            or "ERROR " in seg
+            or "DEBUG " in seg
+            or "CRITICAL " in seg
+            or "WARN " in seg
+        ):
             m = _PREFIX_RE.search(seg)  # VLLM_LOGGING_PREFIX or an unknown wrapper before the level
         if m is not None:
             has_prefix = True
@@ -503,7 +623,7 @@ class Parser:
                     self._note_engine("v1", ctx, out)
                 elif lf in _V0_FILES:
                     self._note_engine("v0", ctx, out)
-            msg = seg[m.end():]
+            msg = seg[m.end() :]
         else:
             msg = seg
             if outer_ts is None and self._last_stamp is not None:
@@ -522,7 +642,7 @@ class Parser:
         if m is not None and ("INFO " in msg or "WARNING " in msg or "ERROR " in msg or "DEBUG " in msg):
             g = _GLUED_RE.search(msg)
             if g is not None and g.start() > 0:
-                first, rest = msg[: g.start()], msg[g.start():]
+                first, rest = msg[: g.start()], msg[g.start() :]
                 self._message(first, ctx, out)
                 self._segment(rest, line, out, outer_ts)
                 return
@@ -530,7 +650,9 @@ class Parser:
             a = _ACCESS_RE.match(msg)
             if a is not None:
                 self._count_vllm()
-                out.append(AccessLog(self._env(ctx), a.group("method"), a.group("path"), int(a.group("status"))))
+                out.append(
+                    AccessLog(self._env(ctx), a.group("method"), a.group("path"), int(a.group("status")))
+                )
                 return
         if msg.endswith("across cluster]"):
             r = _RAY_REPEAT_RE.search(msg)
@@ -655,7 +777,11 @@ class Parser:
             if key == "Per-position acceptance rate":
                 vals["k"] = len(val.split(", "))
                 continue
-            if "," in val or (unit.strip() == "" and m.end() == len(msg) and not msg[m.start("val"):].rstrip().endswith(".")):
+            if "," in val or (
+                unit.strip() == ""
+                and m.end() == len(msg)
+                and not msg[m.start("val") :].rstrip().endswith(".")
+            ):
                 continue  # a bare number at the very end of the line may have been cut short
             if key in ("Accepted", "Drafted") and unit != " tokens":
                 continue  # "Accepted throughput: …" is a different clause
@@ -687,7 +813,9 @@ class Parser:
                 accepted_tokens=count("Accepted", "Number of accepted tokens"),
                 draft_tokens=count("Drafted", "Number of draft tokens", "Number of draft tokens tokens"),
                 emitted_tokens=count("Number of emitted tokens", "Number of emitted tokens tokens"),
-                num_speculative_tokens=count("Number of speculative tokens") if v0_style else (k if isinstance(k, int) else None),
+                num_speculative_tokens=count("Number of speculative tokens")
+                if v0_style
+                else (k if isinstance(k, int) else None),
                 system_efficiency=num("System efficiency"),
             )
         )
@@ -716,24 +844,28 @@ class Parser:
                     self._note_engine("v0", ctx, out)
                 i = msg.find("with config: ")
                 if i >= 0:
-                    cfg = parse_kv_repr(msg[i + len("with config: "):], _CONFIG_KEYS)
+                    cfg = parse_kv_repr(msg[i + len("with config: ") :], _CONFIG_KEYS)
                     useful = {k: cfg[k] for k in _CONFIG_ORDER if k in cfg}
                     if useful:
                         self._fact(ctx, out, "config", useful)
         if "non-default args: " in msg:
             self._new_run()
-            d = parse_dict_repr(msg[msg.find("non-default args: ") + len("non-default args: "):])
+            d = parse_dict_repr(msg[msg.find("non-default args: ") + len("non-default args: ") :])
             if d:
                 self._fact(ctx, out, "flags", _flags(d))
         elif msg.startswith("args: Namespace(") or " args: Namespace(" in msg:
-            body = msg[msg.find("Namespace(") + len("Namespace("):]
+            body = msg[msg.find("Namespace(") + len("Namespace(") :]
             d = parse_kv_repr(body)
             if d:
                 self._fact(ctx, out, "flags", _flags(d))
         if " blocks: " in msg:
             b = _BLOCKS_RE.search(msg)
             if b is not None:
-                if b.group("cpu") is not None or b.group("dev") != "CPU" or msg.strip().startswith("# CPU blocks"):
+                if (
+                    b.group("cpu") is not None
+                    or b.group("dev") != "CPU"
+                    or msg.strip().startswith("# CPU blocks")
+                ):
                     self._fact(ctx, out, "num_gpu_blocks", int(b.group("n")))
                 if b.group("cpu") is not None:
                     self._fact(ctx, out, "num_cpu_blocks", int(b.group("cpu")))
@@ -806,11 +938,16 @@ class Parser:
         else:
             return
         body = msg.lstrip()
-        if body.startswith(("raise ", "File \"", "#")) or body.startswith(("self.", "return ")):
+        if body.startswith(("raise ", 'File "', "#")) or body.startswith(("self.", "return ")):
             return  # a traceback's source-code line quoting the message, not the error itself
         o = _OOM_RE.search(msg)
-        if o is not None and ("OutOfMemoryError" in msg or "Tried to allocate" in msg or "occurred when" in msg
-                              or ctx.level in ("ERROR", "CRITICAL") or body.startswith(("RuntimeError", "torch."))):
+        if o is not None and (
+            "OutOfMemoryError" in msg
+            or "Tried to allocate" in msg
+            or "occurred when" in msg
+            or ctx.level in ("ERROR", "CRITICAL")
+            or body.startswith(("RuntimeError", "torch."))
+        ):
             d: dict[str, Any] = {"device": o.group("dev")}
             for name, rx in _OOM_FIELDS:
                 fm = rx.search(msg)
@@ -840,12 +977,22 @@ class Parser:
                 "kv_available_gib": float(k.group("avail")),
                 "estimated_max_model_len": int(est) if est else None,
             }
-            self._error(ctx, out, "kv_needed_exceeds_available", msg, d, True, ("kvneed", d["max_model_len"], d["kv_needed_gib"]))
+            self._error(
+                ctx,
+                out,
+                "kv_needed_exceeds_available",
+                msg,
+                d,
+                True,
+                ("kvneed", d["max_model_len"], d["kv_needed_gib"]),
+            )
             return
         k = _MAX_SEQ_KV_RE.search(msg)
         if k is not None:
             d = {"max_seq_len": int(k.group("len")), "kv_tokens": int(k.group("kv"))}
-            self._error(ctx, out, "max_seq_len_exceeds_kv", msg, d, True, ("maxseq", d["max_seq_len"], d["kv_tokens"]))
+            self._error(
+                ctx, out, "max_seq_len_exceeds_kv", msg, d, True, ("maxseq", d["max_seq_len"], d["kv_tokens"])
+            )
             return
         if "No available memory for the cache blocks" in msg:
             self._error(ctx, out, "no_available_memory", msg, {}, True, ("noavail",))
@@ -863,14 +1010,20 @@ class Parser:
             return
         k = _MAX_POS_RE.search(msg) if "User-specified max_model_len" in msg else None
         if k is not None:
-            d = {"max_model_len": int(k.group("len")), "derived_max_model_len": int(float(k.group("derived"))),
-                 "derived_from": k.group("src")}
+            d = {
+                "max_model_len": int(k.group("len")),
+                "derived_max_model_len": int(float(k.group("derived"))),
+                "derived_from": k.group("src"),
+            }
             self._error(ctx, out, "max_position_exceeded", msg, d, True, ("maxpos", d["max_model_len"]))
             return
         if "Input prompt (" in msg:
             k = _PROMPT_LIMIT_RE.search(msg)
             if k is not None:
-                d = {"prompt_tokens": int(k.group("n")), "limit": int(k.group("lim")) if k.group("lim") else None}
+                d = {
+                    "prompt_tokens": int(k.group("n")),
+                    "limit": int(k.group("lim")) if k.group("lim") else None,
+                }
                 if k.group("lim") is None:
                     d["reason"] = "block_manager_capacity"
                 self._error(ctx, out, "prompt_too_long", msg, d, False, None)
@@ -887,7 +1040,9 @@ class Parser:
             self._error(ctx, out, "worker_exception", msg, d, True, ("worker", ctx.pid, d["method"]))
             return
         if "WorkerProc hit an exception" in msg:
-            self._error(ctx, out, "worker_exception", msg, {"worker": ctx.process}, True, ("worker", ctx.pid, None))
+            self._error(
+                ctx, out, "worker_exception", msg, {"worker": ctx.process}, True, ("worker", ctx.pid, None)
+            )
             return
         if "EngineDeadError" in msg or "output_handler failed" in msg:
             if self._shutdown:
@@ -896,13 +1051,22 @@ class Parser:
                 d = {"phase": "runtime" if self._stats_seen else "startup"}
                 self._error(ctx, out, "engine_core_failed", msg, d, True, ("enginecore",))
             return
-        if ("Engine core initialization failed" in msg or "EngineCore failed to start" in msg
-                or "EngineCore hit an exception" in msg):
+        if (
+            "Engine core initialization failed" in msg
+            or "EngineCore failed to start" in msg
+            or "EngineCore hit an exception" in msg
+        ):
             d = {"phase": "runtime" if self._stats_seen else "startup"}
             self._error(ctx, out, "engine_core_failed", msg, d, True, ("enginecore",))
 
     def _error(
-        self, ctx: _Ctx, out: list[LogEvent], kind: str, msg: str, details: dict[str, Any], fatal: bool,
+        self,
+        ctx: _Ctx,
+        out: list[LogEvent],
+        kind: str,
+        msg: str,
+        details: dict[str, Any],
+        fatal: bool,
         key: tuple | None,
     ) -> None:
         if kind in _DEDUP_KINDS and key is not None:
@@ -989,7 +1153,7 @@ class Parser:
             return False
         try:
             rec = json.loads(seg)
-        except Exception:  # noqa: BLE001
+        except Exception:
             return False
         if not isinstance(rec, dict):
             return False
@@ -1089,8 +1253,9 @@ def _parse_stats(msg: str) -> tuple[dict[str, Any], bool, int] | None:
             f["kv_device"] = gpu_dev
         if "CPU" in devices:
             f["cpu_kv_usage_pct"] = devices["CPU"]
-        required = ("Running" in f and "Swapped" in f and "Pending" in f and gpu_dev is not None
-                    and "CPU" in devices)
+        required = (
+            "Running" in f and "Swapped" in f and "Pending" in f and gpu_dev is not None and "CPU" in devices
+        )
     else:
         f["fmt"] = "v1"
         if devices:
@@ -1177,7 +1342,7 @@ def _cli_value(v: str) -> Any:
     if v[:1] in "{[":
         try:
             return json.loads(v)
-        except Exception:  # noqa: BLE001
+        except Exception:
             return v
     return {"true": True, "false": False, "True": True, "False": False}.get(v, v)
 
@@ -1203,7 +1368,7 @@ def _safe_delta(year: int, ctx: _Ctx, outer: datetime) -> float:
         inner = datetime(year, ctx.mo, ctx.dd, int(h[0]), int(h[1]), int(h[2]))
     except ValueError:
         return float("inf")
-    o = outer.astimezone(timezone.utc).replace(tzinfo=None) if outer.tzinfo else outer
+    o = outer.astimezone(UTC).replace(tzinfo=None) if outer.tzinfo else outer
     return (inner - o).total_seconds()
 
 
@@ -1215,4 +1380,3 @@ def parse_text(text: str, source: str = "<text>", *, year: int | None = None) ->
         out.extend(p.feed(LogLine(source, i, t)))
     out.extend(p.flush())
     return out
-

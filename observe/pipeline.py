@@ -13,10 +13,10 @@ import gzip
 import os
 import re
 import zlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 
 from observe import parse, scrape
 from observe.diagnosis import Diagnosis, InstanceBuilder
@@ -30,7 +30,22 @@ _ROTATED = re.compile(
     r"(?:\.(?P<num>\d{1,4})|[.-](?P<date>\d{4}-?\d{2}-?\d{2}(?:[T_-]?\d{2}-?\d{2}(?:-?\d{2})?)?))?"
     r"(?P<gz>\.gz)?$"
 )
-_SKIP_SUFFIXES = {".json", ".html", ".png", ".jpg", ".svg", ".yml", ".yaml", ".md", ".py", ".sh", ".pkl", ".csv", ".jsonl", ".tsv"}
+_SKIP_SUFFIXES = {
+    ".json",
+    ".html",
+    ".png",
+    ".jpg",
+    ".svg",
+    ".yml",
+    ".yaml",
+    ".md",
+    ".py",
+    ".sh",
+    ".pkl",
+    ".csv",
+    ".jsonl",
+    ".tsv",
+}
 _SNIFF = 8192
 
 
@@ -61,8 +76,12 @@ def _sniff(path: Path) -> bytes:
 def is_snapshot(head: bytes, path: Path) -> bool:
     """A saved /metrics text: `# scraped_at`, or Prometheus exposition of vllm: series."""
     h = head.lstrip()
-    return h.startswith(b"# scraped_at") or h.startswith(b"# HELP") or h.startswith(b"# TYPE") or (
-        path.suffix in (".prom",) or (b"\n# TYPE vllm:" in head[:2048] and b"] " not in head[:200]))
+    return (
+        h.startswith(b"# scraped_at")
+        or h.startswith(b"# HELP")
+        or h.startswith(b"# TYPE")
+        or (path.suffix in (".prom",) or (b"\n# TYPE vllm:" in head[:2048] and b"] " not in head[:200]))
+    )
 
 
 def is_binary(head: bytes) -> bool:
@@ -94,7 +113,11 @@ def discover(paths: Sequence[Path]) -> tuple[list[LogSet], list[Path], list[dict
         if not p.exists():
             raise InputError(f"no such file or folder: {p}")
         if p.is_dir():
-            found = sorted(q for q in p.rglob("*") if q.is_file() and not any(part.startswith(".") for part in q.relative_to(p).parts))
+            found = sorted(
+                q
+                for q in p.rglob("*")
+                if q.is_file() and not any(part.startswith(".") for part in q.relative_to(p).parts)
+            )
             found = [q for q in found if q.suffix.lower() not in _SKIP_SUFFIXES]
             if not found:
                 raise InputError(f"no log files in folder {p}")
@@ -122,10 +145,14 @@ def discover(paths: Sequence[Path]) -> tuple[list[LogSet], list[Path], list[dict
     for folder, fs in snaps.items():
         here = [ls for ls in logsets if ls.key[0] == folder]
         for f in sorted(fs):
-            target = next((ls for ls in here if f.name.startswith(ls.key[1].split(".")[0])), None) or (here[0] if here else None)
+            target = next((ls for ls in here if f.name.startswith(ls.key[1].split(".")[0])), None) or (
+                here[0] if here else None
+            )
             if target is not None:
                 target.snapshots.append(f)
-    orphan_snaps = [f for folder, fs in snaps.items() if not any(ls.key[0] == folder for ls in logsets) for f in fs]
+    orphan_snaps = [
+        f for folder, fs in snaps.items() if not any(ls.key[0] == folder for ls in logsets) for f in fs
+    ]
     return logsets, orphan_snaps, unreadable
 
 
@@ -148,10 +175,17 @@ def iter_lines(path: Path, unreadable: list[dict], progress: Progress | None = N
                     tick = n
                     progress(src, _pos(f, path), total)
     except (EOFError, zlib.error, gzip.BadGzipFile) as e:
-        unreadable.append({"path": src, "reason": f"truncated or corrupt gzip after {n} lines ({e.__class__.__name__})",
-                           "lines_read": n})
+        unreadable.append(
+            {
+                "path": src,
+                "reason": f"truncated or corrupt gzip after {n} lines ({e.__class__.__name__})",
+                "lines_read": n,
+            }
+        )
     except OSError as e:
-        unreadable.append({"path": src, "reason": f"read error after {n} lines: {e.strerror or e}", "lines_read": n})
+        unreadable.append(
+            {"path": src, "reason": f"read error after {n} lines: {e.strerror or e}", "lines_read": n}
+        )
     if progress is not None:
         progress(src, total, total)
 
@@ -196,8 +230,14 @@ def read_snapshot(path: Path) -> Scrape:
         raise InputError(f"{path}: not a Prometheus /metrics text ({e})")
 
 
-def diagnose_paths(paths: Sequence[Path], metrics: Sequence[Path] = (), *, progress: Progress | None = None,
-                   now: datetime | None = None, max_rows: int = 20_000) -> Diagnosis:
+def diagnose_paths(
+    paths: Sequence[Path],
+    metrics: Sequence[Path] = (),
+    *,
+    progress: Progress | None = None,
+    now: datetime | None = None,
+    max_rows: int = 20_000,
+) -> Diagnosis:
     if not paths:
         raise InputError("give at least one log file or folder")
     logsets, orphan_snaps, unreadable = discover(paths)
@@ -219,12 +259,14 @@ def diagnose_paths(paths: Sequence[Path], metrics: Sequence[Path] = (), *, progr
                 for ev in parser.flush():
                     b.add(ev)
             new_fmts = set(parser.formats) - fmts_before or set(parser.formats)
-            b.sources.append({
-                "path": str(part),
-                "lines": parser.lines - before_lines,
-                "parsed_lines": parser.vllm_lines - before_vllm,
-                "format": ",".join(sorted(new_fmts)) or None,
-            })
+            b.sources.append(
+                {
+                    "path": str(part),
+                    "lines": parser.lines - before_lines,
+                    "parsed_lines": parser.vllm_lines - before_vllm,
+                    "format": ",".join(sorted(new_fmts)) or None,
+                }
+            )
         for snap in ls.snapshots:
             b.add_scrape(read_snapshot(snap))
         instances.append((ls, b, parser))

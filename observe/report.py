@@ -60,16 +60,30 @@ def engine_dict(inst: InstanceDiagnosis) -> dict:
 
 
 def finding_dict(f, instance: str | None = None) -> dict:
-    d = {"id": f.id, "severity": f.severity, "title": f.title, "evidence": f.evidence,
-         "start": _iso(f.start), "end": _iso(f.end), "where": f.where, "data": f.data}
+    d = {
+        "id": f.id,
+        "severity": f.severity,
+        "title": f.title,
+        "evidence": f.evidence,
+        "start": _iso(f.start),
+        "end": _iso(f.end),
+        "where": f.where,
+        "data": f.data,
+    }
     if instance is not None:
         d["instance"] = instance
     return d
 
 
 def rec_dict(r, instance: str | None = None) -> dict:
-    d = {"flag": r.flag, "current": r.current, "suggested": r.suggested, "reason": r.reason,
-         "finding_ids": list(r.finding_ids), "expected_effect": r.expected_effect}
+    d = {
+        "flag": r.flag,
+        "current": r.current,
+        "suggested": r.suggested,
+        "reason": r.reason,
+        "finding_ids": list(r.finding_ids),
+        "expected_effect": r.expected_effect,
+    }
     if instance is not None:
         d["instance"] = instance
     return d
@@ -136,11 +150,23 @@ def _engine_lines(inst: InstanceDiagnosis) -> list[tuple[str, str]]:
     c = inst.config
     rows = [("vLLM version", _v(c.version)), ("engine", _v(c.engine)), ("model", _v(c.model))]
     if c.kv_cache_tokens is not None:
-        rows.append(("KV cache", f"{c.kv_cache_tokens:,} tokens" + (f" ({c.num_gpu_blocks:,} blocks)" if c.num_gpu_blocks else "")))
+        rows.append(
+            (
+                "KV cache",
+                f"{c.kv_cache_tokens:,} tokens"
+                + (f" ({c.num_gpu_blocks:,} blocks)" if c.num_gpu_blocks else ""),
+            )
+        )
     elif c.num_gpu_blocks is not None:
         rows.append(("KV cache", f"{c.num_gpu_blocks:,} blocks"))
     if c.max_concurrency is not None:
-        rows.append(("max concurrency", f"{c.max_concurrency:.2f}x" + (f" at {c.max_concurrency_len:,} tokens" if c.max_concurrency_len else "")))
+        rows.append(
+            (
+                "max concurrency",
+                f"{c.max_concurrency:.2f}x"
+                + (f" at {c.max_concurrency_len:,} tokens" if c.max_concurrency_len else ""),
+            )
+        )
     if c.available_kv_gib is not None:
         rows.append(("KV memory", f"{c.available_kv_gib} GiB"))
     s = inst.stats
@@ -150,9 +176,15 @@ def _engine_lines(inst: InstanceDiagnosis) -> list[tuple[str, str]]:
         rows.append(("max running / waiting", f"{_v(s.get('max_running'))} / {_v(s.get('max_waiting'))}"))
         rows.append(("max gen throughput", f"{_v(s.get('max_generation_throughput'))} tokens/s"))
     e = inst.events
-    pre = [x for x in (e.get("preemption_warnings") and f"{e['preemption_warnings']} warnings",
-                       e.get("cumulative_preemptions") and f"cumulative {e['cumulative_preemptions']:,}",
-                       e.get("metrics_preemptions") is not None and f"{e['metrics_preemptions']:,} in /metrics") if x]
+    pre = [
+        x
+        for x in (
+            e.get("preemption_warnings") and f"{e['preemption_warnings']} warnings",
+            e.get("cumulative_preemptions") and f"cumulative {e['cumulative_preemptions']:,}",
+            e.get("metrics_preemptions") is not None and f"{e['metrics_preemptions']:,} in /metrics",
+        )
+        if x
+    ]
     if pre:
         rows.append(("preemptions", ", ".join(pre)))
     if e.get("error_kinds"):
@@ -167,7 +199,9 @@ def render_text(diag: Diagnosis) -> str:
     for inst in diag.instances:
         out.append(f"== {inst.name}")
         for s in inst.sources:
-            out.append(f"   source: {s['path']} ({s['lines']:,} lines, {s['parsed_lines']:,} vLLM lines, {s.get('format') or 'no stats lines'})")
+            out.append(
+                f"   source: {s['path']} ({s['lines']:,} lines, {s['parsed_lines']:,} vLLM lines, {s.get('format') or 'no stats lines'})"
+            )
         for k, v in _engine_lines(inst):
             out.append(f"   {k:<22} {v}")
         out.append("")
@@ -184,7 +218,9 @@ def render_text(diag: Diagnosis) -> str:
             out.append("")
             out.append("   Recommendations")
             for r in inst.recommendations:
-                out.append(f"   {r.flag} {_fv(r.current)} → {_fv(r.suggested)}   ({', '.join(r.finding_ids)})")
+                out.append(
+                    f"   {r.flag} {_fv(r.current)} → {_fv(r.suggested)}   ({', '.join(r.finding_ids)})"
+                )
                 out.append(f"              {r.reason}")
                 if r.expected_effect:
                     out.append(f"              expected: {r.expected_effect}")
@@ -214,14 +250,24 @@ def render_markdown(diag: Diagnosis) -> str:
         else:
             out.append("No problems found.")
         if inst.recommendations:
-            out += ["", "### Recommendations", "", "| flag | current | suggested | why | expected effect |", "|---|---|---|---|---|"]
-            out += [f"| `{r.flag}` | {_md_cell(_fv(r.current))} | {_md_cell(_fv(r.suggested))} | {_md_cell(r.reason)} | {_md_cell(r.expected_effect)} |"
-                    for r in inst.recommendations]
+            out += [
+                "",
+                "### Recommendations",
+                "",
+                "| flag | current | suggested | why | expected effect |",
+                "|---|---|---|---|---|",
+            ]
+            out += [
+                f"| `{r.flag}` | {_md_cell(_fv(r.current))} | {_md_cell(_fv(r.suggested))} | {_md_cell(r.reason)} | {_md_cell(r.expected_effect)} |"
+                for r in inst.recommendations
+            ]
             if inst.command:
                 out += ["", "```sh", inst.command.replace("```", "'''"), "```"]
         out.append("")
     if diag.unreadable:
-        out += ["## Not read", ""] + [f"- {_md_cell(u['path'])}: {_md_cell(u['reason'])}" for u in diag.unreadable]
+        out += ["## Not read", ""] + [
+            f"- {_md_cell(u['path'])}: {_md_cell(u['reason'])}" for u in diag.unreadable
+        ]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -264,7 +310,11 @@ def print_rich(diag: Diagnosis, console=None) -> None:
             for col in ("severity", "finding", "evidence"):
                 ft.add_column(col)
             for f in inst.findings:
-                ft.add_row(f"[{_SEV_STYLE[f.severity]}]{f.severity}[/]", escape(f"{f.id}\n{f.title}"), escape(f.evidence))
+                ft.add_row(
+                    f"[{_SEV_STYLE[f.severity]}]{f.severity}[/]",
+                    escape(f"{f.id}\n{f.title}"),
+                    escape(f.evidence),
+                )
             con.print(ft)
         else:
             con.print("[green]No problems found.[/]")
@@ -273,7 +323,12 @@ def print_rich(diag: Diagnosis, console=None) -> None:
             for col in ("flag", "current → suggested", "why", "expected effect"):
                 rt.add_column(col)
             for r in inst.recommendations:
-                rt.add_row(escape(r.flag), escape(f"{_fv(r.current)} → {_fv(r.suggested)}"), escape(r.reason), escape(r.expected_effect or "—"))
+                rt.add_row(
+                    escape(r.flag),
+                    escape(f"{_fv(r.current)} → {_fv(r.suggested)}"),
+                    escape(r.reason),
+                    escape(r.expected_effect or "—"),
+                )
             con.print(rt)
             if inst.command:
                 con.print("[bold]Command:[/]")

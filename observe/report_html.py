@@ -11,8 +11,9 @@ pipeline.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from observe.svgplot import (
     _ROW_LABELS,
@@ -85,7 +86,7 @@ def _kv_table(rows: Iterable[tuple[str, Any]], cls: str = "facts") -> str:
 def _engine_section(config: Any) -> str:
     if config is None:
         return '<p class="muted">Nothing is known about how the engine was launched.</p>'
-    g = lambda n: getattr(config, n, None)  # noqa: E731 — terse accessor for a long list
+    g = lambda n: getattr(config, n, None)
     conc = g("max_concurrency")
     conc_txt = None
     if conc is not None:
@@ -108,8 +109,12 @@ def _engine_section(config: Any) -> str:
         ("gpu-memory-utilization", g("gpu_memory_utilization")),
         ("max-num-seqs", g("max_num_seqs")),
         ("max-num-batched-tokens", g("max_num_batched_tokens")),
-        ("tensor / pipeline parallel", None if g("tensor_parallel_size") is None and g("pipeline_parallel_size") is None
-         else f"{g('tensor_parallel_size') or 1} / {g('pipeline_parallel_size') or 1}"),
+        (
+            "tensor / pipeline parallel",
+            None
+            if g("tensor_parallel_size") is None and g("pipeline_parallel_size") is None
+            else f"{g('tensor_parallel_size') or 1} / {g('pipeline_parallel_size') or 1}",
+        ),
         ("kv-cache-dtype", g("kv_cache_dtype")),
         ("prefix caching", g("enable_prefix_caching")),
     ]
@@ -169,12 +174,15 @@ def _recommendations_section(recs: Sequence[Any], command: str | None) -> str:
             f'<td class="nw"><b>{_e(sug)}</b></td><td>{_e(r.reason)}</td><td>{_e(r.expected_effect or "—")}</td></tr>'
         )
     table = (
-        '<table class="recs"><tr><th>flag</th><th>now</th><th>set to</th><th>why</th><th>expected effect</th></tr>'
-        + "".join(rows) + "</table>"
-    ) if rows else ""
-    cmd = (
-        f'<h4>Command to paste</h4><pre class="command">{_e(command)}</pre>' if command else ""
+        (
+            '<table class="recs"><tr><th>flag</th><th>now</th><th>set to</th><th>why</th><th>expected effect</th></tr>'
+            + "".join(rows)
+            + "</table>"
+        )
+        if rows
+        else ""
     )
+    cmd = f'<h4>Command to paste</h4><pre class="command">{_e(command)}</pre>' if command else ""
     return table + cmd
 
 
@@ -192,7 +200,8 @@ def _dict_table(title: str, d: dict | None) -> str:
         return ""
     body = "".join(
         f"<tr><th>{_e(str(k).replace('_', ' '))}</th><td>{_e(_cell(v))}</td></tr>"
-        for k, v in d.items() if k != "errors"
+        for k, v in d.items()
+        if k != "errors"
     )
     return f'<div><h4>{_e(title)}</h4><table class="facts small">{body}</table></div>'
 
@@ -248,7 +257,8 @@ def _sources_section(sources: Sequence[dict]) -> str:
     )
     return (
         '<h3>Sources</h3><table class="sources"><tr><th>file</th><th>lines</th><th>parsed</th><th>format</th></tr>'
-        + rows + "</table>"
+        + rows
+        + "</table>"
     )
 
 
@@ -267,19 +277,24 @@ def render_instance(inst: Any, idx: int) -> str:
     axis = instance_axis(times)
     parts = [f'<section class="instance" id="instance-{idx}"><h2>{_e(inst.name)}</h2>']
     counts = _severity_counts(findings)
-    summary = " ".join(
-        f'<span class="badge sev-{s}">{n} {s}</span>' for s, n in counts.items() if n
-    ) or '<span class="badge ok">healthy</span>'
+    summary = (
+        " ".join(f'<span class="badge sev-{s}">{n} {s}</span>' for s, n in counts.items() if n)
+        or '<span class="badge ok">healthy</span>'
+    )
     span = ""
     if axis is not None and len(times) > 1:
         span = f" · {_fmt_time(axis.t0)} → {_fmt_time(axis.t1)} ({_fmt_duration(axis.span)})"
-    parts.append(f'<p class="summary">{summary} <span class="muted">{len(times):,} timeline rows{_e(span)}</span></p>')
+    parts.append(
+        f'<p class="summary">{summary} <span class="muted">{len(times):,} timeline rows{_e(span)}</span></p>'
+    )
     parts.append(_key_numbers(inst))
     parts.append("<h3>Findings</h3>" + _findings_section(findings))
     parts.append(_errors_section(getattr(inst, "events", None)))
     parts.append("<h3>Timeline</h3>")
     if axis is None:
-        parts.append('<p class="muted">No timed stats line or scrape was found, so there is no timeline to plot.</p>')
+        parts.append(
+            '<p class="muted">No timed stats line or scrape was found, so there is no timeline to plot.</p>'
+        )
     elif len(times) == 1:
         parts.append(_single_row(frame, times[0]))
     else:
@@ -296,8 +311,12 @@ def render_instance(inst: Any, idx: int) -> str:
                 + (f'<p class="note">{_e(p.note)}</p>' if p.note else "")
                 + "</figure>"
             )
-    parts.append("<h3>Recommendations</h3>" + _recommendations_section(
-        list(getattr(inst, "recommendations", None) or []), getattr(inst, "command", None)))
+    parts.append(
+        "<h3>Recommendations</h3>"
+        + _recommendations_section(
+            list(getattr(inst, "recommendations", None) or []), getattr(inst, "command", None)
+        )
+    )
     parts.append("<h3>Engine</h3>" + _engine_section(getattr(inst, "config", None)))
     stats_html = _dict_table("Stats", getattr(inst, "stats", None))
     stats_html += _dict_table("Events", getattr(inst, "events", None))
@@ -355,9 +374,12 @@ def _contents(instances: Sequence[Any]) -> str:
     rows = []
     for i, inst in enumerate(instances):
         findings = list(getattr(inst, "findings", None) or [])
-        badges = " ".join(
-            f'<span class="badge sev-{s}">{n}</span>' for s, n in _severity_counts(findings).items() if n
-        ) or '<span class="badge ok">ok</span>'
+        badges = (
+            " ".join(
+                f'<span class="badge sev-{s}">{n}</span>' for s, n in _severity_counts(findings).items() if n
+            )
+            or '<span class="badge ok">ok</span>'
+        )
         worst = min(findings, key=lambda f: SEVERITY_ORDER.get(getattr(f, "severity", ""), 3), default=None)
         rows.append(
             f'<tr><td class="nw">{badges}</td><td><a href="#instance-{i}">{_e(inst.name)}</a></td>'
@@ -373,7 +395,7 @@ def render_html(diag: Any) -> str:
     unreadable = list(getattr(diag, "unreadable", None) or [])
     total = _severity_counts([f for i in instances for f in (getattr(i, "findings", None) or [])])
     head = (
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         "<title>observe — vLLM diagnosis</title>"

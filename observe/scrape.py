@@ -14,7 +14,7 @@ here: the caller scrapes again at its next interval.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -42,7 +42,9 @@ def parse_text(text: str, *, at: datetime | None = None, source: str = "") -> Sc
         at = _stamp(text)
     head = text.lstrip()[:200].lower()
     if head.startswith(("<!doctype", "<html", "<?xml", "{", "[")):
-        raise TargetError(f"{source or 'response'} is not Prometheus text: it starts with {_show(text.lstrip()[:40])}")
+        raise TargetError(
+            f"{source or 'response'} is not Prometheus text: it starts with {_show(text.lstrip()[:40])}"
+        )
     if "\x00" in text:
         raise TargetError(f"{source or 'response'} is not Prometheus text: it holds NUL bytes")
     try:
@@ -52,43 +54,66 @@ def parse_text(text: str, *, at: datetime | None = None, source: str = "") -> Sc
     out: list[Sample] = []
     for fam in families:
         for s in fam.samples:
-            out.append(Sample(name=_canonical(fam.name, s.name), labels=dict(s.labels), value=float(s.value), raw_name=s.name))
+            out.append(
+                Sample(
+                    name=_canonical(fam.name, s.name),
+                    labels=dict(s.labels),
+                    value=float(s.value),
+                    raw_name=s.name,
+                )
+            )
     if not out and text.strip():
         raise TargetError(f"{source or 'response'} holds no metric samples")
     return Scrape(at=at, samples=out, source=source)
 
 
-def fetch(url: str, *, timeout: float = 5.0, now: datetime | None = None, session: requests.Session | None = None) -> Scrape:
+def fetch(
+    url: str, *, timeout: float = 5.0, now: datetime | None = None, session: requests.Session | None = None
+) -> Scrape:
     """GET `url` (a base URL gets `/metrics` appended) and parse it; never raises.
 
     `now` stamps the Scrape (default: the current UTC time). Down, slow, non-200, HTML or garbage
     answers come back as `Scrape(ok=False, error=<one line>)` with no samples.
     """
     target = metrics_url(url)
-    at = now or datetime.now(timezone.utc)
+    at = now or datetime.now(UTC)
     try:
         getter = session.get if session is not None else requests.get
         resp = getter(target, timeout=timeout, stream=True, headers={"Accept": "text/plain"})
         try:
             if resp.status_code != 200:
-                return Scrape(at=at, samples=[], source=target, ok=False, error=f"HTTP {resp.status_code} from {target}")
+                return Scrape(
+                    at=at, samples=[], source=target, ok=False, error=f"HTTP {resp.status_code} from {target}"
+                )
             body = resp.raw.read(_MAX_BODY + 1, decode_content=True)
         finally:
             resp.close()
         if len(body) > _MAX_BODY:
-            return Scrape(at=at, samples=[], source=target, ok=False, error=f"{target} answered more than {_MAX_BODY} bytes")
+            return Scrape(
+                at=at,
+                samples=[],
+                source=target,
+                ok=False,
+                error=f"{target} answered more than {_MAX_BODY} bytes",
+            )
         text = body.decode("utf-8", errors="replace")
         if not text.strip():
-            return Scrape(at=at, samples=[], source=target, ok=False, error=f"{target} answered an empty body")
+            return Scrape(
+                at=at, samples=[], source=target, ok=False, error=f"{target} answered an empty body"
+            )
         scrape = parse_text(text, at=at, source=target)
         scrape.at = at
         return scrape
     except TargetError as e:
         return Scrape(at=at, samples=[], source=target, ok=False, error=str(e))
     except requests.Timeout:
-        return Scrape(at=at, samples=[], source=target, ok=False, error=f"timeout after {timeout:g}s reading {target}")
+        return Scrape(
+            at=at, samples=[], source=target, ok=False, error=f"timeout after {timeout:g}s reading {target}"
+        )
     except requests.ConnectionError as e:
-        return Scrape(at=at, samples=[], source=target, ok=False, error=f"cannot connect to {target}: {_reason(e)}")
+        return Scrape(
+            at=at, samples=[], source=target, ok=False, error=f"cannot connect to {target}: {_reason(e)}"
+        )
     except (requests.RequestException, OSError, ValueError) as e:
         return Scrape(at=at, samples=[], source=target, ok=False, error=f"{target}: {_show(str(e), 160)}")
 

@@ -22,13 +22,23 @@ import heapq
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime, timezone
-from typing import Any, Callable
+from datetime import UTC, datetime
+from typing import Any
 
 from observe import diagnosis, exporter, report, scrape
 from observe.config import SidecarSettings
-from observe.model import AccessLog, EngineError, Envelope, LogEvent, Preemption, Scrape, StartupFact, StatsSample
+from observe.model import (
+    AccessLog,
+    EngineError,
+    Envelope,
+    LogEvent,
+    Preemption,
+    Scrape,
+    StartupFact,
+    StatsSample,
+)
 from observe.parse import Parser
 from observe.tail import Follower
 
@@ -45,10 +55,14 @@ class Sidecar:
         self._clock = clock
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._events: collections.deque[tuple[float, LogEvent]] = collections.deque(maxlen=settings.max_events)
+        self._events: collections.deque[tuple[float, LogEvent]] = collections.deque(
+            maxlen=settings.max_events
+        )
         # access-log lines can outnumber everything else 1000:1; they get their own, smaller
         # window so that a busy server's requests never push its stats lines out
-        self._access: collections.deque[tuple[float, LogEvent]] = collections.deque(maxlen=settings.max_access_events)
+        self._access: collections.deque[tuple[float, LogEvent]] = collections.deque(
+            maxlen=settings.max_access_events
+        )
         self._scrapes: collections.deque[tuple[float, Scrape]] = collections.deque(maxlen=10_000)
         self._facts: dict[str, StartupFact] = {}
         self._parsers: dict[str, Parser] = {}
@@ -64,14 +78,19 @@ class Sidecar:
             self._ensure_follower()
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self) -> "Sidecar":
+    def start(self) -> Sidecar:
         """Open the logs (at their end unless from_start), bind the listener, start the loops."""
         s = self.settings
         self._ensure_follower()
         registry = exporter.make_registry(self.export_state)
         try:
-            self._server = exporter.Server(registry, host=s.listen_host, port=s.listen_port,
-                                           health=self.health, diagnosis=self.diagnosis_dict)
+            self._server = exporter.Server(
+                registry,
+                host=s.listen_host,
+                port=s.listen_port,
+                health=self.health,
+                diagnosis=self.diagnosis_dict,
+            )
         except OSError:
             self._follower.close()
             raise
@@ -89,7 +108,7 @@ class Sidecar:
         """Stop the loops, close the files and the listener. Idempotent."""
         self._stop.set()
         if self._follower is not None:
-            self._follower._wake.set()  # noqa: SLF001 — end a wait() now rather than at its timeout
+            self._follower._wake.set()
         deadline = time.monotonic() + 5.0  # a long analysis may still run: its thread is a daemon
         for t in self._threads:
             t.join(timeout=max(0.1, deadline - time.monotonic()))
@@ -120,7 +139,7 @@ class Sidecar:
         self.start()
         self.wait()
 
-    def __enter__(self) -> "Sidecar":
+    def __enter__(self) -> Sidecar:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -150,7 +169,11 @@ class Sidecar:
             st = self._state
             fs = f.stats
             st.log_lines = dict(fs.lines)
-            st.log_rotations, st.log_truncations, st.log_deletions = fs.rotations, fs.truncations, fs.deletions
+            st.log_rotations, st.log_truncations, st.log_deletions = (
+                fs.rotations,
+                fs.truncations,
+                fs.deletions,
+            )
             st.log_errors, st.log_invalid_utf8, st.log_long_lines = fs.errors, fs.invalid_utf8, fs.long_lines
             st.parse_errors = sum(p.parse_errors for p in self._parsers.values())
             for ev in events:
@@ -163,7 +186,7 @@ class Sidecar:
         url = self.settings.vllm_url
         if not url:
             raise RuntimeError("no --vllm-url to scrape")
-        at = now or datetime.fromtimestamp(self._clock(), timezone.utc)
+        at = now or datetime.fromtimestamp(self._clock(), UTC)
         t0 = time.monotonic()
         sc = scrape.fetch(url, timeout=self.settings.scrape_timeout, now=at)
         took = time.monotonic() - t0
@@ -191,24 +214,40 @@ class Sidecar:
     def analyze_once(self, now: datetime | None = None) -> diagnosis.InstanceDiagnosis | None:
         """Run the `diagnose` detectors and advisor over the window; keep the last good result."""
         wall = self._clock()
-        at = now or datetime.fromtimestamp(wall, timezone.utc).replace(tzinfo=None)
+        at = now or datetime.fromtimestamp(wall, UTC).replace(tzinfo=None)
         with self._lock:
             self._prune(wall)
             facts = list(self._facts.values())
             if self._model and self._model.get("max_model_len"):
-                facts.insert(0, StartupFact(env=Envelope(source="/v1/models"), name="config",
-                                            value={"max_seq_len": self._model["max_model_len"],
-                                                   "model": self._model.get("model")}))
+                facts.insert(
+                    0,
+                    StartupFact(
+                        env=Envelope(source="/v1/models"),
+                        name="config",
+                        value={
+                            "max_seq_len": self._model["max_model_len"],
+                            "model": self._model.get("model"),
+                        },
+                    ),
+                )
             events = facts + [ev for _, ev in heapq.merge(self._events, self._access, key=lambda x: x[0])]
             scrapes = [sc for _, sc in self._scrapes]
-            sources = [{"path": path, "lines": n, "parsed_lines": self._parsers[path].vllm_lines
-                        if path in self._parsers else 0, "format": _fmt(self._parsers.get(path))}
-                       for path, n in sorted(self._state.log_lines.items())]
+            sources = [
+                {
+                    "path": path,
+                    "lines": n,
+                    "parsed_lines": self._parsers[path].vllm_lines if path in self._parsers else 0,
+                    "format": _fmt(self._parsers.get(path)),
+                }
+                for path, n in sorted(self._state.log_lines.items())
+            ]
         t0 = time.monotonic()
         try:
-            inst = diagnosis.analyze_instance(self.settings.instance_name, events, scrapes, now=at, sources=sources)
+            inst = diagnosis.analyze_instance(
+                self.settings.instance_name, events, scrapes, now=at, sources=sources
+            )
             doc = report.to_dict(diagnosis.Diagnosis(instances=[inst], generated_at=at))
-        except Exception:  # noqa: BLE001 — a failed analysis must not stop the sidecar
+        except Exception:
             with self._lock:
                 self._state.analysis_errors += 1
             return None
@@ -217,7 +256,9 @@ class Sidecar:
             st = self._state
             st.analysis_duration = took
             st.findings = [(f.id, f.severity) for f in inst.findings]
-            st.recommendations = [(r.flag, _label(r.current), _label(r.suggested)) for r in inst.recommendations]
+            st.recommendations = [
+                (r.flag, _label(r.current), _label(r.suggested)) for r in inst.recommendations
+            ]
             self._diagnosis = doc
             self._last = inst
         return inst
@@ -262,8 +303,13 @@ class Sidecar:
     def _ensure_follower(self) -> Follower:
         if self._follower is None:
             s = self.settings
-            self._follower = Follower(s.logs, from_start=s.from_start, poll_interval=s.poll_interval,
-                                      use_watchdog=s.use_watchdog, max_line_bytes=s.max_line_bytes)
+            self._follower = Follower(
+                s.logs,
+                from_start=s.from_start,
+                poll_interval=s.poll_interval,
+                use_watchdog=s.use_watchdog,
+                max_line_bytes=s.max_line_bytes,
+            )
         return self._follower
 
     def _learn(self, ev: LogEvent, now: float) -> None:
@@ -307,7 +353,12 @@ class Sidecar:
         model = None
         flags = facts["flags"].value if "flags" in facts and isinstance(facts["flags"].value, dict) else {}
         cfg = facts["config"].value if "config" in facts and isinstance(facts["config"].value, dict) else {}
-        model = flags.get("--served-model-name") or flags.get("--model") or flags.get("--model-tag") or cfg.get("model")
+        model = (
+            flags.get("--served-model-name")
+            or flags.get("--model")
+            or flags.get("--model-tag")
+            or cfg.get("model")
+        )
         if isinstance(model, (list, tuple)):
             model = model[0] if model else None
         if model is None and self._model:
@@ -336,7 +387,7 @@ class Sidecar:
                 try:
                     loop()
                     return
-                except Exception:  # noqa: BLE001 — the sidecar must outlive its own bugs
+                except Exception:
                     with self._lock:
                         self._thread_errors += 1
                     self._stop.wait(1.0)

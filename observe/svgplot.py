@@ -8,14 +8,14 @@ does not grow with the length of the logs. Text that reaches the SVG goes throug
 (html.escape). A frame is anything with ``.index`` (datetimes), ``.columns`` and ``frame[col]``.
 """
 
-
 from __future__ import annotations
 
 import html
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 # Geometry of every plot, in SVG user units (the <svg> scales to the page width).
 WIDTH = 960
@@ -235,7 +235,9 @@ def gap_threshold(secs: Sequence[float]) -> float:
     return max(5.0 * steps[len(steps) // 2], 1.0)
 
 
-def downsample(secs: Sequence[float], vals: Sequence[float | None], axis: TimeAxis) -> list[list[tuple[float, float]]]:
+def downsample(
+    secs: Sequence[float], vals: Sequence[float | None], axis: TimeAxis
+) -> list[list[tuple[float, float]]]:
     """A series' readings as runs of (x, value), keeping each pixel column's min and max in time order.
 
     Min/max per column keeps every peak (the maximum KV usage is always drawn exactly) while a
@@ -435,36 +437,104 @@ def svg_plot(plot: Plot, axis: TimeAxis, bands: Sequence[Band]) -> str:
 
 # (plot key, title, unit, fixed max, thresholds, [(column, label, dashed), ...], [(fallback col, for col)])
 _PLOTS = (
-    ("throughput", "Throughput", "tokens/s", None, (),
-     (("prompt_tps", "prompt", False), ("generation_tps", "generation", False),
-      ("m_prompt_tps", "prompt (/metrics)", True), ("m_generation_tps", "generation (/metrics)", True))),
-    ("requests", "Requests: running and waiting", "requests", None, (),
-     (("running", "running", False), ("waiting", "waiting", False), ("swapped", "swapped", False),
-      ("m_running", "running (/metrics)", True), ("m_waiting", "waiting (/metrics)", True))),
-    ("kv", "KV-cache usage", "%", 100.0, KV_THRESHOLDS,
-     (("kv_usage_pct", "KV cache usage", False), ("cpu_kv_usage_pct", "CPU swap KV usage", False),
-      ("m_kv_usage_pct", "KV cache usage (/metrics)", True))),
-    ("preemptions", "Preemptions", "preemptions", None, (),
-     (("cumulative_preemptions", "cumulative (log)", False), ("m_preemptions_total", "total (/metrics)", True))),
-    ("ttft", "Time to first token (from /metrics)", "seconds", None, (),
-     (("ttft_p50", "p50", False), ("ttft_p95", "p95", False), ("ttft_p99", "p99", False))),
-    ("itl", "Inter-token latency (from /metrics)", "seconds", None, (),
-     (("itl_p50", "p50", False), ("itl_p95", "p95", False), ("itl_p99", "p99", False))),
+    (
+        "throughput",
+        "Throughput",
+        "tokens/s",
+        None,
+        (),
+        (
+            ("prompt_tps", "prompt", False),
+            ("generation_tps", "generation", False),
+            ("m_prompt_tps", "prompt (/metrics)", True),
+            ("m_generation_tps", "generation (/metrics)", True),
+        ),
+    ),
+    (
+        "requests",
+        "Requests: running and waiting",
+        "requests",
+        None,
+        (),
+        (
+            ("running", "running", False),
+            ("waiting", "waiting", False),
+            ("swapped", "swapped", False),
+            ("m_running", "running (/metrics)", True),
+            ("m_waiting", "waiting (/metrics)", True),
+        ),
+    ),
+    (
+        "kv",
+        "KV-cache usage",
+        "%",
+        100.0,
+        KV_THRESHOLDS,
+        (
+            ("kv_usage_pct", "KV cache usage", False),
+            ("cpu_kv_usage_pct", "CPU swap KV usage", False),
+            ("m_kv_usage_pct", "KV cache usage (/metrics)", True),
+        ),
+    ),
+    (
+        "preemptions",
+        "Preemptions",
+        "preemptions",
+        None,
+        (),
+        (
+            ("cumulative_preemptions", "cumulative (log)", False),
+            ("m_preemptions_total", "total (/metrics)", True),
+        ),
+    ),
+    (
+        "ttft",
+        "Time to first token (from /metrics)",
+        "seconds",
+        None,
+        (),
+        (("ttft_p50", "p50", False), ("ttft_p95", "p95", False), ("ttft_p99", "p99", False)),
+    ),
+    (
+        "itl",
+        "Inter-token latency (from /metrics)",
+        "seconds",
+        None,
+        (),
+        (("itl_p50", "p50", False), ("itl_p95", "p95", False), ("itl_p99", "p99", False)),
+    ),
 )
 
 # A /metrics column is drawn only when its log twin is absent (they measure the same thing).
 _TWINS = {
-    "m_running": "running", "m_waiting": "waiting", "m_kv_usage_pct": "kv_usage_pct",
-    "m_prompt_tps": "prompt_tps", "m_generation_tps": "generation_tps",
+    "m_running": "running",
+    "m_waiting": "waiting",
+    "m_kv_usage_pct": "kv_usage_pct",
+    "m_prompt_tps": "prompt_tps",
+    "m_generation_tps": "generation_tps",
 }
 
 _COLORS = {
-    "prompt_tps": "#2f6fb3", "generation_tps": "#3a9d5d", "m_prompt_tps": "#2f6fb3", "m_generation_tps": "#3a9d5d",
-    "running": "#2f6fb3", "waiting": "#d0312d",
-    "swapped": "#8e44ad", "m_running": "#2f6fb3", "m_waiting": "#d0312d", "kv_usage_pct": "#2f6fb3",
-    "cpu_kv_usage_pct": "#8e44ad", "m_kv_usage_pct": "#16a2b8", "cumulative_preemptions": "#8e44ad",
-    "m_preemptions_total": "#c0392b", "ttft_p50": "#3a9d5d", "ttft_p95": "#e8890c", "ttft_p99": "#d0312d",
-    "itl_p50": "#3a9d5d", "itl_p95": "#e8890c", "itl_p99": "#d0312d",
+    "prompt_tps": "#2f6fb3",
+    "generation_tps": "#3a9d5d",
+    "m_prompt_tps": "#2f6fb3",
+    "m_generation_tps": "#3a9d5d",
+    "running": "#2f6fb3",
+    "waiting": "#d0312d",
+    "swapped": "#8e44ad",
+    "m_running": "#2f6fb3",
+    "m_waiting": "#d0312d",
+    "kv_usage_pct": "#2f6fb3",
+    "cpu_kv_usage_pct": "#8e44ad",
+    "m_kv_usage_pct": "#16a2b8",
+    "cumulative_preemptions": "#8e44ad",
+    "m_preemptions_total": "#c0392b",
+    "ttft_p50": "#3a9d5d",
+    "ttft_p95": "#e8890c",
+    "ttft_p99": "#d0312d",
+    "itl_p50": "#3a9d5d",
+    "itl_p95": "#e8890c",
+    "itl_p99": "#d0312d",
 }
 
 
@@ -487,8 +557,10 @@ def build_plots(frame: Any, axis: TimeAxis, times: Sequence[datetime]) -> list[P
         note = ""
         if key == "preemptions":
             # V0 prints a warning per 50 preemptions; V1 ≥ 0.11.1 a per-interval count on its stats line
-            for col, label in (("preemption_warnings", "preemption warning (log)"),
-                               ("preemptions", "preemptions in the interval (log)")):
+            for col, label in (
+                ("preemption_warnings", "preemption warning (log)"),
+                ("preemptions", "preemptions in the interval (log)"),
+            ):
                 vals = _column(frame, col)
                 if vals is not None and any(vals):
                     events = Series(col, label, "#d0312d", secs, vals)
@@ -546,10 +618,15 @@ def instance_axis(times: Sequence[datetime]) -> TimeAxis | None:
 
 
 _ROW_LABELS = (
-    ("kv_usage_pct", "KV-cache usage %"), ("running", "running"), ("waiting", "waiting"), ("swapped", "swapped"),
-    ("prompt_tps", "prompt tokens/s"), ("generation_tps", "generation tokens/s"),
-    ("prefix_hit_pct", "prefix-cache hit %"), ("cumulative_preemptions", "cumulative preemptions"),
-    ("m_kv_usage_pct", "KV-cache usage % (/metrics)"), ("ttft_p99", "TTFT p99 (s)"), ("itl_p99", "ITL p99 (s)"),
+    ("kv_usage_pct", "KV-cache usage %"),
+    ("running", "running"),
+    ("waiting", "waiting"),
+    ("swapped", "swapped"),
+    ("prompt_tps", "prompt tokens/s"),
+    ("generation_tps", "generation tokens/s"),
+    ("prefix_hit_pct", "prefix-cache hit %"),
+    ("cumulative_preemptions", "cumulative preemptions"),
+    ("m_kv_usage_pct", "KV-cache usage % (/metrics)"),
+    ("ttft_p99", "TTFT p99 (s)"),
+    ("itl_p99", "ITL p99 (s)"),
 )
-
-

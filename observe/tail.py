@@ -37,8 +37,8 @@ import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from observe.model import LogLine
 
@@ -169,14 +169,14 @@ class Follower:
             try:
                 obs.stop()
                 obs.join(timeout=2)
-            except Exception:  # noqa: BLE001 — shutting down; nothing useful to do
+            except Exception:
                 pass
         for st in self._streams.values():
             _close_fd(st.fd)
         self._streams.clear()
         self._wake.set()
 
-    def __enter__(self) -> "Follower":
+    def __enter__(self) -> Follower:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -275,7 +275,9 @@ class Follower:
         self.stats.rotations += 1
         self._reopen(st.path, old_stat, seen, out)
 
-    def _reopen(self, path: str, old_stat: os.stat_result, seen: list[tuple[int, int]], out: list[LogLine]) -> None:
+    def _reopen(
+        self, path: str, old_stat: os.stat_result, seen: list[tuple[int, int]], out: list[LogLine]
+    ) -> None:
         """Open `path` from its start, after reading any generation rotated away unseen."""
         new: _Stream | None = None
         for _ in range(4):  # scan, open the new file, scan again: it may have rotated meanwhile
@@ -301,7 +303,11 @@ class Follower:
         self._streams.pop(st.path, None)
 
     def _lost_generations(
-        self, path: str, old: os.stat_result, seen: list[tuple[int, int]], fence: tuple[int, int] | None = None
+        self,
+        path: str,
+        old: os.stat_result,
+        seen: list[tuple[int, int]],
+        fence: tuple[int, int] | None = None,
     ) -> list[int]:
         """Open rotated siblings of `path` written after the file we held and never read by us.
 
@@ -370,7 +376,7 @@ class Follower:
             nl = chunk.find(b"\n")
             if nl < 0:
                 return
-            chunk = chunk[nl + 1:]
+            chunk = chunk[nl + 1 :]
             st.skipping = False
         data = st.partial + chunk if st.partial else chunk
         parts = data.split(b"\n")
@@ -414,7 +420,7 @@ class Follower:
         wake = self._wake
 
         class _Handler(FileSystemEventHandler):
-            def on_any_event(self, event) -> None:  # noqa: ANN001 — watchdog's signature
+            def on_any_event(self, event) -> None:
                 if event.event_type in _WAKING:  # not opened/closed: our own reads make those
                     wake.set()
 
@@ -426,10 +432,10 @@ class Follower:
             self._watch_dirs()
             obs.start()
             self.stats.watchdog = True
-        except Exception as e:  # noqa: BLE001 — inotify limits, unsupported fs: fall back to polling
+        except Exception as e:
             try:
                 obs.unschedule_all()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 pass
             self._observer = None
             self.stats.watchdog = False
@@ -443,7 +449,7 @@ class Follower:
             try:
                 self._observer.schedule(self._handler, d, recursive=glob.has_magic(os.path.dirname(pat)))
                 self._watched.add(d)
-            except Exception as e:  # noqa: BLE001 — keep polling this one
+            except Exception as e:
                 self.stats.last_error = f"cannot watch {d}: {e}"
                 self._watched.add(d)
 
@@ -464,7 +470,11 @@ def _siblings(d: str, base: str) -> dict[str, tuple[int, int]]:
     except OSError:
         return out
     for name in names:
-        if not name.startswith(base) or name.endswith(_COMPRESSED) or not _ROTATED.fullmatch(name[len(base):]):
+        if (
+            not name.startswith(base)
+            or name.endswith(_COMPRESSED)
+            or not _ROTATED.fullmatch(name[len(base) :])
+        ):
             continue
         try:
             s = os.stat(os.path.join(d, name))

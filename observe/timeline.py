@@ -11,8 +11,8 @@ come every 5–10 s, scrapes at their own interval). Pure: no I/O, no clock.
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 
 import pandas as pd
 
@@ -185,11 +185,18 @@ def scrape_frame(scrapes: Sequence[Scrape]) -> pd.DataFrame:
         row["m_preemptions_total"] = metricmath.value(s, "vllm:num_preemptions_total")
         if prev is not None:
             dt = (s.at - prev.at).total_seconds()
-            for col, name in (("m_preemption_rate", "vllm:num_preemptions_total"),
-                              ("m_generation_tps", "vllm:generation_tokens_total"),
-                              ("m_prompt_tps", "vllm:prompt_tokens_total")):
-                row[col] = metricmath.rate_between(metricmath.value(prev, name), metricmath.value(s, name), dt)
-            for key, fam in (("ttft", "vllm:time_to_first_token_seconds"), ("itl", "vllm:inter_token_latency_seconds")):
+            for col, name in (
+                ("m_preemption_rate", "vllm:num_preemptions_total"),
+                ("m_generation_tps", "vllm:generation_tokens_total"),
+                ("m_prompt_tps", "vllm:prompt_tokens_total"),
+            ):
+                row[col] = metricmath.rate_between(
+                    metricmath.value(prev, name), metricmath.value(s, name), dt
+                )
+            for key, fam in (
+                ("ttft", "vllm:time_to_first_token_seconds"),
+                ("itl", "vllm:inter_token_latency_seconds"),
+            ):
                 delta = metricmath.bucket_delta(metricmath.buckets(prev, fam), metricmath.buckets(s, fam))
                 for q in (50, 95, 99):
                     row[f"{key}_p{q}"] = metricmath.histogram_quantile(q / 100.0, delta) if delta else None
@@ -203,9 +210,7 @@ def scrape_frame(scrapes: Sequence[Scrape]) -> pd.DataFrame:
 def naive(t: datetime) -> datetime:
     """Aware times become naive UTC (vLLM's own log stamps carry no zone; docs/architecture.md)."""
     if t.tzinfo is not None:
-        from datetime import timezone
-
-        return t.astimezone(timezone.utc).replace(tzinfo=None)
+        return t.astimezone(UTC).replace(tzinfo=None)
     return t
 
 
@@ -219,8 +224,14 @@ def join(logs: pd.DataFrame, metrics: pd.DataFrame, tolerance_s: float = 15.0) -
     right = metrics.sort_index().reset_index().rename(columns={"ts": "m_ts"})
     left["ts"] = left["ts"].astype("datetime64[ns]")
     right["m_ts"] = right["m_ts"].astype("datetime64[ns]")
-    merged = pd.merge_asof(left, right, left_on="ts", right_on="m_ts", direction="nearest",
-                           tolerance=pd.Timedelta(seconds=tolerance_s))
+    merged = pd.merge_asof(
+        left,
+        right,
+        left_on="ts",
+        right_on="m_ts",
+        direction="nearest",
+        tolerance=pd.Timedelta(seconds=tolerance_s),
+    )
     merged.attrs = dict(logs.attrs)
     used = set(merged["m_ts"].dropna())
     merged = merged.drop(columns=["m_ts"]).set_index("ts")

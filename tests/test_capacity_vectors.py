@@ -22,9 +22,17 @@ BY_ID = {v["id"]: v for v in VECTORS}
 
 # facebook/opt-125m config.json values (architecture of the PR #4454 vector; the vector's arch
 # block gives layers 12, kv_heads 12, head_dim 64, which these reproduce).
-OPT_125M = {"_name_or_path": "facebook/opt-125m", "num_hidden_layers": 12, "num_attention_heads": 12,
-            "hidden_size": 768, "ffn_dim": 3072, "vocab_size": 50272, "max_position_embeddings": 2048,
-            "torch_dtype": "float16", "tie_word_embeddings": True}
+OPT_125M = {
+    "_name_or_path": "facebook/opt-125m",
+    "num_hidden_layers": 12,
+    "num_attention_heads": 12,
+    "hidden_size": 768,
+    "ffn_dim": 3072,
+    "vocab_size": 50272,
+    "max_position_embeddings": 2048,
+    "torch_dtype": "float16",
+    "tie_word_embeddings": True,
+}
 
 # vector id → the built-in model with the same architecture (the vector names a fine-tune or a
 # quantized checkpoint of it); weights always come from the vector itself.
@@ -75,8 +83,11 @@ def predict(v: dict):
             measured = Measured(num_gpu_blocks=rep["num_blocks"])
         gpu = gpu or 80.0
     if v["id"] == "vllm-pr14447-rtx3090-util0.99-accounting":
-        measured = Measured(weights_gib=v["weights_gib_per_rank"], activation_gib=rep["activation_peak_gib"],
-                            non_torch_gib=rep["non_torch_memory_gib"])
+        measured = Measured(
+            weights_gib=v["weights_gib_per_rank"],
+            activation_gib=rep["activation_peak_gib"],
+            non_torch_gib=rep["non_torch_memory_gib"],
+        )
     version = v.get("vllm_version")
     if v["kind"] == "unit-test":
         # vLLM's unit tests call estimate_max_model_len / get_max_concurrency directly with the memory
@@ -87,13 +98,21 @@ def predict(v: dict):
     if v["id"].startswith("vllm-34076"):
         pp = 1  # vLLM's check in that version used all 48 layers against one stage (the bug reported there)
     return compute(
-        _spec(v), gpu_memory_gib=gpu, tp=v.get("tensor_parallel_size") or 1, pp=pp,
-        gpu_memory_utilization=v.get("gpu_memory_utilization") or 0.9, max_model_len=v.get("max_model_len"),
-        kv_cache_dtype="fp8" if v.get("kv_dtype_bytes") == 1 else "auto", block_size=v.get("block_size") or 16,
+        _spec(v),
+        gpu_memory_gib=gpu,
+        tp=v.get("tensor_parallel_size") or 1,
+        pp=pp,
+        gpu_memory_utilization=v.get("gpu_memory_utilization") or 0.9,
+        max_model_len=v.get("max_model_len"),
+        kv_cache_dtype="fp8" if v.get("kv_dtype_bytes") == 1 else "auto",
+        block_size=v.get("block_size") or 16,
         max_num_batched_tokens=_int_or_none(v.get("max_num_batched_tokens")),
-        max_num_seqs=_int_or_none(v.get("max_num_seqs")), vllm_version=version,
-        engine=(v.get("engine") or "").lower() or None, weights_gib=v.get("weights_gib_per_rank"),
-        measured=measured, gpu_name=v.get("gpu") or "",
+        max_num_seqs=_int_or_none(v.get("max_num_seqs")),
+        vllm_version=version,
+        engine=(v.get("engine") or "").lower() or None,
+        weights_gib=v.get("weights_gib_per_rank"),
+        measured=measured,
+        gpu_name=v.get("gpu") or "",
     )
 
 
@@ -109,8 +128,12 @@ def reported_tokens(v: dict) -> int | None:
 
 def failed(v: dict) -> bool:
     rep = v["reported"]
-    return ("error" in rep or "failed" in str(rep.get("outcome", "")).lower()
-            or rep.get("num_gpu_blocks") == 0 or (rep.get("available_kv_cache_gib") or 0) < 0)
+    return (
+        "error" in rep
+        or "failed" in str(rep.get("outcome", "")).lower()
+        or rep.get("num_gpu_blocks") == 0
+        or (rep.get("available_kv_cache_gib") or 0) < 0
+    )
 
 
 def error_pct(v: dict, r) -> float | None:
@@ -132,9 +155,14 @@ def error_pct(v: dict, r) -> float | None:
 
 def dense_single_complete(v: dict) -> bool:
     a = v.get("arch") or {}
-    return (v.get("complete_inputs") and (v.get("gpu_count") or 1) == 1 and (v.get("tensor_parallel_size") or 1) == 1
-            and "sliding_window" not in a and v.get("gpu_total_gib") is not None
-            and reported_tokens(v) not in (None, 0))
+    return (
+        v.get("complete_inputs")
+        and (v.get("gpu_count") or 1) == 1
+        and (v.get("tensor_parallel_size") or 1) == 1
+        and "sliding_window" not in a
+        and v.get("gpu_total_gib") is not None
+        and reported_tokens(v) not in (None, 0)
+    )
 
 
 @pytest.mark.parametrize("v", [v for v in VECTORS if v.get("arch")], ids=lambda v: v["id"])
@@ -142,8 +170,11 @@ def test_bytes_per_token_exact(v):
     a = v["arch"]
     spec = _spec(v)
     assert (spec.layers, spec.head_dim) == (a["layers"], a["head_dim"])
-    got = bytes_per_token(spec, tp=v.get("tensor_parallel_size") or 1,
-                          kv_cache_dtype="fp8" if v.get("kv_dtype_bytes") == 1 else "auto")
+    got = bytes_per_token(
+        spec,
+        tp=v.get("tensor_parallel_size") or 1,
+        kv_cache_dtype="fp8" if v.get("kv_dtype_bytes") == 1 else "auto",
+    )
     want = v["prediction"].get("bytes_per_token_per_rank")
     if want is None:  # gpt-oss-120b: 2 (K,V) x 36 layers x 8 heads x 64 x 2 B, all layers
         want = 2 * a["layers"] * a["kv_heads"] * a["head_dim"] * v["kv_dtype_bytes"]
@@ -164,14 +195,19 @@ def test_failed_launches_are_predicted_to_fail(v):
     assert not r.fits
 
 
-@pytest.mark.parametrize("v", [v for v in VECTORS if "OK" in str(v["reported"].get("outcome", ""))], ids=lambda v: v["id"])
+@pytest.mark.parametrize(
+    "v", [v for v in VECTORS if "OK" in str(v["reported"].get("outcome", ""))], ids=lambda v: v["id"]
+)
 def test_successful_launches_are_predicted_to_fit(v):
     assert predict(v).fits
 
 
 def test_fit_errors_reproduce_vllms_estimate():
     # vLLM printed the estimated maximum model length; the formula gives it within 0.05%
-    for vid in ("vllm-25350-fp8kv-qwen3-30b-a3b-class-221k-error", "vllm-34076-pp2-qwen3-coder-30b-a3b-fp8-error"):
+    for vid in (
+        "vllm-25350-fp8kv-qwen3-30b-a3b-class-221k-error",
+        "vllm-34076-pp2-qwen3-coder-30b-a3b-fp8-error",
+    ):
         v = BY_ID[vid]
         r = predict(v)
         assert r.basis == "measured"
@@ -207,8 +243,10 @@ def test_median_error_over_all_vectors(capsys):
     med = statistics.median(abs(e) for _, e, _ in rows)
     est = [abs(e) for _, e, b in rows if b == "estimated"]
     with capsys.disabled():
-        print(f"\ncapacity vectors: {len(rows)} with a reported number, median |error| {med:.2f}%; "
-              f"{len(est)} predicted from GPU, flags and weights alone: median {statistics.median(est):.2f}%")
+        print(
+            f"\ncapacity vectors: {len(rows)} with a reported number, median |error| {med:.2f}%; "
+            f"{len(est)} predicted from GPU, flags and weights alone: median {statistics.median(est):.2f}%"
+        )
         for vid, e, b in rows:
             print(f"  {e:+8.2f}%  {b:9s}  {vid}")
     assert len(rows) >= 12

@@ -35,9 +35,17 @@ def test_json_has_the_stable_keys() -> None:
     for key in ("sources", "engine", "stats", "events", "findings", "recommendations"):
         assert key in d
     assert {"path", "lines", "parsed_lines", "format"} <= set(d["sources"][0])
-    assert {"version", "engine", "flags", "kv_cache_tokens", "num_gpu_blocks", "max_concurrency"} <= set(d["engine"])
-    assert {"samples", "max_kv_cache_usage_pct", "max_running", "max_waiting", "max_prompt_throughput",
-            "max_generation_throughput"} <= set(d["stats"])
+    assert {"version", "engine", "flags", "kv_cache_tokens", "num_gpu_blocks", "max_concurrency"} <= set(
+        d["engine"]
+    )
+    assert {
+        "samples",
+        "max_kv_cache_usage_pct",
+        "max_running",
+        "max_waiting",
+        "max_prompt_throughput",
+        "max_generation_throughput",
+    } <= set(d["stats"])
     assert {"preemption_warnings", "cumulative_preemptions", "oom_errors", "errors"} <= set(d["events"])
     f = d["findings"][0]
     assert {"id", "severity", "title", "evidence", "start", "end"} <= set(f)
@@ -50,7 +58,9 @@ def test_text_and_markdown_name_the_finding() -> None:
     r = run(str(SAT), "--format", "text")
     assert r.exit_code == 0 and "kv_cache_saturated" in r.stdout and "98.4%" in r.stdout
     r = run(str(SAT), "--format", "markdown")
-    assert r.exit_code == 0 and r.stdout.startswith("# observe diagnosis") and "`kv_cache_saturated`" in r.stdout
+    assert (
+        r.exit_code == 0 and r.stdout.startswith("# observe diagnosis") and "`kv_cache_saturated`" in r.stdout
+    )
 
 
 def test_output_file(tmp_path: Path) -> None:
@@ -148,8 +158,10 @@ def test_metrics_snapshots_add_measured_preemptions() -> None:
 
     snaps = sorted((DATA / "metrics").glob("metrics-kvpressure-*.txt"))
     assert len(snaps) >= 2
-    totals = [float(re.search(r"^vllm:num_preemptions_total\{[^}]*\} (\S+)$", s.read_text(), re.M).group(1))
-              for s in snaps]
+    totals = [
+        float(re.search(r"^vllm:num_preemptions_total\{[^}]*\} (\S+)$", s.read_text(), re.M).group(1))
+        for s in snaps
+    ]
     args = [str(SAT)]
     for s in snaps:
         args += ["--metrics", str(s)]

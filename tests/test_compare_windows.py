@@ -27,7 +27,9 @@ def _snaps(folder: Path) -> list[Path]:
 
 
 def _diag_json(folder: Path, out: Path) -> Path:
-    r = CliRunner().invoke(app, ["diagnose", str(folder), "--format", "json", "--output", str(out), "--no-progress"])
+    r = CliRunner().invoke(
+        app, ["diagnose", str(folder), "--format", "json", "--output", str(out), "--no-progress"]
+    )
     assert r.exit_code == 0, r.stderr
     return out
 
@@ -63,14 +65,25 @@ def _sidecar_window(folder: Path, tmp: Path) -> dict:
     shutil.copy(folder / "vllm.log", logdir / "vllm.log")
     bodies = [p.read_text() for p in _snaps(folder)]
     with replay_metrics_server(bodies, mode="per_request") as (url, ctl):
-        car = Sidecar(SidecarSettings(logs=[str(logdir / "*.log")], vllm_url=url, listen_port=0, from_start=True,
-                                      scrape_interval=0.2, analyze_interval=0.3, poll_interval=0.1)).start()
+        car = Sidecar(
+            SidecarSettings(
+                logs=[str(logdir / "*.log")],
+                vllm_url=url,
+                listen_port=0,
+                from_start=True,
+                scrape_interval=0.2,
+                analyze_interval=0.3,
+                poll_interval=0.1,
+            )
+        ).start()
         try:
             wait_until(lambda: ctl.requests >= len(bodies) + 1, timeout=30, what="every snapshot scraped")
 
             def analysed() -> bool:
                 d = requests.get(car.listen_url + "/api/diagnosis", timeout=5)
-                return d.status_code == 200 and (d.json()["stats"].get("metrics") or {}).get("scrapes", 0) >= len(bodies)
+                return d.status_code == 200 and (d.json()["stats"].get("metrics") or {}).get(
+                    "scrapes", 0
+                ) >= len(bodies)
 
             wait_until(analysed, timeout=30, what="a diagnosis of the whole window")
             return requests.get(car.listen_url + "/api/diagnosis", timeout=5).json()

@@ -31,20 +31,33 @@ def compose_doc() -> dict:
 def render_alertmanager(tmp: Path, **env: str) -> Path:
     """Run compose/render-and-run.sh (sh + awk, as in the container) with ALERTMANAGER_BIN=true."""
     out = tmp / f"am-{len(list(tmp.iterdir()))}.yml"
-    full_env = {"PATH": os.environ["PATH"], "AM_CONFIG_TEMPLATE": str(COMPOSE / "alertmanager.yml"),
-                "AM_CONFIG_OUT": str(out), "ALERTMANAGER_BIN": "true", **env}
-    r = subprocess.run(["sh", str(COMPOSE / "render-and-run.sh")], env=full_env, capture_output=True, text=True)
+    full_env = {
+        "PATH": os.environ["PATH"],
+        "AM_CONFIG_TEMPLATE": str(COMPOSE / "alertmanager.yml"),
+        "AM_CONFIG_OUT": str(out),
+        "ALERTMANAGER_BIN": "true",
+        **env,
+    }
+    r = subprocess.run(
+        ["sh", str(COMPOSE / "render-and-run.sh")], env=full_env, capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stderr
     return out
 
 
 # ---------------------------------------------------------------- docker-compose
 
+
 @pytest.mark.skipif(not have("docker-compose"), reason="docker-compose (Debian package) not installed")
 def test_docker_compose_config_accepts_the_file():
     env = {**os.environ, "GF_ADMIN_PASSWORD": "test-only"}
-    r = subprocess.run(["docker-compose", "-f", str(COMPOSE / "docker-compose.yml"), "config"],
-                       cwd=COMPOSE, env=env, capture_output=True, text=True)
+    r = subprocess.run(
+        ["docker-compose", "-f", str(COMPOSE / "docker-compose.yml"), "config"],
+        cwd=COMPOSE,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     resolved = yaml.safe_load(r.stdout)
     assert resolved["services"]["grafana"]["environment"]["GF_SECURITY_ADMIN_PASSWORD"] == "test-only"
@@ -53,8 +66,13 @@ def test_docker_compose_config_accepts_the_file():
 @pytest.mark.skipif(not have("docker-compose"), reason="docker-compose (Debian package) not installed")
 def test_grafana_password_has_no_default():
     env = {k: v for k, v in os.environ.items() if k != "GF_ADMIN_PASSWORD"}
-    r = subprocess.run(["docker-compose", "-f", str(COMPOSE / "docker-compose.yml"), "config"],
-                       cwd=COMPOSE, env=env, capture_output=True, text=True)
+    r = subprocess.run(
+        ["docker-compose", "-f", str(COMPOSE / "docker-compose.yml"), "config"],
+        cwd=COMPOSE,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode != 0
     assert "GF_ADMIN_PASSWORD" in r.stderr
 
@@ -72,8 +90,15 @@ def test_services_and_wiring():
         assert s[v]["networks"]["default"]["aliases"] == ["vllm"]
     side = s["observe"]
     assert side["build"] == {"context": "..", "dockerfile": "compose/Dockerfile.sidecar"}
-    assert side["command"] == ["sidecar", "--log", "/logs/vllm*.log", "--vllm-url", "http://vllm:8000",
-                               "--listen", "0.0.0.0:9400"]
+    assert side["command"] == [
+        "sidecar",
+        "--log",
+        "/logs/vllm*.log",
+        "--vllm-url",
+        "http://vllm:8000",
+        "--listen",
+        "0.0.0.0:9400",
+    ]
     assert "vllm-logs:/logs:ro" in side["volumes"]
     assert "../alerts:/etc/prometheus/rules:ro" in s["prometheus"]["volumes"]
     assert "../dashboards:/var/lib/grafana/dashboards/observe:ro" in s["grafana"]["volumes"]
@@ -115,11 +140,14 @@ def test_vllm_logging_config_writes_vllm_format_to_stdout_and_rotating_file(tmp_
         logging.getLogger("vllm").handlers.clear()
     lines = (tmp_path / "vllm.log").read_text().splitlines()
     assert (tmp_path / "vllm.log.1").exists(), "the file handler rotates"
-    assert lines and all(re.fullmatch(r"INFO \d\d-\d\d \d\d:\d\d:\d\d \[test_compose\.py:\d+\] Engine 000: .*", ln)
-                         for ln in lines), lines[:2]
+    assert lines and all(
+        re.fullmatch(r"INFO \d\d-\d\d \d\d:\d\d:\d\d \[test_compose\.py:\d+\] Engine 000: .*", ln)
+        for ln in lines
+    ), lines[:2]
 
 
 # ---------------------------------------------------------------- Prometheus config
+
 
 @pytest.mark.skipif(not have("promtool"), reason="promtool not installed")
 def test_prometheus_config_is_valid_with_the_rules(tmp_path: Path):
@@ -139,10 +167,21 @@ def test_prometheus_config_is_valid_with_the_rules(tmp_path: Path):
 
 # ---------------------------------------------------------------- Alertmanager config
 
+
 @pytest.mark.skipif(not have("amtool"), reason="amtool not installed")
-@pytest.mark.parametrize("env", [{}, {"SLACK_API_URL": "https://hooks.slack.example/T/B/x", "SLACK_SEVERITIES": "critical",
-                                      "SMTP_SMARTHOST": "smtp.example:587", "ALERT_EMAIL_TO": "oncall@example.org",
-                                      "EMAIL_SEVERITIES": "critical|warning"}])
+@pytest.mark.parametrize(
+    "env",
+    [
+        {},
+        {
+            "SLACK_API_URL": "https://hooks.slack.example/T/B/x",
+            "SLACK_SEVERITIES": "critical",
+            "SMTP_SMARTHOST": "smtp.example:587",
+            "ALERT_EMAIL_TO": "oncall@example.org",
+            "EMAIL_SEVERITIES": "critical|warning",
+        },
+    ],
+)
 def test_rendered_alertmanager_config_is_valid(tmp_path: Path, env: dict):
     out = render_alertmanager(tmp_path, **env)
     r = subprocess.run(["amtool", "check-config", str(out)], capture_output=True, text=True)
@@ -151,7 +190,9 @@ def test_rendered_alertmanager_config_is_valid(tmp_path: Path, env: dict):
 
 
 def test_render_uses_environment_and_escapes_it(tmp_path: Path):
-    out = render_alertmanager(tmp_path, ALERT_WEBHOOK_URL='http://hook.example/a"b\\c', SLACK_SEVERITIES="critical")
+    out = render_alertmanager(
+        tmp_path, ALERT_WEBHOOK_URL='http://hook.example/a"b\\c', SLACK_SEVERITIES="critical"
+    )
     doc = yaml.safe_load(out.read_text())
     assert doc["receivers"][0]["webhook_configs"][0]["url"] == 'http://hook.example/a"b\\c'
     assert doc["route"]["routes"][0]["matchers"] == ['severity=~"critical"']
@@ -161,8 +202,11 @@ def test_render_uses_environment_and_escapes_it(tmp_path: Path):
 
 
 def _routes(config: Path, *labels: str) -> str:
-    r = subprocess.run(["amtool", "config", "routes", "test", f"--config.file={config}", *labels],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        ["amtool", "config", "routes", "test", f"--config.file={config}", *labels],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     return r.stdout.strip()
 
@@ -184,22 +228,34 @@ def test_vllm_down_inhibits_its_metric_alerts_but_not_log_alerts(tmp_path: Path)
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
     def alert(name: str, component: str, instance: str, severity: str = "warning") -> dict:
-        return {"labels": {"alertname": name, "component": component, "instance": instance, "severity": severity},
-                "startsAt": now}
+        return {
+            "labels": {"alertname": name, "component": component, "instance": instance, "severity": severity},
+            "startsAt": now,
+        }
 
     with alertmanager(cfg, tmp=tmp_path) as am:
-        posted = [alert("VLLMDown", "vllm", "a:8000", "critical"),
-                  alert("VLLMKVCacheSaturated", "vllm", "a:8000"),
-                  alert("VLLMEngineOOM", "vllm-logs", "a:8000", "critical"),
-                  alert("VLLMKVCacheSaturated", "vllm", "b:8000")]
+        posted = [
+            alert("VLLMDown", "vllm", "a:8000", "critical"),
+            alert("VLLMKVCacheSaturated", "vllm", "a:8000"),
+            alert("VLLMEngineOOM", "vllm-logs", "a:8000", "critical"),
+            alert("VLLMKVCacheSaturated", "vllm", "b:8000"),
+        ]
         requests.post(am + "/api/v2/alerts", json=posted, timeout=5).raise_for_status()
 
         def states():
             got = requests.get(am + "/api/v2/alerts", timeout=5).json()
             return {(a["labels"]["alertname"], a["labels"]["instance"]): a["status"] for a in got}
 
-        s = wait_until(lambda: (st := states()) and len(st) == 4
-                       and st[("VLLMKVCacheSaturated", "a:8000")]["inhibitedBy"] and st, 20, what="inhibition")
+        s = wait_until(
+            lambda: (
+                (st := states())
+                and len(st) == 4
+                and st[("VLLMKVCacheSaturated", "a:8000")]["inhibitedBy"]
+                and st
+            ),
+            20,
+            what="inhibition",
+        )
         assert s[("VLLMKVCacheSaturated", "a:8000")]["state"] == "suppressed"
         assert s[("VLLMKVCacheSaturated", "b:8000")]["inhibitedBy"] == []  # another instance
         assert s[("VLLMEngineOOM", "a:8000")]["inhibitedBy"] == []  # log alerts say why it is down
@@ -208,13 +264,26 @@ def test_vllm_down_inhibits_its_metric_alerts_but_not_log_alerts(tmp_path: Path)
 
 def test_webhook_log_prints_one_escaped_line_per_alert():
     port = free_port()
-    proc = subprocess.Popen([sys.executable, str(COMPOSE / "webhook_log.py"), "--listen", f"127.0.0.1:{port}"],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(COMPOSE / "webhook_log.py"), "--listen", f"127.0.0.1:{port}"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
-        payload = {"alerts": [{"status": "firing", "labels": {"alertname": "VLLMDown", "instance": "a\x1b[31m"},
-                               "annotations": {"summary": "vLLM a is down"}}]}
-        wait_until(lambda: requests.post(f"http://127.0.0.1:{port}/", json=payload, timeout=2).ok, 15,
-                   what="webhook_log up")
+        payload = {
+            "alerts": [
+                {
+                    "status": "firing",
+                    "labels": {"alertname": "VLLMDown", "instance": "a\x1b[31m"},
+                    "annotations": {"summary": "vLLM a is down"},
+                }
+            ]
+        }
+        wait_until(
+            lambda: requests.post(f"http://127.0.0.1:{port}/", json=payload, timeout=2).ok,
+            15,
+            what="webhook_log up",
+        )
         line = proc.stdout.readline()
         assert "\x1b" not in line and "\\u001b" in line
         assert json.loads(line)["labels"]["alertname"] == "VLLMDown"

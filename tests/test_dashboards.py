@@ -14,7 +14,9 @@ from observe import alerts, dashboards, names
 from tests.services import have, promql_metric_names
 
 ROOT = Path(__file__).resolve().parents[1]
-MODELS = {p.name: __import__("json").loads(p.read_text()) for p in sorted((ROOT / "dashboards").glob("*.json"))}
+MODELS = {
+    p.name: __import__("json").loads(p.read_text()) for p in sorted((ROOT / "dashboards").glob("*.json"))
+}
 PANEL_TYPES = {"timeseries", "stat", "table", "bargauge", "heatmap"}
 PROM_BUILTIN = {"up"}
 RECORDED = {r["record"] for r in alerts.recording_rules(alerts.Settings())}
@@ -29,8 +31,11 @@ def grafana_to_promql(expr: str) -> str:
 
 
 def all_queries() -> list[tuple[str, str, str]]:
-    return [(name, title, grafana_to_promql(q)) for name, model in MODELS.items()
-            for title, q in dashboards.panel_queries(model)]
+    return [
+        (name, title, grafana_to_promql(q))
+        for name, model in MODELS.items()
+        for title, q in dashboards.panel_queries(model)
+    ]
 
 
 def test_three_dashboards_committed():
@@ -39,7 +44,9 @@ def test_three_dashboards_committed():
 
 def test_regenerating_changes_nothing():
     for name, text in dashboards.render().items():
-        assert (ROOT / "dashboards" / name).read_text() == text, f"dashboards/{name} drifted: observe generate dashboards"
+        assert (ROOT / "dashboards" / name).read_text() == text, (
+            f"dashboards/{name} drifted: observe generate dashboards"
+        )
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -47,7 +54,9 @@ def test_variables_and_datasource(name: str):
     model = MODELS[name]
     variables = {v["name"]: v for v in model["templating"]["list"]}
     assert list(variables) == ["datasource", "job", "instance", "model_name"]
-    assert variables["datasource"]["type"] == "datasource" and variables["datasource"]["query"] == "prometheus"
+    assert (
+        variables["datasource"]["type"] == "datasource" and variables["datasource"]["query"] == "prometheus"
+    )
     for v in ("job", "instance", "model_name"):
         assert variables[v]["includeAll"] and variables[v]["multi"]
     for panel in model["panels"]:
@@ -85,15 +94,34 @@ def _titles(name: str) -> str:
 
 def test_overview_covers_the_issue_list():
     titles = _titles("vllm-overview.json")
-    for word in ("request throughput", "token throughput", "time to first token", "inter-token", "end-to-end",
-                 "slo", "running", "waiting", "kv cache", "preemptions", "prefix-cache", "error"):
+    for word in (
+        "request throughput",
+        "token throughput",
+        "time to first token",
+        "inter-token",
+        "end-to-end",
+        "slo",
+        "running",
+        "waiting",
+        "kv cache",
+        "preemptions",
+        "prefix-cache",
+        "error",
+    ):
         assert word in titles, word
 
 
 def test_kv_dashboard_covers_capacity_findings_recommendations():
     titles = _titles("vllm-kv-cache.json")
-    for word in ("capacity", "maximum concurrency", "usage", "preemptions", "waiting requests by reason",
-                 "findings", "recommendations"):
+    for word in (
+        "capacity",
+        "maximum concurrency",
+        "usage",
+        "preemptions",
+        "waiting requests by reason",
+        "findings",
+        "recommendations",
+    ):
         assert word in titles, word
     exprs = " ".join(q for _, q in dashboards.panel_queries(MODELS["vllm-kv-cache.json"]))
     assert "observe_finding" in exprs and "observe_recommendation_info" in exprs
@@ -130,8 +158,23 @@ def test_every_dashboard_query_parses(tmp_path: Path):
 def test_parse_check_rejects_a_broken_query(tmp_path: Path):
     """The parse check above can fail: a query with a typo is rejected."""
     f = tmp_path / "bad.rules.yml"
-    f.write_text(yaml.safe_dump({"groups": [{"name": "d", "rules": [
-        {"record": "dashboard:bad:check", "expr": grafana_to_promql('sum by (instance (up{job=~"$job"})')}]}]}))
+    f.write_text(
+        yaml.safe_dump(
+            {
+                "groups": [
+                    {
+                        "name": "d",
+                        "rules": [
+                            {
+                                "record": "dashboard:bad:check",
+                                "expr": grafana_to_promql('sum by (instance (up{job=~"$job"})'),
+                            }
+                        ],
+                    }
+                ]
+            }
+        )
+    )
     assert subprocess.run(["promtool", "check", "rules", str(f)], capture_output=True).returncode != 0
 
 

@@ -11,15 +11,32 @@ from observe.model import EngineConfig, Envelope, Finding, Sample, Scrape, Start
 T0 = datetime(2026, 11, 29, 10, 0, 0)
 
 
-def stats(i: int, *, running: int, waiting: int = 0, kv: float = 10.0, gen: float = 1000.0, fmt: str = "v1",
-          device: str = "GPU") -> StatsSample:
-    return StatsSample(env=Envelope(source="t.log", lineno=i + 1, ts=T0 + timedelta(seconds=10 * i)), fmt=fmt,
-                       prompt_tps=100.0, generation_tps=gen, running=running, waiting=waiting, kv_usage_pct=kv,
-                       kv_device=device)
+def stats(
+    i: int,
+    *,
+    running: int,
+    waiting: int = 0,
+    kv: float = 10.0,
+    gen: float = 1000.0,
+    fmt: str = "v1",
+    device: str = "GPU",
+) -> StatsSample:
+    return StatsSample(
+        env=Envelope(source="t.log", lineno=i + 1, ts=T0 + timedelta(seconds=10 * i)),
+        fmt=fmt,
+        prompt_tps=100.0,
+        generation_tps=gen,
+        running=running,
+        waiting=waiting,
+        kv_usage_pct=kv,
+        kv_device=device,
+    )
 
 
 def flags(**kw) -> StartupFact:
-    return StartupFact(env=Envelope(), name="flags", value={"--" + k.replace("_", "-"): v for k, v in kw.items()})
+    return StartupFact(
+        env=Envelope(), name="flags", value={"--" + k.replace("_", "-"): v for k, v in kw.items()}
+    )
 
 
 def fact(name, value) -> StartupFact:
@@ -37,7 +54,9 @@ def recs(inst) -> dict:
 def test_too_many_seqs_backs_max_num_seqs_off_to_the_peak() -> None:
     # throughput peaks at 64 running and falls as the engine admits more
     curve = [(16, 900), (32, 1500), (64, 2000), (96, 1700), (128, 1300), (192, 1000), (256, 800), (256, 790)]
-    evs = [fact("engine", "v1"), flags(max_num_seqs=256)] + [stats(i, running=r, gen=g, kv=40) for i, (r, g) in enumerate(curve)]
+    evs = [fact("engine", "v1"), flags(max_num_seqs=256)] + [
+        stats(i, running=r, gen=g, kv=40) for i, (r, g) in enumerate(curve)
+    ]
     inst = diagnosis.analyze_instance("x", evs)
     assert "too_many_seqs" in ids(inst)
     assert recs(inst)["--max-num-seqs"] == 64
@@ -58,7 +77,11 @@ def test_queue_with_room_at_the_cap_raises_max_num_seqs() -> None:
 
 
 def test_queue_while_full_is_memory_bound_and_never_raises_max_num_seqs() -> None:
-    evs = [fact("engine", "v1"), fact("version", "0.10.1"), flags(max_num_seqs=32, gpu_memory_utilization=0.9)]
+    evs = [
+        fact("engine", "v1"),
+        fact("version", "0.10.1"),
+        flags(max_num_seqs=32, gpu_memory_utilization=0.9),
+    ]
     evs += [stats(i, running=32, waiting=20, kv=99.0) for i in range(6)]
     inst = diagnosis.analyze_instance("x", evs)
     assert {"kv_cache_saturated", "queue_memory_bound", "preemptions_likely"} <= ids(inst)
@@ -68,8 +91,11 @@ def test_queue_while_full_is_memory_bound_and_never_raises_max_num_seqs() -> Non
 
 
 def test_a_flag_already_at_the_value_is_never_suggested() -> None:
-    evs = [fact("engine", "v1"), fact("version", "0.10.1"),
-           flags(gpu_memory_utilization=0.95, kv_cache_dtype="fp8", max_num_seqs=32)]
+    evs = [
+        fact("engine", "v1"),
+        fact("version", "0.10.1"),
+        flags(gpu_memory_utilization=0.95, kv_cache_dtype="fp8", max_num_seqs=32),
+    ]
     evs += [stats(i, running=32, waiting=20, kv=99.0) for i in range(6)]
     r = recs(diagnosis.analyze_instance("x", evs))
     assert "--gpu-memory-utilization" not in r and "--kv-cache-dtype" not in r
@@ -77,9 +103,14 @@ def test_a_flag_already_at_the_value_is_never_suggested() -> None:
 
 def test_measured_preemptions_come_from_the_counter_with_resets() -> None:
     def scrape(sec: int, total: float) -> Scrape:
-        return Scrape(at=T0 + timedelta(seconds=sec), samples=[
-            Sample("vllm:num_preemptions_total", {"model_name": "m"}, total),
-            Sample("vllm:kv_cache_usage_perc", {"model_name": "m"}, 0.99)])
+        return Scrape(
+            at=T0 + timedelta(seconds=sec),
+            samples=[
+                Sample("vllm:num_preemptions_total", {"model_name": "m"}, total),
+                Sample("vllm:kv_cache_usage_perc", {"model_name": "m"}, 0.99),
+            ],
+        )
+
     # 0 → 40 → 90, restart (reset) → 30: 40 + 50 + 30 = 120
     scr = [scrape(0, 0), scrape(10, 40), scrape(20, 90), scrape(30, 30)]
     evs = [fact("engine", "v1")] + [stats(i, running=8, waiting=5, kv=99.0) for i in range(4)]
@@ -90,8 +121,12 @@ def test_measured_preemptions_come_from_the_counter_with_resets() -> None:
 
 
 def test_cpu_backend_grows_kv_cache_memory_bytes_not_gpu_flags() -> None:
-    evs = [fact("engine", "v1"), fact("version", "0.32.0"), fact("kv_cache_tokens", 2048),
-           flags(kv_cache_memory_bytes="2M", max_num_seqs=32, block_size=32)]
+    evs = [
+        fact("engine", "v1"),
+        fact("version", "0.32.0"),
+        fact("kv_cache_tokens", 2048),
+        flags(kv_cache_memory_bytes="2M", max_num_seqs=32, block_size=32),
+    ]
     evs += [stats(i, running=7, waiting=17, kv=100.0, device="CPU") for i in range(6)]
     r = recs(diagnosis.analyze_instance("x", evs))
     assert advise.parse_bytes(r["--kv-cache-memory-bytes"]) > 2 * 1024 * 1024
@@ -103,8 +138,12 @@ def test_cpu_backend_grows_kv_cache_memory_bytes_not_gpu_flags() -> None:
 
 def test_batch_cap_is_sized_from_the_grown_cache_when_growth_is_not_enough() -> None:
     # demand 40 requests of ~1,000 tokens but the cache may only double (fp8): cap at what 2x holds
-    evs = [fact("engine", "v1"), fact("version", "0.10.1"), fact("kv_cache_tokens", 10_000),
-           flags(max_num_seqs=64, gpu_memory_utilization=0.95)]
+    evs = [
+        fact("engine", "v1"),
+        fact("version", "0.10.1"),
+        fact("kv_cache_tokens", 10_000),
+        flags(max_num_seqs=64, gpu_memory_utilization=0.95),
+    ]
     evs += [stats(i, running=10, waiting=30, kv=100.0) for i in range(6)]
     r = recs(diagnosis.analyze_instance("x", evs))
     assert r["--kv-cache-dtype"] == "fp8"
@@ -129,8 +168,12 @@ def test_old_v0_gets_no_fp8_suggestion() -> None:
 
 
 def test_command_line_is_shell_quoted() -> None:
-    cfg = EngineConfig(model="$(touch /tmp/pwned)", flags={"--served-model-name": ["a b"], "--enforce-eager": True})
-    rec = advise.Recommendation(flag="--max-num-seqs", current=None, suggested=64, reason="r", finding_ids=("f",))
+    cfg = EngineConfig(
+        model="$(touch /tmp/pwned)", flags={"--served-model-name": ["a b"], "--enforce-eager": True}
+    )
+    rec = advise.Recommendation(
+        flag="--max-num-seqs", current=None, suggested=64, reason="r", finding_ids=("f",)
+    )
     cmd = advise.command_line(cfg, [rec])
     argv = shlex.split(cmd)
     assert argv[:3] == ["vllm", "serve", "$(touch /tmp/pwned)"]
@@ -141,9 +184,18 @@ def test_command_line_is_shell_quoted() -> None:
 def test_startup_failure_recommends_the_estimated_length() -> None:
     from observe.model import EngineError
 
-    err = EngineError(env=Envelope(source="e.log", lineno=3), kind="kv_needed_exceeds_available", message="ValueError: …",
-                      details={"max_model_len": 131072, "kv_needed_gib": 16.0, "kv_available_gib": 0.71,
-                               "estimated_max_model_len": 5632}, fatal=True)
+    err = EngineError(
+        env=Envelope(source="e.log", lineno=3),
+        kind="kv_needed_exceeds_available",
+        message="ValueError: …",
+        details={
+            "max_model_len": 131072,
+            "kv_needed_gib": 16.0,
+            "kv_available_gib": 0.71,
+            "estimated_max_model_len": 5632,
+        },
+        fatal=True,
+    )
     inst = diagnosis.analyze_instance("x", [fact("engine", "v1"), err])
     assert recs(inst)["--max-model-len"] <= 5632
     assert inst.config.max_model_len == 131072

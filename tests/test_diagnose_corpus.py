@@ -49,11 +49,19 @@ EXPECT: dict[str, tuple[set, set, dict]] = {
     "009": (set(), {"kv_cache_saturated", "throughput_collapse"}, {}),
     "011": ({"preemptions"}, set(), {"--gpu-memory-utilization": lambda v: v > 0.85}),
     "013": ({"preemptions"}, set(), {}),
-    "015": (set(), {"kv_cache_saturated", "throughput_collapse", "engine_stalled"}, {}),  # KV 0.0% is not a bug
+    "015": (
+        set(),
+        {"kv_cache_saturated", "throughput_collapse", "engine_stalled"},
+        {},
+    ),  # KV 0.0% is not a bug
     "017": ({"kv_cache_saturated", "preemptions_likely", "queue_memory_bound"}, set(), {}),
     "019": ({"low_max_concurrency"}, set(), {"--kv-cache-dtype": lambda v: v == "fp8"}),
     "023": ({"cuda_oom"}, set(), {"--tensor-parallel-size": lambda v: v >= 2}),
-    "025": (set(), {"kv_cache_saturated", "queue_seq_bound", "queue_prefill_bound"}, {}),  # low KV alone: no change
+    "025": (
+        set(),
+        {"kv_cache_saturated", "queue_seq_bound", "queue_prefill_bound"},
+        {},
+    ),  # low KV alone: no change
     "027": ({"engine_stalled"}, {"throughput_collapse", "kv_cache_saturated"}, {}),
     "033": (set(), {"kv_cache_saturated", "low_max_concurrency"}, {}),
     "035": (set(), {"low_max_concurrency"}, {}),

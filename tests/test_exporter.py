@@ -48,15 +48,22 @@ def test_collector_exports_self_metrics_log_facts_findings() -> None:
     assert g("observe_vllm_engine_errors_total", {"kind": "oom"}) == 1.0
     assert g("observe_vllm_info", {"version": "0.32.0", "engine": "v1", "model": "tiny-llama"}) == 1.0
     assert g("observe_finding", {"id": "kv_cache_saturated", "severity": "critical"}) == 1.0
-    assert g("observe_recommendation_info", {"flag": "--max-num-seqs", "current": "256", "suggested": "128"}) == 1.0
+    assert (
+        g("observe_recommendation_info", {"flag": "--max-num-seqs", "current": "256", "suggested": "128"})
+        == 1.0
+    )
 
 
 def test_each_collect_is_fresh_state_and_nothing_sticks() -> None:
     holder = {"s": _state()}
     reg = exporter.make_registry(lambda: holder["s"])
-    assert reg.get_sample_value("observe_finding", {"id": "kv_cache_saturated", "severity": "critical"}) == 1.0
+    assert (
+        reg.get_sample_value("observe_finding", {"id": "kv_cache_saturated", "severity": "critical"}) == 1.0
+    )
     holder["s"] = ExportState()  # findings cleared, no scrape yet
-    assert reg.get_sample_value("observe_finding", {"id": "kv_cache_saturated", "severity": "critical"}) is None
+    assert (
+        reg.get_sample_value("observe_finding", {"id": "kv_cache_saturated", "severity": "critical"}) is None
+    )
     assert reg.get_sample_value("observe_up") is None  # unknown, not 0
     assert reg.get_sample_value("observe_vllm_kv_usage_ratio", {"engine": "0"}) is None
 
@@ -78,13 +85,15 @@ def test_every_exported_name_is_in_the_catalog_with_help() -> None:
 def test_server_routes_on_loopback_with_a_free_port() -> None:
     reg = exporter.make_registry(_state)
     diag = {"d": None}
-    srv = exporter.Server(reg, port=0, health=lambda: (False, {"why": "<script>"}), diagnosis=lambda: diag["d"])
+    srv = exporter.Server(
+        reg, port=0, health=lambda: (False, {"why": "<script>"}), diagnosis=lambda: diag["d"]
+    )
     srv.start()
     try:
         assert srv.address[0] == "127.0.0.1"
         r = requests.get(srv.url + "/metrics", timeout=5)
         assert r.status_code == 200 and r.headers["Content-Type"].startswith("text/plain")
-        assert 'observe_vllm_kv_cache_tokens 42656.0' in r.text
+        assert "observe_vllm_kv_cache_tokens 42656.0" in r.text
         h = requests.get(srv.url + "/healthz", timeout=5)
         assert h.status_code == 503 and h.json() == {"status": "degraded", "why": "<script>"}
         assert h.headers["Content-Type"] == "application/json"

@@ -25,29 +25,51 @@ def _rec(flag, suggested, current=None):
     return Recommendation(flag=flag, current=current, suggested=suggested, reason="test")
 
 
-@pytest.mark.parametrize("argv,form,model,flags", [
-    ("vllm serve org/m --max-num-seqs 32 --enforce-eager --port 8011", "serve", "org/m",
-     {"--max-num-seqs": "32", "--enforce-eager": True, "--port": "8011"}),
-    ("python -m vllm.entrypoints.openai.api_server --model /x/m --served-model-name a b --max_num_seqs=4",
-     "api_server", "/x/m", {"--served-model-name": ["a", "b"], "--max-num-seqs": "4"}),
-    ("/v/bin/python -u -m vllm.entrypoints.cli.main serve m --gpu-memory-utilization 0.9", "serve", "m",
-     {"--gpu-memory-utilization": "0.9"}),
-    ("vllm serve --enforce-eager m --kv-cache-memory-bytes 2M", "serve", "m",
-     {"--enforce-eager": True, "--kv-cache-memory-bytes": "2M"}),
-])
+@pytest.mark.parametrize(
+    "argv,form,model,flags",
+    [
+        (
+            "vllm serve org/m --max-num-seqs 32 --enforce-eager --port 8011",
+            "serve",
+            "org/m",
+            {"--max-num-seqs": "32", "--enforce-eager": True, "--port": "8011"},
+        ),
+        (
+            "python -m vllm.entrypoints.openai.api_server --model /x/m --served-model-name a b --max_num_seqs=4",
+            "api_server",
+            "/x/m",
+            {"--served-model-name": ["a", "b"], "--max-num-seqs": "4"},
+        ),
+        (
+            "/v/bin/python -u -m vllm.entrypoints.cli.main serve m --gpu-memory-utilization 0.9",
+            "serve",
+            "m",
+            {"--gpu-memory-utilization": "0.9"},
+        ),
+        (
+            "vllm serve --enforce-eager m --kv-cache-memory-bytes 2M",
+            "serve",
+            "m",
+            {"--enforce-eager": True, "--kv-cache-memory-bytes": "2M"},
+        ),
+    ],
+)
 def test_parse_command_forms(argv, form, model, flags):
     spec = manage.parse_command(argv.split())
     assert (spec.form, spec.model, spec.flags) == (form, model, flags)
     assert manage.parse_command(spec.argv) == spec  # the rendered command reads back the same
 
 
-@pytest.mark.parametrize("argv,msg", [
-    ("ls -l", "not a vLLM launch command"),
-    ("vllm bench m", "only `vllm serve`"),
-    ("vllm serve --port 8000", "names no model"),
-    ("python -m vllm.entrypoints.openai.api_server --port 1", "names no model"),
-    ("", "no command"),
-])
+@pytest.mark.parametrize(
+    "argv,msg",
+    [
+        ("ls -l", "not a vLLM launch command"),
+        ("vllm bench m", "only `vllm serve`"),
+        ("vllm serve --port 8000", "names no model"),
+        ("python -m vllm.entrypoints.openai.api_server --port 1", "names no model"),
+        ("", "no command"),
+    ],
+)
 def test_parse_command_rejects(argv, msg):
     with pytest.raises(ConfigError, match=msg):
         manage.parse_command(argv.split())
@@ -57,19 +79,39 @@ def test_spec_url_defaults_and_wildcard_host():
     assert manage.parse_command("vllm serve m".split()).url == "http://127.0.0.1:8000"
     assert manage.parse_command("vllm serve m --host 0.0.0.0 --port 9".split()).url == "http://127.0.0.1:9"
     with pytest.raises(ConfigError, match="--port"):
-        manage.parse_command("vllm serve m --port x".split()).port
+        _ = manage.parse_command("vllm serve m --port x".split()).port
 
 
 def test_apply_changes_adds_and_removes_keeping_the_rest():
     spec = manage.parse_command("vllm serve m --port 8011 --max-num-seqs 32 --enforce-eager".split())
-    new = manage.apply(spec, [_rec("--max-num-seqs", 8, 32), _rec("--kv_cache_memory_bytes", "21M"),
-                              _rec("--enforce-eager", None), _rec("--enable-prefix-caching", True)])
-    assert new.argv == ["vllm", "serve", "m", "--port", "8011", "--max-num-seqs", "8",
-                        "--kv-cache-memory-bytes", "21M", "--enable-prefix-caching"]
+    new = manage.apply(
+        spec,
+        [
+            _rec("--max-num-seqs", 8, 32),
+            _rec("--kv_cache_memory_bytes", "21M"),
+            _rec("--enforce-eager", None),
+            _rec("--enable-prefix-caching", True),
+        ],
+    )
+    assert new.argv == [
+        "vllm",
+        "serve",
+        "m",
+        "--port",
+        "8011",
+        "--max-num-seqs",
+        "8",
+        "--kv-cache-memory-bytes",
+        "21M",
+        "--enable-prefix-caching",
+    ]
     assert spec.flags["--max-num-seqs"] == "32"  # the old spec is untouched (kept for rollback)
-    assert manage.flag_diff(spec, new) == [("--max-num-seqs", "32", 8), ("--enforce-eager", True, None),
-                                           ("--kv-cache-memory-bytes", None, "21M"),
-                                           ("--enable-prefix-caching", None, True)]
+    assert manage.flag_diff(spec, new) == [
+        ("--max-num-seqs", "32", 8),
+        ("--enforce-eager", True, None),
+        ("--kv-cache-memory-bytes", None, "21M"),
+        ("--enable-prefix-caching", None, True),
+    ]
 
 
 def test_failure_cause_max_model_len_beyond_the_model():
@@ -168,7 +210,9 @@ def test_compare_rejects_a_file(tmp_path):
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "observe.cli", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "observe.cli", *args], capture_output=True, text=True, timeout=120
+    )
 
 
 def test_cli_run_refuses_a_command_that_is_not_vllm():
@@ -179,7 +223,11 @@ def test_cli_run_refuses_a_command_that_is_not_vllm():
 
 def test_cli_compare_bad_input_is_one_line():
     cp = _cli("compare", "/nonexistent/a", "/nonexistent/b")
-    assert cp.returncode != 0 and len(cp.stderr.strip().splitlines()) == 1 and "no such folder or file" in cp.stderr
+    assert (
+        cp.returncode != 0
+        and len(cp.stderr.strip().splitlines()) == 1
+        and "no such folder or file" in cp.stderr
+    )
 
 
 @pytest.mark.realvllm
@@ -187,18 +235,30 @@ def test_validate_against_the_installed_vllm():
     py = rv.require_vllm()
     flags = manage.VllmFlags.probe(str(py))
     assert flags.version and flags.known("--max-num-seqs") and not flags.takes_value("--enforce-eager")
-    errs = flags.validate_many([("--max-num-seqs", 8), ("--max-num-seqs", "many"), ("--kv-cache-memory-bytes", "21M"),
-                                ("--kv-cache-dtype", "int3"), ("--no-such-flag", 1), ("--enforce-eager", "3")])
+    errs = flags.validate_many(
+        [
+            ("--max-num-seqs", 8),
+            ("--max-num-seqs", "many"),
+            ("--kv-cache-memory-bytes", "21M"),
+            ("--kv-cache-dtype", "int3"),
+            ("--no-such-flag", 1),
+            ("--enforce-eager", "3"),
+        ]
+    )
     assert errs[0] is None and errs[2] is None
     assert "invalid int value" in errs[1]
     assert "invalid choice" in errs[3]
     assert "has no flag --no-such-flag" in errs[4]
     assert "takes no value" in errs[5]
     # with vLLM's parser a switch before the model does not swallow it
-    spec = manage.parse_command([str(py), "-m", "vllm.entrypoints.cli.main", "serve", "--enforce-eager", "m",
-                                 "--max_num_seqs", "4"], flags=flags)
+    spec = manage.parse_command(
+        [str(py), "-m", "vllm.entrypoints.cli.main", "serve", "--enforce-eager", "m", "--max_num_seqs", "4"],
+        flags=flags,
+    )
     assert spec.model == "m" and spec.flags == {"--enforce-eager": True, "--max-num-seqs": "4"}
-    ok, bad = manage.checked_recommendations(spec, [_rec("--max-num-seqs", 2), _rec("--kv-cache-dtype", "int3")], flags)
+    ok, bad = manage.checked_recommendations(
+        spec, [_rec("--max-num-seqs", 2), _rec("--kv-cache-dtype", "int3")], flags
+    )
     assert [r.flag for r in ok] == ["--max-num-seqs"] and bad[0][0].flag == "--kv-cache-dtype"
 
 
@@ -209,4 +269,6 @@ def test_cli_recommend_on_a_vllm_that_is_down_is_one_line():
     port.close()
     cp = _cli("recommend", "--vllm-url", f"http://127.0.0.1:{free}", "--interval", "0")
     assert cp.returncode == 3 and "Traceback" not in cp.stderr
-    assert cp.stderr.strip().splitlines() == [f"observe: error: cannot read http://127.0.0.1:{free}/metrics: [Errno 111] Connection refused"]
+    assert cp.stderr.strip().splitlines() == [
+        f"observe: error: cannot read http://127.0.0.1:{free}/metrics: [Errno 111] Connection refused"
+    ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -23,7 +23,7 @@ def test_counter_increase_counts_a_reset_from_zero() -> None:
 
 
 def test_rate_over_points_with_datetimes_and_a_reset() -> None:
-    t0 = datetime(2026, 11, 29, 17, 42, tzinfo=timezone.utc)
+    t0 = datetime(2026, 11, 29, 17, 42, tzinfo=UTC)
     pts = [(t0, 100.0), (t0 + timedelta(seconds=10), 160.0), (t0 + timedelta(seconds=20), 40.0)]
     assert mm.rate(pts) == pytest.approx((60 + 40) / 20)
     assert mm.rate(pts[:1]) is None
@@ -75,7 +75,10 @@ def test_quantile_of_a_real_vllm_histogram() -> None:
 def test_bucket_delta_between_two_real_scrapes_and_after_a_reset() -> None:
     a = scrape.parse_text((DATA / "metrics-normal-1.txt").read_text())
     b = scrape.parse_text((DATA / "metrics-normal-2.txt").read_text())
-    ba, bb = mm.buckets(a, "vllm:e2e_request_latency_seconds"), mm.buckets(b, "vllm:e2e_request_latency_seconds")
+    ba, bb = (
+        mm.buckets(a, "vllm:e2e_request_latency_seconds"),
+        mm.buckets(b, "vllm:e2e_request_latency_seconds"),
+    )
     d = mm.bucket_delta(ba, bb)
     assert dict(d)[math.inf] == dict(bb)[math.inf] - dict(ba)[math.inf]
     assert mm.bucket_delta(bb, ba) == ba  # went down: reset, the newer scrape alone counts

@@ -57,8 +57,10 @@ def test_canonical_maps_old_and_new_names(exposed: str, expected: str):
     assert names.canonical(exposed) == expected
 
 
-@pytest.mark.parametrize("name", ["vllm:num_preemptions_totally", "vllm:nonexistent", "", "kv_cache_usage_perc",
-                                  "vllm:iteration_tokens"])
+@pytest.mark.parametrize(
+    "name",
+    ["vllm:num_preemptions_totally", "vllm:nonexistent", "", "kv_cache_usage_perc", "vllm:iteration_tokens"],
+)
 def test_unknown_names_are_none(name: str):
     # vllm:iteration_tokens is a histogram family: only counters lose their _total
     assert names.canonical(name) is None
@@ -66,15 +68,26 @@ def test_unknown_names_are_none(name: str):
 
 def test_split_sample_name_histogram_parts_and_created():
     assert names.split_sample_name("vllm:time_per_output_token_seconds_bucket") == (
-        "vllm:inter_token_latency_seconds", "_bucket")
-    assert names.split_sample_name("vllm:num_preemptions_created") == ("vllm:num_preemptions_total", "_created")
-    assert names.split_sample_name("vllm:iteration_tokens_total_count") == ("vllm:iteration_tokens_total", "_count")
+        "vllm:inter_token_latency_seconds",
+        "_bucket",
+    )
+    assert names.split_sample_name("vllm:num_preemptions_created") == (
+        "vllm:num_preemptions_total",
+        "_created",
+    )
+    assert names.split_sample_name("vllm:iteration_tokens_total_count") == (
+        "vllm:iteration_tokens_total",
+        "_count",
+    )
     # a gauge has no _bucket
     assert names.split_sample_name("vllm:kv_cache_usage_perc_bucket") is None
 
 
 def test_exposed_names_newest_first():
-    assert names.exposed_names("vllm:kv_cache_usage_perc") == ["vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"]
+    assert names.exposed_names("vllm:kv_cache_usage_perc") == [
+        "vllm:kv_cache_usage_perc",
+        "vllm:gpu_cache_usage_perc",
+    ]
     assert names.exposed_names("vllm:inter_token_latency_seconds")[-1] == "vllm:time_per_output_token_seconds"
     assert names.exposed_names("nope") == []
 
@@ -96,17 +109,34 @@ def test_catalog_is_consistent():
 
 def test_every_section5_metric_is_catalogued():
     # names listed in VLLM-FORMATS.md §5 tables (spot list across V0, V1 and renames)
-    for name in ["vllm:num_requests_swapped", "vllm:cpu_cache_usage_perc", "vllm:request_params_best_of",
-                 "vllm:spec_decode_efficiency", "vllm:lora_requests_info", "vllm:model_forward_time_milliseconds",
-                 "vllm:request_prefill_kv_computed_tokens", "vllm:kv_block_reuse_gap_seconds",
-                 "vllm:nixl_num_kv_expired_reqs_total", "vllm:kv_offload_size", "vllm:corrupted_requests_total",
-                 "vllm:engine_sleep_state", "vllm:avg_generation_throughput_toks_per_s", "vllm:tokens_total"]:
+    for name in [
+        "vllm:num_requests_swapped",
+        "vllm:cpu_cache_usage_perc",
+        "vllm:request_params_best_of",
+        "vllm:spec_decode_efficiency",
+        "vllm:lora_requests_info",
+        "vllm:model_forward_time_milliseconds",
+        "vllm:request_prefill_kv_computed_tokens",
+        "vllm:kv_block_reuse_gap_seconds",
+        "vllm:nixl_num_kv_expired_reqs_total",
+        "vllm:kv_offload_size",
+        "vllm:corrupted_requests_total",
+        "vllm:engine_sleep_state",
+        "vllm:avg_generation_throughput_toks_per_s",
+        "vllm:tokens_total",
+    ]:
         assert names.canonical(name) is not None, name
 
 
 def test_observe_metrics_are_prefixed_and_disjoint():
-    assert {"observe_up", "observe_finding", "observe_recommendation_info", "observe_vllm_engine_errors_total",
-            "observe_scrape_errors_total", "observe_log_lines_total"} <= set(names.OBSERVE_METRICS)
+    assert {
+        "observe_up",
+        "observe_finding",
+        "observe_recommendation_info",
+        "observe_vllm_engine_errors_total",
+        "observe_scrape_errors_total",
+        "observe_log_lines_total",
+    } <= set(names.OBSERVE_METRICS)
     for name, help_ in names.OBSERVE_METRICS.items():
         assert name.startswith("observe_") and help_
         assert name not in names.CATALOG

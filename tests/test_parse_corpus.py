@@ -141,8 +141,17 @@ def test_029_config_repr():
     _, f, p, ev = load("029")
     assert _one(ev, "version") == f["version"]
     cfg = _one(ev, "config")
-    for key in ("max_seq_len", "tensor_parallel_size", "pipeline_parallel_size", "enforce_eager",
-                "kv_cache_dtype", "quantization", "dtype", "enable_prefix_caching", "chunked_prefill_enabled"):
+    for key in (
+        "max_seq_len",
+        "tensor_parallel_size",
+        "pipeline_parallel_size",
+        "enforce_eager",
+        "kv_cache_dtype",
+        "quantization",
+        "dtype",
+        "enable_prefix_caching",
+        "chunked_prefill_enabled",
+    ):
         assert cfg[key] == f[key], key
     assert _one(ev, "engine") == "v1"
 
@@ -213,10 +222,17 @@ def test_companions_045_047_049():
     assert s.system_efficiency == f["system_efficiency"]
     assert s.num_speculative_tokens == f["num_speculative_tokens"]
     assert (s.accepted_tokens, s.draft_tokens, s.emitted_tokens) == (
-        f["accepted_tokens"], f["draft_tokens"], f["emitted_tokens"])
+        f["accepted_tokens"],
+        f["draft_tokens"],
+        f["emitted_tokens"],
+    )
     _, f, _, ev = load("049")
     (e,) = [e for e in ev if isinstance(e, EngineError)]
-    assert (e.kind, e.details["prompt_tokens"], e.details["limit"]) == ("prompt_too_long", f["prompt_tokens"], f["prompt_limit"])
+    assert (e.kind, e.details["prompt_tokens"], e.details["limit"]) == (
+        "prompt_too_long",
+        f["prompt_tokens"],
+        f["prompt_limit"],
+    )
     assert not e.fatal
 
 

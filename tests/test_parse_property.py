@@ -9,11 +9,15 @@ from observe.model import LogLine, StatsSample
 from observe.parse import Parser, parse_dict_repr, parse_kv_repr
 
 # a real V1 line from corpus 003 (vllm-project/vllm issue, v0.20+), and a real V0 line from corpus 005
-V1 = ("(APIServer pid=3646) INFO 05-19 10:13:41 [loggers.py:271] Engine 000: Avg prompt throughput: 18032.5 tokens/s, "
-      "Avg generation throughput: 589.8 tokens/s, Running: 21 reqs, Waiting: 23 reqs, GPU KV cache usage: 95.9%, "
-      "Prefix cache hit rate: 0.0%")
-V0 = ("INFO 01-23 06:33:37 metrics.py:396] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 16.7 "
-      "tokens/s, Running: 16 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 92.1%, CPU KV cache usage: 0.0%.")
+V1 = (
+    "(APIServer pid=3646) INFO 05-19 10:13:41 [loggers.py:271] Engine 000: Avg prompt throughput: 18032.5 tokens/s, "
+    "Avg generation throughput: 589.8 tokens/s, Running: 21 reqs, Waiting: 23 reqs, GPU KV cache usage: 95.9%, "
+    "Prefix cache hit rate: 0.0%"
+)
+V0 = (
+    "INFO 01-23 06:33:37 metrics.py:396] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 16.7 "
+    "tokens/s, Running: 16 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 92.1%, CPU KV cache usage: 0.0%."
+)
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # any code point, surrogates and control characters included
@@ -31,9 +35,14 @@ def feed_all(lines: list[str]):
 
 @SETTINGS
 @given(st.lists(ANY_TEXT, max_size=8))
-@example(["\ud800\udfff INFO 13-45 99:99:99 [x.py:1] Running: 1 reqs", "{\"log\": 5}", "{\"message\": []}"])
-@example(["non-default args: {" * 50, "args: Namespace(" + "(" * 500, "INFO 02-30 10:00:00 [a.py:1] Running: 1 reqs, "
-          "Waiting: 1 reqs, GPU KV cache usage: 1.0%"])
+@example(["\ud800\udfff INFO 13-45 99:99:99 [x.py:1] Running: 1 reqs", '{"log": 5}', '{"message": []}'])
+@example(
+    [
+        "non-default args: {" * 50,
+        "args: Namespace(" + "(" * 500,
+        "INFO 02-30 10:00:00 [a.py:1] Running: 1 reqs, Waiting: 1 reqs, GPU KV cache usage: 1.0%",
+    ]
+)
 def test_feed_never_raises_on_any_text(lines):
     p, _ = feed_all(lines)
     assert p.parse_errors == 0
@@ -55,22 +64,36 @@ def test_literal_helpers_never_raise(a, b):
     assert isinstance(parse_kv_repr(a + "=" + b), dict)
 
 
-JUNK = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=0x2FFF, blacklist_characters="\r"), max_size=80)
+JUNK = st.text(
+    alphabet=st.characters(min_codepoint=32, max_codepoint=0x2FFF, blacklist_characters="\r"), max_size=80
+)
 
 
 @SETTINGS
 @given(st.lists(JUNK, max_size=3), st.lists(JUNK, max_size=3), st.sampled_from([V0, V1]))
 def test_valid_stats_line_survives_surrounding_junk(before, after, line):
     # junk lines that are complete lines of their own (prefixed like any log line) must not eat the record
-    p, out = feed_all([f"WARNING 01-01 00:00:00 [junk.py:1] {j}" for j in before] + [line]
-                      + [f"ERROR 01-01 00:00:00 [junk.py:2] {j}" for j in after])
-    stats = [e for e in out if isinstance(e, StatsSample) and e.env.logger_file in ("loggers.py", "metrics.py")]
+    p, out = feed_all(
+        [f"WARNING 01-01 00:00:00 [junk.py:1] {j}" for j in before]
+        + [line]
+        + [f"ERROR 01-01 00:00:00 [junk.py:2] {j}" for j in after]
+    )
+    stats = [
+        e for e in out if isinstance(e, StatsSample) and e.env.logger_file in ("loggers.py", "metrics.py")
+    ]
     assert len(stats) == 1
     s = stats[0]
     if line is V1:
         assert (s.running, s.waiting, s.kv_usage_pct, s.prefix_hit_pct, s.fmt) == (21, 23, 95.9, 0.0, "v1")
     else:
-        assert (s.running, s.waiting, s.swapped, s.kv_usage_pct, s.cpu_kv_usage_pct, s.fmt) == (16, 0, 0, 92.1, 0.0, "v0")
+        assert (s.running, s.waiting, s.swapped, s.kv_usage_pct, s.cpu_kv_usage_pct, s.fmt) == (
+            16,
+            0,
+            0,
+            92.1,
+            0.0,
+            "v0",
+        )
 
 
 @SETTINGS
@@ -78,7 +101,9 @@ def test_valid_stats_line_survives_surrounding_junk(before, after, line):
 def test_valid_stats_line_inside_a_wrapped_physical_line(head, tail, line):
     # a tqdm bar before it (\r) and unrelated junk after a \r: the record is still read exactly
     p, out = feed_all([head + "\r" + line + "\r" + tail])
-    stats = [e for e in out if isinstance(e, StatsSample) and e.env.logger_file in ("loggers.py", "metrics.py")]
+    stats = [
+        e for e in out if isinstance(e, StatsSample) and e.env.logger_file in ("loggers.py", "metrics.py")
+    ]
     assert len(stats) == 1 and stats[0].running in (21, 16)
 
 
@@ -87,6 +112,8 @@ def test_valid_stats_line_inside_a_wrapped_physical_line(head, tail, line):
 def test_valid_stats_line_between_raw_junk_lines(before, after, line):
     # unprefixed junk (tracebacks, wrapper output, half lines) around a complete record
     p, out = feed_all(before + [line] + after)
-    stats = [e for e in out if isinstance(e, StatsSample) and e.env.logger_file in ("loggers.py", "metrics.py")]
+    stats = [
+        e for e in out if isinstance(e, StatsSample) and e.env.logger_file in ("loggers.py", "metrics.py")
+    ]
     assert len(stats) == 1 and stats[0].env.lineno == len(before) + 1
     assert (stats[0].running, stats[0].kv_usage_pct) in ((21, 95.9), (16, 92.1))

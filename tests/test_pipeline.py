@@ -15,9 +15,11 @@ V1 = (CORPUS / next(p.name for p in CORPUS.glob("003-*.log"))).read_text().split
 def _stats_line(i: int, kv: float) -> str:
     # the real V1 form of corpus 003, with the minute/second and KV usage varied
     m, s = divmod(i * 10, 60)
-    return (f"(APIServer pid=22305) INFO 11-29 {10 + m // 60:02d}:{m % 60:02d}:{s:02d} [loggers.py:257] Engine 000: "
-            f"Avg prompt throughput: 100.0 tokens/s, Avg generation throughput: {1000 + i:.1f} tokens/s, Running: 8 reqs, "
-            f"Waiting: 0 reqs, GPU KV cache usage: {kv:.1f}%, Prefix cache hit rate: 0.0%")
+    return (
+        f"(APIServer pid=22305) INFO 11-29 {10 + m // 60:02d}:{m % 60:02d}:{s:02d} [loggers.py:257] Engine 000: "
+        f"Avg prompt throughput: 100.0 tokens/s, Avg generation throughput: {1000 + i:.1f} tokens/s, Running: 8 reqs, "
+        f"Waiting: 0 reqs, GPU KV cache usage: {kv:.1f}%, Prefix cache hit rate: 0.0%"
+    )
 
 
 def test_rotated_parts_are_read_oldest_first(tmp_path: Path) -> None:
@@ -76,8 +78,12 @@ def test_timeline_memory_is_bounded(tmp_path: Path) -> None:
 
 def test_year_comes_from_the_file_and_rolls_over_new_year(tmp_path: Path) -> None:
     p = tmp_path / "vllm.log"
-    p.write_text(_stats_line(0, 1.0).replace("11-29 10:00:00", "12-31 23:59:50") + "\n"
-                 + _stats_line(1, 2.0).replace("11-29 10:00:10", "01-01 00:00:00") + "\n")
+    p.write_text(
+        _stats_line(0, 1.0).replace("11-29 10:00:00", "12-31 23:59:50")
+        + "\n"
+        + _stats_line(1, 2.0).replace("11-29 10:00:10", "01-01 00:00:00")
+        + "\n"
+    )
     t = 1704067200 + 3600  # 2024-01-01 01:00 UTC: last written just after New Year
     os.utime(p, (t, t))
     inst = pipeline.diagnose_paths([p]).instances[0]

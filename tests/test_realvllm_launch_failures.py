@@ -35,7 +35,9 @@ def test_max_model_len_beyond_the_model_is_reported_with_its_cause(tmp_path):
 
 
 def test_kv_cache_too_small_names_the_largest_max_model_len_that_fits(tmp_path):
-    launcher = _launcher(tmp_path, ["--block-size", "32", "--kv-cache-memory-bytes", "1M", "--max-model-len", "2048"])
+    launcher = _launcher(
+        tmp_path, ["--block-size", "32", "--kv-cache-memory-bytes", "1M", "--max-model-len", "2048"]
+    )
     try:
         with pytest.raises(manage.LaunchError) as ei:
             launcher.start(timeout=400)

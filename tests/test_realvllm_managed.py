@@ -11,7 +11,6 @@ fall by no more than 10%.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -27,7 +26,9 @@ from tests import realvllm as rv
 
 pytestmark = [pytest.mark.realvllm, pytest.mark.slow]
 
-LOAD = dict(concurrency=24, duration=45.0, max_tokens=512, prompt_words=40, ignore_eos=True, metrics_every=15.0)
+LOAD = dict(
+    concurrency=24, duration=45.0, max_tokens=512, prompt_words=40, ignore_eos=True, metrics_every=15.0
+)
 ROUNDS = 2  # the same load twice per phase; the better round of each phase is compared
 
 
@@ -39,8 +40,12 @@ def _best_of(load, rounds: int, **kw) -> dict:
     treatment, so a change that really costs throughput still fails the test."""
     runs = [load.run_load(metrics_start_index=1 + 10 * i, seed=i, **kw) for i in range(rounds)]
     best = max(runs, key=lambda r: r["generation_tps"])
-    best = dict(best, requests_failed=sum(r["requests_failed"] for r in runs),
-                errors=[e for r in runs for e in r["errors"]], rounds=[r["generation_tps"] for r in runs])
+    best = dict(
+        best,
+        requests_failed=sum(r["requests_failed"] for r in runs),
+        errors=[e for r in runs for e in r["errors"]],
+        rounds=[r["generation_tps"] for r in runs],
+    )
     return best
 
 
@@ -66,16 +71,33 @@ def test_kv_pressure_advice_applied_cuts_preemptions_keeps_throughput(tmp_path: 
     history = runs / "history.jsonl"
     serve = rv.serve_argv(py, model, port, rv.KV_PRESSURE_FLAGS)
     sidecar_port = rv.free_port()
-    cmd = [sys.executable, "-m", "observe.cli", "run", "--run-dir", str(runs), "--listen", f"127.0.0.1:{sidecar_port}",
-           "--quiet",
-           "--snapshot-every", "0", "--apply", "--yes", "--", *serve]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=rv.vllm_env(), cwd=rv.ROOT)
+    cmd = [
+        sys.executable,
+        "-m",
+        "observe.cli",
+        "run",
+        "--run-dir",
+        str(runs),
+        "--listen",
+        f"127.0.0.1:{sidecar_port}",
+        "--quiet",
+        "--snapshot-every",
+        "0",
+        "--apply",
+        "--yes",
+        "--",
+        *serve,
+    ]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=rv.vllm_env(), cwd=rv.ROOT
+    )
     try:
         first = _wait_ready(history, 1, proc)
         before = _best_of(load, ROUNDS, port=port, scenario="before", outdir=Path(first["dir"]), **LOAD)
         with urllib.request.urlopen(f"http://127.0.0.1:{sidecar_port}/metrics", timeout=10) as r:
-            sidecar = scrape.parse_text(r.read().decode())  # the sidecar `observe run` started follows this launch
+            sidecar = scrape.parse_text(
+                r.read().decode()
+            )  # the sidecar `observe run` started follows this launch
         proc.send_signal(signal.SIGUSR1)  # diagnose now → recommend → apply (--yes)
         second = _wait_ready(history, 2, proc, timeout=400)
         after = _best_of(load, ROUNDS, port=port, scenario="after", outdir=Path(second["dir"]), **LOAD)
@@ -96,17 +118,24 @@ def test_kv_pressure_advice_applied_cuts_preemptions_keeps_throughput(tmp_path: 
     cmp = manage.compare_runs(Path(first["dir"]), Path(second["dir"]))
     pb, pa = cmp["before"]["preemptions"], cmp["after"]["preemptions"]
     tb, ta = before["generation_tps"], after["generation_tps"]
-    report = {"changes": applied["changes"], "preemptions": [pb, pa], "generation_tps_load": [tb, ta],
-              "generation_tps_metrics": [cmp["before"]["generation_tps"], cmp["after"]["generation_tps"]],
-              "ttft_p50_s": [cmp["before"]["ttft_p50_s"], cmp["after"]["ttft_p50_s"]],
-              "ttft_p99_s": [cmp["before"]["ttft_p99_s"], cmp["after"]["ttft_p99_s"]],
-              "itl_p50_s": [cmp["before"]["itl_p50_s"], cmp["after"]["itl_p50_s"]],
-              "kv_usage_max_pct": [cmp["before"]["kv_usage_max_pct"], cmp["after"]["kv_usage_max_pct"]],
-              "requests_ok": [before["requests_ok"], after["requests_ok"]],
-              "generation_tps_rounds": [before["rounds"], after["rounds"]]}
+    report = {
+        "changes": applied["changes"],
+        "preemptions": [pb, pa],
+        "generation_tps_load": [tb, ta],
+        "generation_tps_metrics": [cmp["before"]["generation_tps"], cmp["after"]["generation_tps"]],
+        "ttft_p50_s": [cmp["before"]["ttft_p50_s"], cmp["after"]["ttft_p50_s"]],
+        "ttft_p99_s": [cmp["before"]["ttft_p99_s"], cmp["after"]["ttft_p99_s"]],
+        "itl_p50_s": [cmp["before"]["itl_p50_s"], cmp["after"]["itl_p50_s"]],
+        "kv_usage_max_pct": [cmp["before"]["kv_usage_max_pct"], cmp["after"]["kv_usage_max_pct"]],
+        "requests_ok": [before["requests_ok"], after["requests_ok"]],
+        "generation_tps_rounds": [before["rounds"], after["rounds"]],
+    }
     print("BEFORE/AFTER " + json.dumps(report))
     assert mm.value(sidecar, "observe_up") == 1.0 and mm.value(sidecar, "observe_vllm_stats_lines_total") >= 3
-    assert before["requests_failed"] == 0 and after["requests_failed"] == 0, (before["errors"], after["errors"])
+    assert before["requests_failed"] == 0 and after["requests_failed"] == 0, (
+        before["errors"],
+        after["errors"],
+    )
     assert pb >= 100, f"the scenario did not cause preemptions ({pb})"
     assert pa <= 0.10 * pb, f"preemptions fell only from {pb} to {pa}"
     assert ta >= 0.90 * tb, f"generation throughput fell from {tb} to {ta} tokens/s"

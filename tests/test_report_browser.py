@@ -38,8 +38,15 @@ HOSTILE_IMG = f'<img src=x onerror="{RUN}">'
 def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     """Run headless Chromium with a throw-away profile; no network is needed by the page."""
     cmd = [
-        CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--disable-extensions",
-        "--hide-scrollbars", f"--user-data-dir={tmp_path / 'profile'}", *args,
+        CHROMIUM,
+        "--headless",
+        "--disable-gpu",
+        "--no-sandbox",
+        "--no-first-run",
+        "--disable-extensions",
+        "--hide-scrollbars",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        *args,
     ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True)
 
@@ -54,8 +61,8 @@ def decode_png(data: bytes) -> tuple[int, int, list[bytes], int]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
     pos, idat = 8, []
     while pos < len(data):
-        n, typ = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
+        n, typ = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + n]
         pos += 12 + n
         if typ == b"IHDR":
             w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
@@ -72,7 +79,7 @@ def decode_png(data: bytes) -> tuple[int, int, list[bytes], int]:
     for y in range(h):
         off = y * (stride + 1)
         f = raw[off]
-        line = bytearray(raw[off + 1:off + 1 + stride])
+        line = bytearray(raw[off + 1 : off + 1 + stride])
         if f == 1:  # Sub
             for i in range(bpp, stride):
                 line[i] = (line[i] + line[i - bpp]) & 255
@@ -98,7 +105,7 @@ def decode_png(data: bytes) -> tuple[int, int, list[bytes], int]:
 def ink(png: Path, colors: tuple[str, ...] = ()) -> tuple[int, int]:
     """(non-white pixels, pixels within 40 of one of ``colors``) in the page's content column."""
     w, h, rows, bpp = decode_png(png.read_bytes())
-    targets = [tuple(int(c[i:i + 2], 16) for i in (1, 3, 5)) for c in colors]
+    targets = [tuple(int(c[i : i + 2], 16) for i in (1, 3, 5)) for c in colors]
     nonwhite = colored = 0
     for row in rows:
         for x in range(0, w * bpp, bpp * 2):  # every other pixel is plenty for counting
@@ -113,11 +120,21 @@ def ink(png: Path, colors: tuple[str, ...] = ()) -> tuple[int, int]:
 def hostile_diag() -> Diag:
     """Two instances with real timelines; the first one's log-derived strings are hostile."""
     inst = saturated_instance(name=f"gpu-node {HOSTILE_IMG}")
-    inst.config = EngineConfig(model=HOSTILE_SCRIPT, version="0.20.0", engine="v1",
-                               flags={"--served-model-name": HOSTILE_IMG})
+    inst.config = EngineConfig(
+        model=HOSTILE_SCRIPT, version="0.20.0", engine="v1", flags={"--served-model-name": HOSTILE_IMG}
+    )
     f = inst.findings[0]
-    inst.findings = [Finding(f.id, f.severity, f"KV cache saturated {HOSTILE_SCRIPT}",
-                             f"{f.evidence} {HOSTILE_IMG}", f.start, f.end, where=f.where)]
+    inst.findings = [
+        Finding(
+            f.id,
+            f.severity,
+            f"KV cache saturated {HOSTILE_SCRIPT}",
+            f"{f.evidence} {HOSTILE_IMG}",
+            f.start,
+            f.end,
+            where=f.where,
+        )
+    ]
     inst.recommendations = [Recommendation("--max-num-seqs", None, 16, HOSTILE_SCRIPT, (f.id,), HOSTILE_IMG)]
     inst.command = f"vllm serve '{HOSTILE_SCRIPT}' --served-model-name '{HOSTILE_IMG}' --max-num-seqs 16"
     return Diag([inst, normal_instance()], unreadable=[{"path": HOSTILE_IMG, "reason": HOSTILE_SCRIPT}])
@@ -159,8 +176,11 @@ def test_hostile_log_text_does_not_run_in_chromium(tmp_path):
     # control: the same payload on a page that does not escape it runs and shows in the dump,
     # so the checks above would catch an escaping bug
     unsafe = tmp_path / "unsafe.html"
-    unsafe.write_text(f"<!DOCTYPE html><html><head><title>{TITLE}</title></head><body><p>{HOSTILE_IMG}</p>"
-                      f"<p>{HOSTILE_SCRIPT}</p></body></html>", encoding="utf-8")
+    unsafe.write_text(
+        f"<!DOCTYPE html><html><head><title>{TITLE}</title></head><body><p>{HOSTILE_IMG}</p>"
+        f"<p>{HOSTILE_SCRIPT}</p></body></html>",
+        encoding="utf-8",
+    )
     dom = chromium(tmp_path, "--dump-dom", unsafe.as_uri()).stdout
     assert re.search(r"<title>(.*?)</title>", dom).group(1) == "PWNED"
     assert 'id="pwned"' in dom

@@ -79,7 +79,10 @@ def metrics_frame() -> pd.DataFrame:
             "m_waiting": metricmath.value(cur, "vllm:num_requests_waiting"),
             "m_preemptions_total": metricmath.value(cur, "vllm:num_preemptions_total"),
         }
-        for key, fam in (("ttft", "vllm:time_to_first_token_seconds"), ("itl", "vllm:inter_token_latency_seconds")):
+        for key, fam in (
+            ("ttft", "vllm:time_to_first_token_seconds"),
+            ("itl", "vllm:inter_token_latency_seconds"),
+        ):
             delta = metricmath.bucket_delta(metricmath.buckets(prev, fam), metricmath.buckets(cur, fam))
             for q in (50, 95, 99):
                 row[f"{key}_p{q}"] = metricmath.histogram_quantile(q / 100, delta)
@@ -92,8 +95,11 @@ def normal_config() -> EngineConfig:
     """Engine facts read off the real startup lines (version banner, non-default args, KV size)."""
     text = NORMAL_LOG.read_text()
     args = ast.literal_eval(re.search(r"non-default args: (\{.*\})", text).group(1))
-    kv = re.search(r"KV cache size: ([\d,]+) tokens, "
-                   r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x", text)
+    kv = re.search(
+        r"KV cache size: ([\d,]+) tokens, "
+        r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x",
+        text,
+    )
     return EngineConfig(
         version=re.search(r"version (\S+)", text).group(1),
         engine="v1",
@@ -140,16 +146,32 @@ def saturated_instance(name: str = "gpu-node-1") -> Inst:
     frame = log_frame(SATURATED_LOG)
     start, end = window(frame, frame["kv_usage_pct"] >= 95.0)
     finding = Finding(
-        "kv_cache_saturated", "critical", "KV cache saturated",
+        "kv_cache_saturated",
+        "critical",
+        "KV cache saturated",
         f"KV-cache usage reached {frame['kv_usage_pct'].max():.1f}% "
         f"with {int(frame['waiting'].max())} requests waiting.",
-        start=start, end=end, where=f"{SATURATED_LOG.name}:1-5",
+        start=start,
+        end=end,
+        where=f"{SATURATED_LOG.name}:1-5",
     )
-    rec = Recommendation("--max-num-seqs", None, 16, "fewer concurrent sequences fit in the KV cache",
-                         ("kv_cache_saturated",), "no preemption; waiting requests queue instead of thrashing")
-    return Inst(name, EngineConfig(engine="v1", device="GPU"), frame, [finding], [rec],
-                "vllm serve MODEL --max-num-seqs 16", [{"path": str(SATURATED_LOG.name), "lines": 5,
-                                                       "parsed_lines": 5, "format": "vllm-v1"}])
+    rec = Recommendation(
+        "--max-num-seqs",
+        None,
+        16,
+        "fewer concurrent sequences fit in the KV cache",
+        ("kv_cache_saturated",),
+        "no preemption; waiting requests queue instead of thrashing",
+    )
+    return Inst(
+        name,
+        EngineConfig(engine="v1", device="GPU"),
+        frame,
+        [finding],
+        [rec],
+        "vllm serve MODEL --max-num-seqs 16",
+        [{"path": str(SATURATED_LOG.name), "lines": 5, "parsed_lines": 5, "format": "vllm-v1"}],
+    )
 
 
 def normal_instance(name: str = "vllm-cpu") -> Inst:
@@ -157,9 +179,15 @@ def normal_instance(name: str = "vllm-cpu") -> Inst:
     logs = log_frame(NORMAL_LOG)
     frame = pd.concat([logs, metrics_frame()]).sort_index()
     start, end = window(logs, logs["waiting"] > 0)
-    finding = Finding("requests_waiting", "warning", "Requests wait at max-num-seqs",
-                      f"{int(logs['waiting'].max())} requests waited while KV usage stayed below "
-                      f"{logs['kv_usage_pct'].max():.1f}%.", start=start, end=end)
+    finding = Finding(
+        "requests_waiting",
+        "warning",
+        "Requests wait at max-num-seqs",
+        f"{int(logs['waiting'].max())} requests waited while KV usage stayed below "
+        f"{logs['kv_usage_pct'].max():.1f}%.",
+        start=start,
+        end=end,
+    )
     return Inst(name, normal_config(), frame, [finding], [], None)
 
 
@@ -213,7 +241,13 @@ def plot_box(tree: Tree, section: str, plot: str) -> tuple[float, float, float, 
     """(x, y, w, h, ymax) of one chart's plot area, read from the SVG itself."""
     (rect,) = tree.find("rect", section, plot, **{"class": "plot"})
     (svg,) = [a for a in tree.find("svg", section) if a.get("data-plot") == plot]
-    return float(rect["x"]), float(rect["y"]), float(rect["width"]), float(rect["height"]), float(svg["data-ymax"])
+    return (
+        float(rect["x"]),
+        float(rect["y"]),
+        float(rect["width"]),
+        float(rect["height"]),
+        float(svg["data-ymax"]),
+    )
 
 
 def points(attrs: dict) -> list[tuple[float, float]]:
@@ -324,16 +358,23 @@ def test_v0_log_plots_swap_zero_line_omitted_and_one_line_log_is_a_table():
     assert "One reading only, at 2026-09-26 14:24:45" in text
     (table,) = tree.find("table", "instance-1", **{"class": "facts single-row"})
     cells = [d.strip() for d in tree.text if d.strip()]
-    cells = cells[next(i for i, c in enumerate(cells) if c.startswith("One reading only")):]
+    cells = cells[next(i for i, c in enumerate(cells) if c.startswith("One reading only")) :]
     assert cells[cells.index("waiting") + 1] == "475" and cells[cells.index("KV-cache usage %") + 1] == "100"
 
 
 def test_request_axis_ticks_are_whole_numbers():
     # the V0 log runs 16 requests with none waiting: the axis must not read 0.25, 0.5 …
     html = svgplot.svg_plot(
-        svgplot.Plot("requests", "r", "requests", [svgplot.Series("waiting", "w", "#000", [0, 10], [0, 1])],
-                         integer=True),
-        svgplot.TimeAxis(datetime(2026, 1, 23, 6, 33, 37), datetime(2026, 1, 23, 6, 33, 47)), [])
+        svgplot.Plot(
+            "requests",
+            "r",
+            "requests",
+            [svgplot.Series("waiting", "w", "#000", [0, 10], [0, 1])],
+            integer=True,
+        ),
+        svgplot.TimeAxis(datetime(2026, 1, 23, 6, 33, 37), datetime(2026, 1, 23, 6, 33, 47)),
+        [],
+    )
     labels = re.findall(r'class="tick">([^<]+)<', html)
     assert "1" in labels and not any("." in x for x in labels)
 
@@ -368,13 +409,26 @@ def test_page_is_self_contained_and_forbids_scripts():
 
 def test_hostile_log_text_is_escaped_everywhere():
     inst = saturated_instance(name=HOSTILE_IMG)
-    inst.config = EngineConfig(model=HOSTILE_SCRIPT, version=HOSTILE_IMG,
-                               flags={"--served-model-name": HOSTILE_SCRIPT, HOSTILE_IMG: "1"})
+    inst.config = EngineConfig(
+        model=HOSTILE_SCRIPT,
+        version=HOSTILE_IMG,
+        flags={"--served-model-name": HOSTILE_SCRIPT, HOSTILE_IMG: "1"},
+    )
     f = inst.findings[0]
-    inst.findings = [Finding(HOSTILE_IMG, "critical", HOSTILE_SCRIPT, f"evidence {HOSTILE_IMG}", f.start, f.end,
-                             where=HOSTILE_SCRIPT)]
-    inst.recommendations = [Recommendation(HOSTILE_IMG, HOSTILE_SCRIPT, HOSTILE_IMG, HOSTILE_SCRIPT, (),
-                                           HOSTILE_IMG)]
+    inst.findings = [
+        Finding(
+            HOSTILE_IMG,
+            "critical",
+            HOSTILE_SCRIPT,
+            f"evidence {HOSTILE_IMG}",
+            f.start,
+            f.end,
+            where=HOSTILE_SCRIPT,
+        )
+    ]
+    inst.recommendations = [
+        Recommendation(HOSTILE_IMG, HOSTILE_SCRIPT, HOSTILE_IMG, HOSTILE_SCRIPT, (), HOSTILE_IMG)
+    ]
     inst.command = f"vllm serve {HOSTILE_SCRIPT} --served-model-name '{HOSTILE_IMG}'"
     inst.sources = [{"path": HOSTILE_IMG, "lines": 1, "parsed_lines": 1, "format": HOSTILE_SCRIPT}]
     inst.stats = {HOSTILE_IMG: HOSTILE_SCRIPT}
@@ -440,7 +494,8 @@ def test_a_day_of_stats_renders_under_2_mb_and_keeps_its_peaks():
     (gen,) = tree.find("polyline", "instance-0", "throughput", data_series="generation_tps")
     _, ty0, _, th, tymax = plot_box(tree, "instance-0", "throughput")
     assert max(tymax * (ty0 + th - y) / th for _, y in points(gen)) == pytest.approx(
-        day["generation_tps"].max(), abs=tymax * 0.1 / th)
+        day["generation_tps"].max(), abs=tymax * 0.1 / th
+    )
     assert not tree.find("circle", "instance-0", "kv")  # no per-point markers on dense series
 
 
@@ -464,20 +519,68 @@ def test_rows_without_times_say_so_instead_of_plotting():
 
 
 ALLOWED_TAGS = {
-    "html", "head", "meta", "title", "style", "body", "main", "header", "h1", "h2", "h3", "h4", "p", "span", "b",
-    "code", "pre", "ul", "li", "div", "table", "tr", "th", "td", "section", "figure", "figcaption", "svg", "rect",
-    "line", "text", "polyline", "circle", "nav", "a", "footer",
+    "html",
+    "head",
+    "meta",
+    "title",
+    "style",
+    "body",
+    "main",
+    "header",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "p",
+    "span",
+    "b",
+    "code",
+    "pre",
+    "ul",
+    "li",
+    "div",
+    "table",
+    "tr",
+    "th",
+    "td",
+    "section",
+    "figure",
+    "figcaption",
+    "svg",
+    "rect",
+    "line",
+    "text",
+    "polyline",
+    "circle",
+    "nav",
+    "a",
+    "footer",
 }
 
 
 @settings(max_examples=60, deadline=None)
 @given(text=st.text(alphabet=st.sampled_from(list("<>\"'&=/ abc:;()`\\\n")) | st.characters(), max_size=60))
 def test_any_log_text_stays_text(text):
-    f = Finding(text or "x", "warning", text, text, datetime(2026, 5, 19, 10, 13, 21),
-                datetime(2026, 5, 19, 10, 13, 41), where=text)
-    inst = Inst(text, EngineConfig(model=text, version=text, flags={text: text}), log_frame(SATURATED_LOG), [f],
-                [Recommendation(text, text, text, text, (), text)], text, [{"path": text, "format": text}],
-                {text: text}, {"errors": [{"kind": text, "message": text, "where": text}]})
+    f = Finding(
+        text or "x",
+        "warning",
+        text,
+        text,
+        datetime(2026, 5, 19, 10, 13, 21),
+        datetime(2026, 5, 19, 10, 13, 41),
+        where=text,
+    )
+    inst = Inst(
+        text,
+        EngineConfig(model=text, version=text, flags={text: text}),
+        log_frame(SATURATED_LOG),
+        [f],
+        [Recommendation(text, text, text, text, (), text)],
+        text,
+        [{"path": text, "format": text}],
+        {text: text},
+        {"errors": [{"kind": text, "message": text, "where": text}]},
+    )
     diag = Diag([inst, Inst(text, None, None)], unreadable=[{"path": text, "reason": text}])
     html = report_html.render_html(diag)
     tree = Tree(html)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -29,7 +29,7 @@ def _sample_lines(text: str) -> int:
 def test_new_names_parse_every_sample_and_take_scraped_at() -> None:
     text = _text("metrics-normal-1.txt")
     s = scrape.parse_text(text, source="normal-1")
-    assert s.at == datetime(2026, 11, 29, 17, 42, 21, tzinfo=timezone.utc)
+    assert s.at == datetime(2026, 11, 29, 17, 42, 21, tzinfo=UTC)
     assert len(s.samples) == _sample_lines(text)
     kv = [x for x in s.samples if x.name == "vllm:kv_cache_usage_perc"]
     assert [(x.raw_name, x.value) for x in kv] == [("vllm:kv_cache_usage_perc", 0.006470516420461481)]
@@ -47,7 +47,7 @@ def test_old_names_map_to_canonical_and_keep_the_raw_name() -> None:
 
 
 def test_explicit_at_wins_over_the_stamp() -> None:
-    at = datetime(2030, 1, 1, tzinfo=timezone.utc)
+    at = datetime(2030, 1, 1, tzinfo=UTC)
     assert scrape.parse_text(_text("metrics-normal-2.txt"), at=at).at == at
     assert scrape.parse_text(_text("metrics-005.txt")).at is None
 
@@ -91,7 +91,7 @@ def test_fetch_from_a_replayed_real_vllm() -> None:
     bodies = [_text("metrics-normal-1.txt"), _text("metrics-normal-2.txt")]
     models = {"object": "list", "data": [{"id": "tiny-llama", "object": "model", "max_model_len": 2048}]}
     with replay_metrics_server(bodies, models=models) as (url, ctl):
-        now = datetime(2026, 11, 29, 18, 0, tzinfo=timezone.utc)
+        now = datetime(2026, 11, 29, 18, 0, tzinfo=UTC)
         s = scrape.fetch(url, now=now)
         assert s.ok and s.error is None and s.at == now
         assert s.source == url + "/metrics"
@@ -114,10 +114,10 @@ def test_fetch_from_a_closed_port_is_a_failed_scrape() -> None:
 
 
 class _Slow(BaseHTTPRequestHandler):
-    def log_message(self, *a) -> None:  # noqa: D102
+    def log_message(self, *a) -> None:
         pass
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         time.sleep(3)
         self.send_response(200)
         self.end_headers()
@@ -125,7 +125,7 @@ class _Slow(BaseHTTPRequestHandler):
 
 
 class _Html(_Slow):
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         body = b"<html><body>login</body></html>"
         self.send_response(200)
         self.send_header("Content-Type", "text/html")

@@ -66,8 +66,11 @@ def test_stats_lines_become_gauges_equal_to_the_last_line(tmp_path: Path) -> Non
 
 def test_saturated_stats_line_preemption_warning_and_oom(tmp_path: Path) -> None:
     car, log = _car(tmp_path)
-    for name in ("017-v1-bench-throughput-kv100-waiting475.log", "013-v0-preemption-cumulative101-eval.log",
-                 "023-v0-bracketed-worker-oom-during-load-model.log"):
+    for name in (
+        "017-v1-bench-throughput-kv100-waiting475.log",
+        "013-v0-preemption-cumulative101-eval.log",
+        "023-v0-bracketed-worker-oom-during-load-model.log",
+    ):
         data = (TAIL / name).read_bytes()
         _append(log, data if data.endswith(b"\n") else data + b"\n")
     car.poll_logs_once()
@@ -94,8 +97,10 @@ def test_scrapes_of_down_garbage_and_replayed_vllm_are_counted(tmp_path: Path) -
     assert not sc.ok
     assert (_get(car, "observe_up"), _get(car, "observe_scrape_errors_total")) == (0.0, 1.0)
     body = (METRICS / "metrics-normal-1.txt").read_text()
-    with replay_metrics_server([body, "<html><body>proxy error</body></html>"],
-                               models={"data": [{"id": "tiny-llama", "max_model_len": 2048}]}) as (url, ctl):
+    with replay_metrics_server(
+        [body, "<html><body>proxy error</body></html>"],
+        models={"data": [{"id": "tiny-llama", "max_model_len": 2048}]},
+    ) as (url, ctl):
         car.settings.vllm_url = url
         assert car.scrape_once().ok
         assert (_get(car, "observe_up"), _get(car, "observe_scrape_errors_total")) == (1.0, 1.0)
@@ -122,7 +127,9 @@ def test_window_drops_old_events_but_keeps_startup_facts(tmp_path: Path) -> None
     assert inst is not None
     assert _get(car, "observe_window_events") == 0.0
     assert inst.stats["samples"] == 0  # the stats lines left the window ...
-    assert inst.config.kv_cache_tokens == _get(car, "observe_vllm_kv_cache_tokens")  # ... the capacity did not
+    assert inst.config.kv_cache_tokens == _get(
+        car, "observe_vllm_kv_cache_tokens"
+    )  # ... the capacity did not
     assert inst.config.version is not None
 
 
@@ -153,7 +160,10 @@ def test_api_diagnosis_is_the_diagnose_json_and_matches_the_exported_findings(tm
     for r in doc["recommendations"]:
         cur = "" if r["current"] is None else str(r["current"])
         sug = "true" if r["suggested"] is True else str(r["suggested"])
-        assert _get(car, "observe_recommendation_info", {"flag": r["flag"], "current": cur, "suggested": sug}) == 1.0
+        assert (
+            _get(car, "observe_recommendation_info", {"flag": r["flag"], "current": cur, "suggested": sug})
+            == 1.0
+        )
 
 
 def test_a_failing_analysis_is_counted_and_the_last_result_kept(tmp_path: Path, monkeypatch) -> None:

@@ -12,7 +12,11 @@ import requests
 
 from tests.services import free_port, wait_until
 
-LINE = (Path(__file__).parent / "data" / "tail" / "017-v1-bench-throughput-kv100-waiting475.log").read_text().strip()
+LINE = (
+    (Path(__file__).parent / "data" / "tail" / "017-v1-bench-throughput-kv100-waiting475.log")
+    .read_text()
+    .strip()
+)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
@@ -21,9 +25,21 @@ def test_cli_sidecar_serves_then_exits_zero_on_signal(tmp_path: Path, sig: int) 
     log.write_text("")
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "observe.cli", "sidecar", "--log", str(tmp_path / "*.log"),
-         "--listen", f"127.0.0.1:{port}", "--analyze-interval", "1s"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "observe.cli",
+            "sidecar",
+            "--log",
+            str(tmp_path / "*.log"),
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--analyze-interval",
+            "1s",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         url = f"http://127.0.0.1:{port}"
@@ -37,8 +53,14 @@ def test_cli_sidecar_serves_then_exits_zero_on_signal(tmp_path: Path, sig: int) 
         wait_until(up, timeout=30, what="sidecar listening")
         with log.open("a") as w:
             w.write(LINE + "\n")
-        wait_until(lambda: 'observe_vllm_waiting_requests{engine="0"} 475.0' in requests.get(url + "/metrics", timeout=2).text,
-                   timeout=30, what="the stats line exported")
+        wait_until(
+            lambda: (
+                'observe_vllm_waiting_requests{engine="0"} 475.0'
+                in requests.get(url + "/metrics", timeout=2).text
+            ),
+            timeout=30,
+            what="the stats line exported",
+        )
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=20)
         assert proc.returncode == 0, err
@@ -55,7 +77,12 @@ def test_cli_sidecar_bad_flags_are_one_line_errors(tmp_path: Path) -> None:
         (["--log", "x.log", "--listen", "127.0.0.1:http"], "port 'http' is not a number"),
         ([], "nothing to watch"),
     ):
-        p = subprocess.run([sys.executable, "-m", "observe.cli", "sidecar", *args], capture_output=True, text=True, timeout=60)
+        p = subprocess.run(
+            [sys.executable, "-m", "observe.cli", "sidecar", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert p.returncode == 2, p.stderr
         assert needle in p.stderr
         assert "Traceback" not in p.stderr
@@ -70,8 +97,21 @@ def test_cli_sidecar_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
     s.listen()
     try:
         port = s.getsockname()[1]
-        p = subprocess.run([sys.executable, "-m", "observe.cli", "sidecar", "--log", str(tmp_path / "x.log"),
-                            "--listen", f"127.0.0.1:{port}"], capture_output=True, text=True, timeout=60)
+        p = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "observe.cli",
+                "sidecar",
+                "--log",
+                str(tmp_path / "x.log"),
+                "--listen",
+                f"127.0.0.1:{port}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert p.returncode == 2
         assert f"cannot listen on 127.0.0.1:{port}" in p.stderr and "Traceback" not in p.stderr
     finally:

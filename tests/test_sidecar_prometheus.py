@@ -34,13 +34,16 @@ def test_prometheus_scrapes_the_sidecar_and_vllm(tmp_path: Path) -> None:
     log.write_bytes(b"")
     body = (METRICS / "metrics-normal-1.txt").read_text()
     with replay_metrics_server([body]) as (vurl, _ctl):
-        settings = SidecarSettings(logs=[str(log)], vllm_url=vurl, listen_port=0, scrape_interval=0.5,
-                                   analyze_interval=1.0)
+        settings = SidecarSettings(
+            logs=[str(log)], vllm_url=vurl, listen_port=0, scrape_interval=0.5, analyze_interval=1.0
+        )
         with Sidecar(settings) as car:
             data = (TAIL / "017-v1-bench-throughput-kv100-waiting475.log").read_bytes()
             with log.open("ab") as w:
                 w.write(data if data.endswith(b"\n") else data + b"\n")
-                w.write((TAIL / "013-v0-preemption-cumulative101-eval.log").read_bytes().rstrip(b"\n") + b"\n")
+                w.write(
+                    (TAIL / "013-v0-preemption-cumulative101-eval.log").read_bytes().rstrip(b"\n") + b"\n"
+                )
             cfg = f"""
 global: {{scrape_interval: 1s, evaluation_interval: 1s}}
 scrape_configs:
@@ -50,11 +53,19 @@ scrape_configs:
     static_configs: [{{targets: ["{_hostport(vurl)}"]}}]
 """
             with prometheus(cfg, tmp=tmp_path) as prom:
-                wait_until(lambda: _one(prom, "observe_vllm_kv_usage_ratio") and _one(prom, 'up{job="vllm"} == 1')
-                           and _one(prom, "observe_up == 1"), timeout=60, what="both targets scraped")
+                wait_until(
+                    lambda: (
+                        _one(prom, "observe_vllm_kv_usage_ratio")
+                        and _one(prom, 'up{job="vllm"} == 1')
+                        and _one(prom, "observe_up == 1")
+                    ),
+                    timeout=60,
+                    what="both targets scraped",
+                )
                 kv = _one(prom, "observe_vllm_kv_usage_ratio")
                 assert [(r["metric"]["job"], r["metric"]["engine"], float(r["value"][1])) for r in kv] == [
-                    ("observe", "0", 1.0)]
+                    ("observe", "0", 1.0)
+                ]
                 assert float(_one(prom, "observe_vllm_waiting_requests")[0]["value"][1]) == 475.0
                 assert float(_one(prom, "observe_vllm_cumulative_preemptions")[0]["value"][1]) == 101.0
                 assert float(_one(prom, "observe_vllm_preemption_warnings_total")[0]["value"][1]) == 1.0

