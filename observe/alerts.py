@@ -14,9 +14,6 @@ Alertmanager inhibition), ``summary``, ``description`` and a ``runbook_url`` int
 
 from __future__ import annotations
 
-import dataclasses
-import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +21,9 @@ import yaml
 
 from observe import names
 from observe.errors import ConfigError
-from observe.model import EngineConfig
+from observe.settings import Settings
 
 __all__ = [
-    "Settings",
     "recording_rules",
     "alert_rules",
     "rule_group",
@@ -41,13 +37,7 @@ __all__ = [
 RULES_FILE = "vllm-observe.rules.yml"
 GROUP_NAME = "vllm-observe"
 
-# Bucket bounds vLLM has used for these histograms (V0 and V1): an SLO threshold must be one of
-# them, or "requests faster than T" cannot be read off the buckets.
-TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
-ITL_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5)
-VLLM_DEFAULT_MAX_NUM_SEQS = 256  # V1 default on GPU
 BY = "job, instance, model_name"
-_DURATION = re.compile(r"^(\d+(ms|s|m|h|d|w|y))+$")
 
 # Engine-error kinds (model.EngineError.kind) grouped by the alert that reports them.
 STARTUP_KINDS = (
@@ -59,104 +49,6 @@ STARTUP_KINDS = (
     "max_position_exceeded",
 )
 CRASH_KINDS = ("engine_core_failed", "worker_exception")
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Every knob the rules have. ``for_instance`` derives the instance-specific ones."""
-
-    vllm_job: str = "vllm"
-    observe_job: str = "observe"
-    group_interval: str | None = None  # rule-group evaluation interval; None = Prometheus global
-    rate_window: str = "5m"
-    runbook_base: str = "https://github.com/observe-vllm/observe/blob/main/docs/runbooks.md"
-    # vLLM down / scrape failing
-    down_for: str = "2m"
-    # KV cache
-    kv_usage_ratio: float = 0.95
-    kv_for: str = "10m"
-    # preemptions (per second, over rate_window)
-    preemptions_per_s: float = 0.05
-    preemptions_for: str = "15m"
-    # queue backlog: more waiting requests than this (default: one full batch, --max-num-seqs)
-    max_num_seqs: int | None = None
-    waiting_requests: float | None = None
-    queue_for: str = "10m"
-    # latency SLOs: fraction `target` of requests/tokens faster than the threshold
-    ttft_slo_seconds: float = 1.0
-    ttft_slo_target: float = 0.99
-    itl_slo_seconds: float = 0.1
-    itl_slo_target: float = 0.99
-    # (long window, short window, burn factor, for, severity) — the SRE-workbook pairs
-    burn_fast: tuple[str, str, float, str, str] = ("1h", "5m", 14.4, "2m", "critical")
-    burn_slow: tuple[str, str, float, str, str] = ("6h", "30m", 6.0, "15m", "warning")
-    # request errors
-    error_ratio: float = 0.05
-    errors_for: str = "5m"
-    # engine errors seen in the logs (sidecar counters): how long an alert stays after one
-    engine_error_window: str = "15m"
-    # the sidecar
-    sidecar_down_for: str = "5m"
-    unreachable_for: str = "5m"
-    recommendation_for: str = "30m"
-
-    def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):
-            if f.name.endswith("_for") or f.name in ("rate_window", "engine_error_window"):
-                _check_duration(f.name, getattr(self, f.name))
-        if self.group_interval is not None:
-            _check_duration("group_interval", self.group_interval)
-        for burn in (self.burn_fast, self.burn_slow):
-            for d in (burn[0], burn[1], burn[3]):
-                _check_duration("burn window", d)
-        if not 0 < self.kv_usage_ratio <= 1:
-            raise ConfigError(f"kv_usage_ratio must be in (0, 1], got {self.kv_usage_ratio}")
-        for name in ("ttft_slo_target", "itl_slo_target"):
-            v = getattr(self, name)
-            if not 0 < v < 1:
-                raise ConfigError(f"{name} must be in (0, 1), got {v}")
-        if float(self.ttft_slo_seconds) not in TTFT_BUCKETS:
-            raise ConfigError(
-                f"ttft_slo_seconds must be a vLLM bucket bound {TTFT_BUCKETS}, got {self.ttft_slo_seconds}"
-            )
-        if float(self.itl_slo_seconds) not in ITL_BUCKETS:
-            raise ConfigError(
-                f"itl_slo_seconds must be a vLLM bucket bound {ITL_BUCKETS}, got {self.itl_slo_seconds}"
-            )
-        if self.max_num_seqs is not None and self.max_num_seqs < 1:
-            raise ConfigError(f"max_num_seqs must be >= 1, got {self.max_num_seqs}")
-        if self.error_ratio <= 0 or self.preemptions_per_s < 0:
-            raise ConfigError("error_ratio must be > 0 and preemptions_per_s >= 0")
-
-    @property
-    def waiting_threshold(self) -> float:
-        """Queue-backlog threshold: explicit, else one full batch (--max-num-seqs), else vLLM's default."""
-        if self.waiting_requests is not None:
-            return float(self.waiting_requests)
-        return float(self.max_num_seqs or VLLM_DEFAULT_MAX_NUM_SEQS)
-
-    @classmethod
-    def for_instance(cls, engine: EngineConfig, **overrides: Any) -> Settings:
-        """Settings derived from what is known of one instance (unknowns keep the defaults).
-
-        - ``--max-num-seqs`` sets the queue-backlog threshold (more waiting than one full batch);
-        - KV capacity: the cache counts as saturated when one more ``max_model_len`` request
-          would not fit, i.e. usage > 1 - max_model_len / kv_cache_tokens (kept within 0.5–0.98).
-        Explicit ``overrides`` win.
-        """
-        derived: dict[str, Any] = {}
-        if engine.max_num_seqs:
-            derived["max_num_seqs"] = int(engine.max_num_seqs)
-        if engine.kv_cache_tokens and engine.max_model_len and engine.kv_cache_tokens > 0:
-            headroom = 1.0 - engine.max_model_len / engine.kv_cache_tokens
-            derived["kv_usage_ratio"] = round(min(0.98, max(0.5, headroom)), 3)
-        derived.update(overrides)
-        return cls(**derived)
-
-
-def _check_duration(name: str, value: str) -> None:
-    if not isinstance(value, str) or not _DURATION.match(value):
-        raise ConfigError(f"{name} must be a Prometheus duration like 5m, got {value!r}")
 
 
 def _num(x: float) -> str:

@@ -27,6 +27,23 @@ generate_app = typer.Typer(
     help="Write dashboards/*.json or alerts/*.yml from the generators.", no_args_is_help=True
 )
 app.add_typer(generate_app, name="generate")
+config_app = typer.Typer(help="The thresholds and SLOs observe judges a server by.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+
+CONFIG_HELP = "YAML file of settings (thresholds, SLOs, alert knobs); `observe config show` lists them."
+
+
+def _settings(config: Path | None):
+    """The settings: defaults, overridden by --config FILE when given."""
+    from observe import settings as settings_mod
+
+    if config is None:
+        return settings_mod.Settings()
+    try:
+        text = config.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ObserveError(f"cannot read --config {config}: {getattr(e, 'strerror', None) or e}")
+    return settings_mod.from_yaml(text, source=str(config))
 
 
 def _err(msg: str, code: int = 2) -> typer.Exit:
@@ -92,13 +109,15 @@ def diagnose(
     progress: bool = typer.Option(
         True, "--progress/--no-progress", help="Progress bar on stderr for large inputs."
     ),
+    config: Path | None = typer.Option(None, "--config", help=CONFIG_HELP),
 ) -> None:
     """Read vLLM logs (any version), say what is wrong and which flags to change."""
     from observe import pipeline, report
 
+    settings = _settings(config)
     bar = _ProgressBar() if progress and sys.stderr.isatty() else None
     try:
-        diag = pipeline.diagnose_paths(paths, metrics, progress=bar)
+        diag = pipeline.diagnose_paths(paths, metrics, progress=bar, settings=settings)
     finally:
         if bar is not None:
             bar.close()
@@ -302,6 +321,7 @@ def sidecar(
     ),
     polling: bool = typer.Option(False, "--polling", help="Poll files instead of inotify/watchdog events."),
     name: str | None = typer.Option(None, "--name", help="Instance name in the diagnosis."),
+    config: Path | None = typer.Option(None, "--config", help=CONFIG_HELP),
 ) -> None:
     """Run beside one vLLM: follow its logs, scrape /metrics, export findings and advice."""
     from observe.config import SidecarSettings
@@ -317,6 +337,7 @@ def sidecar(
         from_start=from_start,
         use_watchdog=not polling,
         name=name,
+        thresholds=_settings(config),
     )
     try:
         car = Sidecar(settings)
@@ -359,7 +380,9 @@ def generate_alerts(
         None, "--max-num-seqs", help="The instance's --max-num-seqs (queue-backlog threshold)."
     ),
     kv_usage: float | None = typer.Option(
-        None, "--kv-usage-threshold", help="KV-cache usage ratio (0-1) that counts as saturated."
+        None,
+        "--kv-usage-threshold",
+        help="KV-cache usage ratio (0-1) that counts as full (kv_full_pct / 100).",
     ),
     ttft_slo: float | None = typer.Option(
         None, "--ttft-slo", help="TTFT SLO threshold in seconds (a vLLM bucket bound, e.g. 1.0)."
@@ -373,6 +396,7 @@ def generate_alerts(
         metavar="URL",
         help="Where docs/runbooks.md is published (each alert links to its section).",
     ),
+    config: Path | None = typer.Option(None, "--config", help=CONFIG_HELP),
 ) -> None:
     """Write the Prometheus recording and alerting rules (alerts/*.yml) from one settings object."""
     from observe import alerts
@@ -383,16 +407,39 @@ def generate_alerts(
         k: v
         for k, v in {
             "max_num_seqs": max_num_seqs,
-            "kv_usage_ratio": kv_usage,
+            "kv_full_pct": kv_usage * 100 if kv_usage is not None else None,
             "ttft_slo_seconds": ttft_slo,
             "itl_slo_seconds": itl_slo,
             "runbook_base": runbook_base,
         }.items()
         if v is not None
     }
-    settings = alerts.Settings(**overrides)
+    base = _settings(config)
+    if "kv_full_pct" in overrides and overrides["kv_full_pct"] < base.kv_high_pct:
+        overrides["kv_high_pct"] = overrides["kv_full_pct"]
+    settings = base.replace(**overrides)
     for path in alerts.write_alerts(out, fmt.value, settings):
         typer.echo(str(path))
+
+
+@config_app.command("show")
+@user_errors
+def config_show(
+    config: Path | None = typer.Option(None, "--config", help=CONFIG_HELP),
+    fmt: str = typer.Option("yaml", "--format", help="yaml (commented, what --config reads) or json."),
+) -> None:
+    """Print every threshold and SLO with its value and a note on when to change it."""
+    import json
+
+    from observe import settings as settings_mod
+
+    s = _settings(config)
+    if fmt == "json":
+        typer.echo(json.dumps(settings_mod.describe(s), indent=2, default=list))
+    elif fmt == "yaml":
+        typer.echo(settings_mod.to_yaml(s), nl=False)
+    else:
+        raise ObserveError(f"--format must be yaml or json, not {fmt!r}")
 
 
 # ---------------------------------------------------------------- run / recommend / compare (issue 6)

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from observe.errors import ConfigError
+from observe.settings import Settings
 
 __all__ = ["SidecarSettings", "parse_duration", "parse_listen"]
 
@@ -84,6 +85,7 @@ class SidecarSettings:
     max_access_events: int = 5_000  # separate cap for uvicorn access-log lines
     max_line_bytes: int = 64 * 1024
     name: str | None = None  # instance name in the diagnosis (default: the vLLM URL or first log)
+    thresholds: Settings = field(default_factory=Settings)  # what the window is judged by
 
     def __post_init__(self) -> None:
         if not self.logs and not self.vllm_url:
@@ -120,6 +122,7 @@ class SidecarSettings:
         poll_interval: str = "0.25",
         use_watchdog: bool = True,
         name: str | None = None,
+        thresholds: Settings | None = None,
     ) -> SidecarSettings:
         host, port = parse_listen(listen)
         return cls(
@@ -135,4 +138,5 @@ class SidecarSettings:
             poll_interval=parse_duration(poll_interval, what="--poll-interval"),
             use_watchdog=use_watchdog,
             name=name,
+            thresholds=thresholds or Settings(),
         )

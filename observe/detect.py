@@ -1,7 +1,7 @@
 """Detectors: one small function each, (Context) → list[Finding]. Pure; shared by diagnose and sidecar.
 
-Every finding states its evidence with the numbers and where it was seen. Thresholds live in
-`Thresholds` so the sidecar and tests can tune them.
+Every finding states its evidence with the numbers and where it was seen. Thresholds come from
+`observe.settings.Settings` (the same object the alert rules and plots read).
 """
 
 from __future__ import annotations
@@ -15,25 +15,9 @@ import pandas as pd
 
 from observe import timeline as tl
 from observe.model import EngineConfig, Finding, Scrape
+from observe.settings import Settings
 
 SEV_ORDER = {"info": 0, "warning": 1, "critical": 2}
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    kv_high_pct: float = 90.0
-    kv_full_pct: float = 95.0
-    kv_saturated_share: float = 0.25  # share of samples at >= kv_full_pct for "critical"
-    kv_queue_full_pct: float = 75.0  # waiting with KV at or above this: memory-bound admission
-    low_concurrency: float = 2.0  # fewer full-length requests than this fit the KV cache
-    high_gpu_util: float = 0.97
-    stall_factor: float = 6.0  # stats gaps this many times the normal interval, with requests running
-    low_prefix_hit_pct: float = 10.0
-    collapse_ratio: float = 0.5
-    max_model_len_slack: float = 4.0  # max_model_len > slack × longest request seen
-    itl_slo_s: float = 0.050
-    ttft_spike_ratio: float = 5.0  # p99 / p50 of TTFT within an interval
-    ttft_spike_min_s: float = 1.0
 
 
 @dataclass
@@ -44,7 +28,7 @@ class Context:
     metrics: pd.DataFrame | None = None
     scrapes: Sequence[Scrape] = ()
     now: datetime | None = None
-    th: Thresholds = field(default_factory=Thresholds)
+    settings: Settings = field(default_factory=Settings)
 
     def metrics_preemptions(self) -> int | None:
         """Preemptions counted by vllm:num_preemptions_total over the scrapes (reset-aware)."""
@@ -134,12 +118,12 @@ def _running_at_peak(df: pd.DataFrame | None) -> float | None:
 
 
 def kv_cache_saturated(c: Context) -> list[Finding]:
-    s, th = c.summary, c.th
-    if not s.kv_samples or s.kv_ge_90 == 0:
+    s, th = c.summary, c.settings
+    if not s.kv_samples or s.kv_high == 0:
         return []
-    if s.kv_ge_95 == 0 and (s.max_waiting or 0) == 0 and s.kv_ge_90 < 2:
+    if s.kv_full == 0 and (s.max_waiting or 0) == 0 and s.kv_high < 2:
         return []
-    share95 = s.kv_ge_95 / s.kv_samples
+    share95 = s.kv_full / s.kv_samples
     kv = tl.series(c.frame, "kv_usage_pct")
     a, b = (
         _when(c.frame, c.frame["kv_usage_pct"] >= th.kv_high_pct)
@@ -147,7 +131,7 @@ def kv_cache_saturated(c: Context) -> list[Finding]:
         else (None, None)
     )
     step = tl.interval_seconds(c.frame)
-    dur = f", about {int(s.kv_ge_95 * step)} s" if step and s.kv_ge_95 else ""
+    dur = f", about {int(s.kv_full * step)} s" if step and s.kv_full else ""
     sev = "critical" if share95 >= th.kv_saturated_share and (s.max_waiting or 0) > 0 else "warning"
     return [
         Finding(
@@ -155,18 +139,18 @@ def kv_cache_saturated(c: Context) -> list[Finding]:
             severity=sev,
             title="KV cache saturated",
             evidence=(
-                f"KV cache usage ≥ 90% in {s.kv_ge_90} and ≥ 95% in {s.kv_ge_95} of {s.kv_samples} stats samples"
+                f"KV cache usage ≥ {th.kv_high_pct:g}% in {s.kv_high} and ≥ {th.kv_full_pct:g}% in {s.kv_full} of {s.kv_samples} stats samples"
                 f"{dur}; max {s.max_kv:.1f}%, up to {s.max_waiting or 0} requests waiting{_span(a, b)}"
             ),
             start=a,
             end=b,
             where=_where(s),
             data={
-                "samples_ge_90": s.kv_ge_90,
-                "samples_ge_95": s.kv_ge_95,
+                "samples_high": s.kv_high,
+                "samples_full": s.kv_full,
                 "samples": s.kv_samples,
                 "max_kv_pct": s.max_kv,
-                "share_ge_95": round(share95, 3),
+                "share_full": round(share95, 3),
                 "points": int(len(kv)),
             },
         )
@@ -179,7 +163,7 @@ def queue_bound(c: Context) -> list[Finding]:
     out = []
     if s.waiting_while_full:
         m = (
-            (df["waiting"] > 0) & (df["kv_usage_pct"] >= c.th.kv_queue_full_pct)
+            (df["waiting"] > 0) & (df["kv_usage_pct"] >= c.settings.kv_queue_full_pct)
             if df is not None and {"waiting", "kv_usage_pct"} <= set(df.columns)
             else pd.Series([], dtype=bool)
         )
@@ -191,7 +175,7 @@ def queue_bound(c: Context) -> list[Finding]:
                 title="Queue grows while the KV cache is full (memory-bound)",
                 evidence=(
                     f"{s.waiting_while_full} stats samples had requests waiting (max {s.max_waiting}) while KV usage "
-                    f"was ≥ {c.th.kv_queue_full_pct:.0f}%: admission is limited by KV-cache memory, not by --max-num-seqs{_span(a, b)}"
+                    f"was ≥ {c.settings.kv_queue_full_pct:.0f}%: admission is limited by KV-cache memory, not by --max-num-seqs{_span(a, b)}"
                 ),
                 start=a,
                 end=b,
@@ -201,7 +185,7 @@ def queue_bound(c: Context) -> list[Finding]:
         )
     if s.waiting_with_room >= 2 or (s.waiting_with_room and s.samples < 4):
         m = (
-            (df["waiting"] > 0) & (df["kv_usage_pct"] < c.th.kv_queue_full_pct)
+            (df["waiting"] > 0) & (df["kv_usage_pct"] < c.settings.kv_queue_full_pct)
             if df is not None and {"waiting", "kv_usage_pct"} <= set(df.columns)
             else pd.Series([], dtype=bool)
         )
@@ -216,7 +200,7 @@ def queue_bound(c: Context) -> list[Finding]:
                     title="Queue grows while the KV cache has room: bound by --max-num-seqs",
                     evidence=(
                         f"{s.waiting_with_room} stats samples had requests waiting (max {s.max_waiting}) with KV usage "
-                        f"< {c.th.kv_queue_full_pct:.0f}% and Running at the --max-num-seqs cap of {cap}{_span(a, b)}"
+                        f"< {c.settings.kv_queue_full_pct:.0f}% and Running at the --max-num-seqs cap of {cap}{_span(a, b)}"
                     ),
                     start=a,
                     end=b,
@@ -231,7 +215,7 @@ def queue_bound(c: Context) -> list[Finding]:
                     severity="info",
                     title="Queue grows while the KV cache has room: bound by prefill or --max-num-seqs",
                     evidence=(
-                        f"{s.waiting_with_room} stats samples had requests waiting (max {s.max_waiting}) with KV usage < {c.th.kv_queue_full_pct:.0f}% "
+                        f"{s.waiting_with_room} stats samples had requests waiting (max {s.max_waiting}) with KV usage < {c.settings.kv_queue_full_pct:.0f}% "
                         f"and Running up to {s.max_running}"
                         + (f" (below --max-num-seqs {cap})" if cap else " (--max-num-seqs unknown)")
                         + _span(a, b)
@@ -306,7 +290,7 @@ def low_prefix_hit(c: Context) -> list[Finding]:
     if not s.prefix_hit_samples or cfg.enable_prefix_caching is False:
         return []
     mean = s.prefix_hit_sum / s.prefix_hit_samples
-    if mean >= c.th.low_prefix_hit_pct or s.prefix_hit_samples < 3:
+    if mean >= c.settings.low_prefix_hit_pct or s.prefix_hit_samples < 3:
         return []
     return [
         Finding(
@@ -334,7 +318,7 @@ def throughput_collapse(c: Context) -> list[Finding]:
         return []
     peak = d["generation_tps"].cummax()
     run_at_peak = d["running"].where(d["generation_tps"] == peak).ffill()
-    m = (d["generation_tps"] < c.th.collapse_ratio * peak) & (d["running"] >= run_at_peak) & (peak > 0)
+    m = (d["generation_tps"] < c.settings.collapse_ratio * peak) & (d["running"] >= run_at_peak) & (peak > 0)
     if m.sum() < 2:
         return []
     a, b = _when(d, m)
@@ -346,7 +330,7 @@ def throughput_collapse(c: Context) -> list[Finding]:
             title="Generation throughput collapsed under load",
             evidence=(
                 f"in {int(m.sum())} samples generation throughput fell to {low:.1f} tokens/s, under "
-                f"{c.th.collapse_ratio:.0%} of its earlier peak {peak.max():.1f}, while as many requests were "
+                f"{c.settings.collapse_ratio:.0%} of its earlier peak {peak.max():.1f}, while as many requests were "
                 f"running{_span(a, b)}"
             ),
             start=a,
@@ -400,7 +384,7 @@ def max_model_len_unused(c: Context) -> list[Finding]:
     used = c.request_tokens_p95()
     if not cfg.max_model_len or not used or s.samples < 3:
         return []
-    if cfg.max_model_len < c.th.max_model_len_slack * used or cfg.max_model_len <= 4096:
+    if cfg.max_model_len < c.settings.max_model_len_slack * used or cfg.max_model_len <= 4096:
         return []
     return [
         Finding(
@@ -509,16 +493,16 @@ def latency(c: Context) -> list[Finding]:
     m = c.metrics
     out = []
     itl = tl.series(m, "itl_p95")
-    if len(itl) and itl.max() > c.th.itl_slo_s:
-        bad = m["itl_p95"] > c.th.itl_slo_s
+    if len(itl) and itl.max() > c.settings.itl_slo_seconds:
+        bad = m["itl_p95"] > c.settings.itl_slo_seconds
         a, b = _when(m, bad.fillna(False))
         out.append(
             Finding(
                 id="itl_high",
                 severity="warning",
-                title="Inter-token latency above 50 ms",
+                title=f"Inter-token latency above {c.settings.itl_slo_seconds * 1000:.0f} ms",
                 evidence=(
-                    f"ITL p95 above {c.th.itl_slo_s * 1000:.0f} ms in {int(bad.sum())} of {len(itl)} "
+                    f"ITL p95 above {c.settings.itl_slo_seconds * 1000:.0f} ms in {int(bad.sum())} of {len(itl)} "
                     f"scrape intervals (max {itl.max() * 1000:.0f} ms){_span(a, b)}"
                 ),
                 start=a,
@@ -529,8 +513,8 @@ def latency(c: Context) -> list[Finding]:
     p99, p50 = tl.series(m, "ttft_p99"), tl.series(m, "ttft_p50")
     if len(p99) and len(p50):
         j = pd.concat([p50, p99], axis=1, keys=["p50", "p99"]).dropna()
-        spike = (j["p99"] > c.th.ttft_spike_min_s) & (
-            j["p99"] > c.th.ttft_spike_ratio * j["p50"].clip(lower=1e-3)
+        spike = (j["p99"] > c.settings.ttft_spike_min_s) & (
+            j["p99"] > c.settings.ttft_spike_ratio * j["p50"].clip(lower=1e-3)
         )
         if spike.any():
             a, b = _when(j, spike)
@@ -562,7 +546,7 @@ def engine_stalled(c: Context) -> list[Finding]:
     stalled = [
         (g, i)
         for i, (g, r) in enumerate(zip(gaps, running))
-        if g > c.th.stall_factor * normal and r and r > 0
+        if g > c.settings.stall_factor * normal and r and r > 0
     ]
     if len(stalled) < 2:
         return []
@@ -614,7 +598,7 @@ def capacity_facts(c: Context) -> list[Finding]:
                 data={"kv_tokens": cfg.kv_cache_tokens, "max_model_len": cfg.max_model_len},
             )
         )
-    if cfg.max_concurrency is not None and cfg.max_concurrency < c.th.low_concurrency:
+    if cfg.max_concurrency is not None and cfg.max_concurrency < c.settings.low_concurrency:
         n = cfg.max_concurrency_len or cfg.max_model_len
         out.append(
             Finding(
@@ -636,7 +620,7 @@ def capacity_facts(c: Context) -> list[Finding]:
             )
         )
     u = cfg.gpu_memory_utilization
-    if u is not None and u >= c.th.high_gpu_util and (cfg.device or "GPU").upper() != "CPU":
+    if u is not None and u >= c.settings.high_gpu_util and (cfg.device or "GPU").upper() != "CPU":
         out.append(
             Finding(
                 id="gpu_memory_utilization_high",

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from observe import advise as advise_mod
-from observe import detect, names, timeline
+from observe import detect, metricmath, timeline
 from observe.model import (
     AccessLog,
     EngineConfig,
@@ -28,6 +28,7 @@ from observe.model import (
     StartupFact,
     StatsSample,
 )
+from observe.settings import Settings
 
 if TYPE_CHECKING:  # pandas lives in timeline.py (and the detectors that read its frame)
     import pandas as pd
@@ -61,8 +62,8 @@ class Summary:
 
     samples: int = 0
     kv_samples: int = 0
-    kv_ge_90: int = 0
-    kv_ge_95: int = 0
+    kv_high: int = 0  # samples with KV usage >= Settings.kv_high_pct
+    kv_full: int = 0  # samples with KV usage >= Settings.kv_full_pct
     max_kv: float | None = None
     max_running: int | None = None
     max_waiting: int | None = None
@@ -73,10 +74,8 @@ class Summary:
     gen_samples: int = 0
     prefix_hit_sum: float = 0.0
     prefix_hit_samples: int = 0
-    waiting_while_full: int = (
-        0  # samples with waiting > 0 and KV >= 75 % (detect.Thresholds.kv_queue_full_pct)
-    )
-    waiting_with_room: int = 0  # samples with waiting > 0 and KV < 75 %
+    waiting_while_full: int = 0  # samples with waiting > 0 and KV >= Settings.kv_queue_full_pct
+    waiting_with_room: int = 0  # samples with waiting > 0 and KV below it
     interval_preemptions: int = 0  # V1 `Preemptions: N` fields summed
     preemption_warnings: int = 0
     cumulative_preemptions: int | None = None
@@ -132,8 +131,9 @@ class Diagnosis:
 class InstanceBuilder:
     """Streams events of one instance into a Summary, a bounded Timeline and an EngineConfig."""
 
-    def __init__(self, name: str, *, max_rows: int = 20_000) -> None:
+    def __init__(self, name: str, *, max_rows: int = 20_000, settings: Settings | None = None) -> None:
         self.name = name
+        self.settings = settings or Settings()
         self.summary = Summary()
         self.timeline = timeline.Timeline(max_rows=max_rows)
         self.config = EngineConfig()
@@ -201,10 +201,10 @@ class InstanceBuilder:
         if kv is not None:
             s.kv_samples += 1
             s.max_kv = _mx(s.max_kv, kv)
-            if kv >= 90.0:
-                s.kv_ge_90 += 1
-            if kv >= 95.0:
-                s.kv_ge_95 += 1
+            if kv >= self.settings.kv_high_pct:
+                s.kv_high += 1
+            if kv >= self.settings.kv_full_pct:
+                s.kv_full += 1
             if ev.running and len(s._kv_usage_running) < 100_000:
                 s._kv_usage_running.append((kv, ev.running))
         s.max_running = _mx(s.max_running, ev.running)
@@ -220,9 +220,9 @@ class InstanceBuilder:
             s.prefix_hit_sum += ev.prefix_hit_pct
             s.prefix_hit_samples += 1
         if ev.waiting and kv is not None:
-            if kv >= 75.0:
+            if kv >= self.settings.kv_queue_full_pct:
                 s.waiting_while_full += 1
-            elif kv < 75.0:
+            else:
                 s.waiting_with_room += 1
         if ev.preemptions:
             s.interval_preemptions += ev.preemptions
@@ -286,14 +286,20 @@ class InstanceBuilder:
         metrics = timeline.scrape_frame(self.scrapes) if self.scrapes else None
         frame = timeline.join(logs, metrics)
         ctx = detect.Context(
-            summary=s, config=cfg, frame=frame, metrics=metrics, scrapes=self.scrapes, now=now
+            summary=s,
+            config=cfg,
+            frame=frame,
+            metrics=metrics,
+            scrapes=self.scrapes,
+            now=now,
+            settings=self.settings,
         )
         findings = detect.run_all(ctx)
         recs = advise_mod.advise(cfg, findings, facts=ctx.facts())
         command = advise_mod.command_line(cfg, recs) if recs else None
-        stats = stats_dict(s)
+        stats = stats_dict(s, self.settings)
         if self.scrapes:
-            stats["metrics"] = metrics_summary(self.scrapes)
+            stats["metrics"] = metricmath.window_summary(self.scrapes)
         return InstanceDiagnosis(
             name=self.name,
             sources=self.sources,
@@ -315,9 +321,7 @@ def _complete_config(cfg: EngineConfig, s: Summary, scrapes: Sequence[Scrape]) -
         cfg.engine = "v0" if "v0" in s.stats_formats else "v1"
     if cfg.device is None and s.kv_device:
         cfg.device = s.kv_device
-    from observe.metricmath import running_config
-
-    live = next((c for c in (running_config(s) for s in reversed(list(scrapes))) if c), {})
+    live = next((c for c in (metricmath.running_config(s) for s in reversed(list(scrapes))) if c), {})
     for attr, key in (
         ("num_gpu_blocks", "num_gpu_blocks"),
         ("block_size", "block_size"),
@@ -335,35 +339,7 @@ def _complete_config(cfg: EngineConfig, s: Summary, scrapes: Sequence[Scrape]) -
         cfg.max_model_len = cfg.max_concurrency_len
 
 
-def metrics_summary(scrapes: Sequence[Scrape]) -> dict:
-    """What the scrapes of this window say, over the window only (first → last scrape): generation
-    throughput, preemptions, peak KV usage, finished requests, TTFT / ITL / E2E p50, p90, p99."""
-    from observe import metricmath as mm
-
-    ok = sorted((s for s in scrapes if s.ok and s.samples and s.at is not None), key=lambda s: s.at)
-    out: dict = {"scrapes": len(ok)}
-    if not ok:
-        return out
-    first, last = ok[0], ok[-1]
-    gen = [(s.at, mm.value(s, "vllm:generation_tokens_total")) for s in ok]
-    gen = [(t, v) for t, v in gen if v is not None]
-    r = mm.rate(gen) if len(gen) >= 2 else None
-    out["generation_tps"] = round(r, 1) if r is not None else None
-    pre = [v for v in (mm.value(s, "vllm:num_preemptions_total") for s in ok) if v is not None]
-    out["preemptions"] = int(mm.counter_increase(pre)) if len(pre) >= 2 else None
-    kv = [v for v in (mm.value(s, "vllm:kv_cache_usage_perc", agg="max") for s in ok) if v is not None]
-    out["kv_usage_max_pct"] = round(100 * max(kv), 1) if kv else None
-    done = [v for v in (mm.value(s, "vllm:request_success_total") for s in ok) if v is not None]
-    out["requests_finished"] = int(mm.counter_increase(done)) if len(done) >= 2 else None
-    for key, fam in names.LATENCY_HISTOGRAMS.items():
-        b = mm.bucket_delta(mm.buckets(first, fam), mm.buckets(last, fam)) if len(ok) >= 2 else []
-        for q in names.LATENCY_QUANTILES:
-            v = mm.histogram_quantile(q, b) if b else None
-            out[f"{key}_p{int(q * 100)}_s"] = round(v, 4) if v is not None else None
-    return out
-
-
-def stats_dict(s: Summary) -> dict:
+def stats_dict(s: Summary, settings: Settings) -> dict:
     return {
         "samples": s.samples,
         "max_kv_cache_usage_pct": s.max_kv,
@@ -373,8 +349,10 @@ def stats_dict(s: Summary) -> dict:
         "max_prompt_throughput": s.max_prompt_tps,
         "max_generation_throughput": s.max_gen_tps,
         "mean_generation_throughput": round(s.sum_gen_tps / s.gen_samples, 2) if s.gen_samples else None,
-        "samples_kv_ge_90": s.kv_ge_90,
-        "samples_kv_ge_95": s.kv_ge_95,
+        "kv_high_pct": settings.kv_high_pct,
+        "kv_full_pct": settings.kv_full_pct,
+        "samples_kv_high": s.kv_high,
+        "samples_kv_full": s.kv_full,
         "mean_prefix_cache_hit_pct": round(s.prefix_hit_sum / s.prefix_hit_samples, 2)
         if s.prefix_hit_samples
         else None,
@@ -416,9 +394,10 @@ def analyze_instance(
     *,
     now: datetime | None = None,
     sources: list[dict] | None = None,
+    settings: Settings | None = None,
 ) -> InstanceDiagnosis:
     """Diagnose one instance from its events (the sidecar's window) and scrapes."""
-    b = InstanceBuilder(name)
+    b = InstanceBuilder(name, settings=settings)
     for ev in events:
         b.add(ev)
     for sc in scrapes:

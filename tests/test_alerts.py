@@ -13,6 +13,7 @@ import yaml
 from observe import alerts, names
 from observe.errors import ConfigError
 from observe.model import EngineConfig
+from observe.settings import Settings
 from tests.services import have, promql_metric_names
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,7 +109,7 @@ def test_firing_time_matches_for_duration_for_constant_inputs():
 
 
 def test_generated_files_match_committed_files():
-    rendered = alerts.render_rules(alerts.Settings())
+    rendered = alerts.render_rules(Settings())
     for fname, text in rendered.items():
         assert (ROOT / "alerts" / fname).read_text() == text, (
             f"alerts/{fname} drifted: run `observe generate alerts`"
@@ -177,13 +178,14 @@ def test_runbook_sections_say_meaning_confirm_and_flags():
 # ---------------------------------------------------------------- Settings
 
 
-def _alert_expr(s: alerts.Settings, name: str) -> str:
+def _alert_expr(s: Settings, name: str) -> str:
     return next(r["expr"] for r in alerts.alert_rules(s) if r["alert"] == name)
 
 
 def test_thresholds_come_from_settings():
-    s = alerts.Settings(
-        kv_usage_ratio=0.9,
+    s = Settings(
+        kv_full_pct=90.0,
+        kv_high_pct=85.0,
         waiting_requests=12,
         ttft_slo_seconds=2.5,
         ttft_slo_target=0.995,
@@ -202,18 +204,15 @@ def test_thresholds_come_from_settings():
 
 def test_settings_derived_from_the_instance():
     engine = EngineConfig(max_num_seqs=64, kv_cache_tokens=100_000, max_model_len=8192)
-    s = alerts.Settings.for_instance(engine)
+    s = Settings.for_instance(engine)
     assert s.waiting_threshold == 64
     assert s.kv_usage_ratio == pytest.approx(1 - 8192 / 100_000, abs=1e-3)
     assert _alert_expr(s, "VLLMQueueBacklog").endswith("> 64")
     # a tiny cache (one max_model_len request uses most of it) is clamped, not set to ~0
-    assert (
-        alerts.Settings.for_instance(EngineConfig(kv_cache_tokens=9000, max_model_len=8192)).kv_usage_ratio
-        == 0.5
-    )
+    assert Settings.for_instance(EngineConfig(kv_cache_tokens=9000, max_model_len=8192)).kv_usage_ratio == 0.5
     # unknown facts keep the defaults; explicit overrides win
-    assert alerts.Settings.for_instance(EngineConfig()) == alerts.Settings()
-    assert alerts.Settings.for_instance(engine, waiting_requests=5).waiting_threshold == 5
+    assert Settings.for_instance(EngineConfig()) == Settings()
+    assert Settings.for_instance(engine, waiting_requests=5).waiting_threshold == 5
 
 
 @pytest.mark.parametrize(
@@ -221,7 +220,7 @@ def test_settings_derived_from_the_instance():
     [
         {"ttft_slo_seconds": 0.3},  # not a vLLM bucket bound
         {"itl_slo_seconds": 0.12},
-        {"kv_usage_ratio": 1.5},
+        {"kv_full_pct": 150.0},
         {"ttft_slo_target": 1.0},
         {"kv_for": "ten minutes"},
         {"max_num_seqs": 0},
@@ -229,7 +228,7 @@ def test_settings_derived_from_the_instance():
 )
 def test_bad_settings_raise_config_error(kwargs):
     with pytest.raises(ConfigError):
-        alerts.Settings(**kwargs)
+        Settings(**kwargs)
 
 
 def test_prometheus_operator_manifest_holds_the_same_groups():
@@ -252,7 +251,7 @@ def test_write_alerts_both_formats(tmp_path: Path):
 @needs_promtool
 def test_promtool_tests_catch_a_changed_threshold(tmp_path: Path):
     """The unit tests are not vacuous: rules generated with a higher KV threshold fail them."""
-    for fname, text in alerts.render_rules(alerts.Settings(kv_usage_ratio=0.965)).items():
+    for fname, text in alerts.render_rules(Settings(kv_full_pct=96.5)).items():
         (tmp_path / fname).write_text(text)
     test_doc = yaml.safe_load((ROOT / "tests" / "alerts" / "vllm_alerts_test.yml").read_text())
     test_doc["rule_files"] = [str(tmp_path / alerts.RULES_FILE)]

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from observe import alerts, dashboards, names
+from observe.settings import Settings
 from tests.services import have, promql_metric_names
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,7 +20,7 @@ MODELS = {
 }
 PANEL_TYPES = {"timeseries", "stat", "table", "bargauge", "heatmap"}
 PROM_BUILTIN = {"up"}
-RECORDED = {r["record"] for r in alerts.recording_rules(alerts.Settings())}
+RECORDED = {r["record"] for r in alerts.recording_rules(Settings())}
 
 
 def grafana_to_promql(expr: str) -> str:

@@ -1,0 +1,354 @@
+"""One settings object: every threshold and SLO observe judges a vLLM server by.
+
+The detectors, the diagnosis summary, the HTML plots, the generated Prometheus rules and the
+sidecar all read these same numbers (the kubernetes-mixin ``_config`` idea), so changing one here
+changes the finding, the dashed line on the plot and the alert together. Each field carries a note
+on what it means and when to change it; ``observe config show`` prints them, and
+``--config observe.yaml`` (flat ``name: value`` pairs, names as below) overrides any of them.
+
+Pure: parsing a YAML text is here, reading the file is the CLI's job.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from observe.errors import ConfigError
+
+__all__ = ["ITL_BUCKETS", "TTFT_BUCKETS", "Settings", "describe", "from_mapping", "from_yaml", "to_yaml"]
+
+# Bucket bounds vLLM has used for its latency histograms (V0 and V1): an SLO threshold must be one
+# of them, or "requests faster than T" cannot be read off the buckets.
+TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
+ITL_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5)
+_DURATION = re.compile(r"^(\d+(ms|s|m|h|d|w|y))+$")
+
+
+def _f(default: Any, note: str, section: str) -> Any:
+    return field(default=default, metadata={"note": note, "section": section})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every knob; defaults are what observe ships with. Percentages are 0-100, ratios 0-1."""
+
+    # ---------------------------------------------------------------- KV cache
+    kv_high_pct: float = _f(
+        90.0,
+        "KV-cache usage counted as high (warning; the first dashed line on the KV plot). Lower it for "
+        "servers that must absorb bursts without queueing.",
+        "kv",
+    )
+    kv_full_pct: float = _f(
+        95.0,
+        "KV-cache usage counted as full: past it vLLM queues new requests and preempts running ones. "
+        "Also the threshold of the VLLMKVCacheSaturated alert.",
+        "kv",
+    )
+    kv_saturated_share: float = _f(
+        0.25,
+        "Share of stats samples at or above kv_full_pct that makes saturation critical rather than a warning.",
+        "kv",
+    )
+    kv_queue_full_pct: float = _f(
+        75.0,
+        "A queue that waits while KV usage is at or above this is memory-bound; below it the queue is "
+        "bound by --max-num-seqs or prefill.",
+        "kv",
+    )
+    low_concurrency: float = _f(
+        2.0,
+        "Fewer full-length (--max-model-len) requests than this fitting the KV cache is a finding.",
+        "kv",
+    )
+    high_gpu_util: float = _f(
+        0.97,
+        "--gpu-memory-utilization at or above this leaves too little for activations and CUDA graphs.",
+        "kv",
+    )
+    max_model_len_slack: float = _f(
+        4.0,
+        "--max-model-len more than this many times the longest request seen is reported as unused.",
+        "kv",
+    )
+    # ---------------------------------------------------------------- engine behaviour
+    stall_factor: float = _f(
+        6.0,
+        "A gap between stats lines this many times the normal interval, with requests running, is a stall.",
+        "engine",
+    )
+    low_prefix_hit_pct: float = _f(
+        10.0,
+        "Mean prefix-cache hit rate below this (with prefix caching on) is reported as rarely hitting.",
+        "engine",
+    )
+    collapse_ratio: float = _f(
+        0.5,
+        "Generation throughput below this share of its peak, with as many requests running, is a collapse.",
+        "engine",
+    )
+    low_spec_acceptance_pct: float = _f(
+        30.0,
+        "Speculative-decoding draft acceptance below this means the draft costs more than it saves.",
+        "engine",
+    )
+    # ---------------------------------------------------------------- latency SLOs
+    ttft_slo_seconds: float = _f(
+        1.0,
+        "Time-to-first-token SLO threshold (a vLLM histogram bucket bound). Set it to your product's "
+        "promise; chat usually 0.5-1 s, batch jobs much more.",
+        "slo",
+    )
+    ttft_slo_target: float = _f(
+        0.99, "Share of requests that must meet the TTFT SLO (burn-rate alerts).", "slo"
+    )
+    itl_slo_seconds: float = _f(
+        0.1,
+        "Inter-token latency SLO threshold (a vLLM bucket bound): the ITL finding and the ITL burn-rate "
+        "alerts use this one number. 0.1 s is 10 tokens/s per stream, faster than people read.",
+        "slo",
+    )
+    itl_slo_target: float = _f(0.99, "Share of tokens that must meet the ITL SLO (burn-rate alerts).", "slo")
+    ttft_spike_ratio: float = _f(
+        5.0, "TTFT p99 this many times its p50 within one interval is a spike (bursts, long prefills).", "slo"
+    )
+    ttft_spike_min_s: float = _f(1.0, "A TTFT spike must also have p99 above this many seconds.", "slo")
+    # ---------------------------------------------------------------- alert rules
+    vllm_job: str = _f("vllm", "Prometheus job label of the vLLM targets.", "alerts")
+    observe_job: str = _f("observe", "Prometheus job label of the observe sidecars.", "alerts")
+    group_interval: str | None = _f(
+        None, "Evaluation interval of the rule group; empty = Prometheus' global interval.", "alerts"
+    )
+    rate_window: str = _f(
+        "5m", "Window of rate() in recording rules; at least 4x the scrape interval.", "alerts"
+    )
+    runbook_base: str = _f(
+        "https://github.com/observe-vllm/observe/blob/main/docs/runbooks.md",
+        "Where docs/runbooks.md is published; each alert links to its section.",
+        "alerts",
+    )
+    down_for: str = _f("2m", "How long vLLM must be down / unscraped before VLLMDown fires.", "alerts")
+    kv_for: str = _f("10m", "How long KV usage must stay above kv_full_pct before the alert fires.", "alerts")
+    preemptions_per_s: float = _f(
+        0.05, "Preemptions per second (over rate_window) that count as sustained preemption.", "alerts"
+    )
+    preemptions_for: str = _f(
+        "15m", "How long preemptions must be sustained before the alert fires.", "alerts"
+    )
+    max_num_seqs: int | None = _f(
+        None,
+        "The instance's --max-num-seqs: the queue-backlog threshold is one full batch. Empty = vLLM's "
+        "default (256).",
+        "alerts",
+    )
+    waiting_requests: float | None = _f(
+        None, "Queue-backlog threshold in waiting requests; empty = one full batch (max_num_seqs).", "alerts"
+    )
+    queue_for: str = _f("10m", "How long the backlog must last before the alert fires.", "alerts")
+    burn_fast: tuple[str, str, float, str, str] = _f(
+        ("1h", "5m", 14.4, "2m", "critical"),
+        "Fast burn-rate pair (long window, short window, burn factor, for, severity): SRE workbook.",
+        "alerts",
+    )
+    burn_slow: tuple[str, str, float, str, str] = _f(
+        ("6h", "30m", 6.0, "15m", "warning"), "Slow burn-rate pair, same fields as burn_fast.", "alerts"
+    )
+    error_ratio: float = _f(0.05, "Share of requests failing (HTTP 5xx / aborted) that alerts.", "alerts")
+    errors_for: str = _f("5m", "How long the error ratio must hold before the alert fires.", "alerts")
+    engine_error_window: str = _f(
+        "15m", "How long an alert on an engine error seen in the logs stays after the error.", "alerts"
+    )
+    sidecar_down_for: str = _f("5m", "How long a sidecar may be unscraped before its alert fires.", "alerts")
+    unreachable_for: str = _f(
+        "5m", "How long the sidecar may fail to reach vLLM before its alert fires.", "alerts"
+    )
+    recommendation_for: str = _f(
+        "30m", "How long a recommendation may stay pending before its (info) alert fires.", "alerts"
+    )
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            if f.name.endswith("_for") or f.name in ("rate_window", "engine_error_window"):
+                _check_duration(f.name, getattr(self, f.name))
+        if self.group_interval is not None:
+            _check_duration("group_interval", self.group_interval)
+        for burn in (self.burn_fast, self.burn_slow):
+            if len(burn) != 5:
+                raise ConfigError(
+                    f"a burn-rate pair has 5 fields (long, short, factor, for, severity), got {burn!r}"
+                )
+            for d in (burn[0], burn[1], burn[3]):
+                _check_duration("burn window", d)
+        for name in (
+            "kv_high_pct",
+            "kv_full_pct",
+            "kv_queue_full_pct",
+            "low_prefix_hit_pct",
+            "low_spec_acceptance_pct",
+        ):
+            v = getattr(self, name)
+            if not 0 < v <= 100:
+                raise ConfigError(f"{name} must be a percentage in (0, 100], got {v}")
+        if self.kv_high_pct > self.kv_full_pct:
+            raise ConfigError(
+                f"kv_high_pct ({self.kv_high_pct}) must not be above kv_full_pct ({self.kv_full_pct})"
+            )
+        for name in ("ttft_slo_target", "itl_slo_target", "kv_saturated_share", "collapse_ratio"):
+            v = getattr(self, name)
+            if not 0 < v < 1:
+                raise ConfigError(f"{name} must be in (0, 1), got {v}")
+        if float(self.ttft_slo_seconds) not in TTFT_BUCKETS:
+            raise ConfigError(
+                f"ttft_slo_seconds must be a vLLM bucket bound {TTFT_BUCKETS}, got {self.ttft_slo_seconds}"
+            )
+        if float(self.itl_slo_seconds) not in ITL_BUCKETS:
+            raise ConfigError(
+                f"itl_slo_seconds must be a vLLM bucket bound {ITL_BUCKETS}, got {self.itl_slo_seconds}"
+            )
+        if self.max_num_seqs is not None and self.max_num_seqs < 1:
+            raise ConfigError(f"max_num_seqs must be >= 1, got {self.max_num_seqs}")
+        if self.error_ratio <= 0 or self.preemptions_per_s < 0:
+            raise ConfigError("error_ratio must be > 0 and preemptions_per_s >= 0")
+        for name in (
+            "stall_factor",
+            "max_model_len_slack",
+            "ttft_spike_ratio",
+            "ttft_spike_min_s",
+            "low_concurrency",
+        ):
+            if not getattr(self, name) > 0:
+                raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
+
+    @property
+    def kv_usage_ratio(self) -> float:
+        """kv_full_pct as the 0-1 ratio vLLM's gauge reports (the alert threshold)."""
+        return self.kv_full_pct / 100.0
+
+    @property
+    def waiting_threshold(self) -> float:
+        """Queue-backlog threshold: explicit, else one full batch (--max-num-seqs), else vLLM's default."""
+        if self.waiting_requests is not None:
+            return float(self.waiting_requests)
+        return float(self.max_num_seqs or VLLM_DEFAULT_MAX_NUM_SEQS)
+
+    def replace(self, **changes: Any) -> Settings:
+        return from_mapping(changes, base=self)
+
+    @classmethod
+    def for_instance(cls, engine: Any, base: Settings | None = None, **overrides: Any) -> Settings:
+        """Settings derived from what is known of one instance (an EngineConfig; unknowns keep ``base``).
+
+        - ``--max-num-seqs`` sets the queue-backlog threshold (more waiting than one full batch);
+        - KV capacity: the cache counts as full when one more ``max_model_len`` request would not
+          fit, i.e. usage > 1 - max_model_len / kv_cache_tokens (kept within 50-98 %).
+        Explicit ``overrides`` win.
+        """
+        derived: dict[str, Any] = {}
+        if getattr(engine, "max_num_seqs", None):
+            derived["max_num_seqs"] = int(engine.max_num_seqs)
+        tokens, mml = getattr(engine, "kv_cache_tokens", None), getattr(engine, "max_model_len", None)
+        if tokens and mml and tokens > 0:
+            headroom = 1.0 - mml / tokens
+            derived["kv_full_pct"] = round(100 * min(0.98, max(0.5, headroom)), 1)
+            b = base or cls()
+            if derived["kv_full_pct"] < b.kv_high_pct:
+                derived["kv_high_pct"] = derived["kv_full_pct"]
+        derived.update(overrides)
+        return from_mapping(derived, base=base)
+
+
+VLLM_DEFAULT_MAX_NUM_SEQS = 256  # V1 default on GPU
+
+
+def _check_duration(name: str, value: Any) -> None:
+    if not isinstance(value, str) or not _DURATION.match(value):
+        raise ConfigError(f"{name} must be a Prometheus duration like 5m, got {value!r}")
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
+
+
+def from_mapping(
+    values: dict[str, Any], *, base: Settings | None = None, source: str = "settings"
+) -> Settings:
+    """A Settings with ``values`` over ``base`` (or the defaults); unknown names are one clear error."""
+    unknown = sorted(set(values) - set(_FIELDS))
+    if unknown:
+        raise ConfigError(
+            f"{source}: unknown setting(s) {', '.join(unknown)} (known: `observe config show` lists them)"
+        )
+    typed: dict[str, Any] = {}
+    for k, v in values.items():
+        default = _FIELDS[k].default
+        if v is None or default is None:
+            typed[k] = v
+        elif isinstance(default, tuple):
+            typed[k] = tuple(v) if isinstance(v, (list, tuple)) else v
+        elif isinstance(default, bool) or isinstance(default, str):
+            typed[k] = v
+        elif isinstance(default, (int, float)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise ConfigError(f"{source}: {k} must be a number, got {v!r}")
+            typed[k] = type(default)(v) if isinstance(default, float) else v
+        else:
+            typed[k] = v
+    return dataclasses.replace(base or Settings(), **typed)
+
+
+def from_yaml(text: str, *, source: str = "config") -> Settings:
+    """Settings from a YAML text of flat ``name: value`` pairs (an empty file gives the defaults)."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{source}: not valid YAML ({str(e).splitlines()[0]})") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a mapping of setting names to values")
+    return from_mapping(data, source=source)
+
+
+def describe(s: Settings) -> list[dict[str, Any]]:
+    """Every setting with its value, default, section and note (for `observe config show`)."""
+    out = []
+    for f in dataclasses.fields(Settings):
+        out.append(
+            {
+                "name": f.name,
+                "value": getattr(s, f.name),
+                "default": f.default,
+                "section": f.metadata.get("section"),
+                "note": f.metadata.get("note"),
+            }
+        )
+    return out
+
+
+_SECTION_TITLES = {
+    "kv": "KV cache",
+    "engine": "engine behaviour",
+    "slo": "latency SLOs",
+    "alerts": "alert rules",
+}
+
+
+def to_yaml(s: Settings) -> str:
+    """The settings as a commented YAML file that ``--config`` reads back unchanged."""
+    lines = ["# observe settings (observe config show); pass with --config FILE", ""]
+    section = None
+    for row in describe(s):
+        if row["section"] != section:
+            section = row["section"]
+            lines.append(f"# ---- {_SECTION_TITLES.get(section, section)}")
+        lines.append(f"# {row['note']}")
+        value = list(row["value"]) if isinstance(row["value"], tuple) else row["value"]
+        dumped = yaml.safe_dump({row["name"]: value}, default_flow_style=True, sort_keys=False).strip()
+        if dumped.startswith("{") and dumped.endswith("}"):
+            dumped = dumped[1:-1]
+        lines.append(dumped)
+    return "\n".join(lines) + "\n"
