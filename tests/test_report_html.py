@@ -324,6 +324,23 @@ def test_finding_band_spans_its_window_on_every_plot():
     assert plots.SEVERITY_COLORS["critical"] in report_html.render_html(Diag([inst]))
 
 
+def test_findings_are_listed_worst_first_and_the_worst_band_is_drawn_on_top():
+    inst = saturated_instance()
+    sat = inst.findings[0]
+    info = Finding(
+        "low_prefix_cache_hit_rate", "info", "Prefix cache rarely hits", "…", start=sat.start, end=sat.end
+    )
+    warn = Finding(
+        "queue_seq_bound", "warning", "Requests wait at max-num-seqs", "…", start=sat.start, end=sat.end
+    )
+    inst.findings = [info, sat, warn]
+    _, tree = render(inst)
+    listed = [a["data-finding"] for a in tree.find("li", "instance-0") if "data-finding" in a]
+    assert listed == ["kv_cache_saturated", "queue_seq_bound", "low_prefix_cache_hit_rate"]
+    drawn = [a["data-finding"] for a in tree.find("rect", "instance-0", "kv") if "data-finding" in a]
+    assert drawn == ["low_prefix_cache_hit_rate", "queue_seq_bound", "kv_cache_saturated"]
+
+
 def test_metrics_give_ttft_and_itl_plots_whose_points_are_the_interval_quantiles():
     inst = normal_instance()
     _, tree = render(inst)
