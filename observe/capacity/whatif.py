@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from observe import cmdline
 from observe.capacity.sizing import (
     KV_DTYPE_BYTES,
     MAX_LEN,
@@ -57,9 +58,8 @@ WHAT_IF_FLAGS = (
 
 
 def _current(cfg: EngineConfig, attr: str, flag: str) -> Any:
-    """The value in force: the EngineConfig field `attr`, else the command-line `flag` as printed."""
-    v = getattr(cfg, attr, None)
-    return v if v is not None else (cfg.flags or {}).get(flag)
+    """The value in force (observe.cmdline's one rule); ``attr`` names the EngineConfig field."""
+    return cmdline.in_force(cfg, flag)
 
 
 def _num(flag: str, v: Any, *, integer: bool) -> Any:

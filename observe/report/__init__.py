@@ -19,6 +19,7 @@ from observe.report.text import print_rich, render_text
 
 if TYPE_CHECKING:
     from observe.diagnosis import Diagnosis
+    from observe.settings import Settings
 
 __all__ = [
     "SCHEMA",
@@ -34,10 +35,10 @@ __all__ = [
 FORMATS = ("text", "json", "markdown", "html")
 
 
-def render(
-    diag: Diagnosis, fmt: str, *, kv_high_pct: float = KV_HIGH_PCT, kv_full_pct: float = KV_FULL_PCT
-) -> str:
-    """The report in `fmt`; the html plots mark KV-cache usage at `kv_high_pct` and `kv_full_pct`."""
+def render(diag: Diagnosis, fmt: str, *, settings: Settings | None = None) -> str:
+    """The report in `fmt`; the html plots mark KV-cache usage at the settings' high and full levels."""
+    kv_high_pct = settings.kv_high_pct if settings else KV_HIGH_PCT
+    kv_full_pct = settings.kv_full_pct if settings else KV_FULL_PCT
     if fmt == "json":
         return json.dumps(to_dict(diag), indent=2, ensure_ascii=False) + "\n"
     if fmt == "text":

@@ -13,6 +13,7 @@ from typing import Any
 
 from observe.model import severity_rank
 from observe.report.svg import Band, Plot, Series, TimeAxis, column
+from observe.settings import Settings
 
 SEVERITY_COLORS = {"critical": "#d0312d", "warning": "#e8890c", "info": "#2f6fb3"}
 
@@ -20,8 +21,9 @@ SEVERITY_COLORS = {"critical": "#d0312d", "warning": "#e8890c", "info": "#2f6fb3
 PALETTE = ("#2f6fb3", "#3a9d5d", "#8e44ad", "#c0392b", "#d4a017", "#16a2b8")
 
 #: KV-cache usage (percent) past which the engine is near full, and past which it is full.
-KV_HIGH_PCT = 90.0
-KV_FULL_PCT = 95.0
+_DEFAULTS = Settings()  # the KV lines a plot gets when the caller passes no settings
+KV_HIGH_PCT = _DEFAULTS.kv_high_pct
+KV_FULL_PCT = _DEFAULTS.kv_full_pct
 
 # (plot key, title, unit, fixed max, [(column, label, dashed), ...])
 _PLOTS: tuple[tuple[str, str, str, float | None, tuple[tuple[str, str, bool], ...]], ...] = (
