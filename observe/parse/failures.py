@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from observe.parse.envelope import Ctx
-from observe.parse.rules import Rule, fire
+from observe.parse.rules import Rule, fire, gate
 
 _A = re.ASCII
 
@@ -200,7 +200,7 @@ def _engine_core(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure
     )
 
 
-def _rule(name: str, literal: str, pattern: str | None, read: Any, **kw: Any) -> Rule:
+def _rule(name: str, literal: str, pattern: str | None, read: Any, **kw: Any) -> Rule[Failure]:
     """A row; pattern None: the literal itself is the pattern."""
     rx = re.compile(re.escape(literal) if pattern is None else pattern, _A)
     return Rule(name, (literal,), rx, read, group="failure", **kw)
@@ -268,9 +268,12 @@ RULES: tuple[Rule[Failure], ...] = (
 )
 
 
+_GATE = gate(RULES)
+
+
 def failure(msg: str, ctx: Ctx, run: RunState) -> Failure | None:
     """The failure one message reports, if any."""
-    if msg.lstrip().startswith(_QUOTED_SOURCE):
+    if _GATE.search(msg) is None or msg.lstrip().startswith(_QUOTED_SOURCE):
         return None
     found = fire(RULES, msg, ctx, run)
     return found[0] if found else None

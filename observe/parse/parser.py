@@ -36,7 +36,7 @@ from observe.model import (
 )
 from observe.parse import envelope as E
 from observe.parse import failures, startup, stats
-from observe.parse.envelope import Ctx
+from observe.parse.envelope import ACCESS_RE, PREFIX_RE, Ctx
 
 # a wrapped stats record is re-joined from at most this many physical lines
 _MAX_JOINS = 3
@@ -95,9 +95,10 @@ class Parser:
     def _segment(
         self, seg: str, line: LogLine, out: list[LogEvent], outer_ts: datetime | None = None
     ) -> None:
-        seg = E.strip_ansi(seg)
+        if "[" in seg:  # every colour code has one
+            seg = E.strip_ansi(seg)
         if seg[:5] == "INFO:" and self._pending is None:  # fast path: uvicorn access lines dominate busy logs
-            a = E.ACCESS_RE.match(seg)
+            a = ACCESS_RE.match(seg)
             if a is not None:
                 self._count_vllm()
                 env = Envelope(
@@ -143,9 +144,9 @@ class Parser:
             ctx.pid = int(pid)
             seg = seg[p.end() :]
         # the logger prefix
-        m = E.PREFIX_RE.match(seg)
+        m = PREFIX_RE.match(seg)
         if m is None and E.has_level_word(seg):
-            m = E.PREFIX_RE.search(seg)  # VLLM_LOGGING_PREFIX or an unknown wrapper before the level
+            m = PREFIX_RE.search(seg)  # VLLM_LOGGING_PREFIX or an unknown wrapper before the level
         if m is not None:
             has_prefix = True
             level, mo, dd, hh, mi, ss, lf, ln = m.groups()
@@ -183,7 +184,7 @@ class Parser:
                 self._segment(msg[g.start() :], line, out, outer_ts)
                 return
         if m is None and msg[:5] in ("INFO:", "WARNI", "ERROR"):
-            a = E.ACCESS_RE.match(msg)
+            a = ACCESS_RE.match(msg)
             if a is not None:
                 self._count_vllm()
                 out.append(
@@ -219,7 +220,7 @@ class Parser:
         msg = rec.get("message", rec.get("msg"))
         if not isinstance(msg, str):
             return False
-        if E.PREFIX_RE.search(msg) is not None or msg.startswith("("):
+        if PREFIX_RE.search(msg) is not None or msg.startswith("("):
             self._segment(msg, line, out, outer_ts)
             return True
         ctx = Ctx(line.source, line.lineno, outer_ts=outer_ts)

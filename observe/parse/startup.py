@@ -16,7 +16,7 @@ from typing import Any
 from observe.parse.envelope import Ctx
 from observe.parse.flags import flags_from_args, flags_from_command
 from observe.parse.reprs import parse_dict_repr, parse_kv_repr
-from observe.parse.rules import Rule, fire
+from observe.parse.rules import Rule, fire, gate
 
 Fact = tuple[str, Any]
 NEW_RUN: Fact = ("<new run>", None)
@@ -131,11 +131,8 @@ def _one(name: str, group: str, conv: Any = float) -> Any:
     return lambda m, msg, ctx: [(name, conv(m.group(group)))]
 
 
-def _rule(
-    name: str, literal: str | tuple[str, ...], pattern: str, read: Any, flags: int = _A, **kw: Any
-) -> Rule:
-    lits = (literal,) if isinstance(literal, str) else literal
-    return Rule(name, lits, re.compile(pattern, flags), read, **kw)
+def _rule(name: str, literal: str, pattern: str, read: Any, flags: int = _A, **kw: Any) -> Rule[list[Fact]]:
+    return Rule(name, (literal,), re.compile(pattern, flags), read, **kw)
 
 
 RULES: tuple[Rule[list[Fact]], ...] = (
@@ -180,8 +177,7 @@ RULES: tuple[Rule[list[Fact]], ...] = (
         group="args",
         claims=True,
     ),
-    _rule("namespace-args", " args: Namespace(", r"(?:^| )args: Namespace\(", _namespace_args, group="args"),
-    _rule("namespace-args-start", "args: Namespace(", r"^args: Namespace\(", _namespace_args, group="args"),
+    _rule("namespace-args", "args: Namespace(", r"(?:^| )args: Namespace\(", _namespace_args, group="args"),
     _rule(
         "blocks", " blocks: ", r"# (?P<dev>\w+) blocks: (?P<n>\d+)(?:, # CPU blocks: (?P<cpu>\d+))?", _blocks
     ),
@@ -278,6 +274,9 @@ RULES: tuple[Rule[list[Fact]], ...] = (
 )
 
 
+_GATE = gate(RULES)
+
+
 def startup_facts(msg: str, ctx: Ctx) -> list[Fact]:
     """The facts and markers one message gives, in table order."""
-    return [f for facts in fire(RULES, msg, ctx) for f in facts]
+    return [f for facts in fire(RULES, msg, ctx, gate=_GATE) for f in facts]
