@@ -168,7 +168,7 @@ RULES: tuple[Rule[list[Fact]], ...] = (
         group="version",
     ),
     _rule("engine-init", "LLM engine", r"Initializing an? (?:(?P<eng>V[01]) )?LLM engine\b", _engine_init),
-    # launch flags: the dict of non-default args (2025-05 →), else the argparse Namespace
+    # launch flags: the dict of non-default args (newer vLLM), else the argparse Namespace
     _rule(
         "non-default-args",
         "non-default args: ",
