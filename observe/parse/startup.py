@@ -80,7 +80,7 @@ def _non_default_args(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
 
 def _namespace_args(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
     d = parse_kv_repr(msg[m.end() :])
-    return [("flags", flags_from_args(d))] if d else []
+    return [("flags", flags_from_args(d, explicit=False))] if d else []
 
 
 def _blocks(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
