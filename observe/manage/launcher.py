@@ -223,15 +223,23 @@ def _sweep_group(pgid: int, grace: float) -> None:
         os.killpg(pgid, signal.SIGTERM)
     except ProcessLookupError:
         return
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        if not _group_alive(pgid):
-            return
-        time.sleep(0.1)
+    if _wait_group(pgid, grace):
+        return
     try:
         os.killpg(pgid, signal.SIGKILL)
     except ProcessLookupError:
-        pass
+        return
+    _wait_group(pgid, 5.0)
+
+
+def _wait_group(pgid: int, seconds: float) -> bool:
+    """Wait until the process group `pgid` is gone; False if it is still there after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while _group_alive(pgid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.1)
+    return True
 
 
 # ---------------------------------------------------------------- the launcher
