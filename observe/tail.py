@@ -10,16 +10,17 @@ Semantics (google/mtail `internal/tailer/logstream/filestream.go`, adapted):
   path now names another inode, the old descriptor is drained to EOF, its unterminated tail (if
   any) is emitted, and it is retired; the new file is read from offset 0. If the writer rotated
   more than once between two polls, the generations we never opened are found beside the file
-  (`name.N`, `name-<date>`, named as `observe.rotation` describes; uncompressed, not read before, written after the old one) and read in
-  order first, so nothing is lost.
+  (`name.N`, `name-<date>`: `observe.rotation` names them; uncompressed, not read before, written
+  after the old one) and read in order first, so nothing is lost.
 - **Truncation** (copytruncate): same inode, size below our offset → seek to 0 and count it.
   Lines written between logrotate's copy and its truncate are lost by design (as in mtail).
 - **Deletion**: the path is gone → drain, retire, and let glob discovery find a re-created file.
 - **Partial lines** are held until their `\n` (a trailing `\r` is stripped); never emitted half.
 - **Very long lines** are cut at `max_line_bytes` (the rest up to `\n` is dropped) and counted.
 - **Invalid UTF-8** is decoded with U+FFFD replacement and counted.
-- Rotated siblings (`x.log.1`, `x.log-20260101`, `*.gz`; `vllm-0.1` is a version, not one) are not followed as new files when a
-  pattern has glob characters, otherwise every rename would re-read a whole generation.
+- Rotated siblings (`x.log.1`, `x.log-20260101`, `*.gz`; not `vllm-0.1`, a version) are not
+  followed as new files when a pattern has glob characters, otherwise every rename would re-read
+  a whole generation.
 - `LogLine.lineno` counts from where reading began: line 1 of a file read from its start, the
   first new line of a file opened at its end. Lines of a recovered generation carry the followed
   path as their source.
