@@ -3,8 +3,9 @@
 The I/O edge of the offline path. It finds log files (plain or .gz) and saved /metrics snapshots,
 groups rotated parts of one log into one instance (oldest part first; `rotation` says which
 names are parts of which log), streams every line of every part through one Parser per
-instance and feeds the events straight into an InstanceBuilder, so memory stays flat however large the logs are. Files it cannot read are
-reported in `Diagnosis.unreadable`, never silently dropped.
+instance and feeds the events straight into an InstanceBuilder, so memory stays flat however
+large the logs are. Files it cannot read are reported in `Diagnosis.unreadable`, never silently
+dropped.
 """
 
 from __future__ import annotations
