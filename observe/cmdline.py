@@ -67,6 +67,30 @@ CONFIG_KEYS: dict[str, str] = {
 ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-dp": "--data-parallel-size"}
 # flags vLLM declares with nargs="+" (several words each)
 MULTI_VALUE = frozenset(("--served-model-name", "--middleware", "--lora-modules", "--prompt-adapters"))
+# switches without an --enable-/--disable-/--no- prefix (vLLM's store_true / BooleanOptionalAction flags)
+SWITCHES = frozenset(
+    (
+        "--enforce-eager",
+        "--trust-remote-code",
+        "--headless",
+        "--async-scheduling",
+        "--disable-log-requests",
+        "--disable-log-stats",
+        "--skip-tokenizer-init",
+        "--use-v2-block-manager",
+        "--worker-use-ray",
+        "--engine-use-ray",
+        "--disable-custom-all-reduce",
+        "--ray-workers-use-nsight",
+        "--fully-sharded-loras",
+        "--calculate-kv-scales",
+        "--api-server-count-auto",
+        "--return-tokens-as-token-ids",
+        "--disable-frontend-multiprocessing",
+        "--enable-auto-tool-choice",
+        "--multi-step-stream-outputs",
+    )
+)
 _SHELL_STOP = frozenset(("|", ">", ">>", "2>&1", "&", "&&", ";", "||"))
 
 
@@ -139,7 +163,10 @@ def from_argv(tokens: Sequence[str]) -> tuple[str | None, dict[str, Any]]:
         i += 1
         if eq:
             value: Any = parse_value(val)
-        elif i < n and not _is_flag(tokens[i]) and tokens[i] not in _SHELL_STOP:
+        elif i < n and is_switch(flag) and tokens[i].lower() in ("true", "false"):
+            value = tokens[i].lower() == "true"  # old StoreBoolean switches took an optional value
+            i += 1
+        elif i < n and not is_switch(flag) and not _is_flag(tokens[i]) and tokens[i] not in _SHELL_STOP:
             words = [tokens[i]]
             i += 1
             while flag in MULTI_VALUE and i < n and not _is_flag(tokens[i]) and tokens[i] not in _SHELL_STOP:
@@ -155,6 +182,11 @@ def from_argv(tokens: Sequence[str]) -> tuple[str | None, dict[str, Any]]:
             continue
         flags[flag] = value
     return model, flags
+
+
+def is_switch(flag: str) -> bool:
+    """Whether vLLM declares ``flag`` as a switch (no value): its boolean flags and their ``--no-`` forms."""
+    return flag in SWITCHES or flag.startswith(("--no-", "--enable-", "--disable-"))
 
 
 def _is_flag(t: str) -> bool:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from observe import cmdline
 from observe.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -78,27 +79,13 @@ class LaunchSpec:
 
 
 def normalize_flag(flag: str) -> str:
-    """`--max_num_seqs` and `--max-num-seqs` are the same flag to vLLM's parser."""
-    if flag.startswith("--"):
-        return "--" + flag[2:].replace("_", "-")
-    return flag
+    """`--max_num_seqs`, `--max-num-seqs` and `-tp` → one spelling (observe.cmdline.norm)."""
+    return cmdline.norm(flag) if flag.startswith("-") else flag
 
 
 def render_flag(flag: str, value: Any) -> list[str]:
-    """The command-line words for one flag: `[flag]` for a switch, none for False/None."""
-    if value is True:
-        return [flag]
-    if value is False or value is None:
-        return []
-    if isinstance(value, (list, tuple)):
-        return [flag, *map(str, value)]
-    return [flag, _fmt_value(value)]
-
-
-def _fmt_value(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer() and abs(value) >= 1:
-        return str(int(value))
-    return str(value)
+    """The command-line words for one flag (observe.cmdline.render): False is `--no-X`."""
+    return cmdline.render(flag, value)
 
 
 def _is_python(word: str) -> bool:
@@ -159,8 +146,13 @@ def parse_command(argv: Sequence[str], *, flags: VllmFlags | None = None) -> Lau
     reads `--flag value`, `--flag=value`, bare `--switch` and multi-value flags.
     """
     program, form, rest = split_program(argv)
-    model: str | None = None
-    out: dict[str, Any] = {}
+    if flags is None:  # no installed vLLM to ask: the project's one command-line reader
+        model, out = cmdline.from_argv([t for t in rest if t != "--"])
+        if model is None:
+            raise ConfigError("the vLLM command names no model (`vllm serve MODEL` or `--model MODEL`)")
+        return LaunchSpec(program=program, form=form, model=model, flags=out)
+    model = None
+    out = {}
     i = 0
     while i < len(rest):
         tok = rest[i]
