@@ -441,10 +441,27 @@ def generate_alerts(
         metavar="URL",
         help="Where docs/runbooks.md is published (each alert links to its section).",
     ),
+    vllm_selector: str | None = typer.Option(
+        None, "--vllm-selector", help='Label matchers of the vLLM targets, e.g. job=~".*/vllm".'
+    ),
+    rule_label: list[str] = typer.Option(
+        [], "--rule-label", help="KEY=VALUE label on the PrometheusRule (repeatable), e.g. release=prom."
+    ),
+    namespace: str | None = typer.Option(None, "--namespace", help="Namespace of the PrometheusRule."),
+    min_request_rate: float | None = typer.Option(
+        None, "--min-request-rate", help="Traffic floor (requests/s) of the SLO and error alerts."
+    ),
     config: Path | None = typer.Option(None, "--config", help=CONFIG_HELP),
 ) -> None:
     """Write the Prometheus recording and alerting rules (alerts/*.yml) from one settings object."""
     from observe import alerts
+
+    labels = {}
+    for item in rule_label:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise ObserveError(f"--rule-label needs KEY=VALUE, not {item!r}")
+        labels[key.strip()] = value.strip()
 
     if runbook_base is not None and not runbook_base.startswith(("http://", "https://")):
         raise ObserveError(f"--runbook-base must be an http(s) URL, not {runbook_base!r}")
@@ -456,6 +473,10 @@ def generate_alerts(
             "ttft_slo_seconds": ttft_slo,
             "itl_slo_seconds": itl_slo,
             "runbook_base": runbook_base,
+            "vllm_selector": vllm_selector,
+            "rule_labels": labels or None,
+            "namespace": namespace,
+            "min_request_rate": min_request_rate,
         }.items()
         if v is not None
     }
