@@ -63,83 +63,99 @@ def _le(x: float) -> str:
 
 def _or_aliases(canonical: str, template: str) -> str:
     """``template`` (with ``{m}`` for the metric name) for every exposed alias, joined by ``or``."""
-    return " or ".join(template.format(m=m) for m in names.exposed_names(canonical))
+    return " or ".join(template.replace("{m}", m) for m in names.exposed_names(canonical))
 
 
 # ---------------------------------------------------------------- recording rules
 
 
-def _slo_error_ratio(canonical: str, threshold: float, window: str) -> str:
-    good = _or_aliases(
-        canonical, f'sum by ({BY}) (rate({{m}}_bucket{{{{le="{_le(threshold)}"}}}}[{window}]))'
-    )
-    total = _or_aliases(canonical, f"sum by ({BY}) (rate({{m}}_count[{window}]))")
+def _sel(s: Settings, extra: str = "") -> str:
+    """A selector of the vLLM targets (Settings.vllm_matchers), with ``extra`` matchers."""
+    return "{" + s.vllm_matchers + ("," + extra if extra else "") + "}"
+
+
+def _slo_error_ratio(s: Settings, canonical: str, threshold: float, window: str, by: str) -> str:
+    le = _sel(s, f'le="{_le(threshold)}"')
+    good = _or_aliases(canonical, f"sum by ({by}) (rate({{m}}_bucket{le}[{window}]))")
+    total = _or_aliases(canonical, f"sum by ({by}) (rate({{m}}_count{_sel(s)}[{window}]))")
     return f"1 - (\n  ({good})\n/\n  ({total})\n)"
 
 
 def slo_windows(s: Settings) -> list[str]:
-    """Every window the burn-rate alerts read, short first, without duplicates."""
+    """Every window the burn-rate alerts read, in the order the pairs name them, without duplicates."""
     out: list[str] = []
-    for burn in (s.burn_fast, s.burn_slow):
+    for burn in s.burn_windows:
         for w in (burn[1], burn[0]):
             if w not in out:
                 out.append(w)
     return out
 
 
+# SLO levels: per instance (each model on each server) and per model (all its replicas together).
+SLO_LEVELS = (("instance", BY, "VLLM"), ("model", "model_name", "VLLMModel"))
+
+
 def recording_rules(s: Settings) -> list[dict[str, Any]]:
     """Recording rules that turn every vLLM version's names into canonical per-instance series."""
     w = s.rate_window
+    v = _sel(s)
+    err = _sel(s, 'finished_reason="error"')
+    v1 = _sel(s, 'handler=~"/v1/.+"')
+    v1_5xx = _sel(s, 'handler=~"/v1/.+",status="5xx"')
     rules: list[dict[str, str]] = [
         {
             "record": "instance:vllm_kv_cache_usage:ratio",
-            "expr": _or_aliases("vllm:kv_cache_usage_perc", f"max by ({BY}) ({{m}})"),
+            "expr": _or_aliases("vllm:kv_cache_usage_perc", f"max by ({BY}) ({{m}}{v})"),
         },
         {
             "record": "instance:vllm_requests_running:sum",
-            "expr": f"sum by ({BY}) (vllm:num_requests_running)",
+            "expr": f"sum by ({BY}) (vllm:num_requests_running{v})",
         },
         {
             "record": "instance:vllm_requests_waiting:sum",
-            "expr": f"sum by ({BY}) (vllm:num_requests_waiting)",
+            "expr": f"sum by ({BY}) (vllm:num_requests_waiting{v})",
         },
         {
             "record": f"instance:vllm_preemptions:rate{w}",
-            "expr": f"sum by ({BY}) (rate(vllm:num_preemptions_total[{w}]))",
+            "expr": f"sum by ({BY}) (rate(vllm:num_preemptions_total{v}[{w}]))",
         },
         {
             "record": f"instance:vllm_prompt_tokens:rate{w}",
-            "expr": f"sum by ({BY}) (rate(vllm:prompt_tokens_total[{w}]))",
+            "expr": f"sum by ({BY}) (rate(vllm:prompt_tokens_total{v}[{w}]))",
         },
         {
             "record": f"instance:vllm_generation_tokens:rate{w}",
-            "expr": f"sum by ({BY}) (rate(vllm:generation_tokens_total[{w}]))",
+            "expr": f"sum by ({BY}) (rate(vllm:generation_tokens_total{v}[{w}]))",
         },
         {
             "record": f"instance:vllm_request_success:rate{w}",
-            "expr": f"sum by ({BY}, finished_reason) (rate(vllm:request_success_total[{w}]))",
+            "expr": f"sum by ({BY}, finished_reason) (rate(vllm:request_success_total{v}[{w}]))",
         },
         {
             "record": f"instance:vllm_request_errors:ratio_rate{w}",
             "expr": (
-                f'sum by ({BY}) (rate(vllm:request_success_total{{finished_reason="error"}}[{w}]))\n/\n'
-                f"sum by ({BY}) (rate(vllm:request_success_total[{w}]))"
+                f"sum by ({BY}) (rate(vllm:request_success_total{err}[{w}]))\n/\n"
+                f"sum by ({BY}) (rate(vllm:request_success_total{v}[{w}]))"
             ),
         },
         {
             "record": f"instance:vllm_http_5xx:ratio_rate{w}",
             "expr": (
-                f'sum by (job, instance) (rate(http_requests_total{{handler=~"/v1/.+",status="5xx"}}[{w}]))\n/\n'
-                f'sum by (job, instance) (rate(http_requests_total{{handler=~"/v1/.+"}}[{w}]))'
+                f"sum by (job, instance) (rate(http_requests_total{v1_5xx}[{w}]))\n/\n"
+                f"sum by (job, instance) (rate(http_requests_total{v1}[{w}]))"
             ),
+        },
+        {
+            "record": f"instance:vllm_http_requests:rate{w}",
+            "expr": f"sum by (job, instance) (rate(http_requests_total{v1}[{w}]))",
         },
         {
             "record": f"instance:vllm_prefix_cache_hit:ratio_rate{w}",
             "expr": (
                 "("
-                + _or_aliases("vllm:prefix_cache_hits_total", f"sum by ({BY}) (rate({{m}}[{w}]))")
+                + _or_aliases("vllm:prefix_cache_hits_total", f"sum by ({BY}) (rate({{m}}{v}[{w}]))")
                 + ")\n/\n("
-                + _or_aliases("vllm:prefix_cache_queries_total", f"sum by ({BY}) (rate({{m}}[{w}]))")
+                + _or_aliases("vllm:prefix_cache_queries_total", f"sum by ({BY}) (rate({{m}}{v}[{w}]))")
                 + ")"
             ),
         },
@@ -153,22 +169,39 @@ def recording_rules(s: Settings) -> list[dict[str, Any]]:
         rules.append(
             {
                 "record": f"instance:vllm_{short}_seconds_bucket:rate{w}",
-                "expr": _or_aliases(canonical, f"sum by ({BY}, le) (rate({{m}}_bucket[{w}]))"),
+                "expr": _or_aliases(canonical, f"sum by ({BY}, le) (rate({{m}}_bucket{v}[{w}]))"),
             }
         )
-    for window in slo_windows(s):
-        rules.append(
-            {
-                "record": f"instance:vllm_ttft_slo_errors:ratio_rate{window}",
-                "expr": _slo_error_ratio("vllm:time_to_first_token_seconds", s.ttft_slo_seconds, window),
-            }
-        )
-        rules.append(
-            {
-                "record": f"instance:vllm_itl_slo_errors:ratio_rate{window}",
-                "expr": _slo_error_ratio("vllm:inter_token_latency_seconds", s.itl_slo_seconds, window),
-            }
-        )
+    windows = list(dict.fromkeys([w, *slo_windows(s)]))
+    for level, by, _ in SLO_LEVELS:
+        for window in windows:
+            # requests started (one TTFT observation each): the traffic floor of the ratio alerts
+            rules.append(
+                {
+                    "record": f"{level}:vllm_requests:rate{window}",
+                    "expr": _or_aliases(
+                        "vllm:time_to_first_token_seconds",
+                        f"sum by ({by}) (rate({{m}}_count{v}[{window}]))",
+                    ),
+                }
+            )
+        for window in slo_windows(s):
+            rules.append(
+                {
+                    "record": f"{level}:vllm_ttft_slo_errors:ratio_rate{window}",
+                    "expr": _slo_error_ratio(
+                        s, "vllm:time_to_first_token_seconds", s.ttft_slo_seconds, window, by
+                    ),
+                }
+            )
+            rules.append(
+                {
+                    "record": f"{level}:vllm_itl_slo_errors:ratio_rate{window}",
+                    "expr": _slo_error_ratio(
+                        s, "vllm:inter_token_latency_seconds", s.itl_slo_seconds, window, by
+                    ),
+                }
+            )
     return rules
 
 
@@ -200,7 +233,8 @@ def _alert(
 def _recent_errors(kinds: tuple[str, ...], window: str) -> str:
     """True while a sidecar engine-error counter of these kinds rose within ``window`` — also when
     the series is new (the sidecar creates a kind's counter on its first occurrence)."""
-    sel = f'observe_vllm_engine_errors_total{{kind=~"{"|".join(kinds)}"}}'
+    kind = f'kind="{kinds[0]}"' if len(kinds) == 1 else f'kind=~"{"|".join(kinds)}"'
+    sel = f"observe_vllm_engine_errors_total{{{kind}}}"
     return (
         f"sum by (instance, kind) (increase({sel}[{window}])) > 0\nor\n"
         f"sum by (instance, kind) ({sel} > 0 unless {sel} offset {window})"
@@ -216,7 +250,7 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         _alert(
             s,
             "VLLMDown",
-            f'up{{job="{s.vllm_job}"}} == 0',
+            f"up{_sel(s)} == 0",
             s.down_for,
             "critical",
             "vllm",
@@ -224,6 +258,18 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
             f"Prometheus has failed to scrape {inst} (job {{{{ $labels.job }}}}) for {s.down_for}. "
             "The server is down, restarting, or still loading the model; check the container and "
             "the engine log for an OOM or startup error.",
+        ),
+        _alert(
+            s,
+            "VLLMTargetMissing",
+            f"absent(up{_sel(s)})",
+            s.down_for,
+            "critical",
+            "vllm",
+            "No vLLM target is being scraped.",
+            f"Prometheus has had no target matching {{{s.vllm_matchers}}} for {s.down_for}: every vLLM "
+            "pod is gone, or the PodMonitor / scrape config no longer selects them (labels, namespace, "
+            "port name). Nothing else about vLLM can alert while this fires.",
         ),
         _alert(
             s,
@@ -262,44 +308,50 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
             "raise --max-num-seqs.",
         ),
     ]
+    floor = _num(s.min_request_rate)
     for key, label, canonical_name, unit, threshold, target in (
         ("ttft", "TTFT", "a time to first token", "requests", s.ttft_slo_seconds, s.ttft_slo_target),
         ("itl", "ITL", "an inter-token latency", "tokens", s.itl_slo_seconds, s.itl_slo_target),
     ):
         budget = 1.0 - target
-        for speed, (long_w, short_w, factor, for_, severity) in (
-            ("Fast", s.burn_fast),
-            ("Slow", s.burn_slow),
-        ):
-            limit = _num(factor * budget)
-            rules.append(
-                _alert(
+        for level, by, prefix in SLO_LEVELS:
+            where = f"{model} on {inst}" if level == "instance" else f"{model} (all replicas)"
+            for long_w, short_w, factor, for_, severity in s.burn_windows:
+                speed = "Fast" if severity == "critical" else "Slow"
+                limit = _num(factor * budget)
+                rule = _alert(
                     s,
-                    f"VLLM{label}SLOBurn{speed}",
-                    f"instance:vllm_{key}_slo_errors:ratio_rate{long_w} > {limit}\nand\n"
-                    f"instance:vllm_{key}_slo_errors:ratio_rate{short_w} > {limit}",
+                    f"{prefix}{label}SLOBurn{speed}",
+                    f"{level}:vllm_{key}_slo_errors:ratio_rate{long_w} > {limit}\nand\n"
+                    f"{level}:vllm_{key}_slo_errors:ratio_rate{short_w} > {limit}\n"
+                    f"and on ({by})\n{level}:vllm_requests:rate{short_w} >= {floor}",
                     for_,
                     severity,
                     "vllm",
-                    f"{model} on {inst} burns its {label} error budget {_num(factor)}x too fast.",
+                    f"{where} burns its {label} error budget {_num(factor)}x too fast.",
                     f"{{{{ $value | humanizePercentage }}}} of {unit} over the last {long_w} had {canonical_name} "
                     f"above {_num(threshold)}s (SLO: {_num(target * 100)}% under {_num(threshold)}s; burn rate above "
-                    f"{_num(factor)} over both {long_w} and {short_w}). Look at queueing and preemptions; "
-                    "lower --max-num-batched-tokens or --max-num-seqs, or add replicas.",
+                    f"{_num(factor)} over both {long_w} and {short_w}, with at least {floor} requests/s). Look "
+                    "at queueing and preemptions; lower --max-num-batched-tokens or --max-num-seqs, or add replicas.",
                 )
-            )
+                rule["labels"].update({"long_window": long_w, "short_window": short_w})
+                rules.append(rule)
     rules += [
         _alert(
             s,
             "VLLMRequestErrors",
-            f"instance:vllm_request_errors:ratio_rate{w} > {_num(s.error_ratio)}\nor on (job, instance)\n"
-            f"instance:vllm_http_5xx:ratio_rate{w} > {_num(s.error_ratio)}",
+            f"(\n  instance:vllm_request_errors:ratio_rate{w} > {_num(s.error_ratio)}\n"
+            f"  and on ({BY}) sum by ({BY}) (instance:vllm_request_success:rate{w}) >= {floor}\n)\n"
+            "or on (job, instance)\n(\n"
+            f"  instance:vllm_http_5xx:ratio_rate{w} > {_num(s.error_ratio)}\n"
+            f"  and on (job, instance) instance:vllm_http_requests:rate{w} >= {floor}\n)",
             s.errors_for,
             "warning",
             "vllm",
             f"{{{{ $value | humanizePercentage }}}} of requests to {inst} fail.",
             f'More than {_num(s.error_ratio * 100)}% of requests ended with finished_reason="error" or an '
-            "HTTP 5xx for " + s.errors_for + ". Read the engine log around the first errors.",
+            f"HTTP 5xx for {s.errors_for}, at {floor} requests/s or more. Read the engine log around the "
+            "first errors.",
         ),
         _alert(
             s,
@@ -339,7 +391,7 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         _alert(
             s,
             "ObserveSidecarDown",
-            f'up{{job="{s.observe_job}"}} == 0',
+            f"up{{{s.observe_matchers}}} == 0",
             s.sidecar_down_for,
             "warning",
             "observe",
@@ -427,13 +479,13 @@ def prometheus_rule_manifest(
     """The same groups as one Prometheus-Operator ``PrometheusRule`` manifest."""
     s = s or Settings()
     metadata: dict[str, Any] = {"name": name}
+    namespace = namespace or s.namespace
     if namespace:
         metadata["namespace"] = namespace
     metadata["labels"] = {
         "app.kubernetes.io/name": "observe",
         "app.kubernetes.io/component": "vllm-rules",
-        "prometheus": "k8s",
-        "role": "alert-rules",
+        **dict(s.rule_labels),
     }
     manifest = {
         "apiVersion": "monitoring.coreos.com/v1",

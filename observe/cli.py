@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime
 from enum import Enum
 from pathlib import Path
 
@@ -97,8 +98,27 @@ class FailOn(str, Enum):
 @app.command()
 @user_errors
 def diagnose(
-    paths: list[Path] = typer.Argument(..., help="Log files (plain or .gz) or folders of vLLM logs."),
+    paths: list[Path] = typer.Argument(
+        None, help="Log files (plain or .gz) or folders of vLLM logs; `-` reads standard input."
+    ),
     metrics: list[Path] = typer.Option([], "--metrics", help="Saved /metrics snapshots (text exposition)."),
+    prometheus: str | None = typer.Option(
+        None,
+        "--prometheus",
+        help="Read vLLM's history from this Prometheus (or Thanos Query / Mimir) URL. Credentials from "
+        "OBSERVE_PROMETHEUS_TOKEN or OBSERVE_PROMETHEUS_USER/_PASSWORD.",
+    ),
+    since: str | None = typer.Option(
+        None, "--since", help="With --prometheus: the last DURATION (default 6h)."
+    ),
+    start: str | None = typer.Option(None, "--start", help="With --prometheus: ISO 8601 start time."),
+    end: str | None = typer.Option(None, "--end", help="With --prometheus: ISO 8601 end time (default now)."),
+    selector: str | None = typer.Option(
+        None, "--selector", help='With --prometheus: label selector, e.g. namespace="llm",model_name="m".'
+    ),
+    step: str | None = typer.Option(
+        None, "--step", help="With --prometheus: query step (default from the range)."
+    ),
     fmt: Fmt = typer.Option(Fmt.text, "--format", help="Report format."),
     output: Path | None = typer.Option(
         None, "--output", "-o", help="Write the report here instead of stdout."
@@ -115,9 +135,24 @@ def diagnose(
     from observe import pipeline, report
 
     settings = _settings(config)
+    history = None
+    if prometheus:
+        from observe import promhistory
+
+        history = promhistory.read_history(
+            prometheus,
+            start=_iso_time("--start", start),
+            end=_iso_time("--end", end),
+            since=since,
+            selector=selector,
+            step=step,
+            now=datetime.now(UTC),
+        ).instances
+    elif since or start or end or selector or step:
+        raise ObserveError("--since, --start, --end, --selector and --step go with --prometheus URL")
     bar = _ProgressBar() if progress and sys.stderr.isatty() else None
     try:
-        diag = pipeline.diagnose_paths(paths, metrics, progress=bar, settings=settings)
+        diag = pipeline.diagnose_paths(paths or [], metrics, progress=bar, settings=settings, history=history)
     finally:
         if bar is not None:
             bar.close()
@@ -127,6 +162,16 @@ def diagnose(
         _emit(report.render(diag, fmt.value, settings=settings), output)
     if fail_on is not None and report.worst_at_least(diag, fail_on.value):
         raise typer.Exit(1)
+
+
+def _iso_time(flag: str, text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        t = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ObserveError(f"{flag} needs an ISO 8601 time like 2026-11-29T19:00:00Z, not {text!r}") from None
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
 
 
 class _ProgressBar:
@@ -396,10 +441,27 @@ def generate_alerts(
         metavar="URL",
         help="Where docs/runbooks.md is published (each alert links to its section).",
     ),
+    vllm_selector: str | None = typer.Option(
+        None, "--vllm-selector", help='Label matchers of the vLLM targets, e.g. job=~".*/vllm".'
+    ),
+    rule_label: list[str] = typer.Option(
+        [], "--rule-label", help="KEY=VALUE label on the PrometheusRule (repeatable), e.g. release=prom."
+    ),
+    namespace: str | None = typer.Option(None, "--namespace", help="Namespace of the PrometheusRule."),
+    min_request_rate: float | None = typer.Option(
+        None, "--min-request-rate", help="Traffic floor (requests/s) of the SLO and error alerts."
+    ),
     config: Path | None = typer.Option(None, "--config", help=CONFIG_HELP),
 ) -> None:
     """Write the Prometheus recording and alerting rules (alerts/*.yml) from one settings object."""
     from observe import alerts
+
+    labels = {}
+    for item in rule_label:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise ObserveError(f"--rule-label needs KEY=VALUE, not {item!r}")
+        labels[key.strip()] = value.strip()
 
     if runbook_base is not None and not runbook_base.startswith(("http://", "https://")):
         raise ObserveError(f"--runbook-base must be an http(s) URL, not {runbook_base!r}")
@@ -411,6 +473,10 @@ def generate_alerts(
             "ttft_slo_seconds": ttft_slo,
             "itl_slo_seconds": itl_slo,
             "runbook_base": runbook_base,
+            "vllm_selector": vllm_selector,
+            "rule_labels": labels or None,
+            "namespace": namespace,
+            "min_request_rate": min_request_rate,
         }.items()
         if v is not None
     }

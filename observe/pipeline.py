@@ -13,13 +13,14 @@ from __future__ import annotations
 import gzip
 import os
 import re
+import sys
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from observe import parse, rotation, scrape
+from observe import cri, parse, rotation, scrape
 from observe.diagnosis import Diagnosis, InstanceBuilder
 from observe.errors import InputError, ObserveError
 from observe.model import LogLine, Scrape
@@ -44,6 +45,7 @@ _SKIP_SUFFIXES = {
     ".tsv",
 }
 _SNIFF = 8192
+STDIN = "-"  # `observe diagnose -`: read the log from standard input (`kubectl logs … |`)
 
 
 @dataclass
@@ -98,6 +100,9 @@ def discover(paths: Sequence[Path]) -> tuple[list[LogSet], list[Path], list[dict
     files: list[Path] = []
     for p in paths:
         p = Path(p)
+        if str(p) == STDIN:
+            sets.setdefault(("", "stdin"), []).append((0, "", p))
+            continue
         if not p.exists():
             raise InputError(f"no such file or folder: {p}")
         if p.is_dir():
@@ -144,7 +149,20 @@ def discover(paths: Sequence[Path]) -> tuple[list[LogSet], list[Path], list[dict
 
 
 def iter_lines(path: Path, unreadable: list[dict], progress: Progress | None = None) -> Iterator[LogLine]:
-    """Stream a file's lines (decoded with replacement), reporting a truncated .gz or I/O error."""
+    """Stream a file's lines (decoded with replacement), reporting a truncated .gz or I/O error.
+    CRI records (a pod's log as the kubelet stores it) come back as the lines vLLM wrote."""
+    return cri.rejoin(_iter_raw(path, unreadable, progress))
+
+
+def _iter_stdin() -> Iterator[LogLine]:
+    for n, b in enumerate(sys.stdin.buffer, 1):
+        yield LogLine("<stdin>", n, b.decode("utf-8", "replace").rstrip("\r\n"))
+
+
+def _iter_raw(path: Path, unreadable: list[dict], progress: Progress | None = None) -> Iterator[LogLine]:
+    if str(path) == STDIN:
+        yield from _iter_stdin()
+        return
     src = str(path)
     try:
         total = path.stat().st_size
@@ -192,6 +210,8 @@ _STAMP = re.compile(rb"(?:^|[\s\]])(\d\d)-(\d\d) \d\d:\d\d:\d\d")
 def _year_of(path: Path) -> int | None:
     """The year of the file's FIRST line: its mtime's year, one less when the first stamp's month is
     later than the mtime's month (a log that crossed New Year). vLLM's stamps carry no year."""
+    if str(path) == STDIN:
+        return datetime.now().year
     try:
         mtime = datetime.fromtimestamp(path.stat().st_mtime)
     except OSError:
@@ -225,10 +245,13 @@ def diagnose_paths(
     now: datetime | None = None,
     max_rows: int = 20_000,
     settings: Settings | None = None,
+    history: dict[str, list[Scrape]] | None = None,
 ) -> Diagnosis:
-    if not paths:
+    """``history``: instance name → Scrapes read from Prometheus (promhistory); each joins the log
+    of the same instance (see `match_history`), or is diagnosed from its metrics alone."""
+    if not paths and not history:
         raise InputError("give at least one log file or folder")
-    logsets, orphan_snaps, unreadable = discover(paths)
+    logsets, orphan_snaps, unreadable = discover(paths) if paths else ([], [], [])
     extra = [read_snapshot(Path(m)) for m in metrics]
     for m in metrics:
         if not Path(m).exists():
@@ -267,6 +290,16 @@ def diagnose_paths(
     for sc in extra:
         for _, b, _ in instances[:1] if len(instances) > 1 else instances:
             b.add_scrape(sc)
+    if history:
+        pairs = match_history(list(history), [ls.name for ls, _, _ in instances if ls is not None])
+        by_name = {ls.name: b for ls, b, _ in instances if ls is not None}
+        for inst, scrapes in history.items():
+            b = by_name.get(pairs.get(inst, ""))
+            if b is None:
+                b = InstanceBuilder(inst, max_rows=max_rows, settings=settings)
+                instances.append((None, b, None))
+            for sc in scrapes:
+                b.add_scrape(sc)
     useful = [(ls, b) for ls, b, p in instances if p is None or p.vllm_lines > 0 or b.scrapes]
     for ls, b, p in instances:
         if p is not None and p.vllm_lines == 0 and not b.scrapes:
@@ -278,3 +311,17 @@ def diagnose_paths(
         raise InputError(f"no vLLM log lines found ({reasons})")
     diags = [b.finish(now=now) for _, b in useful]
     return Diagnosis(instances=diags, generated_at=now, unreadable=unreadable)
+
+
+def match_history(instances: Sequence[str], logs: Sequence[str]) -> dict[str, str]:
+    """Which log belongs to which Prometheus instance: the log whose path names the pod (or the
+    instance's host); one log and one instance are each other's. Unmatched ones stay apart."""
+    if len(instances) == 1 and len(logs) == 1:
+        return {instances[0]: logs[0]}
+    out: dict[str, str] = {}
+    for inst in instances:
+        token = inst.rsplit("/", 1)[-1].split(":", 1)[0]
+        hits = [lg for lg in logs if token and token in lg and lg not in out.values()]
+        if len(hits) == 1:
+            out[inst] = hits[0]
+    return out

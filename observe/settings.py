@@ -27,6 +27,9 @@ __all__ = ["ITL_BUCKETS", "TTFT_BUCKETS", "Settings", "describe", "from_mapping"
 TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
 ITL_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5)
 _DURATION = re.compile(r"^(\d+(ms|s|m|h|d|w|y))+$")
+_SELECTOR = re.compile(
+    r'^\s*[A-Za-z_]\w*\s*(=~|!=|!~|=)\s*"(?:[^"\\]|\\.)*"\s*(,\s*[A-Za-z_]\w*\s*(=~|!=|!~|=)\s*"(?:[^"\\]|\\.)*"\s*)*$'
+)
 
 
 def _f(default: Any, note: str, section: str) -> Any:
@@ -121,6 +124,33 @@ class Settings:
     # ---------------------------------------------------------------- alert rules
     vllm_job: str = _f("vllm", "Prometheus job label of the vLLM targets.", "alerts")
     observe_job: str = _f("observe", "Prometheus job label of the observe sidecars.", "alerts")
+    vllm_selector: str | None = _f(
+        None,
+        'Label matchers that pick the vLLM targets in every rule, e.g. job=~".*/vllm" (a PodMonitor '
+        'names its job namespace/name) or namespace="llm",container="vllm". Empty = job="<vllm_job>".',
+        "alerts",
+    )
+    observe_selector: str | None = _f(
+        None, 'Label matchers that pick the observe sidecars. Empty = job="<observe_job>".', "alerts"
+    )
+    rule_labels: tuple[tuple[str, str], ...] = _f(
+        (("release", "kube-prometheus-stack"),),
+        "Labels on the PrometheusRule, as a mapping: kube-prometheus-stack loads only rules labelled "
+        "release: <its Helm release name>.",
+        "alerts",
+    )
+    namespace: str | None = _f(
+        None,
+        "Namespace of the PrometheusRule manifest; empty = the namespace kubectl applies it to.",
+        "alerts",
+    )
+    min_request_rate: float = _f(
+        0.1,
+        "Traffic floor (requests/s over the burn-rate pair's short window, or rate_window for the error "
+        "ratio) below which SLO and error-ratio alerts "
+        "stay quiet: a handful of requests is no evidence of a rate.",
+        "alerts",
+    )
     group_interval: str | None = _f(
         None, "Evaluation interval of the rule group; empty = Prometheus' global interval.", "alerts"
     )
@@ -150,13 +180,16 @@ class Settings:
         None, "Queue-backlog threshold in waiting requests; empty = one full batch (max_num_seqs).", "alerts"
     )
     queue_for: str = _f("10m", "How long the backlog must last before the alert fires.", "alerts")
-    burn_fast: tuple[str, str, float, str, str] = _f(
-        ("1h", "5m", 14.4, "2m", "critical"),
-        "Fast burn-rate pair (long window, short window, burn factor, for, severity): SRE workbook.",
+    burn_windows: tuple[tuple[str, str, float, str, str], ...] = _f(
+        (
+            ("1h", "5m", 14.4, "2m", "critical"),
+            ("6h", "30m", 6.0, "15m", "critical"),
+            ("1d", "2h", 3.0, "1h", "warning"),
+            ("3d", "6h", 1.0, "3h", "warning"),
+        ),
+        "Burn-rate window pairs (long window, short window, burn factor, for, severity), the SRE "
+        "workbook's four: critical pages (alert ...SLOBurnFast), warning is a ticket (...SLOBurnSlow).",
         "alerts",
-    )
-    burn_slow: tuple[str, str, float, str, str] = _f(
-        ("6h", "30m", 6.0, "15m", "warning"), "Slow burn-rate pair, same fields as burn_fast.", "alerts"
     )
     error_ratio: float = _f(0.05, "Share of requests failing (HTTP 5xx / aborted) that alerts.", "alerts")
     errors_for: str = _f("5m", "How long the error ratio must hold before the alert fires.", "alerts")
@@ -177,10 +210,13 @@ class Settings:
                 _check_duration(f.name, getattr(self, f.name))
         if self.group_interval is not None:
             _check_duration("group_interval", self.group_interval)
-        for burn in (self.burn_fast, self.burn_slow):
-            if len(burn) != 5:
+        if not self.burn_windows:
+            raise ConfigError("burn_windows needs at least one (long, short, factor, for, severity) entry")
+        for burn in self.burn_windows:
+            if len(burn) != 5 or burn[4] not in ("critical", "warning"):
                 raise ConfigError(
-                    f"a burn-rate pair has 5 fields (long, short, factor, for, severity), got {burn!r}"
+                    "a burn-rate pair has 5 fields (long, short, factor, for, severity critical|warning), "
+                    f"got {burn!r}"
                 )
             for d in (burn[0], burn[1], burn[3]):
                 _check_duration("burn window", d)
@@ -212,6 +248,15 @@ class Settings:
             )
         if self.max_num_seqs is not None and self.max_num_seqs < 1:
             raise ConfigError(f"max_num_seqs must be >= 1, got {self.max_num_seqs}")
+        if self.min_request_rate < 0:
+            raise ConfigError(f"min_request_rate must be >= 0, got {self.min_request_rate}")
+        for name in ("vllm_selector", "observe_selector"):
+            sel = getattr(self, name)
+            if sel is not None and (not _SELECTOR.match(sel) or "__name__" in sel):
+                raise ConfigError(f'{name} must be label matchers like job=~".*/vllm", got {sel!r}')
+        for k, v in self.rule_labels:
+            if not re.match(r"^[A-Za-z_][A-Za-z0-9_./-]*$", k) or not isinstance(v, str):
+                raise ConfigError(f"rule_labels: bad label {k!r}: {v!r}")
         if self.error_ratio <= 0 or self.preemptions_per_s < 0:
             raise ConfigError("error_ratio must be > 0 and preemptions_per_s >= 0")
         for name in (
@@ -228,6 +273,16 @@ class Settings:
     def kv_usage_ratio(self) -> float:
         """kv_full_pct as the 0-1 ratio vLLM's gauge reports (the alert threshold)."""
         return self.kv_full_pct / 100.0
+
+    @property
+    def vllm_matchers(self) -> str:
+        """The label matchers (no braces) of the vLLM targets."""
+        return self.vllm_selector or f'job="{self.vllm_job}"'
+
+    @property
+    def observe_matchers(self) -> str:
+        """The label matchers (no braces) of the observe sidecars."""
+        return self.observe_selector or f'job="{self.observe_job}"'
 
     @property
     def waiting_threshold(self) -> float:
@@ -287,6 +342,12 @@ def from_mapping(
         default = _FIELDS[k].default
         if v is None or default is None:
             typed[k] = v
+        elif isinstance(default, tuple) and isinstance(v, dict):
+            typed[k] = tuple((str(a), str(b)) for a, b in v.items())  # rule_labels
+        elif isinstance(default, tuple) and default and isinstance(default[0], tuple):
+            if not isinstance(v, (list, tuple)):
+                raise ConfigError(f"{source}: {k} must be a list, got {v!r}")
+            typed[k] = tuple(tuple(x) if isinstance(x, (list, tuple)) else x for x in v)
         elif isinstance(default, tuple):
             typed[k] = tuple(v) if isinstance(v, (list, tuple)) else v
         elif isinstance(default, bool) or isinstance(default, str):
@@ -346,7 +407,11 @@ def to_yaml(s: Settings) -> str:
             section = row["section"]
             lines.append(f"# ---- {_SECTION_TITLES.get(section, section)}")
         lines.append(f"# {row['note']}")
-        value = list(row["value"]) if isinstance(row["value"], tuple) else row["value"]
+        value = row["value"]
+        if row["name"] == "rule_labels":
+            value = dict(value)
+        elif isinstance(value, tuple):
+            value = [list(x) if isinstance(x, tuple) else x for x in value]
         dumped = yaml.safe_dump({row["name"]: value}, default_flow_style=True, sort_keys=False).strip()
         if dumped.startswith("{") and dumped.endswith("}"):
             dumped = dumped[1:-1]

@@ -39,6 +39,7 @@ __all__ = [
     "ReplayController",
     "wait_until",
     "prom_query",
+    "backfill_snapshots",
 ]
 
 READY_TIMEOUT_S = 60.0
@@ -125,10 +126,15 @@ def _workdir(tmp: Path | None) -> Iterator[Path]:
 
 @contextlib.contextmanager
 def prometheus(
-    config_yaml: str, rule_files: Sequence[Path] = (), tmp: Path | None = None, extra_args: Sequence[str] = ()
+    config_yaml: str,
+    rule_files: Sequence[Path] = (),
+    tmp: Path | None = None,
+    extra_args: Sequence[str] = (),
+    storage: Path | None = None,
 ) -> Iterator[str]:
     """A real Prometheus on 127.0.0.1 with ``config_yaml``; ``rule_files`` replace the config's
-    ``rule_files`` (absolute paths). Yields its base URL (``http://127.0.0.1:PORT``)."""
+    ``rule_files`` (absolute paths); ``storage`` is an existing TSDB folder (see
+    `backfill_snapshots`). Yields its base URL (``http://127.0.0.1:PORT``)."""
     with _workdir(tmp) as work:
         work = work / f"prometheus-{free_port()}"
         work.mkdir()
@@ -141,7 +147,7 @@ def prometheus(
         argv = [
             "prometheus",
             f"--config.file={cfg_path}",
-            f"--storage.tsdb.path={work / 'data'}",
+            f"--storage.tsdb.path={storage or work / 'data'}",
             f"--web.listen-address=127.0.0.1:{port}",
             "--web.enable-lifecycle",
             "--log.level=info",
@@ -292,6 +298,39 @@ def replay_metrics_server(
 
     with _http_server(Handler) as server:
         yield f"http://127.0.0.1:{server.server_address[1]}", ctl
+
+
+def backfill_snapshots(snapshots: Sequence[str], target: dict[str, str], out: Path) -> Path:
+    """A Prometheus TSDB in ``out`` holding recorded ``/metrics`` texts at their ``# scraped_at``
+    times, with ``target`` labels added as a scrape would (job, instance, pod, ...). Built by
+    ``promtool tsdb create-blocks-from openmetrics`` — real history, hours or days old, which a live
+    scrape cannot produce. Returns the TSDB folder."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from observe import scrape
+
+    series: dict[str, list[tuple[float, float]]] = {}
+    for text in snapshots:
+        at = scrape.parse_text(text).at
+        if at is None:
+            raise ValueError("a snapshot to backfill needs its '# scraped_at' line")
+        for fam in text_string_to_metric_families(text):
+            for s in fam.samples:
+                labels = {**s.labels, **target}
+                key = s.name + "{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}"
+                series.setdefault(key, []).append((at.timestamp(), s.value))
+    lines = [f"{k} {v!r} {t:.3f}" for k, pts in series.items() for t, v in sorted(pts)]
+    out.mkdir(parents=True, exist_ok=True)
+    om = out / "history.om"
+    om.write_text("\n".join(lines) + "\n# EOF\n")
+    data = out / "tsdb"
+    subprocess.run(
+        ["promtool", "tsdb", "create-blocks-from", "openmetrics", str(om), str(data)],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    return data
 
 
 def prom_query(base_url: str, expr: str, time_: float | None = None) -> dict:

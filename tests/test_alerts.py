@@ -320,3 +320,29 @@ def test_runbook_base_is_configurable_and_checked(tmp_path) -> None:
         app, ["generate", "alerts", "--out", str(tmp_path), "--runbook-base", "javascript:alert(1)"]
     )
     assert r.exit_code == 2 and "http(s) URL" in r.stderr
+
+
+def test_selector_rule_labels_and_oom_equality_come_from_settings(tmp_path: Path) -> None:
+    s = Settings(vllm_selector='job=~".*/vllm"', rule_labels=(("release", "prom"),), namespace="monitoring")
+    assert _alert_expr(s, "VLLMDown") == 'up{job=~".*/vllm"} == 0'
+    assert _alert_expr(s, "VLLMTargetMissing") == 'absent(up{job=~".*/vllm"})'
+    rec = {r["record"]: r["expr"] for r in alerts.recording_rules(s)}
+    assert 'vllm:num_requests_running{job=~".*/vllm"}' in rec["instance:vllm_requests_running:sum"]
+    assert 'kind="oom"' in _alert_expr(s, "VLLMEngineOOM") and "kind=~" not in _alert_expr(s, "VLLMEngineOOM")
+    manifest = yaml.safe_load(alerts.prometheus_rule_manifest(s))
+    assert manifest["metadata"]["labels"]["release"] == "prom"
+    assert manifest["metadata"]["namespace"] == "monitoring"
+    assert "prometheus" not in manifest["metadata"]["labels"]
+    windows = [
+        (r["labels"]["long_window"], r["labels"]["short_window"])
+        for r in alerts.alert_rules(s)
+        if r["alert"] == "VLLMTTFTSLOBurnFast" or r["alert"] == "VLLMTTFTSLOBurnSlow"
+    ]
+    assert windows == [("1h", "5m"), ("6h", "30m"), ("1d", "2h"), ("3d", "6h")]
+    cfg = tmp_path / "observe.yaml"
+    cfg.write_text('vllm_selector: namespace="llm"\nrule_labels: {release: kps}\nmin_request_rate: 1\n')
+    from observe.settings import from_yaml
+
+    t = from_yaml(cfg.read_text())
+    assert t.rule_labels == (("release", "kps"),) and t.min_request_rate == 1.0
+    assert ">= 1\n" in _alert_expr(t, "VLLMTTFTSLOBurnFast") + "\n"

@@ -1,0 +1,44 @@
+"""Container-runtime (CRI) log records → the lines vLLM wrote. Pure.
+
+Kubernetes keeps a container's output under ``/var/log/pods/…`` in the CRI format
+``<RFC 3339 time> <stdout|stderr> <P|F> <text>``: a line longer than the runtime's buffer
+(16 KiB in containerd and CRI-O) is split into partial ``P`` records ended by one ``F`` record.
+`rejoin` strips the prefix and glues the partials back, per stream, keeping the line number of
+the first record. Lines that are not CRI records (``kubectl logs`` output, plain files) pass
+through unchanged, so it is safe on any input.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from observe.model import LogLine
+
+__all__ = ["rejoin"]
+
+_CRI = re.compile(
+    r"^(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) (?P<stream>stdout|stderr) "
+    r"(?P<tag>[PF])(?::\S*)?(?: (?P<text>.*))?$"
+)
+
+
+def rejoin(lines: Iterable[LogLine]) -> Iterator[LogLine]:
+    pending: dict[str, tuple[LogLine, list[str]]] = {}
+    for line in lines:
+        m = _CRI.match(line.text)
+        if m is None:
+            yield line
+            continue
+        stream, text = m.group("stream"), m.group("text") or ""
+        if m.group("tag") == "P":
+            first, parts = pending.setdefault(stream, (line, []))
+            parts.append(text)
+            continue
+        if stream in pending:
+            first, parts = pending.pop(stream)
+            yield LogLine(first.source, first.lineno, "".join(parts) + text, first.arrival)
+        else:
+            yield LogLine(line.source, line.lineno, text, line.arrival)
+    for first, parts in pending.values():  # a partial record cut off by the end of the input
+        yield LogLine(first.source, first.lineno, "".join(parts), first.arrival)

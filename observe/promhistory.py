@@ -1,0 +1,312 @@
+"""Edge: vLLM's history from a Prometheus HTTP API (Prometheus, Thanos Query, Mimir) as Scrapes.
+
+`observe diagnose --prometheus URL` reads the same vLLM series a `/metrics` snapshot holds, but
+from the server's history: one range query (``/api/v1/query_range``) per metric the diagnosis
+reads, every exposed alias of it (old and new vLLM names), narrowed by the user's label selector.
+The answer is regrouped into one list of `model.Scrape` per instance (a pod, or a job/instance
+pair), one Scrape per evaluation step, samples renamed to canonical names exactly as
+`scrape.parse_text` does — so the timeline, the detectors and the summary run unchanged.
+
+Bounded: the step is chosen from the range (at most `MAX_POINTS` points per series), each query
+has a timeout and a series cap, and a Prometheus that is down, slow or answers an error gives one
+`TargetError` naming the URL and the reason. Credentials come from the environment only
+(`OBSERVE_PROMETHEUS_TOKEN`, or `OBSERVE_PROMETHEUS_USER` + `OBSERVE_PROMETHEUS_PASSWORD`;
+`OBSERVE_PROMETHEUS_ORG_ID` sets Mimir's ``X-Scope-OrgID``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import requests
+
+from observe import names
+from observe.errors import ConfigError, TargetError
+from observe.model import Sample, Scrape
+from observe.scrape import _canonical as canonical_sample_name
+
+__all__ = [
+    "MAX_POINTS",
+    "MAX_SERIES",
+    "METRICS",
+    "History",
+    "choose_step",
+    "parse_duration",
+    "parse_selector",
+    "read_history",
+    "to_instances",
+]
+
+MAX_POINTS = 1000  # points per series per query (Prometheus itself refuses more than 11,000)
+MIN_STEP_S = 15.0  # Prometheus' default scrape interval: a finer step only repeats samples
+MAX_SERIES = 5000  # per query; more means the selector matches a fleet, not an instance
+TIMEOUT_S = 30.0
+
+# Canonical metrics the diagnosis reads from a scrape (timeline.scrape_frame, metricmath.window_summary,
+# metricmath.running_config, the request-length estimate in detect).
+_GAUGES = (
+    "vllm:kv_cache_usage_perc",
+    "vllm:num_requests_running",
+    "vllm:num_requests_waiting",
+    "vllm:cache_config_info",
+)
+_COUNTERS = (
+    "vllm:num_preemptions_total",
+    "vllm:generation_tokens_total",
+    "vllm:prompt_tokens_total",
+    "vllm:request_success_total",
+    "vllm:prefix_cache_hits_total",
+    "vllm:prefix_cache_queries_total",
+)
+_HISTOGRAMS = (
+    *names.LATENCY_HISTOGRAMS.values(),
+    "vllm:request_prompt_tokens",
+    "vllm:request_generation_tokens",
+)
+METRICS = (*_GAUGES, *_COUNTERS, *_HISTOGRAMS)
+
+# Labels that say which target a series came from; the rest (engine, model_name, le, ...) stay.
+_TARGET_LABELS = ("job", "instance", "namespace", "pod", "container", "endpoint", "service")
+# Labels HA pairs and Thanos add per replica: series differing only by these are one series.
+_REPLICA_LABELS = ("prometheus_replica", "replica", "__replica__", "prometheus", "cluster")
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
+_UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_MATCHER = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!=|!~|=)\s*"((?:[^"\\]|\\.)*)"\s*(?:,|$)')
+
+
+def parse_duration(text: str) -> float:
+    """``6h``, ``90m``, ``1h30m`` → seconds; anything else is one ConfigError."""
+    t = (text or "").strip()
+    pos, total = 0, 0.0
+    for m in _DURATION.finditer(t):
+        if m.start() != pos:
+            break
+        total += float(m.group(1)) * _UNIT_S[m.group(2)]
+        pos = m.end()
+    if not t or pos != len(t) or total <= 0:
+        raise ConfigError(f"not a duration: {text!r} (use e.g. 30m, 6h, 2d)")
+    return total
+
+
+def parse_selector(text: str | None) -> str:
+    """A label selector as typed (``namespace="llm",model_name="llama"``, braces optional),
+    checked and returned without braces; a malformed one is one ConfigError."""
+    t = (text or "").strip()
+    if t.startswith("{") and t.endswith("}"):
+        t = t[1:-1].strip()
+    if not t:
+        return ""
+    pos, out = 0, []
+    while pos < len(t):
+        m = _MATCHER.match(t, pos)
+        if not m or m.end() == pos:
+            raise ConfigError(
+                f'not a label selector: {text!r} (expected name="value" pairs, e.g. '
+                'namespace="llm",model_name="llama-3-70b")'
+            )
+        if m.group(1) == "__name__":
+            raise ConfigError("the selector picks instances, not metrics: leave __name__ out")
+        out.append(f'{m.group(1)}{m.group(2)}"{m.group(3)}"')
+        pos = m.end()
+    return ",".join(out)
+
+
+def choose_step(seconds: float, min_step: float = MIN_STEP_S) -> float:
+    """The evaluation step for a range: at most MAX_POINTS points, never finer than ``min_step``,
+    rounded up to whole seconds."""
+    return float(max(min_step, math.ceil(seconds / MAX_POINTS)))
+
+
+def _query_expr(canonical: str, selector: str) -> str:
+    suffix = "(_bucket|_sum|_count)?" if canonical in _HISTOGRAMS else ""
+    alts = "|".join(sorted(names.exposed_names(canonical) or [canonical]))
+    matchers = f'__name__=~"({alts}){suffix}"'
+    return "{" + matchers + ("," + selector if selector else "") + "}"
+
+
+@dataclass
+class History:
+    """What was asked and what came back: instance name → its Scrapes, oldest first."""
+
+    url: str
+    start: datetime
+    end: datetime
+    step: float
+    selector: str
+    instances: dict[str, list[Scrape]] = field(default_factory=dict)
+    series: int = 0
+
+
+def _auth(env: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, str] | None]:
+    headers = {"Accept": "application/json"}
+    token = env.get("OBSERVE_PROMETHEUS_TOKEN")
+    if token:
+        headers["Authorization"] = f"Bearer {token.strip()}"
+    org = env.get("OBSERVE_PROMETHEUS_ORG_ID")
+    if org:
+        headers["X-Scope-OrgID"] = org.strip()
+    user = env.get("OBSERVE_PROMETHEUS_USER")
+    basic = (user, env.get("OBSERVE_PROMETHEUS_PASSWORD", "")) if user and not token else None
+    return headers, basic
+
+
+def _get(
+    session: requests.Session, url: str, params: dict[str, str], timeout: float, env: Mapping[str, str]
+) -> Any:
+    """One API call; every failure is one TargetError (down, slow, HTTP error, not Prometheus)."""
+    headers, basic = _auth(env)
+    where = url.split("?", 1)[0]
+    try:
+        r = session.get(url, params=params, headers=headers, auth=basic, timeout=timeout)
+    except requests.Timeout:
+        raise TargetError(f"Prometheus at {where} did not answer within {timeout:g}s") from None
+    except requests.ConnectionError:
+        raise TargetError(
+            f"cannot connect to Prometheus at {where} (is the URL right and is it up?)"
+        ) from None
+    except requests.RequestException as e:
+        raise TargetError(f"Prometheus at {where}: {str(e)[:160]}") from None
+    if r.status_code in (401, 403):
+        raise TargetError(
+            f"Prometheus at {where} refused the query (HTTP {r.status_code}): set OBSERVE_PROMETHEUS_TOKEN, "
+            "or OBSERVE_PROMETHEUS_USER and OBSERVE_PROMETHEUS_PASSWORD"
+        )
+    try:
+        body = r.json()
+    except ValueError:
+        raise TargetError(
+            f"{where} answered HTTP {r.status_code} without Prometheus JSON: is this the Prometheus "
+            "(or Thanos Query / Mimir /prometheus) base URL?"
+        ) from None
+    if not isinstance(body, dict) or body.get("status") != "success":
+        err = body.get("error") if isinstance(body, dict) else None
+        raise TargetError(
+            f"Prometheus at {where} answered an error (HTTP {r.status_code}): {err or body!r}"[:300]
+        )
+    return body.get("data")
+
+
+def _instance_key(labels: Mapping[str, str]) -> str:
+    if labels.get("pod"):
+        return f"{labels['namespace']}/{labels['pod']}" if labels.get("namespace") else labels["pod"]
+    return labels.get("instance") or labels.get("job") or "prometheus"
+
+
+def to_instances(results: Sequence[Mapping[str, Any]]) -> tuple[dict[str, list[Scrape]], dict[str, dict]]:
+    """Range-query matrices → instance name → Scrapes (one per timestamp, oldest first), and each
+    instance's target labels. Pure: the part of this module that tests feed recorded answers."""
+    points: dict[str, dict[float, list[Sample]]] = {}
+    seen: dict[str, set] = {}
+    targets: dict[str, dict] = {}
+    for series in results:
+        metric = dict(series.get("metric") or {})
+        raw = metric.pop("__name__", "")
+        if not raw:
+            continue
+        key = _instance_key(metric)
+        targets.setdefault(key, {k: metric[k] for k in _TARGET_LABELS if k in metric})
+        labels = {k: v for k, v in metric.items() if k not in _TARGET_LABELS and k not in _REPLICA_LABELS}
+        ident = (raw, tuple(sorted(labels.items())))
+        if ident in seen.setdefault(key, set()):
+            continue  # the same series from another replica
+        seen[key].add(ident)
+        name = canonical_sample_name(raw, raw)
+        at_points = points.setdefault(key, {})
+        for t, v in series.get("values") or ():
+            try:
+                value = float(v)
+            except (TypeError, ValueError):
+                continue
+            at_points.setdefault(float(t), []).append(
+                Sample(name=name, labels=labels, value=value, raw_name=raw)
+            )
+    out: dict[str, list[Scrape]] = {}
+    for key in sorted(points):
+        out[key] = [
+            Scrape(at=datetime.fromtimestamp(t, UTC), samples=samples, source=f"prometheus:{key}")
+            for t, samples in sorted(points[key].items())
+        ]
+    return out, targets
+
+
+def read_history(
+    url: str,
+    *,
+    start: datetime | None = None,
+    end: datetime | None = None,
+    since: str | None = None,
+    selector: str | None = None,
+    step: str | None = None,
+    now: datetime,
+    env: Mapping[str, str] | None = None,
+    timeout: float = TIMEOUT_S,
+    session: requests.Session | None = None,
+) -> History:
+    """Every instance's history between ``start`` and ``end`` (or the last ``since``, default 6h)."""
+    env = os.environ if env is None else env
+    if "://" not in url:
+        url = "http://" + url
+    base = url.rstrip("/")
+    if base.endswith("/api/v1"):
+        base = base[: -len("/api/v1")]
+    if end is None:
+        end = now
+    if start is None:
+        start = end - timedelta(seconds=parse_duration(since or "6h"))
+    elif since:
+        raise ConfigError("give --since or --start, not both")
+    if start.tzinfo is None:
+        start = start.replace(tzinfo=UTC)
+    if end.tzinfo is None:
+        end = end.replace(tzinfo=UTC)
+    if end <= start:
+        raise ConfigError(f"--end ({end.isoformat()}) must be after --start ({start.isoformat()})")
+    span = (end - start).total_seconds()
+    step_s = parse_duration(step) if step else choose_step(span)
+    if span / step_s > 11_000:
+        raise ConfigError(f"step {step} over {span:g}s is more than the 11,000 points Prometheus allows")
+    # The last point falls on `end` exactly (the newest samples count); the first at or after `start`.
+    start = end - timedelta(seconds=math.floor(span / step_s) * step_s)
+    sel = parse_selector(selector)
+    hist = History(url=base, start=start, end=end, step=step_s, selector=sel)
+    session = session or requests.Session()
+    results: list[dict] = []
+    for canonical in METRICS:
+        data = _get(
+            session,
+            base + "/api/v1/query_range",
+            {
+                "query": _query_expr(canonical, sel),
+                "start": f"{start.timestamp():.3f}",
+                "end": f"{end.timestamp():.3f}",
+                "step": f"{step_s:g}",
+                "timeout": f"{timeout:g}s",
+            },
+            timeout,
+            env,
+        )
+        if not isinstance(data, dict) or data.get("resultType") != "matrix":
+            raise TargetError(f"Prometheus at {base} answered a range query without a matrix")
+        res = data.get("result") or []
+        if len(res) > MAX_SERIES:
+            raise TargetError(
+                f"{canonical} has {len(res)} series in Prometheus at {base}: narrow --selector "
+                '(e.g. namespace="llm",pod="vllm-0")'
+            )
+        results.extend(res)
+    hist.series = len(results)
+    hist.instances, _ = to_instances(results)
+    if not hist.instances:
+        raise TargetError(
+            f"no vLLM series in Prometheus at {base} between {start.isoformat()} and {end.isoformat()}"
+            + (f" matching {{{sel}}}" if sel else "")
+            + " (is vLLM scraped there? check --selector and the time range)"
+        )
+    return hist
