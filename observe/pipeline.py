@@ -98,10 +98,11 @@ def discover(paths: Sequence[Path]) -> tuple[list[LogSet], list[Path], list[dict
     snaps: dict[str, list[Path]] = {}
     unreadable: list[dict] = []
     files: list[Path] = []
+    stdin = False
     for p in paths:
         p = Path(p)
         if str(p) == STDIN:
-            sets.setdefault(("", "stdin"), []).append((0, "", p))
+            stdin = True
             continue
         if not p.exists():
             raise InputError(f"no such file or folder: {p}")
@@ -133,6 +134,8 @@ def discover(paths: Sequence[Path]) -> tuple[list[LogSet], list[Path], list[dict
     for folder, fs in logs.items():
         for base, parts in rotation.group(f.name for f in fs).items():
             logsets.append(LogSet(key=(str(folder), base), parts=[folder / n for n in parts]))
+    if stdin:
+        logsets.append(LogSet(key=("", "stdin"), parts=[Path(STDIN)]))
     logsets.sort(key=lambda ls: ls.key)
     for folder, fs in snaps.items():
         here = [ls for ls in logsets if ls.key[0] == folder]
