@@ -5,6 +5,7 @@ with observe's advice applied; tools/realvllm/record.sh)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -23,7 +24,10 @@ BEFORE, AFTER = EX / "kv-pressure", EX / "kv-pressure-applied"
 
 
 def _snaps(folder: Path) -> list[Path]:
-    return sorted(folder.glob("metrics-*.txt"), key=manage._natural)
+    return sorted(
+        folder.glob("metrics-*.txt"),
+        key=lambda p: tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", p.name)),
+    )
 
 
 def _diag_json(folder: Path, out: Path) -> Path:

@@ -22,7 +22,6 @@ Nothing here prints: the terminal stream is passed in by the CLI.
 from observe.manage.apply import apply, checked_recommendations, flag_diff
 from observe.manage.compare import (
     Proposal,
-    _natural,
     compare_runs,
     diagnosis_summary,
     propose,
@@ -53,7 +52,6 @@ __all__ = [
     "RolledBack",
     "RotatingTee",
     "VllmFlags",
-    "_natural",
     "apply",
     "checked_recommendations",
     "compare_runs",

@@ -4,7 +4,6 @@ supervising loop that diagnoses a running launch and proposes (and on request ap
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -12,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from observe import metricmath as mm
-from observe import names, pipeline
+from observe import names, pipeline, report
+from observe.diagnosis import Diagnosis
 from observe.errors import ConfigError, ObserveError
 from observe.manage.apply import apply, checked_recommendations
 from observe.manage.flags import VllmFlags
@@ -23,48 +22,60 @@ from observe.model import Recommendation
 
 _QUANTILES = names.LATENCY_QUANTILES
 _HISTS = names.LATENCY_HISTOGRAMS
+# metricmath.window_summary's keys, window first, then since vLLM started
+WINDOW_KEYS = (
+    "generation_tps",
+    "preemptions",
+    "preemptions_since_start",
+    "kv_usage_max_pct",
+    "requests_finished",
+    "requests_finished_since_start",
+    *[f"{k}_p{int(q * 100)}_s" for k in _HISTS for q in _QUANTILES],
+    *[f"{k}_p{int(q * 100)}_since_start_s" for k in _HISTS for q in _QUANTILES],
+)
+
+
+def _summary(source: str, doc: dict[str, Any]) -> dict[str, Any]:
+    """One diagnosis document (`observe.diagnosis/v1`) → the numbers compare puts side by side.
+
+    The /metrics numbers are metricmath.window_summary's, the one window summary `diagnose`, the
+    sidecar's `/api/diagnosis` and the README quote: over the window (first → last snapshot) and,
+    labelled `_since_start`, the counters' values since vLLM started.
+    """
+    stats, events, engine = doc.get("stats") or {}, doc.get("events") or {}, doc.get("engine") or {}
+    m = stats.get("metrics") or {}
+    out: dict[str, Any] = {
+        "folder": source,
+        "flags": dict(engine.get("flags") or {}),
+        "snapshots": m.get("scrapes", 0),
+        "findings": [f.get("id") for f in doc.get("findings", [])],
+        "log_generation_tps_mean": stats.get("mean_generation_throughput"),
+        "log_max_kv_usage_pct": stats.get("max_kv_cache_usage_pct"),
+        "log_max_waiting": stats.get("max_waiting"),
+        "log_max_running": stats.get("max_running"),
+    }
+    for key in WINDOW_KEYS:
+        out[key] = m.get(key)
+    if out["preemptions"] is None and not m:
+        out["preemptions"] = events.get("cumulative_preemptions")
+    return out
 
 
 def diagnosis_summary(path: Path) -> dict[str, Any]:
-    """The same summary from a saved diagnosis: `observe diagnose --format json` or the sidecar's
-    `/api/diagnosis` (one window of its history). Its numbers cover that window only."""
+    """The summary of a saved diagnosis: `observe diagnose --format json` or the sidecar's
+    `/api/diagnosis` (one window of its history)."""
     try:
         d = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as e:
         raise ConfigError(f"{path}: neither a run folder nor a saved diagnosis JSON ({e})") from None
     if not isinstance(d, dict) or d.get("schema") != "observe.diagnosis/v1":
         raise ConfigError(f"{path}: not an observe diagnosis (expected schema observe.diagnosis/v1)")
-    stats, events, engine = d.get("stats") or {}, d.get("events") or {}, d.get("engine") or {}
-    m = stats.get("metrics") or {}
-    out: dict[str, Any] = {
-        "folder": str(path),
-        "flags": dict(engine.get("flags") or {}),
-        "snapshots": m.get("scrapes", 0),
-        "findings": [f.get("id") for f in d.get("findings", [])],
-    }
-    out["log_generation_tps_mean"] = stats.get("mean_generation_throughput")
-    out["log_max_kv_usage_pct"] = stats.get("max_kv_cache_usage_pct")
-    out["log_max_waiting"] = stats.get("max_waiting")
-    out["log_max_running"] = stats.get("max_running")
-    out["generation_tps"] = m.get("generation_tps")
-    pre = m.get("preemptions")
-    out["preemptions"] = pre if pre is not None else events.get("cumulative_preemptions")
-    out["kv_usage_max_pct"] = m.get("kv_usage_max_pct")
-    out["requests_finished"] = m.get("requests_finished")
-    for key in _HISTS:
-        for q in _QUANTILES:
-            k = f"{key}_p{int(q * 100)}_s"
-            out[k] = m.get(k)
-    return out
+    return _summary(str(path), d)
 
 
 def run_summary(folder: Path) -> dict[str, Any]:
-    """What one launch folder (a vLLM log + /metrics snapshots) says about throughput, latency, KV.
-
-    Throughput comes from `vllm:generation_tokens_total` between the first and last snapshot and,
-    for logs without snapshots, from the mean of the stats lines while requests ran. Latency
-    quantiles come from the last snapshot's histograms (everything since vLLM started).
-    """
+    """The summary of one launch folder (a vLLM log + its /metrics snapshots): the same numbers
+    `observe diagnose FOLDER` reports, so compare and diagnose agree on a folder."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ConfigError(
@@ -73,50 +84,7 @@ def run_summary(folder: Path) -> dict[str, Any]:
     diag = pipeline.diagnose_paths([folder])
     if not diag.instances:
         raise ConfigError(f"{folder}: no vLLM instance found")
-    inst = diag.instances[0]
-    snaps = [pipeline.read_snapshot(p) for p in sorted(folder.glob("metrics-*.txt"), key=_natural)]
-    snaps = sorted((s for s in snaps if s.samples), key=lambda s: s.at.timestamp() if s.at else 0.0)  # stable
-    out: dict[str, Any] = {
-        "folder": str(folder),
-        "flags": dict(inst.config.flags),
-        "snapshots": len(snaps),
-        "findings": [f.id for f in inst.findings],
-    }
-    stats = inst.stats or {}
-    out["log_generation_tps_mean"] = stats.get("mean_generation_throughput")
-    out["log_max_kv_usage_pct"] = stats.get("max_kv_cache_usage_pct")
-    out["log_max_waiting"] = stats.get("max_waiting")
-    out["log_max_running"] = stats.get("max_running")
-    gen_tps = None
-    if len(snaps) >= 2 and snaps[0].at and snaps[-1].at:
-        # sorted by time with unstamped snapshots first: when the first has a time, all have
-        pts = [(s.at, mm.value(s, "vllm:generation_tokens_total") or 0.0) for s in snaps if s.at is not None]
-        gen_tps = mm.rate(pts)
-    out["generation_tps"] = round(gen_tps, 1) if gen_tps is not None else None
-    last = snaps[-1] if snaps else None
-    pre = None
-    if snaps:
-        pre_vals = [v for v in (mm.value(s, "vllm:num_preemptions_total") for s in snaps) if v is not None]
-        pre = mm.counter_increase([0.0, *pre_vals]) if pre_vals else None
-    out["preemptions"] = int(pre) if pre is not None else (inst.events or {}).get("cumulative_preemptions")
-    out["kv_usage_max_pct"] = None
-    if snaps:
-        kv = [v for v in (mm.value(s, "vllm:kv_cache_usage_perc", agg="max") for s in snaps) if v is not None]
-        out["kv_usage_max_pct"] = round(100 * max(kv), 1) if kv else None
-    for key, fam in _HISTS.items():
-        b = mm.buckets(last, fam) if last is not None else []
-        for q in _QUANTILES:
-            v = mm.histogram_quantile(q, b) if b else None
-            out[f"{key}_p{int(q * 100)}_s"] = round(v, 4) if v is not None else None
-    if last is not None:
-        done = mm.value(last, "vllm:request_success_total")
-        out["requests_finished"] = int(done) if done is not None else None
-    return out
-
-
-def _natural(p: Path) -> tuple:
-    """metrics-kv-2.txt before metrics-kv-10.txt (snapshots stamped in the same second keep their order)."""
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", p.name))
+    return _summary(str(folder), report.to_dict(Diagnosis(instances=diag.instances[:1])))
 
 
 def compare_runs(before: Path, after: Path, *, max_throughput_drop: float = 0.10) -> dict[str, Any]:
@@ -151,15 +119,11 @@ def compare_runs(before: Path, after: Path, *, max_throughput_drop: float = 0.10
     if checks:
         verdict = all(checks)
     keys = [
-        "generation_tps",
+        *WINDOW_KEYS,
         "log_generation_tps_mean",
-        "preemptions",
-        "kv_usage_max_pct",
         "log_max_kv_usage_pct",
         "log_max_running",
         "log_max_waiting",
-        "requests_finished",
-        *[f"{k}_p{int(q * 100)}_s" for k in _HISTS for q in _QUANTILES],
     ]
     return {
         "before": b,
