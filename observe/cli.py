@@ -349,6 +349,52 @@ def sidecar(
     car.wait()
 
 
+# ---------------------------------------------------------------- top
+@app.command()
+@user_errors
+def top(
+    urls: list[str] = typer.Argument(
+        ..., metavar="URL...", help="Base URLs of vLLM servers (their /metrics)."
+    ),
+    sidecar_url: list[str] = typer.Option(
+        [],
+        "--sidecar",
+        metavar="URL",
+        help="A running sidecar per server, in the servers' order (its findings).",
+    ),
+    log: list[str] = typer.Option(
+        [],
+        "--log",
+        metavar="GLOB",
+        help="Log files of the (single) server: findings from them and its /metrics.",
+    ),
+    interval: str = typer.Option("2s", "--interval", help="How often to read the servers (e.g. 1s, 5s)."),
+    once: bool = typer.Option(False, "--once", help="Read each server once, print the screen and exit."),
+) -> None:
+    """A live view of vLLM servers: KV usage, queue, throughput, preemptions, TTFT/ITL, findings (q quits)."""
+    from observe import top as top_mod
+    from observe.config import check_url, parse_duration
+
+    for u in [*urls, *sidecar_url]:
+        check_url(u, what="URL")
+    if len(sidecar_url) > len(urls):
+        raise ObserveError(
+            f"{len(sidecar_url)} --sidecar for {len(urls)} server(s): give at most one per server"
+        )
+    if log and len(urls) != 1:
+        raise ObserveError("--log goes with exactly one server URL")
+    targets = [
+        top_mod.Target(
+            url=u,
+            sidecar_url=sidecar_url[i] if i < len(sidecar_url) else None,
+            logs=tuple(log) if i == 0 else (),
+        )
+        for i, u in enumerate(urls)
+    ]
+    secs = parse_duration(interval, what="--interval")
+    top_mod.run(targets, interval=secs, timeout=min(5.0, max(1.0, secs)), once=once)
+
+
 # ---------------------------------------------------------------- generate (issue 5)
 class AlertFormat(str, Enum):
     prometheus = "prometheus"
