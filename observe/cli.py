@@ -321,6 +321,9 @@ def sidecar(
     ),
     polling: bool = typer.Option(False, "--polling", help="Poll files instead of inotify/watchdog events."),
     name: str | None = typer.Option(None, "--name", help="Instance name in the diagnosis."),
+    warn_every: str = typer.Option(
+        "5m", "--warn-every", help="Repeat a lasting warning (vLLM unreachable, no log file) this often."
+    ),
     config: Path | None = typer.Option(None, "--config", help=CONFIG_HELP),
 ) -> None:
     """Run beside one vLLM: follow its logs, scrape /metrics, export findings and advice."""
@@ -338,9 +341,10 @@ def sidecar(
         use_watchdog=not polling,
         name=name,
         thresholds=_settings(config),
+        warn_every=warn_every,
     )
     try:
-        car = Sidecar(settings)
+        car = Sidecar(settings, warn=lambda msg: typer.echo(f"observe sidecar: {msg}", err=True))
         car.start()
     except OSError as e:
         raise ObserveError(f"cannot listen on {listen}: {e.strerror or e}")

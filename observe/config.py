@@ -99,12 +99,20 @@ class SidecarSettings:
     max_access_events: int = 5_000  # separate cap for uvicorn access-log lines
     max_line_bytes: int = 64 * 1024
     name: str | None = None  # instance name in the diagnosis (default: the vLLM URL or first log)
+    warn_every: float = 300.0  # a warning that lasts is repeated this often (seconds)
     thresholds: Settings = field(default_factory=Settings)  # what the window is judged by
 
     def __post_init__(self) -> None:
         if not self.logs and not self.vllm_url:
             raise ConfigError("nothing to watch: give --log GLOB and/or --vllm-url URL")
-        for attr in ("scrape_interval", "scrape_timeout", "window", "analyze_interval", "poll_interval"):
+        for attr in (
+            "scrape_interval",
+            "scrape_timeout",
+            "window",
+            "analyze_interval",
+            "poll_interval",
+            "warn_every",
+        ):
             if not getattr(self, attr) > 0:
                 raise ConfigError(f"{attr.replace('_', '-')} must be positive, got {getattr(self, attr)!r}")
         if self.max_events < 1 or self.max_access_events < 1 or self.max_line_bytes < 256:
@@ -133,6 +141,7 @@ class SidecarSettings:
         use_watchdog: bool = True,
         name: str | None = None,
         thresholds: Settings | None = None,
+        warn_every: str = "5m",
     ) -> SidecarSettings:
         host, port = parse_listen(listen)
         return cls(
@@ -149,4 +158,5 @@ class SidecarSettings:
             use_watchdog=use_watchdog,
             name=name,
             thresholds=thresholds or Settings(),
+            warn_every=parse_duration(warn_every, what="--warn-every"),
         )
