@@ -11,17 +11,25 @@ import sys
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import typer
+import typer.core
 
+from observe import __version__, errors
 from observe.errors import ObserveError, TargetError
+
+ENVVAR_PREFIX = "OBSERVE"  # every option OPT of command CMD is also read from OBSERVE_CMD_OPT
 
 app = typer.Typer(
     name="observe",
-    help="Observability stack and tuning advisor for vLLM servers.",
+    help=f"Observability stack and tuning advisor for vLLM servers (observe {__version__}).",
+    epilog="Every option can also be set as OBSERVE_<COMMAND>_<OPTION> (e.g. OBSERVE_SIDECAR_VLLM_URL). "
+    "Exit codes: " + "; ".join(f"{c} {short}" for c, _, short, _ in errors.EXIT_CODES) + ".",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 generate_app = typer.Typer(
     help="Write dashboards/*.json or alerts/*.yml from the generators.", no_args_is_help=True
@@ -46,7 +54,22 @@ def _settings(config: Path | None):
     return settings_mod.from_yaml(text, source=str(config))
 
 
-def _err(msg: str, code: int = 2) -> typer.Exit:
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"observe {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Observability stack and tuning advisor for vLLM servers."""
+
+
+def _err(msg: str, code: int = errors.EXIT_USAGE) -> typer.Exit:
     typer.echo(f"observe: error: {msg}", err=True)
     return typer.Exit(code)
 
@@ -61,7 +84,7 @@ def user_errors(fn: Callable) -> Callable:
         except ObserveError as e:
             raise _err(str(e), e.exit_code)
         except KeyboardInterrupt:
-            raise _err("interrupted", 130)
+            raise _err("interrupted", errors.EXIT_INTERRUPTED)
         except BrokenPipeError:
             raise typer.Exit(0)
 
@@ -87,6 +110,13 @@ class Fmt(str, Enum):
     html = "html"
 
 
+class TextOrJson(str, Enum):
+    """For commands whose output is a short table: text for people, json for programs."""
+
+    text = "text"
+    json = "json"
+
+
 class FailOn(str, Enum):
     info = "info"
     warning = "warning"
@@ -97,7 +127,9 @@ class FailOn(str, Enum):
 @app.command()
 @user_errors
 def diagnose(
-    paths: list[Path] = typer.Argument(..., help="Log files (plain or .gz) or folders of vLLM logs."),
+    paths: list[Path] = typer.Argument(
+        ..., metavar="PATH...", help="Log files (plain or .gz) or folders of vLLM logs."
+    ),
     metrics: list[Path] = typer.Option([], "--metrics", help="Saved /metrics snapshots (text exposition)."),
     fmt: Fmt = typer.Option(Fmt.text, "--format", help="Report format."),
     output: Path | None = typer.Option(
@@ -126,7 +158,7 @@ def diagnose(
     else:
         _emit(report.render(diag, fmt.value), output)
     if fail_on is not None and report.worst_at_least(diag, fail_on.value):
-        raise typer.Exit(1)
+        raise typer.Exit(errors.EXIT_FOUND)
 
 
 class _ProgressBar:
@@ -622,7 +654,7 @@ def recommend(
     vllm_python: str | None = typer.Option(
         None, "--vllm-python", help="Interpreter of the installed vLLM, to validate the flags against it."
     ),
-    fmt: Fmt = typer.Option(Fmt.text, "--format", help="text or json."),
+    fmt: TextOrJson = typer.Option(TextOrJson.text, "--format", help="text or json."),
 ) -> None:
     """Recommend flag changes for a vLLM that observe did not launch: the diff and the new command."""
     import glob as _glob
@@ -652,10 +684,11 @@ def recommend(
     flags = manage.installed_flags(vllm_python) if vllm_python else manage.installed_flags()
     ok, bad = manage.checked_recommendations(None, inst.recommendations, flags)
     command = advise.command_line(inst.config, ok) if ok and inst.config.flags else None
-    if fmt == Fmt.json:
+    if fmt == TextOrJson.json:
         _emit(
             _json.dumps(
                 {
+                    "schema": "observe.recommend/v1",
                     "vllm_url": vllm_url,
                     "findings": [f.id for f in inst.findings],
                     "recommendations": [
@@ -693,11 +726,14 @@ def recommend(
 def compare(
     before: Path = typer.Argument(
         ...,
+        metavar="BEFORE",
         help="Before the change: a run folder (log + snapshots), or a saved diagnosis "
         "JSON (`diagnose --format json`, or the sidecar's /api/diagnosis: one window of its history).",
     ),
-    after: Path = typer.Argument(..., help="After the change: a folder or a diagnosis JSON, as BEFORE."),
-    fmt: Fmt = typer.Option(Fmt.text, "--format", help="text or json."),
+    after: Path = typer.Argument(
+        ..., metavar="AFTER", help="After the change: a folder or a diagnosis JSON, as BEFORE."
+    ),
+    fmt: TextOrJson = typer.Option(TextOrJson.text, "--format", help="text or json."),
 ) -> None:
     """Before/after: throughput, TTFT/ITL quantiles, preemptions, KV usage, and whether the change helped."""
     import json as _json
@@ -705,8 +741,8 @@ def compare(
     from observe import manage
 
     res = manage.compare_runs(before, after)
-    if fmt == Fmt.json:
-        _emit(_json.dumps(res, indent=2, default=str), None)
+    if fmt == TextOrJson.json:
+        _emit(_json.dumps({"schema": "observe.compare/v1", **res}, indent=2, default=str), None)
         return
 
     def cell(v) -> str:
@@ -723,8 +759,49 @@ def compare(
     typer.echo(f"{verdict}: " + "; ".join(res["reasons"]))
 
 
+def _with_envvars(cmd: Any, path: tuple[str, ...]) -> None:
+    """Give every option of every command its OBSERVE_<COMMAND>_<OPTION> variable (shown in --help),
+    a metavar named after it, and a usage line without typer's braces."""
+    if hasattr(cmd, "commands"):
+        for name, sub in cmd.commands.items():
+            _with_envvars(sub, (*path, name))
+        return
+    for p in cmd.params:
+        if isinstance(p, typer.core.TyperArgument):  # usage line: PATH..., not typer's {PATH...}
+            p._usage_display_name = functools.partial(_usage_name, p)  # type: ignore[method-assign]
+        is_opt = isinstance(p, typer.core.TyperOption)
+        if is_opt and p.metavar is None and not p.is_flag and "|" not in _shown_type(p):
+            p.metavar = p.name.upper().rstrip("_")  # --log LOG, not --log <list[str]>
+        if is_opt and not p.is_eager and p.name and not p.hidden:
+            long = max(p.opts, key=len).lstrip("-")  # as the user types it: --tp → tensor-parallel-size
+            p.envvar = "_".join([ENVVAR_PREFIX, *path, long]).upper().replace("-", "_")
+            p.show_envvar = True
+
+
+def _shown_type(p: Any) -> str:
+    """What typer would show as the value placeholder (`<text|json>` for a choice)."""
+    try:
+        return str(p.display_type(None) or "")
+    except Exception:
+        return ""
+
+
+def _usage_name(p: Any) -> str:
+    name = p.metavar or p.name.upper()
+    if p.nargs != 1 and not name.endswith("..."):
+        name += "..."
+    return name if p.required else f"[{name}]"
+
+
+def command() -> Any:
+    """The click command behind `observe`, with the environment variables wired."""
+    cmd = typer.main.get_command(app)
+    _with_envvars(cmd, ())
+    return cmd
+
+
 def main() -> None:
-    app()
+    command()(prog_name="observe")
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from observe import names
+from observe import errors, names
 from observe.errors import ConfigError, ObserveError
 from observe.model import Recommendation
 
@@ -49,7 +49,7 @@ DEFAULT_PORT = 8000
 class LaunchError(ObserveError):
     """vLLM did not start (or stopped): the message carries the cause read from its log."""
 
-    exit_code = 4
+    exit_code = errors.EXIT_LAUNCH
 
 
 class RolledBack(LaunchError):
