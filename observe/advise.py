@@ -10,11 +10,11 @@ Rules of the plan:
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from observe import cmdline
 from observe.model import EngineConfig, Finding, Recommendation
 from observe.versions import parse_version
 
@@ -46,18 +46,8 @@ def flag_supported(flag: str, cfg: EngineConfig) -> bool:
 
 
 def current_value(cfg: EngineConfig, flag: str) -> Any:
-    if flag in cfg.flags:
-        return cfg.flags[flag]
-    attr = {
-        "--max-model-len": cfg.max_model_len,
-        "--gpu-memory-utilization": cfg.gpu_memory_utilization,
-        "--max-num-seqs": cfg.max_num_seqs,
-        "--max-num-batched-tokens": cfg.max_num_batched_tokens,
-        "--kv-cache-dtype": cfg.kv_cache_dtype,
-        "--block-size": cfg.block_size,
-        "--tensor-parallel-size": cfg.tensor_parallel_size,
-    }
-    return attr.get(flag)
+    """The value in force (None = unknown): the one rule lives in observe.cmdline."""
+    return cmdline.in_force(cfg, flag)
 
 
 @dataclass
@@ -72,7 +62,7 @@ class _Plan:
         if flag in self.recs or not flag_supported(flag, self.cfg):
             return False
         cur = current_value(self.cfg, flag)
-        if cur is not None and _same(cur, suggested):
+        if cur is not None and cmdline.same_value(cur, suggested):
             return False
         effect = effect or _effect(self.cfg, flag, cur, suggested, self.facts)
         self.recs[flag] = Recommendation(
@@ -84,13 +74,6 @@ class _Plan:
             expected_effect=effect,
         )
         return True
-
-
-def _same(a: Any, b: Any) -> bool:
-    try:
-        return float(a) == float(b)
-    except (TypeError, ValueError):
-        return str(a).lower() == str(b).lower()
 
 
 def _effect(cfg: EngineConfig, flag: str, cur: Any, new: Any, facts: dict) -> str | None:
@@ -401,34 +384,11 @@ def _default_batched_tokens(cfg: EngineConfig) -> int | None:
 # ---------------------------------------------------------------- the command to paste
 
 
-def command_line(
-    cfg: EngineConfig, recs: Sequence[Recommendation], base_argv: list[str] | None = None
-) -> str:
+def command_line(cfg: EngineConfig, recs: Sequence[Recommendation]) -> str:
     """The whole `vllm serve MODEL ...` command with the recommendations applied (shell-quoted)."""
     flags = dict(cfg.flags)
     for r in recs:
         flags[r.flag] = r.suggested
-    model = cfg.model or flags.pop("--model-tag", None) or flags.pop("--model", None)
+    model = cfg.model or flags.get("--model-tag") or flags.get("--model")
     flags.pop("--model-tag", None)
-    flags.pop("--model", None)
-    argv = list(base_argv) if base_argv else ["vllm", "serve"]
-    if not base_argv:
-        argv.append(str(model) if model else "MODEL")
-    for flag, val in flags.items():
-        if not flag.startswith("--"):
-            continue
-        if val is True:
-            argv.append(flag)
-        elif val is False or val is None:
-            continue
-        elif isinstance(val, (list, tuple)):
-            if val:
-                argv.append(flag)
-                argv.extend(str(x) for x in val)
-        elif isinstance(val, dict):
-            import json
-
-            argv += [flag, json.dumps(val, separators=(",", ":"))]
-        else:
-            argv += [flag, str(val)]
-    return " ".join(shlex.quote(a) for a in argv)
+    return cmdline.render_command(str(model) if model else None, flags)

@@ -156,7 +156,7 @@ def diagnose(
     if fmt == Fmt.text and output is None:
         report.print_rich(diag)
     else:
-        _emit(report.render(diag, fmt.value), output)
+        _emit(report.render(diag, fmt.value, settings=settings), output)
     if fail_on is not None and report.worst_at_least(diag, fail_on.value):
         raise typer.Exit(errors.EXIT_FOUND)
 

@@ -14,10 +14,8 @@ from typing import Any
 import pandas as pd
 
 from observe import timeline as tl
-from observe.model import EngineConfig, Finding, Scrape
+from observe.model import EngineConfig, Finding, Scrape, severity_rank
 from observe.settings import Settings
-
-SEV_ORDER = {"info": 0, "warning": 1, "critical": 2}
 
 
 @dataclass
@@ -652,9 +650,9 @@ def run_all(c: Context) -> list[Finding]:
     out: list[Finding] = []
     for det in DETECTORS:
         out.extend(det(c))
-    out.sort(key=lambda f: -SEV_ORDER[f.severity])
+    out.sort(key=lambda f: -severity_rank(f.severity))
     return out
 
 
 def worst(findings: Sequence[Finding]) -> str | None:
-    return max((f.severity for f in findings), key=SEV_ORDER.__getitem__, default=None)
+    return max((f.severity for f in findings), key=severity_rank, default=None)

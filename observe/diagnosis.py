@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from observe import advise as advise_mod
-from observe import detect, metricmath, timeline
+from observe import cmdline, detect, metricmath, timeline
 from observe.model import (
     AccessLog,
     EngineConfig,
@@ -32,28 +32,6 @@ from observe.settings import Settings
 
 if TYPE_CHECKING:  # pandas lives in timeline.py (and the detectors that read its frame)
     import pandas as pd
-
-# vLLM CLI flags whose values are numbers (to type values read from `non-default args`)
-_CFG_FLAG_FIELDS = {
-    "--max-model-len": "max_model_len",
-    "--gpu-memory-utilization": "gpu_memory_utilization",
-    "--max-num-seqs": "max_num_seqs",
-    "--max-num-batched-tokens": "max_num_batched_tokens",
-    "--tensor-parallel-size": "tensor_parallel_size",
-    "--pipeline-parallel-size": "pipeline_parallel_size",
-    "--kv-cache-dtype": "kv_cache_dtype",
-    "--block-size": "block_size",
-    "--enable-prefix-caching": "enable_prefix_caching",
-}
-_CONFIG_KEYS = {
-    "max_seq_len": "max_model_len",
-    "tensor_parallel_size": "tensor_parallel_size",
-    "pipeline_parallel_size": "pipeline_parallel_size",
-    "kv_cache_dtype": "kv_cache_dtype",
-    "enable_prefix_caching": "enable_prefix_caching",
-    "model": "model",
-    "block_size": "block_size",
-}
 
 
 @dataclass
@@ -232,18 +210,13 @@ class InstanceBuilder:
         name, value = ev.name, ev.value
         c = self.config
         if name == "flags" and isinstance(value, dict):
+            model = value.get("--model") or value.get("--model-tag")
             c.flags.update(value)
-            for flag, attr in _CFG_FLAG_FIELDS.items():
-                if flag in value and value[flag] is not None:
-                    setattr(c, attr, value[flag])
-            if value.get("--model") and not c.model:
-                c.model = str(value["--model"])
-            if value.get("--model-tag") and not c.model:
-                c.model = str(value["--model-tag"])
+            cmdline.apply_to_config(c, {k: v for k, v in value.items() if k != "--model"})
+            if model and not c.model:
+                c.model = str(model)
         elif name == "config" and isinstance(value, dict):
-            for key, attr in _CONFIG_KEYS.items():
-                if value.get(key) is not None and getattr(c, attr) is None:
-                    setattr(c, attr, value[key])
+            cmdline.apply_to_config(c, cmdline.config_to_flags(value), overwrite=False)
         elif name == "version":
             c.version = str(value)
         elif name == "engine":

@@ -1,4 +1,4 @@
-"""The data types that flow through observe (see docs/architecture.md). Nothing else lives here.
+"""The data types that flow through observe (see docs/architecture.md) and the order of severities.
 
 LogLine ──parse──► LogEvent (StatsSample | PrefixCacheSample | SpecDecodeSample | Preemption |
 StartupFact | EngineError | AccessLog) ──timeline──► DataFrame ──detect──► Finding ──advise──►
@@ -11,7 +11,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-SEVERITIES = ("info", "warning", "critical")
+SEVERITIES = ("info", "warning", "critical")  # a Finding's severity, least to most severe
+
+
+def severity_rank(severity: str) -> int:
+    """Where `severity` stands in SEVERITIES: higher is worse; -1 (below info) for an unknown one."""
+    return SEVERITIES.index(severity) if severity in SEVERITIES else -1
 
 
 @dataclass(frozen=True, slots=True)

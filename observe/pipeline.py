@@ -1,10 +1,11 @@
 """Offline composition for `observe diagnose`: paths → instances → Diagnosis.
 
 The I/O edge of the offline path. It finds log files (plain or .gz) and saved /metrics snapshots,
-groups rotated parts of one log into one instance (oldest part first), streams every line of
-every part through one Parser per instance and feeds the events straight into an
-InstanceBuilder, so memory stays flat however large the logs are. Files it cannot read are
-reported in `Diagnosis.unreadable`, never silently dropped.
+groups rotated parts of one log into one instance (oldest part first; `rotation` says which
+names are parts of which log), streams every line of every part through one Parser per
+instance and feeds the events straight into an InstanceBuilder, so memory stays flat however
+large the logs are. Files it cannot read are reported in `Diagnosis.unreadable`, never silently
+dropped.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from observe import parse, scrape
+from observe import parse, rotation, scrape
 from observe.diagnosis import Diagnosis, InstanceBuilder
 from observe.errors import InputError, ObserveError
 from observe.model import LogLine, Scrape
@@ -26,11 +27,6 @@ from observe.settings import Settings
 
 Progress = Callable[[str, int, int], None]  # (name, bytes done, bytes total)
 
-_ROTATED = re.compile(
-    r"^(?P<base>.+?)"
-    r"(?:\.(?P<num>\d{1,4})|[.-](?P<date>\d{4}-?\d{2}-?\d{2}(?:[T_-]?\d{2}-?\d{2}(?:-?\d{2})?)?))?"
-    r"(?P<gz>\.gz)?$"
-)
 _SKIP_SUFFIXES = {
     ".json",
     ".html",
@@ -94,18 +90,9 @@ def is_binary(head: bytes) -> bool:
     return bad / len(head) > 0.10
 
 
-def _rot_key(path: Path) -> tuple[str, str, int, str]:
-    m = _ROTATED.match(path.name)
-    base = m.group("base") if m else path.name
-    num = int(m.group("num")) if m and m.group("num") else 0
-    date = m.group("date") or "" if m else ""
-    # a bare ".1"-looking suffix on a name without a dot-extension is not a rotation ("vllm-0.1")
-    return str(path.parent), base, num, date
-
-
 def discover(paths: Sequence[Path]) -> tuple[list[LogSet], list[Path], list[dict]]:
     """Expand files and folders into log sets, snapshot files, and unreadable entries."""
-    sets: dict[tuple[str, str], list[tuple[int, str, Path]]] = {}
+    logs: dict[Path, list[Path]] = {}
     snaps: dict[str, list[Path]] = {}
     unreadable: list[dict] = []
     files: list[Path] = []
@@ -136,13 +123,12 @@ def discover(paths: Sequence[Path]) -> tuple[list[LogSet], list[Path], list[dict
         if is_snapshot(head, f):
             snaps.setdefault(str(f.parent), []).append(f)
             continue
-        d, base, num, date = _rot_key(f)
-        sets.setdefault((d, base), []).append((num, date, f))
+        logs.setdefault(f.parent, []).append(f)
     logsets = []
-    for key, parts in sorted(sets.items()):
-        # RotatingFileHandler: .3 is older than .1, the bare name is newest; dated parts ascend
-        parts.sort(key=lambda t: (0 if t[0] else 1 if t[1] else 2, -t[0], t[1]))
-        logsets.append(LogSet(key=key, parts=[p for _, _, p in parts]))
+    for folder, fs in logs.items():
+        for base, parts in rotation.group(f.name for f in fs).items():
+            logsets.append(LogSet(key=(str(folder), base), parts=[folder / n for n in parts]))
+    logsets.sort(key=lambda ls: ls.key)
     for folder, fs in snaps.items():
         here = [ls for ls in logsets if ls.key[0] == folder]
         for f in sorted(fs):

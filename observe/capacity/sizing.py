@@ -1,7 +1,7 @@
-"""KV-cache capacity model: how many tokens and concurrent requests a vLLM engine holds.
+"""The KV-cache accounting: how many tokens and concurrent requests a vLLM engine holds.
 
-It answers the way vLLM itself sizes its cache (shared/design/KV-CAPACITY.md has the accounting
-version by version; docs/capacity.md the short form and the measured error):
+It answers the way vLLM itself sizes its cache (docs/capacity.md has the short form, version
+differences and the measured error):
 
     bytes/token  = 2 * L * max(1, KVH // TP) * head_dim * b      (MLA: L * (lora + rope) * b, unsplit)
     available    = total * utilization - weights - activation - sampler - non_torch (- cudagraphs >= 0.21)
@@ -10,7 +10,7 @@ version by version; docs/capacity.md the short form and the measured error):
 
 Per-token bytes are exact; everything that is not KV memory is an estimate unless a log or
 /metrics gave measured facts (`Measured`), in which case the model calibrates to them and says
-so in `basis`. Pure: no I/O. Architectures and GPUs (tables, config.json) come from archs.py.
+so in `basis`. Pure: no I/O. Architectures and GPUs come from tables.py.
 """
 
 from __future__ import annotations
@@ -20,22 +20,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from observe.archs import (  # noqa: F401  (re-exported: capacity.model_spec etc. are the public API)
-    GpuSpec,
-    ModelSpec,
-    gpu_spec,
-    known_gpus,
-    known_models,
-    load_config,
-    model_spec,
-    spec_from_config,
-)
+from observe.capacity.tables import GB, GIB, ModelSpec, model_spec
 from observe.errors import ConfigError
-from observe.model import EngineConfig
 from observe.versions import parse_version
-
-GIB = 1024**3
-GB = 1e9
 
 KV_DTYPE_BYTES = {
     "auto": None,  # the model dtype
@@ -114,26 +101,9 @@ class CapacityResult:
         return d
 
 
-@dataclass
-class WhatIf:
-    """The expected effect of changing launch flags, from measured facts where there are any."""
-
-    kv_tokens_before: int | None
-    kv_tokens_after: int | None
-    concurrency_before: int | None
-    concurrency_after: int | None
-    headroom_gib_after: float | None
-    basis: str  # "measured" | "estimated" | "unknown"
-    summary: str
-    request_tokens: int | None = None
-    notes: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
 # ------------------------------------------------------------------------------ vLLM versions
-def _engine_for(ver: tuple[int, int, int] | None, engine: str | None) -> str:
+def engine_for(ver: tuple[int, int, int] | None, engine: str | None) -> str:
+    """ "v0" or "v1": `engine` when given (else ConfigError), otherwise what the version implies."""
     if engine:
         e = engine.strip().lower()
         if e not in ("v0", "v1"):
@@ -145,12 +115,11 @@ def _engine_for(ver: tuple[int, int, int] | None, engine: str | None) -> str:
 def _defaults(
     engine: str, ver: tuple[int, int, int] | None, total_gib: float, gpu_name: str, max_model_len: int
 ) -> tuple[int, int, list[str]]:
-    """vLLM's default (max_num_seqs, max_num_batched_tokens) for `vllm serve` (KV-CAPACITY.md §5)."""
+    """vLLM's default (max_num_seqs, max_num_batched_tokens) for `vllm serve`, by engine, version and GPU."""
     notes: list[str] = []
     if engine == "v0":
         seqs = 256
-        chunked = ver is not None and ver >= (0, 5, 0) and max_model_len > 32768
-        if chunked:
+        if ver is not None and ver >= (0, 5, 0) and max_model_len > 32768:  # chunked prefill
             mnbt = 512 if ver < (0, 6, 6) else 2048
             notes.append(f"V0 turns chunked prefill on above 32,768 tokens: profile pass of {mnbt} tokens")
         else:
@@ -229,9 +198,10 @@ def bytes_per_token(model: ModelSpec, *, tp: int = 1, pp: int = 1, kv_cache_dtyp
     return lay.page * lay.layers
 
 
-def _check(
+def check_range(
     name: str, v: float | int | None, lo: float, hi: float, *, integer: bool = False, lo_open: bool = False
 ) -> None:
+    """ConfigError naming `name` unless `v` is None or a number in [lo, hi] ((lo, hi] if lo_open)."""
     if v is None:
         return
     if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v) or math.isinf(v):
@@ -243,11 +213,11 @@ def _check(
         raise ConfigError(f"{name} must be {low} and <= {hi:g}, not {v:g}")
 
 
-def _estimate_activation_gib(m: ModelSpec, mnbt: int, tp: int) -> float | None:
+def estimate_activation_gib(m: ModelSpec, mnbt: int, tp: int) -> float | None:
     """Peak activation of the profile pass: mnbt × (12·hidden + 4·intermediate) B / TP.
 
-    Fitted on the single-GPU vectors (vllm#10517, PR #4454): the forward pass keeps about six
-    hidden-sized and two intermediate-sized 16-bit tensors per token alive at its peak.
+    Fitted on the single-GPU vectors of tests/data/capacity-vectors.json: the forward pass keeps
+    about six hidden-sized and two intermediate-sized 16-bit tensors per token alive at its peak.
     """
     if not m.hidden:
         return None
@@ -272,17 +242,17 @@ def _validate(
     quantization: str | None,
 ) -> None:
     """Reject negative, absurd or non-numeric inputs with one ConfigError naming the flag."""
-    _check("--tensor-parallel-size", tp, 1, MAX_TP, integer=True)
-    _check("--pipeline-parallel-size", pp, 1, MAX_TP, integer=True)
-    _check("--gpu-memory-gib", gpu_memory_gib, 0, 16384, lo_open=True)
-    _check("--gpu-memory-utilization", gpu_memory_utilization, 0, 1, lo_open=True)
-    _check("--max-model-len", max_model_len, 1, MAX_LEN, integer=True)
-    _check("--block-size", block_size, 1, 4096, integer=True)
-    _check("--max-num-batched-tokens", max_num_batched_tokens, 1, MAX_LEN, integer=True)
-    _check("--max-num-seqs", max_num_seqs, 1, 10_000_000, integer=True)
-    _check("--context", context, 1, MAX_LEN, integer=True)
-    _check("--concurrency", concurrency, 1, 100_000_000, integer=True)
-    _check("--weights-gib", weights_gib, 0, 16384)
+    check_range("--tensor-parallel-size", tp, 1, MAX_TP, integer=True)
+    check_range("--pipeline-parallel-size", pp, 1, MAX_TP, integer=True)
+    check_range("--gpu-memory-gib", gpu_memory_gib, 0, 16384, lo_open=True)
+    check_range("--gpu-memory-utilization", gpu_memory_utilization, 0, 1, lo_open=True)
+    check_range("--max-model-len", max_model_len, 1, MAX_LEN, integer=True)
+    check_range("--block-size", block_size, 1, 4096, integer=True)
+    check_range("--max-num-batched-tokens", max_num_batched_tokens, 1, MAX_LEN, integer=True)
+    check_range("--max-num-seqs", max_num_seqs, 1, 10_000_000, integer=True)
+    check_range("--context", context, 1, MAX_LEN, integer=True)
+    check_range("--concurrency", concurrency, 1, 100_000_000, integer=True)
+    check_range("--weights-gib", weights_gib, 0, 16384)
     if quantization and quantization.strip().lower() not in ("fp8", "fp8_e4m3"):
         raise ConfigError(
             f"--quantization {quantization!r}: the table knows FP8 checkpoint sizes only; "
@@ -307,6 +277,7 @@ def _non_kv_memory(
     notes: list[str],
 ) -> tuple[float | None, float | None, float, float, float]:
     """Per-GPU (weights, activation, sampler, non_torch, cudagraphs) in GiB: measured where given."""
+    w: float | None
     if measured.weights_gib is not None:
         w = float(measured.weights_gib)
     elif weights_gib is not None:
@@ -321,7 +292,7 @@ def _non_kv_memory(
     act = (
         measured.activation_gib
         if measured.activation_gib is not None
-        else _estimate_activation_gib(m, mnbt, tp)
+        else estimate_activation_gib(m, mnbt, tp)
     )
     # sampler logits of the dummy run (fp32; V1 keeps a second copy); a measured activation peak includes it
     sampler = (
@@ -395,7 +366,7 @@ def compute(
         block_size = int(measured.block_size)
     notes: list[str] = []
     ver = parse_version(vllm_version)
-    eng = _engine_for(ver, engine)
+    eng = engine_for(ver, engine)
     mml = int(max_model_len or m.max_pos or 0)
     if not mml:
         raise ConfigError(f"{m.name}: the model states no max_position_embeddings; give --max-model-len")
@@ -560,358 +531,4 @@ def compute(
         non_torch_gib=non_torch,
         sampler_gib=sampler,
         cudagraph_gib=graphs,
-    )
-
-
-# ------------------------------------------------------------------------------ what if
-WHAT_IF_FLAGS = (
-    "--tensor-parallel-size",
-    "--gpu-memory-utilization",
-    "--kv-cache-dtype",
-    "--block-size",
-    "--max-model-len",
-    "--max-num-seqs",
-)
-
-
-def _current(cfg: EngineConfig, attr: str, flag: str) -> Any:
-    v = getattr(cfg, attr, None)
-    return v if v is not None else (cfg.flags or {}).get(flag)
-
-
-def _num(flag: str, v: Any, *, integer: bool) -> Any:
-    """A flag value as given on the command line ('0.95', 8192) → a number, or ConfigError."""
-    try:
-        n = float(v) if not isinstance(v, (int, float)) or isinstance(v, bool) else v
-    except (TypeError, ValueError):
-        raise ConfigError(f"{flag} needs a number, not {v!r}") from None
-    if isinstance(v, bool) or math.isnan(n) or math.isinf(n):
-        raise ConfigError(f"{flag} needs a number, not {v!r}")
-    return int(n) if integer and int(n) == n else n
-
-
-def _requests(
-    tokens: int | None, length: int | None, block_size: int, engine: str, seqs: int | None
-) -> int | None:
-    """Requests of `length` tokens that fit at once (whole blocks; V1 keeps one null block)."""
-    if tokens is None or not length:
-        return None
-    blocks = tokens // block_size - (1 if engine == "v1" else 0)
-    n = max(0, blocks) // math.ceil(length / block_size)
-    return min(n, seqs) if seqs else n
-
-
-@dataclass
-class _Engine:
-    """What what_if knows of one engine, updated flag by flag (GiB and bytes are per GPU)."""
-
-    m: ModelSpec | None
-    eng: str
-    bs: int
-    tp: int
-    pp: int
-    util: float
-    dtype: str
-    mml: int | None
-    seqs: int | None
-    mnbt: Any
-    weights_gib: float | None
-    tokens: int | None = None
-    avail: float | None = None
-    bpt: float | None = None
-    basis: str = "unknown"
-    scale: float = 1.0  # tokens after = tokens before x scale (then whole blocks)
-    unknown: bool = False
-    util_assumed: bool = False
-    notes: list[str] = field(default_factory=list)
-
-
-def _engine_facts(cfg: EngineConfig, m: ModelSpec | None, gpu_total_gib: float | None) -> _Engine:
-    """Read the launch facts (attributes first, then the flags as printed) and size the cache."""
-
-    def num(attr: str, flag: str, integer: bool, default: Any = None) -> Any:
-        v = _current(cfg, attr, flag)
-        return default if v is None else _num(flag, v, integer=integer)
-
-    e = _Engine(
-        m=m,
-        eng=cfg.engine if cfg.engine in ("v0", "v1") else _engine_for(parse_version(cfg.version), None),
-        bs=num("block_size", "--block-size", True, 16),
-        tp=num("tensor_parallel_size", "--tensor-parallel-size", True, 1),
-        pp=num("pipeline_parallel_size", "--pipeline-parallel-size", True, 1),
-        util=float(num("gpu_memory_utilization", "--gpu-memory-utilization", False, -1.0)),
-        dtype=str(_current(cfg, "kv_cache_dtype", "--kv-cache-dtype") or "auto").strip().lower(),
-        mml=num("max_model_len", "--max-model-len", True),
-        seqs=num("max_num_seqs", "--max-num-seqs", True),
-        mnbt=_current(cfg, "max_num_batched_tokens", "--max-num-batched-tokens"),
-        weights_gib=cfg.weights_gib,
-    )
-    if e.util < 0:
-        e.util, e.util_assumed = 0.9, True
-        e.notes.append("--gpu-memory-utilization not in the log: assumed vLLM's default 0.9")
-    if e.dtype not in KV_DTYPE_BYTES:  # as a log printed it, e.g. "torch.bfloat16", "fp8_e4m3fn"
-        e.dtype = "fp8" if "fp8" in e.dtype or "float8" in e.dtype else "auto"
-    e.tokens = (
-        cfg.kv_cache_tokens
-        if cfg.kv_cache_tokens is not None
-        else (cfg.num_gpu_blocks * e.bs if cfg.num_gpu_blocks is not None else None)
-    )
-    e.avail = cfg.available_kv_gib
-    if e.avail is not None and e.tokens:
-        e.bpt, e.basis = e.avail * GIB / e.tokens, "measured"
-    elif m is not None:
-        e.bpt = float(bytes_per_token(m, tp=e.tp, pp=e.pp, kv_cache_dtype=e.dtype))
-        e.basis = "measured" if e.tokens is not None else "estimated"
-        if e.tokens is not None and e.avail is None:
-            e.avail = e.tokens * e.bpt / GIB
-        elif e.avail is not None and e.tokens is None:
-            e.tokens = int(e.avail * GIB // (e.bpt * e.bs)) * e.bs
-    elif e.tokens is not None:
-        e.basis = "measured"  # ratios (dtype, block size) still work without absolute bytes
-    if e.tokens is None and m is not None and gpu_total_gib:
-        try:
-            r = compute(
-                m,
-                gpu_memory_gib=gpu_total_gib,
-                tp=e.tp,
-                pp=e.pp,
-                gpu_memory_utilization=e.util,
-                max_model_len=e.mml,
-                kv_cache_dtype=e.dtype,
-                block_size=e.bs,
-                vllm_version=cfg.version,
-                max_num_seqs=e.seqs,
-                weights_gib=cfg.weights_gib,
-            )
-            e.tokens, e.avail, e.basis = r.kv_cache_tokens, r.kv_memory_gib, "estimated"
-        except ConfigError as err:
-            e.notes.append(f"no estimate: {err}")
-    return e
-
-
-def _grow(e: _Engine, delta_gib: float) -> None:
-    """Add (or remove) KV memory; tokens scale with it."""
-    if e.avail is not None and e.avail > 0:
-        e.scale *= (e.avail + delta_gib) / e.avail
-    if e.avail is not None:
-        e.avail += delta_gib
-
-
-def _apply(e: _Engine, flag: str, new: Any, gpu_total_gib: float | None) -> str:
-    """Apply one flag change to `e`; returns its description for the summary."""
-    m = e.m
-    if flag == "--kv-cache-dtype":
-        old_b, new_b = kv_bytes_per_element(e.dtype, m), kv_bytes_per_element(str(new), m)
-        e.scale *= old_b / new_b
-        e.bpt = e.bpt * new_b / old_b if e.bpt is not None else None
-        text = f"{new} KV cache" if new_b < old_b else f"--kv-cache-dtype {e.dtype} → {new}"
-        e.dtype = str(new)
-        return text
-    if flag == "--gpu-memory-utilization":
-        u = float(_num(flag, new, integer=False))
-        _check(flag, u, 0, 1, lo_open=True)
-        if gpu_total_gib and e.avail is not None and e.bpt:
-            _grow(e, (u - e.util) * gpu_total_gib)
-        else:
-            e.unknown = True
-            e.notes.append(
-                "the effect of --gpu-memory-utilization needs the GPU's total memory and the KV bytes per token"
-            )
-        was = f"{e.util:.2f}" + (" (vLLM default)" if e.util_assumed else "")
-        text, e.util = f"--gpu-memory-utilization {was} → {u:.2f}", u
-        return text
-    if flag == "--block-size":
-        nb = int(_num(flag, new, integer=True))
-        _check(flag, nb, 1, 4096, integer=True)
-        text, e.bs = f"--block-size {e.bs} → {nb}", nb
-        return text
-    if flag == "--max-model-len":
-        nl = int(_num(flag, new, integer=True))
-        _check(flag, nl, 1, MAX_LEN, integer=True)
-        if (
-            e.eng == "v0"
-            and m is not None
-            and e.mml
-            and e.mnbt in (None, e.mml)
-            and e.avail is not None
-            and e.bpt
-        ):
-            # V0 without chunked prefill profiles a max(max_model_len, 2048)-token prefill
-            freed = (_estimate_activation_gib(m, max(e.mml, 2048), e.tp) or 0.0) - (
-                _estimate_activation_gib(m, max(nl, 2048), e.tp) or 0.0
-            )
-            _grow(e, freed)
-            e.notes.append(
-                "V0 profiles a full --max-model-len prefill: a shorter length frees activation memory"
-            )
-        text, e.mml = f"--max-model-len {e.mml if e.mml is not None else 'default'} → {nl}", nl
-        return text
-    if flag == "--max-num-seqs":
-        ns = int(_num(flag, new, integer=True))
-        _check(flag, ns, 1, 10_000_000, integer=True)
-        text, e.seqs = f"--max-num-seqs {e.seqs if e.seqs is not None else 'default'} → {ns}", ns
-        return text
-    # --tensor-parallel-size: weights per GPU shrink, KV heads split further
-    nt = int(_num(flag, new, integer=True))
-    _check(flag, nt, 1, MAX_TP, integer=True)
-    w = e.weights_gib
-    if w is None and m is not None and m.weights_gb:
-        w = m.weights_gb * GB / GIB / (e.tp * e.pp)
-    if m is not None and e.avail is not None and e.bpt and w is not None:
-        old_bpt = float(bytes_per_token(m, tp=e.tp, pp=e.pp, kv_cache_dtype=e.dtype))
-        new_bpt = float(bytes_per_token(m, tp=nt, pp=e.pp, kv_cache_dtype=e.dtype))
-        _grow(e, w - w * e.tp / nt)
-        e.scale *= old_bpt / new_bpt
-        e.bpt = e.bpt * new_bpt / old_bpt
-        e.notes.append(f"assumes the same GPUs: weights per GPU {w:.1f} → {w * e.tp / nt:.1f} GiB")
-    else:
-        e.unknown = True
-        e.notes.append("the effect of --tensor-parallel-size needs the model's KV heads and weights")
-    text, e.tp = f"--tensor-parallel-size {e.tp} → {nt}", nt
-    return text
-
-
-def what_if(
-    cfg: EngineConfig,
-    changes: Mapping[str, Any],
-    *,
-    request_tokens: int | None = None,
-    gpu_total_gib: float | None = None,
-    model: ModelSpec | str | None = None,
-) -> WhatIf:
-    """Expected effect of changing vLLM flags on an engine whose launch facts `cfg` holds.
-
-    Bytes per token come from the measured available KV memory / KV tokens when both are known,
-    from the model spec otherwise; numbers that need a fact nobody measured stay None.
-    """
-    bad = [k for k in changes if k not in WHAT_IF_FLAGS]
-    if bad:
-        raise ConfigError(
-            f"cannot predict the effect of {', '.join(bad)}; known flags: {', '.join(WHAT_IF_FLAGS)}"
-        )
-    if not changes:
-        raise ConfigError("what_if needs at least one flag change")
-    _check("request length", request_tokens, 1, MAX_LEN, integer=True)
-    _check("GPU total memory", gpu_total_gib, 0, 16384, lo_open=True)
-    m: ModelSpec | None = model_spec(model) if model is not None else None
-    if m is None and cfg.model:
-        try:
-            m = model_spec(cfg.model)
-        except ConfigError:
-            m = None
-    e = _engine_facts(cfg, m, gpu_total_gib)
-    before = e.tokens
-    length = request_tokens or e.mml
-    conc_before = _requests(before, length, e.bs, e.eng, e.seqs)
-    parts = [_apply(e, flag, changes[flag], gpu_total_gib) for flag in WHAT_IF_FLAGS if flag in changes]
-    if request_tokens is None and "--max-model-len" in changes:
-        length = e.mml
-    after = None if (before is None or e.unknown) else int(before * e.scale + 1e-6) // e.bs * e.bs
-    conc_after = None if after is None else _requests(after, length, e.bs, e.eng, e.seqs)
-    headroom = round(gpu_total_gib * (1 - e.util), 2) if gpu_total_gib else None
-
-    text = "; ".join(parts) + ": "
-    if after is None:
-        why = (
-            "no KV-cache size in the log"
-            if before is None
-            else "needs the GPU's total memory"
-            if "--gpu-memory-utilization" in changes
-            else "needs the model"
-        )
-        text += f"effect unknown ({why})"
-        e.basis = "unknown"
-    else:
-        if after == before:
-            text += f"KV cache stays at {after:,} tokens"
-        elif "--gpu-memory-utilization" in changes and len(changes) == 1:
-            text += f"{'adds' if after > before else 'removes'} {abs(after - before):,} tokens ({before:,} → {after:,})"
-        else:
-            text += f"{before:,} → {after:,} tokens"
-        if length and conc_before is not None and conc_after is not None:
-            text += f"; max concurrency at {length:,} tokens: {conc_before:,} → {conc_after:,}"
-        if "--max-num-seqs" in changes and e.seqs is not None:
-            text += f" (at most {e.seqs:,} running)"
-    if "--gpu-memory-utilization" in changes and headroom is not None:
-        text += f"{',' if after is not None else ';'} and leaves {headroom:.1f} GiB of headroom"
-    return WhatIf(
-        kv_tokens_before=before,
-        kv_tokens_after=after,
-        concurrency_before=conc_before,
-        concurrency_after=conc_after,
-        headroom_gib_after=headroom,
-        basis=e.basis,
-        summary=text,
-        request_tokens=length,
-        notes=e.notes,
-    )
-
-
-# ------------------------------------------------------------------------------ text
-def render_text(r: CapacityResult, alt: CapacityResult | None = None) -> str:
-    """A short plain-text answer (the CLI prints it). `alt` = the same question with the other KV dtype."""
-    gib = lambda x: "n/a" if x is None else f"{x:,.2f} GiB"
-    par = f"TP={r.tensor_parallel_size}" + (
-        f", PP={r.pipeline_parallel_size}" if r.pipeline_parallel_size > 1 else ""
-    )
-    lines = [
-        f"{r.model} on {r.gpu_memory_gib:g} GiB GPUs, {par}, --gpu-memory-utilization {r.gpu_memory_utilization:g}, "
-        f"--kv-cache-dtype {r.kv_cache_dtype}, --block-size {r.block_size}, engine {r.engine}"
-        + (f" (vLLM {r.vllm_version})" if r.vllm_version else ""),
-        f"  KV bytes per token per GPU: {r.bytes_per_token:,} ({r.bytes_per_token_total:,} across all GPUs)",
-        f"  per GPU: weights {gib(r.weights_gib)}, activation {gib(r.activation_gib)}, sampler {gib(r.sampler_gib)}, "
-        f"non-torch {gib(r.non_torch_gib)}, CUDA graphs {gib(r.cudagraph_gib)}",
-        f"  KV cache ({r.basis}): {r.kv_memory_gib:,.2f} GiB per GPU = {r.num_blocks:,} blocks = {r.kv_cache_tokens:,} tokens",
-        f"  max concurrency at {(r.context or r.max_model_len):,} tokens: {r.max_concurrency:,.2f}x",
-        f"  --max-model-len {r.max_model_len:,}: "
-        + ("fits" if r.fits else f"does NOT fit; largest that fits: {r.max_model_len_that_fits:,}"),
-    ]
-    if r.required_kv_gib is not None:
-        lines.append(
-            f"  {r.concurrency:,} requests x {r.context:,} tokens need {gib(r.required_kv_gib)} of KV per GPU "
-            f"({gib(r.required_kv_gib_total)} = {r.required_kv_gib_total * GIB / GB:,.2f} GB total at {par}): "
-            + ("fits" if r.concurrency_fits else "does NOT fit in the KV cache")
-        )
-        if alt is not None and alt.required_kv_gib is not None:
-            lines.append(
-                f"  with --kv-cache-dtype {alt.kv_cache_dtype}: {gib(alt.required_kv_gib)} per GPU "
-                f"({gib(alt.required_kv_gib_total)} = {alt.required_kv_gib_total * GIB / GB:,.2f} GB total); "
-                f"KV cache {alt.kv_cache_tokens:,} tokens: "
-                + ("fits" if alt.concurrency_fits else "does NOT fit")
-            )
-    lines += [f"  note: {n}" for n in r.notes]
-    return "\n".join(lines) + "\n"
-
-
-# ------------------------------------------------------------------------------ measured facts
-def _label_num(labels: Mapping[str, str], key: str, integer: bool) -> Any:
-    raw = labels.get(key)
-    try:
-        v = float(raw) if raw not in (None, "", "None") else None
-    except (TypeError, ValueError):
-        return None
-    if v is None or math.isnan(v) or math.isinf(v) or v < 0:
-        return None
-    return int(v) if integer else v
-
-
-def measured_from_cache_config_info(labels: Mapping[str, str]) -> Measured:
-    """Measured facts from the labels of `vllm:cache_config_info` (values are strings; 'None' = unset)."""
-    mem = _label_num(labels, "kv_cache_memory_bytes", integer=True)
-    return Measured(
-        kv_cache_tokens=_label_num(labels, "kv_cache_size_tokens", integer=True),
-        num_gpu_blocks=_label_num(labels, "num_gpu_blocks", integer=True),
-        block_size=_label_num(labels, "block_size", integer=True),
-        available_kv_gib=mem / GIB if mem else None,
-    )
-
-
-def measured_from_engine(cfg: EngineConfig) -> Measured:
-    """Measured facts an EngineConfig read from a log carries."""
-    return Measured(
-        kv_cache_tokens=cfg.kv_cache_tokens,
-        num_gpu_blocks=cfg.num_gpu_blocks,
-        block_size=cfg.block_size,
-        available_kv_gib=cfg.available_kv_gib,
-        weights_gib=cfg.weights_gib,
     )

@@ -2,8 +2,8 @@
 
 `model_spec()` answers with a ModelSpec for a table name (forgiving spelling), a config.json
 dict, or its path; `gpu_spec()` with a GpuSpec carrying the total memory torch reports. The
-capacity model (capacity.py) does the accounting on top of these facts. Pure except
-`load_config` (reads a user's config.json) and the two tables shipped as package data.
+accounting (sizing.py) works on these facts. Pure except `load_config` (reads a user's
+config.json) and the two tables shipped as package data (observe/data/models.json, gpus.json).
 """
 
 from __future__ import annotations
@@ -278,17 +278,18 @@ def _estimate_weights_gb(cfg: Mapping[str, Any], s: ModelSpec) -> float:
         mlp_total = L * 3 * h * dense_i
     emb = (s.vocab or 0) * h * (1 if cfg.get("tie_word_embeddings") else 2)
     body = L * attn + mlp_total
-    q = cfg.get("quantization_config") if isinstance(cfg.get("quantization_config"), Mapping) else {}
-    method = str(q.get("quant_method", "")).lower()
-    bits = re.findall(r'"num_bits":\s*(\d+)', json.dumps(q))
+    quant = cfg.get("quantization_config")
+    qc: Mapping[str, Any] = quant if isinstance(quant, Mapping) else {}
+    method = str(qc.get("quant_method", "")).lower()
+    bits = re.findall(r'"num_bits":\s*(\d+)', json.dumps(qc))
     if "fp8" in method:
         per = 1.0
     elif bits:
         per = min(int(b) for b in bits) / 8 * (1.06 if min(int(b) for b in bits) < 8 else 1.0)
     elif method == "mxfp4":
         per = 4.25 / 8
-    elif q.get("bits") or q.get("w_bit"):
-        per = float(q.get("bits") or q.get("w_bit")) / 8 * 1.06  # group scales/zeros
+    elif wbits := qc.get("bits") or qc.get("w_bit"):
+        per = float(wbits) / 8 * 1.06  # group scales/zeros
     else:
         per = float(s.dtype_bytes)
     return round((body * per + emb * 2) / GB, 6)

@@ -1,0 +1,72 @@
+"""The vLLM instance observe manages: its exact flags, launching it, applying a change, rolling back.
+
+Advice about flags is only useful when it names flags and values the installed vLLM accepts, and
+when applying it is safe. So this package
+
+- parses a launch command (`vllm serve MODEL [FLAGS]` or `python -m
+  vllm.entrypoints.openai.api_server --model M [FLAGS]`) into a `LaunchSpec` (`spec`), using the
+  installed vLLM's own argument parser, asked in vLLM's interpreter (`probe`, `flags`), to know
+  which flags take values, else a plain tokenizer;
+- checks each recommended flag and value with that same parser (`checked_recommendations`) and
+  rewrites the command with the accepted ones (`apply`), keeping everything else as it was;
+- runs vLLM as a child process (`launcher`): its output goes to a rotating log file and to the
+  terminal, /metrics is saved to snapshots beside the log, a restart whose new command fails
+  starts the previous one again, and every start, change, failure and rollback is a line in a
+  JSON-lines history file. A vLLM that fails to start is reported with the cause read from its
+  log (`failure`). Nothing is applied without the caller asking for it;
+- compares two launches and supervises a running one (`compare`).
+
+Nothing here prints: the terminal stream is passed in by the CLI.
+"""
+
+from observe.manage.apply import apply, checked_recommendations, flag_diff
+from observe.manage.compare import (
+    Proposal,
+    _natural,
+    compare_runs,
+    diagnosis_summary,
+    propose,
+    run_summary,
+    supervise,
+)
+from observe.manage.failure import failure_cause
+from observe.manage.flags import VllmFlags, installed_flags
+from observe.manage.launcher import (
+    Launcher,
+    LaunchError,
+    RolledBack,
+    RotatingTee,
+    read_history,
+    read_log,
+    record,
+    save_metrics,
+)
+from observe.manage.spec import LaunchSpec, parse_command
+from observe.model import Recommendation
+
+__all__ = [
+    "LaunchError",
+    "LaunchSpec",
+    "Launcher",
+    "Proposal",
+    "Recommendation",
+    "RolledBack",
+    "RotatingTee",
+    "VllmFlags",
+    "_natural",
+    "apply",
+    "checked_recommendations",
+    "compare_runs",
+    "diagnosis_summary",
+    "failure_cause",
+    "flag_diff",
+    "installed_flags",
+    "parse_command",
+    "propose",
+    "read_history",
+    "read_log",
+    "record",
+    "run_summary",
+    "save_metrics",
+    "supervise",
+]

@@ -1,0 +1,314 @@
+"""The error grammar: vLLM's failure messages → (kind, details) for an EngineError.
+
+One table, tried top to bottom; the first row that fires names the failure (one per message).
+Each row is the literal(s) that must occur, the pattern, and a reader returning a
+:class:`Failure` (or None: not this failure after all, try the next row). A traceback repeats
+its failure on every re-logged line and the parent process re-raises it, so a
+:class:`DedupWindow` reports each failure of the deduplicated kinds once per window of lines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from observe.parse.envelope import Ctx
+from observe.parse.rules import Rule, fire, gate
+
+_A = re.ASCII
+
+#: messages that begin a shutdown: an EngineDeadError after one is noise, not a failure
+SHUTDOWN_LITERALS = ("[shutdown]", "Shutting down", "Waiting for application shutdown")
+# a traceback's source-code line quoting the message, not the error itself
+_QUOTED_SOURCE = ("raise ", 'File "', "#", "self.", "return ")
+
+# kinds reported once per traceback: the same failure re-logged line by line, or re-raised by
+# the parent process, within this many physical lines counts once.
+_DEDUP_KINDS = frozenset(
+    {
+        "oom",
+        "max_seq_len_exceeds_kv",
+        "kv_needed_exceeds_available",
+        "no_available_memory",
+        "free_memory_below_utilization",
+        "engine_core_failed",
+        "max_position_exceeded",
+        "shutdown_noise",
+    }
+)
+DEDUP_WINDOW = 400
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    kind: str
+    details: dict[str, Any]
+    fatal: bool
+    key: tuple[Any, ...] | None  # what identifies the same failure re-logged (None: never deduplicated)
+
+
+class RunState(NamedTuple):
+    """What the parser knows about the run so far, as far as failures depend on it."""
+
+    shutdown: bool  # a shutdown has begun
+    stats_seen: bool  # the engine has served (a stats line was read): failures are at runtime
+
+
+# ----------------------------------------------------------------------------- out of memory
+_SIZE = r"\d{1,12}(?:\.\d{1,6})? [KMGT]i?B"
+_OOM_FIELDS = (
+    ("tried_to_allocate", re.compile(r"Tried to allocate (" + _SIZE + r")", _A)),
+    ("gpu", re.compile(r"\bGPU (\d+)(?: has|;)", _A)),
+    (
+        "total_capacity",
+        re.compile(r"(" + _SIZE + r") total capacity|total capac?i?ty of (" + _SIZE + r")", _A),
+    ),
+    ("free", re.compile(r"of which (" + _SIZE + r") is free|(" + _SIZE + r") free;", _A)),
+    (
+        "process_in_use",
+        re.compile(r"this process has (" + _SIZE + r") memory in use|has (" + _SIZE + r") memory in use", _A),
+    ),
+    (
+        "allocated_by_pytorch",
+        re.compile(r"(" + _SIZE + r") is allocated by PyTorch|(" + _SIZE + r") already allocated", _A),
+    ),
+    ("reserved_unallocated", re.compile(r"(" + _SIZE + r") is reserved by PyTorch but unallocated", _A)),
+    ("reserved_by_pytorch", re.compile(r"(" + _SIZE + r") reserved in total by PyTorch", _A)),
+)
+
+
+def _gib(size: str | None) -> float | None:
+    """'20.00 MiB' → GiB as float (binary units; PyTorch prints binary units)."""
+    if not size:
+        return None
+    num, _, unit = size.partition(" ")
+    try:
+        v = float(num)
+    except ValueError:
+        return None
+    scale = {"K": 2.0**-20, "M": 2.0**-10, "G": 1.0, "T": 1024.0}.get(unit[:1])
+    return None if scale is None else round(v * scale, 6)
+
+
+def _oom(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
+    body = msg.lstrip()
+    if not (
+        "OutOfMemoryError" in msg
+        or "Tried to allocate" in msg
+        or "occurred when" in msg
+        or ctx.level in ("ERROR", "CRITICAL")
+        or body.startswith(("RuntimeError", "torch."))
+    ):
+        return None  # "out of memory" in passing (a hint, a log of settings), not the error
+    d: dict[str, Any] = {"device": m.group("dev")}
+    for name, rx in _OOM_FIELDS:
+        fm = rx.search(msg)
+        if fm is None:
+            continue
+        val = next(g for g in fm.groups() if g is not None)
+        if name == "gpu":
+            d["gpu"] = int(val)
+        elif name == "total_capacity":
+            d["total_capacity_gib"] = _gib(val)
+        elif name in ("tried_to_allocate", "free"):
+            d[name] = val
+            d[name + "_gib"] = _gib(val)
+        else:
+            d[name + "_gib"] = _gib(val)
+    if "warming up sampler" in msg:
+        d["phase"] = "sampler_warmup"
+    return Failure("oom", d, True, ("oom", d.get("gpu"), d.get("tried_to_allocate"), d.get("free")))
+
+
+# ----------------------------------------------------------------------------- the other failures
+def _kv_needed(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    est = m.group("est")
+    d = {
+        "max_model_len": int(m.group("len")),
+        "kv_needed_gib": float(m.group("need")),
+        "kv_available_gib": float(m.group("avail")),
+        "estimated_max_model_len": int(est) if est else None,
+    }
+    return Failure("kv_needed_exceeds_available", d, True, ("kvneed", d["max_model_len"], d["kv_needed_gib"]))
+
+
+def _max_seq_kv(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    d = {"max_seq_len": int(m.group("len")), "kv_tokens": int(m.group("kv"))}
+    return Failure("max_seq_len_exceeds_kv", d, True, ("maxseq", d["max_seq_len"], d["kv_tokens"]))
+
+
+def _no_memory(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    return Failure("no_available_memory", {}, True, ("noavail",))
+
+
+def _free_memory(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    d = {
+        "device": m.group("dev"),
+        "free_gib": float(m.group("free")),
+        "total_gib": float(m.group("total")),
+        "gpu_memory_utilization": float(m.group("util")),
+        "requested_gib": float(m.group("req")),
+    }
+    return Failure("free_memory_below_utilization", d, True, ("freemem", d["free_gib"]))
+
+
+def _max_position(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    d = {
+        "max_model_len": int(m.group("len")),
+        "derived_max_model_len": int(float(m.group("derived"))),
+        "derived_from": m.group("src"),
+    }
+    return Failure("max_position_exceeded", d, True, ("maxpos", d["max_model_len"]))
+
+
+def _prompt_limit(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    d: dict[str, Any] = {
+        "prompt_tokens": int(m.group("n")),
+        "limit": int(m.group("lim")) if m.group("lim") else None,
+    }
+    if m.group("lim") is None:
+        d["reason"] = "block_manager_capacity"
+    return Failure("prompt_too_long", d, False, None)
+
+
+def _context_length(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    return Failure(
+        "prompt_too_long", {"prompt_tokens": int(m.group("n")), "limit": int(m.group("lim"))}, False, None
+    )
+
+
+def _worker(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    d = {"worker": m.group("worker"), "method": m.group("method")}
+    return Failure("worker_exception", d, True, ("worker", ctx.pid, d["method"]))
+
+
+def _worker_proc(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    return Failure("worker_exception", {"worker": ctx.process}, True, ("worker", ctx.pid, None))
+
+
+def _engine_dead(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    if run.shutdown:  # the API server noticing the engine it is stopping
+        return Failure("shutdown_noise", {}, False, ("shutdown",))
+    return _engine_core(m, msg, ctx, run)
+
+
+def _engine_core(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    return Failure(
+        "engine_core_failed", {"phase": "runtime" if run.stats_seen else "startup"}, True, ("enginecore",)
+    )
+
+
+def _rule(name: str, literal: str, pattern: str | None, read: Any, **kw: Any) -> Rule[Failure]:
+    """A row; pattern None: the literal itself is the pattern."""
+    rx = re.compile(re.escape(literal) if pattern is None else pattern, _A)
+    return Rule(name, (literal,), rx, read, group="failure", **kw)
+
+
+RULES: tuple[Rule[Failure], ...] = (
+    _rule("oom", "out of memory", r"(?P<dev>CUDA|HIP|XPU|MPS|NPU) out of memory", _oom),
+    _rule(
+        "kv-needed-exceeds-available",
+        "max seq len (",
+        r"To serve at least one request with the models?'s max seq len \((?P<len>\d+)\), \((?P<need>\d+(?:\.\d+)?) Gi?B KV cache "
+        r"is needed, which is larger than the available KV cache memory \((?P<avail>-?\d+(?:\.\d+)?) Gi?B\)"
+        r"(?:\. Based on the available memory, the estimated maximum model length is (?P<est>\d+)\.)?",
+        _kv_needed,
+    ),
+    _rule(
+        "max-seq-len-exceeds-kv",
+        "max seq len (",
+        r"max seq len \((?P<len>\d+)\) is larger than the maximum number of tokens that can be stored in KV cache \((?P<kv>\d+)\)",
+        _max_seq_kv,
+    ),
+    _rule("no-available-memory", "No available memory for the cache blocks", None, _no_memory),
+    _rule(
+        "free-memory-below-utilization",
+        "Free memory on device",
+        r"Free memory on device(?: (?P<dev>\S+))? \((?P<free>\d+(?:\.\d+)?)/(?P<total>\d+(?:\.\d+)?) GiB\) on startup is less than "
+        r"desired GPU memory utilization \((?P<util>\d+(?:\.\d+)?), (?P<req>\d+(?:\.\d+)?) GiB\)",
+        _free_memory,
+    ),
+    _rule(
+        "max-position-exceeded",
+        "User-specified max_model_len",
+        r"User-specified max_model_len \((?P<len>\d+)\) is greater than the derived max_model_len "
+        r"\((?P<src>\w+)=(?P<derived>\d+(?:\.\d+)?)\b",
+        _max_position,
+    ),
+    # a request's prompt over the limit; a line of that form that does not match is cut short
+    _rule(
+        "prompt-too-long",
+        "Input prompt (",
+        r"Input prompt \((?P<n>\d+) tokens\)(?: \+ lookahead slots \((?P<la>\d+)\))? is too long and exceeds "
+        r"(?:limit of (?P<lim>\d+)\b|the capacity of block_manager)",
+        _prompt_limit,
+        claims=True,
+    ),
+    _rule(
+        "context-length",
+        "maximum context length is",
+        r"maximum context length is (?P<lim>\d+) tokens\. However, you requested (?P<n>\d+) tokens",
+        _context_length,
+        claims=True,
+    ),
+    _rule(
+        "worker-exception",
+        "Exception in worker",
+        r"Exception in worker (?P<worker>\S+) while processing method (?P<method>\w+)",
+        _worker,
+    ),
+    _rule("worker-proc-exception", "WorkerProc hit an exception", None, _worker_proc),
+    _rule("engine-dead", "EngineDeadError", None, _engine_dead),
+    _rule("output-handler-failed", "output_handler failed", None, _engine_dead),
+    _rule("engine-core-init-failed", "Engine core initialization failed", None, _engine_core),
+    _rule("engine-core-failed-to-start", "EngineCore failed to start", None, _engine_core),
+    _rule("engine-core-exception", "EngineCore hit an exception", None, _engine_core),
+)
+
+
+_GATE = gate(RULES)
+
+
+def failure(msg: str, ctx: Ctx, run: RunState) -> Failure | None:
+    """The failure one message reports, if any."""
+    if _GATE.search(msg) is None or msg.lstrip().startswith(_QUOTED_SOURCE):
+        return None
+    found = fire(RULES, msg, ctx, run)
+    return found[0] if found else None
+
+
+def begins_shutdown(msg: str) -> bool:
+    return any(lit in msg for lit in SHUTDOWN_LITERALS)
+
+
+def _same_failure(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """Two error keys name the same failure: same kind, and every detail known on both sides equal
+    (a detail-less vLLM OOM hint matches the PyTorch OOM it wraps)."""
+    if a[0] != b[0] or len(a) != len(b):
+        return False
+    return all(x is None or y is None or x == y for x, y in zip(a[1:], b[1:]))
+
+
+class DedupWindow:
+    """The failures reported in the last DEDUP_WINDOW physical lines."""
+
+    def __init__(self) -> None:
+        self._recent: deque[tuple[int, tuple[Any, ...]]] = deque()  # (physical line, key)
+
+    def clear(self) -> None:
+        self._recent.clear()
+
+    def is_new(self, f: Failure, line: int) -> bool:
+        """Whether f should be reported at this physical line (and, if so, remember it)."""
+        if f.kind not in _DEDUP_KINDS or f.key is None:
+            return True
+        recent = self._recent
+        while recent and line - recent[0][0] > DEDUP_WINDOW:
+            recent.popleft()
+        for _, k in recent:
+            if _same_failure(k, f.key):
+                return False
+        recent.append((line, f.key))
+        return True

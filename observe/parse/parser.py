@@ -1,0 +1,348 @@
+"""The Parser: physical lines in, typed events out, one Parser per source stream.
+
+Why a stateful parser: vLLM logs are read from real terminals, containers and issue pastes.
+A terminal hard-wraps a stats record across two physical lines ("Running: 32 r" / "eqs, …"),
+two records get glued on one line, tqdm bars share a line through ``\\r``, a traceback repeats
+the same OOM on every re-logged line, and vLLM's "MM-DD HH:MM:SS" stamp has no year. So a
+:class:`Parser` keeps a little state per stream (a held-back incomplete record, the inferred
+year, recently reported errors, whether a shutdown began) and emits events from
+``observe.model`` with an :class:`~observe.model.Envelope` saying where each came from.
+
+Data flow per line: ``envelope`` peels the wrappers and prefixes; the message then goes to
+``stats`` (stats line and companions) or to ``startup`` (facts) and ``failures`` (errors).
+
+* pure — no I/O, no clock; the caller supplies the year to assume (e.g. the file's mtime year);
+* ``feed()`` never raises, whatever the text (surrogates, control characters, binary junk);
+* a truncated or broken record is dropped or has fields left ``None`` — never mis-read;
+* nothing from a log line is executed: dict reprs go through ``ast.literal_eval`` only.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from observe.model import (
+    AccessLog,
+    EngineError,
+    Envelope,
+    LogEvent,
+    LogLine,
+    Preemption,
+    PrefixCacheSample,
+    SpecDecodeSample,
+    StartupFact,
+    StatsSample,
+)
+from observe.parse import envelope as E
+from observe.parse import failures, startup, stats
+from observe.parse.envelope import ACCESS_RE, PREFIX_RE, Ctx
+
+# a wrapped stats record is re-joined from at most this many physical lines
+_MAX_JOINS = 3
+
+
+class Parser:
+    """Stateful, streaming, pure (no I/O). One Parser per source stream (file / rotated set)."""
+
+    def __init__(self, *, year: int | None = None) -> None:
+        self.lines = 0
+        self.vllm_lines = 0
+        self.events = 0
+        self.parse_errors = 0  # lines whose text made the parser itself stumble (never raised)
+        self.formats: set[str] = set()
+        self.processes: set[str] = set()
+        self._clock = E.YearClock(year)
+        self._pending: tuple[Ctx, str, int, int] | None = None  # ctx, msg, n_clauses, joins
+        self._recent = failures.DedupWindow()
+        self._shutdown = False
+        self._engine: str | None = None
+        self._stats_seen = False
+        self._counted_line = -1
+        self._last_stamp: tuple[int, int, int, tuple[str, str, str] | None] | None = None
+        self._cur = 0  # physical line counter (what the dedup window counts)
+
+    # ------------------------------------------------------------------ public API
+    def feed(self, line: LogLine) -> list[LogEvent]:
+        """Parse one physical line; returns the events it completes (possibly of earlier lines)."""
+        self.lines += 1
+        self._cur += 1
+        out: list[LogEvent] = []
+        try:
+            text = line.text
+            if "\r" in text or "\n" in text:  # tqdm bars, "\r\n" continuations, a caller's multi-line text
+                for seg in text.replace("\n", "\r").split("\r"):
+                    if seg.strip():
+                        self._segment(seg, line, out)
+            elif text:
+                self._segment(text, line, out)
+        except Exception:
+            self.parse_errors += 1
+        self.events += len(out)
+        return out
+
+    def flush(self) -> list[LogEvent]:
+        """End of stream: emit (or drop, if incomplete) a record held back for re-joining."""
+        out: list[LogEvent] = []
+        try:
+            self._finish_pending(out)
+        except Exception:
+            self.parse_errors += 1
+        self.events += len(out)
+        return out
+
+    # ------------------------------------------------------------------ one logical line
+    def _segment(
+        self, seg: str, line: LogLine, out: list[LogEvent], outer_ts: datetime | None = None
+    ) -> None:
+        if "[" in seg:  # every colour code has one
+            seg = E.strip_ansi(seg)
+        if seg[:5] == "INFO:" and self._pending is None:  # fast path: uvicorn access lines dominate busy logs
+            a = ACCESS_RE.match(seg)
+            if a is not None:
+                self._count_vllm()
+                env = Envelope(
+                    source=line.source,
+                    lineno=line.lineno,
+                    outer_ts=outer_ts,
+                    ts=outer_ts.replace(tzinfo=None) if outer_ts is not None else None,
+                )
+                out.append(AccessLog(env, a.group("method"), a.group("path"), int(a.group("status"))))
+                return
+        # outer wrappers
+        if not seg.startswith(("(", "INFO ", "WARNING ", "ERROR ", "DEBUG ")):
+            for _ in range(4):
+                w = E.WRAP_RE.match(seg)
+                if w is None or w.end() == 0:
+                    break
+                ts_text = w.group("rfc") or w.group("brk")
+                if ts_text:
+                    outer_ts = E.iso(ts_text) or outer_ts
+                elif w.group("jd"):
+                    outer_ts = self._clock.journal_ts(w.group("jd")) or outer_ts
+                seg = seg[w.end() :]
+            if E.looks_like_json_record(seg) and self._json_record(seg, line, out, outer_ts):
+                return
+        ctx = Ctx(line.source, line.lineno, outer_ts=outer_ts)
+        # process prefixes, possibly nested "(EngineCore pid=1) (RayWorkerProc pid=2) "
+        has_prefix = False
+        while seg[:1] == "(":
+            p = E.PROC_RE.match(seg)
+            if p is None:
+                break
+            has_prefix = True
+            name, _, dims, pid = p.groups()
+            if name:
+                if dims:
+                    name = f"{name}_{dims}"
+                self.processes.add(name)
+                ctx.process = name
+                if self._engine is None:
+                    eng = E.engine_from_process(name)
+                    if eng is not None:
+                        self._note_engine(eng, ctx, out)
+            ctx.pid = int(pid)
+            seg = seg[p.end() :]
+        # the logger prefix
+        m = PREFIX_RE.match(seg)
+        if m is None and E.has_level_word(seg):
+            m = PREFIX_RE.search(seg)  # VLLM_LOGGING_PREFIX or an unknown wrapper before the level
+        if m is not None:
+            has_prefix = True
+            level, mo, dd, hh, mi, ss, lf, ln = m.groups()
+            ctx.level = "WARNING" if level == "WARN" else level
+            ctx.mo = int(mo)
+            ctx.dd = int(dd)
+            ctx.hms = (hh, mi, ss)
+            ctx.logger_file = lf.rsplit("/", 1)[-1] if "/" in lf else lf
+            ctx.logger_line = int(ln)
+            self._clock.stamp(ctx)
+            self._last_stamp = (ctx.year, ctx.mo, ctx.dd, ctx.hms)
+            if self._engine is None:
+                eng = E.engine_from_logger_file(ctx.logger_file)
+                if eng is not None:
+                    self._note_engine(eng, ctx, out)
+            msg = seg[m.end() :]
+        else:
+            msg = seg
+            if outer_ts is None and self._last_stamp is not None:
+                # an unprefixed line (traceback, wrapper output): the best known time is the last stamp
+                ctx.year, ctx.mo, ctx.dd, ctx.hms = self._last_stamp
+        # a held-back incomplete stats record: does this line continue it?
+        if self._pending is not None:
+            if not has_prefix and self._try_join(msg, out):
+                self._count_vllm()
+                return
+            self._finish_pending(out)
+        if has_prefix:
+            self._count_vllm()
+        # two records glued on one physical line: split at the second prefix
+        if m is not None and ("INFO " in msg or "WARNING " in msg or "ERROR " in msg or "DEBUG " in msg):
+            g = E.GLUED_RE.search(msg)
+            if g is not None and g.start() > 0:
+                self._message(msg[: g.start()], ctx, out)
+                self._segment(msg[g.start() :], line, out, outer_ts)
+                return
+        if m is None and msg[:5] in ("INFO:", "WARNI", "ERROR"):
+            a = ACCESS_RE.match(msg)
+            if a is not None:
+                self._count_vllm()
+                out.append(
+                    AccessLog(E.envelope(ctx), a.group("method"), a.group("path"), int(a.group("status")))
+                )
+                return
+        r = E.ray_repeat(msg)
+        if r is not None:
+            msg, ctx.repeat = r
+        if m is None:
+            s = E.suffix_location(msg)
+            if s is not None:
+                msg, ctx.logger_file, ctx.logger_line = s
+        self._message(msg, ctx, out)
+
+    def _json_record(self, seg: str, line: LogLine, out: list[LogEvent], outer_ts: datetime | None) -> bool:
+        """A JSON line: a whole vLLM line inside (docker json-file, k8s) or a JSON logging record."""
+        rec = E.json_object(seg)
+        if rec is None:
+            return False
+        rec_ts = E.json_record_time(rec)
+        inner = rec.get("log")
+        if isinstance(inner, str):  # a whole vLLM line inside, stamped outside
+            outer_ts = rec_ts or outer_ts
+            inner = inner.rstrip("\n")
+            if "\r" in inner:
+                for s in inner.split("\r"):
+                    if s.strip():
+                        self._segment(s, line, out, outer_ts)
+            elif inner.strip():
+                self._segment(inner, line, out, outer_ts)
+            return True
+        msg = rec.get("message", rec.get("msg"))
+        if not isinstance(msg, str):
+            return False
+        if PREFIX_RE.search(msg) is not None or msg.startswith("("):
+            self._segment(msg, line, out, outer_ts)
+            return True
+        ctx = Ctx(line.source, line.lineno, outer_ts=outer_ts)
+        E.json_logging_ctx(rec, ctx, rec_ts)
+        if ctx.process is not None:
+            self.processes.add(ctx.process)
+        name = rec.get("name") or rec.get("logger")
+        if isinstance(name, str) and name.startswith("vllm"):
+            self._count_vllm()
+        if self._pending is not None:
+            self._finish_pending(out)
+        self._message(msg, ctx, out)
+        return True
+
+    def _count_vllm(self) -> None:
+        if self._counted_line != self._cur:
+            self._counted_line = self._cur
+            self.vllm_lines += 1
+
+    # ------------------------------------------------------------------ message dispatch
+    def _message(self, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
+        n0 = len(out)
+        if stats.RUNNING in msg and self._stats(msg, ctx, out):
+            pass
+        elif stats.SPEC_V0 in msg or stats.SPEC_V1 in msg:
+            f = stats.spec_decode_fields(msg)
+            if f is not None:
+                out.append(SpecDecodeSample(E.envelope(ctx), **f))
+        elif stats.PREFIX_V0 in msg:
+            p = stats.prefix_hit_v0(msg)
+            if p is not None:
+                out.append(PrefixCacheSample(E.envelope(ctx), *p))
+        elif stats.PREEMPTED in msg:
+            q = stats.preemption(msg)
+            if q is not None:
+                out.append(Preemption(E.envelope(ctx), *q))
+        else:
+            self._startup(msg, ctx, out)
+            self._failure(msg, ctx, out)
+            if failures.begins_shutdown(msg):
+                self._shutdown = True
+        if len(out) > n0:
+            self._count_vllm()
+
+    # ------------------------------------------------------------------ stats
+    def _stats(self, msg: str, ctx: Ctx, out: list[LogEvent]) -> bool:
+        parsed = stats.parse_stats(msg)
+        if parsed is None:
+            return False
+        fields, complete, n_clauses = parsed
+        if complete:
+            self._emit_stats(fields, ctx, out)
+        else:
+            self._finish_pending(out)
+            self._pending = (ctx, msg, n_clauses, 0)
+            self._count_vllm()
+        return True
+
+    def _try_join(self, cont: str, out: list[LogEvent]) -> bool:
+        """Whether cont continues the held-back record (then it is emitted or held longer)."""
+        assert self._pending is not None
+        ctx, msg, n_clauses, joins = self._pending
+        cand = msg + cont
+        parsed = stats.parse_stats(cand)
+        if parsed is None:
+            return False
+        fields, complete, n = parsed
+        if complete:
+            self._pending = None
+            self._emit_stats(fields, ctx, out)
+            return True
+        if n > n_clauses and joins + 1 < _MAX_JOINS:
+            self._pending = (ctx, cand, n, joins + 1)
+            return True
+        return False
+
+    def _finish_pending(self, out: list[LogEvent]) -> None:
+        if self._pending is None:
+            return
+        ctx, msg, _, _ = self._pending
+        self._pending = None
+        parsed = stats.parse_stats(msg)
+        if parsed is not None and parsed[0].get("_required"):
+            self._emit_stats(parsed[0], ctx, out)
+
+    def _emit_stats(self, f: dict[str, Any], ctx: Ctx, out: list[LogEvent]) -> None:
+        fmt = f["fmt"]
+        self.formats.add("vllm-" + fmt)
+        self._stats_seen = True
+        self._note_engine(fmt, ctx, out)
+        out.append(StatsSample(E.envelope(ctx), fmt, **stats.stats_fields(f)))
+
+    # ------------------------------------------------------------------ startup facts
+    def _startup(self, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
+        for name, value in startup.startup_facts(msg, ctx):
+            if name == startup.NEW_RUN[0]:
+                self._shutdown = False  # a (re)start: earlier shutdown and error context no longer apply
+                self._recent.clear()
+            elif name == startup.STARTING[0]:
+                self._shutdown = False
+            elif name == "engine":
+                self._note_engine(value, ctx, out)
+            else:
+                out.append(StartupFact(E.envelope(ctx), name, value))
+
+    def _note_engine(self, eng: str, ctx: Ctx, out: list[LogEvent]) -> None:
+        if eng != self._engine:
+            self._engine = eng
+            out.append(StartupFact(E.envelope(ctx), "engine", eng))
+
+    # ------------------------------------------------------------------ errors
+    def _failure(self, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
+        f = failures.failure(msg, ctx, failures.RunState(self._shutdown, self._stats_seen))
+        if f is not None and self._recent.is_new(f, self._cur):
+            out.append(EngineError(E.envelope(ctx), f.kind, msg.strip()[:2000], f.details, f.fatal))
+
+
+def parse_text(text: str, source: str = "<text>", *, year: int | None = None) -> list[LogEvent]:
+    """Convenience: feed every line of text through a new Parser and flush."""
+    p = Parser(year=year)
+    out: list[LogEvent] = []
+    for i, t in enumerate(text.split("\n"), 1):
+        out.extend(p.feed(LogLine(source, i, t)))
+    out.extend(p.flush())
+    return out

@@ -1,0 +1,282 @@
+"""Startup facts: what a server's first log lines say about its version, engine, launch flags,
+memory and KV-cache capacity.
+
+One table, read top to bottom for every message that is no stats line: each row is the literal(s)
+that must occur, the pattern, and the reader producing ``(name, value)`` facts. Besides facts, a
+reader may yield two markers the parser acts on: NEW_RUN (a server (re)start: earlier shutdown
+and error context no longer applies) and STARTING (an engine is initialising: a shutdown seen
+before is over); an ``("engine", "v0" | "v1")`` fact is emitted only when the engine changes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from observe.parse.envelope import Ctx
+from observe.parse.flags import flags_from_args, flags_from_command
+from observe.parse.reprs import parse_dict_repr, parse_kv_repr
+from observe.parse.rules import Rule, fire, gate
+
+Fact = tuple[str, Any]
+NEW_RUN: Fact = ("<new run>", None)
+STARTING: Fact = ("<engine starting>", None)
+
+_A = re.ASCII
+
+# the config keys kept from "Initializing an LLM engine … with config: …", in this order
+_CONFIG_ORDER = (
+    "model",
+    "max_seq_len",
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "data_parallel_size",
+    "quantization",
+    "enforce_eager",
+    "kv_cache_dtype",
+    "enable_prefix_caching",
+    "chunked_prefill_enabled",
+    "dtype",
+    "block_size",
+    "speculative_config",
+    "served_model_name",
+    "device_config",
+    "seed",
+)
+_CONFIG_KEYS = frozenset(_CONFIG_ORDER)
+_WITH_CONFIG = "with config: "
+
+
+def _int(s: str) -> int:
+    return int(s.replace(",", ""))
+
+
+def _version(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
+    return [("version", m.group("v")), NEW_RUN]
+
+
+def _engine_init(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
+    eng = m.group("eng")
+    if eng:
+        engine = eng.lower()
+    elif ctx.logger_file == "core.py":
+        engine = "v1"  # early V1 (v1/engine/core.py) said "an LLM engine"
+    else:
+        engine = "v0"
+    out: list[Fact] = [STARTING, ("engine", engine)]
+    i = msg.find(_WITH_CONFIG)
+    if i >= 0:
+        cfg = parse_kv_repr(msg[i + len(_WITH_CONFIG) :], _CONFIG_KEYS)
+        useful = {k: cfg[k] for k in _CONFIG_ORDER if k in cfg}
+        if useful:
+            out.append(("config", useful))
+    return out
+
+
+def _non_default_args(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
+    d = parse_dict_repr(msg[m.end() :])
+    return [NEW_RUN, ("flags", flags_from_args(d))] if d else [NEW_RUN]
+
+
+def _namespace_args(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
+    d = parse_kv_repr(msg[m.end() :])
+    return [("flags", flags_from_args(d, explicit=False))] if d else []
+
+
+def _blocks(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
+    out: list[Fact] = []
+    if m.group("cpu") is not None or m.group("dev") != "CPU" or msg.strip().startswith("# CPU blocks"):
+        out.append(("num_gpu_blocks", int(m.group("n"))))
+    if m.group("cpu") is not None:
+        out.append(("num_cpu_blocks", int(m.group("cpu"))))
+    return out
+
+
+def _concurrency(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
+    return [("max_concurrency", float(m.group("x"))), ("max_concurrency_len", _int(m.group("len")))]
+
+
+def _weights(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
+    out: list[Fact] = [("weights_gib", float(m.group("g")))]
+    if m.group("s"):
+        out.append(("model_load_seconds", float(m.group("s"))))
+    return out
+
+
+def _profile_kv(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
+    key, unit = m.group("key"), m.group("u")
+    if key == "gpu_memory_utilization":
+        if unit in (".", ",", " ") or m.end() == len(msg):
+            return [("gpu_memory_utilization", float(m.group("v")))]
+    elif unit.startswith("Gi"):
+        name = "total_gpu_memory_gib" if key == "total_gpu_memory" else "kv_cache_size_gib"
+        return [(name, float(m.group("v")))]
+    return []
+
+
+def _profile_total(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
+    return [("total_gpu_memory_gib", float(m.group("t"))), ("gpu_memory_utilization", float(m.group("u")))]
+
+
+def _command(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
+    flags, env = flags_from_command(m.group("args"), m.group("env"))
+    out: list[Fact] = [("flags", flags)] if flags else []
+    if env.get("VLLM_USE_V1") in ("0", "1"):
+        out.append(("engine", "v1" if env["VLLM_USE_V1"] == "1" else "v0"))
+    return out
+
+
+def _one(name: str, group: str, conv: Any = float) -> Any:
+    """A reader of one fact from one named group."""
+    return lambda m, msg, ctx: [(name, conv(m.group(group)))]
+
+
+def _rule(name: str, literal: str, pattern: str, read: Any, flags: int = _A, **kw: Any) -> Rule[list[Fact]]:
+    return Rule(name, (literal,), re.compile(pattern, flags), read, **kw)
+
+
+RULES: tuple[Rule[list[Fact]], ...] = (
+    # the server version: the first form that matches counts
+    _rule(
+        "version-api-server",
+        "vLLM API server version",
+        r"vLLM API server version (?P<v>[\w.+-]+)",
+        _version,
+        group="version",
+    ),
+    _rule(
+        "version-server",
+        "vLLM server version",
+        r"vLLM server version (?P<v>[\w.+-]+?)(?:,|\s|$)",
+        _version,
+        group="version",
+    ),
+    _rule(
+        "version-engine",
+        "LLM engine (v",
+        r"Initializing an? (?:(?P<eng>V[01]) )?LLM engine \(v(?P<v>[\w.+-]+)\)",
+        _version,
+        group="version",
+    ),
+    # the startup logo (2026 →); block characters, so not ASCII-only
+    _rule(
+        "version-logo",
+        "version ",
+        r"[\u2580-\u259f]\s+version (?P<v>\d[\w.+-]*)\s*$",
+        _version,
+        0,
+        group="version",
+    ),
+    _rule("engine-init", "LLM engine", r"Initializing an? (?:(?P<eng>V[01]) )?LLM engine\b", _engine_init),
+    # launch flags: the dict of non-default args (newer vLLM), else the argparse Namespace
+    _rule(
+        "non-default-args",
+        "non-default args: ",
+        r"non-default args: ",
+        _non_default_args,
+        group="args",
+        claims=True,
+    ),
+    _rule("namespace-args", "args: Namespace(", r"(?:^| )args: Namespace\(", _namespace_args, group="args"),
+    _rule(
+        "blocks", " blocks: ", r"# (?P<dev>\w+) blocks: (?P<n>\d+)(?:, # CPU blocks: (?P<cpu>\d+))?", _blocks
+    ),
+    _rule(
+        "kv-cache-size",
+        " KV cache size: ",
+        r"(?P<dev>[A-Za-z]+) KV cache size: (?P<n>\d[\d,]*) tokens",
+        _one("kv_cache_tokens", "n", _int),
+    ),
+    _rule(
+        "available-kv",
+        "Available KV cache memory: ",
+        r"Available KV cache memory: (?P<g>\d+(?:\.\d+)?) GiB",
+        _one("available_kv_gib", "g"),
+        group="available-kv",
+    ),
+    _rule(
+        "cpu-kv-set",
+        " GiB for KV cache",
+        r"(?:Explicitly|Auto) set \((?P<g>\d+(?:\.\d+)?)/(?P<t>\d+(?:\.\d+)?)\) GiB for KV cache",
+        _one("available_kv_gib", "g"),
+        group="available-kv",
+    ),
+    _rule(
+        "profile-kv-3line",
+        "reserved for KV Cache is ",
+        r"the rest of the memory reserved for KV Cache is (?P<g>-?\d+(?:\.\d+)?)GiB",
+        _one("kv_cache_size_gib", "g"),
+    ),
+    _rule(
+        "max-concurrency",
+        "Maximum concurrency for ",
+        r"Maximum concurrency for (?P<len>\d[\d,]*) tokens per request: (?P<x>\d+(?:\.\d+)?)x",
+        _concurrency,
+    ),
+    _rule(
+        "weights",
+        " took ",
+        r"(?:Loading model weights|Model loading) took (?P<g>\d+(?:\.\d+)?) Gi?B(?: memory)?(?: and (?P<s>\d+(?:\.\d+)?) seconds)?",
+        _weights,
+    ),
+    _rule(
+        "init-engine-took",
+        "init engine (profile, create kv cache, warmup model) took ",
+        r"init engine \(profile, create kv cache, warmup model\) took (?P<s>\d+(?:\.\d+)?) s",
+        _one("init_engine_seconds", "s"),
+    ),
+    # the memory profile: one "Memory profiling results: k=v, …" line, else the older 3-line form
+    _rule(
+        "memory-profile",
+        "Memory profiling results",
+        r"(?P<key>total_gpu_memory|kv_cache_size|gpu_memory_utilization)=(?P<v>\d+(?:\.\d+)?)(?P<u>GiB|Gib|,|\.|\s|$)",
+        _profile_kv,
+        group="profile",
+        claims=True,
+        every=True,
+    ),
+    _rule(
+        "memory-profile-3line",
+        "x gpu_memory_utilization (",
+        r"total_gpu_memory \((?P<t>\d+(?:\.\d+)?)GiB\) x gpu_memory_utilization \((?P<u>\d+(?:\.\d+)?)\)",
+        _profile_total,
+        group="profile",
+    ),
+    _rule(
+        "chunked-prefill",
+        "Chunked prefill is enabled with max_num_batched_tokens=",
+        r"Chunked prefill is enabled with max_num_batched_tokens=(?P<n>\d+)\.",
+        _one("max_num_batched_tokens", "n", int),
+    ),
+    _rule(
+        "blocks-override",
+        "with num_gpu_blocks_override=",
+        r"Overriding num_gpu_blocks=(?P<old>\d+) with num_gpu_blocks_override=(?P<new>\d+)\b",
+        _one("num_gpu_blocks_override", "new", int),
+    ),
+    _rule(
+        "max-model-len",
+        "Using max model len ",
+        r"Using max model len (?P<n>\d+)\s*$",
+        _one("max_model_len", "n", int),
+    ),
+    _rule("mq-engine", "MQLLMEngine", r"MQLLMEngine", lambda m, msg, ctx: [("engine", "v0")]),
+    # the launch command pasted above a log: "[$ ][ENV=1 ]vllm serve MODEL --flag v …" or the module form
+    _rule(
+        "command",
+        "vllm",
+        r"^\s*(?:[$#>]\s+)?(?P<env>(?:[A-Z_][A-Z0-9_]*=\S*\s+)*)"
+        r"(?:vllm\s+serve\b|python[\d.]*\s+-m\s+vllm\.entrypoints\.(?:openai\.api_server|api_server|cli\.main\s+serve)\b)"
+        r"(?P<args>.*)$",
+        _command,
+        when=lambda ctx: ctx.level is None,
+    ),
+)
+
+
+_GATE = gate(RULES)
+
+
+def startup_facts(msg: str, ctx: Ctx) -> list[Fact]:
+    """The facts and markers one message gives, in table order."""
+    return [f for facts in fire(RULES, msg, ctx, gate=_GATE) for f in facts]

@@ -1,0 +1,22 @@
+"""Every literal the message rules look for, in one list, built from the rule tables.
+
+A message (what is left of a line once ``envelope`` has peeled its wrappers and prefixes) in which
+none of these occurs yields no stats sample, startup fact, error or shutdown: the parser's message
+rules are tried only when one of their literals is present. The envelope itself (prefixes,
+process names, the year, a terminal-wrapped record's continuation, uvicorn access lines, JSON
+records) is read from every line, whatever its message.
+"""
+
+from __future__ import annotations
+
+from observe.parse import failures, rules, startup, stats
+
+#: the literals, each once: stats routing first, then the startup and failure tables, then shutdown
+TRIGGERS: tuple[str, ...] = tuple(
+    dict.fromkeys(stats.TRIGGERS + rules.literals(startup.RULES, failures.RULES) + failures.SHUTDOWN_LITERALS)
+)
+
+
+def may_matter(msg: str) -> bool:
+    """Whether any message rule could read something off msg."""
+    return any(t in msg for t in TRIGGERS)

@@ -1,0 +1,58 @@
+"""Diagnosis → text | json | markdown | html, and rich tables for the terminal.
+
+text.py (plain text and rich), markdown.py, html.py (one self-contained page; its plots are
+chosen in plots.py and drawn by svg.py) and jsonout.py (the `observe.diagnosis/v1` document).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from observe.errors import ObserveError
+from observe.model import SEVERITIES, severity_rank
+from observe.report.html import render_html
+from observe.report.jsonout import SCHEMA, to_dict
+from observe.report.markdown import render_markdown
+from observe.report.plots import KV_FULL_PCT, KV_HIGH_PCT
+from observe.report.text import print_rich, render_text
+
+if TYPE_CHECKING:
+    from observe.diagnosis import Diagnosis
+    from observe.settings import Settings
+
+__all__ = [
+    "SCHEMA",
+    "print_rich",
+    "render",
+    "render_html",
+    "render_markdown",
+    "render_text",
+    "to_dict",
+    "worst_at_least",
+]
+
+FORMATS = ("text", "json", "markdown", "html")
+
+
+def render(diag: Diagnosis, fmt: str, *, settings: Settings | None = None) -> str:
+    """The report in `fmt`; the html plots mark KV-cache usage at the settings' high and full levels."""
+    kv_high_pct = settings.kv_high_pct if settings else KV_HIGH_PCT
+    kv_full_pct = settings.kv_full_pct if settings else KV_FULL_PCT
+    if fmt == "json":
+        return json.dumps(to_dict(diag), indent=2, ensure_ascii=False) + "\n"
+    if fmt == "text":
+        return render_text(diag)
+    if fmt == "markdown":
+        return render_markdown(diag)
+    if fmt == "html":
+        return render_html(diag, kv_high_pct=kv_high_pct, kv_full_pct=kv_full_pct)
+    raise ObserveError(f"unknown format {fmt!r} ({', '.join(FORMATS)})")
+
+
+def worst_at_least(diag: Diagnosis, level: str) -> bool:
+    """Whether some finding of `diag` is `level` or worse."""
+    if level not in SEVERITIES:
+        raise ObserveError(f"unknown severity {level!r} ({', '.join(SEVERITIES)})")
+    ranks = [severity_rank(f.severity) for i in diag.instances for f in i.findings]
+    return bool(ranks) and max(ranks) >= severity_rank(level)

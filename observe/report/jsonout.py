@@ -1,0 +1,124 @@
+"""Diagnosis → the JSON document (a dict; schema `observe.diagnosis/v1`, docs/architecture.md).
+
+With one instance its keys describe that instance; with several, `instances` holds each one in
+full and the top-level `engine`/`stats`/`events` are those of the first, while
+`findings`/`recommendations` list every instance's (each item names its `instance`).
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any
+
+from observe.diagnosis import Diagnosis, InstanceDiagnosis
+from observe.model import Finding, Recommendation
+
+SCHEMA = "observe.diagnosis/v1"
+
+
+def _iso(t: datetime | None) -> str | None:
+    return t.isoformat() if t else None
+
+
+def _clean(v: Any) -> Any:
+    """JSON-safe: NaN/inf → None, keys → str, tuples/sets → lists, anything else → str."""
+    if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
+        return None
+    if isinstance(v, dict):
+        return {str(k): _clean(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, set)):
+        return [_clean(x) for x in v]
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return v
+    return str(v)
+
+
+def _engine(inst: InstanceDiagnosis) -> dict:
+    c = inst.config
+    return {
+        "version": c.version,
+        "engine": c.engine,
+        "model": c.model,
+        "device": c.device,
+        "flags": dict(c.flags),
+        "kv_cache_tokens": c.kv_cache_tokens,
+        "num_gpu_blocks": c.num_gpu_blocks,
+        "block_size": c.block_size,
+        "max_concurrency": c.max_concurrency,
+        "max_concurrency_len": c.max_concurrency_len,
+        "max_model_len": c.max_model_len,
+        "available_kv_gib": c.available_kv_gib,
+        "weights_gib": c.weights_gib,
+        "gpu_memory_utilization": c.gpu_memory_utilization,
+        "max_num_seqs": c.max_num_seqs,
+        "max_num_batched_tokens": c.max_num_batched_tokens,
+        "kv_cache_dtype": c.kv_cache_dtype,
+    }
+
+
+def _finding(f: Finding, instance: str | None = None) -> dict:
+    d = {
+        "id": f.id,
+        "severity": f.severity,
+        "title": f.title,
+        "evidence": f.evidence,
+        "start": _iso(f.start),
+        "end": _iso(f.end),
+        "where": f.where,
+        "data": f.data,
+    }
+    if instance is not None:
+        d["instance"] = instance
+    return d
+
+
+def _recommendation(r: Recommendation, instance: str | None = None) -> dict:
+    d = {
+        "flag": r.flag,
+        "current": r.current,
+        "suggested": r.suggested,
+        "reason": r.reason,
+        "finding_ids": list(r.finding_ids),
+        "expected_effect": r.expected_effect,
+    }
+    if instance is not None:
+        d["instance"] = instance
+    return d
+
+
+def _instance(inst: InstanceDiagnosis) -> dict:
+    return {
+        "name": inst.name,
+        "sources": inst.sources,
+        "engine": _engine(inst),
+        "stats": inst.stats,
+        "events": inst.events,
+        "findings": [_finding(f) for f in inst.findings],
+        "recommendations": [_recommendation(r) for r in inst.recommendations],
+        "command": inst.command,
+        "metrics_snapshots": inst.scrapes,
+    }
+
+
+def to_dict(diag: Diagnosis) -> dict:
+    """The whole diagnosis as a JSON-ready dict."""
+    insts = diag.instances
+    first = insts[0] if insts else None
+    many = len(insts) > 1
+    out = {
+        "schema": SCHEMA,
+        "generated_at": _iso(diag.generated_at),
+        "sources": [s for i in insts for s in i.sources],
+        "engine": _engine(first) if first else None,
+        "stats": first.stats if first else None,
+        "events": first.events if first else None,
+        "findings": [_finding(f, i.name if many else None) for i in insts for f in i.findings],
+        "recommendations": [
+            _recommendation(r, i.name if many else None) for i in insts for r in i.recommendations
+        ],
+        "command": first.command if first and not many else None,
+        "instances": [_instance(i) for i in insts],
+        "unreadable": diag.unreadable,
+    }
+    return _clean(out)

@@ -1,0 +1,48 @@
+"""Diagnosis → a Markdown document (log text is escaped so that it cannot become markup)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from observe.report.text import engine_lines, flag_text, value_text
+
+if TYPE_CHECKING:
+    from observe.diagnosis import Diagnosis
+
+
+def _md_cell(x: Any) -> str:
+    return value_text(x).replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def render_markdown(diag: Diagnosis) -> str:
+    """The Markdown report: one section per instance, findings and recommendations as tables."""
+    out = ["# observe diagnosis", ""]
+    for inst in diag.instances:
+        out += [f"## {_md_cell(inst.name)}", "", "| | |", "|---|---|"]
+        out += [f"| {_md_cell(k)} | {_md_cell(v)} |" for k, v in engine_lines(inst)]
+        out += ["", "### Findings", ""]
+        if inst.findings:
+            out += ["| severity | id | evidence |", "|---|---|---|"]
+            out += [f"| {f.severity} | `{f.id}` | {_md_cell(f.evidence)} |" for f in inst.findings]
+        else:
+            out.append("No problems found.")
+        if inst.recommendations:
+            out += [
+                "",
+                "### Recommendations",
+                "",
+                "| flag | current | suggested | why | expected effect |",
+                "|---|---|---|---|---|",
+            ]
+            out += [
+                f"| `{r.flag}` | {_md_cell(flag_text(r.current))} | {_md_cell(flag_text(r.suggested))} | {_md_cell(r.reason)} | {_md_cell(r.expected_effect)} |"
+                for r in inst.recommendations
+            ]
+            if inst.command:
+                out += ["", "```sh", inst.command.replace("```", "'''"), "```"]
+        out.append("")
+    if diag.unreadable:
+        out += ["## Not read", ""] + [
+            f"- {_md_cell(u['path'])}: {_md_cell(u['reason'])}" for u in diag.unreadable
+        ]
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,179 @@
+"""Diagnosis → plain text, and the same as rich tables on a terminal."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from observe.diagnosis import Diagnosis, InstanceDiagnosis
+
+
+def value_text(x: Any) -> str:
+    """A value for a reader: thousands separators, at most two decimals, None → '—'."""
+    if x is None:
+        return "—"
+    if isinstance(x, float):
+        return f"{x:,.2f}".rstrip("0").rstrip(".") if abs(x) < 1e6 else f"{x:,.0f}"
+    if isinstance(x, int) and not isinstance(x, bool):
+        return f"{x:,}"
+    return str(x)
+
+
+def flag_text(x: Any) -> str:
+    """A flag value as typed on the command line (no thousands separators); unknown = default."""
+    return "default" if x is None else str(x)
+
+
+def engine_lines(inst: InstanceDiagnosis) -> list[tuple[str, str]]:
+    """(label, value) rows about the engine, its stats and its events, shared by text, markdown, rich."""
+    c = inst.config
+    rows = [
+        ("vLLM version", value_text(c.version)),
+        ("engine", value_text(c.engine)),
+        ("model", value_text(c.model)),
+    ]
+    if c.kv_cache_tokens is not None:
+        rows.append(
+            (
+                "KV cache",
+                f"{c.kv_cache_tokens:,} tokens"
+                + (f" ({c.num_gpu_blocks:,} blocks)" if c.num_gpu_blocks else ""),
+            )
+        )
+    elif c.num_gpu_blocks is not None:
+        rows.append(("KV cache", f"{c.num_gpu_blocks:,} blocks"))
+    if c.max_concurrency is not None:
+        rows.append(
+            (
+                "max concurrency",
+                f"{c.max_concurrency:.2f}x"
+                + (f" at {c.max_concurrency_len:,} tokens" if c.max_concurrency_len else ""),
+            )
+        )
+    if c.available_kv_gib is not None:
+        rows.append(("KV memory", f"{c.available_kv_gib} GiB"))
+    s = inst.stats
+    if s.get("samples"):
+        rows.append(
+            ("stats lines", f"{s['samples']:,} ({value_text(s.get('first'))} → {value_text(s.get('last'))})")
+        )
+        rows.append(("max KV usage", f"{value_text(s.get('max_kv_cache_usage_pct'))}%"))
+        rows.append(
+            (
+                "max running / waiting",
+                f"{value_text(s.get('max_running'))} / {value_text(s.get('max_waiting'))}",
+            )
+        )
+        rows.append(("max gen throughput", f"{value_text(s.get('max_generation_throughput'))} tokens/s"))
+    e = inst.events
+    pre = [
+        x
+        for x in (
+            e.get("preemption_warnings") and f"{e['preemption_warnings']} warnings",
+            e.get("cumulative_preemptions") and f"cumulative {e['cumulative_preemptions']:,}",
+            e.get("metrics_preemptions") is not None and f"{e['metrics_preemptions']:,} in /metrics",
+        )
+        if x
+    ]
+    if pre:
+        rows.append(("preemptions", ", ".join(pre)))
+    if e.get("error_kinds"):
+        rows.append(("errors", ", ".join(f"{k} ×{n}" for k, n in e["error_kinds"].items())))
+    if c.flags:
+        rows.append(("flags", " ".join(f"{k}={v}" for k, v in c.flags.items())))
+    return rows
+
+
+def render_text(diag: Diagnosis) -> str:
+    """The plain-text report."""
+    out = []
+    for inst in diag.instances:
+        out.append(f"== {inst.name}")
+        for s in inst.sources:
+            out.append(
+                f"   source: {s['path']} ({s['lines']:,} lines, {s['parsed_lines']:,} vLLM lines, {s.get('format') or 'no stats lines'})"
+            )
+        for k, v in engine_lines(inst):
+            out.append(f"   {k:<22} {v}")
+        out.append("")
+        if inst.findings:
+            out.append("   Findings")
+            for f in inst.findings:
+                out.append(f"   [{f.severity.upper():8}] {f.id}: {f.title}")
+                out.append(f"              {f.evidence}")
+                if f.where:
+                    out.append(f"              at {f.where}")
+        else:
+            out.append("   No problems found.")
+        if inst.recommendations:
+            out.append("")
+            out.append("   Recommendations")
+            for r in inst.recommendations:
+                out.append(
+                    f"   {r.flag} {flag_text(r.current)} → {flag_text(r.suggested)}   ({', '.join(r.finding_ids)})"
+                )
+                out.append(f"              {r.reason}")
+                if r.expected_effect:
+                    out.append(f"              expected: {r.expected_effect}")
+            if inst.command:
+                out.append("")
+                out.append("   Command:")
+                out.append(f"   {inst.command}")
+        out.append("")
+    for u in diag.unreadable:
+        out.append(f"could not read {u['path']}: {u['reason']}")
+    return "\n".join(out).rstrip() + "\n"
+
+
+_SEV_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def print_rich(diag: Diagnosis, console: Console | None = None) -> None:
+    """Rich tables on the terminal (falls back to plain text when stdout is not a terminal)."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    con = console or Console()
+    if not con.is_terminal and console is None:
+        con.file.write(render_text(diag))
+        return
+    for inst in diag.instances:
+        t = Table(title=escape(inst.name), show_header=False, title_justify="left")
+        t.add_column(style="bold")
+        t.add_column()
+        for k, v in engine_lines(inst):
+            t.add_row(escape(k), escape(v))
+        con.print(t)
+        if inst.findings:
+            ft = Table(title="Findings", title_justify="left")
+            for col in ("severity", "finding", "evidence"):
+                ft.add_column(col)
+            for f in inst.findings:
+                ft.add_row(
+                    f"[{_SEV_STYLE[f.severity]}]{f.severity}[/]",
+                    escape(f"{f.id}\n{f.title}"),
+                    escape(f.evidence),
+                )
+            con.print(ft)
+        else:
+            con.print("[green]No problems found.[/]")
+        if inst.recommendations:
+            rt = Table(title="Recommendations", title_justify="left")
+            for col in ("flag", "current → suggested", "why", "expected effect"):
+                rt.add_column(col)
+            for r in inst.recommendations:
+                rt.add_row(
+                    escape(r.flag),
+                    escape(f"{flag_text(r.current)} → {flag_text(r.suggested)}"),
+                    escape(r.reason),
+                    escape(r.expected_effect or "—"),
+                )
+            con.print(rt)
+            if inst.command:
+                con.print("[bold]Command:[/]")
+                con.print(escape(inst.command), soft_wrap=True)
+    for u in diag.unreadable:
+        con.print(f"[yellow]could not read {escape(u['path'])}: {escape(u['reason'])}[/]")

@@ -1,0 +1,145 @@
+"""The rule tables' trigger literals (observe.parse.triggers): every rule has one, none is dead, and
+skipping every message that holds none of them changes nothing on the real logs in tests/data.
+
+A literal is a gate: a rule is tried only when its literal occurs in the message. A gate is dead if
+a message the rule is meant for can lack it. So each literal must either be implied by its
+pattern (a fixed run of characters every match contains, read off the compiled pattern) or be
+seen together with a pattern match on a real line of tests/data.
+"""
+
+from __future__ import annotations
+
+import re
+import re._constants as C  # type: ignore[import-not-found]
+import re._parser as P  # type: ignore[import-not-found]
+from pathlib import Path
+
+import pytest
+
+from observe.model import LogLine
+from observe.parse import Parser, failures, startup, stats
+from observe.parse.triggers import TRIGGERS, may_matter
+
+DATA = Path(__file__).parent / "data"
+REAL_LOGS = sorted(p for p in DATA.rglob("*.log"))
+RULES = startup.RULES + failures.RULES
+
+
+def _real_lines() -> list[str]:
+    out: list[str] = []
+    for p in REAL_LOGS:
+        out += p.read_text(encoding="utf-8", errors="replace").splitlines()
+    return out
+
+
+LINES = _real_lines()
+
+
+def _implied(literal: str, seq) -> bool:
+    """Whether every match of the parsed pattern seq contains literal (a conservative check)."""
+    run = ""
+    for op, av in seq:
+        if op is C.LITERAL:
+            run += chr(av)
+            if literal in run:
+                return True
+            continue
+        run = ""
+        if op is C.SUBPATTERN and _implied(literal, av[-1]):
+            return True
+        if op is C.BRANCH and all(_implied(literal, alt) for alt in av[1]):
+            return True
+        if op in (C.MAX_REPEAT, C.MIN_REPEAT) and av[0] >= 1 and _implied(literal, av[2]):
+            return True
+    return False
+
+
+def implied_by_pattern(literal: str, rx: re.Pattern[str]) -> bool:
+    return _implied(literal, P.parse(rx.pattern, rx.flags))
+
+
+def test_the_implication_check_can_say_no():
+    assert implied_by_pattern("out of memory", re.compile(r"(?:CUDA|HIP) out of memory"))
+    assert implied_by_pattern("vllm", re.compile(r"(?:vllm\s+serve|python -m vllm\.x)"))
+    assert not implied_by_pattern("serve", re.compile(r"(?:vllm\s+serve|python -m vllm\.x)"))
+    assert not implied_by_pattern("a b", re.compile(r"a(?: b)?"))
+    assert not implied_by_pattern("Memory profiling", re.compile(r"total_gpu_memory=\d+"))
+
+
+def test_every_rule_has_a_literal_and_a_unique_name():
+    names = [r.name for r in RULES]
+    assert len(names) == len(set(names))
+    for r in RULES:
+        assert r.literals, r.name
+        assert all(isinstance(lit, str) and lit.strip() for lit in r.literals), r.name
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.name)
+def test_literal_is_implied_or_seen_with_a_match_on_a_real_line(rule):
+    for lit in rule.literals:
+        if implied_by_pattern(lit, rule.pattern):
+            continue
+        seen = any(lit in line and rule.pattern.search(line) for line in LINES)
+        assert seen, f"{rule.name}: literal {lit!r} is not implied by its pattern and no real line has both"
+
+
+def test_some_literals_are_witnessed_by_real_lines():
+    # the corpus exercises most rules; keep it that way (a broken pattern would lose its witnesses)
+    witnessed = {
+        r.name
+        for r in RULES
+        if any(all(x in ln for x in r.literals) and r.pattern.search(ln) for ln in LINES)
+    }
+    assert {
+        "version-engine",
+        "engine-init",
+        "non-default-args",
+        "kv-cache-size",
+        "max-concurrency",
+    } <= witnessed
+    assert {"oom", "kv-needed-exceeds-available", "no-available-memory", "engine-dead"} <= witnessed
+    assert len(witnessed) >= 25
+
+
+def test_one_list_holds_every_literal():
+    want = {lit for r in RULES for lit in r.literals}
+    want |= set(stats.TRIGGERS) | set(failures.SHUTDOWN_LITERALS)
+    assert set(TRIGGERS) == want
+    assert len(TRIGGERS) == len(set(TRIGGERS))
+
+
+class _Prefiltered(Parser):
+    """A Parser that skips every message holding no trigger literal."""
+
+    def _message(self, msg, ctx, out):
+        if may_matter(msg):
+            super()._message(msg, ctx, out)
+
+
+def _parse(cls, path: Path):
+    p = cls(year=2025)
+    events = []
+    with path.open(encoding="utf-8", errors="replace", newline="") as fh:
+        for i, raw in enumerate(fh, 1):
+            events += p.feed(LogLine(str(path), i, raw.rstrip("\n")))
+    events += p.flush()
+    return events, (p.lines, p.vllm_lines, p.events, p.parse_errors, p.formats, p.processes)
+
+
+@pytest.mark.parametrize("log", REAL_LOGS, ids=lambda p: f"{p.parent.name}/{p.stem[:40]}")
+def test_skipping_messages_without_a_trigger_changes_nothing(log: Path):
+    full = _parse(Parser, log)
+    assert full[0], "a real log with no event would prove nothing"
+    assert _parse(_Prefiltered, log) == full
+
+
+def test_a_missing_literal_is_noticed():
+    # the prefilter check above can fail: without the OOM literal the OOM log loses its error
+    oom_log = DATA / "corpus" / "023-v0-bracketed-worker-oom-during-load-model.log"
+
+    class Without(Parser):
+        def _message(self, msg, ctx, out):
+            if any(t in msg for t in TRIGGERS if t != "out of memory"):
+                super()._message(msg, ctx, out)
+
+    assert _parse(Without, oom_log) != _parse(Parser, oom_log)
