@@ -72,13 +72,13 @@ class UnknownConfig(ConfigError):
     exit_code = EXIT_CONFIG
 
 
-class DoesNotFit(ObserveError):
-    """The configuration asked about does not fit (a negative answer, not a mistake)."""
-
-    exit_code = EXIT_FOUND
-
-
 class TargetError(ObserveError):
     """A vLLM server that is down or answers garbage."""
 
     exit_code = EXIT_TARGET
+
+
+class DoesNotFit(ConfigError):
+    """The configuration asked about does not fit: a negative answer (exit 1), not a mistake."""
+
+    exit_code = EXIT_FOUND
