@@ -12,17 +12,25 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import typer
+import typer.core
 
+from observe import __version__, errors
 from observe.errors import ObserveError, TargetError
+
+ENVVAR_PREFIX = "OBSERVE"  # every option OPT of command CMD is also read from OBSERVE_CMD_OPT
 
 app = typer.Typer(
     name="observe",
-    help="Observability stack and tuning advisor for vLLM servers.",
+    help=f"Observability stack and tuning advisor for vLLM servers (observe {__version__}).",
+    epilog="Every option can also be set as OBSERVE_<COMMAND>_<OPTION> (e.g. OBSERVE_SIDECAR_VLLM_URL). "
+    "Exit codes: " + "; ".join(f"{c} {short}" for c, _, short, _ in errors.EXIT_CODES) + ".",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 generate_app = typer.Typer(
     help="Write dashboards/*.json or alerts/*.yml from the generators.", no_args_is_help=True
@@ -47,7 +55,22 @@ def _settings(config: Path | None):
     return settings_mod.from_yaml(text, source=str(config))
 
 
-def _err(msg: str, code: int = 2) -> typer.Exit:
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"observe {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Observability stack and tuning advisor for vLLM servers."""
+
+
+def _err(msg: str, code: int = errors.EXIT_USAGE) -> typer.Exit:
     typer.echo(f"observe: error: {msg}", err=True)
     return typer.Exit(code)
 
@@ -62,7 +85,7 @@ def user_errors(fn: Callable) -> Callable:
         except ObserveError as e:
             raise _err(str(e), e.exit_code)
         except KeyboardInterrupt:
-            raise _err("interrupted", 130)
+            raise _err("interrupted", errors.EXIT_INTERRUPTED)
         except BrokenPipeError:
             raise typer.Exit(0)
 
@@ -88,18 +111,27 @@ class Fmt(str, Enum):
     html = "html"
 
 
+class TextOrJson(str, Enum):
+    """For commands whose output is a short table: text for people, json for programs."""
+
+    text = "text"
+    json = "json"
+
+
 class FailOn(str, Enum):
     info = "info"
     warning = "warning"
     critical = "critical"
 
 
-# ---------------------------------------------------------------- diagnose (issue 2)
+# ---------------------------------------------------------------- diagnose
 @app.command()
 @user_errors
 def diagnose(
     paths: list[Path] = typer.Argument(
-        None, help="Log files (plain or .gz) or folders of vLLM logs; `-` reads standard input."
+        None,
+        metavar="PATH...",
+        help="Log files (plain or .gz) or folders of vLLM logs; `-` reads standard input.",
     ),
     metrics: list[Path] = typer.Option([], "--metrics", help="Saved /metrics snapshots (text exposition)."),
     prometheus: str | None = typer.Option(
@@ -161,7 +193,7 @@ def diagnose(
     else:
         _emit(report.render(diag, fmt.value, settings=settings), output)
     if fail_on is not None and report.worst_at_least(diag, fail_on.value):
-        raise typer.Exit(1)
+        raise typer.Exit(errors.EXIT_FOUND)
 
 
 def _iso_time(flag: str, text: str | None) -> datetime | None:
@@ -205,7 +237,7 @@ class _ProgressBar:
             self._p.stop()
 
 
-# ---------------------------------------------------------------- capacity (issue 3)
+# ---------------------------------------------------------------- capacity
 def _cap_num(flag: str, text: str | None, integer: bool = True):
     """Numbers are parsed here, not by typer, so a bad value is one line, not a usage panel."""
     if text is None:
@@ -343,7 +375,7 @@ def capacity(
         _emit(cap.render_text(result, alt), output)
 
 
-# ---------------------------------------------------------------- sidecar (issue 4)
+# ---------------------------------------------------------------- sidecar
 @app.command()
 @user_errors
 def sidecar(
@@ -366,6 +398,9 @@ def sidecar(
     ),
     polling: bool = typer.Option(False, "--polling", help="Poll files instead of inotify/watchdog events."),
     name: str | None = typer.Option(None, "--name", help="Instance name in the diagnosis."),
+    warn_every: str = typer.Option(
+        "5m", "--warn-every", help="Repeat a lasting warning (vLLM unreachable, no log file) this often."
+    ),
     config: Path | None = typer.Option(None, "--config", help=CONFIG_HELP),
 ) -> None:
     """Run beside one vLLM: follow its logs, scrape /metrics, export findings and advice."""
@@ -383,9 +418,10 @@ def sidecar(
         use_watchdog=not polling,
         name=name,
         thresholds=_settings(config),
+        warn_every=warn_every,
     )
     try:
-        car = Sidecar(settings)
+        car = Sidecar(settings, warn=lambda msg: typer.echo(f"observe sidecar: {msg}", err=True))
         car.start()
     except OSError as e:
         raise ObserveError(f"cannot listen on {listen}: {e.strerror or e}")
@@ -394,7 +430,53 @@ def sidecar(
     car.wait()
 
 
-# ---------------------------------------------------------------- generate (issue 5)
+# ---------------------------------------------------------------- top
+@app.command()
+@user_errors
+def top(
+    urls: list[str] = typer.Argument(
+        ..., metavar="URL...", help="Base URLs of vLLM servers (their /metrics)."
+    ),
+    sidecar_url: list[str] = typer.Option(
+        [],
+        "--sidecar",
+        metavar="URL",
+        help="A running sidecar per server, in the servers' order (its findings).",
+    ),
+    log: list[str] = typer.Option(
+        [],
+        "--log",
+        metavar="GLOB",
+        help="Log files of the (single) server: findings from them and its /metrics.",
+    ),
+    interval: str = typer.Option("2s", "--interval", help="How often to read the servers (e.g. 1s, 5s)."),
+    once: bool = typer.Option(False, "--once", help="Read each server once, print the screen and exit."),
+) -> None:
+    """A live view of vLLM servers: KV usage, queue, throughput, preemptions, TTFT/ITL, findings (q quits)."""
+    from observe import top as top_mod
+    from observe.config import check_url, parse_duration
+
+    for u in [*urls, *sidecar_url]:
+        check_url(u, what="URL")
+    if len(sidecar_url) > len(urls):
+        raise ObserveError(
+            f"{len(sidecar_url)} --sidecar for {len(urls)} server(s): give at most one per server"
+        )
+    if log and len(urls) != 1:
+        raise ObserveError("--log goes with exactly one server URL")
+    targets = [
+        top_mod.Target(
+            url=u,
+            sidecar_url=sidecar_url[i] if i < len(sidecar_url) else None,
+            logs=tuple(log) if i == 0 else (),
+        )
+        for i, u in enumerate(urls)
+    ]
+    secs = parse_duration(interval, what="--interval")
+    top_mod.run(targets, interval=secs, timeout=min(5.0, max(1.0, secs)), once=once)
+
+
+# ---------------------------------------------------------------- generate
 class AlertFormat(str, Enum):
     prometheus = "prometheus"
     prometheus_operator = "prometheus-operator"
@@ -508,7 +590,7 @@ def config_show(
         raise ObserveError(f"--format must be yaml or json, not {fmt!r}")
 
 
-# ---------------------------------------------------------------- run / recommend / compare (issue 6)
+# ---------------------------------------------------------------- run / recommend / compare
 def _show_proposal(prop, *, title: str) -> None:
     """Findings, the checked flag diff and the new command line, on stdout."""
     typer.echo(f"observe: {title}")
@@ -638,7 +720,7 @@ def recommend(
     vllm_python: str | None = typer.Option(
         None, "--vllm-python", help="Interpreter of the installed vLLM, to validate the flags against it."
     ),
-    fmt: Fmt = typer.Option(Fmt.text, "--format", help="text or json."),
+    fmt: TextOrJson = typer.Option(TextOrJson.text, "--format", help="text or json."),
 ) -> None:
     """Recommend flag changes for a vLLM that observe did not launch: the diff and the new command."""
     import glob as _glob
@@ -668,10 +750,11 @@ def recommend(
     flags = manage.installed_flags(vllm_python) if vllm_python else manage.installed_flags()
     ok, bad = manage.checked_recommendations(None, inst.recommendations, flags)
     command = advise.command_line(inst.config, ok) if ok and inst.config.flags else None
-    if fmt == Fmt.json:
+    if fmt == TextOrJson.json:
         _emit(
             _json.dumps(
                 {
+                    "schema": "observe.recommend/v1",
                     "vllm_url": vllm_url,
                     "findings": [f.id for f in inst.findings],
                     "recommendations": [
@@ -709,11 +792,14 @@ def recommend(
 def compare(
     before: Path = typer.Argument(
         ...,
+        metavar="BEFORE",
         help="Before the change: a run folder (log + snapshots), or a saved diagnosis "
         "JSON (`diagnose --format json`, or the sidecar's /api/diagnosis: one window of its history).",
     ),
-    after: Path = typer.Argument(..., help="After the change: a folder or a diagnosis JSON, as BEFORE."),
-    fmt: Fmt = typer.Option(Fmt.text, "--format", help="text or json."),
+    after: Path = typer.Argument(
+        ..., metavar="AFTER", help="After the change: a folder or a diagnosis JSON, as BEFORE."
+    ),
+    fmt: TextOrJson = typer.Option(TextOrJson.text, "--format", help="text or json."),
 ) -> None:
     """Before/after: throughput, TTFT/ITL quantiles, preemptions, KV usage, and whether the change helped."""
     import json as _json
@@ -721,8 +807,8 @@ def compare(
     from observe import manage
 
     res = manage.compare_runs(before, after)
-    if fmt == Fmt.json:
-        _emit(_json.dumps(res, indent=2, default=str), None)
+    if fmt == TextOrJson.json:
+        _emit(_json.dumps({"schema": "observe.compare/v1", **res}, indent=2, default=str), None)
         return
 
     def cell(v) -> str:
@@ -739,8 +825,49 @@ def compare(
     typer.echo(f"{verdict}: " + "; ".join(res["reasons"]))
 
 
+def _with_envvars(cmd: Any, path: tuple[str, ...]) -> None:
+    """Give every option of every command its OBSERVE_<COMMAND>_<OPTION> variable (shown in --help),
+    a metavar named after it, and a usage line without typer's braces."""
+    if hasattr(cmd, "commands"):
+        for name, sub in cmd.commands.items():
+            _with_envvars(sub, (*path, name))
+        return
+    for p in cmd.params:
+        if isinstance(p, typer.core.TyperArgument):  # usage line: PATH..., not typer's {PATH...}
+            p._usage_display_name = functools.partial(_usage_name, p)  # type: ignore[method-assign]
+        is_opt = isinstance(p, typer.core.TyperOption)
+        if is_opt and p.metavar is None and not p.is_flag and "|" not in _shown_type(p):
+            p.metavar = p.name.upper().rstrip("_")  # --log LOG, not --log <list[str]>
+        if is_opt and not p.is_eager and p.name and not p.hidden:
+            long = max(p.opts, key=len).lstrip("-")  # as the user types it: --tp → tensor-parallel-size
+            p.envvar = "_".join([ENVVAR_PREFIX, *path, long]).upper().replace("-", "_")
+            p.show_envvar = True
+
+
+def _shown_type(p: Any) -> str:
+    """What typer would show as the value placeholder (`<text|json>` for a choice)."""
+    try:
+        return str(p.display_type(None) or "")
+    except Exception:
+        return ""
+
+
+def _usage_name(p: Any) -> str:
+    name = p.metavar or p.name.upper()
+    if p.nargs != 1 and not name.endswith("..."):
+        name += "..."
+    return name if p.required else f"[{name}]"
+
+
+def command() -> Any:
+    """The click command behind `observe`, with the environment variables wired."""
+    cmd = typer.main.get_command(app)
+    _with_envvars(cmd, ())
+    return cmd
+
+
 def main() -> None:
-    app()
+    command()(prog_name="observe")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from observe.errors import ConfigError
 from observe.settings import Settings
 
-__all__ = ["SidecarSettings", "parse_duration", "parse_listen"]
+__all__ = ["SidecarSettings", "check_url", "parse_duration", "parse_listen"]
 
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
@@ -41,6 +41,20 @@ def parse_duration(text: str | float | int, *, what: str = "duration") -> float:
     if not secs > 0:
         raise ConfigError(f"{what} must be positive, got {text!r}")
     return secs
+
+
+def check_url(url: str, *, what: str = "--vllm-url") -> str:
+    """An http(s) URL with a host, returned unchanged; anything else is a ConfigError.
+
+    A bare `host:port` is refused rather than guessed at: `localhost:8000` parses as a URL whose
+    scheme is `localhost`, and a typo there should be told, not silently scraped as something else.
+    """
+    if not url.startswith(("http://", "https://")):
+        hint = f" (did you mean http://{url}?)" if "://" not in url else ""
+        raise ConfigError(f"{what} {url!r} is not an http(s) URL: it needs http:// or https://{hint}")
+    if not re.fullmatch(r"https?://[\w.\-\[\]:]+(/\S*)?", url):
+        raise ConfigError(f"{what} {url!r} is not an http(s) URL")
+    return url
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -85,24 +99,28 @@ class SidecarSettings:
     max_access_events: int = 5_000  # separate cap for uvicorn access-log lines
     max_line_bytes: int = 64 * 1024
     name: str | None = None  # instance name in the diagnosis (default: the vLLM URL or first log)
+    warn_every: float = 300.0  # a warning that lasts is repeated this often (seconds)
     thresholds: Settings = field(default_factory=Settings)  # what the window is judged by
 
     def __post_init__(self) -> None:
         if not self.logs and not self.vllm_url:
             raise ConfigError("nothing to watch: give --log GLOB and/or --vllm-url URL")
-        for attr in ("scrape_interval", "scrape_timeout", "window", "analyze_interval", "poll_interval"):
+        for attr in (
+            "scrape_interval",
+            "scrape_timeout",
+            "window",
+            "analyze_interval",
+            "poll_interval",
+            "warn_every",
+        ):
             if not getattr(self, attr) > 0:
                 raise ConfigError(f"{attr.replace('_', '-')} must be positive, got {getattr(self, attr)!r}")
         if self.max_events < 1 or self.max_access_events < 1 or self.max_line_bytes < 256:
             raise ConfigError("max_events and max_access_events must be >= 1, max_line_bytes >= 256")
         if not 0 <= self.listen_port <= 65535:
             raise ConfigError(f"listen port {self.listen_port} is out of range")
-        url = self.vllm_url
-        if url is not None and (
-            ("://" in url and not url.startswith(("http://", "https://")))
-            or not re.fullmatch(r"(https?://)?[\w.\-\[\]:]+(/\S*)?", url)
-        ):
-            raise ConfigError(f"--vllm-url {self.vllm_url!r} is not an http(s) URL")
+        if self.vllm_url is not None:
+            check_url(self.vllm_url)
 
     @property
     def instance_name(self) -> str:
@@ -123,6 +141,7 @@ class SidecarSettings:
         use_watchdog: bool = True,
         name: str | None = None,
         thresholds: Settings | None = None,
+        warn_every: str = "5m",
     ) -> SidecarSettings:
         host, port = parse_listen(listen)
         return cls(
@@ -139,4 +158,5 @@ class SidecarSettings:
             use_watchdog=use_watchdog,
             name=name,
             thresholds=thresholds or Settings(),
+            warn_every=parse_duration(warn_every, what="--warn-every"),
         )

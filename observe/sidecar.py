@@ -18,7 +18,9 @@ Tests drive it without threads through `poll_logs_once`, `scrape_once` and `anal
 from __future__ import annotations
 
 import collections
+import glob
 import heapq
+import os
 import signal
 import threading
 import time
@@ -50,9 +52,17 @@ _FACT_GAUGES = {"kv_cache_tokens", "max_concurrency", "version", "engine", "flag
 class Sidecar:
     """Follow vLLM's logs, scrape its /metrics, analyze a rolling window, serve what it learns."""
 
-    def __init__(self, settings: SidecarSettings, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        settings: SidecarSettings,
+        *,
+        clock: Callable[[], float] = time.time,
+        warn: Callable[[str], None] | None = None,
+    ) -> None:
         self.settings = settings
         self._clock = clock
+        self._warn = warn  # where warnings go (the CLI: stderr); None: only /healthz shows them
+        self._warned: dict[str, float] = {}  # warning → when it was last told
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._events: collections.deque[tuple[float, LogEvent]] = collections.deque(
@@ -95,7 +105,11 @@ class Sidecar:
             self._follower.close()
             raise
         self._server.start()
-        loops = [("observe-follow", self._follow_loop), ("observe-analyze", self._analyze_loop)]
+        loops = [
+            ("observe-follow", self._follow_loop),
+            ("observe-analyze", self._analyze_loop),
+            ("observe-warn", self._warn_loop),
+        ]
         if s.vllm_url:
             loops.append(("observe-scrape", self._scrape_loop))
         for name, fn in loops:
@@ -268,6 +282,38 @@ class Sidecar:
             self._last = inst
         return inst
 
+    def problems(self) -> list[str]:
+        """What is wrong now, one sentence each: vLLM unreachable, a --log glob matching nothing."""
+        out = []
+        for pat in self.settings.logs:
+            path = os.path.expanduser(pat)
+            if not (glob.glob(path) if glob.has_magic(path) else os.path.isfile(path)):
+                out.append(f"--log {pat} matches no file")
+        with self._lock:
+            up, err = self._state.up, self._state.last_scrape_error
+        if up is False:
+            out.append(f"cannot reach vLLM at {self.settings.vllm_url}: {err}")
+        return out
+
+    def check_once(self) -> list[str]:
+        """Tell (through `warn`) each problem that is new or was last told `warn_every` ago, and
+        each one that went away; returns the problems now."""
+        now = self._clock()
+        current = self.problems()
+        told = []
+        for msg in current:
+            last = self._warned.get(msg)
+            if last is None or now - last >= self.settings.warn_every:
+                self._warned[msg] = now
+                told.append(f"warning: {msg}" + (" (still)" if last is not None else ""))
+        for msg in [m for m in self._warned if m not in current]:
+            del self._warned[msg]
+            told.append(f"resolved: {msg}")
+        if self._warn is not None:
+            for line in told:
+                self._warn(line)
+        return current
+
     # ------------------------------------------------------------------ read side
     def export_state(self) -> exporter.ExportState:
         """A copy of the state for one /metrics scrape."""
@@ -302,6 +348,7 @@ class Sidecar:
                 "analyzed": self._diagnosis is not None,
                 "loop_errors": self._thread_errors,
             }
+        body["warnings"] = self.problems()
         return alive, body
 
     # ------------------------------------------------------------------ internals
@@ -414,6 +461,14 @@ class Sidecar:
             self._stop.wait(max(0.0, nxt - time.monotonic()))
             if time.monotonic() - nxt > interval:  # fell far behind (suspend): do not burst
                 nxt = time.monotonic()
+
+    def _warn_loop(self) -> None:
+        # the first check waits for the first scrape to have had its chance to answer
+        if self._stop.wait(min(self.settings.scrape_interval, 5.0) + self.settings.scrape_timeout):
+            return
+        while not self._stop.is_set():
+            self.check_once()
+            self._stop.wait(min(self.settings.warn_every, 10.0))
 
     def _analyze_loop(self) -> None:
         interval = self.settings.analyze_interval

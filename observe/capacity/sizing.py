@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from observe.capacity.tables import GB, GIB, ModelSpec, model_spec
-from observe.errors import ConfigError
+from observe.errors import ConfigError, DoesNotFit, UnknownConfig
 from observe.versions import parse_version
 
 KV_DTYPE_BYTES = {
@@ -185,7 +185,7 @@ def _layout(m: ModelSpec, tp: int, pp: int, block_size: int, kv_bytes: int, engi
 def kv_bytes_per_element(kv_cache_dtype: str, model: ModelSpec | None = None) -> int:
     d = (kv_cache_dtype or "auto").strip().lower()
     if d not in KV_DTYPE_BYTES:
-        raise ConfigError(
+        raise UnknownConfig(
             f"unknown --kv-cache-dtype {kv_cache_dtype!r}; use one of: {', '.join(KV_DTYPE_BYTES)}"
         )
     b = KV_DTYPE_BYTES[d]
@@ -260,6 +260,25 @@ def _validate(
         )
     if m.layers < pp:
         raise ConfigError(f"--pipeline-parallel-size {pp} exceeds the model's {m.layers} layers")
+    if isinstance(tp, int) and tp >= 1 and not tp_splits_heads(m, tp):
+        ok = [d for d in range(1, min(MAX_TP, m.heads or m.kv_heads) + 1) if tp_splits_heads(m, d)]
+        heads = (
+            f"{m.heads} attention heads and {m.kv_heads} KV heads" if m.heads else f"{m.kv_heads} KV heads"
+        )
+        raise UnknownConfig(
+            f"--tensor-parallel-size {tp} does not split {m.name}'s {heads} evenly: vLLM refuses it; "
+            f"use one of {', '.join(map(str, ok))}"
+        )
+
+
+def tp_splits_heads(m: ModelSpec, tp: int) -> bool:
+    """Whether vLLM accepts `tp` for this model: it divides the attention heads, and the KV heads
+    are either divided by it or (fewer KV heads than GPUs) replicated a whole number of times."""
+    if m.heads and m.heads % tp:
+        return False
+    if m.is_mla:
+        return True
+    return m.kv_heads % tp == 0 if tp <= m.kv_heads else tp % m.kv_heads == 0
 
 
 def _non_kv_memory(
@@ -412,7 +431,7 @@ def compute(
         notes.append(f"calibrated to the measured {avail:.2f} GiB of KV memory")
     else:
         if w is not None and w > requested:
-            raise ConfigError(
+            raise DoesNotFit(
                 f"{m.name} weights need {w:.1f} GiB per GPU but {gpu_memory_gib:g} GiB x "
                 f"--gpu-memory-utilization {gpu_memory_utilization:g} allows {requested:.1f} GiB; "
                 "use more --tensor-parallel-size, a quantized checkpoint or a larger GPU"

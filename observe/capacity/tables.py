@@ -17,7 +17,7 @@ from importlib import resources
 from os import PathLike
 from typing import Any
 
-from observe.errors import ConfigError
+from observe.errors import ConfigError, UnknownConfig
 
 GIB = 1024**3
 GB = 1e9
@@ -140,7 +140,7 @@ def model_spec(model: str | PathLike | Mapping[str, Any] | ModelSpec) -> ModelSp
     hits = [k for k in table if _norm(k) == want or k.lower() == model.strip().lower()]
     if len(hits) == 1:
         return _spec_from_table(hits[0], table[hits[0]])
-    raise ConfigError(
+    raise UnknownConfig(
         f"unknown model {model!r}; known: {', '.join(known_models())}; "
         "or pass the path of the model's Hugging Face config.json"
     )
@@ -165,7 +165,7 @@ def gpu_spec(name: str) -> GpuSpec:
                 source=e.get("source", ""),
                 exact=bool(e.get("exact", True)),
             )
-    raise ConfigError(f"unknown GPU {name!r}; known: {', '.join(known_gpus())}; or give --gpu-memory-gib N")
+    raise UnknownConfig(f"unknown GPU {name!r}; known: {', '.join(known_gpus())}; or give --gpu-memory-gib N")
 
 
 # ------------------------------------------------------------------------------ HF config.json

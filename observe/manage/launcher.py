@@ -23,7 +23,7 @@ from typing import IO, Any
 import requests
 
 from observe import rotation
-from observe.errors import ConfigError, ObserveError, TargetError
+from observe.errors import EXIT_LAUNCH, ConfigError, ObserveError, TargetError
 from observe.manage.apply import flag_diff
 from observe.manage.failure import failure_cause
 from observe.manage.spec import LaunchSpec
@@ -33,7 +33,7 @@ from observe.model import Recommendation
 class LaunchError(ObserveError):
     """vLLM did not start (or stopped): the message carries the cause read from its log."""
 
-    exit_code = 4
+    exit_code = EXIT_LAUNCH
 
 
 class RolledBack(LaunchError):

