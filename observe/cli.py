@@ -18,7 +18,7 @@ import typer
 import typer.core
 
 from observe import __version__, errors
-from observe.errors import ObserveError, TargetError
+from observe.errors import ConfigError, ObserveError, TargetError
 
 ENVVAR_PREFIX = "OBSERVE"  # every option OPT of command CMD is also read from OBSERVE_CMD_OPT
 
@@ -166,6 +166,8 @@ def diagnose(
     """Read vLLM logs (any version), say what is wrong and which flags to change."""
     from observe import pipeline, report
 
+    if not paths and not prometheus:
+        raise ConfigError("give at least one log file or folder (or `-` for standard input, or --prometheus URL)")
     settings = _settings(config)
     history = None
     if prometheus:
