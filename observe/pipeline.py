@@ -24,6 +24,7 @@ from observe import cri, parse, rotation, scrape
 from observe.diagnosis import Diagnosis, InstanceBuilder
 from observe.errors import InputError, ObserveError
 from observe.model import LogLine, Scrape
+from observe.parse import scan
 from observe.settings import Settings
 
 Progress = Callable[[str, int, int], None]  # (name, bytes done, bytes total)
@@ -198,6 +199,37 @@ def _iter_raw(path: Path, unreadable: list[dict], progress: Progress | None = No
         progress(src, total, total)
 
 
+def scan_part(
+    path: Path, parser: parse.Parser, b: InstanceBuilder, unreadable: list[dict], progress: Progress | None
+) -> None:
+    """iter_lines + feed, through the byte-level scan: the same events, counts and unreadable entries."""
+    src = str(path)
+    try:
+        total = path.stat().st_size
+    except OSError:
+        total = 0
+    sc = scan.Scanner(src, parser, b.add, b.count_access)
+    tick = None if progress is None else (lambda pos: progress(src, pos, total))
+    try:
+        sc.read(path, tick)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+        n = sc.lines
+        unreadable.append(
+            {
+                "path": src,
+                "reason": f"truncated or corrupt gzip after {n} lines ({e.__class__.__name__})",
+                "lines_read": n,
+            }
+        )
+    except OSError as e:
+        n = sc.lines
+        unreadable.append(
+            {"path": src, "reason": f"read error after {n} lines: {e.strerror or e}", "lines_read": n}
+        )
+    if progress is not None:
+        progress(src, total, total)
+
+
 def _pos(f, path: Path) -> int:
     try:
         if path.suffix == ".gz":
@@ -266,9 +298,12 @@ def diagnose_paths(
         for part in ls.parts:
             before_lines, before_vllm = parser.lines, parser.vllm_lines
             fmts_before = set(parser.formats)
-            for line in iter_lines(part, unreadable, progress):
-                for ev in parser.feed(line):
-                    b.add(ev)
+            if scan.ENABLED:
+                scan_part(part, parser, b, unreadable, progress)
+            else:
+                for line in iter_lines(part, unreadable, progress):
+                    for ev in parser.feed(line):
+                        b.add(ev)
             if part is ls.parts[-1]:
                 for ev in parser.flush():
                     b.add(ev)

@@ -15,16 +15,16 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
-
-import requests
-from prometheus_client.parser import text_string_to_metric_families
 
 from observe import names
 from observe.errors import TargetError
 from observe.metricmath import running_config  # pure; re-exported for callers that scrape
 from observe.model import Sample, Scrape
+
+if TYPE_CHECKING:  # requests and prometheus_client are imported where used: reading a log needs neither
+    import requests
 
 __all__ = ["parse_text", "fetch", "running_config", "fetch_models", "metrics_url", "base_url"]
 
@@ -48,6 +48,8 @@ def parse_text(text: str, *, at: datetime | None = None, source: str = "") -> Sc
     if "\x00" in text:
         raise TargetError(f"{source or 'response'} is not Prometheus text: it holds NUL bytes")
     try:
+        from prometheus_client.parser import text_string_to_metric_families
+
         families = list(text_string_to_metric_families(text))
     except (ValueError, TypeError, IndexError, KeyError) as e:
         raise TargetError(f"{source or 'response'} is not Prometheus text: {_show(str(e), 120)}") from None
@@ -75,6 +77,8 @@ def fetch(
     `now` stamps the Scrape (default: the current UTC time). Down, slow, non-200, HTML or garbage
     answers come back as `Scrape(ok=False, error=<one line>)` with no samples.
     """
+    import requests
+
     target = metrics_url(url)
     at = now or datetime.now(UTC)
     try:
@@ -126,6 +130,8 @@ def fetch_models(url: str, *, timeout: float = 5.0) -> int | None:
 
 def fetch_model_info(url: str, *, timeout: float = 5.0) -> dict[str, Any] | None:
     """{"model": id, "max_model_len": int | None} of the first model at `url`; None on failure."""
+    import requests
+
     target = base_url(url) + "/v1/models"
     try:
         resp = requests.get(target, timeout=timeout)

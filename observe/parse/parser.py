@@ -81,6 +81,26 @@ class Parser:
         self.events += len(out)
         return out
 
+    @property
+    def holding(self) -> bool:
+        """Whether an incomplete stats record is held back (the next lines may continue it)."""
+        return self._pending is not None
+
+    def credit_access(self, n: int, process: str | None = None) -> None:
+        """Account for n uvicorn access lines without a wrapper timestamp, not fed: exactly what feeding
+        them would count (lines, vLLM lines, one AccessLog event each, the process of their
+        "(APIServer pid=N)" prefix). Only while nothing is held back."""
+        if n <= 0:
+            return
+        assert self._pending is None
+        self.lines += n
+        self._cur += n
+        self.vllm_lines += n
+        self.events += n
+        self._counted_line = self._cur
+        if process is not None:
+            self.processes.add(process)
+
     def flush(self) -> list[LogEvent]:
         """End of stream: emit (or drop, if incomplete) a record held back for re-joining."""
         out: list[LogEvent] = []
