@@ -450,10 +450,10 @@ def _show_proposal(prop, *, title: str) -> None:
         typer.echo(f"  [{f.severity}] {f.id}: {f.evidence}")
     if not prop.accepted and not prop.rejected:
         typer.echo("  no flag changes recommended")
+    from observe.report.text import current_text
+
     for r in prop.accepted:
-        typer.echo(
-            f"  {r.flag}: {r.current if r.current is not None else '(default)'} -> {r.suggested}  # {r.reason}"
-        )
+        typer.echo(f"  {r.flag}: {current_text(r)} -> {r.suggested}  # {r.reason}")
     for r, why in prop.rejected:
         typer.echo(f"  not suggested: {r.flag} {r.suggested} ({why})")
     if prop.accepted:
@@ -626,10 +626,10 @@ def recommend(
         typer.echo(f"[{f.severity}] {f.id}: {f.evidence}")
     if not ok:
         typer.echo("no flag changes recommended")
+    from observe.report.text import current_text
+
     for r in ok:
-        typer.echo(
-            f"{r.flag}: {r.current if r.current is not None else '(default)'} -> {r.suggested}  # {r.reason}"
-        )
+        typer.echo(f"{r.flag}: {current_text(r)} -> {r.suggested}  # {r.reason}")
     for r, why in bad:
         typer.echo(f"not suggested: {r.flag} {r.suggested} ({why})")
     if command:

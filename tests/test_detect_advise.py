@@ -209,10 +209,14 @@ def test_unknown_finding_produces_no_recommendation() -> None:
 def test_ttft_spikes_under_kv_pressure_do_not_touch_max_num_batched_tokens() -> None:
     from observe.model import Finding
 
-    cfg = EngineConfig(version="0.32.0", engine="v1", kv_cache_tokens=2048, max_num_seqs=32)
+    cfg = EngineConfig(
+        version="0.32.0", engine="v1", kv_cache_tokens=2048, max_num_seqs=32, max_num_batched_tokens=2048
+    )
     spike = Finding(id="ttft_spikes", severity="warning", title="t", evidence="e")
     sat = Finding(id="queue_memory_bound", severity="warning", title="t", evidence="e")
-    alone = {r.flag for r in advise.advise(cfg, [spike])}
-    assert "--max-num-batched-tokens" in alone  # prefill stutter on its own: bigger prefill chunks
+    alone = {r.flag: r for r in advise.advise(cfg, [spike])}
+    # prefill stutter on its own: bigger prefill chunks, with their inter-token-latency cost
+    assert alone["--max-num-batched-tokens"].suggested == 4096
+    assert "inter-token latency" in alone["--max-num-batched-tokens"].expected_effect
     both = {r.flag for r in advise.advise(cfg, [spike, sat], facts={"request_tokens": 1000})}
     assert "--max-num-batched-tokens" not in both  # the queue waits for KV: the KV fix comes first
