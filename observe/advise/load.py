@@ -57,7 +57,7 @@ def pressure_ids(p: Plan, by_id: dict[str, Finding]) -> list[str]:
 
 
 def kv_pressure(p: Plan, kv_ids: list[str], oom: bool) -> None:
-    cfg, facts = p.cfg, p.facts
+    cfg = p.cfg
     gpu = _is_gpu(p)
     req, demand, tokens = _req(p), _demand(p), cfg.kv_cache_tokens
     need = demand * req / tokens if (req and demand and tokens) else None  # growth the load calls for
