@@ -1,0 +1,307 @@
+"""vLLM's own flags, choices and defaults by release: queries over observe/data/vllm_flags.json.
+
+The data was read from vLLM's source, release by release; each fact names the vLLM file and releases
+it came from. This module only answers from that data and never guesses.
+
+How a release is answered:
+- a release that was read gets the fact read there;
+- a release between two read releases gets a fact only when both neighbouring read releases agree
+  (``choices`` gives the values valid at both, ``valid_value`` answers only when both agree);
+- an unknown release (None, unreadable, older than the oldest or newer than the newest read) gets
+  None from ``has_flag``, ``default`` and ``batch_defaults``; ``choices`` then gives the values valid
+  in every read release that has the flag, and ``valid_value`` says True only for a value valid in
+  all of them and False only for one valid in none: the most conservative answer still useful.
+
+``default`` returns None for "unknown", and also where vLLM itself has no fixed default (the flag is
+unset or derived from the model); the data file says which.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from observe.versions import parse_version
+
+Version = tuple[int, int, int]
+
+_UNKNOWN = object()
+_USAGES = ("llm", "openai")
+
+
+@lru_cache(maxsize=1)
+def _data() -> dict[str, Any]:
+    return json.loads(resources.files("observe").joinpath("data/vllm_flags.json").read_text())
+
+
+@lru_cache(maxsize=1)
+def _read() -> tuple[Version, ...]:
+    parsed = {parse_version(v) for v in _data()["_meta"]["versions_read"]}
+    return tuple(sorted(v for v in parsed if v is not None))
+
+
+def versions_read() -> tuple[Version, ...]:
+    """The vLLM releases whose source the data was read from, oldest first."""
+    return _read()
+
+
+def _flag(flag: str) -> dict[str, Any] | None:
+    return _data()["flags"].get(flag)
+
+
+def _version(version: str | None) -> Version | None:
+    """The parsed release, or None when it is unknown or outside the releases read."""
+    v = parse_version(version)
+    read = _read()
+    if v is None or v < read[0] or v > read[-1]:
+        return None
+    return v
+
+
+def _neighbours(v: Version) -> tuple[Version, Version]:
+    read = _read()
+    if v in read:
+        return v, v
+    lo = max(r for r in read if r < v)
+    hi = min(r for r in read if r > v)
+    return lo, hi
+
+
+def _covers(entry: dict[str, Any], r: Version) -> bool:
+    lo, hi = parse_version(entry["from"]), parse_version(entry["to"])
+    return lo is not None and hi is not None and lo <= r <= hi
+
+
+def _agreed(v: Version, at: Any) -> Any:
+    """at(read release) at both neighbours of v; _UNKNOWN when they differ."""
+    lo, hi = _neighbours(v)
+    a = at(lo)
+    return a if lo == hi or a == at(hi) else _UNKNOWN
+
+
+def _present_at(flag: dict[str, Any], r: Version) -> bool:
+    return any(_covers(e, r) for e in flag["present"])
+
+
+def has_flag(flag: str, version: str | None) -> bool | None:
+    """Whether `vllm serve` of that release accepts the flag; None when the release or flag is unknown."""
+    f, v = _flag(flag), _version(version)
+    if f is None or v is None:
+        return None
+    got = _agreed(v, lambda r: _present_at(f, r))
+    return None if got is _UNKNOWN else got
+
+
+def introduced(flag: str) -> str | None:
+    """The first read release that has the flag (it may have appeared in an unread release before it)."""
+    f = _flag(flag)
+    return None if f is None else f["introduced"]
+
+
+def removed_in(flag: str) -> str | None:
+    """The first read release without the flag after it existed; None while the newest read has it."""
+    f = _flag(flag)
+    return None if f is None else f["removed_in"]
+
+
+def default_engine(version: str | None) -> str | None:
+    """'V0' or 'V1': the engine a release runs when VLLM_USE_V1 is not set."""
+    v = _version(version)
+    if v is None:
+        return None
+
+    def at(r: Version) -> str | None:
+        return next((e["default"] for e in _data()["engines"] if _covers(e, r)), None)
+
+    got = _agreed(v, at)
+    return None if got is _UNKNOWN else got
+
+
+def _choices_at(f: dict[str, Any], r: Version) -> list[Any] | None:
+    if not _present_at(f, r):
+        return None
+    return next((e["values"] for e in f.get("choices", []) if _covers(e, r)), None)
+
+
+def choices(flag: str, version: str | None) -> list[Any] | None:
+    """The values the flag accepts in that release; None when it takes no fixed list or is unknown."""
+    f = _flag(flag)
+    if f is None or not f.get("choices"):
+        return None
+    v = _version(version)
+    if v is None:
+        lists = [c for r in _read() if (c := _choices_at(f, r)) is not None]
+    else:
+        lo, hi = _neighbours(v)
+        at_lo, at_hi = _choices_at(f, lo), _choices_at(f, hi)
+        if at_lo is None or at_hi is None:
+            return None
+        lists = [at_lo, at_hi]
+    if not lists:
+        return None
+    return [x for x in lists[0] if all(x in c for c in lists[1:])]
+
+
+_TYPES: dict[str, tuple[type, ...]] = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,)}
+
+
+def _valid_at(f: dict[str, Any], flag: str, value: Any, r: Version) -> bool | None:
+    if not _present_at(f, r):
+        return False
+    allowed = _choices_at(f, r)
+    if allowed is not None:
+        return value in allowed
+    types = _TYPES.get(f["type"])
+    if types is None:
+        return None
+    if isinstance(value, bool) and f["type"] != "bool":
+        return False
+    if not isinstance(value, types):
+        return False
+    if flag == "--gpu-memory-utilization" and isinstance(value, (int, float)):
+        return 0 < value <= 1
+    return True
+
+
+def valid_value(flag: str, value: Any, version: str | None) -> bool | None:
+    """Whether vLLM of that release accepts `value` for the flag; None when that cannot be told."""
+    f = _flag(flag)
+    if f is None:
+        return None
+    v = _version(version)
+    if v is None:
+        answers = {_valid_at(f, flag, value, r) for r in _read() if _present_at(f, r)}
+        if answers == {True}:
+            return True
+        if answers == {False}:
+            return False
+        return None
+    got = _agreed(v, lambda r: _valid_at(f, flag, value, r))
+    return None if got is _UNKNOWN else got
+
+
+def _matches(entry: dict[str, Any], engine: str | None, device: str) -> bool:
+    if "engine" in entry and entry["engine"] != engine:
+        return False
+    return entry.get("device", device) == device
+
+
+def default(
+    flag: str,
+    version: str | None,
+    *,
+    gpu: str | None = None,
+    gpu_memory_gib: float | None = None,
+    device: str = "GPU",
+    usage: str = "openai",
+    engine: str | None = None,
+    world_size: int = 1,
+    performance_mode: str | None = None,
+) -> Any:
+    """The value vLLM uses when the flag is not given; None when unknown or not fixed (see module doc).
+
+    engine: 'V0' or 'V1'; None means the release's default engine. gpu / gpu_memory_gib (torch's total
+    device memory) are needed only where vLLM picks the default from the hardware.
+    """
+    f, v = _flag(flag), _version(version)
+    if f is None or v is None or device not in ("GPU", "CPU"):
+        return None
+
+    def at(r: Version) -> Any:
+        if not _present_at(f, r):
+            return None
+        eng = engine or next((e["default"] for e in _data()["engines"] if _covers(e, r)), None)
+        for e in f.get("effective_default", []):
+            if _covers(e, r) and _matches(e, eng, device):
+                if e.get("computed") == "v1_batch_defaults":
+                    got = _batch_at(r, gpu, gpu_memory_gib, usage, device, world_size, performance_mode)
+                    return None if got is None else got[f["dest"]]
+                return None if "computed" in e else e["value"]
+        return next((e["value"] for e in f["default"] if _covers(e, r)), None)
+
+    got = _agreed(v, at)
+    return None if got is _UNKNOWN else got
+
+
+def _tier_fits(when: dict[str, Any], name: str | None, gib: float | None) -> bool | None:
+    """Whether a tier's condition holds; None when the GPU facts it needs are missing."""
+    lowered = name.lower() if name else None
+    if "name_any" in when:
+        if lowered is None:
+            return None
+        return any(n in lowered for n in when["name_any"])
+    if "min_gib" in when:
+        if gib is None:
+            return None
+        if gib < when["min_gib"]:
+            return False
+    if "name_none" in when:
+        if lowered is None:
+            return None
+        return not any(n in lowered for n in when["name_none"])
+    return True
+
+
+def _batch_at(
+    r: Version,
+    gpu: str | None,
+    gib: float | None,
+    usage: str,
+    device: str,
+    world_size: int,
+    performance_mode: str | None,
+) -> dict[str, int] | None:
+    table = _data()["v1_batch_defaults"]
+    out: dict[str, int] | None = None
+    if device == "CPU":
+        rule = next((e for e in table["cpu"] if _covers(e, r)), None)
+        if rule is None:
+            return None
+        scale = world_size if rule["per_world_size"] else 1
+        out = {k: rule[k][usage] * scale for k in ("max_num_seqs", "max_num_batched_tokens")}
+    else:
+        rule = next((e for e in table["rules"] if _covers(e, r)), None)
+        if rule is None:
+            return None
+        for tier in rule["tiers"]:
+            fits = _tier_fits(tier["when"], gpu, gib)
+            if fits is None:
+                return None
+            if fits:
+                out = {k: tier[k][usage] for k in ("max_num_seqs", "max_num_batched_tokens")}
+                break
+    if out is None:
+        return None
+    boost = table["throughput_mode"]
+    if performance_mode == "throughput" and _covers(boost, r):
+        out = {k: n * boost["factor"] for k, n in out.items()}
+    return out
+
+
+def batch_defaults(
+    version: str | None,
+    *,
+    gpu: str | None = None,
+    gpu_memory_gib: float | None = None,
+    usage: str = "openai",
+    device: str = "GPU",
+    world_size: int = 1,
+    performance_mode: str | None = None,
+) -> dict[str, int] | None:
+    """V1's defaults for unset --max-num-seqs / --max-num-batched-tokens on that hardware.
+
+    gpu: the device name as torch reports it (matched case-insensitively by substring, as vLLM does);
+    gpu_memory_gib: torch's total device memory. usage: 'openai' (vllm serve) or 'llm' (offline LLM
+    class). world_size (tp * pp) scales the CPU defaults. Returns {'max_num_seqs': .., 'max_num_batched_tokens': ..},
+    or None when the release has no V1 defaults or the GPU facts the release's rule needs are missing.
+    When chunked prefill is off, vLLM raises max_num_batched_tokens to at least max_model_len.
+    """
+    if usage not in _USAGES:
+        raise ValueError(f"usage must be one of {_USAGES}, not {usage!r}")
+    v = _version(version)
+    if v is None:
+        return None
+    got = _agreed(v, lambda r: _batch_at(r, gpu, gpu_memory_gib, usage, device, world_size, performance_mode))
+    return None if got is _UNKNOWN else got
