@@ -158,6 +158,17 @@ def test_version_gates_flags() -> None:
     assert not advise.flag_supported("--swap-space", new)
     assert advise.flag_supported("--kv-cache-memory-bytes", new)
     assert not advise.flag_supported("--kv-cache-memory-bytes", EngineConfig(version="0.9.2", engine="v1"))
+    assert not advise.flag_supported("--kv-cache-memory-bytes", EngineConfig())  # too new to guess
+
+
+def test_defaults_come_from_vllm_by_release() -> None:
+    from observe.advise import known
+
+    assert known.default("--gpu-memory-utilization", EngineConfig(version="0.32.0")) == 0.92
+    assert known.default("--gpu-memory-utilization", EngineConfig(version="0.10.1")) == 0.9
+    assert known.default("--gpu-memory-utilization", EngineConfig()) is None  # unknown, not "default"
+    assert not known.valid_value("--kv-cache-dtype", "fp8", EngineConfig(version="0.3.3"))
+    assert known.valid_value("--kv-cache-memory-bytes", "16M", EngineConfig(version="0.32.0"))
 
 
 def test_old_v0_gets_no_fp8_suggestion() -> None:
