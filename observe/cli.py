@@ -167,7 +167,9 @@ def diagnose(
     from observe import pipeline, report
 
     if not paths and not prometheus:
-        raise ConfigError("give at least one log file or folder (or `-` for standard input, or --prometheus URL)")
+        raise ConfigError(
+            "give at least one log file or folder (or `-` for standard input, or --prometheus URL)"
+        )
     settings = _settings(config)
     history = None
     if prometheus:
@@ -600,10 +602,10 @@ def _show_proposal(prop, *, title: str) -> None:
         typer.echo(f"  [{f.severity}] {f.id}: {f.evidence}")
     if not prop.accepted and not prop.rejected:
         typer.echo("  no flag changes recommended")
+    from observe.report.text import current_text
+
     for r in prop.accepted:
-        typer.echo(
-            f"  {r.flag}: {r.current if r.current is not None else '(default)'} -> {r.suggested}  # {r.reason}"
-        )
+        typer.echo(f"  {r.flag}: {current_text(r)} -> {r.suggested}  # {r.reason}")
     for r, why in prop.rejected:
         typer.echo(f"  not suggested: {r.flag} {r.suggested} ({why})")
     if prop.accepted:
@@ -777,10 +779,10 @@ def recommend(
         typer.echo(f"[{f.severity}] {f.id}: {f.evidence}")
     if not ok:
         typer.echo("no flag changes recommended")
+    from observe.report.text import current_text
+
     for r in ok:
-        typer.echo(
-            f"{r.flag}: {r.current if r.current is not None else '(default)'} -> {r.suggested}  # {r.reason}"
-        )
+        typer.echo(f"{r.flag}: {current_text(r)} -> {r.suggested}  # {r.reason}")
     for r, why in bad:
         typer.echo(f"not suggested: {r.flag} {r.suggested} ({why})")
     if command:

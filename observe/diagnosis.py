@@ -17,6 +17,7 @@ from observe import advise as advise_mod
 from observe import cmdline, detect, metricmath, timeline
 from observe.model import (
     AccessLog,
+    AdviceNote,
     EngineConfig,
     EngineError,
     Finding,
@@ -97,6 +98,7 @@ class InstanceDiagnosis:
     frame: pd.DataFrame | None
     summary: Summary | None = None
     scrapes: int = 0
+    notes: list[AdviceNote] = field(default_factory=list)  # findings no flag change answers
 
 
 @dataclass
@@ -272,7 +274,8 @@ class InstanceBuilder:
             settings=self.settings,
         )
         findings = detect.run_all(ctx)
-        recs = advise_mod.advise(cfg, findings, facts=ctx.facts())
+        advice = advise_mod.plan(cfg, findings, facts=ctx.facts())
+        recs = advice.recommendations
         command = advise_mod.command_line(cfg, recs) if recs else None
         stats = stats_dict(s, self.settings)
         if self.scrapes:
@@ -289,6 +292,7 @@ class InstanceBuilder:
             frame=frame,
             summary=s,
             scrapes=len(self.scrapes),
+            notes=advice.notes,
         )
 
 

@@ -2,7 +2,7 @@
 
 LogLine ──parse──► LogEvent (StatsSample | PrefixCacheSample | SpecDecodeSample | Preemption |
 StartupFact | EngineError | AccessLog) ──timeline──► DataFrame ──detect──► Finding ──advise──►
-Recommendation. EngineConfig is what we know about how the engine was launched.
+Recommendation (+ AdviceNote where no flag helps). EngineConfig is what we know about how the engine was launched.
 """
 
 from __future__ import annotations
@@ -210,9 +210,24 @@ class Finding:
 
 @dataclass(frozen=True, slots=True)
 class Recommendation:
+    """One flag change of the plan. `alternatives` are other single changes any one of which has
+    the same effect (e.g. each makes the engine start); the plan applies this one, the least
+    disruptive, and never several of them at once."""
+
     flag: str  # "--max-num-seqs"
-    current: Any  # value in force (None = unknown / default)
+    current: Any  # value in force; None = unknown (never "the default": see current_is_default)
     suggested: Any  # value to set (True for a bare switch)
     reason: str
     finding_ids: tuple[str, ...] = ()
     expected_effect: str | None = None
+    alternatives: tuple[Recommendation, ...] = ()
+    current_is_default: bool = False  # `current` is vLLM's default for this version and hardware
+
+
+@dataclass(frozen=True, slots=True)
+class AdviceNote:
+    """What to do about findings no flag change answers (or whose numbers are unknown): one
+    sentence saying why, and what to do instead (more GPUs, replicas, an upgrade, ...)."""
+
+    finding_ids: tuple[str, ...]
+    text: str

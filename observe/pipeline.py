@@ -17,7 +17,7 @@ import sys
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from observe import cri, parse, rotation, scrape
@@ -258,6 +258,12 @@ def _year_of(path: Path) -> int | None:
 
 
 def read_snapshot(path: Path) -> Scrape:
+    """A saved /metrics text; one without a `# scraped_at` stamp is dated by its file's mtime."""
+    return _read_snapshot(path)[0]
+
+
+def _read_snapshot(path: Path) -> tuple[Scrape, bool]:
+    """(the snapshot, whether its text carried its own `# scraped_at` time)."""
     try:
         if path.suffix == ".gz":
             with gzip.open(path, "rt", encoding="utf-8", errors="replace") as f:
@@ -267,9 +273,44 @@ def read_snapshot(path: Path) -> Scrape:
     except (OSError, EOFError, zlib.error) as e:
         raise InputError(f"cannot read metrics snapshot {path}: {getattr(e, 'strerror', None) or e}")
     try:
-        return scrape.parse_text(text, source=str(path))
+        sc = scrape.parse_text(text, source=str(path))
     except ObserveError as e:
         raise InputError(f"{path}: not a Prometheus /metrics text ({e})")
+    stamped = sc.at is not None
+    if not stamped:
+        mtime = _mtime(path)
+        if mtime is not None:
+            sc.at = datetime.fromtimestamp(mtime, UTC)
+    return sc, stamped
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
+def in_time_order(snapshots: Sequence[Path]) -> list[Scrape]:
+    """Saved snapshots read and put in time order: by `# scraped_at` (else mtime), then mtime —
+    never by file name (`metrics-10.txt` is not older than `metrics-9.txt`). Two stamped with the
+    same second (stamps carry whole seconds) are one point: the last modified one."""
+    keyed = []
+    for p in snapshots:
+        sc, stamped = _read_snapshot(Path(p))
+        mtime = _mtime(Path(p)) or 0.0
+        at = sc.at.timestamp() if sc.at is not None else mtime
+        keyed.append((at, mtime, stamped, sc))
+    keyed.sort(key=lambda t: (t[0], t[1]))
+    out: list[Scrape] = []
+    prev: tuple[int, bool] | None = None
+    for at, _, stamped, sc in keyed:
+        if out and stamped and prev == (int(at), True):
+            out[-1] = sc
+        else:
+            out.append(sc)
+        prev = (int(at), stamped)
+    return out
 
 
 def diagnose_paths(
@@ -287,10 +328,10 @@ def diagnose_paths(
     if not paths and not history:
         raise InputError("give at least one log file or folder")
     logsets, orphan_snaps, unreadable = discover(paths) if paths else ([], [], [])
-    extra = [read_snapshot(Path(m)) for m in metrics]
     for m in metrics:
         if not Path(m).exists():
             raise InputError(f"no such metrics snapshot: {m}")
+    extra = in_time_order(metrics)
     instances = []
     for ls in logsets:
         b = InstanceBuilder(ls.name, max_rows=max_rows, settings=settings)
@@ -316,15 +357,15 @@ def diagnose_paths(
                     "format": ",".join(sorted(new_fmts)) or None,
                 }
             )
-        for snap in ls.snapshots:
-            b.add_scrape(read_snapshot(snap))
+        for sc in in_time_order(ls.snapshots):
+            b.add_scrape(sc)
         instances.append((ls, b, parser))
     if not instances and (extra or orphan_snaps):
         b = InstanceBuilder("metrics", max_rows=max_rows, settings=settings)
         instances.append((None, b, None))
-    for snap in orphan_snaps:
-        if instances:
-            instances[0][1].add_scrape(read_snapshot(snap))
+    if instances:
+        for sc in in_time_order(orphan_snaps):
+            instances[0][1].add_scrape(sc)
     for sc in extra:
         for _, b, _ in instances[:1] if len(instances) > 1 else instances:
             b.add_scrape(sc)

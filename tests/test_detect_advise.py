@@ -158,6 +158,17 @@ def test_version_gates_flags() -> None:
     assert not advise.flag_supported("--swap-space", new)
     assert advise.flag_supported("--kv-cache-memory-bytes", new)
     assert not advise.flag_supported("--kv-cache-memory-bytes", EngineConfig(version="0.9.2", engine="v1"))
+    assert not advise.flag_supported("--kv-cache-memory-bytes", EngineConfig())  # too new to guess
+
+
+def test_defaults_come_from_vllm_by_release() -> None:
+    from observe.advise import known
+
+    assert known.default("--gpu-memory-utilization", EngineConfig(version="0.32.0")) == 0.92
+    assert known.default("--gpu-memory-utilization", EngineConfig(version="0.10.1")) == 0.9
+    assert known.default("--gpu-memory-utilization", EngineConfig()) is None  # unknown, not "default"
+    assert not known.valid_value("--kv-cache-dtype", "fp8", EngineConfig(version="0.3.3"))
+    assert known.valid_value("--kv-cache-memory-bytes", "16M", EngineConfig(version="0.32.0"))
 
 
 def test_old_v0_gets_no_fp8_suggestion() -> None:
@@ -209,10 +220,14 @@ def test_unknown_finding_produces_no_recommendation() -> None:
 def test_ttft_spikes_under_kv_pressure_do_not_touch_max_num_batched_tokens() -> None:
     from observe.model import Finding
 
-    cfg = EngineConfig(version="0.32.0", engine="v1", kv_cache_tokens=2048, max_num_seqs=32)
+    cfg = EngineConfig(
+        version="0.32.0", engine="v1", kv_cache_tokens=2048, max_num_seqs=32, max_num_batched_tokens=2048
+    )
     spike = Finding(id="ttft_spikes", severity="warning", title="t", evidence="e")
     sat = Finding(id="queue_memory_bound", severity="warning", title="t", evidence="e")
-    alone = {r.flag for r in advise.advise(cfg, [spike])}
-    assert "--max-num-batched-tokens" in alone  # prefill stutter on its own: bigger prefill chunks
+    alone = {r.flag: r for r in advise.advise(cfg, [spike])}
+    # prefill stutter on its own: bigger prefill chunks, with their inter-token-latency cost
+    assert alone["--max-num-batched-tokens"].suggested == 4096
+    assert "inter-token latency" in alone["--max-num-batched-tokens"].expected_effect
     both = {r.flag for r in advise.advise(cfg, [spike, sat], facts={"request_tokens": 1000})}
     assert "--max-num-batched-tokens" not in both  # the queue waits for KV: the KV fix comes first

@@ -38,6 +38,13 @@ KV_DTYPE_BYTES = {
 }
 MAX_TP = 1024
 MAX_LEN = 100_000_000
+# Memory vLLM's profile run of a mixture-of-experts model takes per GPU beyond this module's dense
+# estimate (activation + sampler + non-torch + CUDA graphs), from public logs at
+# --max-num-batched-tokens 8192 (tests/data/capacity-vectors.json, docs/capacity.md):
+# Qwen3-235B-A22B-FP8 on 4x H100 (vllm#21348) left 8.11 GiB for the KV cache where the dense
+# estimate leaves 13.87 (5.8 GiB more); gpt-oss-120b on one H100 (vllm#23278) reported -2.14 GiB
+# where it leaves 2.73 (4.9 GiB more). The smaller of the two; an estimate, said so where used.
+MOE_PROFILE_EXTRA_GIB = 4.8
 
 
 # ------------------------------------------------------------------------------ data types
@@ -325,6 +332,18 @@ def _non_kv_memory(
     graphs = (
         0.6 if eng == "v1" and (ver is None or ver >= (0, 21, 0)) and measured.activation_gib is None else 0.0
     )
+    if m.moe and measured.activation_gib is None and act is not None:
+        act += MOE_PROFILE_EXTRA_GIB
+        notes.append(
+            f"mixture of experts: {MOE_PROFILE_EXTRA_GIB:g} GiB per GPU added to the profile-run estimate "
+            "(public MoE logs, vllm#21348 and vllm#23278, measured 4.9-5.8 GiB beyond the dense estimate); an "
+            "estimate: start the engine once and read its 'Available KV cache memory' for the real figure"
+        )
+    if tp * pp > 1:
+        notes.append(
+            "vLLM sizes every GPU's KV cache by the GPU with the least free memory: another process on "
+            "any one GPU shrinks all of them"
+        )
     return w, act, sampler, non_torch, graphs
 
 

@@ -45,6 +45,7 @@ class ModelSpec:
     weights_gb: float | None = None  # whole checkpoint as loaded, GB (1e9 B)
     weights_gb_fp8: float | None = None
     source: str = ""
+    moe: bool = False  # mixture of experts: vLLM's profile run needs much more than a dense model
 
     @property
     def is_mla(self) -> bool:
@@ -120,6 +121,7 @@ def _spec_from_table(name: str, e: Mapping[str, Any]) -> ModelSpec:
         or e.get("weights_gb_bf16"),
         weights_gb_fp8=e.get("weights_gb_fp8"),
         source=e.get("source", ""),
+        moe=bool(e.get("active_params_b")) and e.get("active_params_b") != e.get("params_b"),
     )
 
 
@@ -245,6 +247,7 @@ def spec_from_config(config: Mapping[str, Any], name: str | None = None) -> Mode
         sliding_layers=sliding,
         dtype_bytes=1 if "8" in dtype and "float" in dtype else 2,
         source="Hugging Face config.json" + (f" ({name})" if name else ""),
+        moe=bool(_int(cfg, "num_local_experts", "num_experts", "n_routed_experts")),
     )
     return replace(spec, weights_gb=_estimate_weights_gb(cfg, spec))
 

@@ -166,16 +166,34 @@ def _flag_value(v: Any) -> str:
     return str(v)
 
 
-def _recommendations_section(recs: Sequence[Any], command: str | None) -> str:
+def _recommendations_section(recs: Sequence[Any], command: str | None, notes: Sequence[Any] = ()) -> str:
+    note_html = (
+        '<ul class="notes">'
+        + "".join(
+            f'<li><span class="muted">{_e(", ".join(n.finding_ids))}</span>: {_e(n.text)}</li>' for n in notes
+        )
+        + "</ul>"
+        if notes
+        else ""
+    )
     if not recs and not command:
-        return '<p class="muted">No flag change is recommended.</p>'
+        return note_html or '<p class="muted">No flag change is recommended.</p>'
     rows = []
     for r in recs:
-        cur = "default" if r.current is None else _flag_value(r.current)
+        cur = "unknown" if r.current is None else _flag_value(r.current)
+        if r.current is not None and getattr(r, "current_is_default", False):
+            cur += " (vLLM default)"
         sug = "(switch on)" if r.suggested is True else _flag_value(r.suggested)
+        alts = "".join(
+            f'<div class="small">or instead: <code>{_e(a.flag)} {_e(_flag_value(a.suggested))}</code>'
+            + (f" — {_e(a.expected_effect)}" if a.expected_effect else "")
+            + "</div>"
+            for a in getattr(r, "alternatives", ())
+        )
         rows.append(
             f'<tr><td class="nw"><code>{_e(r.flag)}</code></td><td class="nw">{_e(cur)}</td>'
-            f'<td class="nw"><b>{_e(sug)}</b></td><td>{_e(r.reason)}</td><td>{_e(r.expected_effect or "—")}</td></tr>'
+            f'<td class="nw"><b>{_e(sug)}</b></td><td>{_e(r.reason)}</td>'
+            f"<td>{_e(r.expected_effect or '—')}{alts}</td></tr>"
         )
     table = (
         (
@@ -187,7 +205,7 @@ def _recommendations_section(recs: Sequence[Any], command: str | None) -> str:
         else ""
     )
     cmd = f'<h4>Command to paste</h4><pre class="command">{_e(command)}</pre>' if command else ""
-    return table + cmd
+    return table + cmd + note_html
 
 
 def _cell(v: Any) -> str:
@@ -320,7 +338,9 @@ def render_instance(
     parts.append(
         "<h3>Recommendations</h3>"
         + _recommendations_section(
-            list(getattr(inst, "recommendations", None) or []), getattr(inst, "command", None)
+            list(getattr(inst, "recommendations", None) or []),
+            getattr(inst, "command", None),
+            list(getattr(inst, "notes", None) or []),
         )
     )
     parts.append("<h3>Engine</h3>" + _engine_section(getattr(inst, "config", None)))

@@ -2,7 +2,10 @@
 
 With one instance its keys describe that instance; with several, `instances` holds each one in
 full and the top-level `engine`/`stats`/`events` are those of the first, while
-`findings`/`recommendations` list every instance's (each item names its `instance`).
+`findings`/`recommendations`/`advice_notes` list every instance's (each item names its `instance`).
+A recommendation's `alternatives` are other single changes, any one of which has the same effect
+(the `command` applies the recommendation itself, never its alternatives); `advice_notes` say,
+for the findings no flag change answers, why and what to do instead.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from observe.diagnosis import Diagnosis, InstanceDiagnosis
-from observe.model import Finding, Recommendation
+from observe.model import AdviceNote, Finding, Recommendation
 
 SCHEMA = "observe.diagnosis/v1"
 
@@ -81,7 +84,16 @@ def _recommendation(r: Recommendation, instance: str | None = None) -> dict:
         "reason": r.reason,
         "finding_ids": list(r.finding_ids),
         "expected_effect": r.expected_effect,
+        "current_is_default": r.current_is_default,
+        "alternatives": [_recommendation(a) for a in r.alternatives],
     }
+    if instance is not None:
+        d["instance"] = instance
+    return d
+
+
+def _note(n: AdviceNote, instance: str | None = None) -> dict:
+    d: dict[str, Any] = {"finding_ids": list(n.finding_ids), "text": n.text}
     if instance is not None:
         d["instance"] = instance
     return d
@@ -96,6 +108,7 @@ def _instance(inst: InstanceDiagnosis) -> dict:
         "events": inst.events,
         "findings": [_finding(f) for f in inst.findings],
         "recommendations": [_recommendation(r) for r in inst.recommendations],
+        "advice_notes": [_note(n) for n in inst.notes],
         "command": inst.command,
         "metrics_snapshots": inst.scrapes,
     }
@@ -117,6 +130,7 @@ def to_dict(diag: Diagnosis) -> dict:
         "recommendations": [
             _recommendation(r, i.name if many else None) for i in insts for r in i.recommendations
         ],
+        "advice_notes": [_note(n, i.name if many else None) for i in insts for n in i.notes],
         "command": first.command if first and not many else None,
         "instances": [_instance(i) for i in insts],
         "unreadable": diag.unreadable,

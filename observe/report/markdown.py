@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from observe.report.text import engine_lines, flag_text, value_text
+from observe.report.text import current_text, engine_lines, flag_text, value_text
 
 if TYPE_CHECKING:
     from observe.diagnosis import Diagnosis
@@ -35,11 +35,21 @@ def render_markdown(diag: Diagnosis) -> str:
                 "|---|---|---|---|---|",
             ]
             out += [
-                f"| `{r.flag}` | {_md_cell(flag_text(r.current))} | {_md_cell(flag_text(r.suggested))} | {_md_cell(r.reason)} | {_md_cell(r.expected_effect)} |"
+                f"| `{r.flag}` | {_md_cell(current_text(r))} | {_md_cell(flag_text(r.suggested))} | {_md_cell(r.reason)} | {_md_cell(r.expected_effect)} |"
                 for r in inst.recommendations
             ]
+            for r in inst.recommendations:
+                if r.alternatives:
+                    out += ["", f"Instead of `{r.flag} {_md_cell(flag_text(r.suggested))}`, any one of:", ""]
+                    out += [
+                        f"- `{a.flag} {_md_cell(flag_text(a.suggested))}`: {_md_cell(a.expected_effect)}"
+                        for a in r.alternatives
+                    ]
             if inst.command:
                 out += ["", "```sh", inst.command.replace("```", "'''"), "```"]
+        if inst.notes:
+            out += ["", "### Notes" if inst.recommendations else "### Recommendations", ""]
+            out += [f"- **{_md_cell(', '.join(n.finding_ids))}**: {_md_cell(n.text)}" for n in inst.notes]
         out.append("")
     if diag.unreadable:
         out += ["## Not read", ""] + [

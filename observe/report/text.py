@@ -22,8 +22,24 @@ def value_text(x: Any) -> str:
 
 
 def flag_text(x: Any) -> str:
-    """A flag value as typed on the command line (no thousands separators); unknown = default."""
-    return "default" if x is None else str(x)
+    """A flag value as typed on the command line (no thousands separators); None = unknown."""
+    if x is None:
+        return "unknown"
+    if isinstance(x, float) and x.is_integer():
+        return str(int(x))
+    return str(x)
+
+
+def current_text(r: Any) -> str:
+    """The value in force of a recommendation: 'unknown', or vLLM's default marked as such."""
+    return flag_text(r.current) + (
+        " (vLLM default)" if r.current is not None and r.current_is_default else ""
+    )
+
+
+def alternative_text(a: Any) -> str:
+    """One alternative as a line: `--flag value: effect`."""
+    return f"{a.flag} {flag_text(a.suggested)}" + (f": {a.expected_effect}" if a.expected_effect else "")
 
 
 def engine_lines(inst: InstanceDiagnosis) -> list[tuple[str, str]]:
@@ -107,16 +123,22 @@ def render_text(diag: Diagnosis) -> str:
                     out.append(f"              at {f.where}")
         else:
             out.append("   No problems found.")
-        if inst.recommendations:
+        if inst.recommendations or inst.notes:
             out.append("")
             out.append("   Recommendations")
             for r in inst.recommendations:
                 out.append(
-                    f"   {r.flag} {flag_text(r.current)} → {flag_text(r.suggested)}   ({', '.join(r.finding_ids)})"
+                    f"   {r.flag} {current_text(r)} → {flag_text(r.suggested)}   ({', '.join(r.finding_ids)})"
                 )
                 out.append(f"              {r.reason}")
                 if r.expected_effect:
                     out.append(f"              expected: {r.expected_effect}")
+                if r.alternatives:
+                    out.append("              or, instead, any one of:")
+                    for a in r.alternatives:
+                        out.append(f"                - {alternative_text(a)}")
+            for n in inst.notes:
+                out.append(f"   note ({', '.join(n.finding_ids)}): {n.text}")
             if inst.command:
                 out.append("")
                 out.append("   Command:")
@@ -165,13 +187,16 @@ def print_rich(diag: Diagnosis, console: Console | None = None) -> None:
             for col in ("flag", "current → suggested", "why", "expected effect"):
                 rt.add_column(col)
             for r in inst.recommendations:
+                alts = "".join(f"\nor instead: {alternative_text(a)}" for a in r.alternatives)
                 rt.add_row(
                     escape(r.flag),
-                    escape(f"{flag_text(r.current)} → {flag_text(r.suggested)}"),
+                    escape(f"{current_text(r)} → {flag_text(r.suggested)}"),
                     escape(r.reason),
-                    escape(r.expected_effect or "—"),
+                    escape((r.expected_effect or "—") + alts),
                 )
             con.print(rt)
+        for n in inst.notes:
+            con.print(f"[bold]note[/] ({escape(', '.join(n.finding_ids))}): {escape(n.text)}")
             if inst.command:
                 con.print("[bold]Command:[/]")
                 con.print(escape(inst.command), soft_wrap=True)

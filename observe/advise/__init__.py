@@ -1,0 +1,91 @@
+"""Findings + engine config + capacity model → one coherent plan of vLLM flag changes. Pure.
+
+`plan()` returns the recommendations (one value per flag; alternatives, any one of which has
+the same effect, ride on the first) and the notes: a sentence for every warning or critical
+finding no flag answers. levers live in start.py (the engine did not start or crashed) and
+load.py (a server under load); notes.py closes the plan; plan.py holds the rules every lever
+obeys; known.py is what observe knows of vLLM's flags by version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from observe import cmdline
+from observe.advise import load, notes, start
+from observe.advise.known import supported as flag_supported
+from observe.advise.plan import Plan
+from observe.advise.units import parse_bytes
+from observe.model import AdviceNote, EngineConfig, Finding, Recommendation
+
+__all__ = [
+    "Advice",
+    "AdviceNote",
+    "Recommendation",
+    "advise",
+    "command_line",
+    "flag_supported",
+    "parse_bytes",
+    "plan",
+]
+
+
+@dataclass
+class Advice:
+    recommendations: list[Recommendation] = field(default_factory=list)
+    notes: list[AdviceNote] = field(default_factory=list)
+
+
+_START = {
+    "max_model_len_exceeds_kv_cache": start.max_model_len_does_not_fit,
+    "max_model_len_exceeds_model": start.model_len_over_model,
+    "gpu_memory_busy": start.memory_busy,
+    "cuda_oom": start.oom,
+    "no_kv_cache_memory": start.no_kv_memory,
+    "prompt_too_long": start.prompt_too_long,
+}
+
+
+def plan(cfg: EngineConfig, findings: Sequence[Finding], *, facts: dict | None = None) -> Advice:
+    by_id = {f.id: f for f in findings}
+    p = Plan(cfg, facts or {})
+    # 1. the engine did not start (or rejected requests): make it start
+    for fid, lever in _START.items():
+        if fid in by_id:
+            lever(p, by_id[fid])
+    # 2. KV pressure at run time: more KV capacity, else fewer concurrent sequences
+    kv_ids = load.pressure_ids(p, by_id)
+    if kv_ids:
+        load.kv_pressure(p, kv_ids, oom="cuda_oom" in by_id)
+    # 3. batch size: too many sequences hurts throughput; KV room but a capped queue wants more
+    if "too_many_seqs" in by_id:
+        load.too_many_seqs(p, by_id["too_many_seqs"])
+    if "queue_seq_bound" in by_id and not kv_ids:
+        load.queue_seq_bound(p, by_id["queue_seq_bound"])
+    # 4. prefill vs decode balance
+    load.prefill(p, by_id, kv_pressure=bool(kv_ids))
+    # 5. context length nobody uses
+    if "max_model_len_unused" in by_id:
+        load.unused_context(p, by_id["max_model_len_unused"])
+    # 6. never silent
+    notes.close(p, findings)
+    return Advice(recommendations=list(p.recs.values()), notes=p.notes)
+
+
+def advise(
+    cfg: EngineConfig, findings: Sequence[Finding], *, facts: dict | None = None
+) -> list[Recommendation]:
+    """The recommendations of `plan` (the notes left out)."""
+    return plan(cfg, findings, facts=facts).recommendations
+
+
+def command_line(cfg: EngineConfig, recs: Sequence[Recommendation]) -> str:
+    """The whole `vllm serve MODEL ...` command with the recommendations applied (shell-quoted);
+    of a recommendation's alternatives only the first (itself) is applied."""
+    flags = dict(cfg.flags)
+    for r in recs:
+        flags[r.flag] = r.suggested
+    model = cfg.model or flags.get("--model-tag") or flags.get("--model")
+    flags.pop("--model-tag", None)
+    return cmdline.render_command(str(model) if model else None, flags)

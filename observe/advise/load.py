@@ -1,0 +1,322 @@
+"""Levers for a server under load: KV pressure, batch size, prefill vs decode, unused context.
+
+The KV cache is grown only when it was near full (or no load was seen and vLLM's own figure
+says it holds fewer than two requests); --max-num-seqs is raised to what the queue and the KV
+cache call for, and capped only under KV pressure. Pure.
+"""
+
+from __future__ import annotations
+
+from observe.advise import known
+from observe.advise.plan import Plan
+from observe.advise.start import MAX_GPU_UTIL, _fp8, _is_gpu
+from observe.advise.units import fmt_bytes, parse_bytes, pow2_at_least
+from observe.model import Finding
+
+KV_IDS = (
+    "kv_cache_saturated",
+    "preemptions",
+    "queue_memory_bound",
+    "preemptions_likely",
+    "low_max_concurrency",
+)
+
+
+def _req(p: Plan) -> int | None:
+    t = p.facts.get("request_tokens")
+    return int(round(t)) if t else None
+
+
+def _demand(p: Plan) -> int:
+    """Requests that wanted to run at once: the most running plus the most waiting seen."""
+    return int((p.facts.get("max_running") or 0) + (p.facts.get("max_waiting") or 0))
+
+
+def pressure_ids(p: Plan, by_id: dict[str, Finding]) -> list[str]:
+    """The KV-pressure findings that call for more KV capacity ([] = none does)."""
+    ids = [i for i in KV_IDS if i in by_id]
+    if not ids:
+        return []
+    strong = {"preemptions", "queue_memory_bound", "preemptions_likely"} & set(ids)
+    if "kv_cache_saturated" in by_id and by_id["kv_cache_saturated"].severity == "critical":
+        strong.add("kv_cache_saturated")
+    if "low_max_concurrency" in ids and not strong:
+        # vLLM's figure is at the full --max-model-len: it calls for more cache only when the cache
+        # was near full under the load seen (or no load was seen at all)
+        max_kv = p.facts.get("max_kv_pct")
+        if max_kv is not None and max_kv < 90.0:
+            p.note(
+                ["low_max_concurrency"],
+                f"vLLM counts concurrency at the full --max-model-len, but the requests seen filled at most "
+                f"{max_kv:.0f}% of the KV cache: no change needed for this load; lower --max-model-len if "
+                "no request needs it, or grow the cache before longer requests arrive",
+            )
+            return []
+        strong.add("low_max_concurrency")
+    return [i for i in ids if i in strong]
+
+
+def kv_pressure(p: Plan, kv_ids: list[str], oom: bool) -> None:
+    cfg = p.cfg
+    gpu = _is_gpu(p)
+    req, demand, tokens = _req(p), _demand(p), cfg.kv_cache_tokens
+    need = demand * req / tokens if (req and demand and tokens) else None  # growth the load calls for
+    grown = False
+    kvb = cfg.flags.get("--kv-cache-memory-bytes")
+    if kvb is not None and known.supported("--kv-cache-memory-bytes", cfg):
+        cur_b = parse_bytes(kvb)
+        if cur_b:
+            new_b = _kv_bytes_needed(p, cur_b)
+            grown = p.add(
+                "--kv-cache-memory-bytes",
+                fmt_bytes(new_b),
+                "the KV cache is full and requests wait or are preempted; give it room for the observed load",
+                kv_ids,
+                effect=_bytes_effect(p, cur_b, parse_bytes(fmt_bytes(new_b)) or new_b),
+            )
+    util_rec = None
+    if not grown and gpu and not oom:
+        cur = cfg.gpu_memory_utilization
+        if cur is None or cur < MAX_GPU_UTIL - 1e-9:
+            util_rec = p.make(
+                "--gpu-memory-utilization",
+                MAX_GPU_UTIL,
+                "more of the GPU for the KV cache (0.95 still leaves headroom for activations)",
+                kv_ids,
+                effect=p.effect("--gpu-memory-utilization", MAX_GPU_UTIL),
+            )
+    fp8_rec = None
+    if gpu and cfg.kv_cache_dtype in (None, "auto") and known.supported("--kv-cache-dtype", cfg):
+        v = _fp8(p)
+        fp8_rec = p.make(
+            "--kv-cache-dtype",
+            v,
+            "an fp8 KV cache holds twice the tokens in the same memory (small accuracy cost; check your evals)",
+            kv_ids,
+            effect=p.effect("--kv-cache-dtype", v)
+            or (f"KV cache {tokens:,} → ~{tokens * 2:,} tokens" if tokens else "about twice the KV tokens"),
+        )
+    util_factor = _util_factor(p) if util_rec else None
+    if need is not None and util_rec and util_factor is not None and util_factor >= need:
+        p.add_any_of([util_rec, fp8_rec if need <= 2.0 else None])  # either alone holds the load
+        grown = True
+    elif need is not None and fp8_rec and need <= 2.0:
+        p.add_any_of([fp8_rec])
+        grown = True
+    else:
+        for r in (util_rec, fp8_rec):
+            if r is not None and not p.taken(r.flag):
+                p.recs[r.flag] = r
+                grown = True
+    if need is not None and tokens:
+        most = (util_factor or 1.0) * (2.0 if fp8_rec else 1.0) * (_growth_bytes(p) or 1.0)
+        if most < need and (util_factor is not None or not util_rec):
+            p.note(
+                kv_ids,
+                f"the load seen ({demand} requests of ~{req:,} tokens = {demand * req:,} tokens) needs "
+                f"{need:.1f}× this KV cache ({tokens:,} tokens); the flags above give at most {most:.1f}×: "
+                "add replicas, or more GPUs per replica (a larger --tensor-parallel-size)",
+            )
+    if not grown and "--kv-cache-memory-bytes" not in p.recs and gpu:
+        p.note(
+            kv_ids,
+            "the KV cache is already as large as flags make it on this GPU (utilization ≥ 0.95, fp8 or "
+            "out of memory): add replicas or more GPUs per replica (a larger --tensor-parallel-size)",
+        )
+    _fit_max_num_seqs(p, kv_ids, _growth(p))
+
+
+def _util_factor(p: Plan) -> float | None:
+    """How many times --gpu-memory-utilization 0.95 multiplies the KV cache (None: unknown)."""
+    cfg = p.cfg
+    cur = cfg.gpu_memory_utilization
+    if cur is None:
+        cur = known.default("--gpu-memory-utilization", cfg)
+    total, avail = cfg.total_gpu_memory_gib, cfg.available_kv_gib
+    if cur is None or not total or not avail:
+        return None
+    return (avail + (MAX_GPU_UTIL - cur) * total) / avail
+
+
+def _growth_bytes(p: Plan) -> float | None:
+    r = p.recs.get("--kv-cache-memory-bytes")
+    if r is None:
+        return None
+    old, new = parse_bytes(r.current), parse_bytes(r.suggested)
+    return new / old if old and new else None
+
+
+def _growth(p: Plan) -> float | None:
+    """How much the planned changes multiply the KV cache's tokens (None: by an unknown factor)."""
+    g = 1.0
+    if "--kv-cache-memory-bytes" in p.recs:
+        b = _growth_bytes(p)
+        if b is None:
+            return None
+        g *= b
+    if "--kv-cache-dtype" in p.recs:
+        g *= 2.0
+    if "--gpu-memory-utilization" in p.recs:
+        f = _util_factor(p)
+        if f is None:
+            return None  # depends on memory the log does not state; do not cap against the old size
+        if p.recs["--gpu-memory-utilization"].alternatives:
+            return f  # the plan applies one of the alternatives: size for the first
+        g *= f
+    return g
+
+
+def _fit_max_num_seqs(p: Plan, fids: list[str], growth: float | None) -> None:
+    """Under KV pressure, admit no more requests than the (grown) cache holds."""
+    if "--max-num-seqs" in p.recs or growth is None:
+        return
+    req, tokens = _req(p), p.cfg.kv_cache_tokens
+    if not (req and tokens):
+        return
+    tokens = int(tokens * growth)
+    fit = int(tokens // req)
+    cur = p.cfg.max_num_seqs or p.facts.get("max_running")
+    demand = _demand(p)
+    if growth > 1.0 and demand and fit >= demand:
+        return  # the grown cache holds every request seen at once: a cap would only cost throughput
+    if fit >= 1 and (cur is None or fit < cur):
+        p.add(
+            "--max-num-seqs",
+            fit,
+            f"{tokens:,} KV tokens hold {fit} requests of ~{req:,} tokens: admit no more than fit, so "
+            "none is preempted and recomputed",
+            fids,
+            effect=f"at most {fit} running; the rest wait instead of being preempted",
+        )
+
+
+def _kv_bytes_needed(p: Plan, cur_bytes: int) -> int:
+    """Size the KV cache for the concurrency seen: running+waiting × their length, with 25% slack."""
+    req, peak, tokens = _req(p), _demand(p), p.cfg.kv_cache_tokens
+    if tokens and req and peak:
+        want = int(cur_bytes / tokens * req * peak * 1.25)
+        return max(want, cur_bytes * 2)
+    return cur_bytes * 4
+
+
+def _bytes_effect(p: Plan, cur_b: int, new_b: int) -> str | None:
+    cfg, tokens = p.cfg, p.cfg.kv_cache_tokens
+    if not tokens:
+        return None
+    bs = cfg.block_size or 16
+    new_tokens = int(tokens * new_b / cur_b) // bs * bs
+    out = f"KV cache {tokens:,} → ~{new_tokens:,} tokens ({cur_b / 2**20:,.0f} → {new_b / 2**20:,.0f} MiB)"
+    req = _req(p)
+    if req:
+        out += f"; requests of ~{req:,} tokens held at once: {tokens // req} → {new_tokens // req}"
+    return out
+
+
+# ---------------------------------------------------------------- batch size and scheduling
+
+
+def too_many_seqs(p: Plan, f: Finding) -> None:
+    best = int(f.data.get("best_running") or 0)
+    if best > 0:
+        tps = f.data.get("best_tps")
+        p.add(
+            "--max-num-seqs",
+            best,
+            f"throughput peaked at {best} running sequences and falls beyond",
+            [f.id],
+            effect=f"keeps the batch where generation peaked ({tps:,.0f} tokens/s)" if tps else None,
+        )
+
+
+def queue_seq_bound(p: Plan, f: Finding) -> None:
+    """Requests wait while the KV cache has room: admit what the queue and the cache call for."""
+    cfg = p.cfg
+    cur = cfg.max_num_seqs or f.data.get("max_num_seqs")
+    if not cur:
+        return
+    cur = int(cur)
+    demand = max(_demand(p), cur + 1)
+    req, tokens = _req(p), cfg.kv_cache_tokens
+    fit = int(tokens * 0.9 // req) if (tokens and req) else None
+    new = min(demand, fit) if fit is not None else demand
+    if new <= cur:
+        return
+    why = f"{_demand(p)} requests wanted to run at once (running + waiting) while the KV cache had room"
+    held = f"; the KV cache holds ~{fit} requests of ~{req:,} tokens" if fit is not None else ""
+    p.add(
+        "--max-num-seqs",
+        new,
+        why,
+        [f.id],
+        effect=f"admits {new} at once instead of {cur}: the queue seen starts without waiting for a slot{held}"
+        + ("" if fit is not None else " (KV room per request not measured: watch KV usage after the change)"),
+    )
+
+
+def _batched_tokens(p: Plan) -> tuple[int | None, bool]:
+    v = p.cfg.max_num_batched_tokens
+    if v:
+        return int(v), False
+    d = known.default("--max-num-batched-tokens", p.cfg)
+    return (int(d), True) if d else (None, False)
+
+
+def prefill(p: Plan, by_id: dict[str, Finding], kv_pressure: bool) -> None:
+    """Prefill vs decode balance. Under KV pressure a slow first token is the queue waiting for KV
+    blocks, not prefill chunking: leave --max-num-batched-tokens alone."""
+    if kv_pressure:
+        return
+    cur, _ = _batched_tokens(p)
+    slow_first = [i for i in ("ttft_spikes", "queue_prefill_bound") if i in by_id]
+    if slow_first and "itl_high" not in by_id:
+        if cur:
+            new = int(cur) * 2
+            p.add(
+                "--max-num-batched-tokens",
+                new,
+                "prompts queue behind small prefill chunks: take more prompt tokens per step",
+                slow_first,
+                effect=f"up to {new:,} prompt tokens a step instead of {cur:,}: queued prompts start sooner; "
+                "the cost is inter-token latency: a step that carries a full chunk takes longer for the "
+                "running requests (watch ITL p95)",
+            )
+        elif "ttft_spikes" in by_id:
+            p.note(
+                ["ttft_spikes"],
+                "prompts queue behind prefill chunks: raise --max-num-batched-tokens (its value is not in the "
+                "log; double it), at some inter-token-latency cost",
+            )
+    elif "itl_high" in by_id and "ttft_spikes" not in by_id:
+        if cur and cur > 512:
+            new = max(512, cur // 2)
+            p.add(
+                "--max-num-batched-tokens",
+                new,
+                "smaller prefill chunks stall running decodes less (lower inter-token latency)",
+                ["itl_high"],
+                effect=f"at most {new:,} tokens a step instead of {cur:,}: decode steps shorter; prompts take "
+                "more steps to prefill (TTFT rises)",
+            )
+
+
+def unused_context(p: Plan, f: Finding) -> None:
+    """A --max-model-len cut that keeps every request seen."""
+    cfg = p.cfg
+    used = int(f.data.get("max_tokens_per_request") or 0)
+    if not used or not cfg.max_model_len:
+        return
+    new = pow2_at_least(used * 1.25)
+    if new >= cfg.max_model_len:
+        return
+    effect = p.effect("--max-model-len", new)
+    keep = (
+        f"the requests seen (~{used:,} tokens: the most a running request held, or p95 from /metrics) "
+        f"fit with 25% room; a request over {new:,} tokens would be rejected"
+    )
+    p.add(
+        "--max-model-len",
+        new,
+        f"requests seen never exceeded ~{used:,} tokens",
+        [f.id],
+        effect=keep + (f"; {effect}" if effect else ""),
+    )

@@ -1,0 +1,113 @@
+"""The plan being built: one value per flag, alternatives side by side, notes where no flag helps.
+
+Rules every lever obeys (enforced here, in `Plan.make`):
+- never a flag already at the suggested value, nor a flag or value the detected vLLM lacks;
+- one value per flag (conflicting pulls are resolved by the first lever that claims the flag);
+- every recommendation names the findings it answers and, where the numbers allow, its effect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from observe import cmdline
+from observe.advise import known
+from observe.model import AdviceNote, EngineConfig, Recommendation
+
+
+def current_value(cfg: EngineConfig, flag: str) -> tuple[Any, bool]:
+    """(value in force, whether it is vLLM's default); (None, False) = unknown."""
+    v = cmdline.in_force(cfg, flag)
+    if v is not None:
+        return v, False
+    d = known.default(flag, cfg)
+    return (d, True) if d is not None else (None, False)
+
+
+@dataclass
+class Plan:
+    cfg: EngineConfig
+    facts: dict
+    recs: dict[str, Recommendation] = field(default_factory=dict)
+    notes: list[AdviceNote] = field(default_factory=list)
+
+    def taken(self, flag: str) -> bool:
+        return flag in self.recs or any(a.flag == flag for r in self.recs.values() for a in r.alternatives)
+
+    def make(
+        self, flag: str, suggested: Any, reason: str, fids: Sequence[str], effect: str | None = None
+    ) -> Recommendation | None:
+        """A recommendation, or None when the flag/value is unsupported or already in force."""
+        if not known.supported(flag, self.cfg) or not known.valid_value(flag, suggested, self.cfg):
+            return None
+        cur, is_default = current_value(self.cfg, flag)
+        if cur is not None and cmdline.same_value(cur, suggested):
+            return None
+        return Recommendation(
+            flag=flag,
+            current=cur,
+            suggested=suggested,
+            reason=reason,
+            finding_ids=tuple(dict.fromkeys(fids)),
+            expected_effect=effect,
+            current_is_default=is_default,
+        )
+
+    def add(
+        self, flag: str, suggested: Any, reason: str, fids: Sequence[str], effect: str | None = None
+    ) -> bool:
+        if self.taken(flag):
+            return False
+        r = self.make(flag, suggested, reason, fids, effect)
+        if r is None:
+            return False
+        self.recs[flag] = r
+        return True
+
+    def add_any_of(self, options: Sequence[Recommendation | None]) -> Recommendation | None:
+        """Alternatives, least disruptive first: the first is the plan, the rest ride on it."""
+        opts = [o for o in options if o is not None and not self.taken(o.flag)]
+        if not opts:
+            return None
+        first = replace(opts[0], alternatives=tuple(opts[1:]))
+        self.recs[first.flag] = first
+        return first
+
+    def note(self, fids: Sequence[str], text: str) -> None:
+        fids = tuple(dict.fromkeys(fids))
+        if not any(n.finding_ids == fids and n.text == text for n in self.notes):
+            self.notes.append(AdviceNote(finding_ids=fids, text=text))
+
+    def answered(self) -> set[str]:
+        out = {i for n in self.notes for i in n.finding_ids}
+        for r in self.recs.values():
+            out.update(r.finding_ids)
+            for a in r.alternatives:
+                out.update(a.finding_ids)
+        return out
+
+    def effect(self, flag: str, new: Any) -> str | None:
+        """Ask the capacity model what one change buys; None when it cannot say."""
+        from observe import capacity
+        from observe.errors import ConfigError
+
+        req = self.facts.get("request_tokens")
+        try:
+            w = capacity.what_if(
+                self.cfg,
+                {flag: new},
+                request_tokens=int(round(req)) if req else None,
+                gpu_total_gib=self.cfg.total_gpu_memory_gib,
+            )
+        except (
+            ConfigError,
+            ValueError,
+            TypeError,
+            ArithmeticError,
+        ):  # the model declines: no number, no guess
+            return None
+        if not w.summary or "effect unknown" in w.summary:
+            return None
+        return w.summary + (" (estimated)" if w.basis == "estimated" else "")

