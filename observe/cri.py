@@ -15,12 +15,18 @@ from collections.abc import Iterable, Iterator
 
 from observe.model import LogLine
 
-__all__ = ["rejoin"]
+__all__ = ["looks_like_cri", "rejoin"]
 
 _CRI = re.compile(
     r"^(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) (?P<stream>stdout|stderr) "
     r"(?P<tag>[PF])(?::\S*)?(?: (?P<text>.*))?$"
 )
+
+
+def looks_like_cri(head: bytes) -> bool:
+    """Whether the first line of a file is a CRI record (``<time> stdout|stderr F|P <text>``)."""
+    first = head.split(b"\n", 1)[0].decode("utf-8", "replace")
+    return _CRI.match(first) is not None
 
 
 def rejoin(lines: Iterable[LogLine]) -> Iterator[LogLine]:

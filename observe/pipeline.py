@@ -339,7 +339,7 @@ def diagnose_paths(
         for part in ls.parts:
             before_lines, before_vllm = parser.lines, parser.vllm_lines
             fmts_before = set(parser.formats)
-            if scan.ENABLED:
+            if scan.ENABLED and str(part) != STDIN and not cri.looks_like_cri(_sniff(part)):
                 scan_part(part, parser, b, unreadable, progress)
             else:
                 for line in iter_lines(part, unreadable, progress):
