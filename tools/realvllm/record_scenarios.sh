@@ -79,7 +79,7 @@ for name in "${NAMES[@]}"; do
   kill -TERM "$OBS_PID"; wait "$OBS_PID" || true
   rm -rf "${OUT:?}/$name"
   cp -r "$d" "$OUT/$name"
-  cp "$WORK/$name-load.json" "$OUT/$name/load-summary.json"
+  sed "s#$d/##g" "$WORK/$name-load.json" > "$OUT/$name/load-summary.json"   # snapshot names, not /tmp paths
 done
 # the recordings name this machine's paths; keep them but make the model path stable
 grep -rl --null "$MODEL" "$OUT" | xargs -0 -r sed -i "s#$MODEL#/models/tiny-llama#g"
