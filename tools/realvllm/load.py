@@ -6,6 +6,10 @@ requests from N threads until `--duration` seconds or `--max-requests` requests,
 first, and saves `/metrics` every `--metrics-every` seconds to `metrics-<scenario>-<n>.txt`, whose
 first line is `# scraped_at <UTC ISO time> scenario=<s> snapshot=<n>`.
 
+Each prompt is `--shared-prefix-words` words that every request shares (the same seed gives the
+same prefix) followed by `--prompt-words` random words; the summary gives the mean prompt length
+in tokens as vLLM counted it (`usage.prompt_tokens`).
+
 It only talks to loopback: any other host is refused. It prints one JSON summary line.
 
     python tools/realvllm/load.py --port 8011 --scenario kv-pressure --concurrency 24 \
@@ -100,14 +104,14 @@ def run_load(
     )
     lock = threading.Lock()
     started = 0
-    ok = failed = gen_tokens = 0
+    ok = failed = gen_tokens = prompt_tokens = 0
     latencies: list[float] = []
     errors: list[str] = []
     deadline = time.monotonic() + duration
     stop = threading.Event()
 
     def worker(wid: int) -> None:
-        nonlocal started, ok, failed, gen_tokens
+        nonlocal started, ok, failed, gen_tokens, prompt_tokens
         rng = random.Random(seed * 1000 + wid)
         while not stop.is_set() and time.monotonic() < deadline:
             with lock:
@@ -131,10 +135,12 @@ def run_load(
             try:
                 with urllib.request.urlopen(req, timeout=request_timeout) as r:
                     out = json.loads(r.read())
-                n = int(out.get("usage", {}).get("completion_tokens", 0))
+                usage = out.get("usage", {})
+                n = int(usage.get("completion_tokens", 0))
                 with lock:
                     ok += 1
                     gen_tokens += n
+                    prompt_tokens += int(usage.get("prompt_tokens", 0))
                     latencies.append(time.monotonic() - t0)
             except (urllib.error.URLError, OSError, ValueError) as e:
                 with lock:
@@ -169,6 +175,7 @@ def run_load(
         "requests_ok": ok,
         "requests_failed": failed,
         "generation_tokens": gen_tokens,
+        "prompt_tokens_mean": round(prompt_tokens / ok, 1) if ok else None,
         "wall_s": round(wall, 2),
         "generation_tps": round(gen_tokens / wall, 1) if wall > 0 else None,
         "latency_p50_s": _quantile(latencies, 0.5),
