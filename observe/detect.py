@@ -66,9 +66,22 @@ class Context:
                 return float(sum(parts))
         return self.summary.max_tokens_per_running
 
+    def prompt_tokens_mean(self) -> float | None:
+        """Mean prompt length in tokens from the last scrape's vllm:request_prompt_tokens _sum / _count."""
+        from observe import metricmath
+
+        ok = [s for s in self.scrapes if s.ok and s.at is not None]
+        if not ok:
+            return None
+        last = max(ok, key=lambda s: s.at)
+        total = metricmath.value(last, "vllm:request_prompt_tokens_sum")
+        count = metricmath.value(last, "vllm:request_prompt_tokens_count")
+        return total / count if total is not None and count else None
+
     def facts(self) -> dict:
         s = self.summary
         return {
+            "prompt_tokens_mean": self.prompt_tokens_mean(),
             "max_kv_pct": s.max_kv,
             "max_running": s.max_running,
             "max_waiting": s.max_waiting,

@@ -2,8 +2,7 @@
 prefill-bound, shared-prefix; tools/realvllm/record_scenarios.sh, flags in scenarios.json).
 
 Each test reads what the recording shows (stats lines, /metrics snapshots) and checks that the
-diagnosis says the same. The advice assertions that today's advisor fails are marked
-`xfail(strict=True)`: when the advisor learns them, the marker must go.
+diagnosis says the same, and that the advice answers what the recording shows.
 """
 
 from __future__ import annotations
@@ -11,8 +10,6 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
-
-import pytest
 
 from observe import metricmath as mm
 from observe import pipeline
@@ -75,11 +72,6 @@ def test_seq_bound_diagnosis_names_the_cap_and_raises_it() -> None:
     assert "--kv-cache-memory-bytes" not in _recs("seq-bound")  # the cache is not the problem
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the advisor doubles --max-num-seqs (2 → 4) instead of admitting the queue it saw "
-    "(2 running + 14 waiting at 0.6% KV usage)",
-)
 def test_seq_bound_advice_admits_the_queue_seen() -> None:
     i = _diag("seq-bound")
     seen = i.stats["max_running"] + i.stats["max_waiting"]
@@ -102,11 +94,6 @@ def test_prefill_bound_diagnosis_sees_the_queue_with_room() -> None:
     assert "--max-num-seqs" not in _recs("prefill-bound")  # the cap is not what holds them back
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the advisor recommends nothing for a queue that waits on 32-token prefill chunks "
-    "(~1,100-token prompts, Running 1-2 of 8, Waiting 4-5, KV 2.5%)",
-)
 def test_prefill_bound_advice_raises_batched_tokens_with_its_itl_cost() -> None:
     r = _recs("prefill-bound").get("--max-num-batched-tokens")
     assert r is not None and int(r.suggested) > _flag("prefill-bound", "--max-num-batched-tokens")

@@ -270,13 +270,20 @@ def prefill(p: Plan, by_id: dict[str, Finding], kv_pressure: bool) -> None:
     slow_first = [i for i in ("ttft_spikes", "queue_prefill_bound") if i in by_id]
     if slow_first and "itl_high" not in by_id:
         if cur:
+            prompt = p.facts.get("prompt_tokens_mean")
             new = int(cur) * 2
+            whole = ""
+            if prompt and prompt > cur:  # one typical prompt per step, in 256-token steps
+                new = max(new, -(-int(prompt) // 256) * 256)
+                whole = f" (a mean prompt of {prompt:,.0f} tokens then prefills in one step, not {-(-int(prompt) // int(cur))})"
+            if p.cfg.max_model_len:
+                new = max(int(cur) + 1, min(new, int(p.cfg.max_model_len)))
             p.add(
                 "--max-num-batched-tokens",
                 new,
                 "prompts queue behind small prefill chunks: take more prompt tokens per step",
                 slow_first,
-                effect=f"up to {new:,} prompt tokens a step instead of {cur:,}: queued prompts start sooner; "
+                effect=f"up to {new:,} prompt tokens a step instead of {cur:,}{whole}: queued prompts start sooner; "
                 "the cost is inter-token latency: a step that carries a full chunk takes longer for the "
                 "running requests (watch ITL p95)",
             )
