@@ -150,7 +150,7 @@ def advise(
             [f.id, "cuda_oom"],
         )
     f = by_id.get("cuda_oom")
-    if f and f.data.get("phase") == "load_model":
+    if f and f.data.get("phase") in ("load_model", "loading_weights"):
         tp = cfg.tensor_parallel_size or 1
         p.add(
             "--tensor-parallel-size",

@@ -553,7 +553,9 @@ def failure_cause(log_text: str, *, source: str = "vllm.log") -> str:
         events = []
     from observe.model import EngineError
 
-    errors = [e for e in events if isinstance(e, EngineError) and e.kind != "shutdown_noise"]
+    errors = [
+        e for e in events if isinstance(e, EngineError) and e.kind not in ("shutdown_noise", "exception")
+    ]
     if not errors:
         for needle, what in _CRASH_HINTS:
             line = next((ln for ln in reversed(log_text.splitlines()) if needle in ln), None)
