@@ -284,6 +284,12 @@ def _worker(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     return Failure("worker_exception", d, True, ("worker", ctx.pid, d["method"]))
 
 
+def _failed_execution(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """V0 model_runner_base's "Writing input of failed execution to …": a forward pass raised."""
+    d = {"worker": ctx.process, "method": "execute_model"}
+    return Failure("worker_exception", d, True, ("worker", None, "execute_model"))
+
+
 def _worker_proc(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     return Failure("worker_exception", {"worker": ctx.process}, True, ("worker", ctx.pid, None))
 
@@ -394,6 +400,7 @@ RULES: tuple[Rule[Failure], ...] = (
         _worker,
     ),
     _rule("worker-proc-exception", "WorkerProc hit an exception", None, _worker_proc),
+    _rule("failed-execution", "Writing input of failed execution to ", None, _failed_execution),
     _rule("engine-dead", "EngineDeadError", None, _engine_dead),
     _rule("output-handler-failed", "output_handler failed", None, _engine_dead),
     _rule("engine-core-init-failed", "Engine core initialization failed", None, _engine_core),
