@@ -44,8 +44,10 @@ class Context:
 
     def request_tokens_p95(self) -> float | None:
         """Request length in tokens: p95 prompt + p95 generation from the /metrics histograms when
-        given (vllm:request_prompt_tokens / vllm:request_generation_tokens), else the most KV any
-        running request held (KV usage × KV tokens / running, from the logs)."""
+        given (vllm:request_prompt_tokens / vllm:request_generation_tokens; a family without buckets
+        gives its mean, _sum/_count), else the most KV any running request held (KV usage × KV
+        tokens / running, from the logs). Never above --max-model-len: no request is longer (the
+        interpolation inside the last bucket can overshoot it)."""
         from observe import metricmath
 
         last = next(
@@ -57,14 +59,23 @@ class Context:
             ),
             None,
         )
+        got: float | None = None
         if last is not None:
-            parts = [
-                metricmath.histogram_quantile(0.95, metricmath.buckets(last, fam))
-                for fam in ("vllm:request_prompt_tokens", "vllm:request_generation_tokens")
-            ]
+            parts = []
+            for fam in ("vllm:request_prompt_tokens", "vllm:request_generation_tokens"):
+                q = metricmath.histogram_quantile(0.95, metricmath.buckets(last, fam))
+                if q is None:
+                    total, n = metricmath.value(last, fam + "_sum"), metricmath.value(last, fam + "_count")
+                    q = total / n if total is not None and n else None
+                parts.append(q)
             if all(p is not None for p in parts):
-                return float(sum(parts))
-        return self.summary.max_tokens_per_running
+                got = float(sum(parts))  # type: ignore[arg-type]
+        if got is None:
+            got = self.summary.max_tokens_per_running
+        cap = self.config.max_model_len
+        if got is not None and cap:
+            got = min(got, float(cap))
+        return got
 
     def prompt_tokens_mean(self) -> float | None:
         """Mean prompt length in tokens from the last scrape's vllm:request_prompt_tokens _sum / _count."""
@@ -183,7 +194,8 @@ def queue_bound(c: Context) -> list[Finding]:
             Finding(
                 id="queue_memory_bound",
                 severity="warning",
-                title="Queue grows while the KV cache is full (memory-bound)",
+                title=("Queue grows" if s.waiting_rises else "Requests wait")
+                + " while the KV cache is full (memory-bound)",
                 evidence=(
                     f"{s.waiting_while_full} stats samples had requests waiting (max {s.max_waiting}) while KV usage "
                     f"was ≥ {c.settings.kv_queue_full_pct:.0f}%: admission is limited by KV-cache memory, not by --max-num-seqs{_span(a, b)}"
@@ -208,7 +220,8 @@ def queue_bound(c: Context) -> list[Finding]:
                 Finding(
                     id="queue_seq_bound",
                     severity="warning",
-                    title="Queue grows while the KV cache has room: bound by --max-num-seqs",
+                    title=("Queue grows" if s.waiting_rises else "Requests wait")
+                    + " while the KV cache has room: bound by --max-num-seqs",
                     evidence=(
                         f"{s.waiting_with_room} stats samples had requests waiting (max {s.max_waiting}) with KV usage "
                         f"< {c.settings.kv_queue_full_pct:.0f}% and Running at the --max-num-seqs cap of {cap}{_span(a, b)}"
@@ -224,7 +237,8 @@ def queue_bound(c: Context) -> list[Finding]:
                 Finding(
                     id="queue_prefill_bound",
                     severity="info",
-                    title="Queue grows while the KV cache has room: bound by prefill or --max-num-seqs",
+                    title=("Queue grows" if s.waiting_rises else "Requests wait")
+                    + " while the KV cache has room: bound by prefill or --max-num-seqs",
                     evidence=(
                         f"{s.waiting_with_room} stats samples had requests waiting (max {s.max_waiting}) with KV usage < {c.settings.kv_queue_full_pct:.0f}% "
                         f"and Running up to {s.max_running}"
@@ -255,7 +269,12 @@ def preemptions(c: Context) -> list[Finding]:
         parts.append(f"{s.interval_preemptions} preemptions in the stats lines' Preemptions: field")
     if measured:
         total = max(total or 0, measured)
-        parts.append(f"vllm:num_preemptions_total rose by {measured} over the snapshots")
+        if len(tl.series(c.metrics, "m_preemptions_total")) == 1:
+            parts.append(
+                f"vllm:num_preemptions_total was {measured} at the one snapshot (since vLLM started)"
+            )
+        else:
+            parts.append(f"vllm:num_preemptions_total rose by {measured} over the snapshots")
     if total:
         col = tl.series(c.frame, "m_preemption_rate")
         a, b = _when(c.frame, c.frame["m_preemption_rate"] > 0) if len(col) else (None, None)
@@ -274,6 +293,8 @@ def preemptions(c: Context) -> list[Finding]:
                     "warnings": s.preemption_warnings,
                     "metrics": measured,
                     "modes": sorted(s.preemption_modes),
+                    "swap_mode": "SWAP" in s.preemption_modes,
+                    "silent": s.silent_preempted_requests or None,
                 },
             )
         ]
@@ -307,7 +328,9 @@ def low_prefix_hit(c: Context) -> list[Finding]:
         Finding(
             id="low_prefix_cache_hit_rate",
             severity="info",
-            title="Prefix caching is on but rarely hits",
+            title="Prefix caching is on but rarely hits"
+            if cfg.enable_prefix_caching
+            else "The prefix cache rarely hits",
             evidence=(
                 f"mean prefix-cache hit rate {mean:.1f}% over {s.prefix_hit_samples} samples: prompts share "
                 "little prefix; caching costs little, but do not count on it for capacity"
@@ -440,10 +463,114 @@ _ERROR_FINDINGS = {
     ),
     "prompt_too_long": ("prompt_too_long", "warning", "Prompts rejected as too long"),
 }
+_KV_KINDS = ("max_seq_len_exceeds_kv", "kv_needed_exceeds_available")
+_CRASH_KINDS = ("worker_exception", "engine_core_failed", "startup_failed")
+
+
+def kv_fit(errors: Sequence[Any], cfg: EngineConfig) -> dict[str, Any]:
+    """What the "KV cache too small for one request" messages say, merged over their pieces (a
+    wrapped or cut traceback gives its numbers on several lines), and the largest --max-model-len
+    that fits: vLLM's own estimate when it printed one; else the KV-cache tokens (V0's form gives
+    them); else the requested length scaled by available / needed GiB (KV memory grows linearly with
+    the length), rounded down to a multiple of 16. Keys: max_model_len, needed_gib, available_gib,
+    kv_tokens, estimated_max_model_len (as printed), max_model_len_fits, fits_from
+    ("vllm_estimate" | "kv_tokens" | "ratio" | None)."""
+    d: dict[str, Any] = {}
+    for e in errors:
+        if e.kind not in _KV_KINDS:
+            continue
+        x = e.details
+        for key, src in (
+            ("max_model_len", "max_model_len"),
+            ("max_model_len", "max_seq_len"),
+            ("needed_gib", "kv_needed_gib"),
+            ("available_gib", "kv_available_gib"),
+            ("kv_tokens", "kv_tokens"),
+            ("estimated_max_model_len", "estimated_max_model_len"),
+        ):
+            if d.get(key) is None and x.get(src) is not None:
+                d[key] = x[src]
+    if not d:
+        return {}
+    if d.get("max_model_len") is None and cfg.max_model_len:
+        d["max_model_len"] = cfg.max_model_len
+    fits, how = None, None
+    if d.get("estimated_max_model_len"):
+        fits, how = int(d["estimated_max_model_len"]), "vllm_estimate"
+    elif d.get("kv_tokens"):
+        fits, how = int(d["kv_tokens"]), "kv_tokens"
+    elif d.get("needed_gib") and d.get("available_gib") is not None and d.get("max_model_len"):
+        if d["available_gib"] <= 0:
+            fits, how = 0, "ratio"
+        else:
+            fits, how = int(d["max_model_len"] * d["available_gib"] / d["needed_gib"]) // 16 * 16, "ratio"
+    d["max_model_len_fits"] = fits
+    d["fits_from"] = how
+    return d
+
+
+def root_cause(errors: Sequence[Any]) -> dict[str, Any] | None:
+    """The first exception of a crash: the first error of a specific kind or exception line in the
+    run (what the worker's traceback ends in), not the "WorkerProc hit an exception" wrapper.
+    Keys: type, text, kind, where. None when the excerpt holds no such line."""
+    for e in errors:
+        if e.kind in _CRASH_KINDS or e.kind == "shutdown_noise":
+            continue
+        if e.kind == "exception":
+            return {
+                "type": e.details.get("type"),
+                "text": e.details.get("text"),
+                "kind": "exception",
+                "where": f"{e.env.source}:{e.env.lineno}",
+            }
+        return {
+            "type": None,
+            "text": e.message[:300],
+            "kind": e.kind,
+            "where": f"{e.env.source}:{e.env.lineno}",
+        }
+    return None
+
+
+def _chunked_prefill_off(cfg: EngineConfig) -> bool | None:
+    v = cfg.flags.get("--enable-chunked-prefill")
+    if v is None:
+        return None
+    return v is False or str(v).lower() == "false"
+
+
+def _hints_in(hints: Sequence[dict], message: str) -> list[dict]:
+    return [
+        {"flag": h["flag"], "direction": h["direction"], "value": h["value"], "text": h["text"]}
+        for h in hints
+        if h.get("text") and h["text"] in message
+    ]
+
+
+def _oom_phase(c: Context, e: Any) -> str | None:
+    """Where the engine was when it ran out of memory: loading_weights, profiling, kv_cache_init,
+    cuda_graph_capture, warmup, sampler_warmup or serving (None: the excerpt does not say)."""
+    if e.details.get("phase"):
+        return str(e.details["phase"])
+    if any(
+        x.kind == "worker_exception" and x.details.get("method") == "load_model" for x in c.summary.errors
+    ):
+        return "loading_weights"
+    phases = c.summary.oom_phases
+    return phases[0] if phases else None
 
 
 def engine_errors(c: Context) -> list[Finding]:
-    s, cfg = c.summary, c.config
+    """One finding per failure kind the log reports. Data besides the error's own details (and kind,
+    count): ``hints`` [{flag, direction, value, text}] vLLM printed in that message; for
+    max_model_len_exceeds_kv_cache the merged kv_fit() keys (max_model_len_fits, needed_gib,
+    available_gib, kv_tokens, fits_from); for no_kv_cache_memory max_model_len_fits 0; for cuda_oom
+    ``phase`` (see _oom_phase), ``pytorch_allocated_gib``, ``reserved_unallocated_gib`` and
+    ``fragmentation`` (reserved-but-unallocated ≥ Settings.oom_fragmentation_gib and ≥ the failed
+    allocation: expandable segments would have served it); for prompt_too_long prompt_tokens,
+    limit, ``max_prompt_tokens`` (the longest rejected) and ``chunked_prefill_off`` (True / False /
+    None: unknown); for engine_error / engine_startup_failed ``root_cause`` (see root_cause())."""
+    s, cfg, th = c.summary, c.config, c.settings
     out: dict[str, Finding] = {}
     for e in s.errors:
         spec = _ERROR_FINDINGS.get(e.kind)
@@ -457,6 +584,39 @@ def engine_errors(c: Context) -> list[Finding]:
         )
         count = s.error_kinds.get(e.kind, 1)
         ev = f"{e.message[:300]}" + (f" [{detail}]" if detail else "") + (f" ({count}×)" if count > 1 else "")
+        data = dict(e.details, kind=e.kind, count=count, hints=_hints_in(s.hints, e.message))
+        if fid == "max_model_len_exceeds_kv_cache":
+            fit = kv_fit(s.errors, cfg)
+            data.update(fit)
+            if fit.get("max_model_len_fits") is not None:
+                ev += f". The largest --max-model-len that fits is {fit['max_model_len_fits']:,}" + (
+                    " (vLLM's estimate)" if fit["fits_from"] == "vllm_estimate" else ""
+                )
+        elif fid == "no_kv_cache_memory":
+            data["max_model_len_fits"] = 0
+        elif fid == "cuda_oom":
+            phase = _oom_phase(c, e)
+            unalloc = e.details.get("reserved_unallocated_gib")
+            tried = e.details.get("tried_to_allocate_gib")
+            data.update(
+                phase=phase,
+                pytorch_allocated_gib=e.details.get("allocated_by_pytorch_gib"),
+                reserved_unallocated_gib=unalloc,
+                fragmentation=None
+                if unalloc is None
+                else bool(unalloc >= th.oom_fragmentation_gib and (tried is None or unalloc >= tried)),
+            )
+            if phase:
+                title = f"Out of memory ({phase.replace('_', ' ')})"
+        elif fid == "prompt_too_long":
+            rej = [x for x in s.errors if x.kind == "prompt_too_long"]
+            data["max_prompt_tokens"] = max(x.details.get("prompt_tokens") or 0 for x in rej) or None
+            data["chunked_prefill_off"] = _chunked_prefill_off(cfg)
+        elif fid in ("engine_error", "engine_startup_failed"):
+            data["root_cause"] = root_cause(s.errors)
+            if data["root_cause"]:
+                rc = data["root_cause"]
+                ev += f". Root cause: {rc['type'] + ': ' if rc['type'] else ''}{(rc['text'] or '')[:200]}"
         out[fid] = Finding(
             id=fid,
             severity=sev,
@@ -465,7 +625,7 @@ def engine_errors(c: Context) -> list[Finding]:
             start=e.env.ts,
             end=e.env.ts,
             where=f"{e.env.source}:{e.env.lineno}",
-            data=dict(e.details, kind=e.kind, count=count),
+            data=data,
         )
     load_fail = any(
         e.kind == "worker_exception" and e.details.get("method") == "load_model" for e in s.errors
@@ -482,7 +642,7 @@ def engine_errors(c: Context) -> list[Finding]:
             start=f.start,
             end=f.end,
             where=f.where,
-            data=dict(f.data, phase="load_model"),
+            data=dict(f.data, phase="loading_weights"),
         )
     if "cuda_oom" in out and cfg.gpu_memory_utilization is not None and cfg.gpu_memory_utilization >= 0.95:
         out["gpu_memory_utilization_too_high"] = Finding(
@@ -497,6 +657,200 @@ def engine_errors(c: Context) -> list[Finding]:
             data={"gpu_memory_utilization": cfg.gpu_memory_utilization},
         )
     return list(out.values())
+
+
+_CONFIG_FLAG_WORDS = (
+    "max_model_len",
+    "max_num_batched_tokens",
+    "max_num_seqs",
+    "gpu_memory_utilization",
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "kv_cache_dtype",
+    "block_size",
+    "quantization",
+    "dtype",
+    "num_speculative_tokens",
+    "enable_chunked_prefill",
+)
+
+
+def launch_rejected(c: Context) -> list[Finding]:
+    """vLLM refused the launch while validating its arguments (argparse) or its config (pydantic
+    ValidationError, a ValueError of a config check). Data: flag (the offending flag, None when the
+    excerpt does not name one), value (the rejected value, when given), text, source ("argparse" |
+    "pydantic" | "config"), reason ("unrecognized" | "required" | None)."""
+    s = c.summary
+    bad = [
+        e for e in s.errors if e.kind in ("invalid_launch_args", "invalid_config", "max_position_exceeded")
+    ]
+    if not bad:
+        return []
+    d: dict[str, Any] = {"flag": None, "value": None, "text": None, "source": None, "reason": None}
+    for e in bad:
+        x = e.details
+        if e.kind == "max_position_exceeded":
+            d["flag"] = d["flag"] or "--max-model-len"
+            d["value"] = d["value"] if d["value"] is not None else x.get("max_model_len")
+            d["text"] = d["text"] or e.message[:300]
+            d["source"] = d["source"] or "config"
+            continue
+        d["source"] = d["source"] or x.get("source")
+        d["text"] = d["text"] or x.get("text") or e.message[:300]
+        d["flag"] = d["flag"] or x.get("flag")
+        d["reason"] = d["reason"] or x.get("reason")
+        if d["value"] is None:
+            d["value"] = x.get("value", x.get("max_num_batched_tokens"))
+    if d["flag"] is None and d["text"]:
+        word = next((w for w in _CONFIG_FLAG_WORDS if w in d["text"]), None)
+        d["flag"] = "--" + word.replace("_", "-") if word else None
+    e0 = bad[0]
+    return [
+        Finding(
+            id="launch_rejected",
+            severity="critical",
+            title="vLLM rejected the launch: "
+            + (f"{d['flag']} is invalid" if d["flag"] else "invalid arguments"),
+            evidence=(d["text"] or e0.message)[:300],
+            start=e0.env.ts,
+            end=e0.env.ts,
+            where=f"{e0.env.source}:{e0.env.lineno}",
+            data=d,
+        )
+    ]
+
+
+def silent_preemptions(c: Context) -> list[Finding]:
+    """Requests preempted without a warning line (V0 prints only every 50th): between two stats
+    samples Running fell by d while Waiting rose by the same d, with no prompt throughput (nothing
+    was admitted), at KV usage ≥ Settings.silent_preemption_kv_pct. Data: events (sample pairs),
+    requests (sum of d), kv_pct_threshold, warnings (preemption warnings printed)."""
+    s = c.summary
+    if not s.silent_preemption_events:
+        return []
+    return [
+        Finding(
+            id="silent_preemptions",
+            severity="warning",
+            title="Requests preempted without a warning",
+            evidence=(
+                f"{s.silent_preemption_events} time(s) Running fell while Pending/Waiting rose by the same count "
+                f"({s.silent_preempted_requests} requests in all) with no prompt throughput and the KV cache "
+                f"≥ {c.settings.silent_preemption_kv_pct:g}% full: the scheduler moved running requests back to "
+                f"the queue (preemption); vLLM prints a warning only every 50th"
+                + (
+                    f", and printed {s.preemption_warnings}"
+                    if s.preemption_warnings
+                    else ", and printed none"
+                )
+            ),
+            where=s.silent_preemption_where,
+            data={
+                "events": s.silent_preemption_events,
+                "requests": s.silent_preempted_requests,
+                "kv_pct_threshold": c.settings.silent_preemption_kv_pct,
+                "warnings": s.preemption_warnings,
+            },
+        )
+    ]
+
+
+def swap_space(c: Context) -> list[Finding]:
+    """V0 swap space in use: Swapped > 0 (requests preempted to CPU memory) and how full the CPU KV
+    cache got. Data: max_swapped, samples_swapped, first_cpu_kv_pct, max_cpu_kv_pct, climbing
+    (max above first), exhausted (max ≥ Settings.swap_full_pct), swap_mode (a SWAP-mode
+    preemption warning was printed)."""
+    s = c.summary
+    if not s.max_swapped:
+        return []
+    exhausted = s.max_cpu_kv is not None and s.max_cpu_kv >= c.settings.swap_full_pct
+    climbing = s.max_cpu_kv is not None and s.first_cpu_kv is not None and s.max_cpu_kv > s.first_cpu_kv
+    return [
+        Finding(
+            id="swap_space_exhausted" if exhausted else "swap_space_in_use",
+            severity="critical" if exhausted else "warning",
+            title="Swap space exhausted: preempted requests fill the CPU KV cache"
+            if exhausted
+            else "Requests swapped to CPU memory",
+            evidence=(
+                f"up to {s.max_swapped} requests swapped in {s.swapped_samples} stats samples; CPU KV cache usage "
+                + (
+                    f"from {s.first_cpu_kv:.1f}% to {s.max_cpu_kv:.1f}%"
+                    if s.max_cpu_kv is not None and s.first_cpu_kv is not None
+                    else "not shown"
+                )
+            ),
+            where=_where(s),
+            data={
+                "max_swapped": s.max_swapped,
+                "samples_swapped": s.swapped_samples,
+                "first_cpu_kv_pct": s.first_cpu_kv,
+                "max_cpu_kv_pct": s.max_cpu_kv,
+                "climbing": climbing,
+                "exhausted": exhausted,
+                "swap_mode": "SWAP" in s.preemption_modes,
+            },
+        )
+    ]
+
+
+def spec_decode_acceptance(c: Context) -> list[Finding]:
+    """Speculative decoding whose drafts are mostly rejected: mean acceptance (the lines' acceptance
+    rate, else accepted / drafted tokens) below Settings.low_spec_acceptance_pct. Data:
+    mean_acceptance_pct, min_acceptance_pct, samples, accepted_tokens, draft_tokens,
+    mean_acceptance_length (the last line's), threshold_pct."""
+    s = c.summary
+    if not s.spec_acceptance_samples:
+        return []
+    mean = s.spec_acceptance_sum / s.spec_acceptance_samples
+    if s.spec_draft_tokens:
+        mean = 100.0 * s.spec_accepted_tokens / s.spec_draft_tokens
+    if mean >= c.settings.low_spec_acceptance_pct:
+        return []
+    return [
+        Finding(
+            id="spec_decode_low_acceptance",
+            severity="warning",
+            title="Speculative decoding: most draft tokens are rejected",
+            evidence=(
+                f"draft acceptance {mean:.1f}% over {s.spec_acceptance_samples} spec-decode lines, below "
+                f"{c.settings.low_spec_acceptance_pct:g}%: the draft work costs more than it saves"
+            ),
+            where=_where(s),
+            data={
+                "mean_acceptance_pct": round(mean, 2),
+                "min_acceptance_pct": s.spec_acceptance_min,
+                "samples": s.spec_acceptance_samples,
+                "accepted_tokens": s.spec_accepted_tokens or None,
+                "draft_tokens": s.spec_draft_tokens or None,
+                "mean_acceptance_length": s.spec_mean_len_last,
+                "threshold_pct": c.settings.low_spec_acceptance_pct,
+            },
+        )
+    ]
+
+
+def vllm_hints(c: Context) -> list[Finding]:
+    """Changes vLLM itself suggested in its warnings and errors. Data: hints [{flag, direction
+    ("up" | "down" | "set"), value (the number vLLM gave, else None), text, where}]."""
+    hs = c.summary.hints
+    if not hs:
+        return []
+    words = ", ".join(
+        f"{h['flag']} {'↑' if h['direction'] == 'up' else '↓' if h['direction'] == 'down' else '='}"
+        + (f" {h['value']}" if h["value"] is not None else "")
+        for h in hs[:6]
+    )
+    return [
+        Finding(
+            id="vllm_hints",
+            severity="info",
+            title="vLLM suggested flag changes",
+            evidence=f"vLLM's own messages suggest: {words}",
+            where=hs[0].get("where"),
+            data={"hints": [dict(h) for h in hs]},
+        )
+    ]
 
 
 def latency(c: Context) -> list[Finding]:
@@ -606,7 +960,12 @@ def capacity_facts(c: Context) -> list[Finding]:
                     + (f" ({cfg.num_gpu_blocks:,} blocks)" if cfg.num_gpu_blocks else "")
                     + f", less than one request of max_model_len {cfg.max_model_len:,}"
                 ),
-                data={"kv_tokens": cfg.kv_cache_tokens, "max_model_len": cfg.max_model_len},
+                data={
+                    "kv_tokens": cfg.kv_cache_tokens,
+                    "max_model_len": cfg.max_model_len,
+                    "max_model_len_fits": cfg.kv_cache_tokens,
+                    "fits_from": "kv_tokens",
+                },
             )
         )
     if cfg.max_concurrency is not None and cfg.max_concurrency < c.settings.low_concurrency:
@@ -646,6 +1005,11 @@ def capacity_facts(c: Context) -> list[Finding]:
 
 DETECTORS: tuple[Callable[[Context], list[Finding]], ...] = (
     engine_errors,
+    launch_rejected,
+    silent_preemptions,
+    swap_space,
+    spec_decode_acceptance,
+    vllm_hints,
     capacity_facts,
     kv_cache_saturated,
     preemptions,

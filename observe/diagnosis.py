@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from observe import advise as advise_mod
-from observe import cmdline, detect, metricmath, timeline
+from observe import cmdline, detect, metricmath, timeline, versions
 from observe.model import (
     AccessLog,
     AdviceNote,
@@ -75,8 +75,34 @@ class Summary:
     # tokens per running request, from KV usage (needs kv_cache_tokens): max over samples
     max_tokens_per_running: float | None = None
     _kv_usage_running: list = field(default_factory=list)  # (kv_pct, running) for later, bounded
+    # silent preemptions: consecutive samples where Running fell by d and Waiting rose by the same d,
+    # with no prompt throughput, at KV usage >= Settings.silent_preemption_kv_pct
+    silent_preemption_events: int = 0
+    silent_preempted_requests: int = 0
+    silent_preemption_where: str | None = None
+    waiting_rises: int = 0  # consecutive samples where Waiting went up
+    # V0 swap space: CPU KV usage and Swapped
+    first_cpu_kv: float | None = None
+    max_cpu_kv: float | None = None
+    swapped_samples: int = 0
+    # speculative decoding
+    spec_acceptance_sum: float = 0.0
+    spec_acceptance_samples: int = 0
+    spec_acceptance_min: float | None = None
+    spec_accepted_tokens: int = 0
+    spec_draft_tokens: int = 0
+    spec_mean_len_last: float | None = None
+    hints: list = field(default_factory=list)  # hint facts' dicts, each (flag, direction, value) once
+    phase: str | None = None  # the startup phase last seen (a "phase" fact; "serving" after a stats line)
+    oom_phases: list = field(default_factory=list)  # the phase at each OOM error, in order
+    call_sites: set = field(default_factory=set)  # (logger file, line) pairs seen, bounded
+    processes: set = field(default_factory=set)
+    stats_clauses: set = field(default_factory=set)  # "throughput", "swapped", "preemptions", ...
+    _prev: tuple | None = None  # (running, waiting) of the previous stats sample
 
     MAX_ERRORS = 50
+    MAX_HINTS = 50
+    MAX_SITES = 200
 
 
 def _mx(a, b):
@@ -129,6 +155,11 @@ class InstanceBuilder:
             if s.first_ts is None:
                 s.first_ts = env.ts
             s.last_ts = env.ts
+        if env is not None:
+            if env.logger_file and env.logger_line and len(s.call_sites) < Summary.MAX_SITES:
+                s.call_sites.add((env.logger_file, env.logger_line))
+            if env.process and len(s.processes) < Summary.MAX_SITES:
+                s.processes.add(env.process)
         if isinstance(ev, StatsSample):
             self._stats(ev)
         elif isinstance(ev, Preemption):
@@ -146,6 +177,7 @@ class InstanceBuilder:
             s.error_kinds[ev.kind] = s.error_kinds.get(ev.kind, 0) + 1
             if ev.kind == "oom":
                 s.oom_errors += 1
+                s.oom_phases.append(s.phase if s.phase is not None or not s.samples else "serving")
             mml = ev.details.get("max_model_len") or ev.details.get("max_seq_len")
             if (
                 mml
@@ -162,6 +194,20 @@ class InstanceBuilder:
                 s.prefix_hit_samples += 1
         elif isinstance(ev, SpecDecodeSample):
             s.spec_decode_lines += 1
+            rate = ev.acceptance_rate_pct
+            if rate is None and ev.accepted_tokens is not None and ev.draft_tokens:
+                rate = 100.0 * ev.accepted_tokens / ev.draft_tokens
+            if rate is not None:
+                s.spec_acceptance_sum += rate
+                s.spec_acceptance_samples += 1
+                s.spec_acceptance_min = (
+                    rate if s.spec_acceptance_min is None else min(s.spec_acceptance_min, rate)
+                )
+            if ev.accepted_tokens is not None and ev.draft_tokens is not None:
+                s.spec_accepted_tokens += ev.accepted_tokens
+                s.spec_draft_tokens += ev.draft_tokens
+            if ev.mean_acceptance_length is not None:
+                s.spec_mean_len_last = ev.mean_acceptance_length
         elif isinstance(ev, AccessLog):
             s.access_lines += 1
             if ev.status >= 500:
@@ -210,7 +256,48 @@ class InstanceBuilder:
                 s.waiting_with_room += 1
         if ev.preemptions:
             s.interval_preemptions += ev.preemptions
+        self._shape(ev, where)
         self.timeline.add_stats(ev)
+
+    def _shape(self, ev: StatsSample, where: str) -> None:
+        """Which clauses the line has (the era), silent preemptions, queue growth, swap space."""
+        s = self.summary
+        s.phase = "serving"
+        for clause, v in (
+            ("throughput", ev.throughput_tps),
+            ("swapped", ev.swapped),
+            ("preemptions", ev.preemptions),
+            ("deferred", ev.deferred),
+            ("prefix_hit", ev.prefix_hit_pct),
+            ("cpu_kv", ev.cpu_kv_usage_pct),
+            ("engine_index", ev.engine_index),
+        ):
+            if v is not None:
+                s.stats_clauses.add(clause)
+        if ev.cpu_kv_usage_pct is not None:
+            if s.first_cpu_kv is None:
+                s.first_cpu_kv = ev.cpu_kv_usage_pct
+            s.max_cpu_kv = _mx(s.max_cpu_kv, ev.cpu_kv_usage_pct)
+        if ev.swapped:
+            s.swapped_samples += 1
+        prev, s._prev = s._prev, (ev.running, ev.waiting)
+        if prev is None or None in prev or ev.running is None or ev.waiting is None:
+            return
+        if ev.waiting > prev[1]:
+            s.waiting_rises += 1
+        d = prev[0] - ev.running
+        kv = ev.kv_usage_pct
+        if (
+            d > 0
+            and ev.waiting - prev[1] == d
+            and not ev.prompt_tps
+            and kv is not None
+            and kv >= self.settings.silent_preemption_kv_pct
+        ):
+            s.silent_preemption_events += 1
+            s.silent_preempted_requests += d
+            if s.silent_preemption_where is None:
+                s.silent_preemption_where = where
 
     def _fact(self, ev: StartupFact) -> None:
         name, value = ev.name, ev.value
@@ -247,6 +334,15 @@ class InstanceBuilder:
             c.max_model_len = int(value)
         elif name == "max_num_batched_tokens" and c.max_num_batched_tokens is None:
             c.max_num_batched_tokens = int(value)
+        elif name == "phase":
+            self.summary.phase = str(value)
+        elif name == "hint" and isinstance(value, dict):
+            hs = self.summary.hints
+            key = (value.get("flag"), value.get("direction"), value.get("value"))
+            if len(hs) < Summary.MAX_HINTS and all(
+                (h["flag"], h["direction"], h["value"]) != key for h in hs
+            ):
+                hs.append(dict(value, where=f"{ev.env.source}:{ev.env.lineno}"))
         self.facts[name] = value
 
     def add_scrape(self, scrape: Scrape) -> None:
@@ -318,6 +414,14 @@ def _complete_config(cfg: EngineConfig, s: Summary, scrapes: Sequence[Scrape]) -
         cfg.kv_cache_tokens = cfg.num_gpu_blocks * 16  # V0 default block size
     if cfg.max_model_len is None and cfg.max_concurrency_len:
         cfg.max_model_len = cfg.max_concurrency_len
+    cfg.version_range = versions.infer_range(
+        cfg.version,
+        engine=cfg.engine,
+        stats_formats=s.stats_formats,
+        clauses=s.stats_clauses,
+        call_sites=s.call_sites,
+        processes=s.processes,
+    )
 
 
 def stats_dict(s: Summary, settings: Settings) -> dict:
@@ -365,6 +469,9 @@ def events_dict(s: Summary, ctx: detect.Context) -> dict:
         "error_kinds": dict(s.error_kinds),
         "spec_decode_lines": s.spec_decode_lines,
         "access_log_lines": s.access_lines,
+        "silent_preemptions": s.silent_preempted_requests or None,
+        "hints": list(s.hints),
+        "oom_phases": list(s.oom_phases),
     }
 
 

@@ -109,7 +109,10 @@ class StartupFact:
     config (dict from the engine-init repr), num_gpu_blocks, num_cpu_blocks, kv_cache_tokens,
     max_concurrency (value) with max_concurrency_len, available_kv_gib, weights_gib,
     model_load_seconds, max_num_batched_tokens (chunked prefill), init_engine_seconds,
-    kv_cache_size_gib, total_gpu_memory_gib, gpu_memory_utilization, num_gpu_blocks_override.
+    kv_cache_size_gib, total_gpu_memory_gib, gpu_memory_utilization, num_gpu_blocks_override,
+    hint (dict: flag, direction "up"/"down"/"set", value or None, text — a change vLLM itself
+    suggests), phase ("loading_weights" / "profiling" / "kv_cache_init" / "cuda_graph_capture" /
+    "warmup": the startup step a line or traceback frame shows the engine in).
     """
 
     env: Envelope
@@ -123,7 +126,10 @@ class EngineError:
 
     kind: "oom" | "max_seq_len_exceeds_kv" | "kv_needed_exceeds_available" |
     "no_available_memory" | "free_memory_below_utilization" | "engine_core_failed" |
-    "worker_exception" | "prompt_too_long" | "startup_failed" | "max_position_exceeded"
+    "worker_exception" | "prompt_too_long" | "startup_failed" | "max_position_exceeded" |
+    "invalid_launch_args" (argparse rejected the command line) | "invalid_config" (a config
+    validation error: pydantic or vLLM's own checks) | "exception" (any other exception line: a
+    crash's root cause is the first of these; not fatal by itself)
     """
 
     env: Envelope
@@ -194,6 +200,9 @@ class EngineConfig:
     kv_cache_dtype: str | None = None
     enable_prefix_caching: bool | None = None
     device: str | None = None  # "GPU" / "CPU" (from the stats line's KV word)
+    # the releases the log can come from (versions.VersionRange): exact with a banner, else bounded
+    # by the line shapes; ask versions.available(cfg.version_range, since, until) about a flag
+    version_range: Any = None
 
 
 @dataclass(frozen=True, slots=True)

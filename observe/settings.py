@@ -95,6 +95,23 @@ class Settings:
         "Generation throughput below this share of its peak, with as many requests running, is a collapse.",
         "engine",
     )
+    silent_preemption_kv_pct: float = _f(
+        98.0,
+        "KV usage at or above which Running falling while Waiting rises by the same count (no prefill) "
+        "is read as requests preempted without a warning (V0 prints only every 50th).",
+        "kv",
+    )
+    swap_full_pct: float = _f(
+        90.0,
+        "V0 CPU KV-cache (swap space) usage at or above which swap space counts as exhausted.",
+        "kv",
+    )
+    oom_fragmentation_gib: float = _f(
+        0.5,
+        "An OOM whose PyTorch reserved-but-unallocated memory is at least this (and at least the failed "
+        "allocation) points to fragmentation (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True).",
+        "engine",
+    )
     low_spec_acceptance_pct: float = _f(
         30.0,
         "Speculative-decoding draft acceptance below this means the draft costs more than it saves.",

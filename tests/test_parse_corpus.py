@@ -312,7 +312,8 @@ def test_cpu_bad_kvcache():
 
 def test_cpu_bad_maxlen():
     _, ev = run(CPU / "bad-maxlen.log")
-    (e,) = [e for e in ev if isinstance(e, EngineError)]
+    head, e = [e for e in ev if isinstance(e, EngineError)]
+    assert head.kind == "invalid_config" and head.details["config_class"] == "ModelConfig"
     assert e.kind == "max_position_exceeded" and e.fatal
     assert e.details["max_model_len"] == 4096 and e.details["derived_max_model_len"] == 2048
 

@@ -27,7 +27,9 @@ def failure_cause(log_text: str, *, source: str = "vllm.log") -> str:
         events = parse.parse_text(log_text, source)
     except Exception:  # the cause of a crash must be reported even if the parser trips on the log
         events = []
-    errors = [e for e in events if isinstance(e, EngineError) and e.kind != "shutdown_noise"]
+    errors = [
+        e for e in events if isinstance(e, EngineError) and e.kind not in ("shutdown_noise", "exception")
+    ]
     if errors:
         best = max(
             errors,

@@ -36,6 +36,9 @@ _DEDUP_KINDS = frozenset(
         "engine_core_failed",
         "max_position_exceeded",
         "shutdown_noise",
+        "exception",
+        "invalid_launch_args",
+        "invalid_config",
     }
 )
 DEDUP_WINDOW = 400
@@ -123,24 +126,51 @@ def _oom(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
 
 
 # ----------------------------------------------------------------------------- the other failures
-def _kv_needed(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    est = m.group("est")
+_KV_LEN_RE = re.compile(r"max seq len \((?P<v>\d+)\)", _A)
+_KV_NEED_RE = re.compile(r"\((?P<v>\d+(?:\.\d+)?) Gi?B KV cache is needed", _A)
+_KV_AVAIL_RE = re.compile(r"available KV cache memory \((?P<v>-?\d+(?:\.\d+)?) Gi?B\)", _A)
+_KV_EST_RE = re.compile(r"estimated maximum model length is (?P<v>\d+)\b", _A)
+
+
+def _kv_needed(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
+    """Every V1 form of "KV cache too small for one request" (0.7 "models's" → 0.32 "model's", with
+    or without the estimated length and the docs link), and any piece of it: a paste cut short or a
+    traceback wrapped over lines still gives the numbers it holds (the missing ones stay None)."""
+
+    def num(rx: re.Pattern[str], conv: Any) -> Any:
+        f = rx.search(msg)
+        return None if f is None else conv(f.group("v"))
+
     d = {
-        "max_model_len": int(m.group("len")),
-        "kv_needed_gib": float(m.group("need")),
-        "kv_available_gib": float(m.group("avail")),
-        "estimated_max_model_len": int(est) if est else None,
+        "max_model_len": num(_KV_LEN_RE, int),
+        "kv_needed_gib": num(_KV_NEED_RE, float),
+        "kv_available_gib": num(_KV_AVAIL_RE, float),
+        "estimated_max_model_len": num(_KV_EST_RE, int),
     }
-    return Failure("kv_needed_exceeds_available", d, True, ("kvneed", d["max_model_len"], d["kv_needed_gib"]))
+    if all(v is None for v in d.values()):
+        return None
+    whole = d["max_model_len"] is not None and d["kv_needed_gib"] is not None
+    key = ("kvneed", d["max_model_len"], d["kv_needed_gib"]) if whole else None  # a piece: never merged away
+    return Failure("kv_needed_exceeds_available", d, True, key)
+
+
+_V0_KV_RE = re.compile(r"stored in KV cache \((?P<v>\d+)\)", _A)
 
 
 def _max_seq_kv(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    d = {"max_seq_len": int(m.group("len")), "kv_tokens": int(m.group("kv"))}
+    """V0 (0.2 → 0.10): "The model's max seq len (N) is larger than the maximum number of tokens that
+    can be stored in KV cache (K)"; K is missing from a line cut before it."""
+    kv = _V0_KV_RE.search(msg, m.end())
+    d = {"max_seq_len": int(m.group("len")), "kv_tokens": int(kv.group("v")) if kv else None}
     return Failure("max_seq_len_exceeds_kv", d, True, ("maxseq", d["max_seq_len"], d["kv_tokens"]))
 
 
 def _no_memory(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     return Failure("no_available_memory", {}, True, ("noavail",))
+
+
+def _no_memory_auto_fit(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    return Failure("no_available_memory", {"form": "auto_fit_max_model_len"}, True, ("noavail",))
 
 
 def _free_memory(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
@@ -173,15 +203,91 @@ def _prompt_limit(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failur
     return Failure("prompt_too_long", d, False, None)
 
 
-def _context_length(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    return Failure(
-        "prompt_too_long", {"prompt_tokens": int(m.group("n")), "limit": int(m.group("lim"))}, False, None
-    )
+def _context_length(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
+    """The OpenAI server's "maximum context length is N tokens. However, you requested M tokens" and
+    the renderer's (2026 →) "However, your prompt contains [at least ]M input tokens"."""
+    n = m.group("n") or m.group("n2")
+    if n is None:
+        return None
+    return Failure("prompt_too_long", {"prompt_tokens": int(n), "limit": int(m.group("lim"))}, False, None)
+
+
+def _batched_below_len(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    d = {
+        "flag": "--max-num-batched-tokens",
+        "max_num_batched_tokens": int(m.group("b")),
+        "max_model_len": int(m.group("len")),
+        "source": "config",
+    }
+    return Failure("invalid_config", d, True, ("badcfg", "batched", d["max_num_batched_tokens"]))
+
+
+_ARG_FLAG_RE = re.compile(r"argument (?P<flag>--[\w-]+)(?:/[\w-]+)*: (?P<why>.*)$", _A)
+_UNRECOGNIZED_RE = re.compile(r"unrecognized arguments: (?P<args>.*)$", _A)
+_REQUIRED_RE = re.compile(r"the following arguments are required: (?P<args>.*)$", _A)
+
+
+def _argparse(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """argparse's "prog: error: …": the flag it names, and why (invalid value / choice, unknown flag)."""
+    text = m.group("text").strip()
+    d: dict[str, Any] = {"source": "argparse", "text": text[:300]}
+    a = _ARG_FLAG_RE.search(text)
+    u = _UNRECOGNIZED_RE.search(text)
+    r = _REQUIRED_RE.search(text)
+    if a is not None:
+        d["flag"] = a.group("flag")
+        v = re.search(r"(?:invalid \w+ value|invalid choice): '(?P<v>[^']*)'", a.group("why"), _A)
+        if v is not None:
+            d["value"] = v.group("v")
+    elif u is not None:
+        d["flag"] = u.group("args").split()[0] if u.group("args").split() else None
+        d["reason"] = "unrecognized"
+    elif r is not None:
+        d["reason"] = "required"
+        d["missing"] = r.group("args")
+    return Failure("invalid_launch_args", d, True, ("badargs", text[:120]))
+
+
+def _pydantic(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """The header of a pydantic ValidationError; the line(s) under it say what is wrong (and are the
+    fatal record: the header alone is not counted as the failure)."""
+    d = {"source": "pydantic", "config_class": m.group("cls"), "errors": int(m.group("n"))}
+    return Failure("invalid_config", d, False, ("badcfg", "pydantic", d["config_class"]))
+
+
+def _pydantic_value(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """A pydantic line "  Value error, <why> [type=value_error, …]" under its header."""
+    d = {"source": "pydantic", "text": m.group("text").strip()[:300]}
+    return Failure("invalid_config", d, True, ("badcfg", "pydantic-value", d["text"][:120]))
+
+
+_EXC_RE = re.compile(
+    r"^\s*(?P<type>(?:[A-Za-z_]\w*\.){0,6}[A-Z]\w*(?:Error|Exception))(?::\s?(?P<text>.*))?$", _A
+)
+
+
+def _exception(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
+    """A Python exception line ("ValueError: …") no other row knows: the raw material of a crash's root
+    cause (the first exception of a traceback). Not fatal by itself."""
+    e = _EXC_RE.match(msg)
+    if e is None:
+        return None
+    typ, text = e.group("type"), (e.group("text") or "").strip()
+    if typ.rsplit(".", 1)[-1] in ("EngineDeadError", "EngineGenerateError"):
+        return None
+    d = {"type": typ, "text": text[:300], "phase": "runtime" if run.stats_seen else "startup"}
+    return Failure("exception", d, False, ("exc", typ, text[:120]))
 
 
 def _worker(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     d = {"worker": m.group("worker"), "method": m.group("method")}
     return Failure("worker_exception", d, True, ("worker", ctx.pid, d["method"]))
+
+
+def _failed_execution(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """V0 model_runner_base's "Writing input of failed execution to …": a forward pass raised."""
+    d = {"worker": ctx.process, "method": "execute_model"}
+    return Failure("worker_exception", d, True, ("worker", None, "execute_model"))
 
 
 def _worker_proc(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
@@ -208,21 +314,39 @@ def _rule(name: str, literal: str, pattern: str | None, read: Any, **kw: Any) ->
 
 RULES: tuple[Rule[Failure], ...] = (
     _rule("oom", "out of memory", r"(?P<dev>CUDA|HIP|XPU|MPS|NPU) out of memory", _oom),
+    # V1 (0.7 →): the whole message, or the piece of it a cut paste or a wrapped traceback line holds
     _rule(
         "kv-needed-exceeds-available",
-        "max seq len (",
-        r"To serve at least one request with the models?'s max seq len \((?P<len>\d+)\), \((?P<need>\d+(?:\.\d+)?) Gi?B KV cache "
-        r"is needed, which is larger than the available KV cache memory \((?P<avail>-?\d+(?:\.\d+)?) Gi?B\)"
-        r"(?:\. Based on the available memory, the estimated maximum model length is (?P<est>\d+)\.)?",
+        "To serve at least one request with the model",
+        r"To serve at least one request with the models?'s max seq len",
+        _kv_needed,
+    ),
+    _rule("kv-needed-piece", "GiB KV cache is needed", r"Gi?B KV cache is needed", _kv_needed),
+    _rule(
+        "kv-available-piece",
+        "larger than the available KV cache memory (",
+        r"larger than the available KV cache memory \(",
+        _kv_needed,
+    ),
+    _rule(
+        "kv-estimated-len-piece",
+        "the estimated maximum model length is ",
+        r"the estimated maximum model length is \d",
         _kv_needed,
     ),
     _rule(
         "max-seq-len-exceeds-kv",
         "max seq len (",
-        r"max seq len \((?P<len>\d+)\) is larger than the maximum number of tokens that can be stored in KV cache \((?P<kv>\d+)\)",
+        r"max seq len \((?P<len>\d+)\) is larger than the maximum number of tokens",
         _max_seq_kv,
     ),
     _rule("no-available-memory", "No available memory for the cache blocks", None, _no_memory),
+    _rule(
+        "auto-fit-no-memory",
+        "Cannot auto-fit max_model_len: not enough GPU memory",
+        None,
+        _no_memory_auto_fit,
+    ),
     _rule(
         "free-memory-below-utilization",
         "Free memory on device",
@@ -249,10 +373,26 @@ RULES: tuple[Rule[Failure], ...] = (
     _rule(
         "context-length",
         "maximum context length is",
-        r"maximum context length is (?P<lim>\d+) tokens\. However, you requested (?P<n>\d+) tokens",
+        r"maximum context length is (?P<lim>\d+) tokens\. However, (?:you requested (?P<n>\d+) tokens"
+        r"|your prompt contains (?:at least )?(?P<n2>\d+) input tokens)",
         _context_length,
         claims=True,
     ),
+    # a launch vLLM rejects while validating its arguments or its config
+    _rule(
+        "batched-below-max-model-len",
+        "is smaller than max_model_len (",
+        r"max_num_batched_tokens \((?P<b>\d+)\) is smaller than max_model_len \((?P<len>\d+)\)",
+        _batched_below_len,
+    ),
+    _rule("argparse-error", ": error: ", r"^\s*(?:usage: .*?)?[\w./-]+: error: (?P<text>.+)$", _argparse),
+    _rule(
+        "pydantic-validation",
+        " validation error",
+        r"(?P<n>\d+) validation errors? for (?P<cls>\w+)",
+        _pydantic,
+    ),
+    _rule("pydantic-value-error", "Value error, ", r"^\s*Value error, (?P<text>.+)$", _pydantic_value),
     _rule(
         "worker-exception",
         "Exception in worker",
@@ -260,11 +400,15 @@ RULES: tuple[Rule[Failure], ...] = (
         _worker,
     ),
     _rule("worker-proc-exception", "WorkerProc hit an exception", None, _worker_proc),
+    _rule("failed-execution", "Writing input of failed execution to ", None, _failed_execution),
     _rule("engine-dead", "EngineDeadError", None, _engine_dead),
     _rule("output-handler-failed", "output_handler failed", None, _engine_dead),
     _rule("engine-core-init-failed", "Engine core initialization failed", None, _engine_core),
     _rule("engine-core-failed-to-start", "EngineCore failed to start", None, _engine_core),
     _rule("engine-core-exception", "EngineCore hit an exception", None, _engine_core),
+    # any other exception line: what a crash's root cause is read from
+    _rule("exception", "Error", r"Error", _exception),
+    _rule("exception-named", "Exception", r"Exception", _exception),
 )
 
 

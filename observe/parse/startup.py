@@ -126,6 +126,91 @@ def _command(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
     return out
 
 
+# the flags vLLM's own warnings and errors tell the user to change (their config / CLI spellings)
+_HINT_FLAGS = (
+    "gpu_memory_utilization|max_model_len|max_num_batched_tokens|max_num_seqs|enforce_eager|"
+    "num_speculative_tokens|tensor_parallel_size|pipeline_parallel_size|swap_space|kv_cache_dtype|"
+    "block_size|cpu_offload_gb|max_seq_len_to_capture|num_gpu_blocks_override|enable_chunked_prefill|"
+    "kv_cache_memory_bytes|max_num_partial_prefills|long_prefill_token_threshold|max_cudagraph_capture_size"
+)
+_HINT_RE = re.compile(
+    r"(?P<verb>[Ii]ncreas|[Dd]ecreas|[Rr]educ|[Ll]ower|[Rr]ais|[Ss]et)(?:e|es|ed|ing|ting)?\s+(?:the\s+)?"
+    r"(?:value\s+of\s+)?[`'\"]?(?:--)?(?P<flag>" + _HINT_FLAGS.replace("_", "[_-]") + r")\b[`'\"]?"
+    r"(?:\s*(?:to|=)\s*(?:at\s+least\s+|at\s+most\s+)?(?P<val>\d+(?:\.\d+)?|True|False))?",
+    _A,
+)
+_DIRECTION = {
+    "increas": "up",
+    "rais": "up",
+    "decreas": "down",
+    "reduc": "down",
+    "lower": "down",
+    "set": "set",
+}
+
+
+def _hints(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
+    """Hints vLLM prints itself ("Try increasing `gpu_memory_utilization` or decreasing `max_model_len`",
+    "Please increase max_num_batched_tokens", "set max_model_len to 8192"): one ("hint", {flag,
+    direction, value, text}) fact per flag named; value is the number the hint gives, else None.
+    A clause "or decreasing `max_model_len`" after a first verb is its own hint."""
+    out: list[Fact] = []
+    seen: set[str] = set()
+    for h in _HINT_RE.finditer(msg):
+        flag = "--" + h.group("flag").replace("_", "-")
+        if flag in seen:
+            continue
+        seen.add(flag)
+        val = h.group("val")
+        value: Any = None
+        if val is not None:
+            value = {"True": True, "False": False}.get(
+                val, float(val) if "." in val else int(val) if val.isdigit() else val
+            )
+        start = max(0, h.start() - 80)
+        out.append(
+            (
+                "hint",
+                {
+                    "flag": flag,
+                    "direction": _DIRECTION[h.group("verb").lower()],
+                    "value": value,
+                    "text": msg[start : h.end() + 40].strip()[:200],
+                },
+            )
+        )
+    return out
+
+
+# traceback frames and startup lines that say which phase an engine was in (what an OOM is read against)
+_PHASE_FRAMES = {
+    "load_model": "loading_weights",
+    "load_weights": "loading_weights",
+    "_load_model": "loading_weights",
+    "initialize_model": "loading_weights",
+    "profile_run": "profiling",
+    "determine_available_memory": "profiling",
+    "determine_num_available_blocks": "profiling",
+    "capture_model": "cuda_graph_capture",
+    "_capture_cudagraphs": "cuda_graph_capture",
+    "capture": "cuda_graph_capture",
+    "_warmup_sampler": "warmup",
+    "compile_or_warm_up_model": "warmup",
+    "_initialize_kv_caches": "kv_cache_init",
+    "initialize_cache": "kv_cache_init",
+    "initialize_from_config": "kv_cache_init",
+}
+
+
+def _phase_frame(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
+    ph = _PHASE_FRAMES.get(m.group("fn"))
+    return [("phase", ph)] if ph else []
+
+
+def _phase(name: str) -> Any:
+    return lambda m, msg, ctx: [("phase", name)]
+
+
 def _one(name: str, group: str, conv: Any = float) -> Any:
     """A reader of one fact from one named group."""
     return lambda m, msg, ctx: [(name, conv(m.group(group)))]
@@ -261,6 +346,32 @@ RULES: tuple[Rule[list[Fact]], ...] = (
         _one("max_model_len", "n", int),
     ),
     _rule("mq-engine", "MQLLMEngine", r"MQLLMEngine", lambda m, msg, ctx: [("engine", "v0")]),
+    # the startup phase: a traceback frame names the function, a log line the step begun or done
+    _rule(
+        "phase-frame",
+        'File "',
+        r'^\s*File "[^"]*", line \d+, in (?P<fn>\w+)\s*$',
+        _phase_frame,
+        group="phase",
+    ),
+    _rule("phase-load-start", "Starting to load model", r"Starting to load model", _phase("loading_weights")),
+    _rule("phase-loaded", "Model loading took", r"Model loading took", _phase("profiling"), group="phase"),
+    _rule(
+        "phase-loaded-v0", "Loading model weights took", r"Loading model weights took", _phase("profiling")
+    ),
+    _rule("phase-capture", "Capturing cudagraphs", r"Capturing cudagraphs", _phase("cuda_graph_capture")),
+    _rule(
+        "phase-capture-v0",
+        "Capturing the model for CUDA graphs",
+        r"Capturing the model for CUDA graphs",
+        _phase("cuda_graph_capture"),
+    ),
+    _rule("phase-captured", "Graph capturing finished", r"Graph capturing finished", _phase("warmup")),
+    # hints vLLM prints itself: a flag to raise, lower or set (and the value, when it gives one)
+    _rule("hint-increase", "ncreas", r"ncreas", _hints, group="hint", when=lambda ctx: ctx.level != "DEBUG"),
+    _rule("hint-decrease", "ecreas", r"ecreas", _hints, group="hint", when=lambda ctx: ctx.level != "DEBUG"),
+    _rule("hint-reduce", "educ", r"educ", _hints, group="hint", when=lambda ctx: ctx.level != "DEBUG"),
+    _rule("hint-set", "set ", r"set ", _hints, group="hint", when=lambda ctx: ctx.level != "DEBUG"),
     # the launch command pasted above a log: "[$ ][ENV=1 ]vllm serve MODEL --flag v …" or the module form
     _rule(
         "command",
