@@ -355,7 +355,7 @@ EXPECT: dict[str, Row] = {
             Flag("--max-model-len", at_least=9040),
             Flag("--kv-cache-dtype", suggested=False),
         ),
-        _xfail("prompt_too_long gets no --max-model-len raised to the prompt"),
+        None,
     ),
     # KV budget negative on a shared GPU: raise --gpu-memory-utilization (fp8 cannot help)
     "051": (
