@@ -488,6 +488,21 @@ def generate_alerts(
         typer.echo(str(path))
 
 
+@generate_app.command("kubernetes")
+@user_errors
+def generate_kubernetes(
+    out: Path = typer.Option(
+        Path("deploy/kubernetes/base/generated"), "--out", help="Folder for the generated manifests."
+    ),
+    config: Path | None = typer.Option(None, "--config", help=CONFIG_HELP),
+) -> None:
+    """Write the PrometheusRule and the Grafana dashboard ConfigMaps of deploy/kubernetes/."""
+    from observe import kubernetes
+
+    for path in kubernetes.write_manifests(out, _settings(config)):
+        typer.echo(str(path))
+
+
 @config_app.command("show")
 @user_errors
 def config_show(
