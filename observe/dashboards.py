@@ -159,7 +159,7 @@ def _stat(
     desc: str,
     expr: str,
     unit: str = "none",
-    thresholds: list[tuple[str, float | None]] = (),
+    thresholds: Iterable[tuple[str, float | None]] = (),
     decimals: int | None = None,
 ) -> g.Stat:
     steps = [
