@@ -7,6 +7,7 @@ print or write what it returns. ObserveError becomes one line on stderr and a no
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -367,9 +368,19 @@ def sidecar(
     polling: bool = typer.Option(False, "--polling", help="Poll files instead of inotify/watchdog events."),
     name: str | None = typer.Option(None, "--name", help="Instance name in the diagnosis."),
     config: Path | None = typer.Option(None, "--config", help=CONFIG_HELP),
+    api_diagnosis: str = typer.Option(
+        "auto",
+        "--api-diagnosis",
+        help="Who may read /api/diagnosis: auto (loopback only, unless a token is set), public, off.",
+    ),
+    api_token_file: Path | None = typer.Option(
+        None,
+        "--api-token-file",
+        help="File whose first line is the bearer token /api/diagnosis requires (else $OBSERVE_API_TOKEN).",
+    ),
 ) -> None:
     """Run beside one vLLM: follow its logs, scrape /metrics, export findings and advice."""
-    from observe.config import SidecarSettings
+    from observe.config import SidecarSettings, read_api_token
     from observe.sidecar import Sidecar
 
     settings = SidecarSettings.from_cli(
@@ -383,6 +394,8 @@ def sidecar(
         use_watchdog=not polling,
         name=name,
         thresholds=_settings(config),
+        api_diagnosis=api_diagnosis,
+        api_token=read_api_token(api_token_file, os.environ),
     )
     try:
         car = Sidecar(settings)
@@ -390,6 +403,8 @@ def sidecar(
     except OSError as e:
         raise ObserveError(f"cannot listen on {listen}: {e.strerror or e}")
     typer.echo(f"observe sidecar: serving {car.listen_url}/metrics", err=True)
+    if settings.api_warning:
+        typer.echo(f"observe sidecar: {settings.api_warning}", err=True)
     car.stop_on_signals()
     car.wait()
 
