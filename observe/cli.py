@@ -7,6 +7,7 @@ print or write what it returns. ObserveError becomes one line on stderr and a no
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -406,9 +407,19 @@ def sidecar(
         "5m", "--warn-every", help="Repeat a lasting warning (vLLM unreachable, no log file) this often."
     ),
     config: Path | None = typer.Option(None, "--config", help=CONFIG_HELP),
+    api_diagnosis: str = typer.Option(
+        "auto",
+        "--api-diagnosis",
+        help="Who may read /api/diagnosis: auto (loopback only, unless a token is set), public, off.",
+    ),
+    api_token_file: Path | None = typer.Option(
+        None,
+        "--api-token-file",
+        help="File whose first line is the bearer token /api/diagnosis requires (else $OBSERVE_API_TOKEN).",
+    ),
 ) -> None:
     """Run beside one vLLM: follow its logs, scrape /metrics, export findings and advice."""
-    from observe.config import SidecarSettings
+    from observe.config import SidecarSettings, read_api_token
     from observe.sidecar import Sidecar
 
     settings = SidecarSettings.from_cli(
@@ -423,6 +434,8 @@ def sidecar(
         name=name,
         thresholds=_settings(config),
         warn_every=warn_every,
+        api_diagnosis=api_diagnosis,
+        api_token=read_api_token(api_token_file, os.environ),
     )
     try:
         car = Sidecar(settings, warn=lambda msg: typer.echo(f"observe sidecar: {msg}", err=True))
@@ -430,6 +443,8 @@ def sidecar(
     except OSError as e:
         raise ObserveError(f"cannot listen on {listen}: {e.strerror or e}")
     typer.echo(f"observe sidecar: serving {car.listen_url}/metrics", err=True)
+    if settings.api_warning:
+        typer.echo(f"observe sidecar: {settings.api_warning}", err=True)
     car.stop_on_signals()
     car.wait()
 

@@ -7,13 +7,28 @@ sentence for anything that makes no sense.
 
 from __future__ import annotations
 
+import ipaddress
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from observe.errors import ConfigError
 from observe.settings import Settings
 
-__all__ = ["SidecarSettings", "check_url", "parse_duration", "parse_listen"]
+__all__ = [
+    "API_DIAGNOSIS_MODES",
+    "SidecarSettings",
+    "check_url",
+    "parse_duration",
+    "parse_listen",
+    "read_api_token",
+]
+
+#: who may read /api/diagnosis: auto — open on loopback, beyond it only with a token;
+#: public — anyone who can reach the port; off — nobody (404). A token, when set, is always required.
+API_DIAGNOSIS_MODES = ("auto", "public", "off")
+API_TOKEN_ENV = "OBSERVE_API_TOKEN"
 
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
@@ -101,8 +116,16 @@ class SidecarSettings:
     name: str | None = None  # instance name in the diagnosis (default: the vLLM URL or first log)
     warn_every: float = 300.0  # a warning that lasts is repeated this often (seconds)
     thresholds: Settings = field(default_factory=Settings)  # what the window is judged by
+    api_diagnosis: str = "auto"  # one of API_DIAGNOSIS_MODES
+    api_token: str | None = field(default=None, repr=False)  # bearer token for /api/diagnosis
 
     def __post_init__(self) -> None:
+        if self.api_diagnosis not in API_DIAGNOSIS_MODES:
+            raise ConfigError(
+                f"--api-diagnosis {self.api_diagnosis!r}: expected one of {', '.join(API_DIAGNOSIS_MODES)}"
+            )
+        if self.api_token is not None and not self.api_token:
+            raise ConfigError("the /api/diagnosis token is empty")
         if not self.logs and not self.vllm_url:
             raise ConfigError("nothing to watch: give --log GLOB and/or --vllm-url URL")
         for attr in (
@@ -121,6 +144,42 @@ class SidecarSettings:
             raise ConfigError(f"listen port {self.listen_port} is out of range")
         if self.vllm_url is not None:
             check_url(self.vllm_url)
+
+    @property
+    def loopback(self) -> bool:
+        """Whether the listener is reachable only from this host."""
+        host = self.listen_host.strip("[]")
+        if host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return False  # a host name: assume it resolves beyond loopback
+
+    @property
+    def diagnosis_access(self) -> str:
+        """How /api/diagnosis answers: "off" (404), "token" (bearer token), "open", "closed" (403)."""
+        if self.api_diagnosis == "off":
+            return "off"
+        if self.api_token:
+            return "token"
+        if self.api_diagnosis == "public" or self.loopback:
+            return "open"
+        return "closed"
+
+    @property
+    def api_warning(self) -> str | None:
+        """One sentence for the operator when /api/diagnosis is not what a default would make it."""
+        where = f"{self.listen_host}:{self.listen_port}"
+        access = self.diagnosis_access
+        if access == "closed":
+            return (
+                f"/api/diagnosis is closed: the sidecar listens on {where}, beyond loopback, without a "
+                f"token; give --api-token-file (or {API_TOKEN_ENV}), or --api-diagnosis public or off"
+            )
+        if access == "open" and not self.loopback:
+            return f"/api/diagnosis is open to anyone who can reach {where} (--api-diagnosis public)"
+        return None
 
     @property
     def instance_name(self) -> str:
@@ -142,6 +201,8 @@ class SidecarSettings:
         name: str | None = None,
         thresholds: Settings | None = None,
         warn_every: str = "5m",
+        api_diagnosis: str = "auto",
+        api_token: str | None = None,
     ) -> SidecarSettings:
         host, port = parse_listen(listen)
         return cls(
@@ -159,4 +220,21 @@ class SidecarSettings:
             name=name,
             thresholds=thresholds or Settings(),
             warn_every=parse_duration(warn_every, what="--warn-every"),
+            api_diagnosis=api_diagnosis,
+            api_token=api_token,
         )
+
+
+def read_api_token(path: str | Path | None, environ: Mapping[str, str]) -> str | None:
+    """The /api/diagnosis bearer token: the first line of `path`, else $OBSERVE_API_TOKEN, else None."""
+    if path is not None:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise ConfigError(f"--api-token-file {str(path)!r}: cannot read it ({e})") from None
+        token = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+        if not token:
+            raise ConfigError(f"--api-token-file {str(path)!r} is empty")
+        return token
+    token = environ.get(API_TOKEN_ENV, "").strip()
+    return token or None

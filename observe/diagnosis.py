@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from observe import advise as advise_mod
-from observe import cmdline, detect, metricmath, timeline, versions
+from observe import cmdline, detect, metricmath, redact, timeline, versions
 from observe.model import (
     AccessLog,
     AdviceNote,
@@ -174,6 +174,7 @@ class InstanceBuilder:
         elif isinstance(ev, EngineError) and ev.kind == "shutdown_noise":
             s.shutdown_noise += 1  # the shutdown race vLLM prints on a clean stop: not a crash
         elif isinstance(ev, EngineError):
+            ev = redact.redact_error(ev)  # the message may quote a request: reports get it redacted
             s.error_kinds[ev.kind] = s.error_kinds.get(ev.kind, 0) + 1
             if ev.kind == "oom":
                 s.oom_errors += 1

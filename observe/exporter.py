@@ -8,11 +8,14 @@ registry (the caller passes one). Metric names and help texts come from `names.O
 
 Label values that come from log lines (file names, error kinds, versions, flag values) go out only
 through prometheus_client's exposition, which escapes them; the JSON endpoints go through
-`json.dumps`. Nothing here renders HTML.
+`json.dumps`. Nothing here renders HTML. /api/diagnosis answers by `diagnosis_access` (see
+`config.SidecarSettings.diagnosis_access`): open, behind a bearer token (compared in constant
+time), closed (403) or off (404); /metrics and /healthz are always open.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import threading
 from collections.abc import Callable, Iterator
@@ -199,8 +202,13 @@ class Server:
         port: int = 9400,
         health: Callable[[], tuple[bool, dict[str, Any]]] = lambda: (True, {}),
         diagnosis: Callable[[], dict[str, Any] | None] = lambda: None,
+        diagnosis_access: str = "open",
+        token: str | None = None,
     ) -> None:
         reg, get_health, get_diag = registry, health, diagnosis
+        if diagnosis_access == "token" and not token:
+            raise ValueError("diagnosis_access 'token' needs a token")
+        want = (token or "").encode("utf-8")
 
         class Handler(BaseHTTPRequestHandler):
             server_version = "observe-sidecar"
@@ -217,6 +225,8 @@ class Server:
                         ok, body = get_health()
                         self._json(200 if ok else 503, {"status": "ok" if ok else "degraded", **body})
                     elif path == "/api/diagnosis":
+                        if self._refused():
+                            return
                         d = get_diag()
                         if d is None:
                             self._json(503, {"error": "no diagnosis yet: the first analysis has not run"})
@@ -235,13 +245,43 @@ class Server:
                 except Exception as e:
                     self._json(500, {"error": type(e).__name__})
 
-            def _json(self, code: int, obj: Any) -> None:
+            def _refused(self) -> bool:
+                """Answer and return True when this request may not read the diagnosis."""
+                if diagnosis_access == "off":
+                    self._json(404, {"error": "/api/diagnosis is turned off (--api-diagnosis off)"})
+                elif diagnosis_access == "closed":
+                    self._json(
+                        403,
+                        {
+                            "error": "/api/diagnosis is closed beyond loopback without a token: "
+                            "start the sidecar with --api-token-file (or --api-diagnosis public)"
+                        },
+                    )
+                elif diagnosis_access == "token":
+                    scheme, _, given = (self.headers.get("Authorization") or "").partition(" ")
+                    if scheme.lower() == "bearer" and hmac.compare_digest(
+                        given.strip().encode("utf-8"), want
+                    ):
+                        return False
+                    self._json(401, {"error": "a bearer token is required"}, {"WWW-Authenticate": "Bearer"})
+                else:
+                    return False
+                return True
+
+            def _json(self, code: int, obj: Any, headers: dict[str, str] | None = None) -> None:
                 self._send(
-                    code, json.dumps(obj, sort_keys=True, default=str).encode("utf-8"), "application/json"
+                    code,
+                    json.dumps(obj, sort_keys=True, default=str).encode("utf-8"),
+                    "application/json",
+                    headers,
                 )
 
-            def _send(self, code: int, body: bytes, ctype: str) -> None:
+            def _send(
+                self, code: int, body: bytes, ctype: str, headers: dict[str, str] | None = None
+            ) -> None:
                 self.send_response(code)
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()

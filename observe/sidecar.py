@@ -100,6 +100,8 @@ class Sidecar:
                 port=s.listen_port,
                 health=self.health,
                 diagnosis=self.diagnosis_dict,
+                diagnosis_access=s.diagnosis_access,
+                token=s.api_token,
             )
         except OSError:
             self._follower.close()
