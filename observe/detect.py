@@ -81,10 +81,10 @@ class Context:
         """Mean prompt length in tokens from the last scrape's vllm:request_prompt_tokens _sum / _count."""
         from observe import metricmath
 
-        ok = [s for s in self.scrapes if s.ok and s.at is not None]
+        ok = [(s.at, s) for s in self.scrapes if s.ok and s.at is not None]
         if not ok:
             return None
-        last = max(ok, key=lambda s: s.at)
+        last = max(ok, key=lambda pair: pair[0])[1]
         total = metricmath.value(last, "vllm:request_prompt_tokens_sum")
         count = metricmath.value(last, "vllm:request_prompt_tokens_count")
         return total / count if total is not None and count else None
@@ -277,7 +277,7 @@ def preemptions(c: Context) -> list[Finding]:
             parts.append(f"vllm:num_preemptions_total rose by {measured} over the snapshots")
     if total:
         col = tl.series(c.frame, "m_preemption_rate")
-        a, b = _when(c.frame, c.frame["m_preemption_rate"] > 0) if len(col) else (None, None)
+        a, b = _when(c.frame, c.frame["m_preemption_rate"] > 0) if len(col) and c.frame is not None else (None, None)
         return [
             Finding(
                 id="preemptions",
@@ -858,7 +858,7 @@ def latency(c: Context) -> list[Finding]:
     m = c.metrics
     out = []
     itl = tl.series(m, "itl_p95")
-    if len(itl) and itl.max() > c.settings.itl_slo_seconds:
+    if m is not None and len(itl) and itl.max() > c.settings.itl_slo_seconds:
         bad = m["itl_p95"] > c.settings.itl_slo_seconds
         a, b = _when(m, bad.fillna(False))
         out.append(

@@ -11,7 +11,7 @@ come every 5–10 s, scrapes at their own interval). Pure: no I/O, no clock.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import pandas as pd
@@ -176,15 +176,18 @@ def scrape_frame(scrapes: Sequence[Scrape]) -> pd.DataFrame:
     """One row per timed scrape with the canonical gauges, counter rates and interval quantiles."""
     rows = []
     prev: Scrape | None = None
-    for s in sorted((s for s in scrapes if s.ok and s.at is not None), key=lambda s: s.at):
-        row: dict = {"ts": naive(s.at)}
+    timed = [(s.at, s) for s in scrapes if s.ok and s.at is not None]
+    timed.sort(key=lambda pair: pair[0])
+    prev_at: datetime | None = None
+    for at, s in timed:
+        row: dict = {"ts": naive(at)}
         kv = metricmath.value(s, "vllm:kv_cache_usage_perc", agg="max")
         row["m_kv_usage_pct"] = None if kv is None else kv * 100.0
         row["m_running"] = metricmath.value(s, "vllm:num_requests_running")
         row["m_waiting"] = metricmath.value(s, "vllm:num_requests_waiting")
         row["m_preemptions_total"] = metricmath.value(s, "vllm:num_preemptions_total")
-        if prev is not None:
-            dt = (s.at - prev.at).total_seconds()
+        if prev is not None and prev_at is not None:
+            dt = (at - prev_at).total_seconds()
             for col, name in (
                 ("m_preemption_rate", "vllm:num_preemptions_total"),
                 ("m_generation_tps", "vllm:generation_tokens_total"),
@@ -201,7 +204,7 @@ def scrape_frame(scrapes: Sequence[Scrape]) -> pd.DataFrame:
                 for q in (50, 95, 99):
                     row[f"{key}_p{q}"] = metricmath.histogram_quantile(q / 100.0, delta) if delta else None
         rows.append(row)
-        prev = s
+        prev, prev_at = s, at
     df = pd.DataFrame(rows, columns=["ts", *METRIC_COLS])
     df = df.set_index(pd.DatetimeIndex(df.pop("ts"), name="ts")) if len(df) else df.drop(columns=["ts"])
     return df.astype(float)
@@ -257,22 +260,3 @@ def interval_seconds(df: pd.DataFrame) -> float | None:
     d = pd.Series(df.index).diff().dt.total_seconds().dropna()
     d = d[d > 0]
     return float(d.median()) if len(d) else None
-
-
-def runs_above(values: Iterable[bool]) -> list[tuple[int, int]]:
-    """[start, end] index pairs (inclusive) of consecutive True values."""
-    out, start = [], None
-    vals = list(values)
-    for i, v in enumerate(vals):
-        if v and start is None:
-            start = i
-        elif not v and start is not None:
-            out.append((start, i - 1))
-            start = None
-    if start is not None:
-        out.append((start, len(vals) - 1))
-    return out
-
-
-def as_time(idx) -> datetime | None:
-    return idx.to_pydatetime() if isinstance(idx, pd.Timestamp) else None

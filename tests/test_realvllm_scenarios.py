@@ -23,7 +23,6 @@ import pytest
 from observe import manage, pipeline
 from observe import metricmath as mm
 from tests import realvllm as rv
-from tests.test_realvllm_managed import _best_of, _wait_ready
 
 pytestmark = [pytest.mark.realvllm, pytest.mark.slow]
 
@@ -101,17 +100,17 @@ def _run_scenario(name: str, tmp_path: Path) -> dict:
     )
     out: dict = {"after": None, "after_dir": None, "apply": None}
     try:
-        first = _wait_ready(history, 1, proc)
+        first = rv.wait_ready(history, 1, proc)
         out["before_dir"] = Path(first["dir"])
-        out["before"] = _best_of(
+        out["before"] = rv.best_of(
             load, ROUNDS, port=port, scenario="before", outdir=out["before_dir"], **_load_kw(name)
         )
         proc.send_signal(signal.SIGUSR1)  # diagnose now → recommend → apply (--yes)
         out["recommend"] = _wait_event(history, "recommend", proc)
         if out["recommend"]["suggested"]:
-            second = _wait_ready(history, 2, proc, timeout=400)
+            second = rv.wait_ready(history, 2, proc, timeout=400)
             out["after_dir"] = Path(second["dir"])
-            out["after"] = _best_of(
+            out["after"] = rv.best_of(
                 load, ROUNDS, port=port, scenario="after", outdir=out["after_dir"], **_load_kw(name)
             )
             out["apply"] = next(e for e in manage.read_history(history) if e["event"] == "apply")

