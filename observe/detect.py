@@ -277,7 +277,11 @@ def preemptions(c: Context) -> list[Finding]:
             parts.append(f"vllm:num_preemptions_total rose by {measured} over the snapshots")
     if total:
         col = tl.series(c.frame, "m_preemption_rate")
-        a, b = _when(c.frame, c.frame["m_preemption_rate"] > 0) if len(col) and c.frame is not None else (None, None)
+        a, b = (
+            _when(c.frame, c.frame["m_preemption_rate"] > 0)
+            if len(col) and c.frame is not None
+            else (None, None)
+        )
         return [
             Finding(
                 id="preemptions",
