@@ -11,7 +11,7 @@ from observe.advise import known
 from observe.advise.plan import Plan
 from observe.advise.start import MAX_GPU_UTIL, _fp8, _is_gpu
 from observe.advise.units import fmt_bytes, parse_bytes, pow2_at_least
-from observe.model import Finding
+from observe.model import Finding, Recommendation
 
 KV_IDS = (
     "kv_cache_saturated",
@@ -40,6 +40,8 @@ def pressure_ids(p: Plan, by_id: dict[str, Finding]) -> list[str]:
     strong = {"preemptions", "queue_memory_bound", "preemptions_likely"} & set(ids)
     if "kv_cache_saturated" in by_id and by_id["kv_cache_saturated"].severity == "critical":
         strong.add("kv_cache_saturated")
+    elif "kv_cache_saturated" in by_id and _kv_climbing(p):
+        strong.add("kv_cache_saturated")  # not full yet, but it will be: preemption follows
     if "low_max_concurrency" in ids and not strong:
         # vLLM's figure is at the full --max-model-len: it calls for more cache only when the cache
         # was near full under the load seen (or no load was seen at all)
@@ -54,6 +56,12 @@ def pressure_ids(p: Plan, by_id: dict[str, Finding]) -> list[str]:
             return []
         strong.add("low_max_concurrency")
     return [i for i in ids if i in strong]
+
+
+def _kv_climbing(p: Plan) -> bool:
+    """KV usage above 90% and higher at the last sample than at the first."""
+    first, last = p.facts.get("kv_pct_first"), p.facts.get("kv_pct_last")
+    return first is not None and last is not None and last >= 90.0 and last > first
 
 
 def kv_pressure(p: Plan, kv_ids: list[str], oom: bool) -> None:
@@ -103,6 +111,11 @@ def kv_pressure(p: Plan, kv_ids: list[str], oom: bool) -> None:
     elif need is not None and fp8_rec and need <= 2.0:
         p.add_any_of([fp8_rec])
         grown = True
+    elif need is None and not grown:
+        # the log does not say how much the load needs: any one lever grows the cache, or a cap at
+        # what the full cache held stops the thrash without growing it
+        first = p.add_any_of([util_rec, fp8_rec, _cap_at_full_cache(p, kv_ids)])
+        grown = first is not None and (util_rec is not None or fp8_rec is not None)
     else:
         for r in (util_rec, fp8_rec):
             if r is not None and not p.taken(r.flag):
@@ -124,6 +137,40 @@ def kv_pressure(p: Plan, kv_ids: list[str], oom: bool) -> None:
             "out of memory): add replicas or more GPUs per replica (a larger --tensor-parallel-size)",
         )
     _fit_max_num_seqs(p, kv_ids, _growth(p))
+
+
+def _admission_flag(p: Plan) -> str:
+    """--max-num-active-seqs caps admission without shrinking the CUDA graphs captured for
+    --max-num-seqs; releases that have it get it, the others --max-num-seqs."""
+    return "--max-num-active-seqs" if known.supported("--max-num-active-seqs", p.cfg) else "--max-num-seqs"
+
+
+def _cap_at_full_cache(p: Plan, fids: list[str]) -> Recommendation | None:
+    """Without request lengths: admit no more than the full cache held. With preemption the running
+    count overshoots; in-flight sequences hold at least half their final length on average, so half of
+    it fits at full length. None where nothing waits beyond the cap."""
+    running, kv = p.facts.get("max_running"), p.facts.get("max_kv_pct")
+    if not running or kv is None or kv < 95.0:
+        return None
+    preempting = bool({"preemptions", "preemptions_likely"} & set(fids))
+    cap = int(running // 2) if preempting else int(running)
+    cur = p.cfg.max_num_seqs
+    if cap < 1 or cap >= _demand(p) or (cur is not None and cap >= int(cur)):
+        return None
+    why = (
+        f"the KV cache was full ({kv:.0f}%) at {int(running)} running with preemption: at full length about "
+        f"half of them fit (in-flight sequences hold at least half their final length)"
+        if preempting
+        else f"the KV cache was full ({kv:.0f}%) at {int(running)} running while {_demand(p) - int(running)} waited"
+    )
+    return p.make(
+        _admission_flag(p),
+        cap,
+        why + "; admit no more than that",
+        fids,
+        effect=f"at most {cap} running: the rest wait instead of being preempted and recomputed; the queue "
+        "stays (the levers before this one shorten it); raise the cap while KV stays below 90%",
+    )
 
 
 def _util_factor(p: Plan) -> float | None:
