@@ -170,3 +170,50 @@ def test_kv_pressure_beyond_any_flag_says_so() -> None:
     plan = advise.plan(cfg, [f], facts=facts)
     assert any("replicas" in n.text for n in plan.notes)
     assert [r.flag for r in plan.recommendations] == ["--max-num-seqs"]  # admit only what fits
+
+
+# ---------------------------------------------------------------- a cap at what the full cache held
+
+
+def _full_cache(version: str | None, *, preempting: bool) -> advise.Advice:
+    fs = [
+        Finding(id="kv_cache_saturated", severity="critical", title="t", evidence="e"),
+        Finding(id="queue_memory_bound", severity="warning", title="t", evidence="e"),
+    ]
+    if preempting:
+        fs.append(Finding(id="preemptions_likely", severity="warning", title="t", evidence="e"))
+    facts = {"max_running": 40, "max_waiting": 60, "max_kv_pct": 99.0}
+    return advise.plan(EngineConfig(engine="v1", version=version, device="GPU"), fs, facts=facts)
+
+
+def _offered(a: advise.Advice) -> dict:
+    return {x.flag: x.suggested for r in a.recommendations for x in (r, *r.alternatives)}
+
+
+@pytest.mark.parametrize("preempting, cap", [(False, 40), (True, 20)])
+def test_full_cache_without_lengths_offers_a_cap_as_an_alternative(preempting: bool, cap: int) -> None:
+    a = _full_cache("0.11.0", preempting=preempting)
+    assert len(a.recommendations) == 1  # the need is unknown: any one lever, not all at once
+    assert _offered(a)["--max-num-seqs"] == cap
+    assert "--max-num-active-seqs" not in _offered(a)  # 0.11 has no such flag
+
+
+def test_full_cache_cap_uses_max_num_active_seqs_where_the_release_has_it() -> None:
+    off = _offered(_full_cache("0.32.0", preempting=True))
+    assert off["--max-num-active-seqs"] == 20 and "--max-num-seqs" not in off
+
+
+def test_no_cap_when_nothing_waits_beyond_it() -> None:
+    fs = [Finding(id="kv_cache_saturated", severity="critical", title="t", evidence="e")]
+    facts = {"max_running": 16, "max_waiting": 0, "max_kv_pct": 99.0}
+    a = advise.plan(EngineConfig(engine="v1", version="0.11.0", device="GPU"), fs, facts=facts)
+    assert "--max-num-seqs" not in _offered(a)
+
+
+def test_a_climbing_kv_cache_is_pressure_a_steady_one_is_not() -> None:
+    fs = [Finding(id="kv_cache_saturated", severity="warning", title="t", evidence="e")]
+    cfg = EngineConfig(engine="v1", version="0.11.0", device="GPU")
+    up = advise.plan(cfg, fs, facts={"kv_pct_first": 92.1, "kv_pct_last": 94.9, "max_running": 16})
+    flat = advise.plan(cfg, fs, facts={"kv_pct_first": 94.9, "kv_pct_last": 94.9, "max_running": 16})
+    assert "--gpu-memory-utilization" in _offered(up)
+    assert "--gpu-memory-utilization" not in _offered(flat)

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from observe import vllmflags
-from observe.advise.units import parse_bytes
 from observe.model import EngineConfig
 from observe.versions import parse_version
 
@@ -29,9 +28,6 @@ def supported(flag: str, cfg: EngineConfig) -> bool:
 
 def valid_value(flag: str, value: Any, cfg: EngineConfig) -> bool:
     """Whether the engine's vLLM accepts `value` for `flag` (unknown: the managed instance checks)."""
-    if flag.endswith("-bytes") and isinstance(value, str):
-        # vLLM reads byte sizes with human_readable_int ("16M" was accepted by vLLM 0.32, docs/managed.md)
-        value = parse_bytes(value) if parse_bytes(value) is not None else value
     ok = vllmflags.valid_value(flag, value, cfg.version)
     return ok is not False
 
