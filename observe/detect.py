@@ -89,20 +89,22 @@ class Context:
         count = metricmath.value(last, "vllm:request_prompt_tokens_count")
         return total / count if total is not None and count else None
 
-    def _kv_at(self, i: int) -> float | None:
-        """KV-cache usage (%) at the first (0) or last (-1) stats sample; None without one."""
-        if self.frame is None or "kv_usage_pct" not in self.frame:
+    def _at(self, col: str, i: int) -> float | None:
+        """A stats column at the first (0) or last (-1) sample that has it; None without one."""
+        if self.frame is None or col not in self.frame:
             return None
-        kv = self.frame["kv_usage_pct"].dropna()
-        return float(kv.iloc[i]) if len(kv) else None
+        v = self.frame[col].dropna()
+        return float(v.iloc[i]) if len(v) else None
 
     def facts(self) -> dict:
         s = self.summary
         return {
             "prompt_tokens_mean": self.prompt_tokens_mean(),
             "max_kv_pct": s.max_kv,
-            "kv_pct_first": self._kv_at(0),
-            "kv_pct_last": self._kv_at(-1),
+            "kv_pct_first": self._at("kv_usage_pct", 0),
+            "kv_pct_last": self._at("kv_usage_pct", -1),
+            "waiting_first": self._at("waiting", 0),
+            "waiting_last": self._at("waiting", -1),
             "max_running": s.max_running,
             "max_waiting": s.max_waiting,
             "request_tokens": self.request_tokens_p95(),

@@ -217,3 +217,43 @@ def test_a_climbing_kv_cache_is_pressure_a_steady_one_is_not() -> None:
     flat = advise.plan(cfg, fs, facts={"kv_pct_first": 94.9, "kv_pct_last": 94.9, "max_running": 16})
     assert "--gpu-memory-utilization" in _offered(up)
     assert "--gpu-memory-utilization" not in _offered(flat)
+
+
+# ---------------------------------------------------------------- scheduler flags, by release
+
+
+def _itl(version: str, **facts) -> dict:
+    cfg = EngineConfig(engine="v1", version=version, device="GPU", max_num_batched_tokens=8192)
+    f = [Finding(id="itl_high", severity="warning", title="t", evidence="e")]
+    return _offered(advise.plan(cfg, f, facts=facts))
+
+
+def test_long_prefills_get_a_threshold_where_the_release_has_it() -> None:
+    assert _itl("0.11.0", prompt_tokens_mean=6000.0, max_running=64)["--long-prefill-token-threshold"] == 2048
+    assert "--long-prefill-token-threshold" not in _itl("0.11.0", prompt_tokens_mean=900.0, max_running=64)
+    assert "--long-prefill-token-threshold" not in _itl("0.7.2", prompt_tokens_mean=6000.0, max_running=64)
+
+
+def test_async_scheduling_only_where_it_is_off_and_batches_are_small() -> None:
+    assert _itl("0.12.0", max_running=8)["--async-scheduling"] is True  # off by default in 0.10-0.13
+    assert "--async-scheduling" not in _itl("0.12.0", max_running=200)
+    assert "--async-scheduling" not in _itl("0.14.0", max_running=8)  # vLLM turns it on itself
+    assert "--async-scheduling" not in _itl("0.9.2", max_running=8)  # no such flag
+
+
+def test_performance_mode_from_the_release_that_has_it() -> None:
+    assert _itl("0.17.0", max_running=64)["--performance-mode"] == "interactivity"
+    assert "--performance-mode" not in _itl("0.16.0", max_running=64)
+
+
+def _queue(version: str, first: float, last: float) -> dict:
+    cfg = EngineConfig(engine="v1", version=version, device="GPU", max_num_seqs=32)
+    f = [Finding(id="queue_seq_bound", severity="warning", title="t", evidence="e")]
+    facts = {"max_running": 32, "max_waiting": last, "waiting_first": first, "waiting_last": last}
+    return _offered(advise.plan(cfg, f, facts=facts))
+
+
+def test_a_growing_queue_is_bounded_where_the_release_has_the_flag() -> None:
+    assert _queue("0.29.0", 5, 40)["--max-num-queued-reqs"] == 64
+    assert "--max-num-queued-reqs" not in _queue("0.28.0", 5, 40)
+    assert "--max-num-queued-reqs" not in _queue("0.29.0", 40, 40)  # not growing

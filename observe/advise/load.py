@@ -7,7 +7,7 @@ cache call for, and capped only under KV pressure. Pure.
 
 from __future__ import annotations
 
-from observe.advise import known
+from observe.advise import known, sched
 from observe.advise.plan import Plan
 from observe.advise.start import MAX_GPU_UTIL, _fp8, _is_gpu
 from observe.advise.units import fmt_bytes, parse_bytes, pow2_at_least
@@ -215,7 +215,8 @@ def _growth(p: Plan) -> float | None:
 
 def _fit_max_num_seqs(p: Plan, fids: list[str], growth: float | None) -> None:
     """Under KV pressure, admit no more requests than the (grown) cache holds."""
-    if "--max-num-seqs" in p.recs or growth is None:
+    flag = _admission_flag(p)
+    if p.taken(flag) or growth is None:
         return
     req, tokens = _req(p), p.cfg.kv_cache_tokens
     if not (req and tokens):
@@ -228,7 +229,7 @@ def _fit_max_num_seqs(p: Plan, fids: list[str], growth: float | None) -> None:
         return  # the grown cache holds every request seen at once: a cap would only cost throughput
     if fit >= 1 and (cur is None or fit < cur):
         p.add(
-            "--max-num-seqs",
+            flag,
             fit,
             f"{tokens:,} KV tokens hold {fit} requests of ~{req:,} tokens: admit no more than fit, so "
             "none is preempted and recomputed",
@@ -341,9 +342,11 @@ def prefill(p: Plan, by_id: dict[str, Finding], kv_pressure: bool) -> None:
                 "log; double it), at some inter-token-latency cost",
             )
     elif "itl_high" in by_id and "ttft_spikes" not in by_id:
+        # any one of these shortens the gaps between tokens; the most specific first
+        halve = None
         if cur and cur > 512:
             new = max(512, cur // 2)
-            p.add(
+            halve = p.make(
                 "--max-num-batched-tokens",
                 new,
                 "smaller prefill chunks stall running decodes less (lower inter-token latency)",
@@ -351,6 +354,19 @@ def prefill(p: Plan, by_id: dict[str, Finding], kv_pressure: bool) -> None:
                 effect=f"at most {new:,} tokens a step instead of {cur:,}: decode steps shorter; prompts take "
                 "more steps to prefill (TTFT rises)",
             )
+        p.add_any_of(
+            [
+                sched.async_scheduling(p),
+                sched.long_prefill(p, cur),
+                halve,
+                sched.performance_mode(
+                    p,
+                    "interactivity",
+                    ["itl_high"],
+                    "inter-token latency is what is too high: vLLM's latency preset",
+                ),
+            ]
+        )
 
 
 def unused_context(p: Plan, f: Finding) -> None:
