@@ -257,3 +257,35 @@ def test_a_growing_queue_is_bounded_where_the_release_has_the_flag() -> None:
     assert _queue("0.29.0", 5, 40)["--max-num-queued-reqs"] == 64
     assert "--max-num-queued-reqs" not in _queue("0.28.0", 5, 40)
     assert "--max-num-queued-reqs" not in _queue("0.29.0", 40, 40)  # not growing
+
+
+# ---------------------------------------------------------------- vLLM's batch defaults by GPU
+
+
+@pytest.mark.parametrize(
+    "device, seqs, tokens",
+    [("NVIDIA H100 80GB HBM3", 1024, 8192), ("NVIDIA A10", 256, 2048), ("GPU", None, None)],
+)
+def test_batch_defaults_follow_the_gpu_name(device: str, seqs, tokens) -> None:
+    from observe.advise import known
+
+    cfg = EngineConfig(engine="v1", version="0.11.0", device=device)
+    assert known.default("--max-num-seqs", cfg) == seqs
+    assert known.default("--max-num-batched-tokens", cfg) == tokens
+
+
+def test_the_plan_halves_the_default_batch_of_the_gpu_it_runs_on() -> None:
+    f = [Finding(id="itl_high", severity="warning", title="t", evidence="e")]
+
+    def halve(device: str, facts: dict | None = None):
+        cfg = EngineConfig(engine="v1", version="0.11.0", device=device)
+        recs = advise.plan(cfg, f, facts=facts or {"max_running": 64}).recommendations
+        r = next(
+            (x for r in recs for x in (r, *r.alternatives) if x.flag == "--max-num-batched-tokens"), None
+        )
+        return None if r is None else (r.current, r.suggested, r.current_is_default)
+
+    assert halve("NVIDIA H100 80GB HBM3") == (8192, 4096, True)
+    assert halve("NVIDIA A10") == (2048, 1024, True)
+    assert halve("GPU") is None  # the GPU class unknown: the batch in force is unknown
+    assert halve("GPU", {"max_running": 64, "gpu_name": "NVIDIA H100 80GB HBM3"}) == (8192, 4096, True)

@@ -305,7 +305,7 @@ def _batched_tokens(p: Plan) -> tuple[int | None, bool]:
     v = p.cfg.max_num_batched_tokens
     if v:
         return int(v), False
-    d = known.default("--max-num-batched-tokens", p.cfg)
+    d, _ = p.current("--max-num-batched-tokens")
     return (int(d), True) if d else (None, False)
 
 

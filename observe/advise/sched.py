@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from observe.advise.plan import Plan, current_value
+from observe.advise.plan import Plan
 from observe.model import Recommendation
 
 SMALL_BATCH = 32  # decode batches this small are where host overhead per step shows
@@ -21,7 +21,7 @@ def long_prefill(p: Plan, batched: int | None) -> Recommendation | None:
     prompt = p.facts.get("prompt_tokens_mean")
     if p.cfg.engine != "v1" or not prompt or not batched:
         return None
-    cur, _ = current_value(p.cfg, "--long-prefill-token-threshold")
+    cur, _ = p.current("--long-prefill-token-threshold")
     threshold = max(256, int(batched) // 4 // 256 * 256)
     if prompt <= threshold or (cur and int(cur) <= threshold):
         return None
@@ -42,7 +42,7 @@ def async_scheduling(p: Plan) -> Recommendation | None:
         return None
     if int(cfg.pipeline_parallel_size or 1) > 1 or cfg.flags.get("--speculative-config"):
         return None  # vLLM turns it off for pipeline parallelism and most speculative decoding
-    cur, _ = current_value(cfg, "--async-scheduling")
+    cur, _ = p.current("--async-scheduling")
     if cur is not False:
         return None  # on, or vLLM's own choice (auto) in force: nothing to turn on
     return p.make(
@@ -56,7 +56,7 @@ def async_scheduling(p: Plan) -> Recommendation | None:
 
 
 def performance_mode(p: Plan, want: str, fids: list[str], why: str) -> Recommendation | None:
-    cur, _ = current_value(p.cfg, "--performance-mode")
+    cur, _ = p.current("--performance-mode")
     if cur is None or str(cur) == want:
         return None  # the preset in force is unknown or already the one
     return p.make("--performance-mode", want, why, fids, effect=f"vLLM's {want} preset instead of {cur}")
@@ -74,7 +74,7 @@ def bound_queue(p: Plan, fids: list[str]) -> None:
         or last < (p.facts.get("max_waiting") or 0)
     ):
         return
-    cur, _ = current_value(p.cfg, "--max-num-queued-reqs")
+    cur, _ = p.current("--max-num-queued-reqs")
     bound = int(running) * 2  # what runs, and one batch more waiting
     if cur is not None and int(cur) <= bound:
         return
