@@ -89,14 +89,44 @@ class Context:
         count = metricmath.value(last, "vllm:request_prompt_tokens_count")
         return total / count if total is not None and count else None
 
+    def length_buckets(self) -> dict[str, list[tuple[float, float]]] | None:
+        """The last scrape's cumulative (le, count) buckets of vllm:request_prompt_tokens and
+        vllm:request_generation_tokens ("prompt", "generation"); None without both."""
+        from observe import metricmath
+
+        ok = [s for s in self.scrapes if s.ok]
+        if not ok:
+            return None
+        last = max(ok, key=lambda s: s.at or datetime.min)
+        got = {
+            k: metricmath.buckets(last, fam)
+            for k, fam in (
+                ("prompt", "vllm:request_prompt_tokens"),
+                ("generation", "vllm:request_generation_tokens"),
+            )
+        }
+        return got if all(got.values()) else None
+
+    def _at(self, col: str, i: int) -> float | None:
+        """A stats column at the first (0) or last (-1) sample that has it; None without one."""
+        if self.frame is None or col not in self.frame:
+            return None
+        v = self.frame[col].dropna()
+        return float(v.iloc[i]) if len(v) else None
+
     def facts(self) -> dict:
         s = self.summary
         return {
             "prompt_tokens_mean": self.prompt_tokens_mean(),
             "max_kv_pct": s.max_kv,
+            "kv_pct_first": self._at("kv_usage_pct", 0),
+            "kv_pct_last": self._at("kv_usage_pct", -1),
+            "waiting_first": self._at("waiting", 0),
+            "waiting_last": self._at("waiting", -1),
             "max_running": s.max_running,
             "max_waiting": s.max_waiting,
             "request_tokens": self.request_tokens_p95(),
+            "length_buckets": self.length_buckets(),
             "metrics_preemptions": self.metrics_preemptions(),
             "preemption_warnings": s.preemption_warnings,
             "cumulative_preemptions": s.cumulative_preemptions,

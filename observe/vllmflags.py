@@ -19,6 +19,7 @@ unset or derived from the model); the data file says which.
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -144,6 +145,8 @@ def choices(flag: str, version: str | None) -> list[Any] | None:
     return [x for x in lists[0] if all(x in c for c in lists[1:])]
 
 
+# vLLM's human_readable_int: a number with an optional k/m/g/t (decimal) or K/M/G/T (binary) suffix
+_HUMAN_INT = re.compile(r"\d+(?:\.\d+)?[kKmMgGtT]?")
 _TYPES: dict[str, tuple[type, ...]] = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,)}
 
 
@@ -158,6 +161,12 @@ def _valid_at(f: dict[str, Any], flag: str, value: Any, r: Version) -> bool | No
         return None
     if isinstance(value, bool) and f["type"] != "bool":
         return False
+    if (
+        isinstance(value, str)
+        and f["type"] == "int"
+        and any(_covers(e, r) for e in f.get("human_readable", ()))
+    ):
+        return _HUMAN_INT.fullmatch(value.strip()) is not None
     if not isinstance(value, types):
         return False
     if flag == "--gpu-memory-utilization" and isinstance(value, (int, float)):

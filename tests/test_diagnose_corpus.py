@@ -146,6 +146,7 @@ def suggestions(d: dict) -> dict[str, list]:
         for r in recs or ():
             if isinstance(r, dict) and "flag" in r:
                 out.setdefault(r["flag"], []).append(r.get("suggested"))
+                take(r.get("alternatives"))
             elif isinstance(r, dict):
                 take(r.get("recommendations") or r.get("changes"))
             elif isinstance(r, list):
@@ -188,12 +189,12 @@ EXPECT: dict[str, Row] = {
         ),
         None,
     ),
-    # KV-bound at 95-98% with a queue: free KV (fp8); cap --max-num-seqs against preemption thrash
+    # KV-bound at 95-98% with a queue: free KV (fp8); or cap --max-num-seqs against preemption thrash
     "003": (
         {"kv_cache_saturated", "queue_memory_bound"},
         set(),
         (Flag("--kv-cache-dtype", equals="fp8"), Flag("--max-num-seqs", at_most=64)),
-        _xfail("KV saturation with a queue gets no --max-num-seqs cap"),
+        None,
     ),
     # KV > 92% and rising at 16 running: more KV, or fewer sequences
     "005": (
@@ -208,7 +209,7 @@ EXPECT: dict[str, Row] = {
                 )
             ),
         ),
-        _xfail("KV saturated without a queue gets no recommendation (or a note why not)"),
+        None,
     ),
     # healthy: KV below 30%, no queue
     "007": (set(), {"kv_cache_saturated", "queue_memory_bound", "preemptions"}, no_kv_flags(), None),
@@ -243,7 +244,7 @@ EXPECT: dict[str, Row] = {
         {"kv_cache_saturated", "preemptions_likely", "queue_memory_bound"},
         set(),
         (Flag("--max-num-seqs", at_most=259),),
-        _xfail("KV at 100% with preemption gets no --max-num-seqs below the running count"),
+        None,
     ),
     # 1.3 full-length requests fit: any lever that adds KV or shortens the context
     "019": (

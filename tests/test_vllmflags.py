@@ -275,3 +275,11 @@ def test_performance_mode_choices():
     assert vf.valid_value("--performance-mode", "throughput", "0.17.0") is True
     assert vf.valid_value("--performance-mode", "fast", "0.17.0") is False
     assert vf.default("--performance-mode", "0.33.0") == "balanced"
+
+
+def test_kv_cache_memory_bytes_takes_human_sizes():
+    assert vf.valid_value("--kv-cache-memory-bytes", "16M", "0.32.0") is True
+    assert vf.valid_value("--kv-cache-memory-bytes", "1.5G", "0.32.0") is True
+    assert vf.valid_value("--kv-cache-memory-bytes", 16 << 20, "0.32.0") is True
+    assert vf.valid_value("--kv-cache-memory-bytes", "16 megs", "0.32.0") is False
+    assert vf.valid_value("--max-num-seqs", "16M", "0.32.0") is False  # a plain int flag

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from observe import cmdline
-from observe.advise import load, notes, start
+from observe.advise import load, notes, sched, start
 from observe.advise.known import supported as flag_supported
 from observe.advise.plan import Plan
 from observe.advise.units import parse_bytes
@@ -63,6 +63,9 @@ def plan(cfg: EngineConfig, findings: Sequence[Finding], *, facts: dict | None =
         load.too_many_seqs(p, by_id["too_many_seqs"])
     if "queue_seq_bound" in by_id and not kv_ids:
         load.queue_seq_bound(p, by_id["queue_seq_bound"])
+    queue = [i for i in ("queue_memory_bound", "queue_seq_bound", "queue_prefill_bound") if i in by_id]
+    if queue:
+        sched.bound_queue(p, queue)
     # 4. prefill vs decode balance
     load.prefill(p, by_id, kv_pressure=bool(kv_ids))
     # 5. context length nobody uses

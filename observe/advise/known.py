@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from observe import vllmflags
-from observe.advise.units import parse_bytes
 from observe.model import EngineConfig
 from observe.versions import parse_version
 
@@ -29,21 +28,43 @@ def supported(flag: str, cfg: EngineConfig) -> bool:
 
 def valid_value(flag: str, value: Any, cfg: EngineConfig) -> bool:
     """Whether the engine's vLLM accepts `value` for `flag` (unknown: the managed instance checks)."""
-    if flag.endswith("-bytes") and isinstance(value, str):
-        # vLLM reads byte sizes with human_readable_int ("16M" was accepted by vLLM 0.32, docs/managed.md)
-        value = parse_bytes(value) if parse_bytes(value) is not None else value
     ok = vllmflags.valid_value(flag, value, cfg.version)
     return ok is not False
 
 
-def default(flag: str, cfg: EngineConfig) -> Any:
-    """vLLM's default for `flag` on this engine's release and device; None where not known."""
+def gpu_name(cfg: EngineConfig, facts: dict | None = None) -> str | None:
+    """The GPU's name where known: EngineConfig.device when it names one, else the `gpu_name` fact."""
+    d = (cfg.device or "").strip()
+    if d and d.upper() not in ("GPU", "CPU"):
+        return d
+    name = (facts or {}).get("gpu_name")
+    return str(name) if name else None
+
+
+def _gpu_gib(cfg: EngineConfig, gpu: str | None) -> float | None:
+    """Total device memory: measured, else the GPU table's figure for the named GPU."""
+    if cfg.total_gpu_memory_gib or not gpu:
+        return cfg.total_gpu_memory_gib
+    from observe.capacity import tables
+    from observe.errors import ConfigError
+
+    try:
+        return tables.gpu_spec(gpu).total_gib
+    except ConfigError:  # not in the table (or ambiguous): vLLM's memory tiers stay unknown
+        return None
+
+
+def default(flag: str, cfg: EngineConfig, gpu: str | None = None) -> Any:
+    """vLLM's default for `flag` on this engine's release and device; None where not known. `gpu`
+    (a name, see gpu_name) picks vLLM's batch defaults for that GPU class."""
     device = "CPU" if (cfg.device or "").upper() == "CPU" else "GPU"
     engine = {"v0": "V0", "v1": "V1"}.get(cfg.engine or "")
+    gpu = gpu or gpu_name(cfg)
     return vllmflags.default(
         flag,
         cfg.version,
-        gpu_memory_gib=cfg.total_gpu_memory_gib,
+        gpu=gpu,
+        gpu_memory_gib=_gpu_gib(cfg, gpu),
         device=device,
         engine=engine,
         world_size=int(cfg.tensor_parallel_size or 1) * int(cfg.pipeline_parallel_size or 1),

@@ -7,11 +7,11 @@ cache call for, and capped only under KV pressure. Pure.
 
 from __future__ import annotations
 
-from observe.advise import known
+from observe.advise import known, sched
 from observe.advise.plan import Plan
 from observe.advise.start import MAX_GPU_UTIL, _fp8, _is_gpu
 from observe.advise.units import fmt_bytes, parse_bytes, pow2_at_least
-from observe.model import Finding
+from observe.model import Finding, Recommendation
 
 KV_IDS = (
     "kv_cache_saturated",
@@ -40,6 +40,8 @@ def pressure_ids(p: Plan, by_id: dict[str, Finding]) -> list[str]:
     strong = {"preemptions", "queue_memory_bound", "preemptions_likely"} & set(ids)
     if "kv_cache_saturated" in by_id and by_id["kv_cache_saturated"].severity == "critical":
         strong.add("kv_cache_saturated")
+    elif "kv_cache_saturated" in by_id and _kv_climbing(p):
+        strong.add("kv_cache_saturated")  # not full yet, but it will be: preemption follows
     if "low_max_concurrency" in ids and not strong:
         # vLLM's figure is at the full --max-model-len: it calls for more cache only when the cache
         # was near full under the load seen (or no load was seen at all)
@@ -54,6 +56,12 @@ def pressure_ids(p: Plan, by_id: dict[str, Finding]) -> list[str]:
             return []
         strong.add("low_max_concurrency")
     return [i for i in ids if i in strong]
+
+
+def _kv_climbing(p: Plan) -> bool:
+    """KV usage above 90% and higher at the last sample than at the first."""
+    first, last = p.facts.get("kv_pct_first"), p.facts.get("kv_pct_last")
+    return first is not None and last is not None and last >= 90.0 and last > first
 
 
 def kv_pressure(p: Plan, kv_ids: list[str], oom: bool) -> None:
@@ -103,6 +111,11 @@ def kv_pressure(p: Plan, kv_ids: list[str], oom: bool) -> None:
     elif need is not None and fp8_rec and need <= 2.0:
         p.add_any_of([fp8_rec])
         grown = True
+    elif need is None and not grown:
+        # the log does not say how much the load needs: any one lever grows the cache, or a cap at
+        # what the full cache held stops the thrash without growing it
+        first = p.add_any_of([util_rec, fp8_rec, _cap_at_full_cache(p, kv_ids)])
+        grown = first is not None and (util_rec is not None or fp8_rec is not None)
     else:
         for r in (util_rec, fp8_rec):
             if r is not None and not p.taken(r.flag):
@@ -124,6 +137,40 @@ def kv_pressure(p: Plan, kv_ids: list[str], oom: bool) -> None:
             "out of memory): add replicas or more GPUs per replica (a larger --tensor-parallel-size)",
         )
     _fit_max_num_seqs(p, kv_ids, _growth(p))
+
+
+def _admission_flag(p: Plan) -> str:
+    """--max-num-active-seqs caps admission without shrinking the CUDA graphs captured for
+    --max-num-seqs; releases that have it get it, the others --max-num-seqs."""
+    return "--max-num-active-seqs" if known.supported("--max-num-active-seqs", p.cfg) else "--max-num-seqs"
+
+
+def _cap_at_full_cache(p: Plan, fids: list[str]) -> Recommendation | None:
+    """Without request lengths: admit no more than the full cache held. With preemption the running
+    count overshoots; in-flight sequences hold at least half their final length on average, so half of
+    it fits at full length. None where nothing waits beyond the cap."""
+    running, kv = p.facts.get("max_running"), p.facts.get("max_kv_pct")
+    if not running or kv is None or kv < 95.0:
+        return None
+    preempting = bool({"preemptions", "preemptions_likely"} & set(fids))
+    cap = int(running // 2) if preempting else int(running)
+    cur = p.cfg.max_num_seqs
+    if cap < 1 or cap >= _demand(p) or (cur is not None and cap >= int(cur)):
+        return None
+    why = (
+        f"the KV cache was full ({kv:.0f}%) at {int(running)} running with preemption: at full length about "
+        f"half of them fit (in-flight sequences hold at least half their final length)"
+        if preempting
+        else f"the KV cache was full ({kv:.0f}%) at {int(running)} running while {_demand(p) - int(running)} waited"
+    )
+    return p.make(
+        _admission_flag(p),
+        cap,
+        why + "; admit no more than that",
+        fids,
+        effect=f"at most {cap} running: the rest wait instead of being preempted and recomputed; the queue "
+        "stays (the levers before this one shorten it); raise the cap while KV stays below 90%",
+    )
 
 
 def _util_factor(p: Plan) -> float | None:
@@ -168,7 +215,8 @@ def _growth(p: Plan) -> float | None:
 
 def _fit_max_num_seqs(p: Plan, fids: list[str], growth: float | None) -> None:
     """Under KV pressure, admit no more requests than the (grown) cache holds."""
-    if "--max-num-seqs" in p.recs or growth is None:
+    flag = _admission_flag(p)
+    if p.taken(flag) or growth is None:
         return
     req, tokens = _req(p), p.cfg.kv_cache_tokens
     if not (req and tokens):
@@ -181,7 +229,7 @@ def _fit_max_num_seqs(p: Plan, fids: list[str], growth: float | None) -> None:
         return  # the grown cache holds every request seen at once: a cap would only cost throughput
     if fit >= 1 and (cur is None or fit < cur):
         p.add(
-            "--max-num-seqs",
+            flag,
             fit,
             f"{tokens:,} KV tokens hold {fit} requests of ~{req:,} tokens: admit no more than fit, so "
             "none is preempted and recomputed",
@@ -257,7 +305,7 @@ def _batched_tokens(p: Plan) -> tuple[int | None, bool]:
     v = p.cfg.max_num_batched_tokens
     if v:
         return int(v), False
-    d = known.default("--max-num-batched-tokens", p.cfg)
+    d, _ = p.current("--max-num-batched-tokens")
     return (int(d), True) if d else (None, False)
 
 
@@ -294,9 +342,11 @@ def prefill(p: Plan, by_id: dict[str, Finding], kv_pressure: bool) -> None:
                 "log; double it), at some inter-token-latency cost",
             )
     elif "itl_high" in by_id and "ttft_spikes" not in by_id:
+        # any one of these shortens the gaps between tokens; the most specific first
+        halve = None
         if cur and cur > 512:
             new = max(512, cur // 2)
-            p.add(
+            halve = p.make(
                 "--max-num-batched-tokens",
                 new,
                 "smaller prefill chunks stall running decodes less (lower inter-token latency)",
@@ -304,26 +354,80 @@ def prefill(p: Plan, by_id: dict[str, Finding], kv_pressure: bool) -> None:
                 effect=f"at most {new:,} tokens a step instead of {cur:,}: decode steps shorter; prompts take "
                 "more steps to prefill (TTFT rises)",
             )
+        p.add_any_of(
+            [
+                sched.async_scheduling(p),
+                sched.long_prefill(p, cur),
+                halve,
+                sched.performance_mode(
+                    p,
+                    "interactivity",
+                    ["itl_high"],
+                    "inter-token latency is what is too high: vLLM's latency preset",
+                ),
+            ]
+        )
+
+
+def _over(cum: list[tuple[float, float]], x: float) -> tuple[float, float]:
+    """(at least, at most) how many of a cumulative histogram's observations are above x."""
+    n = cum[-1][1]
+    at_least = next((n - c for le, c in cum if le >= x), 0.0)
+    at_most = next((n - c for le, c in reversed(cum) if le <= x), n)
+    return max(0.0, at_least), max(0.0, at_most)
+
+
+def rejected(p: Plan, limit: int) -> tuple[int, int, int] | None:
+    """(at least, at most, of) the requests in the /metrics histograms longer than `limit` tokens.
+    The histograms give prompt and generation lengths apart: a request is longer than the limit when
+    its prompt or its output alone is (at least), and only when one of them is over half of it (at most)."""
+    b = p.facts.get("length_buckets")
+    if not b or not b.get("prompt") or not b.get("generation"):
+        return None
+    n = int(b["prompt"][-1][1])
+    if n <= 0:
+        return None
+    lo = max(_over(b["prompt"], limit)[0], _over(b["generation"], limit)[0])
+    hi = min(n, _over(b["prompt"], limit / 2)[1] + _over(b["generation"], limit / 2)[1])
+    return int(lo), int(max(lo, hi)), n
+
+
+def _rejected_words(counts: tuple[int, int, int] | None, limit: int) -> str:
+    if counts is None:
+        return f"a request over {limit:,} tokens would be rejected"
+    lo, hi, n = counts
+    if hi == 0:
+        return f"0 of {n:,} requests seen were longer than {limit:,} tokens"
+    if lo == hi:
+        return f"{lo:,} of {n:,} requests seen were longer than {limit:,} tokens and would be rejected"
+    return (
+        f"between {lo:,} and {hi:,} of {n:,} requests seen were longer than {limit:,} tokens and would be "
+        "rejected (/metrics gives prompt and output lengths apart)"
+    )
 
 
 def unused_context(p: Plan, f: Finding) -> None:
-    """A --max-model-len cut that keeps every request seen."""
+    """A --max-model-len cut that keeps every request seen, with how many would be rejected."""
     cfg = p.cfg
     used = int(f.data.get("max_tokens_per_request") or 0)
     if not used or not cfg.max_model_len:
         return
     new = pow2_at_least(used * 1.25)
+    counts = rejected(p, new)
+    while counts is not None and counts[0] > 0 and new < cfg.max_model_len:
+        new *= 2  # some requests seen were longer: the cut must keep them
+        counts = rejected(p, new)
     if new >= cfg.max_model_len:
         return
     effect = p.effect("--max-model-len", new)
     keep = (
         f"the requests seen (~{used:,} tokens: the most a running request held, or p95 from /metrics) "
-        f"fit with 25% room; a request over {new:,} tokens would be rejected"
+        f"fit with 25% room; {_rejected_words(counts, new)}"
     )
     p.add(
         "--max-model-len",
         new,
-        f"requests seen never exceeded ~{used:,} tokens",
+        f"the requests seen used ~{used:,} tokens, far below the limit",
         [f.id],
         effect=keep + (f"; {effect}" if effect else ""),
     )

@@ -17,12 +17,12 @@ from observe.advise import known
 from observe.model import AdviceNote, EngineConfig, Recommendation
 
 
-def current_value(cfg: EngineConfig, flag: str) -> tuple[Any, bool]:
+def current_value(cfg: EngineConfig, flag: str, gpu: str | None = None) -> tuple[Any, bool]:
     """(value in force, whether it is vLLM's default); (None, False) = unknown."""
     v = cmdline.in_force(cfg, flag)
     if v is not None:
         return v, False
-    d = known.default(flag, cfg)
+    d = known.default(flag, cfg, gpu)
     return (d, True) if d is not None else (None, False)
 
 
@@ -33,6 +33,10 @@ class Plan:
     recs: dict[str, Recommendation] = field(default_factory=dict)
     notes: list[AdviceNote] = field(default_factory=list)
 
+    def current(self, flag: str) -> tuple[Any, bool]:
+        """current_value, with the GPU's name where the facts give it."""
+        return current_value(self.cfg, flag, known.gpu_name(self.cfg, self.facts))
+
     def taken(self, flag: str) -> bool:
         return flag in self.recs or any(a.flag == flag for r in self.recs.values() for a in r.alternatives)
 
@@ -42,7 +46,7 @@ class Plan:
         """A recommendation, or None when the flag/value is unsupported or already in force."""
         if not known.supported(flag, self.cfg) or not known.valid_value(flag, suggested, self.cfg):
             return None
-        cur, is_default = current_value(self.cfg, flag)
+        cur, is_default = self.current(flag)
         if cur is not None and cmdline.same_value(cur, suggested):
             return None
         return Recommendation(
