@@ -63,7 +63,9 @@ def plan(cfg: EngineConfig, findings: Sequence[Finding], *, facts: dict | None =
         load.too_many_seqs(p, by_id["too_many_seqs"])
     if "queue_seq_bound" in by_id and not kv_ids:
         load.queue_seq_bound(p, by_id["queue_seq_bound"])
-    queue = [i for i in ("queue_memory_bound", "queue_seq_bound", "queue_prefill_bound") if i in by_id]
+    queue: list[str] = [
+        i for i in ("queue_memory_bound", "queue_seq_bound", "queue_prefill_bound") if i in by_id
+    ]
     if queue:
         sched.bound_queue(p, queue)
     # 4. prefill vs decode balance
