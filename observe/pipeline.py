@@ -250,8 +250,9 @@ def scan_part(
 
 def _pos(f, path: Path) -> int:
     try:
-        if isinstance(f, gzip.GzipFile):
-            return f.fileobj.tell()  # compressed position, comparable with st_size
+        raw = getattr(f, "fileobj", None)  # a gzip file's compressed stream
+        if isinstance(f, gzip.GzipFile) and raw is not None:
+            return raw.tell()  # compressed position, comparable with st_size
         return f.tell()
     except (AttributeError, OSError, ValueError):
         return 0
