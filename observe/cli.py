@@ -19,7 +19,7 @@ import typer
 import typer.core
 
 from observe import __version__, errors
-from observe.errors import ConfigError, ObserveError, TargetError
+from observe.errors import ConfigError, InputError, ObserveError, TargetError
 
 ENVVAR_PREFIX = "OBSERVE"  # every option OPT of command CMD is also read from OBSERVE_CMD_OPT
 
@@ -163,6 +163,11 @@ def diagnose(
         True, "--progress/--no-progress", help="Progress bar on stderr for large inputs."
     ),
     config: Path | None = typer.Option(None, "--config", help=CONFIG_HELP),
+    partial_ok: bool = typer.Option(
+        False,
+        "--partial-ok",
+        help="Exit 0 even when a file could be read only in part (a truncated .gz) or not at all.",
+    ),
 ) -> None:
     """Read vLLM logs (any version), say what is wrong and which flags to change."""
     from observe import pipeline, report
@@ -197,6 +202,12 @@ def diagnose(
         report.print_rich(diag)
     else:
         _emit(report.render(diag, fmt.value, settings=settings), output)
+    partial = [u for u in diag.unreadable if u.get("kind") in pipeline.NOT_READ]
+    if partial and not partial_ok:
+        raise InputError(
+            "; ".join(f"{u['path']}: {u['reason']}" for u in partial[:3])
+            + " (the report above is of the rest; --partial-ok accepts this)"
+        )
     if fail_on is not None and report.worst_at_least(diag, fail_on.value):
         raise typer.Exit(errors.EXIT_FOUND)
 

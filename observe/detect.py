@@ -15,6 +15,7 @@ import pandas as pd
 
 from observe import timeline as tl
 from observe.model import EngineConfig, Finding, Scrape, severity_rank
+from observe.quote import quote
 from observe.settings import Settings
 
 
@@ -559,7 +560,7 @@ def root_cause(errors: Sequence[Any]) -> dict[str, Any] | None:
             }
         return {
             "type": None,
-            "text": e.message[:300],
+            "text": quote(e.message, 500),
             "kind": e.kind,
             "where": f"{e.env.source}:{e.env.lineno}",
         }
@@ -617,7 +618,9 @@ def engine_errors(c: Context) -> list[Finding]:
             f"{k}={v}" for k, v in e.details.items() if isinstance(v, (int, float, str)) and v != ""
         )
         count = s.error_kinds.get(e.kind, 1)
-        ev = f"{e.message[:300]}" + (f" [{detail}]" if detail else "") + (f" ({count}×)" if count > 1 else "")
+        ev = (
+            quote(e.message, 500) + (f" [{detail}]" if detail else "") + (f" ({count}×)" if count > 1 else "")
+        )
         data = dict(e.details, kind=e.kind, count=count, hints=_hints_in(s.hints, e.message))
         if fid == "max_model_len_exceeds_kv_cache":
             fit = kv_fit(s.errors, cfg)
@@ -650,7 +653,7 @@ def engine_errors(c: Context) -> list[Finding]:
             data["root_cause"] = root_cause(s.errors)
             if data["root_cause"]:
                 rc = data["root_cause"]
-                ev += f". Root cause: {rc['type'] + ': ' if rc['type'] else ''}{(rc['text'] or '')[:200]}"
+                ev += f". Root cause: {rc['type'] + ': ' if rc['type'] else ''}{quote(rc['text'] or '', 300)}"
         out[fid] = Finding(
             id=fid,
             severity=sev,
@@ -726,11 +729,11 @@ def launch_rejected(c: Context) -> list[Finding]:
         if e.kind == "max_position_exceeded":
             d["flag"] = d["flag"] or "--max-model-len"
             d["value"] = d["value"] if d["value"] is not None else x.get("max_model_len")
-            d["text"] = d["text"] or e.message[:300]
+            d["text"] = d["text"] or quote(e.message, 500)
             d["source"] = d["source"] or "config"
             continue
         d["source"] = d["source"] or x.get("source")
-        d["text"] = d["text"] or x.get("text") or e.message[:300]
+        d["text"] = d["text"] or x.get("text") or quote(e.message, 500)
         d["flag"] = d["flag"] or x.get("flag")
         d["reason"] = d["reason"] or x.get("reason")
         if d["value"] is None:
@@ -745,7 +748,7 @@ def launch_rejected(c: Context) -> list[Finding]:
             severity="critical",
             title="vLLM rejected the launch: "
             + (f"{d['flag']} is invalid" if d["flag"] else "invalid arguments"),
-            evidence=(d["text"] or e0.message)[:300],
+            evidence=quote(d["text"] or e0.message, 500),
             start=e0.env.ts,
             end=e0.env.ts,
             where=f"{e0.env.source}:{e0.env.lineno}",

@@ -29,6 +29,7 @@ from observe.model import (
     StartupFact,
     StatsSample,
 )
+from observe.quote import quote
 from observe.settings import Settings
 
 if TYPE_CHECKING:  # pandas lives in timeline.py (and the detectors that read its frame)
@@ -68,6 +69,8 @@ class Summary:
     access_errors: int = 0  # HTTP 5xx
     first_ts: datetime | None = None
     last_ts: datetime | None = None
+    stats_first_ts: datetime | None = None
+    stats_last_ts: datetime | None = None
     first_where: str | None = None
     last_where: str | None = None
     stats_formats: set = field(default_factory=set)
@@ -225,6 +228,9 @@ class InstanceBuilder:
         if s.first_where is None:
             s.first_where = where
         s.last_where = where
+        if ev.env.ts is not None:
+            s.stats_first_ts = s.stats_first_ts or ev.env.ts
+            s.stats_last_ts = ev.env.ts
         s.stats_formats.add(ev.fmt)
         if ev.kv_device:
             s.kv_device = ev.kv_device
@@ -444,6 +450,8 @@ def stats_dict(s: Summary, settings: Settings) -> dict:
         else None,
         "first": s.first_ts.isoformat() if s.first_ts else None,
         "last": s.last_ts.isoformat() if s.last_ts else None,
+        "stats_first": s.stats_first_ts.isoformat() if s.stats_first_ts else None,
+        "stats_last": s.stats_last_ts.isoformat() if s.stats_last_ts else None,
     }
 
 
@@ -457,7 +465,7 @@ def events_dict(s: Summary, ctx: detect.Context) -> dict:
         "errors": [
             {
                 "kind": e.kind,
-                "message": e.message[:500],
+                "message": quote(e.message, 2000),
                 "where": f"{e.env.source}:{e.env.lineno}",
                 "time": e.env.ts.isoformat() if e.env.ts else None,
                 "fatal": e.fatal,

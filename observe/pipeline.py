@@ -4,8 +4,10 @@ The I/O edge of the offline path. It finds log files (plain or .gz) and saved /m
 groups rotated parts of one log into one instance (oldest part first; `rotation` says which
 names are parts of which log), streams every line of every part through one Parser per
 instance and feeds the events straight into an InstanceBuilder, so memory stays flat however
-large the logs are. Files it cannot read are reported in `Diagnosis.unreadable`, never silently
-dropped.
+large the logs are. A file is gzip by its first bytes, not its name. Files it cannot use are
+reported in `Diagnosis.unreadable`, never silently dropped; each entry's `kind` says why:
+`unreadable` (could not be read), `truncated` (a corrupt or cut .gz, or a read error part way:
+the lines before it were used), `binary`, or `no_vllm_lines` (read, but nothing of vLLM's in it).
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ _SKIP_SUFFIXES = {
     ".tsv",
 }
 _SNIFF = 8192
+#: the `Diagnosis.unreadable` kinds of a file that was not (wholly) read
+NOT_READ = frozenset(("unreadable", "truncated"))
 STDIN = "-"  # `observe diagnose -`: read the log from standard input (`kubectl logs … |`)
 
 
@@ -64,7 +68,7 @@ class LogSet:
 
 def _sniff(path: Path) -> bytes:
     try:
-        if path.suffix == ".gz":
+        if scan.is_gzip(path):
             with gzip.open(path, "rb") as f:
                 return f.read(_SNIFF)
         with open(path, "rb") as f:
@@ -121,11 +125,11 @@ def discover(paths: Sequence[Path]) -> tuple[list[LogSet], list[Path], list[dict
             files.append(p)
     for f in files:
         if not os.access(f, os.R_OK):
-            unreadable.append({"path": str(f), "reason": "permission denied"})
+            unreadable.append({"path": str(f), "reason": "permission denied", "kind": "unreadable"})
             continue
         head = _sniff(f)
         if is_binary(head):
-            unreadable.append({"path": str(f), "reason": "binary file, not a text log"})
+            unreadable.append({"path": str(f), "reason": "binary file, not a text log", "kind": "binary"})
             continue
         if is_snapshot(head, f):
             snaps.setdefault(str(f.parent), []).append(f)
@@ -174,7 +178,7 @@ def _iter_raw(path: Path, unreadable: list[dict], progress: Progress | None = No
         total = 0
     n = 0
     try:
-        raw = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb", buffering=1 << 20)
+        raw = gzip.open(path, "rb") if scan.is_gzip(path) else open(path, "rb", buffering=1 << 20)
         with raw as f:
             tick = 0
             for b in f:
@@ -187,13 +191,20 @@ def _iter_raw(path: Path, unreadable: list[dict], progress: Progress | None = No
         unreadable.append(
             {
                 "path": src,
-                "reason": f"truncated or corrupt gzip after {n} lines ({e.__class__.__name__})",
+                "reason": f"truncated or corrupt gzip after {n:,} lines ({e.__class__.__name__}); "
+                "the lines before were used",
                 "lines_read": n,
+                "kind": "truncated",
             }
         )
     except OSError as e:
         unreadable.append(
-            {"path": src, "reason": f"read error after {n} lines: {e.strerror or e}", "lines_read": n}
+            {
+                "path": src,
+                "reason": f"read error after {n:,} lines: {e.strerror or e}",
+                "lines_read": n,
+                "kind": "truncated" if n else "unreadable",
+            }
         )
     if progress is not None:
         progress(src, total, total)
@@ -217,14 +228,21 @@ def scan_part(
         unreadable.append(
             {
                 "path": src,
-                "reason": f"truncated or corrupt gzip after {n} lines ({e.__class__.__name__})",
+                "reason": f"truncated or corrupt gzip after {n:,} lines ({e.__class__.__name__}); "
+                "the lines before were used",
                 "lines_read": n,
+                "kind": "truncated",
             }
         )
     except OSError as e:
         n = sc.lines
         unreadable.append(
-            {"path": src, "reason": f"read error after {n} lines: {e.strerror or e}", "lines_read": n}
+            {
+                "path": src,
+                "reason": f"read error after {n:,} lines: {e.strerror or e}",
+                "lines_read": n,
+                "kind": "truncated" if n else "unreadable",
+            }
         )
     if progress is not None:
         progress(src, total, total)
@@ -232,8 +250,9 @@ def scan_part(
 
 def _pos(f, path: Path) -> int:
     try:
-        if path.suffix == ".gz":
-            return f.fileobj.tell()  # compressed position, comparable with st_size
+        raw = getattr(f, "fileobj", None)  # a gzip file's compressed stream
+        if isinstance(f, gzip.GzipFile) and raw is not None:
+            return raw.tell()  # compressed position, comparable with st_size
         return f.tell()
     except (AttributeError, OSError, ValueError):
         return 0
@@ -265,7 +284,7 @@ def read_snapshot(path: Path) -> Scrape:
 def _read_snapshot(path: Path) -> tuple[Scrape, bool]:
     """(the snapshot, whether its text carried its own `# scraped_at` time)."""
     try:
-        if path.suffix == ".gz":
+        if scan.is_gzip(path):
             with gzip.open(path, "rt", encoding="utf-8", errors="replace") as f:
                 text = f.read()
         else:
@@ -384,7 +403,9 @@ def diagnose_paths(
         if p is not None and p.vllm_lines == 0 and not b.scrapes:
             for part in ls.parts:
                 if not any(u["path"] == str(part) for u in unreadable):
-                    unreadable.append({"path": str(part), "reason": "no vLLM log lines found"})
+                    unreadable.append(
+                        {"path": str(part), "reason": "no vLLM log lines found", "kind": "no_vllm_lines"}
+                    )
     if not useful:
         reasons = "; ".join(f"{u['path']}: {u['reason']}" for u in unreadable[:5]) or "nothing to read"
         raise InputError(f"no vLLM log lines found ({reasons})")

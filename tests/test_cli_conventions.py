@@ -164,6 +164,22 @@ def test_diagnose_json_of_many_instances_validates() -> None:
     doc = json.loads(r.stdout)
     assert len(doc["instances"]) == 2
     valid(doc, "diagnosis-v1")
+    # the per-instance results are the place to read from: no instance's stats pose as the whole's
+    assert doc["engine"] is doc["stats"] is doc["events"] is doc["command"] is None
+    assert all(i["stats"]["samples"] for i in doc["instances"])
+    first = doc["instances"][0]
+    with pytest.raises(jsonschema.ValidationError):
+        valid({**doc, "engine": first["engine"], "stats": first["stats"]}, "diagnosis-v1")
+
+
+def test_diagnose_json_of_one_instance_keeps_the_top_level_keys() -> None:
+    r = observe("diagnose", str(EXAMPLES / "kv-pressure"), "--format", "json")
+    doc = json.loads(r.stdout)
+    assert len(doc["instances"]) == 1
+    only = doc["instances"][0]
+    assert doc["engine"] == only["engine"] and doc["stats"] == only["stats"]
+    assert doc["events"] == only["events"]
+    valid(doc, "diagnosis-v1")
 
 
 def test_capacity_json_validates() -> None:

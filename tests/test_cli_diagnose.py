@@ -138,10 +138,35 @@ def test_truncated_gz_keeps_what_was_read(tmp_path: Path) -> None:
     p = tmp_path / "vllm.log.gz"
     p.write_bytes(blob[: len(blob) // 2])
     r = run(str(p), "--format", "json")
-    assert r.exit_code == 0, r.stderr
+    assert r.exit_code == EXIT_INPUT, r.stderr  # the report is of part of the file: not a success
+    assert "truncated" in r.stderr and "--partial-ok" in r.stderr
     d = json.loads(r.stdout)
     assert 0 < d["stats"]["samples"] < 1000
-    assert "truncated" in d["unreadable"][0]["reason"]
+    assert "truncated" in d["unreadable"][0]["reason"] and d["unreadable"][0]["kind"] == "truncated"
+    ok = run(str(p), "--format", "json", "--partial-ok")
+    assert ok.exit_code == 0, ok.stderr
+    assert json.loads(ok.stdout)["stats"] == d["stats"]
+    text = run(str(p), "--partial-ok", "--format", "text")
+    assert "read only part of" in text.stdout and "could not read" not in text.stdout
+
+
+def test_plain_text_named_gz_is_read_as_text(tmp_path: Path) -> None:
+    p = tmp_path / "vllm.log.gz"
+    p.write_bytes(SAT.read_bytes())
+    r = run(str(p), "--format", "json")
+    assert r.exit_code == 0, r.stderr
+    d = json.loads(r.stdout)
+    b = json.loads(run(str(SAT), "--format", "json").stdout)
+    assert d["unreadable"] == [] and d["stats"] == b["stats"]
+
+
+def test_a_log_without_vllm_lines_is_skipped_not_unreadable(tmp_path: Path) -> None:
+    shutil.copy(SAT, tmp_path / "vllm.log")
+    (tmp_path / "notes.txt").write_text("shopping list\nmilk\n")
+    r = run(str(tmp_path))
+    assert r.exit_code == 0, r.stderr
+    assert "skipped" in r.stdout and "notes.txt: no vLLM log lines found" in r.stdout
+    assert "could not read" not in r.stdout
 
 
 def test_gz_and_plain_read_the_same(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from observe import vllmflags
 from observe.capacity.tables import GB, GIB, ModelSpec, model_spec
 from observe.errors import ConfigError, DoesNotFit, UnknownConfig
 from observe.versions import parse_version
@@ -189,14 +190,39 @@ def _layout(m: ModelSpec, tp: int, pp: int, block_size: int, kv_bytes: int, engi
     return _Layout(page, layers, ((kind, 1),), layers, m.sliding_window, engine)
 
 
-def kv_bytes_per_element(kv_cache_dtype: str, model: ModelSpec | None = None) -> int:
+def kv_bytes_per_element(
+    kv_cache_dtype: str, model: ModelSpec | None = None, vllm_version: str | None = None
+) -> int:
     d = (kv_cache_dtype or "auto").strip().lower()
     if d not in KV_DTYPE_BYTES:
-        raise UnknownConfig(
-            f"unknown --kv-cache-dtype {kv_cache_dtype!r}; use one of: {', '.join(KV_DTYPE_BYTES)}"
-        )
+        raise UnknownConfig(unknown_kv_dtype(d, vllm_version))
     b = KV_DTYPE_BYTES[d]
     return b if b is not None else (model.dtype_bytes if model else 2)
+
+
+def unknown_kv_dtype(dtype: str, vllm_version: str | None = None) -> str:
+    """Why a --kv-cache-dtype cannot be sized: vLLM knows it (in which releases observe read) but
+    observe has no size for it, or vLLM does not know it either."""
+    sized = ", ".join(KV_DTYPE_BYTES)
+    knowing = [
+        ".".join(map(str, r))
+        for r in vllmflags.versions_read()
+        if dtype in (vllmflags.choices("--kv-cache-dtype", ".".join(map(str, r))) or ())
+    ]
+    asked = vllm_version and vllmflags.choices("--kv-cache-dtype", vllm_version)
+    if knowing:
+        span = knowing[0] if len(knowing) == 1 else f"{knowing[0]} to {knowing[-1]}"
+        not_there = f" (though not vLLM {vllm_version})" if asked and dtype not in asked else ""
+        return (
+            f"--kv-cache-dtype {dtype}: vLLM {span} knows it{not_there} but observe cannot size it "
+            f"(its bytes per element are not known here); observe sizes: {sized}"
+        )
+    newest = ".".join(map(str, vllmflags.versions_read()[-1]))
+    offered = asked or vllmflags.choices("--kv-cache-dtype", newest) or []
+    return (
+        f"--kv-cache-dtype {dtype}: vLLM does not know it (vLLM {vllm_version if asked else newest} "
+        f"accepts: {', '.join(map(str, offered))}; a plugin may add more)"
+    )
 
 
 def bytes_per_token(model: ModelSpec, *, tp: int = 1, pp: int = 1, kv_cache_dtype: str = "auto") -> int:
@@ -410,7 +436,7 @@ def compute(
         raise ConfigError(f"{m.name}: the model states no max_position_embeddings; give --max-model-len")
     if max_model_len is None:
         notes.append(f"--max-model-len defaults to the model's {mml:,} tokens")
-    kvb = kv_bytes_per_element(kv_cache_dtype, m)
+    kvb = kv_bytes_per_element(kv_cache_dtype, m, vllm_version)
     lay = _layout(m, tp, pp, block_size, kvb, eng)
     bpt = lay.page * lay.layers // block_size
     bpt_total = bpt * tp * (m.layers / lay.layers if pp > 1 else 1)
@@ -531,9 +557,9 @@ def compute(
         req_total = req * tp * (m.layers / lay.layers if pp > 1 else 1)
         conc_fits = n_blocks + (1 if eng == "v1" else 0) <= blocks
         if eng == "v1":
-            notes.append("V1 also keeps one null block per GPU (not in required_kv_gib)")
+            notes.append("V1 also keeps one null block per GPU (not counted in the KV the requests need)")
     elif concurrency or context:
-        notes.append("--concurrency and --context go together: give both for required_kv_gib")
+        notes.append("--concurrency and --context go together: give both to get the KV the requests need")
 
     return CapacityResult(
         model=m.name,

@@ -90,9 +90,9 @@ class Scanner:
             self.feed_line(tail)
 
     def read(self, path: Path, progress: Callable[[int], None] | None = None) -> None:
-        """Scan a whole file (plain, or .gz by name); progress gets the position read, as a byte count
+        """Scan a whole file (plain, or gzip by content); progress gets the position read, as a byte count
         of the file on disk. Raises what reading raises (OSError, EOFError, zlib.error, ...)."""
-        if path.suffix == ".gz":
+        if is_gzip(path):
             with open(path, "rb") as raw, gzip.GzipFile(fileobj=raw) as f:
                 for blk in _gz_blocks(f):
                     self.push(blk)
@@ -176,6 +176,16 @@ def _newlines(data: bytes) -> Iterator[int]:
     while i >= 0:
         yield i
         i = data.find(b"\n", i + 1)
+
+
+def is_gzip(path: Path) -> bool:
+    """Whether the file is gzip by its magic bytes (a plain-text log named .gz is text); an
+    unreadable file is not, so that its reader raises the error."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(2) == b"\x1f\x8b"
+    except OSError:
+        return False
 
 
 def _gz_blocks(f: gzip.GzipFile) -> Iterator[bytes]:

@@ -35,6 +35,7 @@ from observe.report.svg import (
     time_axis,
 )
 from observe.report.svg import escape as _e
+from observe.report.text import count_text, flags_text, size_text, summary_line, unreadable_text
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -108,8 +109,8 @@ def _engine_section(config: Any) -> str:
         ("block size", g("block_size")),
         ("maximum concurrency", conc_txt),
         ("max model len", g("max_model_len")),
-        ("KV memory available (GiB)", g("available_kv_gib")),
-        ("weights (GiB)", g("weights_gib")),
+        ("KV memory available", None if g("available_kv_gib") is None else size_text(g("available_kv_gib"))),
+        ("weights", None if g("weights_gib") is None else size_text(g("weights_gib"))),
         ("gpu-memory-utilization", g("gpu_memory_utilization")),
         ("max-num-seqs", g("max_num_seqs")),
         ("max-num-batched-tokens", g("max_num_batched_tokens")),
@@ -127,7 +128,7 @@ def _engine_section(config: Any) -> str:
     flags = g("flags") or {}
     if flags:
         flag_rows = "".join(
-            f"<tr><th><code>{_e(k)}</code></th><td><code>{_e(v)}</code></td></tr>" for k, v in flags.items()
+            f"<tr><td><code>{_e(flags_text({k: v}))}</code></td></tr>" for k, v in flags.items()
         )
         flags_html = f'<h4>Launch flags</h4><table class="facts flags">{flag_rows}</table>'
     else:
@@ -213,15 +214,49 @@ def _cell(v: Any) -> str:
     if isinstance(v, dict):
         return ", ".join(f"{k}: {fmt_num(x)}" for k, x in v.items()) or "—"
     if isinstance(v, (list, tuple, set)):
-        return f"{len(v)} item(s)" if v else "none"
+        return count_text(len(v), "item") if v else "none"
     return fmt_num(v)
+
+
+#: what the stats and events objects' fields mean, for a reader (a field not named here is shown
+#: with its underscores as spaces)
+LABELS = {
+    "samples": "stats lines",
+    "max_kv_cache_usage_pct": "peak KV-cache usage (%)",
+    "max_running": "peak running requests",
+    "max_waiting": "peak waiting requests",
+    "max_swapped": "peak swapped requests",
+    "max_prompt_throughput": "peak prompt throughput (tokens/s)",
+    "max_generation_throughput": "peak generation throughput (tokens/s)",
+    "mean_generation_throughput": "mean generation throughput (tokens/s)",
+    "kv_high_pct": "KV usage counted as high (%)",
+    "kv_full_pct": "KV usage counted as full (%)",
+    "samples_kv_high": "stats lines with KV usage high",
+    "samples_kv_full": "stats lines with KV usage full",
+    "mean_prefix_cache_hit_pct": "mean prefix-cache hit rate (%)",
+    "first": "first log line",
+    "last": "last log line",
+    "stats_first": "first stats line",
+    "stats_last": "last stats line",
+    "preemption_warnings": "preemption warnings",
+    "cumulative_preemptions": "preemptions (vLLM's running total)",
+    "interval_preemptions": "preemptions (summed per stats line)",
+    "metrics_preemptions": "preemptions (from /metrics)",
+    "oom_errors": "out-of-memory errors",
+    "error_kinds": "errors by kind",
+    "spec_decode_lines": "speculative-decoding lines",
+    "access_log_lines": "HTTP access lines",
+    "silent_preemptions": "requests preempted without a warning",
+    "hints": "hints vLLM printed",
+    "oom_phases": "out-of-memory errors by phase",
+}
 
 
 def _dict_table(title: str, d: dict | None) -> str:
     if not d:
         return ""
     body = "".join(
-        f"<tr><th>{_e(str(k).replace('_', ' '))}</th><td>{_e(_cell(v))}</td></tr>"
+        f"<tr><th>{_e(LABELS.get(str(k), str(k).replace('_', ' ')))}</th><td>{_e(_cell(v))}</td></tr>"
         for k, v in d.items()
         if k != "errors"
     )
@@ -435,17 +470,16 @@ def render_html(diag: Any, *, kv_high_pct: float = KV_HIGH_PCT, kv_full_pct: flo
     )
     header = [
         "<header><h1>vLLM diagnosis</h1>",
-        f'<p>{summary} <span class="muted">{len(instances)} instance(s)'
+        f'<p class="summary">{_e(summary_line(diag))}</p>' if instances else "",
+        f'<p>{summary} <span class="muted">{count_text(len(instances), "instance")}'
         + (f" · generated {_e(fmt_time(generated))}" if generated else "")
         + "</span></p>",
     ]
     if len(instances) > 1:
         header.append(_contents(instances))
     if unreadable:
-        items = "".join(
-            f"<li><code>{_e(u.get('path'))}</code>: {_e(u.get('reason'))}</li>" for u in unreadable
-        )
-        header.append(f'<h3>Not read</h3><ul class="unreadable">{items}</ul>')
+        items = "".join(f"<li>{_e(unreadable_text(u))}</li>" for u in unreadable)
+        header.append(f'<h3>Files not used in full</h3><ul class="unreadable">{items}</ul>')
     header.append("</header>")
     body = "".join(
         render_instance(inst, i, kv_high_pct=kv_high_pct, kv_full_pct=kv_full_pct)

@@ -1,8 +1,9 @@
 """Diagnosis → the JSON document (a dict; schema `observe.diagnosis/v1`, docs/architecture.md).
 
-With one instance its keys describe that instance; with several, `instances` holds each one in
-full and the top-level `engine`/`stats`/`events` are those of the first, while
-`findings`/`recommendations`/`advice_notes` list every instance's (each item names its `instance`).
+`instances` is the place to read each instance's results from. With one instance the top-level
+`engine`/`stats`/`events`/`command` describe it too; with several they are null (no instance is
+"the" one), while `findings`/`recommendations`/`advice_notes` list every instance's (each item
+names its `instance`).
 A recommendation's `alternatives` are other single changes, any one of which has the same effect
 (the `command` applies the recommendation itself, never its alternatives); `advice_notes` say,
 for the findings no flag change answers, why and what to do instead.
@@ -117,21 +118,21 @@ def _instance(inst: InstanceDiagnosis) -> dict:
 def to_dict(diag: Diagnosis) -> dict:
     """The whole diagnosis as a JSON-ready dict."""
     insts = diag.instances
-    first = insts[0] if insts else None
     many = len(insts) > 1
+    only = insts[0] if len(insts) == 1 else None
     out = {
         "schema": SCHEMA,
         "generated_at": _iso(diag.generated_at),
         "sources": [s for i in insts for s in i.sources],
-        "engine": _engine(first) if first else None,
-        "stats": first.stats if first else None,
-        "events": first.events if first else None,
+        "engine": _engine(only) if only else None,
+        "stats": only.stats if only else None,
+        "events": only.events if only else None,
         "findings": [_finding(f, i.name if many else None) for i in insts for f in i.findings],
         "recommendations": [
             _recommendation(r, i.name if many else None) for i in insts for r in i.recommendations
         ],
         "advice_notes": [_note(n, i.name if many else None) for i in insts for n in i.notes],
-        "command": first.command if first and not many else None,
+        "command": only.command if only else None,
         "instances": [_instance(i) for i in insts],
         "unreadable": diag.unreadable,
     }

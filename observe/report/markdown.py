@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from observe.report.text import current_text, engine_lines, flag_text, value_text
+from observe.report.text import (
+    current_text,
+    engine_lines,
+    flag_text,
+    summary_line,
+    unreadable_text,
+    value_text,
+)
 
 if TYPE_CHECKING:
     from observe.diagnosis import Diagnosis
@@ -16,7 +23,7 @@ def _md_cell(x: Any) -> str:
 
 def render_markdown(diag: Diagnosis) -> str:
     """The Markdown report: one section per instance, findings and recommendations as tables."""
-    out = ["# observe diagnosis", ""]
+    out = ["# observe diagnosis", "", _md_cell(summary_line(diag)), ""]
     for inst in diag.instances:
         out += [f"## {_md_cell(inst.name)}", "", "| | |", "|---|---|"]
         out += [f"| {_md_cell(k)} | {_md_cell(v)} |" for k, v in engine_lines(inst)]
@@ -52,7 +59,7 @@ def render_markdown(diag: Diagnosis) -> str:
             out += [f"- **{_md_cell(', '.join(n.finding_ids))}**: {_md_cell(n.text)}" for n in inst.notes]
         out.append("")
     if diag.unreadable:
-        out += ["## Not read", ""] + [
-            f"- {_md_cell(u['path'])}: {_md_cell(u['reason'])}" for u in diag.unreadable
+        out += ["## Files not used in full", ""] + [
+            f"- {_md_cell(unreadable_text(u))}" for u in diag.unreadable
         ]
     return "\n".join(out).rstrip() + "\n"

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING, Any
+
+from observe import cmdline
+from observe.model import severity_rank
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -19,6 +23,44 @@ def value_text(x: Any) -> str:
     if isinstance(x, int) and not isinstance(x, bool):
         return f"{x:,}"
     return str(x)
+
+
+def count_text(n: int, word: str, plural: str | None = None) -> str:
+    """`1 line`, `2 lines`, `1,024 lines`."""
+    return f"{n:,} {word if n == 1 else plural or word + 's'}"
+
+
+def size_text(gib: float | None) -> str:
+    """A size given in GiB as a reader wants it: MiB below 1 GiB, GiB (two decimals at most) above."""
+    if gib is None:
+        return "—"
+    if gib == 0:
+        return "0 GiB"  # vLLM printed 0.0: a size below its rounding, not a measured 0 MiB
+    if abs(gib) < 1:
+        return f"{value_text(round(gib * 1024, 1))} MiB"
+    return f"{value_text(gib)} GiB"
+
+
+def flags_text(flags: dict) -> str:
+    """The flags as a user types them: `--served-model-name tiny-llama --enforce-eager`."""
+    return shlex.join(cmdline.render_argv(flags, skip=()))
+
+
+def summary_line(diag: Diagnosis) -> str:
+    """One line for the top of a report: the worst finding and the one change to make for it."""
+    pairs = [(inst, f) for inst in diag.instances for f in inst.findings]
+    n = len(diag.instances)
+    if not pairs:
+        return f"Summary: no problems found ({count_text(n, 'instance')})."
+    inst, worst = max(pairs, key=lambda p: severity_rank(p[1].severity))  # the first of the worst
+    where = f" in {inst.name}" if n > 1 else ""
+    line = f"Summary: worst finding{where} ({worst.severity}): {worst.title} [{worst.id}]."
+    recs = [r for r in inst.recommendations if worst.id in r.finding_ids] or list(inst.recommendations)
+    if recs:
+        r = recs[0]
+        now = f" (now {current_text(r)})" if r.current is not None else ""
+        return line + f" The one change: {shlex.join(cmdline.render(r.flag, r.suggested))}{now}."
+    return line + " No flag change answers it: see the notes."
 
 
 def flag_text(x: Any) -> str:
@@ -69,11 +111,14 @@ def engine_lines(inst: InstanceDiagnosis) -> list[tuple[str, str]]:
             )
         )
     if c.available_kv_gib is not None:
-        rows.append(("KV memory", f"{c.available_kv_gib} GiB"))
+        rows.append(("KV memory", size_text(c.available_kv_gib)))
     s = inst.stats
     if s.get("samples"):
         rows.append(
-            ("stats lines", f"{s['samples']:,} ({value_text(s.get('first'))} → {value_text(s.get('last'))})")
+            (
+                "stats lines",
+                f"{s['samples']:,} ({value_text(s.get('stats_first'))} → {value_text(s.get('stats_last'))})",
+            )
         )
         rows.append(("max KV usage", f"{value_text(s.get('max_kv_cache_usage_pct'))}%"))
         rows.append(
@@ -98,19 +143,36 @@ def engine_lines(inst: InstanceDiagnosis) -> list[tuple[str, str]]:
     if e.get("error_kinds"):
         rows.append(("errors", ", ".join(f"{k} ×{n}" for k, n in e["error_kinds"].items())))
     if c.flags:
-        rows.append(("flags", " ".join(f"{k}={v}" for k, v in c.flags.items())))
+        rows.append(("flags", flags_text(c.flags)))
     return rows
+
+
+def source_text(s: dict) -> str:
+    """A source file line: `path (1 line, 0 vLLM lines, v1)`."""
+    return (
+        f"{s['path']} ({count_text(s['lines'], 'line')}, {count_text(s['parsed_lines'], 'vLLM line')}, "
+        f"{s.get('format') or 'no stats lines'})"
+    )
+
+
+def unreadable_text(u: dict) -> str:
+    """An entry of `Diagnosis.unreadable` as a line; `could not read` only for a file that could not
+    be read (its `kind`, see pipeline: unreadable, truncated, binary, no_vllm_lines)."""
+    kind = u.get("kind", "unreadable")
+    if kind == "unreadable":
+        return f"could not read {u['path']}: {u['reason']}"
+    if kind == "truncated":
+        return f"read only part of {u['path']}: {u['reason']}"
+    return f"skipped {u['path']}: {u['reason']}"
 
 
 def render_text(diag: Diagnosis) -> str:
     """The plain-text report."""
-    out = []
+    out = [summary_line(diag), ""]
     for inst in diag.instances:
         out.append(f"== {inst.name}")
         for s in inst.sources:
-            out.append(
-                f"   source: {s['path']} ({s['lines']:,} lines, {s['parsed_lines']:,} vLLM lines, {s.get('format') or 'no stats lines'})"
-            )
+            out.append(f"   source: {source_text(s)}")
         for k, v in engine_lines(inst):
             out.append(f"   {k:<22} {v}")
         out.append("")
@@ -145,7 +207,7 @@ def render_text(diag: Diagnosis) -> str:
                 out.append(f"   {inst.command}")
         out.append("")
     for u in diag.unreadable:
-        out.append(f"could not read {u['path']}: {u['reason']}")
+        out.append(unreadable_text(u))
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -162,6 +224,7 @@ def print_rich(diag: Diagnosis, console: Console | None = None) -> None:
     if not con.is_terminal and console is None:
         con.file.write(render_text(diag))
         return
+    con.print(escape(summary_line(diag)), style="bold")
     for inst in diag.instances:
         t = Table(title=escape(inst.name), show_header=False, title_justify="left")
         t.add_column(style="bold")
@@ -201,4 +264,4 @@ def print_rich(diag: Diagnosis, console: Console | None = None) -> None:
                 con.print("[bold]Command:[/]")
                 con.print(escape(inst.command), soft_wrap=True)
     for u in diag.unreadable:
-        con.print(f"[yellow]could not read {escape(u['path'])}: {escape(u['reason'])}[/]")
+        con.print(f"[yellow]{escape(unreadable_text(u))}[/]")
