@@ -429,11 +429,11 @@ class Follower:
             st.skipping = False
         data = st.partial + chunk if st.partial else chunk
         now = self._clock()
-        if st.catch_up and self._classifier is not None:
+        if st.catch_up and (classifier := self._classifier) is not None:
             cut = data.rfind(b"\n") + 1
             st.partial = data[cut:]
             if cut:
-                self._split_bulk(st, data[:cut] if cut < len(data) else data, now, out)
+                self._split_bulk(st, classifier, data[:cut] if cut < len(data) else data, now, out)
         else:
             parts = data.split(b"\n")
             st.partial = parts.pop()
@@ -444,9 +444,9 @@ class Follower:
             st.partial = b""
             st.skipping = True
 
-    def _split_bulk(self, st: _Stream, data: bytes, now: float, out: list) -> None:
+    def _split_bulk(self, st: _Stream, classifier: Classifier, data: bytes, now: float, out: list) -> None:
         """Whole lines: runs of countable ones as CountedLines, every other line emitted as usual."""
-        shapes, bad = self._classifier.classify(data)
+        shapes, bad = classifier.classify(data)
         k = pos = 0
         n = len(shapes)
         if bad:
