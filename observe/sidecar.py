@@ -41,8 +41,8 @@ from observe.model import (
     StartupFact,
     StatsSample,
 )
-from observe.parse import Parser
-from observe.tail import Follower
+from observe.parse import Parser, scan
+from observe.tail import CountedLines, Follower
 
 __all__ = ["Sidecar"]
 
@@ -172,14 +172,37 @@ class Sidecar:
     def poll_logs_once(self) -> int:
         """Read what the logs have, parse it, update the window and facts; returns lines read."""
         f = self._ensure_follower()
-        lines = f.poll()
+        items = f.poll()
         events: list[LogEvent] = []
-        for ln in lines:
-            p = self._parsers.get(ln.source)
+        # access lines followed by max_access_events more of them in this batch would only pass
+        # through the access window (all arrive at one time): those are counted, not parsed
+        cap = self.settings.max_access_events
+        later = sum(it.n for it in items if isinstance(it, CountedLines))
+        n_lines = 0
+        for it in items:
+            p = self._parsers.get(it.source)
             if p is None:
                 # live logs are from now: vLLM's stamps have no year (the parser handles Dec→Jan)
-                p = self._parsers[ln.source] = Parser(year=datetime.fromtimestamp(self._clock()).year)
-            events.extend(p.feed(ln))
+                p = self._parsers[it.source] = Parser(year=datetime.fromtimestamp(self._clock()).year)
+            if not isinstance(it, CountedLines):
+                n_lines += 1
+                events.extend(p.feed(it))
+                continue
+            n_lines += it.n
+            later -= it.n
+            credit = min(it.n, it.n + later - cap)
+            i = 0
+            while i < credit and p.holding:
+                for ln in it.lines(i, i + 1):
+                    events.extend(p.feed(ln))
+                i += 1
+            if credit > i:
+                p.credit_access(
+                    credit - i, "APIServer" if scan.Classifier.has_process(it.raw, it.offset(i)) else None
+                )
+                i = credit
+            for ln in it.lines(i):
+                events.extend(p.feed(ln))
         now = self._clock()
         with self._lock:
             st = self._state
@@ -195,7 +218,7 @@ class Sidecar:
             for ev in events:
                 self._learn(ev, now)
             self._prune(now)
-        return len(lines)
+        return n_lines
 
     def scrape_once(self, now: datetime | None = None) -> Scrape:
         """GET vLLM's /metrics once (and /v1/models until it answered); count what went wrong."""
@@ -363,6 +386,7 @@ class Sidecar:
                 poll_interval=s.poll_interval,
                 use_watchdog=s.use_watchdog,
                 max_line_bytes=s.max_line_bytes,
+                bulk=scan.ENABLED,
             )
         return self._follower
 

@@ -21,6 +21,10 @@ Semantics (google/mtail `internal/tailer/logstream/filestream.go`, adapted):
 - Rotated siblings (`x.log.1`, `x.log-20260101`, `*.gz`; not `vllm-0.1`, a version) are not
   followed as new files when a pattern has glob characters, otherwise every rename would re-read
   a whole generation.
+- **Catch-up in bulk** (`bulk=True`): while a file opened from its start at construction
+  (`from_start`) is read up to its first EOF, runs of plain uvicorn access lines (the byte-level
+  classification of `observe.parse.scan`) come out as one `CountedLines` each instead of one
+  `LogLine` per line, counted in `stats` and line numbers exactly the same.
 - `LogLine.lineno` counts from where reading began: line 1 of a file read from its start, the
   first new line of a file opened at its end. Lines of a recovered generation carry the followed
   path as their source.
@@ -42,8 +46,9 @@ from dataclasses import dataclass, field
 
 from observe import rotation
 from observe.model import LogLine
+from observe.parse.scan import Classifier
 
-__all__ = ["Follower", "FollowerStats"]
+__all__ = ["CountedLines", "Follower", "FollowerStats"]
 
 _CHUNK = 1 << 20
 _MAX_READ_PER_POLL = 8 << 20  # per file and poll: bounded memory when catching up on history
@@ -68,6 +73,46 @@ class FollowerStats:
     watchdog: bool = False  # whether inotify/watchdog wake-ups are active
 
 
+@dataclass(frozen=True)
+class CountedLines:
+    """n consecutive plain uvicorn access lines of one file, not split into LogLines: ``raw`` holds
+    them as read (each ending with a newline); the first is line ``lineno``."""
+
+    source: str
+    lineno: int
+    n: int
+    raw: bytes
+    arrival: float
+
+    def lines(self, skip: int = 0, stop: int | None = None) -> list[LogLine]:
+        """Lines skip..stop-1 (default: to the last) as the LogLines a line-by-line read gives."""
+        stop = self.n if stop is None else min(stop, self.n)
+        if skip >= stop:
+            return []
+        if stop < self.n:
+            parts = self.raw.split(b"\n", stop)[skip:stop]
+        else:
+            parts = self.raw[:-1].rsplit(b"\n", self.n - skip)
+            if skip:
+                parts = parts[1:]
+        return [
+            LogLine(
+                source=self.source,
+                lineno=self.lineno + skip + i,
+                text=(b[:-1] if b.endswith(b"\r") else b).decode("ascii"),
+                arrival=self.arrival,
+            )
+            for i, b in enumerate(parts)
+        ]
+
+    def offset(self, i: int) -> int:
+        """Where line i starts in raw."""
+        pos = 0
+        for _ in range(i):
+            pos = self.raw.index(b"\n", pos) + 1
+        return pos
+
+
 @dataclass
 class _Stream:
     path: str
@@ -77,6 +122,7 @@ class _Stream:
     lineno: int = 0
     partial: bytes = b""
     skipping: bool = False  # inside an over-long line: drop bytes until the next newline
+    catch_up: bool = False  # read from its start at construction, first EOF not reached yet
     seen: collections.deque = field(default_factory=lambda: collections.deque(maxlen=256))
 
 
@@ -93,6 +139,7 @@ class Follower:
         max_line_bytes: int = 64 * 1024,
         coalesce: float = 0.02,
         clock: Callable[[], float] = time.time,
+        bulk: bool = False,
     ) -> None:
         self.patterns = [os.path.abspath(os.path.expanduser(p)) for p in patterns]
         self.poll_interval = poll_interval
@@ -109,14 +156,18 @@ class Follower:
         self._watched: set[str] = set()
         self._closed = False
         self._last_discovery = time.monotonic()
+        self._classifier = Classifier(max_line_bytes) if bulk else None
         if use_watchdog:
             self._start_watchdog()
         for path in self._discover():
-            self._open(path, at_end=not from_start)
+            st = self._open(path, at_end=not from_start)
+            if st is not None and from_start and bulk:
+                st.catch_up = True
 
     # ------------------------------------------------------------------ public
     def poll(self) -> list[LogLine]:
-        """Read what is available from every followed file; complete lines only, in file order."""
+        """Read what is available from every followed file; complete lines only, in file order
+        (with ``bulk``, CountedLines among them while catching up)."""
         if self._closed:
             return []
         self._wake.clear()
@@ -361,6 +412,7 @@ class Follower:
                 self._fail(st.path, e)
                 return True
             if not chunk:
+                st.catch_up = False
                 return True
             budget -= len(chunk)
             st.offset += len(chunk)
@@ -376,15 +428,46 @@ class Follower:
             chunk = chunk[nl + 1 :]
             st.skipping = False
         data = st.partial + chunk if st.partial else chunk
-        parts = data.split(b"\n")
-        st.partial = parts.pop()
         now = self._clock()
-        for raw in parts:
-            self._emit(st, raw, now, out)
+        if st.catch_up and (classifier := self._classifier) is not None:
+            cut = data.rfind(b"\n") + 1
+            st.partial = data[cut:]
+            if cut:
+                self._split_bulk(st, classifier, data[:cut] if cut < len(data) else data, now, out)
+        else:
+            parts = data.split(b"\n")
+            st.partial = parts.pop()
+            for raw in parts:
+                self._emit(st, raw, now, out)
         if len(st.partial) > self.max_line_bytes:
             self._emit(st, st.partial, now, out)  # cut here; drop the rest up to its newline
             st.partial = b""
             st.skipping = True
+
+    def _split_bulk(self, st: _Stream, classifier: Classifier, data: bytes, now: float, out: list) -> None:
+        """Whole lines: runs of countable ones as CountedLines, every other line emitted as usual."""
+        shapes, bad = classifier.classify(data)
+        k = pos = 0
+        n = len(shapes)
+        if bad:
+            for j in [i for i, s in enumerate(shapes) if s in bad]:
+                if j > k:
+                    pos = self._counted(st, data, shapes, k, j, pos, now, out)
+                ln = len(shapes[j])
+                self._emit(st, data[pos : pos + ln], now, out)
+                pos += ln + 1
+                k = j + 1
+        if n > k:
+            self._counted(st, data, shapes, k, n, pos, now, out)
+
+    def _counted(
+        self, st: _Stream, data: bytes, shapes: list[bytes], k: int, j: int, pos: int, now: float, out: list
+    ) -> int:
+        end = pos + sum(map(len, shapes[k:j])) + (j - k)
+        out.append(CountedLines(st.path, st.lineno + 1, j - k, data[pos:end], now))
+        st.lineno += j - k
+        self.stats.lines[st.path] = self.stats.lines.get(st.path, 0) + (j - k)
+        return end
 
     def _flush_partial(self, st: _Stream, out: list[LogLine]) -> None:
         """A retired file will not grow: its unterminated last line is complete as it is."""

@@ -49,6 +49,39 @@ _PROC = b"(APIServer pid="
 _CACHE_MAX = 4096
 
 Add = Callable[[LogEvent], None]
+
+
+class Classifier:
+    """Which lines of a block only need counting, by shape; remembers the shapes it has judged."""
+
+    def __init__(self, max_len: int | None = None) -> None:
+        self.max_len = max_len  # a longer line is never countable (a reader that cuts long lines)
+        self._known: dict[bytes, bool] = {}
+
+    def classify(self, data: bytes) -> tuple[list[bytes], set[bytes]]:
+        """data: whole lines, ending with a newline. Returns each line's shape (same length as the
+        line) and the set of shapes that are not countable."""
+        shapes = data.translate(_FOLD).split(b"\n")
+        shapes.pop()
+        known = self._known
+        bad = set()
+        for s in set(shapes):
+            ok = known.get(s)
+            if ok is None:
+                ok = _COUNTABLE.fullmatch(s) is not None
+                if len(known) >= _CACHE_MAX:
+                    known.clear()
+                known[s] = ok
+            if not ok or (self.max_len is not None and len(s) > self.max_len):
+                bad.add(s)
+        return shapes, bad
+
+    @staticmethod
+    def has_process(data: bytes, start: int = 0, end: int | None = None) -> bool:
+        """Whether countable lines in data[start:end] carry the "(APIServer pid=N)" prefix."""
+        return data.find(_PROC, start, len(data) if end is None else end) >= 0
+
+
 CountAccess = Callable[[int], None]
 
 
@@ -62,7 +95,7 @@ class Scanner:
         self.count_access = count_access
         self.lines = 0  # physical lines handed over so far (fed or credited)
         self._carry: list[bytes] = []  # the start of a line whose newline has not come yet
-        self._shapes: dict[bytes, bool] = {}
+        self._classifier = Classifier()
 
     # ------------------------------------------------------------------ bytes in
     def push(self, data: bytes) -> None:
@@ -122,19 +155,7 @@ class Scanner:
                 self.feed_line(data[start:end])
                 start = end + 1
             return
-        shapes = data.translate(_FOLD).split(b"\n")
-        shapes.pop()
-        known = self._shapes
-        bad = set()
-        for s in set(shapes):
-            ok = known.get(s)
-            if ok is None:
-                ok = _COUNTABLE.fullmatch(s) is not None
-                if len(known) >= _CACHE_MAX:
-                    known.clear()
-                known[s] = ok
-            if not ok:
-                bad.add(s)
+        shapes, bad = self._classifier.classify(data)
         proc = _PROC in data
         n = len(shapes)
         if not bad:
