@@ -450,13 +450,13 @@ def sidecar(
     )
     try:
         car = Sidecar(settings, warn=lambda msg: typer.echo(f"observe sidecar: {msg}", err=True))
+        car.stop_on_signals()  # before it serves: a signal that comes once /healthz answers must stop it cleanly
         car.start()
     except OSError as e:
         raise ObserveError(f"cannot listen on {listen}: {e.strerror or e}")
     typer.echo(f"observe sidecar: serving {car.listen_url}/metrics", err=True)
     if settings.api_warning:
         typer.echo(f"observe sidecar: {settings.api_warning}", err=True)
-    car.stop_on_signals()
     car.wait()
 
 
