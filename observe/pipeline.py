@@ -162,6 +162,20 @@ def iter_lines(path: Path, unreadable: list[dict], progress: Progress | None = N
     return cri.rejoin(_iter_raw(path, unreadable, progress))
 
 
+def _read_failure(src: str, n: int, e: BaseException) -> dict:
+    """The `unreadable` entry for a read that broke off after `n` lines (one wording for both readers)."""
+    if isinstance(e, (EOFError, zlib.error, gzip.BadGzipFile)):
+        reason = f"truncated or corrupt gzip after {n:,} lines ({e.__class__.__name__}); the lines before were used"
+        return {"path": src, "reason": reason, "lines_read": n, "kind": "truncated"}
+    strerror = getattr(e, "strerror", None)
+    return {
+        "path": src,
+        "reason": f"read error after {n:,} lines: {strerror or e}",
+        "lines_read": n,
+        "kind": "truncated" if n else "unreadable",
+    }
+
+
 def _iter_stdin() -> Iterator[LogLine]:
     for n, b in enumerate(sys.stdin.buffer, 1):
         yield LogLine("<stdin>", n, b.decode("utf-8", "replace").rstrip("\r\n"))
@@ -188,24 +202,9 @@ def _iter_raw(path: Path, unreadable: list[dict], progress: Progress | None = No
                     tick = n
                     progress(src, _pos(f, path), total)
     except (EOFError, zlib.error, gzip.BadGzipFile) as e:
-        unreadable.append(
-            {
-                "path": src,
-                "reason": f"truncated or corrupt gzip after {n:,} lines ({e.__class__.__name__}); "
-                "the lines before were used",
-                "lines_read": n,
-                "kind": "truncated",
-            }
-        )
+        unreadable.append(_read_failure(src, n, e))
     except OSError as e:
-        unreadable.append(
-            {
-                "path": src,
-                "reason": f"read error after {n:,} lines: {e.strerror or e}",
-                "lines_read": n,
-                "kind": "truncated" if n else "unreadable",
-            }
-        )
+        unreadable.append(_read_failure(src, n, e))
     if progress is not None:
         progress(src, total, total)
 
@@ -225,25 +224,10 @@ def scan_part(
         sc.read(path, tick)
     except (EOFError, zlib.error, gzip.BadGzipFile) as e:
         n = sc.lines
-        unreadable.append(
-            {
-                "path": src,
-                "reason": f"truncated or corrupt gzip after {n:,} lines ({e.__class__.__name__}); "
-                "the lines before were used",
-                "lines_read": n,
-                "kind": "truncated",
-            }
-        )
+        unreadable.append(_read_failure(src, n, e))
     except OSError as e:
         n = sc.lines
-        unreadable.append(
-            {
-                "path": src,
-                "reason": f"read error after {n:,} lines: {e.strerror or e}",
-                "lines_read": n,
-                "kind": "truncated" if n else "unreadable",
-            }
-        )
+        unreadable.append(_read_failure(src, n, e))
     if progress is not None:
         progress(src, total, total)
 
