@@ -22,7 +22,7 @@ import pytest
 
 from observe.model import EngineConfig, Finding, Recommendation
 from observe.report import html as report_html
-from tests.test_report_html import Diag, normal_instance, saturated_instance
+from tests.reportdata import Diag, normal_instance, saturated_instance
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian package `chromium` is not installed")
