@@ -10,7 +10,7 @@ import pytest
 from observe import parse, pipeline
 from observe.diagnosis import InstanceBuilder
 from observe.parse import scan
-from tests.test_diff_scan import edge_inputs, real_inputs
+from tests.scaninputs import edge_inputs, real_inputs
 
 
 def _state(p: parse.Parser, b: InstanceBuilder, unreadable: list[dict]) -> dict:

