@@ -246,8 +246,8 @@ def test_performance_mode_from_the_release_that_has_it() -> None:
     assert "--performance-mode" not in _itl("0.16.0", max_running=64)
 
 
-def _queue(version: str, first: float, last: float) -> dict:
-    cfg = EngineConfig(engine="v1", version=version, device="GPU", max_num_seqs=32)
+def _queue(version: str, first: float, last: float, max_num_seqs: int | None = None) -> dict:
+    cfg = EngineConfig(engine="v1", version=version, device="GPU", max_num_seqs=max_num_seqs)
     f = [Finding(id="queue_seq_bound", severity="warning", title="t", evidence="e")]
     facts = {"max_running": 32, "max_waiting": last, "waiting_first": first, "waiting_last": last}
     return _offered(advise.plan(cfg, f, facts=facts))
@@ -257,6 +257,14 @@ def test_a_growing_queue_is_bounded_where_the_release_has_the_flag() -> None:
     assert _queue("0.29.0", 5, 40)["--max-num-queued-reqs"] == 64
     assert "--max-num-queued-reqs" not in _queue("0.28.0", 5, 40)
     assert "--max-num-queued-reqs" not in _queue("0.29.0", 40, 40)  # not growing
+
+
+def test_a_queue_another_lever_answers_is_not_bounded() -> None:
+    """Rejecting requests is the last resort: with --max-num-seqs known, raising it answers the queue
+    (a real prefill-bound run got HTTP 503 for most requests when both were applied)."""
+    offered = _queue("0.29.0", 5, 40, max_num_seqs=32)
+    assert offered["--max-num-seqs"] > 32
+    assert "--max-num-queued-reqs" not in offered
 
 
 # ---------------------------------------------------------------- vLLM's batch defaults by GPU

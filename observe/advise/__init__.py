@@ -63,13 +63,15 @@ def plan(cfg: EngineConfig, findings: Sequence[Finding], *, facts: dict | None =
         load.too_many_seqs(p, by_id["too_many_seqs"])
     if "queue_seq_bound" in by_id and not kv_ids:
         load.queue_seq_bound(p, by_id["queue_seq_bound"])
+    # 4. prefill vs decode balance
+    load.prefill(p, by_id, kv_pressure=bool(kv_ids))
+    # a queue no lever above answers: bound what waits (rejecting the excess is the last resort)
     queue: list[str] = [
         i for i in ("queue_memory_bound", "queue_seq_bound", "queue_prefill_bound") if i in by_id
     ]
-    if queue:
+    answered = {fid for r in p.recs.values() for fid in r.finding_ids}
+    if queue and not answered & set(queue):
         sched.bound_queue(p, queue)
-    # 4. prefill vs decode balance
-    load.prefill(p, by_id, kv_pressure=bool(kv_ids))
     # 5. context length nobody uses
     if "max_model_len_unused" in by_id:
         load.unused_context(p, by_id["max_model_len_unused"])
