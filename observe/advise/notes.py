@@ -78,8 +78,11 @@ def close(p: Plan, findings: Sequence[Finding]) -> None:
     for f in findings:
         if f.id in done or severity_rank(f.severity) < severity_rank("warning"):
             continue
+        rejected = f.data.get("flag") if f.id == "launch_rejected" else None
         if f.id in _FAILURES:
             text = _failure_text(f, causes)
+        elif rejected and p.taken(str(rejected)):
+            text = f"vLLM refused {rejected} as given: the {rejected} change above is a value it accepts"
         else:
             text = _TEXT.get(f.id) or (
                 f"observe knows no launch flag that fixes this ({f.title.lower()}): read the evidence; "
