@@ -19,6 +19,7 @@ Data flow per line: ``envelope`` peels the wrappers and prefixes; the message th
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
@@ -40,6 +41,23 @@ from observe.parse.envelope import ACCESS_RE, PREFIX_RE, Ctx
 
 # a wrapped stats record is re-joined from at most this many physical lines
 _MAX_JOINS = 3
+
+#: read canonical V1 stats lines with one pattern (False: every line takes the general path)
+FAST_STATS = True
+_NUM = r"\d{1,15}(?:\.\d{1,6})?"
+# The V1 stats line as vLLM ≥ 0.8 prints it by default: one "(Name pid=N)" prefix, the logger prefix,
+# one engine, the six clauses in vLLM's order and nothing after. Read by one pattern into exactly
+# what the general path reads from it (the prefix by PROC_RE and PREFIX_RE, the clauses by
+# stats.parse_stats); any other shape, and any line while a record is held back, takes that path.
+_CANON_V1 = re.compile(
+    r"\((?P<proc>[A-Za-z][\w-]*) pid=(?P<pid>\d+)\) (?P<level>INFO) "
+    r"(?P<mo>\d\d)-(?P<dd>\d\d) (?P<hh>\d\d):(?P<mi>\d\d):(?P<ss>\d\d) "
+    r"\[(?P<file>[A-Za-z_][\w./-]*):(?P<ln>\d+)\] Engine (?P<eng>\d+): "
+    rf"Avg prompt throughput: (?P<p>{_NUM}) tokens/s, Avg generation throughput: (?P<g>{_NUM}) tokens/s, "
+    r"Running: (?P<r>\d{1,15}) reqs, Waiting: (?P<w>\d{1,15}) reqs, "
+    rf"(?P<dev>[A-Z]{{1,10}}) KV cache usage: (?P<kv>{_NUM})%, Prefix cache hit rate: (?P<hit>{_NUM})%",
+    re.ASCII,
+)
 
 
 class Parser:
@@ -101,6 +119,15 @@ class Parser:
         if process is not None:
             self.processes.add(process)
 
+    def credit_lines(self, n: int) -> None:
+        """Account for n lines not fed that feeding would only have counted (``scan.INERT``: no
+        prefix, wrapper or rule literal). Only while nothing is held back."""
+        if n <= 0:
+            return
+        assert self._pending is None
+        self.lines += n
+        self._cur += n
+
     def flush(self) -> list[LogEvent]:
         """End of stream: emit (or drop, if incomplete) a record held back for re-joining."""
         out: list[LogEvent] = []
@@ -115,6 +142,11 @@ class Parser:
     def _segment(
         self, seg: str, line: LogLine, out: list[LogEvent], outer_ts: datetime | None = None
     ) -> None:
+        if FAST_STATS and seg[:1] == "(" and outer_ts is None and self._pending is None:
+            c = _CANON_V1.fullmatch(seg)
+            if c is not None:
+                self._canonical_stats(c, line, out)
+                return
         if "[" in seg:  # every colour code has one
             seg = E.strip_ansi(seg)
         if seg[:5] == "INFO:" and self._pending is None:  # fast path: uvicorn access lines dominate busy logs
@@ -219,6 +251,43 @@ class Parser:
             if s is not None:
                 msg, ctx.logger_file, ctx.logger_line = s
         self._message(msg, ctx, out)
+
+    def _canonical_stats(self, c: re.Match[str], line: LogLine, out: list[LogEvent]) -> None:
+        """A canonical V1 stats line: the general path's steps for it, in its order, without its search."""
+        name = c.group("proc")
+        self.processes.add(name)
+        ctx = Ctx(line.source, line.lineno, process=name, pid=int(c.group("pid")))
+        if self._engine is None:
+            eng = E.engine_from_process(name)
+            if eng is not None:
+                self._note_engine(eng, ctx, out)
+        ctx.level = c.group("level")
+        ctx.mo = int(c.group("mo"))
+        ctx.dd = int(c.group("dd"))
+        ctx.hms = (c.group("hh"), c.group("mi"), c.group("ss"))
+        lf = c.group("file")
+        ctx.logger_file = lf.rsplit("/", 1)[-1] if "/" in lf else lf
+        ctx.logger_line = int(c.group("ln"))
+        self._clock.stamp(ctx)
+        self._last_stamp = (ctx.year, ctx.mo, ctx.dd, ctx.hms)
+        if self._engine is None:
+            eng = E.engine_from_logger_file(ctx.logger_file)
+            if eng is not None:
+                self._note_engine(eng, ctx, out)
+        self._count_vllm()
+        f = {
+            "engine_index": int(c.group("eng")),
+            "Avg prompt throughput": float(c.group("p")),
+            "Avg generation throughput": float(c.group("g")),
+            "Running": int(c.group("r")),
+            "Waiting": int(c.group("w")),
+            "Prefix cache hit rate": float(c.group("hit")),
+            "fmt": "v1",
+            "kv_usage_pct": float(c.group("kv")),
+            "kv_device": c.group("dev"),
+            "_required": True,
+        }
+        self._emit_stats(f, ctx, out)
 
     def _json_record(self, seg: str, line: LogLine, out: list[LogEvent], outer_ts: datetime | None) -> bool:
         """A JSON line: a whole vLLM line inside (docker json-file, k8s) or a JSON logging record."""

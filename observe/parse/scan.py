@@ -7,12 +7,20 @@ consumer in bulk (:meth:`Parser.credit_access`); every other line is decoded and
 order, with its own line number. The answers are the same as feeding every line; only the time
 differs (``ENABLED = False``, or ``OBSERVE_SCAN=0`` in the environment, feeds every line).
 
-A line is countable when its shape (digits folded to two classes, so that lines differing only in
-ports and numbers share a shape) fully matches ``_COUNTABLE``: a bare or ``(APIServer pid=N)``
-prefixed uvicorn access line with status below 500, printable ASCII only, no ``[`` (no colour codes),
-no carriage return but a final one, and a status phrase of letters only (so that no logger prefix
-can hide in it). Anything else, and every line while the parser holds back an incomplete stats
-record, takes the general path.
+Each line's shape (digits folded to two classes, so that lines differing only in ports and numbers
+share a shape) is judged once (:func:`judge`) into one of three kinds:
+
+* ``COUNT`` / ``COUNT_PROC`` — a bare / ``(APIServer pid=N)`` prefixed uvicorn access line with status below 500,
+  printable ASCII only, no ``[`` (no colour codes), no carriage return but a final one, and a status
+  phrase of letters only (so that no logger prefix can hide in it): credited as access lines;
+* ``INERT`` — a line the parser can only count: printable ASCII, no wrapper, process or logger
+  prefix, no level word, no colour code, no JSON, and none of the message rules' literals
+  (``triggers.TRIGGERS``), e.g. most traceback and warning-context lines: credited as lines;
+* ``FEED`` — anything else: decoded and fed.
+
+Every line while the parser holds back an incomplete stats record is fed too. The classifier comes
+in two builds that give the same runs: the compiled ``_scanc`` (built by ``pip install``, optional)
+and the pure-Python one here (``OBSERVE_SCAN_COMPILED=0`` forces it).
 
 No I/O here beyond reading the file it is handed; ``read`` raises what the file's reader raises.
 """
@@ -26,7 +34,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from observe.model import LogEvent, LogLine
+from observe.parse import envelope as E
 from observe.parse.parser import Parser
+from observe.parse.triggers import TRIGGERS
+
+try:
+    from observe.parse import _scanc  # type: ignore[attr-defined]
+except ImportError:  # not built (no C compiler at install): the pure-Python classifier
+    _scanc = None
 
 #: the scan is used (False: every line is decoded and fed, the general path)
 ENABLED = os.environ.get("OBSERVE_SCAN", "1") != "0"
@@ -47,16 +62,113 @@ _COUNTABLE = re.compile(
 )
 _PROC = b"(APIServer pid="
 _CACHE_MAX = 4096
+#: the compiled classifier is used (when built)
+COMPILED = _scanc is not None and os.environ.get("OBSERVE_SCAN_COMPILED", "1") != "0"
+
+#: line kinds: credited as access lines (bare; with the "(APIServer pid=N)" prefix), credited as
+#: lines, decoded and fed
+COUNT, COUNT_PROC, INERT, FEED = 0, 3, 1, 2
+_PLAIN = re.compile(rb"[\x20-\x7e\t]*")
+_FOLDED_TRIGGERS = tuple(t.encode().translate(_FOLD) for t in TRIGGERS)
+_STARTS = ("(", "{", "INFO", "WARN", "ERROR", "DEBUG", "CRITICAL")
+
+#: one run of a block: (kind, start, end, n) — kind COUNT, COUNT_PROC or INERT: n lines, bytes start..end with the
+#: last newline; kind FEED: one line, bytes start..end without its newline
+Run = tuple[int, int, int, int]
+
+
+def judge(shape: bytes) -> int:
+    """The kind of every line of this shape (digits folded by ``_FOLD``)."""
+    m = _COUNTABLE.fullmatch(shape)
+    if m is not None:
+        return COUNT if m.group("proc") is None else COUNT_PROC
+    return INERT if _inert(shape) else FEED
+
+
+def _inert(shape: bytes) -> bool:
+    """Whether the parser, holding nothing back, does nothing with such a line but count it.
+
+    Each test stands for one step of ``Parser._segment`` that could otherwise read something; all are
+    digit-blind (digits fold to digits), and a trigger literal is looked for folded the same way."""
+    if _PLAIN.fullmatch(shape) is None:  # \r, ESC, non-ASCII: the general path
+        return False
+    if any(t in shape for t in _FOLDED_TRIGGERS):  # a message rule could read it
+        return False
+    text = shape.decode("ascii")
+    if text.startswith(_STARTS) or E.has_level_word(text):  # process, logger or access prefix, JSON
+        return False
+    if "[" in text and E.strip_ansi(text) != text:  # a colour-code remnant
+        return False
+    w = E.WRAP_RE.match(text)
+    return w is None or w.end() == 0  # an outer wrapper may carry a time
+
 
 Add = Callable[[LogEvent], None]
+Buf = bytes | bytearray
 
 
 class Classifier:
     """Which lines of a block only need counting, by shape; remembers the shapes it has judged."""
 
-    def __init__(self, max_len: int | None = None) -> None:
+    def __init__(self, max_len: int | None = None, *, compiled: bool | None = None) -> None:
         self.max_len = max_len  # a longer line is never countable (a reader that cuts long lines)
         self._known: dict[bytes, bool] = {}
+        self._kinds: dict[bytes, int] = {}
+        use = COMPILED if compiled is None else compiled
+        if use and _scanc is None:
+            raise RuntimeError("the compiled classifier (observe.parse._scanc) is not built")
+        self._table = _scanc.Table(judge) if use else None
+
+    @property
+    def compiled(self) -> bool:
+        return self._table is not None
+
+    def runs(self, data: Buf, lo: int = 0, hi: int | None = None) -> list[Run]:
+        """data[lo:hi]: whole lines, ending with a newline. Its lines as runs of one kind, in order;
+        offsets are into data."""
+        hi = len(data) if hi is None else hi
+        if self._table is not None:
+            return self._table.runs(data, lo, hi, -1 if self.max_len is None else self.max_len)
+        return self._runs(bytes(data[lo:hi]), lo)
+
+    def _runs(self, data: bytes, base: int) -> list[Run]:
+        shapes = data.translate(_FOLD).split(b"\n")
+        shapes.pop()
+        kinds = self._kinds
+        odd: dict[bytes, int] = {}  # the shapes in data that are not COUNT
+        for s in set(shapes):
+            k = kinds.get(s)
+            if k is None:
+                k = judge(s)
+                if len(kinds) >= _CACHE_MAX:
+                    kinds.clear()
+                kinds[s] = k
+            if self.max_len is not None and len(s) > self.max_len:
+                k = FEED
+            if k != COUNT:
+                odd[s] = k  # COUNT_PROC too: its runs are apart from the bare ones
+        out: list[Run] = []
+
+        def add(kind: int, start: int, end: int, n: int) -> None:
+            if kind != FEED and out and out[-1][0] == kind and out[-1][2] == start:
+                out[-1] = (kind, out[-1][1], end, out[-1][3] + n)
+            else:
+                out.append((kind, start, end, n))
+
+        k, pos = 0, base
+        for j in [i for i, s in enumerate(shapes) if s in odd] if odd else ():
+            if j > k:  # the COUNT lines before it
+                end = pos + sum(map(len, shapes[k:j])) + (j - k)
+                add(COUNT, pos, end, j - k)
+                pos = end
+            ln = len(shapes[j])
+            kind = odd[shapes[j]]
+            add(kind, pos, pos + ln + (kind != FEED), 1)
+            pos += ln + 1
+            k = j + 1
+        if len(shapes) > k:
+            add(COUNT, pos, base + len(data), len(shapes) - k)
+        return out
 
     def classify(self, data: bytes) -> tuple[list[bytes], set[bytes]]:
         """data: whole lines, ending with a newline. Returns each line's shape (same length as the
@@ -105,15 +217,17 @@ class Scanner:
             if data:
                 self._carry.append(data)
             return
-        if self._carry:
-            self._carry.append(data[:cut])
-            whole = b"".join(self._carry)
+        lo = 0
+        if self._carry:  # the line begun in an earlier piece ends in this one: fed on its own
+            first = data.find(b"\n") + 1
+            self._carry.append(data[:first])
+            self.block(b"".join(self._carry))
             self._carry = []
-        else:
-            whole = data[:cut] if cut < len(data) else data
+            lo = first
         if cut < len(data):
             self._carry.append(data[cut:])
-        self.block(whole)
+        if lo < cut:
+            self.block(data, lo, cut)
 
     def close(self) -> None:
         """End of stream: a last line without newline is a line too."""
@@ -131,72 +245,75 @@ class Scanner:
                     self.push(blk)
                     if progress is not None:
                         progress(raw.tell())
-        else:
-            with open(path, "rb", buffering=0) as f:
-                while blk := f.read(BLOCK):
-                    self.push(blk)
-                    if progress is not None:
-                        progress(f.tell())
-        self.close()
+            self.close()
+            return
+        with open(path, "rb", buffering=0) as f:
+            # one buffer, read into in place: the start of a line cut by a block's end moves to its front
+            buf = bytearray(BLOCK)
+            keep = 0
+            while True:
+                if keep == len(buf):  # one line longer than the buffer: grow it
+                    buf.extend(bytes(len(buf)))
+                with memoryview(buf) as mv:
+                    n = f.readinto(mv[keep:])
+                if not n:
+                    break
+                end = keep + n
+                cut = buf.rfind(b"\n", 0, end) + 1
+                if cut:
+                    self.block(buf, 0, cut)
+                    buf[: end - cut] = buf[cut:end]
+                    keep = end - cut
+                else:
+                    keep = end
+                if progress is not None:
+                    progress(f.tell())
+            if keep:
+                self.feed_line(bytes(buf[:keep]))
 
     # ------------------------------------------------------------------ lines
-    def feed_line(self, raw: bytes) -> None:
+    def feed_line(self, raw: Buf) -> None:
         """One line (without its newline) through the general path."""
         self.lines += 1
         text = raw.decode("utf-8", "replace").rstrip("\r\n")
         for ev in self.parser.feed(LogLine(self.source, self.lines, text)):
             self.add(ev)
 
-    def block(self, data: bytes) -> None:
-        """Whole lines (data ends with a newline): countable runs credited, the rest fed in order."""
+    def block(self, data: Buf, lo: int = 0, hi: int | None = None) -> None:
+        """Whole lines (data[lo:hi] ends with a newline): countable and inert runs credited, the rest
+        fed in order."""
+        hi = len(data) if hi is None else hi
         if not ENABLED:
-            start = 0
-            for end in _newlines(data):
+            start = lo
+            for end in _newlines(data, lo, hi):
                 self.feed_line(data[start:end])
                 start = end + 1
             return
-        shapes, bad = self._classifier.classify(data)
-        proc = _PROC in data
-        n = len(shapes)
-        if not bad:
-            self._run(data, shapes, 0, n, 0, proc)
-            return
-        k = pos = 0
-        for j in [i for i, s in enumerate(shapes) if s in bad]:
-            if j < k:
-                continue  # fed already, while a held-back record was resolved
-            k, pos = self._run(data, shapes, k, j, pos, proc)
-            if k > j:
+        parser = self.parser
+        for kind, start, end, n in self._classifier.runs(data, lo, hi):
+            if kind == FEED:
+                self.feed_line(data[start:end])
                 continue
-            ln = len(shapes[j])
-            self.feed_line(data[pos : pos + ln])
-            pos += ln + 1
-            k = j + 1
-        self._run(data, shapes, k, n, pos, proc)
-
-    def _run(self, data: bytes, shapes: list[bytes], k: int, j: int, pos: int, proc: bool) -> tuple[int, int]:
-        """Lines k..j-1 (countable, starting at byte pos): credited, or fed while the parser holds a
-        record back. Returns the next line index and its byte position."""
-        while k < j and self.parser.holding:
-            ln = len(shapes[k])
-            self.feed_line(data[pos : pos + ln])
-            pos += ln + 1
-            k += 1
-        if k >= j:
-            return k, pos
-        end = pos + sum(map(len, shapes[k:j])) + (j - k)
-        process = "APIServer" if proc and data.find(_PROC, pos, end) >= 0 else None
-        self.parser.credit_access(j - k, process)
-        self.count_access(j - k)
-        self.lines += j - k
-        return j, end
+            while n and parser.holding:  # a held-back record: these lines may continue it
+                nl = data.index(b"\n", start)
+                self.feed_line(data[start:nl])
+                start = nl + 1
+                n -= 1
+            if not n:
+                continue
+            if kind == COUNT or kind == COUNT_PROC:
+                parser.credit_access(n, None if kind == COUNT else "APIServer")
+                self.count_access(n)
+            else:
+                parser.credit_lines(n)
+            self.lines += n
 
 
-def _newlines(data: bytes) -> Iterator[int]:
-    i = data.find(b"\n")
+def _newlines(data: Buf, lo: int, hi: int) -> Iterator[int]:
+    i = data.find(b"\n", lo, hi)
     while i >= 0:
         yield i
-        i = data.find(b"\n", i + 1)
+        i = data.find(b"\n", i + 1, hi)
 
 
 def is_gzip(path: Path) -> bool:
