@@ -4,7 +4,9 @@ Inputs: every corpus log, every example folder, the vLLM CPU logs, and edge inpu
 their real lines (CRLF, a last line without newline, ANSI colours, ``\\r``-joined lines, truncated
 and corrupt .gz, rotated and multi-instance folders, access lines in every wrapper vLLM's output
 goes through, a stats record wrapped across lines before access lines, a New Year in the stamps).
-The general path is the same code with the scan switched off (``scan.ENABLED = False``).
+The general path is the same code with the scan switched off (``scan.ENABLED = False``) and the
+canonical-stats pattern too (``parser.FAST_STATS = False``); the scan runs with each classifier, the
+compiled one (``observe.parse._scanc``) and the pure-Python one.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from observe import pipeline, report
+from observe.parse import parser as parser_mod
 from observe.parse import scan
 from tests.scaninputs import ACCESS_LINES, ANSI_LOG, NORMAL, NOW, edge_inputs, real_inputs
 
@@ -23,10 +26,21 @@ def diag_json(path: Path) -> str:
     return json.dumps(report.to_dict(pipeline.diagnose_paths([path], now=NOW)), indent=1, sort_keys=True)
 
 
+@pytest.fixture(autouse=True, params=["compiled", "python"])
+def classifier(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test here runs with each classifier."""
+    if request.param == "compiled" and scan._scanc is None:
+        pytest.skip("observe.parse._scanc is not built (tests/test_scanc.py says whether it must be)")
+    monkeypatch.setattr(scan, "COMPILED", request.param == "compiled")
+    return request.param
+
+
 def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
     monkeypatch.setattr(scan, "ENABLED", False)
+    monkeypatch.setattr(parser_mod, "FAST_STATS", False)
     general = diag_json(path)
     monkeypatch.setattr(scan, "ENABLED", True)
+    monkeypatch.setattr(parser_mod, "FAST_STATS", True)
     fast = diag_json(path)
     return general, fast
 

@@ -66,6 +66,12 @@ log "checks: ruff, ruff format, import-linter, mypy"
 lint-imports
 "$PY" -m mypy
 
+# the byte scan's compiled classifier (setup.py, optional) must have been built where a C compiler is
+# (tests/test_scanc.py checks it, and runs it against the pure-Python one)
+if command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1; then
+  export OBSERVE_REQUIRE_COMPILED=1
+fi
+
 # the tests start their own Prometheus / Alertmanager / vLLM on 127.0.0.1; nothing must run as a service
 export PYTHONUNBUFFERED=1
 mkdir -p artifacts

@@ -256,11 +256,12 @@ class Parser:
         """A canonical V1 stats line: the general path's steps for it, in its order, without its search."""
         name = c.group("proc")
         self.processes.add(name)
-        ctx = Ctx(line.source, line.lineno, process=name, pid=int(c.group("pid")))
+        ctx = Ctx(line.source, line.lineno, process=name)
         if self._engine is None:
             eng = E.engine_from_process(name)
             if eng is not None:
-                self._note_engine(eng, ctx, out)
+                self._note_engine(eng, ctx, out)  # before the pid is read, as PROC_RE's loop does
+        ctx.pid = int(c.group("pid"))
         ctx.level = c.group("level")
         ctx.mo = int(c.group("mo"))
         ctx.dd = int(c.group("dd"))

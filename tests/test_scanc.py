@@ -1,0 +1,253 @@
+"""The two builds of the scan's line classifier give the same runs, and what they credit is right.
+
+* ``observe.parse._scanc`` (C, built by ``pip install``) against the pure-Python ``Classifier._runs``:
+  the same runs on every real log in the tree, on windows and cuts of them, with and without a line
+  length cap, and on generated blocks (hypothesis) of real lines, mutated digits, colour codes,
+  carriage returns, non-ASCII bytes and empty lines;
+* a line judged ``INERT`` is one the parser only counts: fed, it yields no event and leaves the
+  parser exactly as ``credit_lines(1)`` does, on every such line of the real logs, with and without
+  an earlier stamp, process and error in the parser's state;
+* the canonical-stats pattern reads exactly what the general path reads (numbers drawn by hypothesis).
+
+Where ``OBSERVE_REQUIRE_COMPILED=1`` (tools/test.sh sets it when a C compiler is present), the
+compiled classifier must have been built.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from observe.model import LogLine
+from observe.parse import parser as parser_mod
+from observe.parse import scan
+from tests.scaninputs import real_inputs
+
+compiled_only = pytest.mark.skipif(scan._scanc is None, reason="observe.parse._scanc is not built")
+
+
+def _files() -> list[Path]:
+    out: list[Path] = []
+    for p in real_inputs():
+        out.extend(
+            sorted(x for x in p.rglob("*") if x.is_file() and x.suffix == ".log") if p.is_dir() else [p]
+        )
+    return out
+
+
+FILES = _files()
+POOL = sorted({ln for p in FILES[:40] for ln in p.read_bytes().split(b"\n")[:400]})
+
+
+def _whole(data: bytes) -> bytes:
+    return data[: data.rfind(b"\n") + 1]
+
+
+def test_compiled_classifier_is_built_where_required() -> None:
+    if os.environ.get("OBSERVE_REQUIRE_COMPILED") == "1":
+        assert scan._scanc is not None, "observe.parse._scanc was not built by pip install"
+        assert scan.Classifier().compiled
+    else:
+        pytest.skip("OBSERVE_REQUIRE_COMPILED is not set")
+
+
+def test_python_classifier_can_be_forced(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scan, "COMPILED", False)
+    assert not scan.Classifier().compiled
+
+
+@compiled_only
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name[:40])
+def test_same_runs_on_real_logs(path: Path) -> None:
+    data = _whole(path.read_bytes())
+    for max_len in (None, 80):
+        c, py = scan.Classifier(max_len, compiled=True), scan.Classifier(max_len, compiled=False)
+        assert c.runs(data) == py.runs(data)
+        # a window inside the file, at line boundaries: offsets stay the file's
+        lo = data.find(b"\n", len(data) // 3) + 1
+        hi = data.find(b"\n", 2 * len(data) // 3) + 1
+        if 0 < lo < hi:
+            assert c.runs(data, lo, hi) == py.runs(data, lo, hi)
+            assert c.runs(bytearray(data), lo, hi) == py.runs(data, lo, hi)
+
+
+def _covers(data: bytes, runs: list[scan.Run]) -> None:
+    """The runs tile data exactly: line counts and byte ranges add up."""
+    pos = lines = 0
+    for kind, start, end, n in runs:
+        assert start == pos
+        if kind == scan.FEED:
+            assert n == 1 and data[end : end + 1] == b"\n" and b"\n" not in data[start:end]
+            pos = end + 1
+        else:
+            assert data[start:end].count(b"\n") == n and data[end - 1 : end] == b"\n"
+            pos = end
+        lines += n
+    assert pos == len(data) and lines == data.count(b"\n")
+
+
+_pieces = st.one_of(
+    st.sampled_from(POOL),
+    st.sampled_from(POOL).map(lambda b: b.replace(b"0", b"7").replace(b"2", b"9")),
+    st.sampled_from(POOL).map(lambda b: b"\x1b[32m" + b + b"\x1b[0m"),
+    st.sampled_from(POOL).map(lambda b: b + b"\r"),
+    st.sampled_from(POOL).map(lambda b: b[: len(b) // 2]),
+    st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")),
+    st.just(b""),
+    st.just("caf\u00e9 \u2190[0m".encode()),
+)
+
+
+@compiled_only
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_pieces, max_size=60), st.one_of(st.none(), st.integers(0, 200)))
+def test_same_runs_on_generated_blocks(lines: list[bytes], max_len: int | None) -> None:
+    data = b"".join(ln + b"\n" for ln in lines)
+    c, py = scan.Classifier(max_len, compiled=True), scan.Classifier(max_len, compiled=False)
+    runs = c.runs(data)
+    assert runs == py.runs(data)
+    _covers(data, runs)
+    # a second pass hits the table the first one filled: same answer
+    assert c.runs(data) == runs
+
+
+@compiled_only
+def test_compiled_rejects_bad_blocks_and_judges() -> None:
+    c = scan.Classifier(compiled=True)
+    with pytest.raises(ValueError, match="newline"):
+        c.runs(b"no newline at the end")
+    with pytest.raises(ValueError, match="within"):
+        c.runs(b"a\n", 0, 5)
+    table = scan._scanc.Table(lambda shape: 7)
+    with pytest.raises(ValueError, match="judge"):
+        table.runs(b"x\n")
+    with pytest.raises(TypeError):
+        scan._scanc.Table(42)
+
+
+def test_table_is_bounded_and_stays_right() -> None:
+    """More shapes than the table keeps: it starts over, the answers stay the same."""
+    data = b"".join(
+        b"traceback context line " + bytes([65 + i % 26]) * (1 + i // 26) + b"\n" for i in range(5000)
+    )
+    for compiled in (False, True) if scan._scanc is not None else (False,):
+        runs = scan.Classifier(compiled=compiled).runs(data)
+        assert runs == [(scan.INERT, 0, len(data), 5000)]
+
+
+# ---------------------------------------------------------------------------------------- INERT
+def _state(p: parser_mod.Parser) -> dict:
+    return {k: repr(vars(v)) if hasattr(v, "__dict__") else repr(v) for k, v in vars(p).items()}
+
+
+def _inert_lines() -> list[bytes]:
+    seen: dict[bytes, bytes] = {}
+    for p in FILES:
+        for ln in p.read_bytes().split(b"\n"):
+            shape = ln.translate(scan._FOLD)
+            if shape not in seen and scan.judge(shape) == scan.INERT:
+                seen[shape] = ln
+    return list(seen.values())
+
+
+INERT_LINES = _inert_lines()
+PREAMBLE = [
+    "(EngineCore_DP0 pid=7) INFO 11-29 17:42:11 [core.py:93] Initializing a V1 LLM engine (v0.32.0)",
+    "(EngineCore_DP0 pid=7) ERROR 11-29 17:42:12 [core.py:710] EngineCore failed to start.",
+    "Traceback (most recent call last):",
+]
+
+
+def test_inert_lines_exist_in_the_real_logs() -> None:
+    assert len(INERT_LINES) > 100  # traceback frames, warning context, blank lines, banners
+
+
+@pytest.mark.parametrize("preamble", [0, len(PREAMBLE)])
+def test_an_inert_line_is_only_counted(preamble: int) -> None:
+    for raw in INERT_LINES:
+        fed, credited = parser_mod.Parser(year=2026), parser_mod.Parser(year=2026)
+        for i, t in enumerate(PREAMBLE[:preamble], 1):
+            fed.feed(LogLine("x", i, t))
+            credited.feed(LogLine("x", i, t))
+        assert fed.feed(LogLine("x", preamble + 1, raw.decode("ascii"))) == [], raw
+        credited.credit_lines(1)
+        assert _state(fed) == _state(credited), raw
+
+
+def test_inert_lines_are_credited_in_bulk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A traceback-heavy real log: its inert lines are not fed."""
+    fed = []
+    real = scan.Scanner.feed_line
+    monkeypatch.setattr(
+        scan.Scanner, "feed_line", lambda self, raw: fed.append(bytes(raw)) or real(self, raw)
+    )
+    credited = []
+    monkeypatch.setattr(parser_mod.Parser, "credit_lines", lambda self, n: credited.append(n))
+    path = max(FILES, key=lambda p: sum(ln in INERT_LINES for ln in p.read_bytes().split(b"\n")))
+    sc = scan.Scanner("x", parser_mod.Parser(year=2026), lambda ev: None, lambda n: None)
+    sc.read(path)
+    assert sum(credited) > 0
+    assert not any(scan.judge(ln.translate(scan._FOLD)) == scan.INERT for ln in fed if b"\r" not in ln)
+
+
+# ------------------------------------------------------------------------------ canonical stats
+_num = st.one_of(
+    st.integers(0, 10**15 - 1).map(str),
+    st.tuples(st.integers(0, 10**6), st.integers(0, 10**6)).map(lambda t: f"{t[0]}.{t[1]}"),
+    st.floats(0, 1e7, allow_nan=False).map(lambda f: f"{f:.1f}"),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["APIServer", "EngineCore_DP0", "Worker_TP1", "VllmWorker"]),
+    st.integers(0, 99999),
+    st.sampled_from(["loggers.py", "v1/metrics/loggers.py", "metrics.py"]),
+    st.integers(0, 999),
+    _num,
+    _num,
+    st.integers(0, 999).map(str),
+    st.integers(0, 999).map(lambda n: f"{n:03d}"),
+    st.sampled_from(["GPU", "CPU", "XPU", "TPU"]),
+    _num,
+    _num,
+    st.sampled_from(["", ".", " ", ", MM cache hit rate: 3.0%"]),
+)
+def test_canonical_stats_read_as_the_general_path_reads(
+    proc, pid, lf, eng, p, g, running, waiting, dev, kv, hit, tail
+) -> None:
+    line = (
+        f"({proc} pid={pid}) INFO 12-31 23:59:59 [{lf}:335] Engine {eng:03d}: Avg prompt throughput: {p} "
+        f"tokens/s, Avg generation throughput: {g} tokens/s, Running: {running} reqs, Waiting: {waiting} "
+        f"reqs, {dev} KV cache usage: {kv}%, Prefix cache hit rate: {hit}%{tail}"
+    )
+    out = []
+    for fast in (False, True):
+        parser_mod.FAST_STATS = fast
+        try:
+            p_ = parser_mod.Parser(year=2026)
+            events = p_.feed(LogLine("x", 1, line)) + p_.feed(LogLine("x", 2, "next")) + p_.flush()
+            out.append((events, _state(p_)))
+        finally:
+            parser_mod.FAST_STATS = True
+    assert out[0] == out[1]
+
+
+def test_the_canonical_pattern_is_used() -> None:
+    line = (
+        "(APIServer pid=22305) INFO 11-29 17:42:11 [loggers.py:335] Engine 000: Avg prompt throughput: "
+        "335.2 tokens/s, Avg generation throughput: 17.7 tokens/s, Running: 32 reqs, Waiting: 0 reqs, "
+        "CPU KV cache usage: 0.4%, Prefix cache hit rate: 0.0%"
+    )
+    assert parser_mod._CANON_V1.fullmatch(line) is not None
+    (ev,) = [
+        e
+        for e in parser_mod.Parser(year=2026).feed(LogLine("x", 1, line))
+        if type(e).__name__ == "StatsSample"
+    ]
+    assert dataclasses.asdict(ev)["running"] == 32 and ev.kv_device == "CPU" and ev.kv_usage_pct == 0.4
