@@ -12,6 +12,9 @@
  *
  * The table keeps each shape's folded bytes and compares them on a hit, so a hash collision can
  * cost time but never change an answer. Nothing here reads a file or calls anything but the judge.
+ * The scan releases the GIL (the judge re-takes it), so other threads (a sidecar's HTTP server) are
+ * not held up by it; one Table is used by one thread at a time. (A reader thread classifying the next
+ * block while the main one parses was measured slower on two cores: bench/RESULTS.md.)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -40,7 +43,7 @@ typedef struct {
 static void table_clear(Table *t) {
     for (Py_ssize_t i = 0; i < SLOTS; i++) {
         if (t->slots[i].shape != NULL) {
-            PyMem_Free(t->slots[i].shape);
+            PyMem_RawFree(t->slots[i].shape);
             t->slots[i].shape = NULL;
         }
     }
@@ -73,7 +76,7 @@ static void Table_dealloc(Table *self) {
         table_clear(self);
         PyMem_Free(self->slots);
     }
-    PyMem_Free(self->buf);
+    PyMem_RawFree(self->buf);
     Py_XDECREF(self->judge);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -94,7 +97,7 @@ static inline uint64_t fold8(uint64_t w) {
 static int fold_line(Table *t, const unsigned char *line, Py_ssize_t len, uint64_t *hash) {
     if (len + 8 > t->cap) {
         Py_ssize_t cap = (len + 8) * 2;
-        char *b = PyMem_Realloc(t->buf, (size_t)cap);
+        char *b = PyMem_RawRealloc(t->buf, (size_t)cap);
         if (b == NULL) return -1;
         t->buf = b;
         t->cap = cap;
@@ -121,11 +124,17 @@ static int fold_line(Table *t, const unsigned char *line, Py_ssize_t len, uint64
     return 0;
 }
 
-/* the kind of one line, -1 on error (the judge raised or answered something else) */
-static int kind_of(Table *t, const unsigned char *line, Py_ssize_t len) {
+/* the kind of one line, -1 on error (the judge raised or answered something else: the error is set).
+ * Called without the GIL (*save: the thread state it was released with); a shape not judged yet takes
+ * the GIL for the judge and releases it again before returning. */
+static int judge_shape(Table *t, const char *buf, Py_ssize_t len, uint64_t h, size_t i);
+
+static int kind_of(Table *t, const unsigned char *line, Py_ssize_t len, PyThreadState **save) {
     uint64_t h;
     if (fold_line(t, line, len, &h) < 0) {
+        PyEval_RestoreThread(*save);
         PyErr_NoMemory();
+        *save = PyEval_SaveThread();
         return -1;
     }
     const char *buf = t->buf;
@@ -137,6 +146,13 @@ static int kind_of(Table *t, const unsigned char *line, Py_ssize_t len) {
         i = (i + 1) & (SLOTS - 1);
     }
     /* not judged yet */
+    PyEval_RestoreThread(*save);
+    int kind = judge_shape(t, buf, len, h, i);
+    *save = PyEval_SaveThread();
+    return kind;
+}
+
+static int judge_shape(Table *t, const char *buf, Py_ssize_t len, uint64_t h, size_t i) {
     PyObject *shape = PyBytes_FromStringAndSize(buf, len);
     if (shape == NULL) return -1;
     PyObject *r = PyObject_CallOneArg(t->judge, shape);
@@ -160,7 +176,7 @@ static int kind_of(Table *t, const unsigned char *line, Py_ssize_t len) {
         i = (size_t)(h ^ (h >> 29)) & (SLOTS - 1);
     }
     while (t->slots[i].shape != NULL) i = (i + 1) & (SLOTS - 1);
-    char *copy = PyMem_Malloc(len > 0 ? (size_t)len : 1);
+    char *copy = PyMem_RawMalloc(len > 0 ? (size_t)len : 1);
     if (copy == NULL) {
         Py_DECREF(shape);
         PyErr_NoMemory();
@@ -176,66 +192,102 @@ static int kind_of(Table *t, const unsigned char *line, Py_ssize_t len) {
     return (int)kind;
 }
 
-static int emit(PyObject *out, int kind, Py_ssize_t start, Py_ssize_t end, Py_ssize_t n) {
-    PyObject *run = Py_BuildValue("(innn)", kind, start, end, n);
-    if (run == NULL) return -1;
-    int rc = PyList_Append(out, run);
-    Py_DECREF(run);
-    return rc;
+typedef struct {
+    Py_ssize_t start, end, n;
+    int kind;
+} Run;
+
+typedef struct {
+    Run *runs;
+    Py_ssize_t len, cap;
+} Runs;
+
+static int push_run(Runs *r, int kind, Py_ssize_t start, Py_ssize_t end, Py_ssize_t n) {
+    if (r->len == r->cap) {
+        Py_ssize_t cap = r->cap ? r->cap * 2 : 256;
+        Run *b = PyMem_RawRealloc(r->runs, (size_t)cap * sizeof(Run));
+        if (b == NULL) return -1;
+        r->runs = b;
+        r->cap = cap;
+    }
+    r->runs[r->len++] = (Run){start, end, n, kind};
+    return 0;
 }
 
+/* The scan itself runs without the GIL; the judge takes it. */
 static PyObject *Table_runs(Table *self, PyObject *args) {
     Py_buffer view;
     Py_ssize_t lo = 0, hi = -1, max_len = -1;
     if (!PyArg_ParseTuple(args, "y*|nnn", &view, &lo, &hi, &max_len)) return NULL;
     const unsigned char *data = view.buf;
     Py_ssize_t size = hi < 0 ? view.len : hi;
-    PyObject *out = NULL;
     if (lo < 0 || size > view.len || lo > size) {
+        PyBuffer_Release(&view);
         PyErr_SetString(PyExc_ValueError, "lo..hi is not within the data");
-        goto fail;
+        return NULL;
     }
-    out = PyList_New(0);
-    if (out == NULL) goto fail;
+    Runs r = {NULL, 0, 0};
+    int err = 0; /* 1: the judge failed (error set), 2: no memory, 3: no final newline */
     Py_ssize_t pos = lo;
     int run_kind = -1;
     Py_ssize_t run_start = 0, run_n = 0;
+    PyThreadState *save = PyEval_SaveThread();
     while (pos < size) {
         const unsigned char *nl = memchr(data + pos, '\n', (size_t)(size - pos));
         if (nl == NULL) {
-            PyErr_SetString(PyExc_ValueError, "the block must end with a newline");
-            goto fail;
+            err = 3;
+            break;
         }
         Py_ssize_t end = nl - data;
         Py_ssize_t len = end - pos;
-        int kind = kind_of(self, data + pos, len);
-        if (kind < 0) goto fail;
+        int kind = kind_of(self, data + pos, len, &save);
+        if (kind < 0) {
+            err = 1;
+            break;
+        }
         if (max_len >= 0 && len > max_len) kind = 2;
         if (kind != run_kind || kind == 2) {
-            if (run_kind >= 0 && run_kind != 2) {
-                if (emit(out, run_kind, run_start, pos, run_n) < 0) goto fail;
+            if (run_kind >= 0 && run_kind != 2 && push_run(&r, run_kind, run_start, pos, run_n) < 0) {
+                err = 2;
+                break;
             }
             run_kind = kind;
             run_start = pos;
             run_n = 0;
         }
         if (kind == 2) {
-            if (emit(out, 2, pos, end, 1) < 0) goto fail;
+            if (push_run(&r, 2, pos, end, 1) < 0) {
+                err = 2;
+                break;
+            }
             run_kind = -1;
         } else {
             run_n++;
         }
         pos = end + 1;
     }
-    if (run_kind >= 0 && run_kind != 2) {
-        if (emit(out, run_kind, run_start, pos, run_n) < 0) goto fail;
+    if (!err && run_kind >= 0 && run_kind != 2 && push_run(&r, run_kind, run_start, pos, run_n) < 0) err = 2;
+    PyEval_RestoreThread(save);
+    PyBuffer_Release(&view);
+    PyObject *out = NULL;
+    if (err == 2) {
+        PyErr_NoMemory();
+    } else if (err == 3) {
+        PyErr_SetString(PyExc_ValueError, "the block must end with a newline");
+    } else if (err == 0) {
+        out = PyList_New(r.len);
+        for (Py_ssize_t k = 0; out != NULL && k < r.len; k++) {
+            Run *x = &r.runs[k];
+            PyObject *t = Py_BuildValue("(innn)", x->kind, x->start, x->end, x->n);
+            if (t == NULL) {
+                Py_CLEAR(out);
+                break;
+            }
+            PyList_SET_ITEM(out, k, t);
+        }
     }
-    PyBuffer_Release(&view);
+    PyMem_RawFree(r.runs);
     return out;
-fail:
-    Py_XDECREF(out);
-    PyBuffer_Release(&view);
-    return NULL;
 }
 
 static PyMethodDef Table_methods[] = {

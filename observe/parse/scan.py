@@ -28,6 +28,7 @@ No I/O here beyond reading the file it is handed; ``read`` raises what the file'
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -248,28 +249,13 @@ class Scanner:
             self.close()
             return
         with open(path, "rb", buffering=0) as f:
-            # one buffer, read into in place: the start of a line cut by a block's end moves to its front
-            buf = bytearray(BLOCK)
-            keep = 0
-            while True:
-                if keep == len(buf):  # one line longer than the buffer: grow it
-                    buf.extend(bytes(len(buf)))
-                with memoryview(buf) as mv:
-                    n = f.readinto(mv[keep:])
-                if not n:
-                    break
-                end = keep + n
-                cut = buf.rfind(b"\n", 0, end) + 1
-                if cut:
-                    self.block(buf, 0, cut)
-                    buf[: end - cut] = buf[cut:end]
-                    keep = end - cut
-                else:
-                    keep = end
+            for buf, cut, at in _plain_blocks(f):
+                if cut < 0:
+                    self.feed_line(buf)  # the last line, without its newline
+                    continue
+                self.block(buf, 0, cut)
                 if progress is not None:
-                    progress(f.tell())
-            if keep:
-                self.feed_line(bytes(buf[:keep]))
+                    progress(at)
 
     # ------------------------------------------------------------------ lines
     def feed_line(self, raw: Buf) -> None:
@@ -279,9 +265,9 @@ class Scanner:
         for ev in self.parser.feed(LogLine(self.source, self.lines, text)):
             self.add(ev)
 
-    def block(self, data: Buf, lo: int = 0, hi: int | None = None) -> None:
+    def block(self, data: Buf, lo: int = 0, hi: int | None = None, runs: list[Run] | None = None) -> None:
         """Whole lines (data[lo:hi] ends with a newline): countable and inert runs credited, the rest
-        fed in order."""
+        fed in order (runs: data[lo:hi]'s, if classified already)."""
         hi = len(data) if hi is None else hi
         if not ENABLED:
             start = lo
@@ -290,7 +276,7 @@ class Scanner:
                 start = end + 1
             return
         parser = self.parser
-        for kind, start, end, n in self._classifier.runs(data, lo, hi):
+        for kind, start, end, n in self._classifier.runs(data, lo, hi) if runs is None else runs:
             if kind == FEED:
                 self.feed_line(data[start:end])
                 continue
@@ -314,6 +300,31 @@ def _newlines(data: Buf, lo: int, hi: int) -> Iterator[int]:
     while i >= 0:
         yield i
         i = data.find(b"\n", i + 1, hi)
+
+
+def _plain_blocks(f: io.RawIOBase) -> Iterator[tuple[Buf, int, int]]:
+    """A plain file as (buffer, end of its whole lines, file position), read in place into one buffer
+    that is reused once the caller has handled a block: the start of a line cut by a block's end moves
+    to its front. Last, if the file does not end with a newline: (its last line, -1, position)."""
+    buf = bytearray(BLOCK)
+    keep = 0
+    while True:
+        if keep == len(buf):  # one line longer than the buffer: grow it
+            buf.extend(bytes(len(buf)))
+        with memoryview(buf) as mv:
+            n = f.readinto(mv[keep:])
+        if not n:
+            break
+        end = keep + n
+        cut = buf.rfind(b"\n", 0, end) + 1
+        if not cut:
+            keep = end
+            continue
+        yield buf, cut, f.tell()
+        buf[: end - cut] = buf[cut:end]
+        keep = end - cut
+    if keep:
+        yield bytes(buf[:keep]), -1, f.tell()
 
 
 def is_gzip(path: Path) -> bool:
