@@ -9,14 +9,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from observe import timeline as tl
 from observe.model import EngineConfig, Finding, Scrape, severity_rank
 from observe.quote import quote
 from observe.settings import Settings
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    from observe.timeline import pd  # imported on first use
 
 
 @dataclass
@@ -31,6 +34,8 @@ class Context:
 
     def metrics_preemptions(self) -> int | None:
         """Preemptions counted by vllm:num_preemptions_total over the scrapes (reset-aware)."""
+        if self.metrics is None:
+            return None
         col = tl.series(self.metrics, "m_preemptions_total")
         if len(col) == 0:
             return None
@@ -893,6 +898,8 @@ def vllm_hints(c: Context) -> list[Finding]:
 def latency(c: Context) -> list[Finding]:
     """From /metrics: inter-token latency above the SLO, TTFT spikes under bursts (prefill stutter)."""
     m = c.metrics
+    if m is None:
+        return []
     out = []
     itl = tl.series(m, "itl_p95")
     if m is not None and len(itl) and itl.max() > c.settings.itl_slo_seconds:

@@ -364,7 +364,7 @@ class InstanceBuilder:
             per = [kv / 100.0 * cfg.kv_cache_tokens / r for kv, r in s._kv_usage_running if r]
             if per:
                 s.max_tokens_per_running = max(per)
-        logs = self.timeline.frame()
+        logs = None if self.timeline.empty else self.timeline.frame()
         metrics = timeline.scrape_frame(self.scrapes) if self.scrapes else None
         frame = timeline.join(logs, metrics)
         ctx = detect.Context(

@@ -13,11 +13,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from observe import metricmath
 from observe.model import Preemption, Scrape, StatsSample
+
+
+class _Pandas:
+    """pandas, imported on first use: a log with nothing to plot or join does not pay for its import."""
+
+    def __getattr__(self, name: str) -> Any:
+        import pandas
+
+        globals()["pd"] = pandas  # later uses here go straight to the module
+        return getattr(pandas, name)
+
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    pd = _Pandas()
 
 LOG_COLS = (
     "prompt_tps",
@@ -78,6 +93,11 @@ class Timeline:
 
     def __len__(self) -> int:
         return len(self._rows)
+
+    @property
+    def empty(self) -> bool:
+        """No stats sample yet (then there is no frame to build)."""
+        return not self._rows and not self._acc
 
     def add(self, ev) -> None:
         if isinstance(ev, StatsSample):

@@ -254,38 +254,37 @@ class Parser:
 
     def _canonical_stats(self, c: re.Match[str], line: LogLine, out: list[LogEvent]) -> None:
         """A canonical V1 stats line: the general path's steps for it, in its order, without its search."""
-        name = c.group("proc")
+        name, pid, level, mo, dd, hh, mi, ss, lf, ln, eng, p, g, r, w, dev, kv, hit = c.groups()
         self.processes.add(name)
         ctx = Ctx(line.source, line.lineno, process=name)
         if self._engine is None:
-            eng = E.engine_from_process(name)
-            if eng is not None:
-                self._note_engine(eng, ctx, out)  # before the pid is read, as PROC_RE's loop does
-        ctx.pid = int(c.group("pid"))
-        ctx.level = c.group("level")
-        ctx.mo = int(c.group("mo"))
-        ctx.dd = int(c.group("dd"))
-        ctx.hms = (c.group("hh"), c.group("mi"), c.group("ss"))
-        lf = c.group("file")
+            e = E.engine_from_process(name)
+            if e is not None:
+                self._note_engine(e, ctx, out)  # before the pid is read, as PROC_RE's loop does
+        ctx.pid = int(pid)
+        ctx.level = level
+        ctx.mo = int(mo)
+        ctx.dd = int(dd)
+        ctx.hms = (hh, mi, ss)
         ctx.logger_file = lf.rsplit("/", 1)[-1] if "/" in lf else lf
-        ctx.logger_line = int(c.group("ln"))
+        ctx.logger_line = int(ln)
         self._clock.stamp(ctx)
         self._last_stamp = (ctx.year, ctx.mo, ctx.dd, ctx.hms)
         if self._engine is None:
-            eng = E.engine_from_logger_file(ctx.logger_file)
-            if eng is not None:
-                self._note_engine(eng, ctx, out)
+            e = E.engine_from_logger_file(ctx.logger_file)
+            if e is not None:
+                self._note_engine(e, ctx, out)
         self._count_vllm()
         f = {
-            "engine_index": int(c.group("eng")),
-            "Avg prompt throughput": float(c.group("p")),
-            "Avg generation throughput": float(c.group("g")),
-            "Running": int(c.group("r")),
-            "Waiting": int(c.group("w")),
-            "Prefix cache hit rate": float(c.group("hit")),
+            "engine_index": int(eng),
+            "Avg prompt throughput": float(p),
+            "Avg generation throughput": float(g),
+            "Running": int(r),
+            "Waiting": int(w),
+            "Prefix cache hit rate": float(hit),
             "fmt": "v1",
-            "kv_usage_pct": float(c.group("kv")),
-            "kv_device": c.group("dev"),
+            "kv_usage_pct": float(kv),
+            "kv_device": dev,
             "_required": True,
         }
         self._emit_stats(f, ctx, out)
