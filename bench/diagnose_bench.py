@@ -106,8 +106,9 @@ def main() -> None:
         )
         mb = path.stat().st_size / 1e6
         log_mb = made[0].stat().st_size / 1e6 if path.suffix == ".gz" else mb  # MB/s of log text
+        ref = "zcat \\| grep -c" if path.suffix == ".gz" else "grep -c"
         rows.append(
-            f"| {datetime.now():%Y-%m-%d} | {path.name} | {mb:.0f} MB | {'zcat \\| grep -c' if path.suffix == '.gz' else 'grep -c'} {g:.2f} s | "
+            f"| {datetime.now():%Y-%m-%d} | {path.name} | {mb:.0f} MB | {ref} {g:.2f} s | "
             f"observe diagnose {o_t:.2f} s | {o_t / g:.1f}x grep | {log_mb / o_t:.0f} MB/s | "
             f"peak RSS {o_rss / 1024:.0f} MB | {samples:,} stats lines |"
         )

@@ -275,19 +275,24 @@ class Parser:
             if e is not None:
                 self._note_engine(e, ctx, out)
         self._count_vllm()
-        f = {
-            "engine_index": int(eng),
-            "Avg prompt throughput": float(p),
-            "Avg generation throughput": float(g),
-            "Running": int(r),
-            "Waiting": int(w),
-            "Prefix cache hit rate": float(hit),
-            "fmt": "v1",
-            "kv_usage_pct": float(kv),
-            "kv_device": dev,
-            "_required": True,
-        }
-        self._emit_stats(f, ctx, out)
+        # _emit_stats for the fields parse_stats reads off this shape (the rest of StatsSample: None)
+        self.formats.add("vllm-v1")
+        self._stats_seen = True
+        self._note_engine("v1", ctx, out)
+        out.append(
+            StatsSample(
+                E.envelope(ctx),
+                "v1",
+                engine_index=int(eng),
+                prompt_tps=float(p),
+                generation_tps=float(g),
+                running=int(r),
+                waiting=int(w),
+                kv_usage_pct=float(kv),
+                kv_device=dev,
+                prefix_hit_pct=float(hit),
+            )
+        )
 
     def _json_record(self, seg: str, line: LogLine, out: list[LogEvent], outer_ts: datetime | None) -> bool:
         """A JSON line: a whole vLLM line inside (docker json-file, k8s) or a JSON logging record."""
