@@ -1,14 +1,15 @@
 """The byte-level scan: a log read in large blocks, lines that only need counting counted, not parsed.
 
 On a busy server nearly every line is a uvicorn access line, and what the parser makes of one is a
-single :class:`~observe.model.AccessLog` that its consumer only counts. The scan finds, per block and
-at byte level, the lines of exactly that kind and credits them to the :class:`Parser` and the
-consumer in bulk (:meth:`Parser.credit_access`); every other line is decoded and fed as before, in
-order, with its own line number. The answers are the same as feeding every line; only the time
+single :class:`~observe.model.AccessLog` that its consumer only counts; in a log of restarts, many
+traceback and warning-context lines yield nothing at all. The scan finds, per block and at byte
+level, the lines of exactly those kinds and credits them to the :class:`Parser` and the consumer in
+bulk (:meth:`Parser.credit_access`, :meth:`Parser.credit_lines`); every other line is decoded and fed
+as before, in order, with its own line number. The answers are the same as feeding every line; only the time
 differs (``ENABLED = False``, or ``OBSERVE_SCAN=0`` in the environment, feeds every line).
 
 Each line's shape (digits folded to two classes, so that lines differing only in ports and numbers
-share a shape) is judged once (:func:`judge`) into one of three kinds:
+share a shape) is judged once (:func:`judge`) into one of these kinds:
 
 * ``COUNT`` / ``COUNT_PROC`` — a bare / ``(APIServer pid=N)`` prefixed uvicorn access line with status below 500,
   printable ASCII only, no ``[`` (no colour codes), no carriage return but a final one, and a status
@@ -265,9 +266,9 @@ class Scanner:
         for ev in self.parser.feed(LogLine(self.source, self.lines, text)):
             self.add(ev)
 
-    def block(self, data: Buf, lo: int = 0, hi: int | None = None, runs: list[Run] | None = None) -> None:
+    def block(self, data: Buf, lo: int = 0, hi: int | None = None) -> None:
         """Whole lines (data[lo:hi] ends with a newline): countable and inert runs credited, the rest
-        fed in order (runs: data[lo:hi]'s, if classified already)."""
+        fed in order."""
         hi = len(data) if hi is None else hi
         if not ENABLED:
             start = lo
@@ -276,7 +277,7 @@ class Scanner:
                 start = end + 1
             return
         parser = self.parser
-        for kind, start, end, n in self._classifier.runs(data, lo, hi) if runs is None else runs:
+        for kind, start, end, n in self._classifier.runs(data, lo, hi):
             if kind == FEED:
                 self.feed_line(data[start:end])
                 continue
