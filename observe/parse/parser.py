@@ -184,16 +184,7 @@ class Parser:
                 break
             has_prefix = True
             name, _, dims, pid = p.groups()
-            if name:
-                if dims:
-                    name = f"{name}_{dims}"
-                self.processes.add(name)
-                ctx.process = name
-                if self._engine is None:
-                    eng = E.engine_from_process(name)
-                    if eng is not None:
-                        self._note_engine(eng, ctx, out)
-            ctx.pid = int(pid)
+            self._process(ctx, f"{name}_{dims}" if name and dims else name, pid, out)
             seg = seg[p.end() :]
         # the logger prefix
         m = PREFIX_RE.match(seg)
@@ -201,19 +192,7 @@ class Parser:
             m = PREFIX_RE.search(seg)  # VLLM_LOGGING_PREFIX or an unknown wrapper before the level
         if m is not None:
             has_prefix = True
-            level, mo, dd, hh, mi, ss, lf, ln = m.groups()
-            ctx.level = "WARNING" if level == "WARN" else level
-            ctx.mo = int(mo)
-            ctx.dd = int(dd)
-            ctx.hms = (hh, mi, ss)
-            ctx.logger_file = lf.rsplit("/", 1)[-1] if "/" in lf else lf
-            ctx.logger_line = int(ln)
-            self._clock.stamp(ctx)
-            self._last_stamp = (ctx.year, ctx.mo, ctx.dd, ctx.hms)
-            if self._engine is None:
-                eng = E.engine_from_logger_file(ctx.logger_file)
-                if eng is not None:
-                    self._note_engine(eng, ctx, out)
+            self._logger_prefix(ctx, m.groups(), out)
             msg = seg[m.end() :]
         else:
             msg = seg
@@ -252,17 +231,22 @@ class Parser:
                 msg, ctx.logger_file, ctx.logger_line = s
         self._message(msg, ctx, out)
 
-    def _canonical_stats(self, c: re.Match[str], line: LogLine, out: list[LogEvent]) -> None:
-        """A canonical V1 stats line: the general path's steps for it, in its order, without its search."""
-        name, pid, level, mo, dd, hh, mi, ss, lf, ln, eng, p, g, r, w, dev, kv, hit = c.groups()
-        self.processes.add(name)
-        ctx = Ctx(line.source, line.lineno, process=name)
-        if self._engine is None:
-            e = E.engine_from_process(name)
-            if e is not None:
-                self._note_engine(e, ctx, out)  # before the pid is read, as PROC_RE's loop does
+    def _process(self, ctx: Ctx, name: str | None, pid: str, out: list[LogEvent]) -> None:
+        """One "(Name pid=N)" process prefix read into ctx (the engine, if the name tells it)."""
+        if name:
+            self.processes.add(name)
+            ctx.process = name
+            if self._engine is None:
+                eng = E.engine_from_process(name)
+                if eng is not None:
+                    self._note_engine(eng, ctx, out)
         ctx.pid = int(pid)
-        ctx.level = level
+
+    def _logger_prefix(self, ctx: Ctx, groups: tuple[str, ...], out: list[LogEvent]) -> None:
+        """The logger prefix's (level, mo, dd, hh, mi, ss, file, line) read into ctx: the stamp's year
+        inferred, the last stamp kept, the engine if the logger file tells it."""
+        level, mo, dd, hh, mi, ss, lf, ln = groups
+        ctx.level = "WARNING" if level == "WARN" else level
         ctx.mo = int(mo)
         ctx.dd = int(dd)
         ctx.hms = (hh, mi, ss)
@@ -271,27 +255,30 @@ class Parser:
         self._clock.stamp(ctx)
         self._last_stamp = (ctx.year, ctx.mo, ctx.dd, ctx.hms)
         if self._engine is None:
-            e = E.engine_from_logger_file(ctx.logger_file)
-            if e is not None:
-                self._note_engine(e, ctx, out)
+            eng = E.engine_from_logger_file(ctx.logger_file)
+            if eng is not None:
+                self._note_engine(eng, ctx, out)
+
+    def _canonical_stats(self, c: re.Match[str], line: LogLine, out: list[LogEvent]) -> None:
+        """A canonical V1 stats line: the general path's steps for it, in its order, without its search."""
+        name, pid, *prefix, eng, p, g, r, w, dev, kv, hit = c.groups()
+        ctx = Ctx(line.source, line.lineno)
+        self._process(ctx, name, pid, out)
+        self._logger_prefix(ctx, tuple(prefix), out)
         self._count_vllm()
-        # _emit_stats for the fields parse_stats reads off this shape (the rest of StatsSample: None)
-        self.formats.add("vllm-v1")
-        self._stats_seen = True
-        self._note_engine("v1", ctx, out)
-        out.append(
-            StatsSample(
-                E.envelope(ctx),
-                "v1",
-                engine_index=int(eng),
-                prompt_tps=float(p),
-                generation_tps=float(g),
-                running=int(r),
-                waiting=int(w),
-                kv_usage_pct=float(kv),
-                kv_device=dev,
-                prefix_hit_pct=float(hit),
-            )
+        # the fields parse_stats reads off this shape (the rest of StatsSample: None)
+        self._emit_sample(
+            "v1",
+            ctx,
+            out,
+            engine_index=int(eng),
+            prompt_tps=float(p),
+            generation_tps=float(g),
+            running=int(r),
+            waiting=int(w),
+            kv_usage_pct=float(kv),
+            kv_device=dev,
+            prefix_hit_pct=float(hit),
         )
 
     def _json_record(self, seg: str, line: LogLine, out: list[LogEvent], outer_ts: datetime | None) -> bool:
@@ -401,11 +388,13 @@ class Parser:
             self._emit_stats(parsed[0], ctx, out)
 
     def _emit_stats(self, f: dict[str, Any], ctx: Ctx, out: list[LogEvent]) -> None:
-        fmt = f["fmt"]
+        self._emit_sample(f["fmt"], ctx, out, **stats.stats_fields(f))
+
+    def _emit_sample(self, fmt: str, ctx: Ctx, out: list[LogEvent], **fields: Any) -> None:
         self.formats.add("vllm-" + fmt)
         self._stats_seen = True
         self._note_engine(fmt, ctx, out)
-        out.append(StatsSample(E.envelope(ctx), fmt, **stats.stats_fields(f)))
+        out.append(StatsSample(E.envelope(ctx), fmt, **fields))
 
     # ------------------------------------------------------------------ startup facts
     def _startup(self, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
