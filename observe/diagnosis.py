@@ -244,23 +244,13 @@ class InstanceBuilder:
                 s.kv_full += 1
             if ev.running and len(s._kv_usage_running) < 100_000:
                 s._kv_usage_running.append((kv, ev.running))
-        # the running maxima, inline (this runs on every stats line of a huge log): _mx's rule
-        v = ev.running
-        if v is not None and (s.max_running is None or v > s.max_running):
-            s.max_running = v
-        v = ev.waiting
-        if v is not None and (s.max_waiting is None or v > s.max_waiting):
-            s.max_waiting = v
-        v = ev.swapped
-        if v is not None and (s.max_swapped is None or v > s.max_swapped):
-            s.max_swapped = v
-        p = ev.prompt_tps
-        if p is not None and (s.max_prompt_tps is None or p > s.max_prompt_tps):
-            s.max_prompt_tps = p
+        s.max_running = _mx(s.max_running, ev.running)
+        s.max_waiting = _mx(s.max_waiting, ev.waiting)
+        s.max_swapped = _mx(s.max_swapped, ev.swapped)
+        s.max_prompt_tps = _mx(s.max_prompt_tps, ev.prompt_tps)
         gen = ev.generation_tps if ev.generation_tps is not None else ev.throughput_tps
+        s.max_gen_tps = _mx(s.max_gen_tps, gen)
         if gen is not None:
-            if s.max_gen_tps is None or gen > s.max_gen_tps:
-                s.max_gen_tps = gen
             s.sum_gen_tps += gen
             s.gen_samples += 1
         if ev.prefix_hit_pct is not None:
@@ -280,21 +270,17 @@ class InstanceBuilder:
         """Which clauses the line has (the era), silent preemptions, queue growth, swap space."""
         s = self.summary
         s.phase = "serving"
-        clauses = s.stats_clauses
-        if ev.throughput_tps is not None:
-            clauses.add("throughput")
-        if ev.swapped is not None:
-            clauses.add("swapped")
-        if ev.preemptions is not None:
-            clauses.add("preemptions")
-        if ev.deferred is not None:
-            clauses.add("deferred")
-        if ev.prefix_hit_pct is not None:
-            clauses.add("prefix_hit")
-        if ev.cpu_kv_usage_pct is not None:
-            clauses.add("cpu_kv")
-        if ev.engine_index is not None:
-            clauses.add("engine_index")
+        for clause, v in (
+            ("throughput", ev.throughput_tps),
+            ("swapped", ev.swapped),
+            ("preemptions", ev.preemptions),
+            ("deferred", ev.deferred),
+            ("prefix_hit", ev.prefix_hit_pct),
+            ("cpu_kv", ev.cpu_kv_usage_pct),
+            ("engine_index", ev.engine_index),
+        ):
+            if v is not None:
+                s.stats_clauses.add(clause)
         if ev.cpu_kv_usage_pct is not None:
             if s.first_cpu_kv is None:
                 s.first_cpu_kv = ev.cpu_kv_usage_pct

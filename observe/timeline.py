@@ -108,21 +108,20 @@ class Timeline:
     def add_stats(self, s: StatsSample) -> None:
         e = s.env
         gen = s.generation_tps if s.generation_tps is not None else s.throughput_tps
-        n = _NAN  # _nan() inline: this runs on every stats line of a huge log
         row = [
             e.ts,
             f"{e.source}:{e.lineno}",
-            n if s.prompt_tps is None else float(s.prompt_tps),
-            n if gen is None else float(gen),
-            n if s.running is None else float(s.running),
-            n if s.waiting is None else float(s.waiting),
-            n if s.swapped is None else float(s.swapped),
-            n if s.kv_usage_pct is None else float(s.kv_usage_pct),
-            n if s.cpu_kv_usage_pct is None else float(s.cpu_kv_usage_pct),
-            n if s.prefix_hit_pct is None else float(s.prefix_hit_pct),
-            n if s.preemptions is None else float(s.preemptions),
+            _nan(s.prompt_tps),
+            _nan(gen),
+            _nan(s.running),
+            _nan(s.waiting),
+            _nan(s.swapped),
+            _nan(s.kv_usage_pct),
+            _nan(s.cpu_kv_usage_pct),
+            _nan(s.prefix_hit_pct),
+            _nan(s.preemptions),
             float(self._pending_warn),
-            n if self._pending_cum is None else float(self._pending_cum),
+            _nan(self._pending_cum),
         ]
         self._pending_warn = 0
         self._pending_cum = None
