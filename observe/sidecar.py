@@ -177,7 +177,7 @@ class Sidecar:
         # access lines followed by max_access_events more of them in this batch would only pass
         # through the access window (all arrive at one time): those are counted, not parsed
         cap = self.settings.max_access_events
-        later = sum(it.n for it in items if isinstance(it, CountedLines))
+        later = sum(it.n for it in items if isinstance(it, CountedLines) and it.kind != scan.INERT)
         n_lines = 0
         for it in items:
             p = self._parsers.get(it.source)
@@ -189,17 +189,21 @@ class Sidecar:
                 events.extend(p.feed(it))
                 continue
             n_lines += it.n
-            later -= it.n
-            credit = min(it.n, it.n + later - cap)
+            if it.kind == scan.INERT:
+                credit = it.n  # these lines yield nothing, wherever they are
+            else:
+                later -= it.n
+                credit = min(it.n, it.n + later - cap)
             i = 0
-            while i < credit and p.holding:
+            while i < credit and p.holding:  # a held-back stats record: these lines may continue it
                 for ln in it.lines(i, i + 1):
                     events.extend(p.feed(ln))
                 i += 1
             if credit > i:
-                p.credit_access(
-                    credit - i, "APIServer" if scan.Classifier.has_process(it.raw, it.offset(i)) else None
-                )
+                if it.kind == scan.INERT:
+                    p.credit_lines(credit - i)
+                else:
+                    p.credit_access(credit - i, "APIServer" if it.kind == scan.COUNT_PROC else None)
                 i = credit
             for ln in it.lines(i):
                 events.extend(p.feed(ln))

@@ -22,8 +22,9 @@ Semantics (google/mtail `internal/tailer/logstream/filestream.go`, adapted):
   followed as new files when a pattern has glob characters, otherwise every rename would re-read
   a whole generation.
 - **Catch-up in bulk** (`bulk=True`): while a file opened from its start at construction
-  (`from_start`) is read up to its first EOF, runs of plain uvicorn access lines (the byte-level
-  classification of `observe.parse.scan`) come out as one `CountedLines` each instead of one
+  (`from_start`) is read up to its first EOF, runs of lines that only need counting (the runs of
+  ``observe.parse.scan``'s classifier: plain uvicorn access lines, bare or with the
+  "(APIServer pid=N)" prefix, and inert lines) come out as one `CountedLines` each instead of one
   `LogLine` per line, counted in `stats` and line numbers exactly the same.
 - `LogLine.lineno` counts from where reading began: line 1 of a file read from its start, the
   first new line of a file opened at its end. Lines of a recovered generation carry the followed
@@ -46,7 +47,7 @@ from dataclasses import dataclass, field
 
 from observe import rotation
 from observe.model import LogLine
-from observe.parse.scan import Classifier
+from observe.parse.scan import COUNT, FEED, Classifier
 
 __all__ = ["CountedLines", "Follower", "FollowerStats"]
 
@@ -75,14 +76,17 @@ class FollowerStats:
 
 @dataclass(frozen=True)
 class CountedLines:
-    """n consecutive plain uvicorn access lines of one file, not split into LogLines: ``raw`` holds
-    them as read (each ending with a newline); the first is line ``lineno``."""
+    """n consecutive lines of one file of one ``scan`` kind (``COUNT``, ``COUNT_PROC``: plain uvicorn
+    access lines, bare or with the APIServer prefix; ``INERT``: lines the parser only counts), not
+    split into LogLines: ``raw`` holds them as read (each ending with a newline); the first is line
+    ``lineno``."""
 
     source: str
     lineno: int
     n: int
     raw: bytes
     arrival: float
+    kind: int = COUNT
 
     def lines(self, skip: int = 0, stop: int | None = None) -> list[LogLine]:
         """Lines skip..stop-1 (default: to the last) as the LogLines a line-by-line read gives."""
@@ -104,13 +108,6 @@ class CountedLines:
             )
             for i, b in enumerate(parts)
         ]
-
-    def offset(self, i: int) -> int:
-        """Where line i starts in raw."""
-        pos = 0
-        for _ in range(i):
-            pos = self.raw.index(b"\n", pos) + 1
-        return pos
 
 
 @dataclass
@@ -433,7 +430,7 @@ class Follower:
             cut = data.rfind(b"\n") + 1
             st.partial = data[cut:]
             if cut:
-                self._split_bulk(st, classifier, data[:cut] if cut < len(data) else data, now, out)
+                self._split_bulk(st, classifier, data, cut, now, out)
         else:
             parts = data.split(b"\n")
             st.partial = parts.pop()
@@ -444,30 +441,19 @@ class Follower:
             st.partial = b""
             st.skipping = True
 
-    def _split_bulk(self, st: _Stream, classifier: Classifier, data: bytes, now: float, out: list) -> None:
-        """Whole lines: runs of countable ones as CountedLines, every other line emitted as usual."""
-        shapes, bad = classifier.classify(data)
-        k = pos = 0
-        n = len(shapes)
-        if bad:
-            for j in [i for i, s in enumerate(shapes) if s in bad]:
-                if j > k:
-                    pos = self._counted(st, data, shapes, k, j, pos, now, out)
-                ln = len(shapes[j])
-                self._emit(st, data[pos : pos + ln], now, out)
-                pos += ln + 1
-                k = j + 1
-        if n > k:
-            self._counted(st, data, shapes, k, n, pos, now, out)
-
-    def _counted(
-        self, st: _Stream, data: bytes, shapes: list[bytes], k: int, j: int, pos: int, now: float, out: list
-    ) -> int:
-        end = pos + sum(map(len, shapes[k:j])) + (j - k)
-        out.append(CountedLines(st.path, st.lineno + 1, j - k, data[pos:end], now))
-        st.lineno += j - k
-        self.stats.lines[st.path] = self.stats.lines.get(st.path, 0) + (j - k)
-        return end
+    def _split_bulk(
+        self, st: _Stream, classifier: Classifier, data: bytes, cut: int, now: float, out: list
+    ) -> None:
+        """data[:cut], whole lines: the classifier's runs of lines that only need counting as CountedLines, every
+        other line emitted as usual."""
+        stats = self.stats.lines
+        for kind, start, end, n in classifier.runs(data, 0, cut):
+            if kind == FEED:
+                self._emit(st, data[start:end], now, out)
+                continue
+            out.append(CountedLines(st.path, st.lineno + 1, n, data[start:end], now, kind))
+            st.lineno += n
+            stats[st.path] = stats.get(st.path, 0) + n
 
     def _flush_partial(self, st: _Stream, out: list[LogLine]) -> None:
         """A retired file will not grow: its unterminated last line is complete as it is."""

@@ -1,5 +1,6 @@
-"""The sidecar's --from-start catch-up counts plain access lines in bulk: the same /api/diagnosis
-document, /metrics text and parser counts as reading every line (the scan on vs off)."""
+"""The sidecar's --from-start catch-up counts plain access lines and inert lines in bulk (the runs of
+the same classifier as ``diagnose``): the same /api/diagnosis document, /metrics text and parser
+counts as reading every line (the scan on vs off)."""
 
 from __future__ import annotations
 
@@ -32,13 +33,18 @@ def _run(tmp_path: Path, data: bytes, on: bool, monkeypatch, **kw) -> tuple[dict
     (d / "vllm.log").write_bytes(data)
     monkeypatch.setattr(scan, "ENABLED", on)
     credited = []
-    real = Parser.credit_access
+    real, real_lines = Parser.credit_access, Parser.credit_lines
 
     def spy(self, n, process=None):
         credited.append(n)
         real(self, n, process)
 
+    def spy_lines(self, n):
+        credited.append(1j * n)  # inert lines: the imaginary part
+        real_lines(self, n)
+
     monkeypatch.setattr(Parser, "credit_access", spy)
+    monkeypatch.setattr(Parser, "credit_lines", spy_lines)
     settings = SidecarSettings(
         logs=[str(d / "*.log")], listen_port=0, use_watchdog=False, from_start=True, **kw
     )
@@ -77,7 +83,7 @@ def test_catch_up_same_with_scan_on_and_off(tmp_path: Path, monkeypatch, which: 
     n = float(data.count(b"\n"))
     assert f'observe_log_lines_total{{file="DIR/vllm.log"}} {n}' in on[1]
     if which == "busy" or cap == 50:
-        assert on[3] > 0  # lines were counted in bulk, not parsed
+        assert on[3].real > 0  # access lines were counted in bulk, not parsed
 
 
 def test_catch_up_same_on_edge_inputs(tmp_path: Path, monkeypatch) -> None:
@@ -92,4 +98,18 @@ def test_catch_up_same_on_edge_inputs(tmp_path: Path, monkeypatch) -> None:
         off = _run(tmp_path / f"{i}", data, False, monkeypatch, max_access_events=50)
         assert on[:3] == off[:3], f.name
         credited += on[3]
-    assert credited > 0
+    assert credited.real > 0 and credited.imag > 0
+
+
+CORPUS = sorted((Path(__file__).parent / "data" / "corpus").glob("*.log"))
+
+
+def test_catch_up_credits_inert_lines_of_real_crash_logs(tmp_path: Path, monkeypatch) -> None:
+    """Real corpus logs (tracebacks, warning context) concatenated: their inert lines are credited,
+    not parsed, and the sidecar's answers are those of feeding every line."""
+    data = b"".join(p.read_bytes().rstrip(b"\n") + b"\n" for p in CORPUS)
+    on = _run(tmp_path, data, True, monkeypatch, max_access_events=50)
+    off = _run(tmp_path, data, False, monkeypatch, max_access_events=50)
+    assert on[:3] == off[:3]
+    assert on[2][0] == data.count(b"\n")
+    assert on[3].imag > 10  # lines credited as inert (26 of the 161 are)

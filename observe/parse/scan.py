@@ -62,7 +62,6 @@ _COUNTABLE = re.compile(
     + _PRINT
     + rb'+ HTTP/[\d.]+" 0\d\d(?: [A-Za-z\' -]*)?\r?'
 )
-_PROC = b"(APIServer pid="
 _CACHE_MAX = 4096
 #: the compiled classifier is used (when built)
 COMPILED = _scanc is not None and os.environ.get("OBSERVE_SCAN_COMPILED", "1") != "0"
@@ -114,7 +113,6 @@ class Classifier:
 
     def __init__(self, max_len: int | None = None, *, compiled: bool | None = None) -> None:
         self.max_len = max_len  # a longer line is never countable (a reader that cuts long lines)
-        self._known: dict[bytes, bool] = {}
         self._kinds: dict[bytes, int] = {}
         use = COMPILED if compiled is None else compiled
         if use and _scanc is None:
@@ -171,29 +169,6 @@ class Classifier:
         if len(shapes) > k:
             add(COUNT, pos, base + len(data), len(shapes) - k)
         return out
-
-    def classify(self, data: bytes) -> tuple[list[bytes], set[bytes]]:
-        """data: whole lines, ending with a newline. Returns each line's shape (same length as the
-        line) and the set of shapes that are not countable."""
-        shapes = data.translate(_FOLD).split(b"\n")
-        shapes.pop()
-        known = self._known
-        bad = set()
-        for s in set(shapes):
-            ok = known.get(s)
-            if ok is None:
-                ok = _COUNTABLE.fullmatch(s) is not None
-                if len(known) >= _CACHE_MAX:
-                    known.clear()
-                known[s] = ok
-            if not ok or (self.max_len is not None and len(s) > self.max_len):
-                bad.add(s)
-        return shapes, bad
-
-    @staticmethod
-    def has_process(data: bytes, start: int = 0, end: int | None = None) -> bool:
-        """Whether countable lines in data[start:end] carry the "(APIServer pid=N)" prefix."""
-        return data.find(_PROC, start, len(data) if end is None else end) >= 0
 
 
 CountAccess = Callable[[int], None]
