@@ -52,13 +52,27 @@ def _split_top(s: str) -> tuple[list[str], bool]:
     return parts, depth == 0 and not quote
 
 
+# the literal forms config reprs are mostly made of, read without literal_eval's compile (exactly
+# what literal_eval gives for them: tests/test_reprs.py compares the two)
+_INT_RE = re.compile(r"-?(?:0|[1-9][0-9]*)", re.ASCII)
+_FLOAT_RE = re.compile(r"-?[0-9]+\.[0-9]+", re.ASCII)
+_NAMES = {"None": None, "True": True, "False": False, "true": True, "false": False, "null": None}
+
+
 def literal(text: str) -> Any:
     """A Python/JSON literal from a log line — literal_eval only, never eval; else the raw text."""
     t = text.strip()
     if not t or len(t) > MAX_LITERAL:
         return t
-    if t in ("true", "false", "null"):
-        return {"true": True, "false": False, "null": None}[t]
+    if t in _NAMES:
+        return _NAMES[t]
+    q = t[0]
+    if (q == "'" or q == '"') and len(t) >= 2 and t[-1] == q and q not in t[1:-1] and "\\" not in t:
+        return t[1:-1]  # a plain quoted string
+    if _INT_RE.fullmatch(t):
+        return int(t)
+    if _FLOAT_RE.fullmatch(t):
+        return float(t)
     if t[0] in "'\"[{(-0123456789" or t in ("None", "True", "False"):
         try:
             return ast.literal_eval(t)
@@ -104,11 +118,14 @@ def parse_kv_repr(text: str, keys: frozenset[str] | tuple[str, ...] | None = Non
     number is never read with digits missing."""
     t = text.rstrip()
     closed = False
+    split = None
     if t.endswith(")"):
-        _, ok = _split_top(t[:-1])
-        if ok:  # "Namespace(…)" body or the old "…, seed=0)" config form: the ")" closes the repr
+        split = _split_top(t[:-1])
+        if split[1]:  # "Namespace(…)" body or the old "…, seed=0)" config form: the ")" closes the repr
             t, closed = t[:-1], True
-    parts, balanced = _split_top(t)
+        else:
+            split = None
+    parts, balanced = split or _split_top(t)
     ends_clean = closed or t.endswith((")", "}", "]", "'", '"', ",", ">"))
     if parts and (not balanced or not ends_clean):
         parts = parts[:-1]

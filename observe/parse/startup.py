@@ -133,6 +133,7 @@ _HINT_FLAGS = (
     "block_size|cpu_offload_gb|max_seq_len_to_capture|num_gpu_blocks_override|enable_chunked_prefill|"
     "kv_cache_memory_bytes|max_num_partial_prefills|long_prefill_token_threshold|max_cudagraph_capture_size"
 )
+_HINT_FLAG_NAMES = tuple(_HINT_FLAGS.split("|"))
 _HINT_RE = re.compile(
     r"(?P<verb>[Ii]ncreas|[Dd]ecreas|[Rr]educ|[Ll]ower|[Rr]ais|[Ss]et)(?:e|es|ed|ing|ting)?\s+(?:the\s+)?"
     r"(?:value\s+of\s+)?[`'\"]?(?:--)?(?P<flag>" + _HINT_FLAGS.replace("_", "[_-]") + r")\b[`'\"]?"
@@ -155,6 +156,9 @@ def _hints(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
     direction, value, text}) fact per flag named; value is the number the hint gives, else None.
     A clause "or decreasing `max_model_len`" after a first verb is its own hint."""
     out: list[Fact] = []
+    folded = msg.replace("-", "_")
+    if not any(f in folded for f in _HINT_FLAG_NAMES):  # every hint names one (a cheap test first)
+        return out
     seen: set[str] = set()
     for h in _HINT_RE.finditer(msg):
         flag = "--" + h.group("flag").replace("_", "-")

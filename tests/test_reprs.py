@@ -1,0 +1,129 @@
+"""reprs.literal reads the common literal forms (plain quoted strings, integers, decimals, names)
+without literal_eval; what it gives must be exactly what literal_eval gives, for any text."""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from observe.parse import parse_kv_repr
+from observe.parse.reprs import MAX_LITERAL, _split_top, literal
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # literal_eval of "\\ "
+
+
+def reference(text: str):
+    """literal() as it was before the fast paths: literal_eval, then JSON, else the raw text."""
+    t = text.strip()
+    if not t or len(t) > MAX_LITERAL:
+        return t
+    if t in ("true", "false", "null"):
+        return {"true": True, "false": False, "null": None}[t]
+    if t[0] in "'\"[{(-0123456789" or t in ("None", "True", "False"):
+        try:
+            return ast.literal_eval(t)
+        except Exception:
+            pass
+        if t[0] in "[{":
+            try:
+                return json.loads(t)
+            except Exception:
+                pass
+    return t
+
+
+def same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return type(a) is type(b) and a == b
+
+
+_TOKENS = st.one_of(
+    st.integers(-(10**20), 10**20).map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.text(alphabet="0123456789-._e+", max_size=8),
+    st.text(max_size=12).map(repr),
+    st.text(alphabet="ab'\"\\ ", max_size=8).map(lambda s: "'" + s + "'"),
+    st.text(alphabet="ab'\"\\ ", max_size=8).map(lambda s: '"' + s + '"'),
+    st.sampled_from(["None", "True", "False", "true", "false", "null", "none", "'", '"', "''", "'a' 'b'"]),
+    st.text(max_size=10),
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_TOKENS, st.sampled_from(["", " ", "  \t"]))
+@example("007", "")
+@example("-0", "")
+@example("01.50", "")
+@example("1_000", "")
+@example("'it''s'", "")
+@example("'a\\'b'", "")
+@example("'say \"hi\"'", "")
+@example("'ü'", " ")
+@example("0x10", "")
+@example("٣", "")  # a non-ASCII digit: not a Python literal
+def test_literal_is_what_literal_eval_gives(token: str, pad: str) -> None:
+    text = pad + token + pad
+    assert same(literal(text), reference(text)), text
+
+
+def test_kv_repr_of_a_real_config_line_reads_each_value_type() -> None:
+    # the V0 "Initializing an LLM engine (v0.6.3) with config:" form, shortened
+    got = parse_kv_repr(
+        "model='meta-llama/Llama-3.1-8B-Instruct', max_seq_len=8192, gpu_memory_utilization=0.9, "
+        "enforce_eager=False, quantization=None, served_model_name='x \"y\"', seed=0)"
+    )
+    assert got == {
+        "model": "meta-llama/Llama-3.1-8B-Instruct",
+        "max_seq_len": 8192,
+        "gpu_memory_utilization": 0.9,
+        "enforce_eager": False,
+        "quantization": None,
+        "served_model_name": 'x "y"',
+        "seed": 0,
+    }
+
+
+def split_reference(s: str) -> tuple[list[str], bool]:
+    """reprs._split_top as it was: every special character visited in turn."""
+    parts: list[str] = []
+    depth = 0
+    quote = ""
+    start = 0
+    skip_to = -1
+    for i, c in enumerate(s):
+        if c not in ",'\"()[]{}<>\\" or i < skip_to:
+            continue
+        if quote:
+            if c == "\\":
+                skip_to = i + 2
+            elif c == quote:
+                quote = ""
+        elif c == "'" or c == '"':
+            quote = c
+        elif c in "([{<":
+            depth += 1
+        elif c in ")]}>":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(s[start:i].strip())
+            start = i + 1
+    tail = s[start:].strip()
+    if tail:
+        parts.append(tail)
+    return parts, depth == 0 and not quote
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet="ab =,'\"\\()[]{}<>\n", max_size=40))
+@example("a='x\\', b=1")
+@example("a='x\\")
+@example("a=(1, 2), b='c, d', e=\"f'g\"")
+@example("a=1)), b=2, c=3")
+def test_split_top_is_what_the_character_walk_gives(s: str) -> None:
+    assert _split_top(s) == split_reference(s)
