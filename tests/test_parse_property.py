@@ -6,7 +6,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from observe.model import LogLine, StatsSample
-from observe.parse import Parser, parse_dict_repr, parse_kv_repr
+from observe.parse import Parser, parse_dict_repr, parse_kv_repr, startup
+from observe.parse.envelope import Ctx
 
 # a real V1 line from corpus 003 (vllm-project/vllm issue, v0.20+), and a real V0 line from corpus 005
 V1 = (
@@ -117,3 +118,42 @@ def test_valid_stats_line_between_raw_junk_lines(before, after, line):
     ]
     assert len(stats) == 1 and stats[0].env.lineno == len(before) + 1
     assert (stats[0].running, stats[0].kv_usage_pct) in ((21, 95.9), (16, 92.1))
+
+
+_FLAG_NAMES = startup._HINT_FLAG_NAMES
+
+
+def _spelled(flag: str):
+    """flag with each "_" drawn as "_" or "-" (vLLM's messages use both, even mixed)."""
+    parts = flag.split("_")
+    n = len(parts) - 1
+    return st.lists(st.sampled_from("_-"), min_size=n, max_size=n).map(
+        lambda seps: parts[0] + "".join(s + p for s, p in zip(seps, parts[1:], strict=True))
+    )
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(
+                ["increase", "Decreasing", "reduce", "lower", "raise", "set", "Try", "to", "=", "`"]
+            ),
+            st.sampled_from(_FLAG_NAMES).flatmap(_spelled),
+            st.from_regex(r"\d{1,4}(\.\d)?|True|False", fullmatch=True),
+            st.text(alphabet="abcdefst_- ", max_size=12),
+        ),
+        max_size=10,
+    ).map(" ".join)
+)
+def test_hints_cheap_test_loses_no_hint(msg: str) -> None:
+    """_hints tries its pattern only when the message names a flag (any mix of _ and -): the same
+    hints as trying it on every message."""
+    ctx = Ctx("x", 1, level="WARNING")
+    got = startup._hints(None, msg, ctx)
+    saved = startup._HINT_FLAG_NAMES
+    try:
+        startup._HINT_FLAG_NAMES = ("",)  # "" is in every message: the pattern is always tried
+        assert startup._hints(None, msg, ctx) == got
+    finally:
+        startup._HINT_FLAG_NAMES = saved
