@@ -157,3 +157,26 @@ def test_hints_cheap_test_loses_no_hint(msg: str) -> None:
         assert startup._hints(None, msg, ctx) == got
     finally:
         startup._HINT_FLAG_NAMES = saved
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(
+                ["increas", "Decreas", "reduc", "Lower", "rais", "set", "Set", "e", "ing", "ting"]
+            ),
+            st.sampled_from(_FLAG_NAMES).flatmap(_spelled),
+            st.sampled_from([" ", "  ", "\t", "the ", "value of ", "`", "'", "--", " to ", "=", "at least "]),
+            st.from_regex(r"\d{1,4}(\.\d)?|True|False", fullmatch=True),
+            st.text(alphabet="aeirst_-` ", max_size=6),
+        ),
+        max_size=14,
+    ).map("".join)
+)
+@example("Try Decreasing `max_model_len` or Increase --max-num-seqs to 8; set max_num_batched_tokens=2048")
+@example("Lower the value of gpu-memory_utilization to at least 0.8, then raise enforce_eager to True")
+def test_hint_matches_are_what_finditer_gives(msg: str) -> None:
+    """The hint pattern tried only where a verb stem begins finds what trying it everywhere finds."""
+    got = [(h.span(), h.groupdict()) for h in startup._hint_matches(msg)]
+    assert got == [(h.span(), h.groupdict()) for h in startup._HINT_RE.finditer(msg)]

@@ -127,3 +127,39 @@ def split_reference(s: str) -> tuple[list[str], bool]:
 @example("a=1)), b=2, c=3")
 def test_split_top_is_what_the_character_walk_gives(s: str) -> None:
     assert _split_top(s) == split_reference(s)
+
+
+def kv_reference(text: str, keys=None) -> dict:
+    """parse_kv_repr as it was: the body split twice with the character walk, values by literal_eval."""
+    t = text.rstrip()
+    closed = False
+    if t.endswith(")"):
+        _, ok = split_reference(t[:-1])
+        if ok:
+            t, closed = t[:-1], True
+    parts, balanced = split_reference(t)
+    ends_clean = closed or t.endswith((")", "}", "]", "'", '"', ",", ">"))
+    if parts and (not balanced or not ends_clean):
+        parts = parts[:-1]
+    out = {}
+    for p in parts:
+        k, sep, v = p.partition("=")
+        k = k.strip()
+        if not sep or not k.isidentifier() or (keys is not None and k not in keys):
+            continue
+        out[k] = reference(v.strip())
+    return out
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet="ab =,'\"\\()[]{}<>1.", max_size=40))
+@example("model='x', seed=0)")
+@example("Namespace(a=1, b='c)')")
+@example("a=(1, 2)), b=3)")
+@example("a='x\\')")
+def test_kv_repr_is_what_the_two_walks_give(s: str) -> None:
+    assert _eq(parse_kv_repr(s), kv_reference(s))
+
+
+def _eq(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)

@@ -20,15 +20,29 @@ _SPECIAL_RE = re.compile(r"[,'\"()\[\]{}<>\\]")
 def _split_top(s: str) -> tuple[list[str], bool]:
     """Split a repr body on top-level ", " (outside brackets and quotes).
 
-    Returns the pieces and whether the text ended balanced (no open bracket or quote). Only the
-    special characters are visited (a regex finds them), so long config lines stay cheap."""
+    Returns the pieces and whether the text ended balanced (no open bracket or quote)."""
+    parts, start, balanced, _ = _walk(s)
+    tail = s[start:].strip()
+    if tail:
+        parts.append(tail)
+    return parts, balanced
+
+
+def _walk(s: str) -> tuple[list[str], int, bool, bool]:
+    """One walk over s: its top-level pieces before the last top-level comma, where the last piece
+    starts, whether s ends balanced, and whether s without its last character does. Only the special
+    characters are visited (a regex finds them), so long config lines stay cheap."""
     parts: list[str] = []
     depth = 0
     quote = ""
     start = 0
     skip_to = -1
+    last = len(s) - 1
+    before_last = None  # balanced before the last character, if that is a special one
     for m in _SPECIAL_RE.finditer(s):
         i = m.start()
+        if i == last:
+            before_last = depth == 0 and not quote
         if i < skip_to:
             continue
         c = s[i]
@@ -46,10 +60,8 @@ def _split_top(s: str) -> tuple[list[str], bool]:
         elif c == "," and depth == 0:
             parts.append(s[start:i].strip())
             start = i + 1
-    tail = s[start:].strip()
-    if tail:
-        parts.append(tail)
-    return parts, depth == 0 and not quote
+    balanced = depth == 0 and not quote
+    return parts, start, balanced, balanced if before_last is None else before_last
 
 
 # the literal forms config reprs are mostly made of, read without literal_eval's compile (exactly
@@ -118,14 +130,13 @@ def parse_kv_repr(text: str, keys: frozenset[str] | tuple[str, ...] | None = Non
     number is never read with digits missing."""
     t = text.rstrip()
     closed = False
-    split = None
-    if t.endswith(")"):
-        split = _split_top(t[:-1])
-        if split[1]:  # "Namespace(…)" body or the old "…, seed=0)" config form: the ")" closes the repr
-            t, closed = t[:-1], True
-        else:
-            split = None
-    parts, balanced = split or _split_top(t)
+    parts, start, balanced, before_last = _walk(t)
+    if t.endswith(")") and before_last:
+        # "Namespace(…)" body or the old "…, seed=0)" config form: the ")" closes the repr
+        t, closed, balanced = t[:-1], True, True
+    tail = t[start:].strip()
+    if tail:
+        parts.append(tail)
     ends_clean = closed or t.endswith((")", "}", "]", "'", '"', ",", ">"))
     if parts and (not balanced or not ends_clean):
         parts = parts[:-1]

@@ -134,20 +134,42 @@ _HINT_FLAGS = (
     "kv_cache_memory_bytes|max_num_partial_prefills|long_prefill_token_threshold|max_cudagraph_capture_size"
 )
 _HINT_FLAG_NAMES = tuple(_HINT_FLAGS.split("|"))
+_DIRECTION = {
+    "increas": "up",
+    "decreas": "down",
+    "reduc": "down",
+    "lower": "down",
+    "rais": "up",
+    "set": "set",
+}
+# each verb as it may begin a hint ("increas", "Increas", …): where a match can start
+_VERB_STEMS = tuple(v for verb in _DIRECTION for v in (verb, verb.capitalize()))
 _HINT_RE = re.compile(
-    r"(?P<verb>[Ii]ncreas|[Dd]ecreas|[Rr]educ|[Ll]ower|[Rr]ais|[Ss]et)(?:e|es|ed|ing|ting)?\s+(?:the\s+)?"
+    r"(?P<verb>"
+    + "|".join(f"[{v[0].upper()}{v[0]}]{v[1:]}" for v in _DIRECTION)
+    + r")(?:e|es|ed|ing|ting)?\s+(?:the\s+)?"
     r"(?:value\s+of\s+)?[`'\"]?(?:--)?(?P<flag>" + _HINT_FLAGS.replace("_", "[_-]") + r")\b[`'\"]?"
     r"(?:\s*(?:to|=)\s*(?:at\s+least\s+|at\s+most\s+)?(?P<val>\d+(?:\.\d+)?|True|False))?",
     _A,
 )
-_DIRECTION = {
-    "increas": "up",
-    "rais": "up",
-    "decreas": "down",
-    "reduc": "down",
-    "lower": "down",
-    "set": "set",
-}
+
+
+def _hint_matches(msg: str) -> list[re.Match[str]]:
+    """What ``_HINT_RE.finditer(msg)`` gives, trying the pattern only where a verb stem begins (found
+    by ``str.find``), not at every position of a long line."""
+    starts = []
+    for v in _VERB_STEMS:
+        i = msg.find(v)
+        while i >= 0:
+            starts.append(i)
+            i = msg.find(v, i + 1)
+    out = []
+    end = 0
+    for i in sorted(starts):
+        if i >= end and (h := _HINT_RE.match(msg, i)) is not None:
+            out.append(h)
+            end = h.end()
+    return out
 
 
 def _hints(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
@@ -160,7 +182,7 @@ def _hints(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
     if not any(f in folded for f in _HINT_FLAG_NAMES):  # every hint names one (a cheap test first)
         return out
     seen: set[str] = set()
-    for h in _HINT_RE.finditer(msg):
+    for h in _hint_matches(msg):
         flag = "--" + h.group("flag").replace("_", "-")
         if flag in seen:
             continue
