@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 
 from observe import rotation
 from observe.model import LogLine
-from observe.parse.scan import COUNT, FEED, Classifier
+from observe.parse.scan import COUNT, COUNTED, Classifier
 
 __all__ = ["CountedLines", "Follower", "FollowerStats"]
 
@@ -448,7 +448,7 @@ class Follower:
         other line emitted as usual."""
         stats = self.stats.lines
         for kind, start, end, n in classifier.runs(data, 0, cut):
-            if kind == FEED:
+            if kind not in COUNTED:
                 self._emit(st, data[start:end], now, out)
                 continue
             out.append(CountedLines(st.path, st.lineno + 1, n, data[start:end], now, kind))

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from observe.model import LogLine
 from observe.parse import parser as parser_mod
-from observe.parse import scan
+from observe.parse import scan, triggers
 from tests.scaninputs import real_inputs
 
 compiled_only = pytest.mark.skipif(scan._scanc is None, reason="observe.parse._scanc is not built")
@@ -81,7 +81,7 @@ def _covers(data: bytes, runs: list[scan.Run]) -> None:
     pos = lines = 0
     for kind, start, end, n in runs:
         assert start == pos
-        if kind == scan.FEED:
+        if kind not in scan.COUNTED:
             assert n == 1 and data[end : end + 1] == b"\n" and b"\n" not in data[start:end]
             pos = end + 1
         else:
@@ -123,7 +123,7 @@ def test_compiled_rejects_bad_blocks_and_judges() -> None:
         c.runs(b"no newline at the end")
     with pytest.raises(ValueError, match="within"):
         c.runs(b"a\n", 0, 5)
-    table = scan._scanc.Table(lambda shape: 7)
+    table = scan._scanc.Table(lambda shape: 32)
     with pytest.raises(ValueError, match="judge"):
         table.runs(b"x\n")
     with pytest.raises(TypeError):
@@ -184,7 +184,9 @@ def test_inert_lines_are_credited_in_bulk(monkeypatch: pytest.MonkeyPatch) -> No
     fed = []
     real = scan.Scanner.feed_line
     monkeypatch.setattr(
-        scan.Scanner, "feed_line", lambda self, raw: fed.append(bytes(raw)) or real(self, raw)
+        scan.Scanner,
+        "feed_line",
+        lambda self, raw, *groups: fed.append(bytes(raw)) or real(self, raw, *groups),
     )
     credited = []
     monkeypatch.setattr(parser_mod.Parser, "credit_lines", lambda self, n: credited.append(n))
@@ -193,6 +195,61 @@ def test_inert_lines_are_credited_in_bulk(monkeypatch: pytest.MonkeyPatch) -> No
     sc.read(path)
     assert sum(credited) > 0
     assert not any(scan.judge(ln.translate(scan._FOLD)) == scan.INERT for ln in fed if b"\r" not in ln)
+
+
+# ------------------------------------------------------------------------------- literal groups
+def _scan_events(path: Path, masks: bool) -> tuple[list[str], tuple, int]:
+    p = parser_mod.Parser(year=2026)
+    events: list = []
+    told = []
+    real = parser_mod.Parser.feed
+
+    def feed(self, line, groups=triggers.ALL):
+        told.append(groups)
+        return real(self, line, groups if masks else triggers.ALL)
+
+    parser_mod.Parser.feed = feed  # type: ignore[method-assign]
+    try:
+        sc = scan.Scanner(str(path), p, events.append, lambda n: None)
+        sc.read(path)
+        events.extend(p.flush())
+    finally:
+        parser_mod.Parser.feed = real  # type: ignore[method-assign]
+    state = (p.lines, p.vllm_lines, p.events, p.parse_errors, sorted(p.processes), sorted(p.formats))
+    return [repr(e) for e in events], state, sum(g != triggers.ALL for g in told)
+
+
+def test_lines_fed_with_their_literal_groups_yield_what_they_yield_fed_whole() -> None:
+    """Every real log: a line fed with only the groups of rule literals it holds gives the events and
+    counts it gives with every group's rules tried (the scan's kinds FED + g)."""
+    masked = 0
+    for path in FILES:
+        with_masks = _scan_events(path, True)
+        assert with_masks[:2] == _scan_events(path, False)[:2], path.name
+        masked += with_masks[2]
+    assert masked > 1000  # most prefixed lines hold no failure literal
+
+
+def test_literal_groups_of_a_line() -> None:
+    fold = scan._FOLD
+    assert (
+        scan.judge(b"(EngineCore pid=7) INFO 05-12 10:11:12 [core.py:58] hello".translate(fold)) == scan.FED
+    )
+    shape = (
+        b"(EngineCore pid=7) INFO 05-12 10:11:12 [core.py:58] Loading weights took 3.21 seconds".translate(
+            fold
+        )
+    )
+    assert scan.judge(shape) == scan.FED + triggers.STARTUP
+    shape = b"(APIServer pid=7) ERROR 05-12 10:11:12 [x.py:1] EngineDeadError: boom".translate(fold)
+    assert scan.judge(shape) == scan.FED + triggers.FAILURE
+    for line in (
+        b'{"log": "INFO 05-12 10:11:12 [x.py:1] hello"}',  # JSON may spell a literal with escapes
+        b"(APIServer pid=7) INFO 05-12 10:11:12 [x.py:1] Run\x1b[0mning: 3 reqs",  # a colour code inside
+        b"\x1b[32mINFO\x1b[0m 05-12 10:11:12 [x.py:1] hello",
+        b"INFO 05-12 10:11:12 [x.py:1] caf\xc3\xa9",
+    ):
+        assert scan.judge(line.translate(fold)) == scan.FEED, line
 
 
 # ------------------------------------------------------------------------------ canonical stats

@@ -3,11 +3,11 @@
  * One pass over a block of whole lines: each line's shape (digits folded to two classes, 0-4 -> '0'
  * and 5-9 -> '5', so that lines differing only in ports and numbers share one) is looked up in a
  * table of the shapes judged so far; a shape not seen yet is folded into a bytes object and handed
- * to the Python judge, whose answer (0 countable, 3 countable with a process prefix, 1 inert, 2 feed)
- * is kept. Lines come out as runs: (kind, start, end, n) with kind 0, 1 or 3 for n consecutive lines of
- * that kind (bytes start..end,
- * the last newline included) and kind 2 for one line to feed (start..end, its newline excluded),
- * offsets into the whole buffer (a block is data[lo:hi], read in place).
+ * to the Python judge, whose answer (0 countable, 3 countable with a process prefix, 1 inert; 2 and
+ * 4 to 31: kinds of lines to feed) is kept. Lines come out as runs: (kind, start, end, n) with kind
+ * 0, 1 or 3 for n consecutive lines of that kind (bytes start..end, the last newline included) and
+ * any other kind for one line to feed (start..end, its newline excluded), offsets into the whole
+ * buffer (a block is data[lo:hi], read in place).
  * A line longer than max_len (when max_len >= 0) is kind 2 whatever its shape.
  *
  * The table keeps each shape's folded bytes and compares them on a hit, so a hash collision can
@@ -166,9 +166,9 @@ static int judge_shape(Table *t, const char *buf, Py_ssize_t len, uint64_t h, si
         Py_DECREF(shape);
         return -1;
     }
-    if (kind < 0 || kind > 3) {
+    if (kind < 0 || kind > 31) {
         Py_DECREF(shape);
-        PyErr_SetString(PyExc_ValueError, "judge must answer 0, 1, 2 or 3");
+        PyErr_SetString(PyExc_ValueError, "judge must answer a kind from 0 to 31");
         return -1;
     }
     if (t->used >= MAX_SHAPES) {
@@ -191,6 +191,9 @@ static int judge_shape(Table *t, const char *buf, Py_ssize_t len, uint64_t h, si
     t->used++;
     return (int)kind;
 }
+
+/* the kinds whose lines are counted in runs (scan.COUNTED); the others are fed one line at a time */
+static inline int counted(int kind) { return kind == 0 || kind == 1 || kind == 3; }
 
 typedef struct {
     Py_ssize_t start, end, n;
@@ -246,8 +249,8 @@ static PyObject *Table_runs(Table *self, PyObject *args) {
             break;
         }
         if (max_len >= 0 && len > max_len) kind = 2;
-        if (kind != run_kind || kind == 2) {
-            if (run_kind >= 0 && run_kind != 2 && push_run(&r, run_kind, run_start, pos, run_n) < 0) {
+        if (kind != run_kind || !counted(kind)) {
+            if (run_kind >= 0 && counted(run_kind) && push_run(&r, run_kind, run_start, pos, run_n) < 0) {
                 err = 2;
                 break;
             }
@@ -255,8 +258,8 @@ static PyObject *Table_runs(Table *self, PyObject *args) {
             run_start = pos;
             run_n = 0;
         }
-        if (kind == 2) {
-            if (push_run(&r, 2, pos, end, 1) < 0) {
+        if (!counted(kind)) {
+            if (push_run(&r, kind, pos, end, 1) < 0) {
                 err = 2;
                 break;
             }
@@ -266,7 +269,8 @@ static PyObject *Table_runs(Table *self, PyObject *args) {
         }
         pos = end + 1;
     }
-    if (!err && run_kind >= 0 && run_kind != 2 && push_run(&r, run_kind, run_start, pos, run_n) < 0) err = 2;
+    if (!err && run_kind >= 0 && counted(run_kind) && push_run(&r, run_kind, run_start, pos, run_n) < 0)
+        err = 2;
     PyEval_RestoreThread(save);
     PyBuffer_Release(&view);
     PyObject *out = NULL;

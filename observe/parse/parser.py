@@ -36,7 +36,7 @@ from observe.model import (
     StatsSample,
 )
 from observe.parse import envelope as E
-from observe.parse import failures, startup, stats
+from observe.parse import failures, startup, stats, triggers
 from observe.parse.envelope import ACCESS_RE, PREFIX_RE, Ctx
 
 # a wrapped stats record is re-joined from at most this many physical lines
@@ -79,12 +79,17 @@ class Parser:
         self._counted_line = -1
         self._last_stamp: tuple[int, int, int, tuple[str, str, str] | None] | None = None
         self._cur = 0  # physical line counter (what the dedup window counts)
+        self._groups = triggers.ALL  # the literal groups the line being fed may hold
 
     # ------------------------------------------------------------------ public API
-    def feed(self, line: LogLine) -> list[LogEvent]:
-        """Parse one physical line; returns the events it completes (possibly of earlier lines)."""
+    def feed(self, line: LogLine, groups: int = triggers.ALL) -> list[LogEvent]:
+        """Parse one physical line; returns the events it completes (possibly of earlier lines).
+
+        groups: the ``triggers.GROUPS`` whose literals the line may hold (a caller that has looked,
+        like ``scan``, says which; the rules of the others are not tried)."""
         self.lines += 1
         self._cur += 1
+        self._groups = groups
         out: list[LogEvent] = []
         try:
             text = line.text
@@ -96,6 +101,7 @@ class Parser:
                 self._segment(text, line, out)
         except Exception:
             self.parse_errors += 1
+        self._groups = triggers.ALL
         self.events += len(out)
         return out
 
@@ -339,9 +345,12 @@ class Parser:
             if q is not None:
                 out.append(Preemption(E.envelope(ctx), *q))
         else:
-            self._startup(msg, ctx, out)
-            self._failure(msg, ctx, out)
-            if failures.begins_shutdown(msg):
+            groups = self._groups
+            if groups & triggers.STARTUP:
+                self._startup(msg, ctx, out)
+            if groups & triggers.FAILURE:
+                self._failure(msg, ctx, out)
+            if groups & triggers.SHUTDOWN and failures.begins_shutdown(msg):
                 self._shutdown = True
         if len(out) > n0:
             self._count_vllm()

@@ -17,6 +17,10 @@ share a shape) is judged once (:func:`judge`) into one of these kinds:
 * ``INERT`` — a line the parser can only count: printable ASCII, no wrapper, process or logger
   prefix, no level word, no colour code, no JSON, and none of the message rules' literals
   (``triggers.TRIGGERS``), e.g. most traceback and warning-context lines: credited as lines;
+* ``FED + g`` (``g`` < ``triggers.ALL``) — a line to feed that is printable ASCII with no JSON
+  (no ``{``) and no colour code, and holds the literals of only the groups ``g`` of
+  ``triggers.GROUPS``: fed with ``groups=g``, so that the parser does not try the rule tables it
+  cannot match (what the line's message may hold is a piece of the line);
 * ``FEED`` — anything else: decoded and fed.
 
 Every line while the parser holds back an incomplete stats record is fed too. The classifier comes
@@ -38,7 +42,7 @@ from pathlib import Path
 from observe.model import LogEvent, LogLine
 from observe.parse import envelope as E
 from observe.parse.parser import Parser
-from observe.parse.triggers import TRIGGERS
+from observe.parse.triggers import ALL, GROUPS, TRIGGERS
 
 try:
     from observe.parse import _scanc  # type: ignore[attr-defined]
@@ -69,12 +73,17 @@ COMPILED = _scanc is not None and os.environ.get("OBSERVE_SCAN_COMPILED", "1") !
 #: line kinds: credited as access lines (bare; with the "(APIServer pid=N)" prefix), credited as
 #: lines, decoded and fed
 COUNT, COUNT_PROC, INERT, FEED = 0, 3, 1, 2
+#: FED + g: a line to feed with groups=g (g below triggers.ALL); a kind from FED up is fed as FEED is
+FED = 4
+#: the kinds whose lines are credited in runs, not fed
+COUNTED = frozenset({COUNT, COUNT_PROC, INERT})
 _PLAIN = re.compile(rb"[\x20-\x7e\t]*")
 _FOLDED_TRIGGERS = tuple(t.encode().translate(_FOLD) for t in TRIGGERS)
+_FOLDED_GROUPS = tuple((bit, tuple(t.encode().translate(_FOLD) for t in lits)) for bit, lits in GROUPS)
 _STARTS = ("(", "{", "INFO", "WARN", "ERROR", "DEBUG", "CRITICAL")
 
 #: one run of a block: (kind, start, end, n) — kind COUNT, COUNT_PROC or INERT: n lines, bytes start..end with the
-#: last newline; kind FEED: one line, bytes start..end without its newline
+#: last newline; kind FEED or FED + g: one line, bytes start..end without its newline
 Run = tuple[int, int, int, int]
 
 
@@ -83,7 +92,20 @@ def judge(shape: bytes) -> int:
     m = _COUNTABLE.fullmatch(shape)
     if m is not None:
         return COUNT if m.group("proc") is None else COUNT_PROC
-    return INERT if _inert(shape) else FEED
+    return INERT if _inert(shape) else _fed(shape)
+
+
+def _fed(shape: bytes) -> int:
+    """FEED, or FED + the literal groups a plain line holds (folded, as the shape is)."""
+    if _PLAIN.fullmatch(shape) is None or b"{" in shape:  # \r, ESC, non-ASCII, JSON: every rule
+        return FEED
+    if b"[" in shape and E.strip_ansi(shape.decode("ascii")) != shape.decode("ascii"):  # a colour code
+        return FEED
+    groups = 0
+    for bit, lits in _FOLDED_GROUPS:
+        if any(t in shape for t in lits):
+            groups |= bit
+    return FEED if groups == ALL else FED + groups
 
 
 def _inert(shape: bytes) -> bool:
@@ -150,7 +172,7 @@ class Classifier:
         out: list[Run] = []
 
         def add(kind: int, start: int, end: int, n: int) -> None:
-            if kind != FEED and out and out[-1][0] == kind and out[-1][2] == start:
+            if kind in COUNTED and out and out[-1][0] == kind and out[-1][2] == start:
                 out[-1] = (kind, out[-1][1], end, out[-1][3] + n)
             else:
                 out.append((kind, start, end, n))
@@ -163,7 +185,7 @@ class Classifier:
                 pos = end
             ln = len(shapes[j])
             kind = odd[shapes[j]]
-            add(kind, pos, pos + ln + (kind != FEED), 1)
+            add(kind, pos, pos + ln + (kind in COUNTED), 1)
             pos += ln + 1
             k = j + 1
         if len(shapes) > k:
@@ -234,11 +256,11 @@ class Scanner:
                     progress(at)
 
     # ------------------------------------------------------------------ lines
-    def feed_line(self, raw: Buf) -> None:
-        """One line (without its newline) through the general path."""
+    def feed_line(self, raw: Buf, groups: int = ALL) -> None:
+        """One line (without its newline) through the general path (groups: see ``Parser.feed``)."""
         self.lines += 1
         text = raw.decode("utf-8", "replace").rstrip("\r\n")
-        for ev in self.parser.feed(LogLine(self.source, self.lines, text)):
+        for ev in self.parser.feed(LogLine(self.source, self.lines, text), groups):
             self.add(ev)
 
     def block(self, data: Buf, lo: int = 0, hi: int | None = None) -> None:
@@ -255,6 +277,9 @@ class Scanner:
         for kind, start, end, n in self._classifier.runs(data, lo, hi):
             if kind == FEED:
                 self.feed_line(data[start:end])
+                continue
+            if kind >= FED:
+                self.feed_line(data[start:end], kind - FED)
                 continue
             while n and parser.holding:  # a held-back record: these lines may continue it
                 nl = data.index(b"\n", start)

@@ -2,7 +2,9 @@
 
 A message (what is left of a line once ``envelope`` has peeled its wrappers and prefixes) in which
 none of these occurs yields no stats sample, startup fact, error or shutdown: the parser's message
-rules are tried only when one of their literals is present. The envelope itself (prefixes,
+rules are tried only when one of their literals is present. The literals of the startup table, of
+the failure table and of the shutdown markers are also kept apart (``GROUPS``): a message with none
+of one group's literals needs that group's rules not tried at all. The envelope itself (prefixes,
 process names, the year, a terminal-wrapped record's continuation, uvicorn access lines, JSON
 records) is read from every line, whatever its message.
 """
@@ -14,6 +16,16 @@ from observe.parse import failures, rules, startup, stats
 #: the literals, each once: stats routing first, then the startup and failure tables, then shutdown
 TRIGGERS: tuple[str, ...] = tuple(
     dict.fromkeys(stats.TRIGGERS + rules.literals(startup.RULES, failures.RULES) + failures.SHUTDOWN_LITERALS)
+)
+
+
+#: the groups of literals whose rules ``Parser`` can skip as a whole: a bit each
+STARTUP, FAILURE, SHUTDOWN = 1, 2, 4
+ALL = STARTUP | FAILURE | SHUTDOWN
+GROUPS: tuple[tuple[int, tuple[str, ...]], ...] = (
+    (STARTUP, rules.literals(startup.RULES)),
+    (FAILURE, rules.literals(failures.RULES)),
+    (SHUTDOWN, failures.SHUTDOWN_LITERALS),
 )
 
 
