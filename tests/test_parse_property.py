@@ -132,20 +132,21 @@ def _spelled(flag: str):
     )
 
 
+# messages made of hint verbs and their endings, hint flags, what goes between them, numbers, noise
+_HINT_TEXT = st.lists(
+    st.one_of(
+        st.sampled_from(["increas", "Decreas", "reduc", "Lower", "rais", "set", "Set", "e", "ing", "ting"]),
+        st.sampled_from(_FLAG_NAMES).flatmap(_spelled),
+        st.sampled_from([" ", "  ", "\t", "the ", "value of ", "`", "'", "--", " to ", "=", "at least "]),
+        st.from_regex(r"\d{1,4}(\.\d)?|True|False", fullmatch=True),
+        st.text(alphabet="aeirst_-` ", max_size=6),
+    ),
+    max_size=14,
+).map("".join)
+
+
 @SETTINGS
-@given(
-    st.lists(
-        st.one_of(
-            st.sampled_from(
-                ["increase", "Decreasing", "reduce", "lower", "raise", "set", "Try", "to", "=", "`"]
-            ),
-            st.sampled_from(_FLAG_NAMES).flatmap(_spelled),
-            st.from_regex(r"\d{1,4}(\.\d)?|True|False", fullmatch=True),
-            st.text(alphabet="abcdefst_- ", max_size=12),
-        ),
-        max_size=10,
-    ).map(" ".join)
-)
+@given(_HINT_TEXT)
 def test_hints_cheap_test_loses_no_hint(msg: str) -> None:
     """_hints tries its pattern only when the message names a flag (any mix of _ and -): the same
     hints as trying it on every message."""
@@ -160,20 +161,7 @@ def test_hints_cheap_test_loses_no_hint(msg: str) -> None:
 
 
 @SETTINGS
-@given(
-    st.lists(
-        st.one_of(
-            st.sampled_from(
-                ["increas", "Decreas", "reduc", "Lower", "rais", "set", "Set", "e", "ing", "ting"]
-            ),
-            st.sampled_from(_FLAG_NAMES).flatmap(_spelled),
-            st.sampled_from([" ", "  ", "\t", "the ", "value of ", "`", "'", "--", " to ", "=", "at least "]),
-            st.from_regex(r"\d{1,4}(\.\d)?|True|False", fullmatch=True),
-            st.text(alphabet="aeirst_-` ", max_size=6),
-        ),
-        max_size=14,
-    ).map("".join)
-)
+@given(_HINT_TEXT)
 @example("Try Decreasing `max_model_len` or Increase --max-num-seqs to 8; set max_num_batched_tokens=2048")
 @example("Lower the value of gpu-memory_utilization to at least 0.8, then raise enforce_eager to True")
 def test_hint_matches_are_what_finditer_gives(msg: str) -> None:
