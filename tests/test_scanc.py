@@ -252,6 +252,30 @@ def test_literal_groups_of_a_line() -> None:
         assert scan.judge(line.translate(fold)) == scan.FEED, line
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"(APIServer pid=7) INFO 05-12 10:11:12 [config.py:1] Using max[32m model len 4096",
+        b"Using max[32m model len 4096",  # no prefix: would be an inert line but for the remnant
+        b"Using max[91m model len 4096",
+        b"(APIServer pid=7) INFO 05-12 10:11:12 [config.py:1] Using max model len[0m 4096",
+    ],
+)
+def test_a_colour_remnant_inside_a_literal_is_fed_whole(line: bytes) -> None:
+    """A bare colour code ("[32m", its ESC lost in a paste) that the parser strips can join a rule
+    literal ("Using max[32m model len" -> "Using max model len"): such a line is neither credited
+    as inert nor fed with fewer rule groups, whatever its digits."""
+    assert scan.judge(line.translate(scan._FOLD)) == scan.FEED
+    for compiled in (False, True) if scan._scanc is not None else (False,):
+        p, events = parser_mod.Parser(year=2026), []
+        sc = scan.Scanner("x", p, events.append, lambda n: None)
+        sc._classifier = scan.Classifier(compiled=compiled)
+        sc.block(line + b"\n")
+        direct = parser_mod.Parser(year=2026).feed(LogLine("x", 1, line.decode()))
+        assert [repr(e) for e in events] == [repr(e) for e in direct]
+        assert any(getattr(e, "name", None) == "max_model_len" for e in events)
+
+
 # ------------------------------------------------------------------------------ canonical stats
 _num = st.one_of(
     st.integers(0, 10**15 - 1).map(str),

@@ -99,13 +99,20 @@ def _fed(shape: bytes) -> int:
     """FEED, or FED + the literal groups a plain line holds (folded, as the shape is)."""
     if _PLAIN.fullmatch(shape) is None or b"{" in shape:  # \r, ESC, non-ASCII, JSON: every rule
         return FEED
-    if b"[" in shape and E.strip_ansi(shape.decode("ascii")) != shape.decode("ascii"):  # a colour code
+    if _colour(shape):
         return FEED
     groups = 0
     for bit, lits in _FOLDED_GROUPS:
         if any(t in shape for t in lits):
             groups |= bit
     return FEED if groups == ALL else FED + groups
+
+
+def _colour(shape: bytes) -> bool:
+    """Whether the parser may strip a colour code from a line of this shape: the colour-code pattern
+    occurs (digit-blind, so the shape answers for every line of it; ``strip_ansi``'s quick tests
+    look at digits and are not)."""
+    return b"[" in shape and E.ANSI_RE.search(shape.decode("ascii", "replace")) is not None
 
 
 def _inert(shape: bytes) -> bool:
@@ -120,7 +127,7 @@ def _inert(shape: bytes) -> bool:
     text = shape.decode("ascii")
     if text.startswith(_STARTS) or E.has_level_word(text):  # process, logger or access prefix, JSON
         return False
-    if "[" in text and E.strip_ansi(text) != text:  # a colour-code remnant
+    if _colour(shape):  # a colour-code remnant
         return False
     w = E.WRAP_RE.match(text)
     return w is None or w.end() == 0  # an outer wrapper may carry a time
