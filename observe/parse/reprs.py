@@ -65,7 +65,7 @@ def _walk(s: str) -> tuple[list[str], int, bool, bool]:
 
 
 # the literal forms config reprs are mostly made of, read without literal_eval's compile (exactly
-# what literal_eval gives for them: tests/test_reprs.py compares the two)
+# what _evaluated gives for them: tests/test_reprs.py compares the two)
 _INT_RE = re.compile(r"-?(?:0|[1-9][0-9]*)", re.ASCII)
 _FLOAT_RE = re.compile(r"-?[0-9]+\.[0-9]+", re.ASCII)
 _NAMES = {"None": None, "True": True, "False": False, "true": True, "false": False, "null": None}
@@ -85,7 +85,12 @@ def literal(text: str) -> Any:
         return int(t)
     if _FLOAT_RE.fullmatch(t):
         return float(t)
-    if t[0] in "'\"[{(-0123456789" or t in ("None", "True", "False"):
+    return _evaluated(t)
+
+
+def _evaluated(t: str) -> Any:
+    """t (stripped, not too long) through literal_eval, then JSON; else t itself."""
+    if t and (t[0] in "'\"[{(-0123456789" or t in ("None", "True", "False")):
         try:
             return ast.literal_eval(t)
         except Exception:
@@ -95,6 +100,8 @@ def literal(text: str) -> Any:
                 return json.loads(t)
             except Exception:
                 pass
+    if t in ("true", "false", "null"):
+        return _NAMES[t]
     return t
 
 
