@@ -909,7 +909,7 @@ def latency(c: Context) -> list[Finding]:
         return []
     out = []
     itl = tl.series(m, "itl_p95")
-    if m is not None and len(itl) and itl.max() > c.settings.itl_slo_seconds:
+    if len(itl) and itl.max() > c.settings.itl_slo_seconds:
         bad = m["itl_p95"] > c.settings.itl_slo_seconds
         a, b = _when(m, bad.fillna(False))
         out.append(

@@ -282,11 +282,8 @@ class Scanner:
             return
         parser = self.parser
         for kind, start, end, n in self._classifier.runs(data, lo, hi):
-            if kind == FEED:
-                self.feed_line(data[start:end])
-                continue
-            if kind >= FED:
-                self.feed_line(data[start:end], kind - FED)
+            if kind not in COUNTED:  # FEED, or FED + the literal groups the line holds
+                self.feed_line(data[start:end], ALL if kind == FEED else kind - FED)
                 continue
             while n and parser.holding:  # a held-back record: these lines may continue it
                 nl = data.index(b"\n", start)
