@@ -85,6 +85,13 @@ class Settings:
         "A gap between stats lines this many times the normal interval, with requests running, is a stall.",
         "engine",
     )
+    stuck_after_s: float = _f(
+        180.0,
+        "Seconds with requests running or waiting while the token counters do not move before the "
+        "engine counts as stuck (engine_stuck, the sidecar's /healthz, top's STUCK, VLLMEngineStuck). "
+        "Raise it for models whose single prefill can take minutes.",
+        "engine",
+    )
     low_prefix_hit_pct: float = _f(
         10.0,
         "Mean prefix-cache hit rate below this (with prefix caching on) is reported as rarely hitting.",
@@ -278,6 +285,7 @@ class Settings:
             raise ConfigError("error_ratio must be > 0 and preemptions_per_s >= 0")
         for name in (
             "stall_factor",
+            "stuck_after_s",
             "max_model_len_slack",
             "ttft_spike_ratio",
             "ttft_spike_min_s",

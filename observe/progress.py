@@ -1,0 +1,66 @@
+"""One pure rule for "no progress": requests in flight while no token is produced.
+
+The offline detector (stats lines, saved /metrics snapshots), the sidecar, ``/healthz``, ``top``'s
+STUCK and the ``VLLMEngineStuck`` alert all judge a wedged engine by this one rule and by
+``Settings.stuck_after_s``. Pure: the caller turns what it read into :class:`Point` values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+__all__ = ["Point", "Stuck", "stuck"]
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    t: datetime
+    running: float | None
+    waiting: float | None
+    tokens: float | None  # cumulative prompt+generation tokens (a counter), None if unknown
+
+
+@dataclass(frozen=True, slots=True)
+class Stuck:
+    since: datetime  # first point of the flat stretch with requests in flight
+    until: datetime  # the last point
+    seconds: float
+    running: float
+    waiting: float
+
+
+def _in_flight(p: Point) -> bool:
+    return (p.running or 0.0) + (p.waiting or 0.0) > 0
+
+
+def stuck(points: Sequence[Point], after_s: float) -> Stuck | None:
+    """The trailing stretch over which requests were in flight (running+waiting > 0) at every point
+    and the token counter did not move, if it lasts at least after_s; counter resets (value drops)
+    end a stretch.
+
+    A point whose token counter is unknown cannot show a flat counter, so it ends a stretch too
+    (unknown is never read as "no progress"). ``points`` are in time order.
+    """
+    if not points:
+        return None
+    last = points[-1]
+    if last.tokens is None or not _in_flight(last):
+        return None
+    first = last
+    for p in reversed(points[:-1]):
+        # p.tokens > first.tokens is a reset between p and first; less is progress: both end it
+        if p.tokens is None or not _in_flight(p) or p.tokens != first.tokens:
+            break
+        first = p
+    seconds = (last.t - first.t).total_seconds()
+    if seconds < after_s:
+        return None
+    return Stuck(
+        since=first.t,
+        until=last.t,
+        seconds=seconds,
+        running=float(last.running or 0.0),
+        waiting=float(last.waiting or 0.0),
+    )
