@@ -14,12 +14,13 @@ Alertmanager inhibition), ``summary``, ``description`` and a ``runbook_url`` int
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from observe import names
+from observe import crashes, names
 from observe.errors import ConfigError
 from observe.settings import Settings
 
@@ -39,16 +40,30 @@ GROUP_NAME = "vllm-observe"
 
 BY = "job, instance, model_name"
 
-# Engine-error kinds (model.EngineError.kind) grouped by the alert that reports them.
-STARTUP_KINDS = (
-    "startup_failed",
-    "max_seq_len_exceeds_kv",
-    "kv_needed_exceeds_available",
-    "no_available_memory",
-    "free_memory_below_utilization",
-    "max_position_exceeded",
-)
-CRASH_KINDS = ("engine_core_failed", "worker_exception")
+# Engine-error kinds (model.EngineError.kind) of a launch that failed to start: the sidecar names
+# the current one (with vLLM's reason) in observe_engine_startup_failure_info (see observe.crashes).
+STARTUP_KINDS = crashes.STARTUP_KINDS
+
+
+def _dur(seconds: float) -> str:
+    """Seconds as a Prometheus duration: 180 → 3m, 90 → 90s, 0 → 0s."""
+    n = max(0, int(round(seconds)))
+    if n and n % 3600 == 0:
+        return f"{n // 3600}h"
+    if n and n % 60 == 0:
+        return f"{n // 60}m"
+    return f"{n}s"
+
+
+def _seconds(d: str) -> int:
+    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
+    return int(sum(float(n) * units[u] for n, u in re.findall(r"(\d+)(ms|[smhdwy])", d)))
+
+
+def stuck_for(s: Settings) -> str:
+    """VLLMEngineStuck's for: the counters must be flat over stuck_flat_window, then stay so for the
+    rest of stuck_after_s — so the page comes stuck_after_s after the last token."""
+    return _dur(s.stuck_after_s - _seconds(s.stuck_flat_window))
 
 
 def _num(x: float) -> str:
@@ -81,13 +96,21 @@ def _slo_error_ratio(s: Settings, canonical: str, threshold: float, window: str,
     return f"1 - (\n  ({good})\n/\n  ({total})\n)"
 
 
+# The SLO window the dashboards plot (observe.dashboards reads ..._slo_errors:ratio_rate1h): recorded
+# whether or not a burn-rate pair uses it.
+DASHBOARD_SLO_WINDOW = "1h"
+
+
 def slo_windows(s: Settings) -> list[str]:
-    """Every window the burn-rate alerts read, in the order the pairs name them, without duplicates."""
+    """Every window the burn-rate alerts read, in the order the pairs name them, without duplicates,
+    then the dashboards' window."""
     out: list[str] = []
     for burn in s.burn_windows:
         for w in (burn[1], burn[0]):
             if w not in out:
                 out.append(w)
+    if DASHBOARD_SLO_WINDOW not in out:
+        out.append(DASHBOARD_SLO_WINDOW)
     return out
 
 
@@ -234,10 +257,26 @@ def _recent_errors(kinds: tuple[str, ...], window: str) -> str:
     """True while a sidecar engine-error counter of these kinds rose within ``window`` — also when
     the series is new (the sidecar creates a kind's counter on its first occurrence)."""
     kind = f'kind="{kinds[0]}"' if len(kinds) == 1 else f'kind=~"{"|".join(kinds)}"'
-    sel = f"observe_vllm_engine_errors_total{{{kind}}}"
+    return _recent_increase(f"observe_vllm_engine_errors_total{{{kind}}}", "kind", window)
+
+
+def _recent_increase(sel: str, label: str, window: str) -> str:
+    """True while the counter ``sel`` rose within ``window``, by (instance, label) — also when the
+    series is new (a sidecar that starts after the event, or creates the series on its first)."""
     return (
-        f"sum by (instance, kind) (increase({sel}[{window}])) > 0\nor\n"
-        f"sum by (instance, kind) ({sel} > 0 unless {sel} offset {window})"
+        f"sum by (instance, {label}) (increase({sel}[{window}])) > 0\nor\n"
+        f"sum by (instance, {label}) ({sel} > 0 unless {sel} offset {window})"
+    )
+
+
+def _query_label(metric: str, match: str, label: str) -> str:
+    """An annotation template reading ``label`` of the series of ``metric`` that match this alert's
+    labels (``match``: label names): the value goes in the text, not in the alert's identity."""
+    fmt = ",".join(f"{m}=%q" for m in match.split())
+    args = " ".join(f"$labels.{m}" for m in match.split())
+    return (
+        f'{{{{ range printf "{metric}{{{fmt}}}" {args} | query }}}}'
+        f"{{{{ .Labels.{label} }}}}{{{{ end }}}}"
     )
 
 
@@ -273,13 +312,34 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         ),
         _alert(
             s,
+            "VLLMEngineStuck",
+            f"(\n  instance:vllm_requests_running:sum\n  + on ({BY})\n  instance:vllm_requests_waiting:sum\n"
+            f") > 0\nand on ({BY})\n(\n"
+            f"  sum by ({BY}) (increase(vllm:generation_tokens_total{_sel(s)}[{s.stuck_flat_window}]))\n"
+            f"  + on ({BY})\n"
+            f"  sum by ({BY}) (increase(vllm:prompt_tokens_total{_sel(s)}[{s.stuck_flat_window}]))\n"
+            f") == 0\nand on (job, instance)\nup{_sel(s)} == 1",
+            stuck_for(s),
+            "critical",
+            "vllm",
+            f"vLLM {model} on {inst} is stuck: {{{{ $value }}}} requests in flight, no token produced.",
+            f"For {_dur(s.stuck_after_s)} {inst} has had requests running or waiting while its prompt and "
+            "generation token counters did not move, and its /metrics answered (so /health may still say "
+            "200): the engine core is hung (stopped, deadlocked, a collective op waiting on a dead rank). "
+            "Requests will time out; restart vLLM after saving its log (`observe diagnose` reads the hang).",
+        ),
+        _alert(
+            s,
             "VLLMKVCacheSaturated",
-            f"instance:vllm_kv_cache_usage:ratio > {_num(s.kv_usage_ratio)}",
+            f"quantile_over_time(0.9, instance:vllm_kv_cache_usage:ratio[{s.kv_smooth_window}]) > "
+            f"{_num(s.kv_usage_ratio)}",
             s.kv_for,
             "warning",
             "vllm",
-            f"KV cache of {model} on {inst} is {{{{ $value | humanizePercentage }}}} full.",
-            f"KV-cache usage has stayed above {_num(s.kv_usage_ratio * 100)}% for {s.kv_for}: new requests "
+            f"KV cache of {model} on {inst} is {{{{ $value | humanizePercentage }}}} full "
+            f"(90th percentile over {s.kv_smooth_window}).",
+            f"KV-cache usage (its 90th percentile over {s.kv_smooth_window}, which a saturated cache's "
+            f"swings do not break) has stayed above {_num(s.kv_usage_ratio * 100)}% for {s.kv_for}: new requests "
             "wait or preempt running ones. Lower --max-num-seqs or --max-model-len, raise "
             "--gpu-memory-utilization, use --kv-cache-dtype fp8, or add replicas.",
         ),
@@ -368,25 +428,31 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         _alert(
             s,
             "VLLMEngineStartupFailed",
-            _recent_errors(STARTUP_KINDS, s.engine_error_window),
+            "max by (instance, kind, reason) (observe_engine_startup_failure_info) > 0",
             "0m",
             "critical",
             "vllm-logs",
-            f"vLLM at {inst} failed to start ({{{{ $labels.kind }}}}).",
-            f"The observe sidecar saw a startup failure ({{{{ $labels.kind }}}}) in the vLLM log within "
-            f"{s.engine_error_window}. If the KV cache cannot hold one max_model_len request, lower "
-            "--max-model-len or raise --gpu-memory-utilization; run `observe capacity` to size it.",
+            f"vLLM at {inst} failed to start ({{{{ $labels.kind }}}}): {{{{ $labels.reason }}}}",
+            "vLLM rejected its launch or failed during start-up; the observe sidecar read the reason in its "
+            "log: {{ $labels.reason }} Fix: "
+            + _query_label("observe_engine_startup_failure_info", "instance kind reason", "fix")
+            + " The alert resolves when a launch serves (a stats line, or /metrics answering).",
         ),
         _alert(
             s,
             "VLLMEngineCrashed",
-            _recent_errors(CRASH_KINDS, s.engine_error_window),
+            _recent_increase("observe_engine_crashes_total", "cause", s.engine_error_window),
             "0m",
             "critical",
             "vllm-logs",
-            f"vLLM engine at {inst} crashed ({{{{ $labels.kind }}}}).",
-            f"The observe sidecar saw a fatal engine error ({{{{ $labels.kind }}}}) in the vLLM log within "
-            f"{s.engine_error_window}. Read the traceback before it; `observe diagnose` on the log names it.",
+            f"vLLM engine at {inst} crashed ({{{{ $labels.cause }}}}).",
+            f"The observe sidecar read an unexpected engine exit in the vLLM log within {s.engine_error_window} "
+            "(cause {{ $labels.cause }}: "
+            + "".join(
+                f'{{{{ if eq $labels.cause "{c}" }}}}{text}{{{{ end }}}}' for c, text in crashes.CAUSES.items()
+            )
+            + "). A requested shutdown does not count. Read the log before the exit; `observe diagnose` "
+            "names the crash and what to change.",
         ),
         _alert(
             s,
@@ -413,14 +479,17 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         _alert(
             s,
             "ObserveRecommendationPending",
-            "max by (instance, flag, current, suggested) (observe_recommendation_info) > 0",
+            "max by (instance, flag) (observe_recommendation_info) > 0",
             s.recommendation_for,
             "info",
             "observe",
-            f"observe recommends {{{{ $labels.flag }}}} {{{{ $labels.suggested }}}} for {inst}.",
-            f"For {s.recommendation_for} the sidecar has recommended changing {{{{ $labels.flag }}}} from "
-            "{{ $labels.current }} to {{ $labels.suggested }}. See /api/diagnosis on the sidecar for the "
-            "evidence, then change the flag and restart vLLM.",
+            f"observe recommends changing {{{{ $labels.flag }}}} for {inst}.",
+            f"For {s.recommendation_for} the sidecar has recommended changing {{{{ $labels.flag }}}} (now: "
+            + _query_label("observe_recommendation_info", "instance flag", "current")
+            + ", suggested: "
+            + _query_label("observe_recommendation_info", "instance flag", "suggested")
+            + "). The values are not labels of the alert: one that drifts does not restart its for:. "
+            "See /api/diagnosis on the sidecar for the evidence, then change the flag and restart vLLM.",
         ),
     ]
     return rules

@@ -206,19 +206,39 @@ class Settings:
     queue_for: str = _f("10m", "How long the backlog must last before the alert fires.", "alerts")
     burn_windows: tuple[tuple[str, str, float, str, str], ...] = _f(
         (
-            ("1h", "5m", 14.4, "2m", "critical"),
-            ("6h", "30m", 6.0, "15m", "critical"),
+            ("20m", "2m", 14.4, "1m", "critical"),
+            ("6h", "30m", 6.0, "5m", "critical"),
             ("1d", "2h", 3.0, "1h", "warning"),
             ("3d", "6h", 1.0, "3h", "warning"),
         ),
-        "Burn-rate window pairs (long window, short window, burn factor, for, severity), the SRE "
-        "workbook's four: critical pages (alert ...SLOBurnFast), warning is a ticket (...SLOBurnSlow).",
+        "Burn-rate window pairs (long window, short window, burn factor, for, severity), after the SRE "
+        "workbook's four: critical pages (alert ...SLOBurnFast), warning is a ticket (...SLOBurnSlow). "
+        "The fast pair is 20m/2m (not 1h/5m) so that a 5-10 minute incident pages while it lasts "
+        "(all requests bad: 14.4x of a 1% budget over 20m after ~3 min, +1m for:), and short windows "
+        "and for: are short so that a page resolves minutes after the incident, not half an hour.",
         "alerts",
     )
     error_ratio: float = _f(0.05, "Share of requests failing (HTTP 5xx / aborted) that alerts.", "alerts")
     errors_for: str = _f("5m", "How long the error ratio must hold before the alert fires.", "alerts")
     engine_error_window: str = _f(
-        "15m", "How long an alert on an engine error seen in the logs stays after the error.", "alerts"
+        "5m",
+        "How far back an alert on an engine error seen in the logs (OOM, crash) looks: it fires on an "
+        "increase within this window, so it resolves this long after the last one (long enough for "
+        "Prometheus to see a crash whose engine restarts within seconds).",
+        "alerts",
+    )
+    stuck_flat_window: str = _f(
+        "2m",
+        "Window over which VLLMEngineStuck reads vLLM's token counters as flat (at least 4 scrapes); "
+        "its for: is stuck_after_s minus this window, so it fires stuck_after_s after the last token.",
+        "alerts",
+    )
+    kv_smooth_window: str = _f(
+        "5m",
+        "Window of quantile_over_time(0.9, KV usage) behind VLLMKVCacheSaturated: a saturated cache "
+        "swings (0.5 <-> 1.0 as requests finish and are admitted), so the raw gauge never stays above "
+        "the line; its 90th percentile over this window does.",
+        "alerts",
     )
     sidecar_down_for: str = _f("5m", "How long a sidecar may be unscraped before its alert fires.", "alerts")
     unreachable_for: str = _f(
@@ -230,7 +250,12 @@ class Settings:
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
-            if f.name.endswith("_for") or f.name in ("rate_window", "engine_error_window"):
+            if f.name.endswith("_for") or f.name in (
+                "rate_window",
+                "engine_error_window",
+                "stuck_flat_window",
+                "kv_smooth_window",
+            ):
                 _check_duration(f.name, getattr(self, f.name))
         if self.group_interval is not None:
             _check_duration("group_interval", self.group_interval)

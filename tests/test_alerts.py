@@ -192,11 +192,13 @@ def test_thresholds_come_from_settings():
         group_interval="10s",
         kv_for="30s",
     )
-    assert _alert_expr(s, "VLLMKVCacheSaturated") == "instance:vllm_kv_cache_usage:ratio > 0.9"
+    assert _alert_expr(s, "VLLMKVCacheSaturated") == (
+        "quantile_over_time(0.9, instance:vllm_kv_cache_usage:ratio[5m]) > 0.9"
+    )
     assert _alert_expr(s, "VLLMQueueBacklog") == "instance:vllm_requests_waiting:sum > 12"
     assert "> 0.072" in _alert_expr(s, "VLLMTTFTSLOBurnFast")  # 14.4 x 0.5 %
     rec = {r["record"]: r["expr"] for r in alerts.recording_rules(s)}
-    assert 'le="2.5"' in rec["instance:vllm_ttft_slo_errors:ratio_rate5m"]
+    assert 'le="2.5"' in rec["instance:vllm_ttft_slo_errors:ratio_rate2m"]
     assert alerts.rule_group(s)["interval"] == "10s"
     kv = next(r for r in alerts.alert_rules(s) if r["alert"] == "VLLMKVCacheSaturated")
     assert kv["for"] == "30s"
@@ -338,7 +340,7 @@ def test_selector_rule_labels_and_oom_equality_come_from_settings(tmp_path: Path
         for r in alerts.alert_rules(s)
         if r["alert"] == "VLLMTTFTSLOBurnFast" or r["alert"] == "VLLMTTFTSLOBurnSlow"
     ]
-    assert windows == [("1h", "5m"), ("6h", "30m"), ("1d", "2h"), ("3d", "6h")]
+    assert windows == [("20m", "2m"), ("6h", "30m"), ("1d", "2h"), ("3d", "6h")]
     cfg = tmp_path / "observe.yaml"
     cfg.write_text('vllm_selector: namespace="llm"\nrule_labels: {release: kps}\nmin_request_rate: 1\n')
     from observe.settings import from_yaml

@@ -1,0 +1,89 @@
+"""Core: which engine errors are a crash or a rejected launch, in bounded words an alert can carry.
+
+The sidecar counts crashes in ``observe_engine_crashes_total{cause}`` and names the current
+start-up failure in ``observe_engine_startup_failure_info{kind, reason, fix}``; the alerts
+(``observe.alerts``) page on both and quote these words. Label values must stay few: a crash's
+cause is one of ``CAUSES``, a reason is one line cut at ``MAX_LABEL`` characters. Pure, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+
+from observe.model import EngineError
+
+__all__ = [
+    "CAUSES",
+    "STARTUP_KINDS",
+    "GENERIC_STARTUP_KINDS",
+    "MAX_LABEL",
+    "crash_cause",
+    "startup_kind",
+    "reason_line",
+    "one_line",
+]
+
+#: crash cause (label value) → what it means, one sentence (the runbook and the alert text)
+CAUSES: dict[str, str] = {
+    "killed": "the engine process was killed by a signal",
+    "oom_killer": "the kernel's OOM killer ended the engine (host memory ran out)",
+    "engine_dead": "the engine core exited unexpectedly (EngineDeadError)",
+    "exception": "an exception in the engine or a worker ended it",
+}
+
+#: engine-error kinds (model.EngineError.kind) that mean the launch was rejected or failed to start:
+#: the argument parser, config validation, the model length, memory
+STARTUP_KINDS = (
+    "invalid_launch_args",
+    "invalid_config",
+    "max_position_exceeded",
+    "max_seq_len_exceeds_kv",
+    "kv_needed_exceeds_available",
+    "no_available_memory",
+    "free_memory_below_utilization",
+    "startup_failed",
+    "engine_core_failed",
+)
+#: of those, the ones that only say "it failed" (a specific kind of the same launch wins over them)
+GENERIC_STARTUP_KINDS = ("startup_failed", "engine_core_failed")
+
+MAX_LABEL = 200  # characters of a label value taken from a log line
+
+_OOM_KILLER = re.compile(r"oom[-_ ]?kill|Out of memory: Kill", re.I)
+_SIGNAL = re.compile(r"\bSIG[A-Z]{2,6}\b|signal \d+|exit code -\d+|exitcode=-\d+", re.I)
+
+
+def one_line(text: object, limit: int = MAX_LABEL) -> str:
+    """A label-safe single line: whitespace folded, cut at ``limit`` characters."""
+    s = " ".join(str(text or "").split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def crash_cause(ev: EngineError) -> str | None:
+    """The cause (a key of CAUSES) when this error says a serving engine died unexpectedly; None
+    for anything else (a start-up failure, a requested shutdown's noise, a non-fatal exception)."""
+    if ev.kind == "engine_crashed":
+        text = " ".join(str(v) for v in (ev.message, *ev.details.values()))
+        if _OOM_KILLER.search(text):
+            return "oom_killer"
+        if ev.details.get("signal") or _SIGNAL.search(text):
+            return "killed"
+        return "engine_dead"
+    if ev.kind == "worker_exception" and ev.fatal:
+        return "exception"
+    return None
+
+
+def startup_kind(ev: EngineError) -> str | None:
+    """The start-up failure kind this error reports (one of STARTUP_KINDS), else None."""
+    return ev.kind if ev.kind in STARTUP_KINDS else None
+
+
+def reason_line(ev: EngineError) -> str:
+    """vLLM's own reason for a rejected launch, one line: the validator's or argparse's sentence
+    when the parser read one (``details['reason_line' | 'text' | 'why']``), else the message."""
+    for key in ("reason_line", "text", "why"):
+        v = ev.details.get(key)
+        if isinstance(v, str) and v.strip():
+            return one_line(v)
+    return one_line(ev.message)
