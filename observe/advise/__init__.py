@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from observe import cmdline
-from observe.advise import load, notes, sched, start
+from observe.advise import load, notes, oom, sched, start
 from observe.advise.known import supported as flag_supported
 from observe.advise.plan import Plan
 from observe.advise.units import parse_bytes
@@ -42,7 +42,7 @@ _START = {
     "max_model_len_exceeds_kv_cache": start.max_model_len_does_not_fit,
     "max_model_len_exceeds_model": start.model_len_over_model,
     "gpu_memory_busy": start.memory_busy,
-    "cuda_oom": start.oom,
+    "cuda_oom": oom.oom,
     "no_kv_cache_memory": start.no_kv_memory,
     "prompt_too_long": start.prompt_too_long,
 }
