@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from observe import stuck
 from observe import timeline as tl
 from observe.model import EngineConfig, Finding, Scrape, severity_rank
 from observe.quote import quote
@@ -932,6 +933,10 @@ def latency(c: Context) -> list[Finding]:
         spike = (j["p99"] > c.settings.ttft_spike_min_s) & (
             j["p99"] > c.settings.ttft_spike_ratio * j["p50"].clip(lower=1e-3)
         )
+        if spike.any():  # a spike in or right after a stuck period is the stall, not prefill
+            pad = max(60.0, 2.0 * (tl.interval_seconds(m) or 0.0))
+            waited = stuck.explains(c, [t.to_pydatetime() for t in j.index], pad)
+            spike &= ~pd.Series(waited, index=j.index, dtype=bool)
         if spike.any():
             a, b = _when(j, spike)
             out.append(
@@ -1070,6 +1075,7 @@ DETECTORS: tuple[Callable[[Context], list[Finding]], ...] = (
     max_model_len_unused,
     low_prefix_hit,
     engine_stalled,
+    stuck.engine_stuck,
     latency,
 )
 
@@ -1078,6 +1084,7 @@ def run_all(c: Context) -> list[Finding]:
     out: list[Finding] = []
     for det in DETECTORS:
         out.extend(det(c))
+    out = stuck.reconcile(out)
     out.sort(key=lambda f: -severity_rank(f.severity))
     return out
 

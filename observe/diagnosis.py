@@ -377,7 +377,7 @@ class InstanceBuilder:
             settings=self.settings,
         )
         findings = detect.run_all(ctx)
-        advice = advise_mod.plan(cfg, findings, facts=ctx.facts())
+        advice = advise_mod.plan(cfg, findings, facts=ctx.facts(), settings=self.settings)
         recs = advice.recommendations
         command = advise_mod.command_line(cfg, recs) if recs else None
         stats = stats_dict(s, self.settings)

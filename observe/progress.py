@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-__all__ = ["Point", "Stuck", "stuck"]
+__all__ = ["Point", "Stuck", "stretches", "stuck"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +51,7 @@ def stuck(points: Sequence[Point], after_s: float) -> Stuck | None:
     first = last
     for p in reversed(points[:-1]):
         # p.tokens > first.tokens is a reset between p and first; less is progress: both end it
-        if p.tokens is None or not _in_flight(p) or p.tokens != first.tokens:
+        if _breaks(p, first):
             break
         first = p
     seconds = (last.t - first.t).total_seconds()
@@ -64,3 +64,26 @@ def stuck(points: Sequence[Point], after_s: float) -> Stuck | None:
         running=float(last.running or 0.0),
         waiting=float(last.waiting or 0.0),
     )
+
+
+def _breaks(prev: Point, cur: Point) -> bool:
+    """Whether ``prev`` cannot belong to the flat stretch that ``cur`` is in."""
+    return prev.tokens is None or not _in_flight(prev) or prev.tokens != cur.tokens
+
+
+def stretches(points: Sequence[Point], after_s: float) -> list[Stuck]:
+    """Every stretch :func:`stuck` would report had the points ended there: each maximal flat
+    stretch with requests in flight lasting at least after_s, in time order (an offline reading
+    of a whole run; the live side asks :func:`stuck` of the points so far)."""
+    out: list[Stuck] = []
+    for i, p in enumerate(points):
+        last_of_stretch = i + 1 == len(points) or _breaks(p, points[i + 1])
+        if not last_of_stretch or p.tokens is None or not _in_flight(p):
+            continue
+        j = i
+        while j > 0 and not _breaks(points[j - 1], points[j]):
+            j -= 1
+        got = stuck(points[j : i + 1], after_s)
+        if got is not None:
+            out.append(got)
+    return out

@@ -82,3 +82,28 @@ def test_setting_default_and_validation() -> None:
     assert from_mapping({"stuck_after_s": 60}).stuck_after_s == 60
     with pytest.raises(ConfigError):
         from_mapping({"stuck_after_s": 0})
+
+
+def test_stretches_finds_every_past_incident() -> None:
+    from observe.progress import stretches
+
+    pts = _pts(
+        [
+            (0, 2, 0, 100),
+            (200, 2, 0, 100),  # flat 200 s: one
+            (210, 2, 0, 150),
+            (220, 0, 0, 150),  # idle
+            (230, 1, 0, 150),
+            (300, 1, 0, 150),  # flat 70 s: too short
+            (310, 1, 0, 160),
+            (320, 1, 2, 160),
+            (600, 1, 2, 160),  # flat 280 s, trailing: two
+        ]
+    )
+    got = stretches(pts, after_s=180)
+    assert [(g.since, g.seconds) for g in got] == [
+        (T0, 200),
+        (T0 + timedelta(seconds=310), 290),
+    ]
+    assert got[-1] == stuck(pts, after_s=180)
+    assert stretches(pts, after_s=300) == []

@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from observe import cmdline
-from observe.advise import load, notes, sched, start
+from observe.advise import load, notes, oom, sched, start
 from observe.advise.known import supported as flag_supported
 from observe.advise.plan import Plan
 from observe.advise.units import parse_bytes
 from observe.model import AdviceNote, EngineConfig, Finding, Recommendation
+from observe.settings import Settings
 
 __all__ = [
     "Advice",
@@ -41,15 +42,23 @@ _START = {
     "max_model_len_exceeds_kv_cache": start.max_model_len_does_not_fit,
     "max_model_len_exceeds_model": start.model_len_over_model,
     "gpu_memory_busy": start.memory_busy,
-    "cuda_oom": start.oom,
+    "cuda_oom": oom.oom,
     "no_kv_cache_memory": start.no_kv_memory,
     "prompt_too_long": start.prompt_too_long,
 }
 
 
-def plan(cfg: EngineConfig, findings: Sequence[Finding], *, facts: dict | None = None) -> Advice:
+def plan(
+    cfg: EngineConfig,
+    findings: Sequence[Finding],
+    *,
+    facts: dict | None = None,
+    settings: Settings | None = None,
+) -> Advice:
+    """The plan for these findings; ``settings`` are the thresholds they were judged by (the
+    advice's own KV lines move with them)."""
     by_id = {f.id: f for f in findings}
-    p = Plan(cfg, facts or {})
+    p = Plan(cfg, facts or {}, settings=settings or Settings())
     # 1. the engine did not start (or rejected requests): make it start
     for fid, lever in _START.items():
         if fid in by_id:
@@ -81,10 +90,14 @@ def plan(cfg: EngineConfig, findings: Sequence[Finding], *, facts: dict | None =
 
 
 def advise(
-    cfg: EngineConfig, findings: Sequence[Finding], *, facts: dict | None = None
+    cfg: EngineConfig,
+    findings: Sequence[Finding],
+    *,
+    facts: dict | None = None,
+    settings: Settings | None = None,
 ) -> list[Recommendation]:
     """The recommendations of `plan` (the notes left out)."""
-    return plan(cfg, findings, facts=facts).recommendations
+    return plan(cfg, findings, facts=facts, settings=settings).recommendations
 
 
 def command_line(cfg: EngineConfig, recs: Sequence[Recommendation]) -> str:

@@ -46,7 +46,7 @@ def pressure_ids(p: Plan, by_id: dict[str, Finding]) -> list[str]:
         # vLLM's figure is at the full --max-model-len: it calls for more cache only when the cache
         # was near full under the load seen (or no load was seen at all)
         max_kv = p.facts.get("max_kv_pct")
-        if max_kv is not None and max_kv < 90.0:
+        if max_kv is not None and max_kv < p.settings.kv_high_pct:
             p.note(
                 ["low_max_concurrency"],
                 f"vLLM counts concurrency at the full --max-model-len, but the requests seen filled at most "
@@ -59,9 +59,9 @@ def pressure_ids(p: Plan, by_id: dict[str, Finding]) -> list[str]:
 
 
 def _kv_climbing(p: Plan) -> bool:
-    """KV usage above 90% and higher at the last sample than at the first."""
+    """KV usage at or above Settings.kv_high_pct and higher at the last sample than at the first."""
     first, last = p.facts.get("kv_pct_first"), p.facts.get("kv_pct_last")
-    return first is not None and last is not None and last >= 90.0 and last > first
+    return first is not None and last is not None and last >= p.settings.kv_high_pct and last > first
 
 
 def kv_pressure(p: Plan, kv_ids: list[str], oom: bool) -> None:
@@ -150,7 +150,7 @@ def _cap_at_full_cache(p: Plan, fids: list[str]) -> Recommendation | None:
     count overshoots; in-flight sequences hold at least half their final length on average, so half of
     it fits at full length. None where nothing waits beyond the cap."""
     running, kv = p.facts.get("max_running"), p.facts.get("max_kv_pct")
-    if not running or kv is None or kv < 95.0:
+    if not running or kv is None or kv < p.settings.kv_full_pct:
         return None
     preempting = bool({"preemptions", "preemptions_likely"} & set(fids))
     cap = int(running // 2) if preempting else int(running)
@@ -169,7 +169,7 @@ def _cap_at_full_cache(p: Plan, fids: list[str]) -> Recommendation | None:
         why + "; admit no more than that",
         fids,
         effect=f"at most {cap} running: the rest wait instead of being preempted and recomputed; the queue "
-        "stays (the levers before this one shorten it); raise the cap while KV stays below 90%",
+        f"stays (the levers before this one shorten it); raise the cap while KV stays below {p.settings.kv_high_pct:g}%",
     )
 
 
@@ -325,7 +325,17 @@ def prefill(p: Plan, by_id: dict[str, Finding], kv_pressure: bool) -> None:
                 new = max(new, -(-int(prompt) // 256) * 256)
                 whole = f" (a mean prompt of {prompt:,.0f} tokens then prefills in one step, not {-(-int(prompt) // int(cur))})"
             if p.cfg.max_model_len:
-                new = max(int(cur) + 1, min(new, int(p.cfg.max_model_len)))
+                new = min(new, max(int(cur), int(p.cfg.max_model_len)))
+            if new < int(cur) * 1.25:
+                # a step already takes a whole prompt of --max-model-len: a few more tokens a step
+                # change nothing measurable (never a +1): the first tokens wait for something else
+                p.note(
+                    slow_first,
+                    f"--max-num-batched-tokens ({int(cur):,}) already prefills a whole --max-model-len prompt in "
+                    "one step, so the slow first tokens are not prefill chunking: they waited in the queue "
+                    "(see the KV and queue findings) or for a stalled engine",
+                )
+                return
             p.add(
                 "--max-num-batched-tokens",
                 new,

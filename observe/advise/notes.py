@@ -28,6 +28,12 @@ _TEXT: dict[str, str] = {
         "no launch flag fixes a stalled engine loop: look for a stuck request, a saturated host CPU or "
         "frontend, or a blocking tokenizer; if it recurs on an idle host, upgrade vLLM"
     ),
+    "engine_stuck": (
+        "no launch flag fixes a hung engine: while it hangs, dump the stacks of the EngineCore process and "
+        "its workers (py-spy dump --pid <pid>) to see what they wait on; check NCCL (NCCL_DEBUG=INFO, a "
+        "peer GPU or rank that died) and shared memory (/dev/shm in containers: --shm-size or --ipc=host); "
+        "then restart the engine. /health can answer 200 meanwhile: page on no progress (VLLMEngineStuck)"
+    ),
     "kv_cache_saturated": (
         "the KV cache ran full but no request waited or was preempted: the memory is used, not short; no "
         "change needed until queues or preemptions appear (then grow the cache or add replicas)"
@@ -44,7 +50,7 @@ _TEXT: dict[str, str] = {
         "few draft tokens are accepted: use a draft model closer to the target, or fewer speculative "
         "tokens (num_speculative_tokens in --speculative-config), or turn speculative decoding off"
     ),
-    "swap_exhausted": (
+    "swap_space_exhausted": (
         "the CPU swap space ran full: preemptions recompute instead; grow the GPU KV cache (see above) or "
         "add replicas; a larger --swap-space only postpones it"
     ),

@@ -15,6 +15,7 @@ from typing import Any
 from observe import cmdline
 from observe.advise import known
 from observe.model import AdviceNote, EngineConfig, Recommendation
+from observe.settings import Settings
 
 
 def current_value(cfg: EngineConfig, flag: str, gpu: str | None = None) -> tuple[Any, bool]:
@@ -32,6 +33,7 @@ class Plan:
     facts: dict
     recs: dict[str, Recommendation] = field(default_factory=dict)
     notes: list[AdviceNote] = field(default_factory=list)
+    settings: Settings = field(default_factory=Settings)  # the thresholds the findings were judged by
 
     def current(self, flag: str) -> tuple[Any, bool]:
         """current_value, with the GPU's name where the facts give it."""

@@ -2,7 +2,7 @@
 
 A `--max-model-len` that does not fit gets its levers side by side (any one makes it start):
 lower the length, raise `--gpu-memory-utilization`, an fp8 KV cache, more GPUs. Out-of-memory
-errors get the levers of the phase they happened in. Pure.
+errors get the levers of the phase they happened in (oom.py). Pure.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from observe.advise.units import ceil_to, fmt_bytes, parse_bytes, round_down
 from observe.model import Finding
 
 MAX_GPU_UTIL = 0.95  # above this activation peaks and CUDA graphs have no room left
-FRAGMENTED_GIB = 0.5  # reserved-but-unallocated memory that points to fragmentation
 
 
 def _num(d: dict, *keys: str) -> float | None:
@@ -154,89 +153,6 @@ def model_len_over_model(p: Plan, f: Finding) -> None:
     )
 
 
-def oom(p: Plan, f: Finding) -> None:
-    """CUDA out of memory, by phase: loading weights, profiling / CUDA graphs, serving."""
-    d, cfg = f.data, p.cfg
-    phase = str(d.get("phase") or "").lower()
-    tp = int(cfg.tensor_parallel_size or 1)
-    frag = _num(d, "reserved_unallocated_gib")
-    torch_gib = _num(d, "allocated_by_pytorch_gib")
-    total = _num(d, "total_capacity_gib")
-    reading = ""
-    if torch_gib and total:
-        reading = f" (PyTorch held {torch_gib:.2f} of {total:.2f} GiB)"
-    if frag is not None and frag >= FRAGMENTED_GIB:
-        p.note(
-            [f.id],
-            f"{frag:.2f} GiB was reserved by PyTorch but unallocated: memory is fragmented; set "
-            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True before the flags below",
-        )
-    if phase in ("load_model", "load", "loading", "weights", "loading_weights"):
-        r = p.add_any_of(
-            [
-                p.make(
-                    "--tensor-parallel-size",
-                    tp * 2,
-                    "the weights do not fit one GPU: split them over more",
-                    [f.id],
-                    effect=f"weights per GPU halve on {tp * 2} GPUs{reading}",
-                )
-            ]
-        )
-        p.note(
-            [f.id],
-            "the weights alone do not fit: no KV-cache flag helps; use more GPUs (as above), a "
-            "quantized checkpoint, or a smaller model"
-            + ("" if r else " (this engine runs on a CPU or the version lacks the flag)"),
-        )
-        return
-    util = cfg.gpu_memory_utilization
-    opts = []
-    if phase in ("cuda_graph", "cudagraph", "graph_capture"):
-        opts.append(
-            p.make(
-                "--enforce-eager",
-                True,
-                "capturing CUDA graphs needs memory outside the KV cache: run without them",
-                [f.id],
-                effect="no graph-capture memory; decode is slower (typically 10–30 %)",
-            )
-        )
-    if util is not None and util > 0.85:
-        new = round(max(0.8, util - 0.05), 2)
-        opts.append(
-            p.make(
-                "--gpu-memory-utilization",
-                new,
-                "leave room for activation peaks and CUDA graphs outside the KV cache",
-                [f.id, "gpu_memory_utilization_too_high"],
-                effect=f"{(util - new) * (total or 0):.1f} GiB more headroom{reading}"
-                if total
-                else f"{util - new:.0%} of the GPU more headroom{reading}",
-            )
-        )
-    mnbt = cfg.max_num_batched_tokens
-    if mnbt and int(mnbt) > 2048:
-        opts.append(
-            p.make(
-                "--max-num-batched-tokens",
-                max(2048, int(mnbt) // 2),
-                "a smaller batch of prefill tokens lowers the activation peak",
-                [f.id],
-                effect=f"activation peak roughly halves ({int(mnbt):,} → {max(2048, int(mnbt) // 2):,} tokens a step)",
-            )
-        )
-    if p.add_any_of(opts) is None:
-        p.note(
-            [f.id],
-            "out of memory outside the KV cache"
-            + reading
-            + ": lower --gpu-memory-utilization (room for activations), lower --max-num-batched-tokens "
-            "or --max-num-seqs (smaller peaks), --enforce-eager (no CUDA graphs), or more GPUs "
-            "(--tensor-parallel-size); the log does not give the numbers to choose between them",
-        )
-
-
 def no_kv_memory(p: Plan, f: Finding) -> None:
     cfg = p.cfg
     cur = cfg.gpu_memory_utilization
@@ -262,16 +178,39 @@ def no_kv_memory(p: Plan, f: Finding) -> None:
 
 
 def memory_busy(p: Plan, f: Finding) -> None:
+    """Free memory below what --gpu-memory-utilization asks for: other processes hold the GPU. When
+    they hold most of it, free the GPU; a utilization sized to the rest only where the weights are
+    known to fit it (otherwise the engine fails one step later, loading them)."""
+    from observe.advise.oom import OTHERS_SHARE
+
     free, total = _num(f.data, "free_gib"), _num(f.data, "total_gib")
     if free and total:
         u = round(max(0.05, free / total - 0.02), 2)
-        if p.add(
+        weights = p.cfg.weights_gib
+        mostly_held = free < (1.0 - OTHERS_SHARE) * total
+        fits = weights is not None and u * total >= weights * 1.25
+        if mostly_held:
+            p.note(
+                [f.id],
+                f"other processes hold {total - free:.1f} of this GPU's {total:.1f} GiB: free the GPU first "
+                "(nvidia-smi shows who holds it: a leftover vLLM, another job) or use one nothing else holds"
+                + (
+                    ""
+                    if fits
+                    else f"; the {u * total:.1f} GiB left would hold this model only if its weights, "
+                    "activations and some KV cache fit in it"
+                ),
+            )
+        if (not mostly_held or fits) and p.add(
             "--gpu-memory-utilization",
             u,
             "other processes hold device memory; ask only for what is free",
             [f.id],
-            effect=f"vLLM asks for {u * total:.1f} of the {free:.1f} GiB free",
+            effect=f"vLLM asks for {u * total:.1f} of the {free:.1f} GiB free"
+            + (f" (the weights take {weights:.1f} GiB)" if weights else ""),
         ):
+            return
+        if mostly_held:
             return
     p.note(
         [f.id],

@@ -1,0 +1,292 @@
+"""The levers for an out-of-memory, by the phase it happened in, sized from the message. Pure.
+
+- weights (loading / creating the model): more GPUs (tensor or pipeline parallel, sized from what
+  the message shows loaded), a quantized checkpoint, or a GPU nothing else holds; never batch or
+  utilization flags (they size what comes after the weights);
+- profiling / CUDA-graph capture: ``--enforce-eager`` (no graphs), fewer captured batch sizes
+  (``--max-num-seqs``), a smaller profile pass (``--max-num-batched-tokens``), or a lower
+  ``--gpu-memory-utilization``;
+- after the KV cache is allocated (warm-up, serving): ``--gpu-memory-utilization`` lowered by what
+  the failed allocation lacked (total, free and the allocation from the message), or smaller peaks
+  (``--max-num-batched-tokens`` / ``--max-num-seqs``).
+
+Where the value in force is unknown, the recommendation is computed from the release's default
+and says so ("assuming vLLM's default 0.9"). A GPU that other processes mostly hold gets "free the
+GPU" first; a utilization for the rest only when the weights are known to fit it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+from observe.advise.plan import Plan
+from observe.advise.units import ceil_to
+from observe.model import Finding, Recommendation
+
+OTHERS_SHARE = 0.5  # other processes holding this share of the GPU: "free the GPU" comes first
+WEIGHTS_SHARE = 0.6  # the share of a GPU the weights may take, leaving room for KV and activations
+MARGIN = 1.2  # headroom over what the failed allocation lacked
+
+WEIGHTS = frozenset(
+    {"load_model", "load", "loading", "weights", "loading_weights", "creating", "create_model"}
+)
+GRAPHS = frozenset({"cuda_graph", "cudagraph", "graph_capture", "cuda_graph_capture"})
+PROFILE = frozenset({"profiling", "profile", "profile_run"})
+
+
+def _num(d: dict, *keys: str) -> float | None:
+    for k in keys:
+        v = d.get(k)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0:
+            return float(v)
+    return None
+
+
+def _pow2(x: float) -> int:
+    return 2 ** max(1, math.ceil(math.log2(max(x, 1.0001))))
+
+
+def _assumed(is_default: bool, cur: Any) -> str:
+    return f" (assuming vLLM's default {cur}: the log does not show the value in force)" if is_default else ""
+
+
+class _Mem:
+    """The message's numbers in GiB: total, free, the failed allocation, this process's use, and
+    what other processes hold (total − free − this process)."""
+
+    def __init__(self, p: Plan, d: dict) -> None:
+        self.total = _num(d, "total_capacity_gib") or p.cfg.total_gpu_memory_gib
+        self.free = _num(d, "free_gib")
+        self.tried = _num(d, "tried_to_allocate_gib")
+        self.mine = _num(d, "process_in_use_gib")
+        self.torch = _num(d, "allocated_by_pytorch_gib")
+        self.gpu = d.get("gpu")
+        o = None
+        if self.total and self.free is not None and self.mine is not None:
+            o = max(0.0, self.total - self.free - self.mine)
+        self.others = o
+
+    def reading(self) -> str:
+        if self.torch and self.total:
+            return f" (PyTorch held {self.torch:.2f} of {self.total:.2f} GiB)"
+        return ""
+
+    def others_hold_most(self) -> bool:
+        return bool(self.total and self.others is not None and self.others >= OTHERS_SHARE * self.total)
+
+    def lacked(self) -> float | None:
+        """GiB the failed allocation lacked (at least a small step: the next one would fail too)."""
+        if self.tried is None or self.free is None:
+            return None
+        return max(self.tried - self.free, 0.0)
+
+
+def oom(p: Plan, f: Finding) -> None:
+    """CUDA out of memory, by phase: loading weights, profiling / CUDA graphs, after the KV cache."""
+    d = f.data
+    phase = str(d.get("phase") or "").lower()
+    m = _Mem(p, d)
+    frag = _num(d, "reserved_unallocated_gib")
+    if frag is not None and frag >= p.settings.oom_fragmentation_gib:
+        p.note(
+            [f.id],
+            f"{frag:.2f} GiB was reserved by PyTorch but unallocated: memory is fragmented; set "
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True before the flags below",
+        )
+    if m.others_hold_most():
+        assert m.others is not None and m.total is not None
+        p.note(
+            [f.id],
+            f"other processes hold {m.others:.2f} of this GPU's {m.total:.2f} GiB (this engine had "
+            f"{m.mine or 0:.2f} GiB): free the GPU first (nvidia-smi shows who holds it; a leftover vLLM or "
+            "another job), or run on a GPU nothing else uses",
+        )
+    if phase in WEIGHTS:
+        _weights(p, f, m)
+    elif phase in GRAPHS:
+        _capture(p, f, m)
+    elif phase in PROFILE:
+        _profile(p, f, m)
+    else:  # after the KV cache was allocated (warm-up, serving) or not said
+        _after_kv(p, f, m, sampler=phase == "sampler_warmup")
+
+
+def _weights(p: Plan, f: Finding, m: _Mem) -> None:
+    cfg = p.cfg
+    loaded = (m.mine or m.torch or 0.0) + (m.tried or 0.0)
+    usable = (m.total or 0.0) - (m.others or 0.0)
+    k = 2
+    if loaded and usable > 0:
+        k = max(2, _pow2(loaded / (WEIGHTS_SHARE * usable)))
+    seen = (
+        f"; at the failure {loaded:.2f} GiB per GPU was loaded (the message does not show the rest of the "
+        "checkpoint: more may be needed)"
+        if loaded
+        else ""
+    )
+    tp_cur, tp_def = p.current("--tensor-parallel-size")
+    pp_cur, _ = p.current("--pipeline-parallel-size")
+    pp = int(pp_cur or 1)
+    opts: list[Recommendation | None] = []
+    assumed = _assumed(tp_def, tp_cur)
+    by_gpu = cfg.tensor_parallel_size is None and isinstance(m.gpu, int) and m.gpu > 0
+    if by_gpu:  # "GPU 2" in the message: at least 3 GPUs, and tensor-parallel sizes are powers of two
+        assert isinstance(m.gpu, int)
+        tp_cur = 2 ** math.ceil(math.log2(m.gpu + 1))
+        assumed = (
+            f" (assuming --tensor-parallel-size {tp_cur}: the log does not show it, and the message names "
+            f"GPU {m.gpu}, so the engine uses at least {m.gpu + 1})"
+        )
+    if tp_cur is not None:
+        tp = int(tp_cur)
+        tp_rec = p.make(
+            "--tensor-parallel-size",
+            tp * k,
+            f"the weights do not fit: split each layer over {k}× the GPUs" + assumed,
+            [f.id],
+            effect=f"weights per GPU ÷{k} on {tp * k * pp} GPUs{seen}",
+        )
+        if tp_rec is not None and by_gpu:
+            tp_rec = replace(tp_rec, current=None, current_is_default=False)  # unknown, not the default
+        pp_rec = (
+            p.make(
+                "--pipeline-parallel-size",
+                pp * k,
+                f"this deployment already splits its layers into {pp} stages: {pp * k} stages hold 1/{k} of them each",
+                [f.id],
+                effect=f"weights per GPU ÷{k} on {tp * pp * k} GPUs{seen}",
+            )
+            if pp > 1
+            else None
+        )
+        opts = [pp_rec, tp_rec] if pp > 1 else [tp_rec]
+    r = p.add_any_of(opts)
+    gpus = "use more GPUs (as above), " if r is not None else ""
+    p.note(
+        [f.id],
+        "the weights alone do not fit: no KV-cache, batch or utilization flag helps; "
+        + gpus
+        + "a quantized checkpoint (AWQ / GPTQ / FP8: a half to a quarter of the weight memory), a smaller "
+        "model, or offload part of the weights to CPU memory (--cpu-offload-gb, slow)"
+        + (m.reading() if r is None else ""),
+    )
+
+
+def _lower_util(p: Plan, f: Finding, m: _Mem, why: str) -> Recommendation | None:
+    """--gpu-memory-utilization lowered by what the failed allocation lacked (with MARGIN)."""
+    cur, is_default = p.current("--gpu-memory-utilization")
+    lack = m.lacked()
+    if cur is None or not m.total or lack is None:
+        return None
+    step = max(0.02, ceil_to(lack * MARGIN / m.total, 0.01))
+    new = round(float(cur) - step, 2)
+    if new < 0.05:
+        return None
+    if m.others_hold_most():
+        weights = p.cfg.weights_gib
+        if weights is None or new * m.total < weights * 1.25:
+            return None  # the rest of a GPU others hold: only when the weights are known to fit it
+    return p.make(
+        "--gpu-memory-utilization",
+        new,
+        why + _assumed(is_default, cur),
+        [f.id, "gpu_memory_utilization_too_high"],
+        effect=f"{step * m.total:.2f} GiB more room outside the KV cache ({float(cur):g} → {new:g} of "
+        f"{m.total:.2f} GiB); the allocation that failed lacked {lack:.2f} GiB; the KV cache shrinks by as much",
+    )
+
+
+def _halve(p: Plan, f: Finding, flag: str, floor: int, why: str, effect: str) -> Recommendation | None:
+    cur, is_default = p.current(flag)
+    if cur is None or int(cur) <= floor:
+        return None
+    new = max(floor, int(cur) // 2)
+    return p.make(
+        flag, new, why + _assumed(is_default, cur), [f.id], effect=effect.format(cur=int(cur), new=new)
+    )
+
+
+def _eager(p: Plan, f: Finding) -> Recommendation | None:
+    return p.make(
+        "--enforce-eager",
+        True,
+        "capturing CUDA graphs needs memory outside the KV cache: run without them",
+        [f.id],
+        effect="no graph-capture memory; decode is slower (typically 10–30 %)",
+    )
+
+
+def _fewer_seqs(p: Plan, f: Finding, why: str) -> Recommendation | None:
+    return _halve(
+        p,
+        f,
+        "--max-num-seqs",
+        8,
+        why,
+        "at most {new} sequences a step instead of {cur}: smaller decode batches (and graphs) to hold",
+    )
+
+
+def _fewer_tokens(p: Plan, f: Finding, why: str) -> Recommendation | None:
+    return _halve(
+        p,
+        f,
+        "--max-num-batched-tokens",
+        2048,
+        why,
+        "activation peak roughly halves ({cur:,} → {new:,} tokens a step)",
+    )
+
+
+def _fallback(p: Plan, f: Finding, m: _Mem, levers: str) -> None:
+    p.note([f.id], "out of memory outside the KV cache" + m.reading() + ": " + levers)
+
+
+def _capture(p: Plan, f: Finding, m: _Mem) -> None:
+    opts = [
+        _eager(p, f),
+        _lower_util(
+            p, f, m, "the CUDA graphs are captured after the KV cache took its share: leave them room"
+        ),
+        _fewer_seqs(
+            p, f, "vLLM captures a graph per batch size up to --max-num-seqs: fewer sizes, less memory"
+        ),
+    ]
+    if p.add_any_of(opts) is None:
+        _fallback(p, f, m, "run with --enforce-eager (no CUDA graphs), or lower --gpu-memory-utilization")
+
+
+def _profile(p: Plan, f: Finding, m: _Mem) -> None:
+    opts = [
+        _fewer_tokens(
+            p, f, "the profile run executes one batch of --max-num-batched-tokens: a smaller one peaks lower"
+        ),
+        _eager(p, f),
+        _lower_util(p, f, m, "leave more of the GPU outside vLLM's budget for the profile's peak"),
+    ]
+    if p.add_any_of(opts) is None:
+        _fallback(
+            p,
+            f,
+            m,
+            "lower --max-num-batched-tokens (the profile pass), run with --enforce-eager, or lower "
+            "--gpu-memory-utilization; the log does not give the values in force to size them",
+        )
+
+
+def _after_kv(p: Plan, f: Finding, m: _Mem, *, sampler: bool) -> None:
+    util = _lower_util(p, f, m, "leave room for activation peaks outside the KV cache")
+    seqs = _fewer_seqs(p, f, "the sampler warm-up runs --max-num-seqs sequences at once: fewer peak lower")
+    tokens = _fewer_tokens(p, f, "a smaller batch of prefill tokens lowers the activation peak")
+    opts = [seqs, util, tokens] if sampler else [util, tokens, seqs]
+    if p.add_any_of(opts) is None:
+        _fallback(
+            p,
+            f,
+            m,
+            "lower --gpu-memory-utilization (room for activations), lower --max-num-batched-tokens or "
+            "--max-num-seqs (smaller peaks), or more GPUs (--tensor-parallel-size); the log does not give "
+            "the numbers to choose between them",
+        )

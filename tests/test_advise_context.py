@@ -1,0 +1,159 @@
+"""The advisor in context (issue 20 items 2, 4, 8 and issue 19's cheap fixes): OOM levers by phase,
+advice that fits the deployment and the release, numbers from rounded messages, rejected launches."""
+
+from __future__ import annotations
+
+from observe import advise
+from observe.model import EngineConfig, Finding
+from observe.settings import Settings
+
+
+def _offered(a: advise.Advice) -> dict:
+    return {x.flag: x.suggested for r in a.recommendations for x in (r, *r.alternatives)}
+
+
+def _f(fid: str, sev: str = "critical", **data) -> Finding:
+    return Finding(id=fid, severity=sev, title="t", evidence="e", data=data)
+
+
+# ---------------------------------------------------------------- issue 19: notes and settings
+
+
+def test_swap_space_exhausted_gets_its_own_sentence() -> None:
+    """detect emits swap_space_exhausted; the note was keyed swap_exhausted and never appeared."""
+    plan = advise.plan(EngineConfig(engine="v0"), [_f("swap_space_exhausted")])
+    text = " ".join(n.text for n in plan.notes)
+    assert "swap space ran full" in text and "observe knows no launch flag" not in text
+
+
+def test_the_advice_kv_lines_move_with_the_settings() -> None:
+    """A --config kv_high_pct / kv_full_pct moves the finding; the advice must move with it."""
+    cfg = EngineConfig(engine="v1", version="0.10.1", max_concurrency=0.8, max_model_len=131072)
+    f = _f("low_max_concurrency", "warning")
+    facts = {"max_kv_pct": 85.0, "max_running": 4, "max_waiting": 0}
+    assert advise.plan(cfg, [f], facts=facts).recommendations == []  # 85 % < the default 90 %
+    strict = advise.plan(cfg, [f], facts=facts, settings=Settings(kv_high_pct=80.0, kv_full_pct=85.0))
+    assert strict.recommendations  # 85 % is "high" under this config: the cache is grown
+    # the cap at what a full cache held starts at kv_full_pct
+    sat = [_f("kv_cache_saturated")]
+    full = {"max_running": 40, "max_waiting": 60, "max_kv_pct": 92.0}
+    gpu = EngineConfig(engine="v1", version="0.11.0", device="GPU")
+    assert "--max-num-seqs" not in _offered(advise.plan(gpu, sat, facts=full))
+    assert "--max-num-seqs" in _offered(
+        advise.plan(gpu, sat, facts=full, settings=Settings(kv_high_pct=85.0, kv_full_pct=90.0))
+    )
+
+
+# ---------------------------------------------------------------- item 2: an OOM's lever by phase
+
+# the corpus 023 message (GPU 2 of a >= 3-GPU deployment, loading the weights), as detect gives it
+_LOAD = dict(
+    phase="loading_weights",
+    gpu=2,
+    tried_to_allocate_gib=0.019531,
+    total_capacity_gib=14.62,
+    free_gib=0.003232,
+    process_in_use_gib=14.61,
+    allocated_by_pytorch_gib=14.42,
+    reserved_unallocated_gib=0.0226,
+)
+
+
+def test_oom_loading_weights_gets_gpus_never_batch_or_utilization() -> None:
+    cfg = EngineConfig(engine="v0", version="0.7.3", device="GPU", gpu_memory_utilization=0.95)
+    fs = [_f("cuda_oom", **_LOAD), _f("gpu_memory_utilization_too_high", gpu_memory_utilization=0.95)]
+    plan = advise.plan(cfg, fs)
+    off = _offered(plan)
+    assert set(off) == {"--tensor-parallel-size"}
+    # GPU 2 in the message: it runs on at least 3 (so 4) GPUs already; twice that, not "2"
+    assert off["--tensor-parallel-size"] == 8
+    r = plan.recommendations[0]
+    assert r.current is None and "GPU 2" in r.reason
+    text = " ".join(n.text for n in plan.notes)
+    assert "quantized checkpoint" in text and "no KV-cache, batch or utilization flag" in text
+
+
+def test_oom_loading_weights_on_a_pipeline_deployment_is_pp_aware() -> None:
+    cfg = EngineConfig(
+        engine="v1", version="0.11.0", device="GPU", tensor_parallel_size=1, pipeline_parallel_size=2
+    )
+    plan = advise.plan(cfg, [_f("cuda_oom", **dict(_LOAD, gpu=0))])
+    first = plan.recommendations[0]
+    assert (first.flag, first.suggested) == ("--pipeline-parallel-size", 4)
+    tp = next(a for a in first.alternatives if a.flag == "--tensor-parallel-size")
+    assert tp.suggested == 2 and "on 4 GPUs" in (tp.expected_effect or "")  # 2 × 2 stages, not "2 GPUs"
+
+
+def test_oom_while_serving_with_unknown_utilization_assumes_the_release_default() -> None:
+    cfg = EngineConfig(engine="v1", version="0.11.0", device="GPU")
+    oom = _f(
+        "cuda_oom",
+        phase="serving",
+        tried_to_allocate_gib=2.0,
+        total_capacity_gib=79.15,
+        free_gib=0.5,
+        process_in_use_gib=78.6,
+    )
+    plan = advise.plan(cfg, [oom])
+    r = plan.recommendations[0]
+    # lacked 1.5 GiB; with 20 % margin 1.8 GiB = 0.023 of 79.15 GiB → 0.03 below vLLM's default 0.9
+    assert (r.flag, r.suggested) == ("--gpu-memory-utilization", 0.87)
+    assert "assuming vLLM's default 0.9" in r.reason and r.current_is_default
+    assert "1.50 GiB" in (r.expected_effect or "")
+
+
+def test_oom_capturing_cuda_graphs_gets_eager_first() -> None:
+    cfg = EngineConfig(
+        engine="v1", version="0.11.0", device="GPU", gpu_memory_utilization=0.9, max_num_seqs=256
+    )
+    oom = _f(
+        "cuda_oom",
+        phase="cuda_graph_capture",
+        tried_to_allocate_gib=0.5,
+        total_capacity_gib=24.0,
+        free_gib=0.1,
+        process_in_use_gib=23.8,
+    )
+    plan = advise.plan(cfg, [oom])
+    r = plan.recommendations[0]
+    assert r.flag == "--enforce-eager"
+    alts = {a.flag: a.suggested for a in r.alternatives}
+    assert alts["--gpu-memory-utilization"] == 0.88 and alts["--max-num-seqs"] == 128
+
+
+def test_oom_in_the_profile_run_shrinks_the_profile_batch_first() -> None:
+    cfg = EngineConfig(engine="v1", version="0.11.0", device="GPU", max_num_batched_tokens=16384)
+    plan = advise.plan(cfg, [_f("cuda_oom", phase="profiling")])
+    assert (plan.recommendations[0].flag, plan.recommendations[0].suggested) == (
+        "--max-num-batched-tokens",
+        8192,
+    )
+
+
+def test_oom_on_a_gpu_others_hold_says_free_it() -> None:
+    cfg = EngineConfig(engine="v1", version="0.11.0", device="GPU", gpu_memory_utilization=0.9)
+    oom = _f(
+        "cuda_oom",
+        phase="serving",
+        tried_to_allocate_gib=1.0,
+        total_capacity_gib=80.0,
+        free_gib=0.1,
+        process_in_use_gib=10.0,
+    )
+    plan = advise.plan(cfg, [oom])
+    assert any("free the GPU" in n.text and "69.90" in n.text for n in plan.notes)
+    assert "--gpu-memory-utilization" not in _offered(plan)  # the weights are not known to fit the rest
+    cfg.weights_gib = 5.0
+    assert "--gpu-memory-utilization" in _offered(advise.plan(cfg, [oom]))
+
+
+def test_busy_gpu_at_start_is_freed_not_scraped() -> None:
+    """Free memory 3 of 80 GiB: a utilization of 0.02 would not hold the weights."""
+    cfg = EngineConfig(engine="v1", version="0.11.0", device="GPU")
+    busy = _f("gpu_memory_busy", free_gib=3.0, total_gib=80.0)
+    plan = advise.plan(cfg, [busy])
+    assert "--gpu-memory-utilization" not in _offered(plan)
+    assert any("free the GPU" in n.text for n in plan.notes)
+    # a GPU half free still gets the utilization that fits what is free
+    half = advise.plan(cfg, [_f("gpu_memory_busy", free_gib=60.0, total_gib=80.0)])
+    assert _offered(half)["--gpu-memory-utilization"] == 0.73
