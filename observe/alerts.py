@@ -274,10 +274,7 @@ def _query_label(metric: str, match: str, label: str) -> str:
     labels (``match``: label names): the value goes in the text, not in the alert's identity."""
     fmt = ",".join(f"{m}=%q" for m in match.split())
     args = " ".join(f"$labels.{m}" for m in match.split())
-    return (
-        f'{{{{ range printf "{metric}{{{fmt}}}" {args} | query }}}}'
-        f"{{{{ .Labels.{label} }}}}{{{{ end }}}}"
-    )
+    return f'{{{{ range printf "{metric}{{{fmt}}}" {args} | query }}}}{{{{ .Labels.{label} }}}}{{{{ end }}}}'
 
 
 def alert_rules(s: Settings) -> list[dict[str, Any]]:
@@ -449,7 +446,8 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
             f"The observe sidecar read an unexpected engine exit in the vLLM log within {s.engine_error_window} "
             "(cause {{ $labels.cause }}: "
             + "".join(
-                f'{{{{ if eq $labels.cause "{c}" }}}}{text}{{{{ end }}}}' for c, text in crashes.CAUSES.items()
+                f'{{{{ if eq $labels.cause "{c}" }}}}{text}{{{{ end }}}}'
+                for c, text in crashes.CAUSES.items()
             )
             + "). A requested shutdown does not count. Read the log before the exit; `observe diagnose` "
             "names the crash and what to change.",

@@ -80,6 +80,9 @@ class ExportState:
     max_concurrency: float | None = None
     engine_errors: dict[str, int] = field(default_factory=dict)
     info: dict[str, str] | None = None  # version, engine, model
+    engine_crashes: dict[str, int] = field(default_factory=dict)  # cause → unexpected exits
+    startup_failure: tuple[str, str, str] | None = None  # (kind, reason, fix) of the latest launch
+    engine_stuck: bool | None = None  # None: vLLM not scraped (yet)
     findings: list[tuple[str, str]] = field(default_factory=list)  # (id, severity)
     recommendations: list[tuple[str, str, str]] = field(default_factory=list)  # (flag, current, suggested)
 
@@ -159,6 +162,22 @@ def _log_facts(s: ExportState) -> Iterator[Metric]:
     for kind, n in sorted(s.engine_errors.items()):
         errs.add_metric([kind], float(n))
     yield errs
+    crashes = CounterMetricFamily(
+        "observe_engine_crashes", _help("observe_engine_crashes_total"), labels=["cause"]
+    )
+    for cause, n in sorted(s.engine_crashes.items()):
+        crashes.add_metric([cause], float(n))
+    yield crashes
+    failed = GaugeMetricFamily(
+        "observe_engine_startup_failure_info",
+        _help("observe_engine_startup_failure_info"),
+        labels=["kind", "reason", "fix"],
+    )
+    if s.startup_failure is not None:
+        failed.add_metric(list(s.startup_failure), 1.0)
+    yield failed
+    if s.engine_stuck is not None:
+        yield _gauge("observe_engine_stuck", 1.0 if s.engine_stuck else 0.0)
     if s.info is not None:
         info = GaugeMetricFamily(
             "observe_vllm_info", _help("observe_vllm_info"), labels=["version", "engine", "model"]

@@ -7,8 +7,9 @@
 
 Three daemon threads (follow, scrape, analyze) and the HTTP server's own; they share one lock
 around the state, and the exporter reads a copy of it. The analysis is the same code as
-`observe diagnose` (`diagnosis.analyze_instance`), run over the window; startup facts (KV
-capacity, version, flags) are kept outside the window since vLLM prints them only once.
+`observe diagnose` (`diagnosis.analyze_instance`), run over the window of one launch
+(`launch.LaunchTracker`: a relaunch empties it); startup facts are kept outside the window (and
+read from the log's start when it is opened at its end). `progress.stuck` judges each scrape.
 
 Nothing here raises on bad input: unreadable files, junk lines, a vLLM that is down or answers
 garbage, an analysis that fails — each is counted in the self-metrics and the loop carries on.
@@ -27,9 +28,10 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
-from observe import diagnosis, exporter, report, scrape
+from observe import diagnosis, exporter, launch, progress, report, scrape
 from observe.config import SidecarSettings
 from observe.model import (
     AccessLog,
@@ -65,6 +67,7 @@ class Sidecar:
         self._warned: dict[str, float] = {}  # warning → when it was last told
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._analyze_now = threading.Event()  # a launch failed: find its fix before it is exported
         self._events: collections.deque[tuple[float, LogEvent]] = collections.deque(
             maxlen=settings.max_events
         )
@@ -84,8 +87,14 @@ class Sidecar:
         self._server: exporter.Server | None = None
         self._threads: list[threading.Thread] = []
         self._thread_errors = 0
+        self._launch = launch.LaunchTracker()  # where the launch is: served, crashed, failed
+        self._points: collections.deque[tuple[float, progress.Point]] = collections.deque(maxlen=10_000)
+        self._stuck: progress.Stuck | None = None
+        self._state.engine_crashes = dict(self._launch.crashes)
         if settings.logs:  # open now: "the end of the log" means the end when the sidecar was made
             self._ensure_follower()
+            if not settings.from_start:
+                self.recover_startup_facts()
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> Sidecar:
@@ -123,6 +132,7 @@ class Sidecar:
     def stop(self) -> None:
         """Stop the loops, close the files and the listener. Idempotent."""
         self._stop.set()
+        self._analyze_now.set()
         if self._follower is not None:
             self._follower._wake.set()
         deadline = time.monotonic() + 5.0  # a long analysis may still run: its thread is a daemon
@@ -245,8 +255,15 @@ class Sidecar:
             if not sc.ok:
                 st.scrape_errors += 1
                 st.last_scrape_error = sc.error
+                self._stuck = None  # vLLM down is not a hung engine (VLLMDown says it)
             else:
                 self._scrapes.append((wall, sc))
+                self._launch.answered(wall, took)
+                self._points.append((wall, launch.point(sc, at)))
+                self._stuck = progress.stuck(
+                    [p for _, p in self._points], self.settings.thresholds.stuck_after_s
+                )
+            st.engine_stuck = self._stuck is not None if sc.ok or st.engine_stuck is not None else None
             if model is not None:
                 self._model = model
                 self._update_info()
@@ -260,6 +277,7 @@ class Sidecar:
         at = now or datetime.fromtimestamp(wall, UTC).replace(tzinfo=None)
         with self._lock:
             self._prune(wall)
+            launch_at, snap = self._launch.launch, self._clock()  # the analysis is of this launch
             facts = list(self._facts.values())
             if self._model and self._model.get("max_model_len"):
                 facts.insert(
@@ -301,7 +319,16 @@ class Sidecar:
             return None
         took = time.monotonic() - t0
         with self._lock:
+            stuck = self._stuck
+        if stuck is not None and not any(f.id == "engine_stuck" for f in inst.findings):
+            inst.findings.insert(0, launch.stuck_finding(stuck, self.settings.vllm_url))
+            doc = report.to_dict(diagnosis.Diagnosis(instances=[inst], generated_at=at))
+        with self._lock:
             st = self._state
+            failure = self._launch.failure
+            if failure is not None and failure.launch == launch_at and failure.wall <= snap:
+                failure.fix = launch.fix_text(inst.recommendations, [n.text for n in inst.notes])
+                failure.analyzed = True
             st.analysis_duration = took
             st.findings = [(f.id, f.severity) for f in inst.findings]
             st.recommendations = [
@@ -353,6 +380,10 @@ class Sidecar:
                 log_lines=dict(st.log_lines),
                 stats={k: dict(v) for k, v in st.stats.items()},
                 engine_errors=dict(st.engine_errors),
+                engine_crashes=dict(st.engine_crashes),
+                startup_failure=self._launch.exported_failure(
+                    self._clock(), 2 * self.settings.analyze_interval
+                ),
                 info=dict(st.info) if st.info else None,
                 findings=list(st.findings),
                 recommendations=list(st.recommendations),
@@ -364,11 +395,14 @@ class Sidecar:
             return self._diagnosis
 
     def health(self) -> tuple[bool, dict[str, Any]]:
-        """Healthy while every loop thread runs; the body says what the sidecar sees."""
+        """Healthy while every loop thread runs and vLLM's engine is not stuck (requests in flight,
+        token counters flat for stuck_after_s: answered 503); the body says what the sidecar sees."""
         alive = all(t.is_alive() for t in self._threads) and not self._stop.is_set()
         with self._lock:
             st = self._state
+            stuck = self._stuck
             body = {
+                "engine_stuck": None if stuck is None else launch.stuck_finding(stuck, None).data,
                 "files": sorted(st.log_lines),
                 "log_lines": sum(st.log_lines.values()),
                 "vllm_up": st.up,
@@ -378,7 +412,7 @@ class Sidecar:
                 "loop_errors": self._thread_errors,
             }
         body["warnings"] = self.problems()
-        return alive, body
+        return alive and stuck is None, body
 
     # ------------------------------------------------------------------ internals
     def _ensure_follower(self) -> Follower:
@@ -394,9 +428,11 @@ class Sidecar:
             )
         return self._follower
 
-    def _learn(self, ev: LogEvent, now: float) -> None:
-        """Update log-only facts from one event (lock held) and keep it in the window."""
+    def _learn(self, ev: LogEvent, now: float, live: bool = True) -> None:
+        """Update log-only facts from one event (lock held) and keep it in the window. Not live
+        (reading what was written before the sidecar started): only the launch and its facts."""
         st = self._state
+        self._follow_launch(ev, now, live)
         if isinstance(ev, StartupFact):
             self._facts[ev.name] = ev
             if ev.name == "kv_cache_tokens":
@@ -405,6 +441,8 @@ class Sidecar:
                 st.max_concurrency = _num(ev.value, float)
             if ev.name in _FACT_GAUGES:
                 self._update_info()
+            return
+        if not live:
             return
         if isinstance(ev, AccessLog):
             self._access.append((now, ev))
@@ -428,26 +466,54 @@ class Sidecar:
         elif isinstance(ev, EngineError) and ev.kind != "shutdown_noise":
             st.engine_errors[ev.kind] = st.engine_errors.get(ev.kind, 0) + ev.env.repeat
 
+    def _follow_launch(self, ev: LogEvent, now: float, live: bool) -> None:
+        """Launch boundaries, crashes and start-up failures from one event (lock held)."""
+        before = self._launch.failure
+        if self._launch.see(ev, now, live=live):
+            self._new_launch()
+        self._state.engine_crashes = dict(self._launch.crashes)
+        if self._launch.failure is not None and self._launch.failure is not before:
+            self._analyze_now.set()
+
+    def _new_launch(self) -> None:
+        """vLLM starts again: the previous launch's events, scrapes and facts leave the window."""
+        self._facts.clear()
+        self._events.clear()
+        self._access.clear()
+        self._scrapes.clear()
+        self._points.clear()
+        self._stuck = None
+        st = self._state
+        st.kv_cache_tokens = st.max_concurrency = None
+        st.engine_stuck = None if st.engine_stuck is None else False
+        self._prune(self._clock())
+
+    def recover_startup_facts(self) -> int:
+        """Read the followed files from their start for the latest launch's startup facts (version,
+        flags, KV capacity) and whether it failed to start, which a sidecar restarted without
+        --from-start would lose. Crashes read here are not counted again. Returns facts kept."""
+        now = self._clock()
+        paths = {p for pat in self.settings.logs for p in glob.glob(os.path.expanduser(pat))}
+        with self._lock:
+            try:
+                ordered = sorted(paths, key=os.path.getmtime)
+            except OSError:  # one went away meanwhile
+                ordered = sorted(paths)
+            for path in ordered:
+                parser = Parser(year=datetime.fromtimestamp(now).year)
+                sc = scan.Scanner(path, parser, lambda ev: self._learn(ev, now, live=False), lambda n: None)
+                try:
+                    sc.read(Path(path))
+                except (OSError, EOFError, ValueError):
+                    self._state.log_errors += 1
+            self._events.clear()  # nothing of the past is "current": only the facts are kept
+            self._access.clear()
+            return len(self._facts)
+
     def _update_info(self) -> None:
-        facts = self._facts
-        version = facts["version"].value if "version" in facts else None
-        engine = facts["engine"].value if "engine" in facts else None
-        model = None
-        flags = facts["flags"].value if "flags" in facts and isinstance(facts["flags"].value, dict) else {}
-        cfg = facts["config"].value if "config" in facts and isinstance(facts["config"].value, dict) else {}
-        model = (
-            flags.get("--served-model-name")
-            or flags.get("--model")
-            or flags.get("--model-tag")
-            or cfg.get("model")
-        )
-        if isinstance(model, (list, tuple)):
-            model = model[0] if model else None
-        if model is None and self._model:
-            model = self._model.get("model")
-        if version is None and engine is None and model is None:
-            return
-        self._state.info = {"version": _label(version), "engine": _label(engine), "model": _label(model)}
+        info = launch.info(self._facts, self._model)
+        if info is not None:
+            self._state.info = {k: _label(v) for k, v in info.items()}
 
     def _prune(self, now: float) -> None:
         """Drop events and scrapes older than the window (lock held)."""
@@ -505,8 +571,9 @@ class Sidecar:
         if self._stop.wait(min(interval, 2.0)):  # a first result soon after start
             return
         while not self._stop.is_set():
+            self._analyze_now.clear()
             self.analyze_once()
-            self._stop.wait(interval)
+            self._analyze_now.wait(interval)
 
 
 def _label(v: Any) -> str:

@@ -1,0 +1,166 @@
+"""Core: the launch a live vLLM log is in — where a new one begins, whether it served, crashed or
+failed to start (with vLLM's reason and the fix), and whether its engine is stuck.
+
+The sidecar feeds every event (and every good /metrics read) to one ``LaunchTracker``; when
+``see`` answers True a new launch began, and the sidecar empties its window so that findings of
+the previous launch (a crash, an OOM) are not "current" any more. A launch's crash is counted
+once however many lines report it; a start-up failure stays named until a launch serves (a stats
+line, or /metrics answering). Pure: wall-clock times are parameters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from observe import crashes, progress
+from observe import metricmath as mm
+from observe.model import EngineError, Finding, LogEvent, Recommendation, Scrape, StartupFact, StatsSample
+
+__all__ = ["Failure", "LaunchTracker", "point", "stuck_finding", "fix_text", "info"]
+
+
+@dataclass(slots=True)
+class Failure:
+    """The latest launch's start-up failure: label values for observe_engine_startup_failure_info."""
+
+    kind: str
+    reason: str
+    launch: int
+    wall: float  # when the sidecar read it (epoch seconds)
+    fix: str = ""
+    analyzed: bool = False  # an analysis that saw it has run (fix is its answer, maybe none)
+
+    @property
+    def generic(self) -> bool:
+        return self.kind in crashes.GENERIC_STARTUP_KINDS
+
+    def labels(self) -> tuple[str, str, str]:
+        return self.kind, self.reason, self.fix
+
+
+@dataclass
+class LaunchTracker:
+    launch: int = 0  # how many launch boundaries were seen
+    served: bool = False  # this launch served (a stats line, or /metrics answered)
+    crashed: bool = False  # this launch's crash was counted
+    progressed: bool = False  # served or died (a stats line, a fatal error)
+    crashes: dict[str, int] = field(default_factory=lambda: dict.fromkeys(crashes.CAUSES, 0))
+    failure: Failure | None = None
+    _facts: set[str] = field(default_factory=set)
+
+    def see(self, ev: LogEvent, wall: float, *, live: bool = True) -> bool:
+        """Fold one event in; True when it begins a new launch (the caller drops the old window).
+        Not live (the log's past, read at start): a crash marks the launch but is not counted."""
+        if isinstance(ev, StartupFact):
+            # vLLM prints its version twice per launch (API server, engine) and its flags once: a
+            # version after the launch served or died, or a second set of flags, is a new launch
+            new = (ev.name in ("version", "flags") and self.progressed) or (
+                ev.name == "flags" and "flags" in self._facts
+            )
+            if new:
+                self.launch += 1
+                self.served = self.crashed = self.progressed = False
+                self._facts.clear()
+            self._facts.add(ev.name)
+            return new
+        if isinstance(ev, StatsSample):
+            self.progressed = self.served = True
+            self.failure = None
+        elif isinstance(ev, EngineError) and ev.kind != "shutdown_noise":
+            self.progressed = self.progressed or ev.fatal
+            cause = crashes.crash_cause(ev)
+            if cause is not None and not self.crashed:
+                self.crashed = True  # an engine dies once per launch, however many lines say so
+                if live:
+                    self.crashes[cause] += 1
+            kind = crashes.startup_kind(ev)
+            if kind is not None and ev.fatal and not self.served:
+                cur = self.failure
+                generic = kind in crashes.GENERIC_STARTUP_KINDS
+                if cur is None or cur.launch != self.launch or (cur.generic and not generic):
+                    self.failure = Failure(kind, crashes.reason_line(ev), self.launch, wall)
+        return False
+
+    def answered(self, wall: float, took: float) -> None:
+        """vLLM's /metrics answered (a read begun at wall - took): a launch serves."""
+        self.served = True
+        if self.failure is not None and self.failure.wall < wall - took:
+            self.failure = None
+
+    def exported_failure(self, wall: float, grace_s: float) -> tuple[str, str, str] | None:
+        """The failure's labels once an analysis has found its fix (or grace_s has passed), so
+        that the first page already says what to change."""
+        f = self.failure
+        if f is None or not (f.analyzed or wall - f.wall >= grace_s):
+            return None
+        return f.labels()
+
+
+def point(sc: Scrape, at: datetime) -> progress.Point:
+    """One /metrics read as progress's Point: requests in flight, prompt + generation tokens."""
+    gen = mm.value(sc, "vllm:generation_tokens_total")
+    prompt = mm.value(sc, "vllm:prompt_tokens_total")
+    t = (sc.at or at).replace(tzinfo=None)
+    return progress.Point(
+        t,
+        mm.value(sc, "vllm:num_requests_running"),
+        mm.value(sc, "vllm:num_requests_waiting"),
+        None if gen is None else gen + (prompt or 0.0),
+    )
+
+
+def stuck_finding(st: progress.Stuck, url: str | None) -> Finding:
+    """engine_stuck from the sidecar's own reads of /metrics."""
+    return Finding(
+        id="engine_stuck",
+        severity="critical",
+        title="Engine stuck: requests in flight, no tokens produced",
+        evidence=(
+            f"/metrics{' at ' + url if url else ''}: {st.running:g} running, {st.waiting:g} waiting while "
+            f"vllm:prompt_tokens_total + vllm:generation_tokens_total did not move for {st.seconds:.0f} s "
+            f"(since {st.since:%H:%M:%S})"
+        ),
+        start=st.since,
+        end=st.until,
+        data={
+            "since": st.since.isoformat(),
+            "seconds": round(st.seconds, 1),
+            "running": st.running,
+            "waiting": st.waiting,
+            "source": "metrics",
+        },
+    )
+
+
+def fix_text(recommendations: list[Recommendation], notes: list[str]) -> str:
+    """The fix for a failed start, one line: the plan's first flag change, else its first note."""
+    for r in recommendations:
+        if r.suggested is True:
+            return crashes.one_line(r.flag)
+        return crashes.one_line(f"{r.flag} {r.suggested}")
+    for n in notes:
+        return crashes.one_line(n)
+    return ""
+
+
+def info(facts: dict[str, StartupFact], served: dict[str, Any] | None) -> dict[str, Any] | None:
+    """version, engine and model of the launch, from its startup facts (and /v1/models' answer)."""
+    val = {k: v.value for k, v in facts.items()}
+    flags = val.get("flags") if isinstance(val.get("flags"), dict) else {}
+    cfg = val.get("config") if isinstance(val.get("config"), dict) else {}
+    model = (
+        flags.get("--served-model-name")
+        or flags.get("--model")
+        or flags.get("--model-tag")
+        or cfg.get("model")
+    )
+    if isinstance(model, (list, tuple)):
+        model = model[0] if model else None
+    if model is None and served:
+        model = served.get("model")
+    version, engine = val.get("version"), val.get("engine")
+    if version is None and engine is None and model is None:
+        return None
+    return {"version": version, "engine": engine, "model": model}

