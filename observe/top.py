@@ -70,6 +70,14 @@ def _server_panel(v: ServerView, width: int) -> Panel:
     if v.up is False:
         seen = v.kv_usage_pct is not None or v.running is not None
         parts.append(Text(f"DOWN: {v.error}" + (" (last numbers below)" if seen else ""), style="bold red"))
+    if v.up and v.stuck is not None:
+        parts.append(
+            Text(
+                f"STUCK: {v.stuck.running:,.0f} running, {v.stuck.waiting:,.0f} waiting, no token produced "
+                f"for {v.stuck.seconds:,.0f} s (since {v.stuck.since:%H:%M:%S})",
+                style="bold red",
+            )
+        )
     if v.up is not None and (v.up or v.kv_usage_pct is not None or v.running is not None):
         kv = v.kv_usage_pct
         t.add_row(
@@ -108,6 +116,8 @@ def _server_panel(v: ServerView, width: int) -> Panel:
     status = (
         ("waiting for the first read", "dim")
         if v.up is None
+        else (f"STUCK {v.stuck.seconds:,.0f} s", "bold red")
+        if v.up and v.stuck is not None
         else ("UP", "bold green")
         if v.up
         else ("DOWN", "bold red")

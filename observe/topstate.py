@@ -1,7 +1,8 @@
 """Core: what `observe top` shows for each server — pure, no I/O, no clock, no terminal.
 
 `TopState.observe(name, scrape)` folds one `/metrics` read into that server's view: gauges (KV
-usage, running, waiting) from the read itself, rates (tokens/s, preemptions/s) and latency
+usage, running, waiting) from the read itself, STUCK (`progress.stuck`: requests in flight while the
+token counters have not moved for `Settings.stuck_after_s`, over the reads' own stamps), rates (tokens/s, preemptions/s) and latency
 quantiles (TTFT, ITL p50 / p99 of the requests finished between two reads) from it and the
 previous good read, timed by the reads' own stamps. A failed read marks the server down and
 keeps its last numbers. `findings(name, doc)` takes an `observe.diagnosis/v1` document (the
@@ -16,7 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from observe import metricmath as mm
+from observe import progress
 from observe.model import Scrape
+from observe.settings import Settings
 
 __all__ = ["TopState", "ServerView", "sparkline", "HISTORY"]
 
@@ -61,6 +64,8 @@ class ServerView:
     itl_p50_s: float | None = None
     itl_p99_s: float | None = None
     latency_since_start: bool = False  # the quantiles are over vLLM's whole life (one read so far)
+    stuck: progress.Stuck | None = None  # requests in flight, token counters flat for stuck_after_s
+    points: collections.deque = field(default_factory=lambda: collections.deque(maxlen=2_000))
     history: dict[str, collections.deque] = field(
         default_factory=lambda: {
             k: collections.deque(maxlen=HISTORY)
@@ -77,15 +82,16 @@ class ServerView:
 class TopState:
     """Every server's view, in the order the servers were given."""
 
-    def __init__(self, names: list[str]) -> None:
+    def __init__(self, names: list[str], *, stuck_after_s: float = Settings().stuck_after_s) -> None:
         self.servers: dict[str, ServerView] = {n: ServerView(n) for n in names}
+        self.stuck_after_s = stuck_after_s
 
     def observe(self, name: str, sc: Scrape) -> ServerView:
         """Fold one /metrics read (good or failed) into server `name`'s view."""
         v = self.servers[name]
         v.reads += 1
         if not sc.ok:
-            v.up, v.error = False, sc.error or "no answer"
+            v.up, v.error, v.stuck = False, sc.error or "no answer", None
             return v
         v.up, v.error = True, None
         kv = mm.value(sc, "vllm:kv_cache_usage_perc", agg="max")
@@ -94,6 +100,11 @@ class TopState:
         v.waiting = mm.value(sc, "vllm:num_requests_waiting")
         v.preemptions_total = mm.value(sc, "vllm:num_preemptions_total")
         v.model = next((s.labels["model_name"] for s in sc.samples if s.labels.get("model_name")), v.model)
+        if sc.at is not None:
+            gen = mm.value(sc, "vllm:generation_tokens_total")
+            tokens = None if gen is None else gen + (mm.value(sc, "vllm:prompt_tokens_total") or 0.0)
+            v.points.append(progress.Point(sc.at.replace(tzinfo=None), v.running, v.waiting, tokens))
+            v.stuck = progress.stuck(list(v.points), self.stuck_after_s)
         prev, v._prev = v._prev, sc
         secs = (sc.at - prev.at).total_seconds() if prev and prev.at and sc.at else 0.0
         if prev is not None and secs > 0:

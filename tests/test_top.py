@@ -253,3 +253,39 @@ def test_top_in_a_real_terminal_against_a_real_vllm(tmp_path: Path) -> None:
             t.wait_for("EXITED 0", timeout=15)
         finally:
             t.close()
+
+
+def test_stuck_server_shows_stuck_then_up_again() -> None:
+    """A real busy snapshot (32 running, 16 waiting) read again and again — the engine core is
+    stopped, /metrics still answers with the same counters: STUCK once stuck_after_s has passed;
+    UP again when a read shows the counters moved (the real idle snapshot, taken later)."""
+    from datetime import timedelta
+
+    busy = DATA / "metrics-normal-8.txt"
+    st = TopState(["a"], stuck_after_s=180)
+    sc = scrape.parse_text(busy.read_text())
+    t0 = sc.at
+    for dt in (0, 90, 179):
+        sc = scrape.parse_text(busy.read_text())
+        sc.at = t0 + timedelta(seconds=dt)
+        st.observe("a", sc)
+        assert st.servers["a"].stuck is None
+    sc = scrape.parse_text(busy.read_text())
+    sc.at = t0 + timedelta(seconds=180)
+    st.observe("a", sc)
+    v = st.servers["a"]
+    assert v.stuck is not None and (v.stuck.running, v.stuck.waiting) == (32.0, 16.0)
+    text = screen_text(st)
+    assert "STUCK 180 s" in text and "STUCK: 32 running, 16 waiting, no token produced for 180 s" in text
+    idle = scrape.parse_text((DATA / "metrics-normal-idle.txt").read_text())
+    idle.at = t0 + timedelta(seconds=200)
+    st.observe("a", idle)
+    assert st.servers["a"].stuck is None
+    assert "STUCK" not in screen_text(st) and "UP" in screen_text(st)
+
+
+def test_a_busy_server_with_moving_counters_is_never_stuck() -> None:
+    st = TopState(["a"], stuck_after_s=1)
+    for i in range(1, 9):
+        st.observe("a", scrape.parse_text((DATA / f"metrics-normal-{i}.txt").read_text()))
+        assert st.servers["a"].stuck is None
