@@ -148,8 +148,8 @@ def fix_text(recommendations: list[Recommendation], notes: list[str]) -> str:
 def info(facts: dict[str, StartupFact], served: dict[str, Any] | None) -> dict[str, Any] | None:
     """version, engine and model of the launch, from its startup facts (and /v1/models' answer)."""
     val = {k: v.value for k, v in facts.items()}
-    flags = val.get("flags") if isinstance(val.get("flags"), dict) else {}
-    cfg = val.get("config") if isinstance(val.get("config"), dict) else {}
+    flags: dict[str, Any] = val["flags"] if isinstance(val.get("flags"), dict) else {}
+    cfg: dict[str, Any] = val["config"] if isinstance(val.get("config"), dict) else {}
     model = (
         flags.get("--served-model-name")
         or flags.get("--model")

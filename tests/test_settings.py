@@ -56,7 +56,7 @@ def test_the_settings_file_moves_detector_plot_and_alert_together(tmp_path: Path
     rules = tmp_path / "rules"
     assert _observe("generate", "alerts", "--out", str(rules), "--config", str(cfg)).returncode == 0
     text = (rules / alerts.RULES_FILE).read_text()
-    assert "instance:vllm_kv_cache_usage:ratio > 0.75" in text
+    assert "instance:vllm_kv_cache_usage:ratio[5m]) > 0.75" in text
 
 
 @pytest.mark.parametrize("slo", [0.05, 0.1, 0.2])
