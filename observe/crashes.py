@@ -50,6 +50,7 @@ GENERIC_STARTUP_KINDS = ("startup_failed", "engine_core_failed")
 MAX_LABEL = 200  # characters of a label value taken from a log line
 
 _OOM_KILLER = re.compile(r"oom[-_ ]?kill|Out of memory: Kill", re.I)
+_PYDANTIC_TAIL = re.compile(r"\s*\[type=\w+,.*$")  # pydantic's "[type=value_error, input_value=…]"
 _SIGNAL = re.compile(r"\bSIG[A-Z]{2,6}\b|signal \d+|exit code -\d+|exitcode=-\d+", re.I)
 
 
@@ -85,5 +86,5 @@ def reason_line(ev: EngineError) -> str:
     for key in ("reason_line", "text", "why"):
         v = ev.details.get(key)
         if isinstance(v, str) and v.strip():
-            return one_line(v)
-    return one_line(ev.message)
+            return one_line(_PYDANTIC_TAIL.sub("", v))
+    return one_line(_PYDANTIC_TAIL.sub("", ev.message))

@@ -234,3 +234,15 @@ def test_the_engine_prints_its_version_twice_per_launch_without_a_new_launch() -
     assert not lt.see(_fact("version", "0.32.0"), 0)  # "Initializing a V1 LLM engine (v0.32.0)"
     assert lt.launch == 0
     assert lt.see(_fact("flags", {"--model": "m"}), 0)  # a second command line: a new launch
+
+
+def test_the_reason_is_vllms_sentence_without_pydantics_trailer() -> None:
+    """The drill's rejected relaunch (tests/data/drill, 2026-12-02): pydantic's value-error line."""
+    line = (
+        "Value error, max_num_batched_tokens (8) must be greater than or equal to max_num_seqs (16). "
+        "[type=value_error, input_value=ArgsKwargs((), {'runner_t..., 'stream_interval': 1}), input_type=ArgsKwargs]"
+    )
+    ev = _err("invalid_config", line, text=line)
+    assert crashes.reason_line(ev) == (
+        "Value error, max_num_batched_tokens (8) must be greater than or equal to max_num_seqs (16)."
+    )
