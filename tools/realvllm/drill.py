@@ -451,7 +451,11 @@ def pack(raw: Path, out: Path) -> int:
                 f.unlink()
         d.mkdir(exist_ok=True)
         (d / "vllm.log").write_text(log)
-        (d / "command.txt").write_text(clean((raw / cmd).read_text()))
+        # .sh: `observe diagnose <folder>` skips it (it reads the log and the metrics-*.txt)
+        (d / "command.sh").write_text(
+            "# the command that launched this vLLM (model and venv paths replaced)\n"
+            + clean((raw / cmd).read_text())
+        )
         names = [
             p["metrics"] for p in by_phase.get(phase, []) if str(p.get("metrics", "")).startswith("metrics-")
         ]
