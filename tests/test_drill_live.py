@@ -177,7 +177,9 @@ def test_fault_drill_pages_with_causes_and_resolves(tmp_path: Path) -> None:
                 time.sleep(5)  # tokens flowing for a few scrapes before the stop (not an assertion)
                 os.kill(core, signal.SIGSTOP)
                 try:
-                    assert rv.process_state(core) == "T"
+                    wait_until(
+                        lambda: rv.process_state(core) == "T", 10, what="the EngineCore stopped (state T)"
+                    )
                     [stuck] = wait_until(
                         lambda: notified(received, "VLLMEngineStuck", "firing"),
                         stuck_s + 120,

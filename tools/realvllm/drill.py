@@ -285,10 +285,14 @@ def record(raw: Path, every: float, stop_s: float, healthy_s: float) -> int:
     t = run_load("b-sigstop", 20 + stop_s + 40, request_timeout=stop_s + 200)
     time.sleep(20)
     os.kill(core, signal.SIGSTOP)
-    rec.mark("SIGSTOP", pid=core, state=proc_state(core))
+    rec.mark("SIGSTOP", pid=core)
+    time.sleep(0.5)
+    rec.mark("SIGSTOP-state", pid=core, state=proc_state(core))  # "T" while stopped
     time.sleep(stop_s)
     os.kill(core, signal.SIGCONT)
-    rec.mark("SIGCONT", pid=core, state=proc_state(core))
+    rec.mark("SIGCONT", pid=core)
+    time.sleep(0.5)
+    rec.mark("SIGCONT-state", pid=core, state=proc_state(core))  # "T" while stopped
     t.join(stop_s + 300)
     time.sleep(12)
     rec.mark("end")
