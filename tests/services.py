@@ -392,3 +392,26 @@ def promql_metric_names(expr: str) -> set[str]:
             continue
         found.add(word)
     return found
+
+
+# ---------------------------------------------------------------- webhook notifications (the fault drill)
+
+
+def notified(received: list[dict], alertname: str, status: str) -> list[dict]:
+    """The alerts named ``alertname`` with ``status`` ("firing" / "resolved") in the webhook's
+    payloads, in arrival order."""
+    return [
+        a
+        for payload in list(received)
+        for a in payload.get("alerts", [])
+        if a["labels"].get("alertname") == alertname and a["status"] == status
+    ]
+
+
+def prom_alerts(base_url: str, state: str = "firing") -> list[dict]:
+    """The alerts a real Prometheus holds in ``state`` (before Alertmanager)."""
+    got = requests.get(base_url + "/api/v1/alerts", timeout=5).json()["data"]["alerts"]
+    return [a for a in got if a["state"] == state]
+
+
+__all__ += ["notified", "prom_alerts"]
