@@ -60,10 +60,16 @@ def _seconds(d: str) -> int:
     return int(sum(float(n) * units[u] for n, u in re.findall(r"(\d+)(ms|[smhdwy])", d)))
 
 
+def stuck_window(s: Settings) -> str:
+    """The window VLLMEngineStuck reads the token counters as flat over: stuck_flat_window, or
+    stuck_after_s when that is shorter."""
+    return _dur(min(_seconds(s.stuck_flat_window), s.stuck_after_s))
+
+
 def stuck_for(s: Settings) -> str:
-    """VLLMEngineStuck's for: the counters must be flat over stuck_flat_window, then stay so for the
+    """VLLMEngineStuck's for: the counters must be flat over stuck_window, then stay so for the
     rest of stuck_after_s — so the page comes stuck_after_s after the last token."""
-    return _dur(s.stuck_after_s - _seconds(s.stuck_flat_window))
+    return _dur(s.stuck_after_s - _seconds(stuck_window(s)))
 
 
 def _num(x: float) -> str:
@@ -312,9 +318,9 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
             "VLLMEngineStuck",
             f"(\n  instance:vllm_requests_running:sum\n  + on ({BY})\n  instance:vllm_requests_waiting:sum\n"
             f") > 0\nand on ({BY})\n(\n"
-            f"  sum by ({BY}) (increase(vllm:generation_tokens_total{_sel(s)}[{s.stuck_flat_window}]))\n"
+            f"  sum by ({BY}) (increase(vllm:generation_tokens_total{_sel(s)}[{stuck_window(s)}]))\n"
             f"  + on ({BY})\n"
-            f"  sum by ({BY}) (increase(vllm:prompt_tokens_total{_sel(s)}[{s.stuck_flat_window}]))\n"
+            f"  sum by ({BY}) (increase(vllm:prompt_tokens_total{_sel(s)}[{stuck_window(s)}]))\n"
             f") == 0\nand on (job, instance)\nup{_sel(s)} == 1",
             stuck_for(s),
             "critical",

@@ -229,8 +229,9 @@ class Settings:
     )
     stuck_flat_window: str = _f(
         "2m",
-        "Window over which VLLMEngineStuck reads vLLM's token counters as flat (at least 4 scrapes); "
-        "its for: is stuck_after_s minus this window, so it fires stuck_after_s after the last token.",
+        "Window over which VLLMEngineStuck reads vLLM's token counters as flat (at least 4 scrapes; "
+        "stuck_after_s when that is shorter); its for: is stuck_after_s minus the window, so it fires "
+        "stuck_after_s after the last token.",
         "alerts",
     )
     kv_smooth_window: str = _f(

@@ -348,3 +348,12 @@ def test_selector_rule_labels_and_oom_equality_come_from_settings(tmp_path: Path
     t = from_yaml(cfg.read_text())
     assert t.rule_labels == (("release", "kps"),) and t.min_request_rate == 1.0
     assert ">= 1\n" in _alert_expr(t, "VLLMTTFTSLOBurnFast") + "\n"
+
+
+def test_engine_stuck_pages_stuck_after_s_after_the_last_token():
+    """flat window + for: == stuck_after_s, whatever stuck_after_s is (the drill shortens it)."""
+    for after, window, for_ in ((180, "2m", "1m"), (40, "40s", None), (300, "2m", "3m"), (150, "2m", "30s")):
+        rule = next(
+            r for r in alerts.alert_rules(Settings(stuck_after_s=after)) if r["alert"] == "VLLMEngineStuck"
+        )
+        assert f"[{window}]" in rule["expr"] and rule.get("for") == for_, (after, rule)
