@@ -27,7 +27,7 @@ __all__ = [
 CAUSES: dict[str, str] = {
     "killed": "the engine process was killed by a signal",
     "oom_killer": "the kernel's OOM killer ended the engine (host memory ran out)",
-    "engine_dead": "the engine core exited unexpectedly (EngineDeadError)",
+    "engine_dead": "the engine core process exited while serving, unasked (killed, or died without a traceback)",
     "exception": "an exception in the engine or a worker ended it",
 }
 
