@@ -442,7 +442,9 @@ class Sidecar:
             if ev.name in _FACT_GAUGES:
                 self._update_info()
             return
-        if not live:
+        if not live:  # the past: only the latest launch's errors (what failed), none counted again
+            if isinstance(ev, EngineError) and ev.kind != "shutdown_noise":
+                self._events.append((now, ev))
             return
         if isinstance(ev, AccessLog):
             self._access.append((now, ev))
@@ -491,7 +493,8 @@ class Sidecar:
     def recover_startup_facts(self) -> int:
         """Read the followed files from their start for the latest launch's startup facts (version,
         flags, KV capacity) and whether it failed to start, which a sidecar restarted without
-        --from-start would lose. Crashes read here are not counted again. Returns facts kept."""
+        --from-start would lose; its errors join the window. Crashes are not counted again. Returns
+        the number of facts kept."""
         now = self._clock()
         paths = {p for pat in self.settings.logs for p in glob.glob(os.path.expanduser(pat))}
         with self._lock:
@@ -506,8 +509,6 @@ class Sidecar:
                     sc.read(Path(path))
                 except (OSError, EOFError, ValueError):
                     self._state.log_errors += 1
-            self._events.clear()  # nothing of the past is "current": only the facts are kept
-            self._access.clear()
             return len(self._facts)
 
     def _update_info(self) -> None:

@@ -166,13 +166,14 @@ def test_a_sidecar_restarted_without_from_start_recovers_the_launchs_facts(tmp_p
     assert _get(car, "observe_vllm_info", {"version": "0.32.0", "engine": "v1", "model": "tiny-llama"}) == 1.0
     assert _get(car, "observe_vllm_kv_cache_tokens") == 1048576.0
     assert "flags" in car._facts and car._facts["flags"].value.get("--max-model-len") == 2048
-    assert len(car._events) == 0 and car.poll_logs_once() == 0
+    assert len(car._events) == 0 and car.poll_logs_once() == 0  # a launch that served: nothing current
     # a log whose latest launch was rejected: still failing after the restart
     (tmp_path / "b").mkdir()
     car2, _ = _car(tmp_path / "b", GOOD + REJECTED)
     car2.analyze_once()
     [series] = _failure_series(car2)
-    assert series["kind"] == "max_position_exceeded"
+    assert series["kind"] == "max_position_exceeded" and "--max-model-len" in series["fix"]
+    assert sum(_get(car2, "observe_engine_crashes_total", {"cause": c}) or 0 for c in crashes.CAUSES) == 0
 
 
 # ---------------------------------------------------------------- the launch tracker (pure)
