@@ -155,13 +155,16 @@ def outcome(
 
 
 def _reason_text(e: EngineError) -> str:
-    for key in ("reason", "text"):
-        v = e.details.get(key)
-        if isinstance(v, str) and v.strip():
-            return v.strip()
-    msg = e.message.strip()
-    msg = msg[len("Value error, ") :] if msg.startswith("Value error, ") else msg
-    return msg.split(" [type=", 1)[0]  # pydantic's own trailer: the input, not the reason
+    text = next(
+        (
+            v.strip()
+            for v in (e.details.get(k) for k in ("reason", "text"))
+            if isinstance(v, str) and v.strip()
+        ),
+        e.message.strip(),
+    )
+    text = text[len("Value error, ") :] if text.startswith("Value error, ") else text
+    return text.split(" [type=", 1)[0]  # pydantic's own trailer: the input, not the reason
 
 
 def record(

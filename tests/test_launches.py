@@ -89,8 +89,11 @@ def test_text_report_shows_the_history(relaunch) -> None:
     assert (
         "launch 2 of 3          12-02 04:27:09 rejected: --max-model-len exceeds the model's context" in text
     )
+    assert "(vLLM: max_num_batched_tokens (8) must be greater than or equal to max_num_seqs (16).)" in text
     md = report.render(d, "markdown")
     assert "launch 2 of 3" in md
+    html = report.render(d, "html")
+    assert "<h3>Launches</h3>" in html and "launch 1 of 3" in html
 
 
 def test_json_has_launches_and_validates(relaunch) -> None:
