@@ -43,6 +43,11 @@ REJECT_FINDINGS = frozenset(
 )
 CRASH_FINDINGS = frozenset(("engine_crashed", "engine_error", "engine_startup_failed", "cuda_oom"))
 
+# where vLLM's engine (not its API server) logs "Initializing an LLM engine (vX)": such a version
+# line is the engine starting inside a launch, never a new launch
+_ENGINE_FILES = frozenset(("llm_engine.py", "async_llm_engine.py", "core.py", "engine.py", "core_client.py"))
+_ENGINE_PROCESSES = ("EngineCore", "VllmWorker", "RayWorker", "Worker")
+
 MAX_LAUNCHES = 100  # earlier launches kept per instance (a crash loop keeps its last ones)
 
 
@@ -67,7 +72,7 @@ class Boundary:
         if ev.env.ts is not None and self.last_ts is not None and ev.env.ts < self.last_ts:
             return False  # earlier than what this launch printed: a paste out of order, not a restart
         if ev.name == "version":
-            return self.HOLD if (self.body or self.banner) else False
+            return self.HOLD if (self.body or self.banner) and not engine_line(ev) else False
         if self.body:
             return True
         if self.flags is None:
@@ -82,13 +87,19 @@ class Boundary:
             self.last_ts = ts
         if isinstance(ev, StartupFact):
             if ev.name == "version":
-                self.banner = self.banner or banner
+                self.banner = self.banner or (banner and not engine_line(ev))
             elif ev.name == "flags":
                 self.flags = "log" if ev.env.level is not None else (self.flags or "pasted")
             elif ev.name not in _NOT_BODY:
                 self.body = True
         else:
             self.body = True
+
+
+def engine_line(ev: StartupFact) -> bool:
+    """Whether a version fact was logged by the engine (its logger file or process says so)."""
+    env = ev.env
+    return env.logger_file in _ENGINE_FILES or (env.process or "").startswith(_ENGINE_PROCESSES)
 
 
 def engine_init(held: StartupFact, ev: Any) -> bool:

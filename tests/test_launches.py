@@ -143,6 +143,20 @@ def test_an_engine_init_version_line_opens_no_launch() -> None:
     assert len(inst.launches) == 1
 
 
+def test_an_engine_version_line_cut_before_its_config_opens_no_launch() -> None:
+    """The same engine-init line cut before its config (no config fact): its logger file (core.py)
+    and process (EngineCore_1) say it is the engine's, not a banner. A body event comes first."""
+    events = _events(DATA / "corpus" / "029-v1-dp-enginecore1-initializing-config-v083.log")
+    version = next(e for e in events if isinstance(e, StartupFact) and e.name == "version")
+    kv = StartupFact(env=replace(version.env, lineno=2), name="num_gpu_blocks", value=100)
+    later = replace(version, env=replace(version.env, lineno=3))
+    inst = diagnosis.analyze_instance("dp", [*events, kv, later])
+    assert len(inst.launches) == 1
+    # the same line from the API server's banner would open a launch
+    banner = replace(later, env=replace(later.env, logger_file="api_server.py", process="APIServer"))
+    assert len(diagnosis.analyze_instance("api", [*events, kv, banner]).launches) == 2
+
+
 def test_a_paste_out_of_order_is_one_launch() -> None:
     """Corpus 033 pastes the KV-cache lines above the flags line that came before them."""
     inst = _diag(DATA / "corpus" / "033-v1-0-20-1-startup-mtp-fp8kv-tp2-nondefault.log").instances[0]
