@@ -183,7 +183,8 @@ def record(
 ) -> Launch:
     """The Launch of a finished part of a log: `s` its diagnosis.Summary, `c` its EngineConfig,
     `d` its InstanceDiagnosis; `first` the (time, "file:line") of its first line."""
-    status, reason, message = outcome(bool(s.samples or s.access_lines), list(s.errors), list(d.findings))
+    served = bool(s.samples or s.access_lines or d.scrapes)  # stats lines, requests, or /metrics answered
+    status, reason, message = outcome(served, list(s.errors), list(d.findings))
     return Launch(
         index=index,
         start=first[0] or s.first_ts,
