@@ -15,10 +15,11 @@ as Prometheus' ``increase`` does), and a gauge is seen at the scrape resolution:
 was full between two 15 s evaluation steps is not missed, and a range shorter than a step is not
 one point. A longer range (or ``--step``) is read with ``/api/v1/query_range`` at the step.
 
-Bounded: the raw range is capped (`RAW_MAX_SPAN_S`, `MAX_SAMPLES`), the step is chosen from the
-range (at most `MAX_POINTS` points per series), each query has a timeout and a series cap, and a
-Prometheus that is down, slow or answers an error gives one `TargetError` naming the URL and the
-reason. Credentials come from the environment only
+Bounded: the raw range is capped (`RAW_MAX_SPAN_S`; beyond `MAX_SAMPLES` samples the range is
+read at a step instead), the step is chosen from the range (at most `MAX_POINTS` points per
+series), each query has a timeout and a series cap, and a Prometheus that is down, slow or
+answers an error gives one `TargetError` naming the URL and the reason. Credentials come from the
+environment only
 (`OBSERVE_PROMETHEUS_TOKEN`, or `OBSERVE_PROMETHEUS_USER` + `OBSERVE_PROMETHEUS_PASSWORD`;
 `OBSERVE_PROMETHEUS_ORG_ID` sets Mimir's ``X-Scope-OrgID``).
 """
@@ -58,7 +59,7 @@ MAX_POINTS = 1000  # points per series per query (Prometheus itself refuses more
 MIN_STEP_S = 15.0  # Prometheus' default scrape interval: a finer step only repeats samples
 MAX_SERIES = 5000  # per query; more means the selector matches a fleet, not an instance
 RAW_MAX_SPAN_S = 6 * 3600.0  # ranges up to this are read as raw samples (the default --since)
-MAX_SAMPLES = 5_000_000  # raw samples over all queries: more is a fleet or a too-long range
+MAX_SAMPLES = 1_500_000  # raw samples over all queries (~150 MB as Samples); more: read at a step
 TIMEOUT_S = 30.0
 
 # Canonical metrics the diagnosis reads from a scrape (timeline.scrape_frame, metricmath.window_summary,
@@ -285,34 +286,54 @@ def read_history(
         raise ConfigError(f"--end ({end.isoformat()}) must be after --start ({start.isoformat()})")
     span = (end - start).total_seconds()
     sel = parse_selector(selector)
-    raw = step is None and span <= RAW_MAX_SPAN_S
-    if raw:
-        step_s = 0.0
-        window = max(1, math.ceil(span))
-        start = end - timedelta(seconds=window)
-    else:
-        step_s = parse_duration(step) if step else choose_step(span)
-        if span / step_s > 11_000:
-            raise ConfigError(f"step {step} over {span:g}s is more than the 11,000 points Prometheus allows")
-        # The last point falls on `end` exactly (the newest samples count); the first at or after `start`.
-        start = end - timedelta(seconds=math.floor(span / step_s) * step_s)
-    hist = History(url=base, start=start, end=end, step=step_s, selector=sel, raw=raw)
     session = session or requests.Session()
+    if step is None and span <= RAW_MAX_SPAN_S:
+        window = max(1, math.ceil(span))
+        hist = History(
+            url=base, start=end - timedelta(seconds=window), end=end, step=0.0, selector=sel, raw=True
+        )
+        try:
+            results = _read_all(
+                session, base, hist, {"time": f"{end.timestamp():.3f}"}, f"[{window}s]", timeout, env
+            )
+        except _TooMany:  # a fleet or a busy target: read it at a step instead
+            results = None
+        if results is not None:
+            return _finish(hist, results)
+    step_s = parse_duration(step) if step else choose_step(span)
+    if span / step_s > 11_000:
+        raise ConfigError(f"step {step} over {span:g}s is more than the 11,000 points Prometheus allows")
+    # The last point falls on `end` exactly (the newest samples count); the first at or after `start`.
+    start = end - timedelta(seconds=math.floor(span / step_s) * step_s)
+    hist = History(url=base, start=start, end=end, step=step_s, selector=sel)
+    params = {"start": f"{start.timestamp():.3f}", "end": f"{end.timestamp():.3f}", "step": f"{step_s:g}"}
+    return _finish(hist, _read_all(session, base, hist, params, "", timeout, env))
+
+
+class _TooMany(Exception):
+    """More raw samples than MAX_SAMPLES."""
+
+
+def _read_all(
+    session: requests.Session,
+    base: str,
+    hist: History,
+    params: dict[str, str],
+    window: str,
+    timeout: float,
+    env: Mapping[str, str],
+) -> list[dict]:
+    """One query per metric: raw samples (``window`` given: an instant query of ``expr[window]``)
+    or a range query at the step (``params`` has start, end and step)."""
+    path = "/api/v1/query" if hist.raw else "/api/v1/query_range"
     results: list[dict] = []
     for canonical in METRICS:
-        expr = _query_expr(canonical, sel)
-        if raw:  # every stored sample in (end - window, end], at its own time
-            path = "/api/v1/query"
-            params = {"query": f"{expr}[{window}s]", "time": f"{end.timestamp():.3f}"}
-        else:
-            path = "/api/v1/query_range"
-            params = {
-                "query": expr,
-                "start": f"{start.timestamp():.3f}",
-                "end": f"{end.timestamp():.3f}",
-                "step": f"{step_s:g}",
-            }
-        data = _get(session, base + path, {**params, "timeout": f"{timeout:g}s"}, timeout, env)
+        query = {
+            "query": _query_expr(canonical, hist.selector) + window,
+            **params,
+            "timeout": f"{timeout:g}s",
+        }
+        data = _get(session, base + path, query, timeout, env)
         if not isinstance(data, dict) or data.get("resultType") != "matrix":
             raise TargetError(f"Prometheus at {base} answered a range query without a matrix")
         res = data.get("result") or []
@@ -322,12 +343,14 @@ def read_history(
                 '(e.g. namespace="llm",pod="vllm-0")'
             )
         hist.samples += sum(len(r.get("values") or ()) for r in res)
-        if hist.samples > MAX_SAMPLES:
-            raise TargetError(
-                f"more than {MAX_SAMPLES:,} samples in Prometheus at {base} for this range: narrow "
-                "--selector, shorten the range, or give --step to read it at a coarser step"
-            )
+        if hist.raw and hist.samples > MAX_SAMPLES:
+            raise _TooMany
         results.extend(res)
+    return results
+
+
+def _finish(hist: History, results: list[dict]) -> History:
+    base, sel, start, end = hist.url, hist.selector, hist.start, hist.end
     hist.series = len(results)
     hist.instances, _ = to_instances(results)
     if not hist.instances:

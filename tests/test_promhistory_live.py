@@ -62,11 +62,19 @@ def live(tmp_path_factory):
                 )
             except TargetError as e:
                 coarse = e
-    return hist, coarse, files
+            with pytest.MonkeyPatch.context() as mp:  # more raw samples than the cap: a step instead
+                mp.setattr(promhistory, "MAX_SAMPLES", 10)
+                try:
+                    capped: promhistory.History | TargetError = promhistory.read_history(
+                        prom, start=began, end=end, now=end
+                    )
+                except TargetError as e:
+                    capped = e
+    return hist, coarse, files, capped
 
 
 def test_every_scrape_comes_back_as_one_scrape(live) -> None:
-    hist, _, _ = live
+    hist, _, _, _ = live
     assert hist.raw and len(hist.instances) == 1
     (scrapes,) = hist.instances.values()
     assert len(scrapes) == len(SNAPS)
@@ -75,7 +83,7 @@ def test_every_scrape_comes_back_as_one_scrape(live) -> None:
 
 
 def test_same_findings_and_counts_as_the_files(live) -> None:
-    hist, _, files = live
+    hist, _, files, _ = live
     from_prom = pipeline.diagnose_paths([], history=hist.instances).instances
     from_files = pipeline.diagnose_paths([files]).instances
     assert len(from_prom) == len(from_files) == 1
@@ -96,10 +104,11 @@ def test_one_coarse_step_is_what_raw_samples_fix(live) -> None:
     """The same range at a 15 s step (what `--step 15s` asks for, and what every range got before)
     is one evaluation at the range's end, after the replay stopped: the series are stale there, so
     nothing (or one point) comes back — the counts the raw samples give are lost."""
-    _, coarse, _ = live
-    if isinstance(coarse, TargetError):
-        assert "no vLLM series" in str(coarse)
-    else:
-        assert not coarse.raw and coarse.step == 15
-        (few,) = coarse.instances.values()
-        assert len(few) < len(SNAPS) // 2
+    _, coarse, _, capped = live
+    for h in (coarse, capped):  # capped: more raw samples than MAX_SAMPLES falls back to a step
+        if isinstance(h, TargetError):
+            assert "no vLLM series" in str(h)
+        else:
+            assert not h.raw and h.step == 15
+            (few,) = h.instances.values()
+            assert len(few) < len(SNAPS) // 2
