@@ -282,7 +282,7 @@ class InstanceBuilder:
     def count_access(self, n: int) -> None:
         """n access lines with status below 500 and no timestamp, counted without their events."""
         self._settle()
-        self._bound.body = True
+        self._bound.body = self._bound.ended = True
         self.summary.access_lines += n
 
     def _stats(self, ev: StatsSample) -> None:

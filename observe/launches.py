@@ -6,7 +6,9 @@ Where a launch begins (`Boundary`): a launch-opening line — vLLM's version ban
 server's "vLLM API server version X" or the logo's "version X") or its launch flags (the
 `non-default args` dict, an `args: Namespace(...)`, a pasted `vllm serve …` line) — after the
 current launch already printed something that comes later in a start-up (an error, a stats line,
-a memory or KV-cache fact, a start-up phase), or a second banner / a second flags line. The
+a memory or KV-cache fact, a start-up phase), or a second banner / a second flags line. Lines
+before a log's first opening line open nothing unless they show a launch of their own (it served,
+or died with a fatal error): a wrapper's preamble is part of the launch that follows. The
 engine's own "Initializing an LLM engine (vX) with config: …" also carries a version but opens
 nothing: it is told apart by the `config` (or `engine`) fact of the same line, so a version fact
 waits for the next event before it is decided (`Boundary.HOLD`). An opening line stamped earlier
@@ -63,6 +65,7 @@ class Boundary:
         self.banner = False  # a version banner was seen in this launch
         self.flags: str | None = None  # "log" (vLLM printed them) | "pasted" (a command line)
         self.body = False  # something printed after the flags were read
+        self.ended = False  # it served (stats, requests) or hit a fatal error: it was a launch
         self.last_ts: datetime | None = None  # the latest time stamp seen in this launch
 
     def opens(self, ev: Any) -> bool | str:
@@ -71,6 +74,8 @@ class Boundary:
             return False
         if ev.env.ts is not None and self.last_ts is not None and ev.env.ts < self.last_ts:
             return False  # earlier than what this launch printed: a paste out of order, not a restart
+        if not (self.banner or self.flags or self.ended):
+            return False  # a preamble (a wrapper's lines, a cut start): part of the launch that follows
         if ev.name == "version":
             return self.HOLD if (self.body or self.banner) and not engine_line(ev) else False
         if self.body:
@@ -86,6 +91,8 @@ class Boundary:
         if ts is not None and (self.last_ts is None or ts > self.last_ts):
             self.last_ts = ts
         if isinstance(ev, StartupFact):
+            if ev.name in _OPENING and not (self.banner or self.flags or self.ended):
+                self.body = False  # the first opening line after a preamble: the launch starts here
             if ev.name == "version":
                 self.banner = self.banner or (banner and not engine_line(ev))
             elif ev.name == "flags":
@@ -94,6 +101,7 @@ class Boundary:
                 self.body = True
         else:
             self.body = True
+            self.ended = self.ended or not isinstance(ev, EngineError) or bool(ev.fatal)
 
 
 def engine_line(ev: StartupFact) -> bool:

@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 
 from observe import cmdline, diagnosis, parse, pipeline, report
-from observe.model import Envelope, StartupFact
+from observe.model import EngineError, Envelope, StartupFact
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
@@ -144,17 +144,18 @@ def test_an_engine_init_version_line_opens_no_launch() -> None:
 
 
 def test_an_engine_version_line_cut_before_its_config_opens_no_launch() -> None:
-    """The same engine-init line cut before its config (no config fact): its logger file (core.py)
-    and process (EngineCore_1) say it is the engine's, not a banner. A body event comes first."""
-    events = _events(DATA / "corpus" / "029-v1-dp-enginecore1-initializing-config-v083.log")
-    version = next(e for e in events if isinstance(e, StartupFact) and e.name == "version")
-    kv = StartupFact(env=replace(version.env, lineno=2), name="num_gpu_blocks", value=100)
-    later = replace(version, env=replace(version.env, lineno=3))
-    inst = diagnosis.analyze_instance("dp", [*events, kv, later])
-    assert len(inst.launches) == 1
-    # the same line from the API server's banner would open a launch
-    banner = replace(later, env=replace(later.env, logger_file="api_server.py", process="APIServer"))
-    assert len(diagnosis.analyze_instance("api", [*events, kv, banner]).launches) == 2
+    """An engine-init line cut before its config (no config fact) after a served launch: its logger
+    file (core.py) and process (EngineCore) say it is the engine's, not a banner."""
+    events = _events(RELAUNCH)
+    third = [e for e in events if e.env.lineno >= 118]
+    init = next(
+        e for e in third if isinstance(e, StartupFact) and e.name == "version" and e.env.lineno == 133
+    )
+    late = replace(init, env=replace(init.env, lineno=9999, ts=third[-1].env.ts))
+    assert len(diagnosis.analyze_instance("x", [*third, late]).launches) == 1
+    # the same line from the API server's banner opens a launch
+    banner = replace(late, env=replace(late.env, logger_file="api_server.py", process="APIServer"))
+    assert len(diagnosis.analyze_instance("x", [*third, banner]).launches) == 2
 
 
 def test_a_paste_out_of_order_is_one_launch() -> None:
@@ -212,3 +213,17 @@ def test_sidecar_window_with_the_served_name_first_still_pastes_the_model_path()
     inst = diagnosis.analyze_instance("sidecar", [served, *events])
     assert inst.config.model == "/models/tiny-llama"
     assert inst.command and inst.command.startswith("vllm serve /models/tiny-llama ")
+
+
+def test_a_preamble_before_the_first_banner_opens_no_launch() -> None:
+    """Lines before the first banner that show no launch of their own (a non-fatal error, a start-up
+    phase) belong to the launch that follows; a fatal error before it is a launch that died (a log
+    whose start was cut)."""
+    events = _events(RELAUNCH)
+    third = [e for e in events if e.env.lineno >= 118]
+    error = next(e for e in events if isinstance(e, EngineError) and e.env.lineno < 62)
+    quiet = replace(error, fatal=False)
+    assert len(diagnosis.analyze_instance("x", [quiet, *third]).launches) == 1
+    died = replace(error, fatal=True)
+    runs = diagnosis.analyze_instance("x", [died, *third]).launches
+    assert [x.status for x in runs] == ["rejected", "served"]
