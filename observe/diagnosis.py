@@ -187,6 +187,8 @@ class InstanceBuilder:
     def _take(self, ev, *, banner: bool = True) -> None:
         self._bound.note(ev, banner=banner)
         env = getattr(ev, "env", None)
+        if isinstance(ev, AccessLog) and env.ts is None:
+            env = None  # the byte scan counts these without events (count_access): no launch start
         if env is not None and (self._first is None or self._first[0] is None and env.ts is not None):
             where = self._first[1] if self._first else f"{env.source}:{env.lineno}"
             self._first = (env.ts, where)
