@@ -187,7 +187,7 @@ class InstanceBuilder:
     def _take(self, ev, *, banner: bool = True) -> None:
         self._bound.note(ev, banner=banner)
         env = getattr(ev, "env", None)
-        if isinstance(ev, AccessLog) and env.ts is None:
+        if isinstance(ev, AccessLog) and ev.env.ts is None:
             env = None  # the byte scan counts these without events (count_access): no launch start
         if env is not None and (self._first is None or self._first[0] is None and env.ts is not None):
             where = self._first[1] if self._first else f"{env.source}:{env.lineno}"
@@ -284,7 +284,7 @@ class InstanceBuilder:
     def count_access(self, n: int) -> None:
         """n access lines with status below 500 and no timestamp, counted without their events."""
         self._settle()
-        self._bound.body = self._bound.ended = True
+        self._bound.ended = True
         self.summary.access_lines += n
 
     def _stats(self, ev: StatsSample) -> None:

@@ -4,16 +4,16 @@ the diagnosis advises the latest one and reports the earlier ones as history. Pu
 
 Where a launch begins (`Boundary`): a launch-opening line — vLLM's version banner (the API
 server's "vLLM API server version X" or the logo's "version X") or its launch flags (the
-`non-default args` dict, an `args: Namespace(...)`, a pasted `vllm serve …` line) — after the
-current launch already printed something that comes later in a start-up (an error, a stats line,
-a memory or KV-cache fact, a start-up phase), or a second banner / a second flags line. Lines
-before a log's first opening line open nothing unless they show a launch of their own (it served,
-or died with a fatal error): a wrapper's preamble is part of the launch that follows. The
-engine's own "Initializing an LLM engine (vX) with config: …" also carries a version but opens
-nothing: it is told apart by the `config` (or `engine`) fact of the same line, so a version fact
-waits for the next event before it is decided (`Boundary.HOLD`). An opening line stamped earlier
-than the launch's latest line is a paste out of order, not a restart. The process id is no guide:
-in a container every restart is `pid=1`.
+`non-default args` dict, an `args: Namespace(...)`, a pasted `vllm serve …` line) — once the
+current launch has ended its start (it served: a stats line, a request; or it hit a fatal error),
+or a second banner / a second flags line (a launch killed while starting). Other start-up facts
+(memory, KV cache, phases) do not end a launch: synthetic or recovered facts come in any order.
+A pasted `vllm serve …` line above vLLM's own flags line is one launch. The engine's own
+"Initializing an LLM engine (vX) with config: …" also carries a version but opens nothing: its
+logger file or process says so, or the `config` (or `engine`) fact of the same line does, so
+such a version fact waits for the next event before it is decided (`Boundary.HOLD`). An opening
+line stamped earlier than the launch's latest line is a paste out of order, not a restart. The
+process id is no guide: in a container every restart is `pid=1`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from observe.quote import quote
 
 # facts that a launch prints before (or while) it reads its flags: they open or describe a launch
 _OPENING = ("version", "flags")
-_NOT_BODY = frozenset((*_OPENING, "engine", "config", "hint"))
 # what vLLM refused at start-up: argument or config validation, or a value the model/memory cannot take
 REJECT_KINDS = frozenset(
     (
@@ -64,7 +63,6 @@ class Boundary:
     def reset(self) -> None:
         self.banner = False  # a version banner was seen in this launch
         self.flags: str | None = None  # "log" (vLLM printed them) | "pasted" (a command line)
-        self.body = False  # something printed after the flags were read
         self.ended = False  # it served (stats, requests) or hit a fatal error: it was a launch
         self.last_ts: datetime | None = None  # the latest time stamp seen in this launch
 
@@ -74,16 +72,12 @@ class Boundary:
             return False
         if ev.env.ts is not None and self.last_ts is not None and ev.env.ts < self.last_ts:
             return False  # earlier than what this launch printed: a paste out of order, not a restart
-        if not (self.banner or self.flags or self.ended):
-            return False  # a preamble (a wrapper's lines, a cut start): part of the launch that follows
         if ev.name == "version":
-            return self.HOLD if (self.body or self.banner) and not engine_line(ev) else False
-        if self.body:
+            return self.HOLD if (self.ended or self.banner) and not engine_line(ev) else False
+        if self.ended:
             return True
-        if self.flags is None:
-            return False
-        # a pasted `vllm serve …` line above vLLM's own flags line is one launch
-        return not (self.flags == "pasted" and ev.env.level is not None)
+        # a second flags line; but a pasted `vllm serve …` line above vLLM's own is one launch
+        return self.flags == "log" or (self.flags == "pasted" and ev.env.level is None)
 
     def note(self, ev: Any, *, banner: bool = True) -> None:
         """Record what `ev` tells about the current launch (banner=False: an engine-init version)."""
@@ -91,17 +85,12 @@ class Boundary:
         if ts is not None and (self.last_ts is None or ts > self.last_ts):
             self.last_ts = ts
         if isinstance(ev, StartupFact):
-            if ev.name in _OPENING and not (self.banner or self.flags or self.ended):
-                self.body = False  # the first opening line after a preamble: the launch starts here
             if ev.name == "version":
                 self.banner = self.banner or (banner and not engine_line(ev))
             elif ev.name == "flags":
                 self.flags = "log" if ev.env.level is not None else (self.flags or "pasted")
-            elif ev.name not in _NOT_BODY:
-                self.body = True
-        else:
-            self.body = True
-            self.ended = self.ended or not isinstance(ev, EngineError) or bool(ev.fatal)
+        elif not isinstance(ev, EngineError) or ev.fatal:
+            self.ended = True
 
 
 def engine_line(ev: StartupFact) -> bool:

@@ -227,3 +227,15 @@ def test_a_preamble_before_the_first_banner_opens_no_launch() -> None:
     died = replace(error, fatal=True)
     runs = diagnosis.analyze_instance("x", [died, *third]).launches
     assert [x.status for x in runs] == ["rejected", "served"]
+
+
+def test_start_up_facts_in_any_order_are_one_launch() -> None:
+    """Facts a sidecar recovered (or a test made) come in any order: KV-cache facts before the
+    flags end nothing. Only serving or a fatal error ends a launch's start."""
+    events = _events(RELAUNCH)
+    third = [e for e in events if e.env.lineno >= 118]
+    facts = [e for e in third if isinstance(e, StartupFact)]
+    rest = [e for e in third if not isinstance(e, StartupFact)]
+    kv_first = sorted(facts, key=lambda e: e.name in ("version", "flags"))  # version and flags last
+    inst = diagnosis.analyze_instance("x", [*kv_first, *rest])
+    assert len(inst.launches) == 1 and inst.config.flags["--max-num-seqs"] == 32
