@@ -150,7 +150,9 @@ def diagnose(
         None, "--selector", help='With --prometheus: label selector, e.g. namespace="llm",model_name="m".'
     ),
     step: str | None = typer.Option(
-        None, "--step", help="With --prometheus: query step (default from the range)."
+        None,
+        "--step",
+        help="With --prometheus: query step (default: raw samples up to 6h, else a step from the range).",
     ),
     fmt: Fmt = typer.Option(Fmt.text, "--format", help="Report format."),
     output: Path | None = typer.Option(

@@ -240,8 +240,16 @@ def render_argv(flags: Mapping[str, Any], *, skip: Iterable[str] = ("--model",))
 def render_command(
     model: str | None, flags: Mapping[str, Any], program: Sequence[str] = ("vllm", "serve")
 ) -> str:
-    """``vllm serve MODEL --flag value ...`` as one shell-quoted line to paste."""
-    argv = [*program, model or str(flags.get("--model") or "MODEL"), *render_argv(flags)]
+    """``vllm serve MODEL --flag value ...`` as one shell-quoted line to paste. MODEL is what vLLM
+    loads (a path or hub id), never a ``--served-model-name``: a ``model`` that is one of the served
+    names gives way to the flags' ``--model`` (a served name is what /v1/models and the metrics'
+    ``model_name`` label show, so it is easily taken for the model)."""
+    named = flags.get("--model")
+    served = flags.get("--served-model-name")
+    names = [str(x) for x in served] if isinstance(served, (list, tuple)) else [str(served)] if served else []
+    if named is not None and (model is None or (str(model) in names and str(model) != str(named))):
+        model = str(named)
+    argv = [*program, model or "MODEL", *render_argv(flags)]
     return shlex.join(argv)
 
 

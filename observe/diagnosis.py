@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from observe import advise as advise_mod
-from observe import cmdline, detect, metricmath, redact, timeline, versions
+from observe import cmdline, detect, launches, metricmath, redact, timeline, versions
 from observe.model import (
     AccessLog,
     AdviceNote,
@@ -128,6 +128,9 @@ class InstanceDiagnosis:
     summary: Summary | None = None
     scrapes: int = 0
     notes: list[AdviceNote] = field(default_factory=list)  # findings no flag change answers
+    # every launch the log holds, in order (the last is this diagnosis); earlier ones are history
+    launches: list[launches.Launch] = field(default_factory=list)
+    launches_dropped: int = 0  # earlier launches beyond launches.MAX_LAUNCHES, not kept
 
 
 @dataclass
@@ -149,9 +152,70 @@ class InstanceBuilder:
         self.facts: dict[str, Any] = {}
         self.sources: list[dict] = []
         self.scrapes: list[Scrape] = []
+        self.launches: list[launches.Launch] = []  # the earlier launches of this log, finished
+        self.launches_dropped = 0
+        self._index = 1  # the current launch's number
+        self._bound = launches.Boundary()
+        self._held: StartupFact | None = None  # a version fact waiting for the next event
+        self._first: tuple[datetime | None, str | None] | None = None  # the launch's first (time, where)
+
+    # ---------------------------------------------------------------- launches
+    def add(self, ev) -> None:
+        """One event, in log order; a launch-opening event after a launch's lines starts a new launch."""
+        if self._held is not None:
+            held, self._held = self._held, None
+            if launches.engine_init(held, ev):
+                self._take(held, banner=False)
+            else:
+                self._next_launch()
+                self._take(held)
+        verdict = self._bound.opens(ev)
+        if verdict == launches.Boundary.HOLD:
+            self._held = ev
+            return
+        if verdict:
+            self._next_launch()
+        self._take(ev)
+
+    def _settle(self) -> None:
+        """A held version fact with no engine-init line after it: a banner, so a new launch."""
+        if self._held is not None:
+            held, self._held = self._held, None
+            self._next_launch()
+            self._take(held)
+
+    def _take(self, ev, *, banner: bool = True) -> None:
+        self._bound.note(ev, banner=banner)
+        env = getattr(ev, "env", None)
+        if isinstance(ev, AccessLog) and ev.env.ts is None:
+            env = None  # the byte scan counts these without events (count_access): no launch start
+        if env is not None and (self._first is None or self._first[0] is None and env.ts is not None):
+            where = self._first[1] if self._first else f"{env.source}:{env.lineno}"
+            self._first = (env.ts, where)
+        self._add(ev)
+
+    def _next_launch(self) -> None:
+        """Close the current launch (its own findings, advice and command) and start a fresh one."""
+        self._finish_config()
+        closed = self._diagnose(scrapes=(), now=None)
+        self.launches.append(self._record(closed, current=False))
+        if len(self.launches) > launches.MAX_LAUNCHES:
+            del self.launches[0]
+            self.launches_dropped += 1
+        self.summary = Summary()
+        self.timeline = timeline.Timeline(max_rows=self.timeline.max_rows)
+        self.config = EngineConfig()
+        self.facts = {}
+        self._bound.reset()
+        self._first = None
+        self._index += 1
+
+    def _record(self, d: InstanceDiagnosis, *, current: bool) -> launches.Launch:
+        first = self._first or (None, None)
+        return launches.record(self._index, first, self.summary, self.config, d, current=current)
 
     # ---------------------------------------------------------------- events
-    def add(self, ev) -> None:
+    def _add(self, ev) -> None:
         s = self.summary
         env = getattr(ev, "env", None)
         if env is not None and env.ts is not None:
@@ -219,6 +283,8 @@ class InstanceBuilder:
 
     def count_access(self, n: int) -> None:
         """n access lines with status below 500 and no timestamp, counted without their events."""
+        self._settle()
+        self._bound.ended = True
         self.summary.access_lines += n
 
     def _stats(self, ev: StatsSample) -> None:
@@ -313,7 +379,7 @@ class InstanceBuilder:
             model = value.get("--model") or value.get("--model-tag")
             c.flags.update(value)
             cmdline.apply_to_config(c, {k: v for k, v in value.items() if k != "--model"})
-            if model and not c.model:
+            if model:  # the flags name the model path; a config fact may have given the served name
                 c.model = str(model)
         elif name == "config" and isinstance(value, dict):
             cmdline.apply_to_config(c, cmdline.config_to_flags(value), overwrite=False)
@@ -357,22 +423,35 @@ class InstanceBuilder:
 
     # ---------------------------------------------------------------- finish
     def finish(self, *, now: datetime | None = None) -> InstanceDiagnosis:
+        """The diagnosis of the latest launch (with the scrapes), and every launch as `launches`."""
+        self._settle()
+        self._finish_config(self.scrapes)
+        d = self._diagnose(scrapes=self.scrapes, now=now)
+        d.launches = [*self.launches, self._record(d, current=True)]
+        d.launches_dropped = self.launches_dropped
+        return d
+
+    def _finish_config(self, scrapes: Sequence[Scrape] = ()) -> None:
         s = self.summary
         cfg = self.config
-        _complete_config(cfg, s, self.scrapes)
+        _complete_config(cfg, s, scrapes)
         if s.max_tokens_per_running is None and cfg.kv_cache_tokens:
             per = [kv / 100.0 * cfg.kv_cache_tokens / r for kv, r in s._kv_usage_running if r]
             if per:
                 s.max_tokens_per_running = max(per)
+
+    def _diagnose(self, *, scrapes: Sequence[Scrape], now: datetime | None) -> InstanceDiagnosis:
+        s = self.summary
+        cfg = self.config
         logs = None if self.timeline.empty else self.timeline.frame()
-        metrics = timeline.scrape_frame(self.scrapes) if self.scrapes else None
+        metrics = timeline.scrape_frame(scrapes) if scrapes else None
         frame = timeline.join(logs, metrics)
         ctx = detect.Context(
             summary=s,
             config=cfg,
             frame=frame,
             metrics=metrics,
-            scrapes=self.scrapes,
+            scrapes=scrapes,
             now=now,
             settings=self.settings,
         )
@@ -381,8 +460,8 @@ class InstanceBuilder:
         recs = advice.recommendations
         command = advise_mod.command_line(cfg, recs) if recs else None
         stats = stats_dict(s, self.settings)
-        if self.scrapes:
-            stats["metrics"] = metricmath.window_summary(self.scrapes)
+        if scrapes:
+            stats["metrics"] = metricmath.window_summary(scrapes)
         return InstanceDiagnosis(
             name=self.name,
             sources=self.sources,
@@ -394,7 +473,7 @@ class InstanceBuilder:
             command=command,
             frame=frame,
             summary=s,
-            scrapes=len(self.scrapes),
+            scrapes=len(scrapes),
             notes=advice.notes,
         )
 

@@ -1,15 +1,25 @@
 """Edge: vLLM's history from a Prometheus HTTP API (Prometheus, Thanos Query, Mimir) as Scrapes.
 
 `observe diagnose --prometheus URL` reads the same vLLM series a `/metrics` snapshot holds, but
-from the server's history: one range query (``/api/v1/query_range``) per metric the diagnosis
-reads, every exposed alias of it (old and new vLLM names), narrowed by the user's label selector.
-The answer is regrouped into one list of `model.Scrape` per instance (a pod, or a job/instance
-pair), one Scrape per evaluation step, samples renamed to canonical names exactly as
-`scrape.parse_text` does — so the timeline, the detectors and the summary run unchanged.
+from the server's history: one query per metric the diagnosis reads, every exposed alias of it
+(old and new vLLM names), narrowed by the user's label selector. The answer is regrouped into one
+list of `model.Scrape` per instance (a pod, or a job/instance pair), samples renamed to canonical
+names exactly as `scrape.parse_text` does — so the timeline, the detectors and the summary run
+unchanged.
 
-Bounded: the step is chosen from the range (at most `MAX_POINTS` points per series), each query
-has a timeout and a series cap, and a Prometheus that is down, slow or answers an error gives one
-`TargetError` naming the URL and the reason. Credentials come from the environment only
+Raw samples, not evaluation steps: for a range up to `RAW_MAX_SPAN_S` (and no ``--step``) each
+query is an instant query of a range selector, ``{…}[<range>s]`` at the range's end, which returns
+every sample Prometheus stored in the range at its own scrape time — one Scrape per scrape. So
+a counter's increase runs from the first to the last sample in the range (a reset counts from zero,
+as Prometheus' ``increase`` does), and a gauge is seen at the scrape resolution: a KV cache that
+was full between two 15 s evaluation steps is not missed, and a range shorter than a step is not
+one point. A longer range (or ``--step``) is read with ``/api/v1/query_range`` at the step.
+
+Bounded: the raw range is capped (`RAW_MAX_SPAN_S`; beyond `MAX_SAMPLES` samples the range is
+read at a step instead), the step is chosen from the range (at most `MAX_POINTS` points per
+series), each query has a timeout and a series cap, and a Prometheus that is down, slow or
+answers an error gives one `TargetError` naming the URL and the reason. Credentials come from the
+environment only
 (`OBSERVE_PROMETHEUS_TOKEN`, or `OBSERVE_PROMETHEUS_USER` + `OBSERVE_PROMETHEUS_PASSWORD`;
 `OBSERVE_PROMETHEUS_ORG_ID` sets Mimir's ``X-Scope-OrgID``).
 """
@@ -33,7 +43,9 @@ from observe.scrape import _canonical as canonical_sample_name
 
 __all__ = [
     "MAX_POINTS",
+    "MAX_SAMPLES",
     "MAX_SERIES",
+    "RAW_MAX_SPAN_S",
     "METRICS",
     "History",
     "choose_step",
@@ -46,6 +58,8 @@ __all__ = [
 MAX_POINTS = 1000  # points per series per query (Prometheus itself refuses more than 11,000)
 MIN_STEP_S = 15.0  # Prometheus' default scrape interval: a finer step only repeats samples
 MAX_SERIES = 5000  # per query; more means the selector matches a fleet, not an instance
+RAW_MAX_SPAN_S = 6 * 3600.0  # ranges up to this are read as raw samples (the default --since)
+MAX_SAMPLES = 1_500_000  # raw samples over all queries (~150 MB as Samples); more: read at a step
 TIMEOUT_S = 30.0
 
 # Canonical metrics the diagnosis reads from a scrape (timeline.scrape_frame, metricmath.window_summary,
@@ -138,10 +152,12 @@ class History:
     url: str
     start: datetime
     end: datetime
-    step: float
+    step: float  # the query_range step; 0 when raw samples were read
     selector: str
     instances: dict[str, list[Scrape]] = field(default_factory=dict)
     series: int = 0
+    raw: bool = False  # every stored sample in the range, at its scrape time (see the module doc)
+    samples: int = 0
 
 
 def _auth(env: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, str] | None]:
@@ -269,29 +285,55 @@ def read_history(
     if end <= start:
         raise ConfigError(f"--end ({end.isoformat()}) must be after --start ({start.isoformat()})")
     span = (end - start).total_seconds()
+    sel = parse_selector(selector)
+    session = session or requests.Session()
+    if step is None and span <= RAW_MAX_SPAN_S:
+        window = max(1, math.ceil(span))
+        hist = History(
+            url=base, start=end - timedelta(seconds=window), end=end, step=0.0, selector=sel, raw=True
+        )
+        try:
+            results = _read_all(
+                session, base, hist, {"time": f"{end.timestamp():.3f}"}, f"[{window}s]", timeout, env
+            )
+        except _TooMany:  # a fleet or a busy target: read it at a step instead
+            results = None
+        if results is not None:
+            return _finish(hist, results)
     step_s = parse_duration(step) if step else choose_step(span)
     if span / step_s > 11_000:
         raise ConfigError(f"step {step} over {span:g}s is more than the 11,000 points Prometheus allows")
     # The last point falls on `end` exactly (the newest samples count); the first at or after `start`.
     start = end - timedelta(seconds=math.floor(span / step_s) * step_s)
-    sel = parse_selector(selector)
     hist = History(url=base, start=start, end=end, step=step_s, selector=sel)
-    session = session or requests.Session()
+    params = {"start": f"{start.timestamp():.3f}", "end": f"{end.timestamp():.3f}", "step": f"{step_s:g}"}
+    return _finish(hist, _read_all(session, base, hist, params, "", timeout, env))
+
+
+class _TooMany(Exception):
+    """More raw samples than MAX_SAMPLES."""
+
+
+def _read_all(
+    session: requests.Session,
+    base: str,
+    hist: History,
+    params: dict[str, str],
+    window: str,
+    timeout: float,
+    env: Mapping[str, str],
+) -> list[dict]:
+    """One query per metric: raw samples (``window`` given: an instant query of ``expr[window]``)
+    or a range query at the step (``params`` has start, end and step)."""
+    path = "/api/v1/query" if hist.raw else "/api/v1/query_range"
     results: list[dict] = []
     for canonical in METRICS:
-        data = _get(
-            session,
-            base + "/api/v1/query_range",
-            {
-                "query": _query_expr(canonical, sel),
-                "start": f"{start.timestamp():.3f}",
-                "end": f"{end.timestamp():.3f}",
-                "step": f"{step_s:g}",
-                "timeout": f"{timeout:g}s",
-            },
-            timeout,
-            env,
-        )
+        query = {
+            "query": _query_expr(canonical, hist.selector) + window,
+            **params,
+            "timeout": f"{timeout:g}s",
+        }
+        data = _get(session, base + path, query, timeout, env)
         if not isinstance(data, dict) or data.get("resultType") != "matrix":
             raise TargetError(f"Prometheus at {base} answered a range query without a matrix")
         res = data.get("result") or []
@@ -300,7 +342,15 @@ def read_history(
                 f"{canonical} has {len(res)} series in Prometheus at {base}: narrow --selector "
                 '(e.g. namespace="llm",pod="vllm-0")'
             )
+        hist.samples += sum(len(r.get("values") or ()) for r in res)
+        if hist.raw and hist.samples > MAX_SAMPLES:
+            raise _TooMany
         results.extend(res)
+    return results
+
+
+def _finish(hist: History, results: list[dict]) -> History:
+    base, sel, start, end = hist.url, hist.selector, hist.start, hist.end
     hist.series = len(results)
     hist.instances, _ = to_instances(results)
     if not hist.instances:

@@ -232,18 +232,21 @@ class ReplayController:
 
     ``mode="manual"``: the index moves only through ``advance()`` / ``set()``.
     ``mode="per_request"``: each GET /metrics serves the next snapshot (the last one repeats).
+    ``mode="once"``: each GET /metrics serves the next snapshot, each exactly once; then 503
+    (``served`` counts the snapshots handed out).
     ``down=True`` makes /metrics answer 503 (a vLLM that is not ready).
     """
 
     def __init__(self, snapshots: Sequence[str], mode: str = "manual") -> None:
         if not snapshots:
             raise ValueError("replay needs at least one recorded snapshot")
-        if mode not in ("manual", "per_request"):
+        if mode not in ("manual", "per_request", "once"):
             raise ValueError(f"unknown replay mode {mode!r}")
         self.snapshots = list(snapshots)
         self.mode = mode
         self.index = 0
         self.requests = 0
+        self.served = 0
         self.down = False
         self._lock = threading.Lock()
 
@@ -263,6 +266,11 @@ class ReplayController:
             self.requests += 1
             if self.down:
                 return None
+            if self.mode == "once":
+                if self.served >= len(self.snapshots):
+                    return None
+                self.served += 1
+                return self.snapshots[self.served - 1]
             body = self.snapshots[self.index]
             if self.mode == "per_request":
                 self.index = min(self.index + 1, len(self.snapshots) - 1)

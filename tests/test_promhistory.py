@@ -96,7 +96,12 @@ def test_one_diagnosis_per_instance_and_the_selector_narrows(prom) -> None:
     assert sorted(i.name for i in diag.instances) == ["llm/vllm-kv-0", "llm/vllm-normal-0"]
     one = promhistory.read_history(prom, start=start, end=end, selector='{pod=~"vllm-kv.*"}', now=NOW)
     assert list(one.instances) == ["llm/vllm-kv-0"]
-    assert both.step >= promhistory.MIN_STEP_S and (end - start).total_seconds() / both.step <= 1000
+    # a range up to RAW_MAX_SPAN_S is read as raw samples: one Scrape per recorded snapshot
+    assert both.raw and both.step == 0
+    assert [len(both.instances[k]) for k in sorted(both.instances)] == [len(KV_SNAPS), len(NORMAL_SNAPS)]
+    # --step (or a longer range) reads evaluation steps instead, bounded in points
+    stepped = promhistory.read_history(prom, start=start, end=end, step="1m", now=NOW)
+    assert not stepped.raw and stepped.step == 60 and (end - start).total_seconds() / stepped.step <= 1000
     with pytest.raises(TargetError, match="no vLLM series"):
         promhistory.read_history(prom, start=start, end=end, selector='namespace="other"', now=NOW)
 
@@ -204,6 +209,7 @@ def test_selector_duration_and_step() -> None:
         with pytest.raises(ConfigError):
             promhistory.parse_duration(bad)
     assert promhistory.choose_step(3600) == 15
+    assert promhistory.RAW_MAX_SPAN_S == 6 * 3600  # the default --since is read raw
     assert promhistory.choose_step(7 * 86400) == 605
     with pytest.raises(ConfigError, match="after"):
         promhistory.read_history("http://127.0.0.1:9", start=NOW, end=NOW, now=NOW)

@@ -35,7 +35,14 @@ from observe.report.svg import (
     time_axis,
 )
 from observe.report.svg import escape as _e
-from observe.report.text import count_text, flags_text, size_text, summary_line, unreadable_text
+from observe.report.text import (
+    count_text,
+    flags_text,
+    launch_lines,
+    size_text,
+    summary_line,
+    unreadable_text,
+)
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -346,6 +353,9 @@ def render_instance(
     parts.append(
         f'<p class="summary">{summary} <span class="muted">{len(times):,} timeline rows{_e(span)}</span></p>'
     )
+    runs = launch_lines(inst)
+    if runs:  # a log with several launches: this section is the latest; the earlier ones as history
+        parts.append("<h3>Launches</h3>" + _kv_table(runs, "facts launches"))
     parts.append(_key_numbers(inst))
     parts.append("<h3>Findings</h3>" + _findings_section(findings))
     parts.append(_errors_section(getattr(inst, "events", None)))

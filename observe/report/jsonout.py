@@ -7,6 +7,9 @@ names its `instance`).
 A recommendation's `alternatives` are other single changes, any one of which has the same effect
 (the `command` applies the recommendation itself, never its alternatives); `advice_notes` say,
 for the findings no flag change answers, why and what to do instead.
+`launches` lists every launch of vLLM the instance's log holds (a restart, a rejected launch and its
+fix): the findings, recommendations and command above are the latest launch's (`current`); the
+earlier ones are history, each with its own status, reason, flags, findings and command.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from observe.diagnosis import Diagnosis, InstanceDiagnosis
+from observe.launches import Launch
 from observe.model import AdviceNote, Finding, Recommendation
 
 SCHEMA = "observe.diagnosis/v1"
@@ -100,6 +104,37 @@ def _note(n: AdviceNote, instance: str | None = None) -> dict:
     return d
 
 
+def _launch(launch: Launch, of: int) -> dict:
+    return {
+        "index": launch.index,
+        "of": of,
+        "current": launch.current,
+        "status": launch.status,
+        "reason": launch.reason,
+        "message": launch.message,
+        "start": _iso(launch.start),
+        "end": _iso(launch.end),
+        "where": launch.where,
+        "version": launch.version,
+        "model": launch.model,
+        "flags": dict(launch.flags),
+        "stats_samples": launch.stats_samples,
+        "findings": [{"id": f.id, "severity": f.severity, "title": f.title} for f in launch.findings],
+        "recommendations": [
+            {"flag": r.flag, "current": r.current, "suggested": r.suggested} for r in launch.recommendations
+        ],
+        "command": launch.command,
+        "headline": launch.headline(of),
+    }
+
+
+def launches(inst: InstanceDiagnosis) -> list[dict]:
+    """Every launch the instance's log holds, oldest first; the last (`current`) is the one the
+    instance's findings, recommendations and command describe."""
+    of = len(inst.launches) + inst.launches_dropped
+    return [_launch(x, of) for x in inst.launches]
+
+
 def _instance(inst: InstanceDiagnosis) -> dict:
     return {
         "name": inst.name,
@@ -112,6 +147,7 @@ def _instance(inst: InstanceDiagnosis) -> dict:
         "advice_notes": [_note(n) for n in inst.notes],
         "command": inst.command,
         "metrics_snapshots": inst.scrapes,
+        "launches": launches(inst),
     }
 
 
@@ -133,6 +169,7 @@ def to_dict(diag: Diagnosis) -> dict:
         ],
         "advice_notes": [_note(n, i.name if many else None) for i in insts for n in i.notes],
         "command": only.command if only else None,
+        "launches": launches(only) if only else None,
         "instances": [_instance(i) for i in insts],
         "unreadable": diag.unreadable,
     }

@@ -144,6 +144,33 @@ def engine_lines(inst: InstanceDiagnosis) -> list[tuple[str, str]]:
         rows.append(("errors", ", ".join(f"{k} ×{n}" for k, n in e["error_kinds"].items())))
     if c.flags:
         rows.append(("flags", flags_text(c.flags)))
+    return rows + launch_lines(inst)
+
+
+SHOWN_LAUNCHES = 10  # earlier launches listed in a report (all of them are in the JSON)
+
+
+def launch_lines(inst: InstanceDiagnosis) -> list[tuple[str, str]]:
+    """(label, value) rows for a log that holds several launches: which one the report describes,
+    and each earlier one as history (`launch 1 of 3`: `11-29 19:05:37 rejected: …`)."""
+    runs = list(getattr(inst, "launches", None) or [])
+    of = len(runs) + getattr(inst, "launches_dropped", 0)
+    if of < 2:
+        return []
+    last = runs[-1]
+    when = f", {last.start.strftime('%m-%d %H:%M:%S')}" if last.start else ""
+    rows = [("launches", f"{of} in this log; this report is the latest (launch {last.index}{when})")]
+    earlier = runs[:-1]
+    if len(earlier) > SHOWN_LAUNCHES:
+        rows.append(("", f"… {of - 1 - SHOWN_LAUNCHES:,} earlier launches not shown (see the JSON)"))
+        earlier = earlier[-SHOWN_LAUNCHES:]
+    for x in earlier:
+        text = (x.start.strftime("%m-%d %H:%M:%S") + " " if x.start else "") + x.status
+        if x.reason:
+            text += f": {x.reason}"
+        if x.message:
+            text += f" (vLLM: {x.message if len(x.message) <= 160 else x.message[:159] + '…'})"
+        rows.append((f"launch {x.index} of {of}", text))
     return rows
 
 

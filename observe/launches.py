@@ -1,0 +1,201 @@
+"""Launches: one log file often holds several starts of vLLM (a container's log, a restart loop, a
+rejected launch followed by a fixed one). Each launch has its own flags, findings and command;
+the diagnosis advises the latest one and reports the earlier ones as history. Pure: no I/O.
+
+Where a launch begins (`Boundary`): a launch-opening line — vLLM's version banner (the API
+server's "vLLM API server version X" or the logo's "version X") or its launch flags (the
+`non-default args` dict, an `args: Namespace(...)`, a pasted `vllm serve …` line) — once the
+current launch has ended its start (it served: a stats line, a request; or it hit a fatal error),
+or a second banner / a second flags line (a launch killed while starting). Other start-up facts
+(memory, KV cache, phases) do not end a launch: synthetic or recovered facts come in any order.
+A pasted `vllm serve …` line above vLLM's own flags line is one launch. The engine's own
+"Initializing an LLM engine (vX) with config: …" also carries a version but opens nothing: its
+logger file or process says so, or the `config` (or `engine`) fact of the same line does, so
+such a version fact waits for the next event before it is decided (`Boundary.HOLD`). An opening
+line stamped earlier than the launch's latest line is a paste out of order, not a restart. The
+process id is no guide: in a container every restart is `pid=1`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from observe.model import EngineError, Finding, Recommendation, StartupFact
+from observe.quote import quote
+
+# facts that a launch prints before (or while) it reads its flags: they open or describe a launch
+_OPENING = ("version", "flags")
+# what vLLM refused at start-up: argument or config validation, or a value the model/memory cannot take
+REJECT_KINDS = frozenset(
+    (
+        "invalid_launch_args",
+        "invalid_config",
+        "max_position_exceeded",
+        "max_seq_len_exceeds_kv",
+        "kv_needed_exceeds_available",
+        "no_available_memory",
+        "free_memory_below_utilization",
+    )
+)
+REJECT_FINDINGS = frozenset(
+    ("launch_rejected", "max_model_len_exceeds_model", "max_model_len_exceeds_kv_cache", "no_kv_cache_memory")
+)
+CRASH_FINDINGS = frozenset(("engine_crashed", "engine_error", "engine_startup_failed", "cuda_oom"))
+
+# where vLLM's engine (not its API server) logs "Initializing an LLM engine (vX)": such a version
+# line is the engine starting inside a launch, never a new launch
+_ENGINE_FILES = frozenset(("llm_engine.py", "async_llm_engine.py", "core.py", "engine.py", "core_client.py"))
+_ENGINE_PROCESSES = ("EngineCore", "VllmWorker", "RayWorker", "Worker")
+
+MAX_LAUNCHES = 100  # earlier launches kept per instance (a crash loop keeps its last ones)
+
+
+class Boundary:
+    """Decides, event by event, whether an event opens a new launch (see the module docstring)."""
+
+    HOLD = "hold"
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.banner = False  # a version banner was seen in this launch
+        self.flags: str | None = None  # "log" (vLLM printed them) | "pasted" (a command line)
+        self.ended = False  # it served (stats, requests) or hit a fatal error: it was a launch
+        self.last_ts: datetime | None = None  # the latest time stamp seen in this launch
+
+    def opens(self, ev: Any) -> bool | str:
+        """True: `ev` opens a new launch; HOLD: a version fact, decided by the next event; False."""
+        if not isinstance(ev, StartupFact) or ev.name not in _OPENING:
+            return False
+        if ev.env.ts is not None and self.last_ts is not None and ev.env.ts < self.last_ts:
+            return False  # earlier than what this launch printed: a paste out of order, not a restart
+        if ev.name == "version":
+            return self.HOLD if (self.ended or self.banner) and not engine_line(ev) else False
+        if self.ended:
+            return True
+        # a second flags line; but a pasted `vllm serve …` line above vLLM's own is one launch
+        return self.flags == "log" or (self.flags == "pasted" and ev.env.level is None)
+
+    def note(self, ev: Any, *, banner: bool = True) -> None:
+        """Record what `ev` tells about the current launch (banner=False: an engine-init version)."""
+        ts = getattr(getattr(ev, "env", None), "ts", None)
+        if ts is not None and (self.last_ts is None or ts > self.last_ts):
+            self.last_ts = ts
+        if isinstance(ev, StartupFact):
+            if ev.name == "version":
+                self.banner = self.banner or (banner and not engine_line(ev))
+            elif ev.name == "flags":
+                self.flags = "log" if ev.env.level is not None else (self.flags or "pasted")
+        elif not isinstance(ev, EngineError) or ev.fatal:
+            self.ended = True
+
+
+def engine_line(ev: StartupFact) -> bool:
+    """Whether a version fact was logged by the engine (its logger file or process says so)."""
+    env = ev.env
+    return env.logger_file in _ENGINE_FILES or (env.process or "").startswith(_ENGINE_PROCESSES)
+
+
+def engine_init(held: StartupFact, ev: Any) -> bool:
+    """Whether the version fact `held` came from the engine-init line: `ev` is that line's config
+    (or engine) fact."""
+    return (
+        isinstance(ev, StartupFact)
+        and ev.name in ("config", "engine")
+        and ev.env.source == held.env.source
+        and ev.env.lineno == held.env.lineno
+    )
+
+
+@dataclass
+class Launch:
+    """One launch of vLLM as a log shows it."""
+
+    index: int  # 1-based, in log order
+    start: datetime | None = None
+    end: datetime | None = None
+    where: str | None = None  # "file:line" of its first line
+    version: str | None = None
+    model: str | None = None
+    flags: dict[str, Any] = field(default_factory=dict)
+    status: str = "started"  # rejected | failed | crashed | served | started (see `outcome`)
+    reason: str | None = None  # the worst finding's title, for a launch that did not serve
+    message: str | None = None  # vLLM's own words for it (the failing line), quoted
+    stats_samples: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    recommendations: list[Recommendation] = field(default_factory=list)
+    command: str | None = None
+    current: bool = False  # the latest launch: the one the diagnosis describes and advises
+
+    def headline(self, of: int) -> str:
+        """`launch 1 of 3 (04:12): rejected: --max-model-len exceeds the model's context`."""
+        when = f" ({self.start.strftime('%m-%d %H:%M:%S')})" if self.start else ""
+        tail = f": {self.reason}" if self.reason else ""
+        now = ", diagnosed below" if self.current else ""
+        return f"launch {self.index} of {of}{when}{now}: {self.status}{tail}"
+
+
+def outcome(
+    served: bool, errors: list[EngineError], findings: list[Finding]
+) -> tuple[str, str | None, str | None]:
+    """(status, reason, vLLM's message) of a launch: `rejected` (vLLM refused a value at start-up),
+    `failed` (another fatal error before serving), `crashed` (a fatal error or a crash finding after
+    serving began), `served` (stats or requests, no crash; the reason is then its worst critical
+    finding, if any), `started` (neither: cut short, or still starting)."""
+    fatal = [e for e in errors if e.fatal]
+    crit = [f for f in findings if f.severity == "critical"]
+    failing = [f for f in crit if f.id in REJECT_FINDINGS | CRASH_FINDINGS]
+    err = next((e for e in fatal if e.kind in REJECT_KINDS), None) or (fatal[0] if fatal else None)
+    message = quote(_reason_text(err), 300) if err is not None else None
+    kind = err.kind.replace("_", " ") if err is not None else None
+    if served:
+        if fatal or failing:
+            return "crashed", failing[0].title if failing else kind, message
+        return "served", crit[0].title if crit else None, None
+    if not fatal and not crit:
+        return "started", None, None
+    worst = (failing or crit)[0].title if (failing or crit) else kind
+    rejected = any(e.kind in REJECT_KINDS for e in errors) or any(f.id in REJECT_FINDINGS for f in crit)
+    return ("rejected" if rejected else "failed"), worst, message
+
+
+def _reason_text(e: EngineError) -> str:
+    text = next(
+        (
+            v.strip()
+            for v in (e.details.get(k) for k in ("reason", "text"))
+            if isinstance(v, str) and v.strip()
+        ),
+        e.message.strip(),
+    )
+    text = text[len("Value error, ") :] if text.startswith("Value error, ") else text
+    return text.split(" [type=", 1)[0]  # pydantic's own trailer: the input, not the reason
+
+
+def record(
+    index: int, first: tuple[datetime | None, str | None], s: Any, c: Any, d: Any, *, current: bool
+) -> Launch:
+    """The Launch of a finished part of a log: `s` its diagnosis.Summary, `c` its EngineConfig,
+    `d` its InstanceDiagnosis; `first` the (time, "file:line") of its first line."""
+    served = bool(s.samples or s.access_lines or d.scrapes)  # stats lines, requests, or /metrics answered
+    status, reason, message = outcome(served, list(s.errors), list(d.findings))
+    return Launch(
+        index=index,
+        start=first[0] or s.first_ts,
+        end=s.last_ts,
+        where=first[1],
+        version=c.version,
+        model=c.model,
+        flags=dict(c.flags),
+        status=status,
+        reason=reason,
+        message=message,
+        stats_samples=s.samples,
+        findings=list(d.findings),
+        recommendations=list(d.recommendations),
+        command=d.command,
+        current=current,
+    )
