@@ -329,28 +329,16 @@ def capacity(
         None, "--output", "-o", help="Write the answer here instead of stdout."
     ),
 ) -> None:
-    """KV-cache capacity: bytes/token, blocks, tokens, concurrency, and whether --max-model-len fits."""
-    import json as _json
+    """KV-cache capacity: bytes/token, blocks, tokens, concurrency, and whether --max-model-len fits.
+    Exits 1 when vLLM would refuse to start with it."""
+    from observe.capacity.answer import answer
 
-    from observe import capacity as cap
-
-    if fmt not in ("text", "json"):
-        raise ObserveError(f"--format must be text or json, not {fmt!r}")
-    if not model:
-        raise ObserveError("give --model NAME (built-in) or --model path/to/config.json")
-    if Path(model).is_dir():
-        model = str(Path(model) / "config.json")
-    spec = cap.model_spec(model)
-    total = _cap_num("--gpu-memory-gib", gpu_memory_gib, integer=False)
-    gpu_name = ""
-    if gpu:
-        g = cap.gpu_spec(gpu)
-        gpu_name = g.name
-        total = total if total is not None else g.total_gib
-    if total is None:
-        raise ObserveError("give --gpu NAME or --gpu-memory-gib N")
-    kwargs = dict(
-        gpu_memory_gib=total,
+    a = answer(
+        model,
+        gpu=gpu,
+        gpu_memory_gib=_cap_num("--gpu-memory-gib", gpu_memory_gib, integer=False),
+        kv_cache_dtype=kv_cache_dtype,
+        fmt=fmt,
         tp=_cap_num("--tp", tp),
         pp=_cap_num("--pp", pp),
         gpu_memory_utilization=_cap_num("--gpu-memory-utilization", utilization, integer=False),
@@ -363,32 +351,10 @@ def capacity(
         concurrency=_cap_num("--concurrency", concurrency),
         weights_gib=_cap_num("--weights-gib", weights_gib, integer=False),
         quantization=quantization,
-        gpu_name=gpu_name,
     )
-    result = cap.compute(spec, kv_cache_dtype=kv_cache_dtype, **kwargs)
-    alt = None
-    if result.required_kv_gib is not None:  # the classic question: also answer for the other KV dtype
-        other = "auto" if cap.kv_bytes_per_element(kv_cache_dtype, spec) == 1 else "fp8"
-        alt = cap.compute(spec, kv_cache_dtype=other, **kwargs)
-    if fmt == "json":
-        d = {"schema": "observe.capacity/v1", **result.to_dict()}
-        if alt is not None:
-            d["alternative"] = {
-                k: alt.to_dict()[k]
-                for k in (
-                    "kv_cache_dtype",
-                    "bytes_per_token",
-                    "kv_cache_tokens",
-                    "num_blocks",
-                    "required_kv_gib",
-                    "required_kv_gib_total",
-                    "concurrency_fits",
-                    "max_concurrency",
-                )
-            }
-        _emit(_json.dumps(d, indent=2), output)
-    else:
-        _emit(cap.render_text(result, alt), output)
+    _emit(a.text, output)
+    if a.refuses:
+        raise typer.Exit(errors.EXIT_FOUND)
 
 
 # ---------------------------------------------------------------- sidecar

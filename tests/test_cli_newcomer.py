@@ -1,0 +1,60 @@
+"""What a new user meets (issue 23): the numbers, exit codes and wordings the CLI prints agree
+with what is true and with the README's exit-code table. Every test runs the real CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from observe import capacity, errors
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+
+
+def observe(*args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OBSERVE_")}
+    env.update({"PYTHONPATH": str(ROOT), "COLUMNS": "200"})
+    return subprocess.run(
+        [sys.executable, "-m", "observe.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        input=stdin,
+        timeout=timeout,
+    )
+
+
+# ---------------------------------------------------------------- capacity
+def test_capacity_exits_1_when_it_says_vllm_refuses_to_start() -> None:
+    r = observe("capacity", "--model", "llama-3-8b", "--gpu", "L4", "--gpu-memory-utilization", "0.76")
+    assert "does NOT fit" in r.stdout
+    assert r.returncode == errors.EXIT_FOUND, r.stdout + r.stderr
+    r = observe("capacity", "--model", "llama-3-8b", "--gpu", "L4", "--gpu-memory-utilization", "0.9")
+    assert "8,192: fits" in r.stdout and r.returncode == errors.EXIT_OK
+
+
+@pytest.mark.parametrize("flag", ["--max-model-len", "--context"])
+def test_capacity_refuses_a_length_above_the_models_own_limit(flag: str) -> None:
+    limit = capacity.model_spec("llama-3-8b").max_pos
+    assert limit == 8192
+    extra = ["--concurrency", "2"] if flag == "--context" else []
+    r = observe("capacity", "--model", "llama-3-8b", "--gpu", "A10G", flag, "100000", *extra)
+    assert r.returncode == errors.EXIT_CONFIG, r.stdout + r.stderr
+    assert r.stdout == "" and len(r.stderr.strip().splitlines()) == 1
+    assert f"{flag} 100,000 is above" in r.stderr and "8,192" in r.stderr
+    # the limit itself is accepted
+    r = observe("capacity", "--model", "llama-3-8b", "--gpu", "H100", flag, str(limit), *extra)
+    assert r.returncode == errors.EXIT_OK, r.stderr
+
+
+def test_capacity_largest_that_fits_never_exceeds_the_models_limit() -> None:
+    spec = capacity.model_spec("llama-3-8b")
+    r = capacity.compute(spec, gpu_memory_gib=79.19, max_model_len=spec.max_pos)
+    assert r.fits and r.max_model_len_that_fits <= spec.max_pos
+    r = capacity.compute(spec, gpu_memory_gib=22.05, gpu_memory_utilization=0.76)
+    assert not r.fits and 0 < r.max_model_len_that_fits <= spec.max_pos
