@@ -839,6 +839,7 @@ def compare(
 def _with_envvars(cmd: Any, path: tuple[str, ...]) -> None:
     """Give every option of every command its OBSERVE_<COMMAND>_<OPTION> variable (shown in --help),
     a metavar named after it, and a usage line without typer's braces."""
+    _no_bool_placeholder(cmd)
     if hasattr(cmd, "commands"):
         for name, sub in cmd.commands.items():
             _with_envvars(sub, (*path, name))
@@ -853,6 +854,22 @@ def _with_envvars(cmd: Any, path: tuple[str, ...]) -> None:
             long = max(p.opts, key=len).lstrip("-")  # as the user types it: --tp → tensor-parallel-size
             p.envvar = "_".join([ENVVAR_PREFIX, *path, long]).upper().replace("-", "_")
             p.show_envvar = True
+
+
+def _no_bool_placeholder(cmd: Any) -> None:
+    """A switch takes no value: no `<bool>` placeholder beside it in --help (-h/--help included)."""
+    make = cmd.get_help_option
+
+    def get_help_option(ctx: Any) -> Any:
+        opt = make(ctx)
+        if opt is not None:
+            opt.metavar = ""
+        return opt
+
+    cmd.get_help_option = get_help_option
+    for p in cmd.params:  # the group's own switches (--version, --install-completion) as well
+        if isinstance(p, typer.core.TyperOption) and p.is_flag:
+            p.metavar = ""
 
 
 def _shown_type(p: Any) -> str:

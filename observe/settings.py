@@ -419,7 +419,9 @@ def to_yaml(s: Settings) -> str:
     """The settings as a commented YAML file that ``--config`` reads back unchanged."""
     lines = ["# observe settings (observe config show); pass with --config FILE", ""]
     section = None
-    for row in describe(s):
+    rows = describe(s)
+    order = {sec: i for i, sec in reversed(list(enumerate(r["section"] for r in rows)))}
+    for row in sorted(rows, key=lambda r: order[r["section"]]):  # each section once, fields in order
         if row["section"] != section:
             section = row["section"]
             lines.append(f"# ---- {_SECTION_TITLES.get(section, section)}")

@@ -58,3 +58,37 @@ def test_capacity_largest_that_fits_never_exceeds_the_models_limit() -> None:
     assert r.fits and r.max_model_len_that_fits <= spec.max_pos
     r = capacity.compute(spec, gpu_memory_gib=22.05, gpu_memory_utilization=0.76)
     assert not r.fits and 0 < r.max_model_len_that_fits <= spec.max_pos
+
+
+# ---------------------------------------------------------------- config show, --help
+def test_config_show_prints_each_section_header_once(tmp_path: Path) -> None:
+    r = observe("config", "show")
+    assert r.returncode == 0, r.stderr
+    headers = [ln for ln in r.stdout.splitlines() if ln.startswith("# ---- ")]
+    assert len(headers) == len(set(headers)) >= 4, headers
+    # what it prints is still what --config reads back
+    (tmp_path / "s.yml").write_text(r.stdout)
+    again = observe("config", "show", "--config", str(tmp_path / "s.yml"))
+    assert again.returncode == 0 and again.stdout == r.stdout
+
+
+def _leaf_paths() -> list[tuple[str, ...]]:
+    from observe import cli
+
+    out: list[tuple[str, ...]] = [()]
+
+    def walk(cmd, path):
+        if hasattr(cmd, "commands"):
+            for name, sub in cmd.commands.items():
+                out.append((*path, name))
+                walk(sub, (*path, name))
+
+    walk(cli.command(), ())
+    return out
+
+
+@pytest.mark.parametrize("path", _leaf_paths(), ids=lambda p: " ".join(p) or "observe")
+def test_help_shows_no_bool_placeholder_for_switches(path: tuple[str, ...]) -> None:
+    r = observe(*path, "--help")
+    assert r.returncode == 0, r.stderr
+    assert "<bool>" not in r.stdout and "BOOL" not in r.stdout
