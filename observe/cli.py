@@ -612,7 +612,7 @@ def _show_proposal(prop, *, title: str) -> None:
     from observe.report.text import current_text
 
     for r in prop.accepted:
-        typer.echo(f"  {r.flag}: {current_text(r)} -> {r.suggested}  # {r.reason}")
+        typer.echo(f"  {r.flag}: {current_text(r)} → {r.suggested}  # {r.reason}")
     for r, why in prop.rejected:
         typer.echo(f"  not suggested: {r.flag} {r.suggested} ({why})")
     if prop.accepted:
@@ -789,7 +789,7 @@ def recommend(
     from observe.report.text import current_text
 
     for r in ok:
-        typer.echo(f"{r.flag}: {current_text(r)} -> {r.suggested}  # {r.reason}")
+        typer.echo(f"{r.flag}: {current_text(r)} → {r.suggested}  # {r.reason}")
     for r, why in bad:
         typer.echo(f"not suggested: {r.flag} {r.suggested} ({why})")
     if command:
@@ -822,18 +822,9 @@ def compare(
         _emit(_json.dumps({"schema": "observe.compare/v1", **res}, indent=2, default=str), None)
         return
 
-    def cell(v) -> str:
-        return "-" if v is None else f"{v:,.4g}" if isinstance(v, float) else str(v)
+    from observe.report.compare import compare_text
 
-    typer.echo(f"{'':28}{'before':>14}{'after':>14}")
-    for row in res["rows"]:
-        typer.echo(f"{row['metric']:28}{cell(row['before']):>14}{cell(row['after']):>14}")
-    for ch in res["flag_changes"]:
-        typer.echo(f"flag {ch['flag']}: {ch['before']} -> {ch['after']}")
-    verdict = {True: "the change helped", False: "the change did not help", None: "not enough data to judge"}[
-        res["helped"]
-    ]
-    typer.echo(f"{verdict}: " + "; ".join(res["reasons"]))
+    _emit(compare_text(res), None)
 
 
 def _with_envvars(cmd: Any, path: tuple[str, ...]) -> None:

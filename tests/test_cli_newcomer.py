@@ -92,3 +92,48 @@ def test_help_shows_no_bool_placeholder_for_switches(path: tuple[str, ...]) -> N
     r = observe(*path, "--help")
     assert r.returncode == 0, r.stderr
     assert "<bool>" not in r.stdout and "BOOL" not in r.stdout
+
+
+# ---------------------------------------------------------------- compare
+def test_compare_prints_human_labels_and_one_arrow() -> None:
+    r = observe("compare", str(EXAMPLES / "kv-pressure"), str(EXAMPLES / "kv-pressure-applied"))
+    assert r.returncode == 0, r.stderr
+    assert "->" not in r.stdout and "→" in r.stdout
+    labels = [ln[:48].strip() for ln in r.stdout.splitlines()[1:] if ln[:1] not in ("", " ")]
+    rows = [x for x in labels if not x.startswith(("flag ", "the change", "not enough"))]
+    assert rows and not [x for x in rows if "_" in x], rows  # no snake_case key
+    assert "generation throughput (tokens/s)" in rows and "TTFT p99 (s)" in rows
+    assert "flag --kv-cache-memory-bytes: 2097152 → 37748736" in r.stdout
+
+
+# ---------------------------------------------------------------- the report's numbers
+@pytest.mark.parametrize(
+    "folder, exact",
+    [("kv-pressure", "2 MiB (--kv-cache-memory-bytes 2,097,152)"), ("normal", "64 MiB (--kv-cache-memory-bytes 67,108,864)")],
+)
+def test_kv_memory_line_is_the_flags_exact_figure(folder: str, exact: str) -> None:
+    log = (EXAMPLES / folder / "vllm.log").read_text()
+    assert "GiB for KV cache" in log  # vLLM's own line, rounded to 0.1 GiB, is there too
+    text = observe("diagnose", str(EXAMPLES / folder))
+    assert f"KV memory              {exact}" in text.stdout, text.stdout
+    html = observe("diagnose", str(EXAMPLES / folder), "--format", "html")
+    assert f"<th>KV memory available</th><td>{exact}</td>" in html.stdout
+
+
+def test_html_header_shows_the_measured_preemptions_and_their_source() -> None:
+    r = observe("diagnose", str(EXAMPLES / "kv-pressure"), "--format", "html")
+    assert r.returncode == 0, r.stderr
+    keynums = r.stdout.split('<p class="keynums">', 1)[1].split("</p>", 1)[0]
+    assert "<b>1,126</b> preemptions" in keynums and "(from /metrics)" in keynums
+    assert "preemption warnings" not in keynums
+    text = observe("diagnose", str(EXAMPLES / "kv-pressure")).stdout
+    assert "preemptions            1,126 (from /metrics)" in text
+
+
+def test_html_metrics_row_is_labelled_rows_not_a_key_value_dump() -> None:
+    r = observe("diagnose", str(EXAMPLES / "kv-pressure"), "--format", "html")
+    row = r.stdout.split("<th>from /metrics</th>", 1)[1].split("</table>", 1)[0]
+    assert "<th>generation throughput (tokens/s)</th><td>3,721.6</td>" in row
+    assert "<th>TTFT p99 (s)</th>" in row
+    tables = "".join(t.split("</table>", 1)[0] for t in r.stdout.split('<table class="facts')[1:])
+    assert "generation_tps" not in tables and "ttft_p50_s" not in tables and ": " not in row
