@@ -51,6 +51,7 @@ _SNIFF = 8192
 #: the `Diagnosis.unreadable` kinds of a file that was not (wholly) read
 NOT_READ = frozenset(("unreadable", "truncated"))
 STDIN = "-"  # `observe diagnose -`: read the log from standard input (`kubectl logs … |`)
+STDIN_NAME = "<stdin>"  # its one name in a report: the instance, the source and every line's place
 
 
 @dataclass
@@ -140,7 +141,7 @@ def discover(paths: Sequence[Path]) -> tuple[list[LogSet], list[Path], list[dict
         for base, parts in rotation.group(f.name for f in fs).items():
             logsets.append(LogSet(key=(str(folder), base), parts=[folder / n for n in parts]))
     if stdin:
-        logsets.append(LogSet(key=("", "stdin"), parts=[Path(STDIN)]))
+        logsets.append(LogSet(key=("", STDIN_NAME), parts=[Path(STDIN)]))
     logsets.sort(key=lambda ls: ls.key)
     for folder, fs in snaps.items():
         here = [ls for ls in logsets if ls.key[0] == folder]
@@ -178,7 +179,7 @@ def _read_failure(src: str, n: int, e: BaseException) -> dict:
 
 def _iter_stdin() -> Iterator[LogLine]:
     for n, b in enumerate(sys.stdin.buffer, 1):
-        yield LogLine("<stdin>", n, b.decode("utf-8", "replace").rstrip("\r\n"))
+        yield LogLine(STDIN_NAME, n, b.decode("utf-8", "replace").rstrip("\r\n"))
 
 
 def _iter_raw(path: Path, unreadable: list[dict], progress: Progress | None = None) -> Iterator[LogLine]:
@@ -354,7 +355,7 @@ def diagnose_paths(
             new_fmts = set(parser.formats) - fmts_before or set(parser.formats)
             b.sources.append(
                 {
-                    "path": str(part),
+                    "path": shown(part),
                     "lines": parser.lines - before_lines,
                     "parsed_lines": parser.vllm_lines - before_vllm,
                     "format": ",".join(sorted(new_fmts)) or None,
@@ -386,15 +387,35 @@ def diagnose_paths(
     for ls, b, p in instances:
         if p is not None and p.vllm_lines == 0 and not b.scrapes:
             for part in ls.parts:
-                if not any(u["path"] == str(part) for u in unreadable):
+                if not any(u["path"] == shown(part) for u in unreadable):
                     unreadable.append(
-                        {"path": str(part), "reason": "no vLLM log lines found", "kind": "no_vllm_lines"}
+                        {"path": shown(part), "reason": NO_VLLM_LINES, "kind": "no_vllm_lines"}
                     )
     if not useful:
-        reasons = "; ".join(f"{u['path']}: {u['reason']}" for u in unreadable[:5]) or "nothing to read"
-        raise InputError(f"no vLLM log lines found ({reasons})")
+        raise InputError(nothing_read_text(unreadable))
     diags = [b.finish(now=now) for _, b in useful]
     return Diagnosis(instances=diags, generated_at=now, unreadable=unreadable)
+
+
+NO_VLLM_LINES = "no vLLM log lines found"
+
+
+def shown(part: Path) -> str:
+    """A log part's name in a report (standard input is `<stdin>`, as its lines' places say)."""
+    return STDIN_NAME if str(part) == STDIN else str(part)
+
+
+def nothing_read_text(unreadable: Sequence[dict]) -> str:
+    """The one line when no input held a vLLM line: the files that had none, then the other reasons
+    (each said once: `no vLLM log lines found in a.log, b.log`)."""
+    empty = [u["path"] for u in unreadable if u.get("kind") == "no_vllm_lines"]
+    other = [f"{u['path']}: {u['reason']}" for u in unreadable if u.get("kind") != "no_vllm_lines"]
+    text = NO_VLLM_LINES + (f" in {', '.join(empty[:5])}" if empty else "")
+    if len(empty) > 5:
+        text += f" and {len(empty) - 5} more"
+    if other:
+        text += f" ({'; '.join(other[:5])})"
+    return text
 
 
 def match_history(instances: Sequence[str], logs: Sequence[str]) -> dict[str, str]:

@@ -137,3 +137,21 @@ def test_html_metrics_row_is_labelled_rows_not_a_key_value_dump() -> None:
     assert "<th>TTFT p99 (s)</th>" in row
     tables = "".join(t.split("</table>", 1)[0] for t in r.stdout.split('<table class="facts')[1:])
     assert "generation_tps" not in tables and "ttft_p50_s" not in tables and ": " not in row
+
+
+# ---------------------------------------------------------------- stdin, nothing read
+def test_stdin_has_one_name_in_a_report() -> None:
+    r = observe("diagnose", "-", stdin=(EXAMPLES / "kv-pressure" / "vllm.log").read_text())
+    assert r.returncode == 0, r.stderr
+    assert "== <stdin>" in r.stdout and "source: <stdin> (" in r.stdout and "at <stdin>:" in r.stdout
+    assert "stdin" not in r.stdout.replace("<stdin>", "")
+    assert "source: -" not in r.stdout
+
+
+def test_no_vllm_lines_is_said_once(tmp_path: Path) -> None:
+    x = tmp_path / "x.log"
+    x.write_text("hello\n")
+    r = observe("diagnose", str(x))
+    assert r.returncode == errors.EXIT_INPUT
+    assert r.stderr.strip() == f"observe: error: no vLLM log lines found in {x}"
+    assert r.stderr.count("no vLLM log lines found") == 1
