@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -424,6 +425,8 @@ def sidecar(
     if settings.api_warning:
         typer.echo(f"observe sidecar: {settings.api_warning}", err=True)
     car.wait()
+    if car.stopped_by == signal.SIGINT:
+        raise _err("interrupted", errors.EXIT_INTERRUPTED)
 
 
 # ---------------------------------------------------------------- top

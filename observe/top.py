@@ -6,7 +6,7 @@ by a timeout, so one server that hangs does not freeze the others) and folded in
 screen, redrawn in place (no clearing, no flicker). Findings and the recommendation come from a
 running sidecar (`--sidecar URL`: its `/api/diagnosis`) or, with `--log`, from an in-process
 sidecar that follows the logs and analyses them with the scrapes, as `observe sidecar` does.
-`q` (or Ctrl-C) quits. A server that does not answer is shown as down with the reason.
+`q` quits (exit 0), Ctrl-C too (exit 130); `--once` exits 3 when a server is down. A server that does not answer is shown as down with the reason.
 
 `render(state)` builds the screen (tests render it to text); `run(...)` is the loop.
 """
@@ -32,6 +32,7 @@ from rich.table import Table
 from rich.text import Text
 
 from observe import scrape
+from observe.errors import TargetError
 from observe.model import Scrape
 from observe.topstate import ServerView, TopState, sparkline
 
@@ -251,6 +252,9 @@ def run(
         if once:
             _poll(state, feeds, lock, pool)
             console.print(screen())
+            down = [v for v in state.servers.values() if v.up is False]
+            if down:  # the README's exit 3: a server that is down is an answer a script must see
+                raise TargetError("; ".join(f"{v.name} is down: {v.error}" for v in down))
             return
 
         def loop() -> None:
@@ -270,9 +274,7 @@ def run(
                 if key and ("q" in key or "Q" in key):
                     break
                 live.update(screen(), refresh=True)
-    except KeyboardInterrupt:
-        pass
-    finally:
+    finally:  # Ctrl-C goes on up to the CLI: exit 130, as the README's table says (q is exit 0)
         stop.set()
         pool.shutdown(wait=False, cancel_futures=True)
         for f in feeds.values():

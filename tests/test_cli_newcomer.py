@@ -155,3 +155,77 @@ def test_no_vllm_lines_is_said_once(tmp_path: Path) -> None:
     assert r.returncode == errors.EXIT_INPUT
     assert r.stderr.strip() == f"observe: error: no vLLM log lines found in {x}"
     assert r.stderr.count("no vLLM log lines found") == 1
+
+
+# ---------------------------------------------------------------- exit codes of the live commands
+def _popen(*args: str) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OBSERVE_")}
+    env.update({"PYTHONPATH": str(ROOT), "COLUMNS": "120"})
+    return subprocess.Popen(
+        [sys.executable, "-m", "observe.cli", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def test_sidecar_reports_a_wrong_url_at_start_and_exits_130_on_ctrl_c() -> None:
+    import signal
+
+    from tests.services import free_port
+
+    dead = f"http://127.0.0.1:{free_port()}"
+    proc = _popen("sidecar", "--vllm-url", dead, "--listen", f"127.0.0.1:{free_port()}", "--scrape-interval", "1h")
+    try:
+        assert proc.stderr is not None
+        lines = []
+        while not any("serving" in ln for ln in lines):  # the sidecar is up once it says so
+            line = proc.stderr.readline()
+            assert line, "".join(lines)
+            lines.append(line)
+        # the first scrape happened before it served: the wrong URL is already told
+        told = [ln for ln in lines if "warning:" in ln and dead in ln]
+        assert told and lines.index(told[0]) < len(lines) - 1, lines
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == errors.EXIT_INTERRUPTED, err
+        assert "Traceback" not in err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def test_top_exits_130_on_ctrl_c(replay_metrics) -> None:
+    import signal
+
+    from tests.services import wait_until
+
+    snap = (EXAMPLES / "kv-pressure" / "metrics-kv-pressure-1.txt").read_text()
+    url, ctl = replay_metrics([snap])
+    proc = _popen("top", url, "--interval", "0.2s")
+    try:
+        wait_until(lambda: ctl.requests >= 3, timeout=60, what="top reading the server")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == errors.EXIT_INTERRUPTED, err
+        assert "Traceback" not in err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
+def test_top_once_on_a_down_server_exits_3(replay_metrics) -> None:
+    from tests.services import free_port
+
+    dead = f"http://127.0.0.1:{free_port()}"
+    r = observe("top", dead, "--once")
+    assert r.returncode == errors.EXIT_TARGET, r.stdout + r.stderr
+    assert "DOWN" in r.stdout and f"{dead} is down" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    snap = (EXAMPLES / "kv-pressure" / "metrics-kv-pressure-1.txt").read_text()
+    url, _ = replay_metrics([snap])
+    assert observe("top", url, "--once").returncode == errors.EXIT_OK
