@@ -221,7 +221,17 @@ class Settings:
         "30m", "How long a recommendation may stay pending before its (info) alert fires.", "alerts"
     )
 
+    max_line_bytes: int = _f(
+        64 * 1024,
+        "A log line longer than this many bytes is cut here, the rest up to its newline skipped and the "
+        "cut counted (diagnose, sidecar, top): one runaway line costs neither memory nor time. vLLM's "
+        "longest lines (the engine config) are a few KB.",
+        "input",
+    )
+
     def __post_init__(self) -> None:
+        if not isinstance(self.max_line_bytes, int) or self.max_line_bytes < 256:
+            raise ConfigError(f"max_line_bytes must be a whole number >= 256, got {self.max_line_bytes!r}")
         for f in dataclasses.fields(self):
             if f.name.endswith("_for") or f.name in ("rate_window", "engine_error_window"):
                 _check_duration(f.name, getattr(self, f.name))
@@ -412,6 +422,7 @@ _SECTION_TITLES = {
     "engine": "engine behaviour",
     "slo": "latency SLOs",
     "alerts": "alert rules",
+    "input": "reading logs",
 }
 
 

@@ -147,6 +147,9 @@ class _Feed:
                     logs=list(target.logs), vllm_url=target.url, from_start=True, use_watchdog=False
                 )
             )
+            # the logs' history now, before the first screen: reads and findings run side by side,
+            # and a first analysis over nothing would show "none" for an existing log
+            self._car.poll_logs_once()
 
     def read(self) -> Scrape:
         if self._car is not None:

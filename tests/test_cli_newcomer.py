@@ -229,3 +229,12 @@ def test_top_once_on_a_down_server_exits_3(replay_metrics) -> None:
     snap = (EXAMPLES / "kv-pressure" / "metrics-kv-pressure-1.txt").read_text()
     url, _ = replay_metrics([snap])
     assert observe("top", url, "--once").returncode == errors.EXIT_OK
+
+
+def test_top_log_reads_an_existing_logs_history_first(replay_metrics) -> None:
+    snap = (EXAMPLES / "kv-pressure" / "metrics-kv-pressure-5.txt").read_text()
+    url, _ = replay_metrics([snap])
+    r = observe("top", url, "--log", str(EXAMPLES / "kv-pressure" / "vllm.log"), "--once")
+    assert r.returncode == errors.EXIT_OK, r.stderr
+    assert "findings (logs): none" not in r.stdout
+    assert "[critical] kv_cache_saturated" in r.stdout

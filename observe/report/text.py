@@ -159,9 +159,12 @@ def engine_lines(inst: InstanceDiagnosis) -> list[tuple[str, str]]:
 
 def source_text(s: dict) -> str:
     """A source file line: `path (1 line, 0 vLLM lines, v1)`."""
+    cut = s.get("cut_lines")
     return (
         f"{s['path']} ({count_text(s['lines'], 'line')}, {count_text(s['parsed_lines'], 'vLLM line')}, "
-        f"{s.get('format') or 'no stats lines'})"
+        f"{s.get('format') or 'no stats lines'}"
+        + (f", {count_text(cut, 'line')} cut at {s.get('max_line_bytes', 0):,} bytes" if cut else "")
+        + ")"
     )
 
 
