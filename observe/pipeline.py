@@ -263,7 +263,7 @@ def scan_part(
     bound = bound or LineBound(_MAX_LINE)
     try:
         gz = scan.is_gzip(path)
-        with open(path, "rb", buffering=0) as raw, (gzip.GzipFile(fileobj=raw) if gz else raw) as f:
+        with open(path, "rb", buffering=0) as raw, gzip.GzipFile(fileobj=raw) if gz else raw as f:
             for blk in _bounded(f, bound):
                 sc.push(blk)
                 if progress is not None:
@@ -436,9 +436,7 @@ def diagnose_paths(
         if p is not None and p.vllm_lines == 0 and not b.scrapes:
             for part in ls.parts:
                 if not any(u["path"] == shown(part) for u in unreadable):
-                    unreadable.append(
-                        {"path": shown(part), "reason": NO_VLLM_LINES, "kind": "no_vllm_lines"}
-                    )
+                    unreadable.append({"path": shown(part), "reason": NO_VLLM_LINES, "kind": "no_vllm_lines"})
     if not useful:
         raise InputError(nothing_read_text(unreadable))
     diags = [b.finish(now=now) for _, b in useful]

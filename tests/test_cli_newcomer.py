@@ -109,7 +109,10 @@ def test_compare_prints_human_labels_and_one_arrow() -> None:
 # ---------------------------------------------------------------- the report's numbers
 @pytest.mark.parametrize(
     "folder, exact",
-    [("kv-pressure", "2 MiB (--kv-cache-memory-bytes 2,097,152)"), ("normal", "64 MiB (--kv-cache-memory-bytes 67,108,864)")],
+    [
+        ("kv-pressure", "2 MiB (--kv-cache-memory-bytes 2,097,152)"),
+        ("normal", "64 MiB (--kv-cache-memory-bytes 67,108,864)"),
+    ],
 )
 def test_kv_memory_line_is_the_flags_exact_figure(folder: str, exact: str) -> None:
     log = (EXAMPLES / folder / "vllm.log").read_text()
@@ -177,7 +180,9 @@ def test_sidecar_reports_a_wrong_url_at_start_and_exits_130_on_ctrl_c() -> None:
     from tests.services import free_port
 
     dead = f"http://127.0.0.1:{free_port()}"
-    proc = _popen("sidecar", "--vllm-url", dead, "--listen", f"127.0.0.1:{free_port()}", "--scrape-interval", "1h")
+    proc = _popen(
+        "sidecar", "--vllm-url", dead, "--listen", f"127.0.0.1:{free_port()}", "--scrape-interval", "1h"
+    )
     try:
         assert proc.stderr is not None
         lines = []

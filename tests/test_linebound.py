@@ -45,7 +45,10 @@ def test_every_line_is_cut_at_the_bound_and_counted(seed: int) -> None:
 def test_the_bound_is_a_setting_shared_with_the_sidecar() -> None:
     s = settings_mod.Settings(max_line_bytes=4096)
     assert SidecarSettings.from_cli(logs=["x.log"], vllm_url=None, thresholds=s).max_line_bytes == 4096
-    assert SidecarSettings.from_cli(logs=["x.log"], vllm_url=None).max_line_bytes == settings_mod.Settings().max_line_bytes
+    assert (
+        SidecarSettings.from_cli(logs=["x.log"], vllm_url=None).max_line_bytes
+        == settings_mod.Settings().max_line_bytes
+    )
     with pytest.raises(ConfigError, match="max_line_bytes"):
         settings_mod.Settings(max_line_bytes=10)
 

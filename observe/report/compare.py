@@ -9,7 +9,15 @@ from observe.report.labels import metric_label
 
 
 def _cell(v: Any) -> str:
-    return "-" if v is None else f"{v:,.4g}" if isinstance(v, float) else f"{v:,}" if isinstance(v, int) else str(v)
+    return (
+        "-"
+        if v is None
+        else f"{v:,.4g}"
+        if isinstance(v, float)
+        else f"{v:,}"
+        if isinstance(v, int)
+        else str(v)
+    )
 
 
 def compare_text(res: dict[str, Any]) -> str:

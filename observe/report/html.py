@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from observe.model import SEVERITIES, severity_rank
+from observe.report.labels import metric_label, preemption_count
 from observe.report.plots import (
     KV_FULL_PCT,
     KV_HIGH_PCT,
@@ -34,7 +35,6 @@ from observe.report.svg import (
     svg_plot,
     time_axis,
 )
-from observe.report.labels import metric_label, preemption_count
 from observe.report.svg import escape as _e
 from observe.report.text import (
     count_text,

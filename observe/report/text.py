@@ -46,11 +46,17 @@ def size_text(gib: float | None) -> str:
 def kv_memory_text(c: Any) -> str | None:
     """The KV-cache memory of an engine: the exact figure when --kv-cache-memory-bytes sets it
     (vLLM's own line rounds it to two decimals of GiB: 2 MiB reads "0.0 GiB"), else vLLM's figure."""
-    exact = parse_bytes(c.flags.get("--kv-cache-memory-bytes")) if c.flags.get("--kv-cache-memory-bytes") else None
+    exact = (
+        parse_bytes(c.flags.get("--kv-cache-memory-bytes"))
+        if c.flags.get("--kv-cache-memory-bytes")
+        else None
+    )
     if exact:
         return f"{size_text(exact / 2**30)} (--kv-cache-memory-bytes {exact:,})"
     if c.available_kv_gib is not None:
-        return size_text(c.available_kv_gib) + (" (vLLM's figure, rounded)" if c.available_kv_gib < 0.01 else "")
+        return size_text(c.available_kv_gib) + (
+            " (vLLM's figure, rounded)" if c.available_kv_gib < 0.01 else ""
+        )
     return None
 
 
@@ -146,7 +152,10 @@ def engine_lines(inst: InstanceDiagnosis) -> list[tuple[str, str]]:
     if pre is not None and (pre[0] or pre[1] != "log warnings" or e.get("silent_preemptions")):
         others = [
             f"{e[k]:,} {what}"
-            for k, what in (("preemption_warnings", "log warnings"), ("cumulative_preemptions", "running total"))
+            for k, what in (
+                ("preemption_warnings", "log warnings"),
+                ("cumulative_preemptions", "running total"),
+            )
             if e.get(k) and e[k] != pre[0]
         ]
         rows.append(("preemptions", f"{pre[0]:,} (from {pre[1]})" + "".join(f", {o}" for o in others)))
