@@ -243,3 +243,28 @@ def test_top_log_reads_an_existing_logs_history_first(replay_metrics) -> None:
     assert r.returncode == errors.EXIT_OK, r.stderr
     assert "findings (logs): none" not in r.stdout
     assert "[critical] kv_cache_saturated" in r.stdout
+
+
+# ---------------------------------------------------------------- current GPUs (issue 20, item 10)
+@pytest.mark.parametrize(
+    "name, total, marketing_gb",
+    [
+        ("B200", 178.35, 192),
+        ("GB200", 184.31, 192),
+        ("MI300X", 191.98, 192),
+        ("H20", 95.12, 96),
+        ("L20", 44.52, 48),
+        ("H200", 139.72, 141),
+        ("L40S", 44.52, 48),
+        ("RTX-5090", 31.37, 32),
+    ],
+)
+def test_current_gpus_have_their_torch_reported_total(name: str, total: float, marketing_gb: int) -> None:
+    g = capacity.gpu_spec(name)
+    assert g.total_gib == total and g.source
+    # the driver's total is below the marketing size (GB, or GiB of HBM less the driver's reserve)
+    assert g.total_gib * 2**30 < marketing_gb * 2**30
+    assert g.exact or g.source.startswith("derived")
+    r = observe("capacity", "--model", "llama-3-8b", "--gpu", name.lower(), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert f'"gpu_memory_gib": {total}' in r.stdout
