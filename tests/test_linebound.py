@@ -95,3 +95,32 @@ def test_a_200_mb_line_is_cut_and_memory_stays_flat(tmp_path: Path) -> None:
         )
     assert r.returncode == 0, r.stderr[-2000:]
     assert "1 line cut at 65,536 bytes" in r.stdout and "kv_cache_saturated" in r.stdout
+
+
+def test_the_bound_comes_from_config_and_the_cut_is_in_the_json(tmp_path: Path) -> None:
+    import json
+    from importlib import resources
+
+    import jsonschema
+
+    log = tmp_path / "vllm.log"
+    src = (ROOT / "examples" / "kv-pressure" / "vllm.log").read_text().splitlines(keepends=True)
+    log.write_text(
+        "".join(src[:30]) + "INFO 11-29 19:02:48 [x.py:1] " + "b" * 9000 + "\n" + "".join(src[30:])
+    )
+    cfg = tmp_path / "s.yml"
+    cfg.write_text("max_line_bytes: 8192\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OBSERVE_")}
+    env["PYTHONPATH"] = str(ROOT)
+    r = subprocess.run(
+        [sys.executable, "-m", "observe.cli", "diagnose", str(log), "--config", str(cfg), "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["sources"][0]["cut_lines"] == 1 and doc["sources"][0]["max_line_bytes"] == 8192
+    schema = json.loads((resources.files("observe") / "schemas" / "diagnosis-v1.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(doc)
