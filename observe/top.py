@@ -6,7 +6,8 @@ by a timeout, so one server that hangs does not freeze the others) and folded in
 screen, redrawn in place (no clearing, no flicker). Findings and the recommendation come from a
 running sidecar (`--sidecar URL`: its `/api/diagnosis`) or, with `--log`, from an in-process
 sidecar that follows the logs and analyses them with the scrapes, as `observe sidecar` does.
-`q` quits (exit 0), Ctrl-C too (exit 130); `--once` exits 3 when a server is down. A server that does not answer is shown as down with the reason.
+`q` quits (exit 0), Ctrl-C too (exit 130); `--once` exits 3 when a server is down. A server that
+does not answer is shown as down with the reason.
 
 `render(state)` builds the screen (tests render it to text); `run(...)` is the loop.
 """
