@@ -124,3 +124,11 @@ def test_the_bound_comes_from_config_and_the_cut_is_in_the_json(tmp_path: Path) 
     assert doc["sources"][0]["cut_lines"] == 1 and doc["sources"][0]["max_line_bytes"] == 8192
     schema = json.loads((resources.files("observe") / "schemas" / "diagnosis-v1.json").read_text())
     jsonschema.Draft202012Validator(schema).validate(doc)
+    html = subprocess.run(
+        [sys.executable, "-m", "observe.cli", "diagnose", str(log), "--config", str(cfg), "--format", "html"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert "(1 line cut at 8,192 bytes)</td>" in html.stdout

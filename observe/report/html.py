@@ -335,7 +335,13 @@ def _sources_section(sources: Sequence[dict]) -> str:
     if not sources:
         return ""
     rows = "".join(
-        f"<tr><td><code>{_e(s.get('path'))}</code></td><td>{_e(fmt_num(s.get('lines')))}</td>"
+        f"<tr><td><code>{_e(s.get('path'))}</code></td><td>{_e(fmt_num(s.get('lines')))}"
+        + (
+            f" ({_e(count_text(s['cut_lines'], 'line'))} cut at {_e(fmt_num(s.get('max_line_bytes')))} bytes)"
+            if s.get("cut_lines")
+            else ""
+        )
+        + "</td>"
         f"<td>{_e(fmt_num(s.get('parsed_lines')))}</td><td>{_e(s.get('format'))}</td></tr>"
         for s in sources
     )
