@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -331,28 +332,16 @@ def capacity(
         None, "--output", "-o", help="Write the answer here instead of stdout."
     ),
 ) -> None:
-    """KV-cache capacity: bytes/token, blocks, tokens, concurrency, and whether --max-model-len fits."""
-    import json as _json
+    """KV-cache capacity: bytes/token, blocks, tokens, concurrency, and whether --max-model-len fits.
+    Exits 1 when vLLM would refuse to start with it."""
+    from observe.capacity.answer import answer
 
-    from observe import capacity as cap
-
-    if fmt not in ("text", "json"):
-        raise ObserveError(f"--format must be text or json, not {fmt!r}")
-    if not model:
-        raise ObserveError("give --model NAME (built-in) or --model path/to/config.json")
-    if Path(model).is_dir():
-        model = str(Path(model) / "config.json")
-    spec = cap.model_spec(model)
-    total = _cap_num("--gpu-memory-gib", gpu_memory_gib, integer=False)
-    gpu_name = ""
-    if gpu:
-        g = cap.gpu_spec(gpu)
-        gpu_name = g.name
-        total = total if total is not None else g.total_gib
-    if total is None:
-        raise ObserveError("give --gpu NAME or --gpu-memory-gib N")
-    kwargs = dict(
-        gpu_memory_gib=total,
+    a = answer(
+        model,
+        gpu=gpu,
+        gpu_memory_gib=_cap_num("--gpu-memory-gib", gpu_memory_gib, integer=False),
+        kv_cache_dtype=kv_cache_dtype,
+        fmt=fmt,
         tp=_cap_num("--tp", tp),
         pp=_cap_num("--pp", pp),
         gpu_memory_utilization=_cap_num("--gpu-memory-utilization", utilization, integer=False),
@@ -365,32 +354,10 @@ def capacity(
         concurrency=_cap_num("--concurrency", concurrency),
         weights_gib=_cap_num("--weights-gib", weights_gib, integer=False),
         quantization=quantization,
-        gpu_name=gpu_name,
     )
-    result = cap.compute(spec, kv_cache_dtype=kv_cache_dtype, **kwargs)
-    alt = None
-    if result.required_kv_gib is not None:  # the classic question: also answer for the other KV dtype
-        other = "auto" if cap.kv_bytes_per_element(kv_cache_dtype, spec) == 1 else "fp8"
-        alt = cap.compute(spec, kv_cache_dtype=other, **kwargs)
-    if fmt == "json":
-        d = {"schema": "observe.capacity/v1", **result.to_dict()}
-        if alt is not None:
-            d["alternative"] = {
-                k: alt.to_dict()[k]
-                for k in (
-                    "kv_cache_dtype",
-                    "bytes_per_token",
-                    "kv_cache_tokens",
-                    "num_blocks",
-                    "required_kv_gib",
-                    "required_kv_gib_total",
-                    "concurrency_fits",
-                    "max_concurrency",
-                )
-            }
-        _emit(_json.dumps(d, indent=2), output)
-    else:
-        _emit(cap.render_text(result, alt), output)
+    _emit(a.text, output)
+    if a.refuses:
+        raise typer.Exit(errors.EXIT_FOUND)
 
 
 # ---------------------------------------------------------------- sidecar
@@ -460,6 +427,8 @@ def sidecar(
     if settings.api_warning:
         typer.echo(f"observe sidecar: {settings.api_warning}", err=True)
     car.wait()
+    if car.stopped_by == signal.SIGINT:
+        raise _err("interrupted", errors.EXIT_INTERRUPTED)
 
 
 # ---------------------------------------------------------------- top
@@ -648,7 +617,7 @@ def _show_proposal(prop, *, title: str) -> None:
     from observe.report.text import current_text
 
     for r in prop.accepted:
-        typer.echo(f"  {r.flag}: {current_text(r)} -> {r.suggested}  # {r.reason}")
+        typer.echo(f"  {r.flag}: {current_text(r)} → {r.suggested}  # {r.reason}")
     for r, why in prop.rejected:
         typer.echo(f"  not suggested: {r.flag} {r.suggested} ({why})")
     if prop.accepted:
@@ -825,7 +794,7 @@ def recommend(
     from observe.report.text import current_text
 
     for r in ok:
-        typer.echo(f"{r.flag}: {current_text(r)} -> {r.suggested}  # {r.reason}")
+        typer.echo(f"{r.flag}: {current_text(r)} → {r.suggested}  # {r.reason}")
     for r, why in bad:
         typer.echo(f"not suggested: {r.flag} {r.suggested} ({why})")
     if command:
@@ -858,23 +827,15 @@ def compare(
         _emit(_json.dumps({"schema": "observe.compare/v1", **res}, indent=2, default=str), None)
         return
 
-    def cell(v) -> str:
-        return "-" if v is None else f"{v:,.4g}" if isinstance(v, float) else str(v)
+    from observe.report.compare import compare_text
 
-    typer.echo(f"{'':28}{'before':>14}{'after':>14}")
-    for row in res["rows"]:
-        typer.echo(f"{row['metric']:28}{cell(row['before']):>14}{cell(row['after']):>14}")
-    for ch in res["flag_changes"]:
-        typer.echo(f"flag {ch['flag']}: {ch['before']} -> {ch['after']}")
-    verdict = {True: "the change helped", False: "the change did not help", None: "not enough data to judge"}[
-        res["helped"]
-    ]
-    typer.echo(f"{verdict}: " + "; ".join(res["reasons"]))
+    _emit(compare_text(res), None)
 
 
 def _with_envvars(cmd: Any, path: tuple[str, ...]) -> None:
     """Give every option of every command its OBSERVE_<COMMAND>_<OPTION> variable (shown in --help),
     a metavar named after it, and a usage line without typer's braces."""
+    _no_bool_placeholder(cmd)
     if hasattr(cmd, "commands"):
         for name, sub in cmd.commands.items():
             _with_envvars(sub, (*path, name))
@@ -889,6 +850,22 @@ def _with_envvars(cmd: Any, path: tuple[str, ...]) -> None:
             long = max(p.opts, key=len).lstrip("-")  # as the user types it: --tp → tensor-parallel-size
             p.envvar = "_".join([ENVVAR_PREFIX, *path, long]).upper().replace("-", "_")
             p.show_envvar = True
+
+
+def _no_bool_placeholder(cmd: Any) -> None:
+    """A switch takes no value: no `<bool>` placeholder beside it in --help (-h/--help included)."""
+    make = cmd.get_help_option
+
+    def get_help_option(ctx: Any) -> Any:
+        opt = make(ctx)
+        if opt is not None:
+            opt.metavar = ""
+        return opt
+
+    cmd.get_help_option = get_help_option
+    for p in cmd.params:  # the group's own switches (--version, --install-completion) as well
+        if isinstance(p, typer.core.TyperOption) and p.is_flag:
+            p.metavar = ""
 
 
 def _shown_type(p: Any) -> str:

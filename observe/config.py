@@ -112,7 +112,7 @@ class SidecarSettings:
     # 55 h of one engine's 10 s stats; the caps only bite on floods of errors or access lines
     max_events: int = 20_000
     max_access_events: int = 5_000  # separate cap for uvicorn access-log lines
-    max_line_bytes: int = 64 * 1024
+    max_line_bytes: int = 64 * 1024  # Settings.max_line_bytes (from_cli takes it from the thresholds)
     name: str | None = None  # instance name in the diagnosis (default: the vLLM URL or first log)
     warn_every: float = 300.0  # a warning that lasts is repeated this often (seconds)
     thresholds: Settings = field(default_factory=Settings)  # what the window is judged by
@@ -205,6 +205,7 @@ class SidecarSettings:
         api_token: str | None = None,
     ) -> SidecarSettings:
         host, port = parse_listen(listen)
+        thresholds = thresholds or Settings()
         return cls(
             logs=list(logs),
             vllm_url=vllm_url,
@@ -218,7 +219,8 @@ class SidecarSettings:
             poll_interval=parse_duration(poll_interval, what="--poll-interval"),
             use_watchdog=use_watchdog,
             name=name,
-            thresholds=thresholds or Settings(),
+            thresholds=thresholds,
+            max_line_bytes=thresholds.max_line_bytes,  # one bound for diagnose, sidecar and top
             warn_every=parse_duration(warn_every, what="--warn-every"),
             api_diagnosis=api_diagnosis,
             api_token=api_token,

@@ -21,10 +21,12 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from observe import cri, parse, rotation, scrape
+from observe import cri, linebound, parse, rotation, scrape
 from observe.diagnosis import Diagnosis, InstanceBuilder
 from observe.errors import InputError, ObserveError
+from observe.linebound import LineBound
 from observe.model import LogLine, Scrape
 from observe.parse import scan
 from observe.settings import Settings
@@ -51,6 +53,7 @@ _SNIFF = 8192
 #: the `Diagnosis.unreadable` kinds of a file that was not (wholly) read
 NOT_READ = frozenset(("unreadable", "truncated"))
 STDIN = "-"  # `observe diagnose -`: read the log from standard input (`kubectl logs … |`)
+STDIN_NAME = "<stdin>"  # its one name in a report: the instance, the source and every line's place
 
 
 @dataclass
@@ -140,7 +143,7 @@ def discover(paths: Sequence[Path]) -> tuple[list[LogSet], list[Path], list[dict
         for base, parts in rotation.group(f.name for f in fs).items():
             logsets.append(LogSet(key=(str(folder), base), parts=[folder / n for n in parts]))
     if stdin:
-        logsets.append(LogSet(key=("", "stdin"), parts=[Path(STDIN)]))
+        logsets.append(LogSet(key=("", STDIN_NAME), parts=[Path(STDIN)]))
     logsets.sort(key=lambda ls: ls.key)
     for folder, fs in snaps.items():
         here = [ls for ls in logsets if ls.key[0] == folder]
@@ -156,10 +159,40 @@ def discover(paths: Sequence[Path]) -> tuple[list[LogSet], list[Path], list[dict
     return logsets, orphan_snaps, unreadable
 
 
-def iter_lines(path: Path, unreadable: list[dict], progress: Progress | None = None) -> Iterator[LogLine]:
+def iter_lines(
+    path: Path, unreadable: list[dict], progress: Progress | None = None, bound: LineBound | None = None
+) -> Iterator[LogLine]:
     """Stream a file's lines (decoded with replacement), reporting a truncated .gz or I/O error.
-    CRI records (a pod's log as the kubelet stores it) come back as the lines vLLM wrote."""
-    return cri.rejoin(_iter_raw(path, unreadable, progress))
+    CRI records (a pod's log as the kubelet stores it) come back as the lines vLLM wrote. Lines
+    longer than the bound's `max_bytes` are cut (and counted in `bound.cut`)."""
+    return cri.rejoin(_iter_raw(path, unreadable, progress, bound or LineBound(_MAX_LINE)))
+
+
+_MAX_LINE = Settings().max_line_bytes
+
+
+def _bounded(f: Any, bound: LineBound) -> Iterator[bytes]:
+    """A file's bytes through the long-line bound, in blocks of about scan.BLOCK; what was read
+    before an error comes out before the error."""
+    gz = isinstance(f, gzip.GzipFile)
+    read = f.read1 if gz or hasattr(f, "read1") else f.read
+    size = scan.GZ_PIECE if gz else 1 << 20
+    pending: list[bytes] = []
+    have = 0
+    try:
+        while piece := read(size):
+            for kept in bound.feed(piece):
+                pending.append(kept)
+                have += len(kept)
+            if have >= scan.BLOCK:
+                yield b"".join(pending)
+                pending, have = [], 0
+    except BaseException:
+        if pending:
+            yield b"".join(pending)
+        raise
+    if pending:
+        yield b"".join(pending)
 
 
 def _read_failure(src: str, n: int, e: BaseException) -> dict:
@@ -176,14 +209,16 @@ def _read_failure(src: str, n: int, e: BaseException) -> dict:
     }
 
 
-def _iter_stdin() -> Iterator[LogLine]:
-    for n, b in enumerate(sys.stdin.buffer, 1):
-        yield LogLine("<stdin>", n, b.decode("utf-8", "replace").rstrip("\r\n"))
+def _iter_stdin(bound: LineBound) -> Iterator[LogLine]:
+    for n, b in enumerate(linebound.lines(_bounded(sys.stdin.buffer, bound)), 1):
+        yield LogLine(STDIN_NAME, n, b.decode("utf-8", "replace").rstrip("\r"))
 
 
-def _iter_raw(path: Path, unreadable: list[dict], progress: Progress | None = None) -> Iterator[LogLine]:
+def _iter_raw(
+    path: Path, unreadable: list[dict], progress: Progress | None, bound: LineBound
+) -> Iterator[LogLine]:
     if str(path) == STDIN:
-        yield from _iter_stdin()
+        yield from _iter_stdin(bound)
         return
     src = str(path)
     try:
@@ -192,12 +227,12 @@ def _iter_raw(path: Path, unreadable: list[dict], progress: Progress | None = No
         total = 0
     n = 0
     try:
-        raw = gzip.open(path, "rb") if scan.is_gzip(path) else open(path, "rb", buffering=1 << 20)
+        raw = gzip.open(path, "rb") if scan.is_gzip(path) else open(path, "rb", buffering=0)
         with raw as f:
             tick = 0
-            for b in f:
+            for b in linebound.lines(_bounded(f, bound)):
                 n += 1
-                yield LogLine(src, n, b.decode("utf-8", "replace").rstrip("\r\n"))
+                yield LogLine(src, n, b.decode("utf-8", "replace").rstrip("\r"))
                 if progress is not None and n - tick >= 200_000:
                     tick = n
                     progress(src, _pos(f, path), total)
@@ -210,18 +245,30 @@ def _iter_raw(path: Path, unreadable: list[dict], progress: Progress | None = No
 
 
 def scan_part(
-    path: Path, parser: parse.Parser, b: InstanceBuilder, unreadable: list[dict], progress: Progress | None
+    path: Path,
+    parser: parse.Parser,
+    b: InstanceBuilder,
+    unreadable: list[dict],
+    progress: Progress | None,
+    bound: LineBound | None = None,
 ) -> None:
-    """iter_lines + feed, through the byte-level scan: the same events, counts and unreadable entries."""
+    """iter_lines + feed, through the byte-level scan: the same events, counts and unreadable
+    entries (lines longer than the bound cut and counted in `bound.cut`)."""
     src = str(path)
     try:
         total = path.stat().st_size
     except OSError:
         total = 0
     sc = scan.Scanner(src, parser, b.add, b.count_access)
-    tick = None if progress is None else (lambda pos: progress(src, pos, total))
+    bound = bound or LineBound(_MAX_LINE)
     try:
-        sc.read(path, tick)
+        gz = scan.is_gzip(path)
+        with open(path, "rb", buffering=0) as raw, gzip.GzipFile(fileobj=raw) if gz else raw as f:
+            for blk in _bounded(f, bound):
+                sc.push(blk)
+                if progress is not None:
+                    progress(src, raw.tell(), total)
+        sc.close()
     except (EOFError, zlib.error, gzip.BadGzipFile) as e:
         n = sc.lines
         unreadable.append(_read_failure(src, n, e))
@@ -342,10 +389,11 @@ def diagnose_paths(
         for part in ls.parts:
             before_lines, before_vllm = parser.lines, parser.vllm_lines
             fmts_before = set(parser.formats)
+            bound = LineBound(settings.max_line_bytes if settings is not None else _MAX_LINE)
             if scan.ENABLED and str(part) != STDIN and not cri.looks_like_cri(_sniff(part)):
-                scan_part(part, parser, b, unreadable, progress)
+                scan_part(part, parser, b, unreadable, progress, bound)
             else:
-                for line in iter_lines(part, unreadable, progress):
+                for line in iter_lines(part, unreadable, progress, bound):
                     for ev in parser.feed(line):
                         b.add(ev)
             if part is ls.parts[-1]:
@@ -354,10 +402,11 @@ def diagnose_paths(
             new_fmts = set(parser.formats) - fmts_before or set(parser.formats)
             b.sources.append(
                 {
-                    "path": str(part),
+                    "path": shown(part),
                     "lines": parser.lines - before_lines,
                     "parsed_lines": parser.vllm_lines - before_vllm,
                     "format": ",".join(sorted(new_fmts)) or None,
+                    **({"cut_lines": bound.cut, "max_line_bytes": bound.max_bytes} if bound.cut else {}),
                 }
             )
         for sc in in_time_order(ls.snapshots):
@@ -386,15 +435,33 @@ def diagnose_paths(
     for ls, b, p in instances:
         if p is not None and p.vllm_lines == 0 and not b.scrapes:
             for part in ls.parts:
-                if not any(u["path"] == str(part) for u in unreadable):
-                    unreadable.append(
-                        {"path": str(part), "reason": "no vLLM log lines found", "kind": "no_vllm_lines"}
-                    )
+                if not any(u["path"] == shown(part) for u in unreadable):
+                    unreadable.append({"path": shown(part), "reason": NO_VLLM_LINES, "kind": "no_vllm_lines"})
     if not useful:
-        reasons = "; ".join(f"{u['path']}: {u['reason']}" for u in unreadable[:5]) or "nothing to read"
-        raise InputError(f"no vLLM log lines found ({reasons})")
+        raise InputError(nothing_read_text(unreadable))
     diags = [b.finish(now=now) for _, b in useful]
     return Diagnosis(instances=diags, generated_at=now, unreadable=unreadable)
+
+
+NO_VLLM_LINES = "no vLLM log lines found"
+
+
+def shown(part: Path) -> str:
+    """A log part's name in a report (standard input is `<stdin>`, as its lines' places say)."""
+    return STDIN_NAME if str(part) == STDIN else str(part)
+
+
+def nothing_read_text(unreadable: Sequence[dict]) -> str:
+    """The one line when no input held a vLLM line: the files that had none, then the other reasons
+    (each said once: `no vLLM log lines found in a.log, b.log`)."""
+    empty = [u["path"] for u in unreadable if u.get("kind") == "no_vllm_lines"]
+    other = [f"{u['path']}: {u['reason']}" for u in unreadable if u.get("kind") != "no_vllm_lines"]
+    text = NO_VLLM_LINES + (f" in {', '.join(empty[:5])}" if empty else "")
+    if len(empty) > 5:
+        text += f" and {len(empty) - 5} more"
+    if other:
+        text += f" ({'; '.join(other[:5])})"
+    return text
 
 
 def match_history(instances: Sequence[str], logs: Sequence[str]) -> dict[str, str]:

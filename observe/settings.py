@@ -249,7 +249,17 @@ class Settings:
         "30m", "How long a recommendation may stay pending before its (info) alert fires.", "alerts"
     )
 
+    max_line_bytes: int = _f(
+        64 * 1024,
+        "A log line longer than this many bytes is cut here, the rest up to its newline skipped and the "
+        "cut counted (diagnose, sidecar, top): one runaway line costs neither memory nor time. vLLM's "
+        "longest lines (the engine config) are a few KB.",
+        "input",
+    )
+
     def __post_init__(self) -> None:
+        if not isinstance(self.max_line_bytes, int) or self.max_line_bytes < 256:
+            raise ConfigError(f"max_line_bytes must be a whole number >= 256, got {self.max_line_bytes!r}")
         for f in dataclasses.fields(self):
             if f.name.endswith("_for") or f.name in (
                 "rate_window",
@@ -446,6 +456,7 @@ _SECTION_TITLES = {
     "engine": "engine behaviour",
     "slo": "latency SLOs",
     "alerts": "alert rules",
+    "input": "reading logs",
 }
 
 
@@ -453,7 +464,9 @@ def to_yaml(s: Settings) -> str:
     """The settings as a commented YAML file that ``--config`` reads back unchanged."""
     lines = ["# observe settings (observe config show); pass with --config FILE", ""]
     section = None
-    for row in describe(s):
+    rows = describe(s)
+    order = {sec: i for i, sec in reversed(list(enumerate(r["section"] for r in rows)))}
+    for row in sorted(rows, key=lambda r: order[r["section"]]):  # each section once, fields in order
         if row["section"] != section:
             section = row["section"]
             lines.append(f"# ---- {_SECTION_TITLES.get(section, section)}")

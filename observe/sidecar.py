@@ -91,6 +91,7 @@ class Sidecar:
         self._points: collections.deque[tuple[float, progress.Point]] = collections.deque(maxlen=10_000)
         self._stuck: progress.Stuck | None = None
         self._state.engine_crashes = dict(self._launch.crashes)
+        self.stopped_by: int | None = None  # the signal that stopped it, if one did
         if settings.logs:  # open now: "the end of the log" means the end when the sidecar was made
             self._ensure_follower()
             if not settings.from_start:
@@ -121,7 +122,9 @@ class Sidecar:
             ("observe-analyze", self._analyze_loop),
             ("observe-warn", self._warn_loop),
         ]
-        if s.vllm_url:
+        if s.vllm_url:  # the first scrape now: a wrong URL is told at start, not ~10 s later
+            self.scrape_once()
+            self.check_once()
             loops.append(("observe-scrape", self._scrape_loop))
         for name, fn in loops:
             t = threading.Thread(target=self._guard(fn), name=name, daemon=True)
@@ -146,10 +149,11 @@ class Sidecar:
             self._server = None
 
     def stop_on_signals(self) -> None:
-        """SIGTERM and SIGINT end `wait()` (main thread only; elsewhere a no-op)."""
+        """SIGTERM and SIGINT end `wait()` (main thread only; elsewhere a no-op); `stopped_by`
+        keeps the signal (the CLI exits 130 on Ctrl-C)."""
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT):
-                signal.signal(sig, lambda *_: self._stop.set())
+                signal.signal(sig, lambda n, _: (setattr(self, "stopped_by", n), self._stop.set()))
 
     def wait(self) -> None:
         """Block until a signal or `stop()`, then shut down cleanly."""
@@ -551,11 +555,13 @@ class Sidecar:
 
     def _scrape_loop(self) -> None:
         interval = self.settings.scrape_interval
-        nxt = time.monotonic()
+        nxt = time.monotonic()  # start() scraped once already
         while not self._stop.is_set():
-            self.scrape_once()
             nxt += interval
             self._stop.wait(max(0.0, nxt - time.monotonic()))
+            if self._stop.is_set():
+                break
+            self.scrape_once()
             if time.monotonic() - nxt > interval:  # fell far behind (suspend): do not burst
                 nxt = time.monotonic()
 

@@ -6,7 +6,8 @@ by a timeout, so one server that hangs does not freeze the others) and folded in
 screen, redrawn in place (no clearing, no flicker). Findings and the recommendation come from a
 running sidecar (`--sidecar URL`: its `/api/diagnosis`) or, with `--log`, from an in-process
 sidecar that follows the logs and analyses them with the scrapes, as `observe sidecar` does.
-`q` (or Ctrl-C) quits. A server that does not answer is shown as down with the reason.
+`q` quits (exit 0), Ctrl-C too (exit 130); `--once` exits 3 when a server is down. A server that
+does not answer is shown as down with the reason.
 
 `render(state)` builds the screen (tests render it to text); `run(...)` is the loop.
 """
@@ -32,6 +33,7 @@ from rich.table import Table
 from rich.text import Text
 
 from observe import scrape
+from observe.errors import TargetError
 from observe.model import Scrape
 from observe.topstate import ServerView, TopState, sparkline
 
@@ -156,6 +158,9 @@ class _Feed:
                     logs=list(target.logs), vllm_url=target.url, from_start=True, use_watchdog=False
                 )
             )
+            # the logs' history now, before the first screen: reads and findings run side by side,
+            # and a first analysis over nothing would show "none" for an existing log
+            self._car.poll_logs_once()
 
     def read(self) -> Scrape:
         if self._car is not None:
@@ -261,6 +266,9 @@ def run(
         if once:
             _poll(state, feeds, lock, pool)
             console.print(screen())
+            down = [v for v in state.servers.values() if v.up is False]
+            if down:  # the README's exit 3: a server that is down is an answer a script must see
+                raise TargetError("; ".join(f"{v.name} is down: {v.error}" for v in down))
             return
 
         def loop() -> None:
@@ -280,9 +288,7 @@ def run(
                 if key and ("q" in key or "Q" in key):
                     break
                 live.update(screen(), refresh=True)
-    except KeyboardInterrupt:
-        pass
-    finally:
+    finally:  # Ctrl-C goes on up to the CLI: exit 130, as the README's table says (q is exit 0)
         stop.set()
         pool.shutdown(wait=False, cancel_futures=True)
         for f in feeds.values():

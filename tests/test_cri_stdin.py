@@ -60,6 +60,6 @@ def test_stdin_is_a_log_source() -> None:
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
     plain = pipeline.diagnose_paths([LOG]).instances[0]
-    assert d["sources"][0]["path"] == "-"
+    assert d["sources"][0]["path"] == "<stdin>"  # its one name, as its lines' places say
     assert d["stats"]["samples"] == plain.stats["samples"] > 0
     assert sorted(f["id"] for f in d["findings"]) == sorted(f.id for f in plain.findings)

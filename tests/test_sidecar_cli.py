@@ -1,4 +1,4 @@
-"""`observe sidecar` as a process: serves, and shuts down cleanly on SIGTERM and SIGINT."""
+"""`observe sidecar` as a process: serves, and shuts down cleanly on SIGTERM (exit 0) and SIGINT (130)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ LINE = (
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_cli_sidecar_serves_then_exits_zero_on_signal(tmp_path: Path, sig: int) -> None:
+def test_cli_sidecar_serves_then_exits_on_signal(tmp_path: Path, sig: int) -> None:
     log = tmp_path / "vllm.log"
     log.write_text("")
     port = free_port()
@@ -63,7 +63,8 @@ def test_cli_sidecar_serves_then_exits_zero_on_signal(tmp_path: Path, sig: int) 
         )
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=20)
-        assert proc.returncode == 0, err
+        # the README's table: Ctrl-C (SIGINT) is 130; SIGTERM (a supervisor stopping it) is a clean 0
+        assert proc.returncode == (130 if sig == signal.SIGINT else 0), err
         assert "Traceback" not in err
     finally:
         if proc.poll() is None:

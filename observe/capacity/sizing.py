@@ -373,6 +373,20 @@ def _non_kv_memory(
     return w, act, sampler, non_torch, graphs
 
 
+def check_model_limit(m: ModelSpec, *, max_model_len: Any = None, context: Any = None) -> None:
+    """vLLM refuses a --max-model-len above the model's own limit (its max_position_embeddings;
+    vLLM's "User-specified max_model_len ... is greater than the derived max_model_len"), and no
+    request can be longer: UnknownConfig (exit 6) naming the limit."""
+    if not m.max_pos:
+        return
+    for flag, v in (("--max-model-len", max_model_len), ("--context", context)):
+        if v is not None and int(v) > m.max_pos:
+            raise UnknownConfig(
+                f"{flag} {int(v):,} is above {m.name}'s own limit of {m.max_pos:,} tokens "
+                f"(max_position_embeddings): vLLM refuses it; give at most {m.max_pos:,}"
+            )
+
+
 def _largest(ok: Callable[[int], bool], upper: int) -> int:
     """Largest n in [0, upper] with ok(n) (ok is monotone): vLLM's estimate_max_model_len search."""
     lo, hi = 0, upper
@@ -434,6 +448,7 @@ def compute(
     mml = int(max_model_len or m.max_pos or 0)
     if not mml:
         raise ConfigError(f"{m.name}: the model states no max_position_embeddings; give --max-model-len")
+    check_model_limit(m, max_model_len=max_model_len, context=context)
     if max_model_len is None:
         notes.append(f"--max-model-len defaults to the model's {mml:,} tokens")
     kvb = kv_bytes_per_element(kv_cache_dtype, m, vllm_version)

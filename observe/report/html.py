@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from observe.model import SEVERITIES, severity_rank
+from observe.report.labels import metric_label, preemption_count
 from observe.report.plots import (
     KV_FULL_PCT,
     KV_HIGH_PCT,
@@ -39,6 +40,7 @@ from observe.report.text import (
     count_text,
     flags_text,
     launch_lines,
+    kv_memory_text,
     size_text,
     summary_line,
     unreadable_text,
@@ -116,7 +118,7 @@ def _engine_section(config: Any) -> str:
         ("block size", g("block_size")),
         ("maximum concurrency", conc_txt),
         ("max model len", g("max_model_len")),
-        ("KV memory available", None if g("available_kv_gib") is None else size_text(g("available_kv_gib"))),
+        ("KV memory available", kv_memory_text(config)),
         ("weights", None if g("weights_gib") is None else size_text(g("weights_gib"))),
         ("gpu-memory-utilization", g("gpu_memory_utilization")),
         ("max-num-seqs", g("max_num_seqs")),
@@ -256,14 +258,28 @@ LABELS = {
     "silent_preemptions": "requests preempted without a warning",
     "hints": "hints vLLM printed",
     "oom_phases": "out-of-memory errors by phase",
+    "metrics": "from /metrics",
 }
+
+
+def _value_html(v: Any) -> str:
+    """A stats/events value: a dict (the /metrics window summary, errors by kind) as a small table
+    of labelled rows, anything else as short text."""
+    if isinstance(v, dict) and v:
+        rows = "".join(
+            f"<tr><th>{_e(metric_label(str(k)))}</th><td>{_e(fmt_num(x))}</td></tr>"
+            for k, x in v.items()
+            if x is not None and not isinstance(x, (dict, list))
+        )
+        return f'<table class="facts small nested">{rows}</table>' if rows else "—"
+    return _e(_cell(v))
 
 
 def _dict_table(title: str, d: dict | None) -> str:
     if not d:
         return ""
     body = "".join(
-        f"<tr><th>{_e(LABELS.get(str(k), str(k).replace('_', ' ')))}</th><td>{_e(_cell(v))}</td></tr>"
+        f"<tr><th>{_e(LABELS.get(str(k), str(k).replace('_', ' ')))}</th><td>{_value_html(v)}</td></tr>"
         for k, v in d.items()
         if k != "errors"
     )
@@ -294,8 +310,6 @@ _KEY_NUMBERS = (
     ("stats", "max_running", "peak running", ""),
     ("stats", "max_waiting", "peak waiting", ""),
     ("stats", "max_generation_throughput", "peak generation", " tok/s"),
-    ("events", "cumulative_preemptions", "preemptions", ""),
-    ("events", "preemption_warnings", "preemption warnings", ""),
     ("events", "oom_errors", "OOM errors", ""),
 )
 
@@ -308,6 +322,13 @@ def _key_numbers(inst: Any) -> str:
         if v is None or isinstance(v, (list, dict)):
             continue
         parts.append(f'<span class="kn"><b>{_e(fmt_num(v))}{_e(unit)}</b> {_e(label)}</span>')
+    pre = preemption_count(getattr(inst, "events", None))
+    if pre is not None:  # the measured count and its source, never the log's 0 warnings beside a V1 count
+        parts.insert(
+            min(4, len(parts)),
+            f'<span class="kn" data-key="preemptions"><b>{_e(fmt_num(pre[0]))}</b> preemptions '
+            f'<span class="muted">(from {_e(pre[1])})</span></span>',
+        )
     return f'<p class="keynums">{"".join(parts)}</p>' if parts else ""
 
 
@@ -315,7 +336,13 @@ def _sources_section(sources: Sequence[dict]) -> str:
     if not sources:
         return ""
     rows = "".join(
-        f"<tr><td><code>{_e(s.get('path'))}</code></td><td>{_e(fmt_num(s.get('lines')))}</td>"
+        f"<tr><td><code>{_e(s.get('path'))}</code></td><td>{_e(fmt_num(s.get('lines')))}"
+        + (
+            f" ({_e(count_text(s['cut_lines'], 'line'))} cut at {_e(fmt_num(s.get('max_line_bytes')))} bytes)"
+            if s.get("cut_lines")
+            else ""
+        )
+        + "</td>"
         f"<td>{_e(fmt_num(s.get('parsed_lines')))}</td><td>{_e(s.get('format'))}</td></tr>"
         for s in sources
     )

@@ -6,7 +6,9 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 from observe import cmdline
+from observe.advise.units import parse_bytes
 from observe.model import severity_rank
+from observe.report.labels import preemption_count
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -39,6 +41,23 @@ def size_text(gib: float | None) -> str:
     if abs(gib) < 1:
         return f"{value_text(round(gib * 1024, 1))} MiB"
     return f"{value_text(gib)} GiB"
+
+
+def kv_memory_text(c: Any) -> str | None:
+    """The KV-cache memory of an engine: the exact figure when --kv-cache-memory-bytes sets it
+    (vLLM's own line rounds it to two decimals of GiB: 2 MiB reads "0.0 GiB"), else vLLM's figure."""
+    exact = (
+        parse_bytes(c.flags.get("--kv-cache-memory-bytes"))
+        if c.flags.get("--kv-cache-memory-bytes")
+        else None
+    )
+    if exact:
+        return f"{size_text(exact / 2**30)} (--kv-cache-memory-bytes {exact:,})"
+    if c.available_kv_gib is not None:
+        return size_text(c.available_kv_gib) + (
+            " (vLLM's figure, rounded)" if c.available_kv_gib < 0.01 else ""
+        )
+    return None
 
 
 def flags_text(flags: dict) -> str:
@@ -110,8 +129,8 @@ def engine_lines(inst: InstanceDiagnosis) -> list[tuple[str, str]]:
                 + (f" at {c.max_concurrency_len:,} tokens" if c.max_concurrency_len else ""),
             )
         )
-    if c.available_kv_gib is not None:
-        rows.append(("KV memory", size_text(c.available_kv_gib)))
+    if (kv_mem := kv_memory_text(c)) is not None:
+        rows.append(("KV memory", kv_mem))
     s = inst.stats
     if s.get("samples"):
         rows.append(
@@ -129,17 +148,17 @@ def engine_lines(inst: InstanceDiagnosis) -> list[tuple[str, str]]:
         )
         rows.append(("max gen throughput", f"{value_text(s.get('max_generation_throughput'))} tokens/s"))
     e = inst.events
-    pre = [
-        x
-        for x in (
-            e.get("preemption_warnings") and f"{e['preemption_warnings']} warnings",
-            e.get("cumulative_preemptions") and f"cumulative {e['cumulative_preemptions']:,}",
-            e.get("metrics_preemptions") is not None and f"{e['metrics_preemptions']:,} in /metrics",
-        )
-        if x
-    ]
-    if pre:
-        rows.append(("preemptions", ", ".join(pre)))
+    pre = preemption_count(e)
+    if pre is not None and (pre[0] or pre[1] != "log warnings" or e.get("silent_preemptions")):
+        others = [
+            f"{e[k]:,} {what}"
+            for k, what in (
+                ("preemption_warnings", "log warnings"),
+                ("cumulative_preemptions", "running total"),
+            )
+            if e.get(k) and e[k] != pre[0]
+        ]
+        rows.append(("preemptions", f"{pre[0]:,} (from {pre[1]})" + "".join(f", {o}" for o in others)))
     if e.get("error_kinds"):
         rows.append(("errors", ", ".join(f"{k} ×{n}" for k, n in e["error_kinds"].items())))
     if c.flags:
@@ -176,9 +195,12 @@ def launch_lines(inst: InstanceDiagnosis) -> list[tuple[str, str]]:
 
 def source_text(s: dict) -> str:
     """A source file line: `path (1 line, 0 vLLM lines, v1)`."""
+    cut = s.get("cut_lines")
     return (
         f"{s['path']} ({count_text(s['lines'], 'line')}, {count_text(s['parsed_lines'], 'vLLM line')}, "
-        f"{s.get('format') or 'no stats lines'})"
+        f"{s.get('format') or 'no stats lines'}"
+        + (f", {count_text(cut, 'line')} cut at {s.get('max_line_bytes', 0):,} bytes" if cut else "")
+        + ")"
     )
 
 
