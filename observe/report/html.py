@@ -39,8 +39,8 @@ from observe.report.svg import escape as _e
 from observe.report.text import (
     count_text,
     flags_text,
-    launch_lines,
     kv_memory_text,
+    launch_lines,
     size_text,
     summary_line,
     unreadable_text,
