@@ -51,7 +51,12 @@ ROWS: tuple[Form, ...] = (
         "torch c10/cuda/CUDACachingAllocator.cpp",
         _TORCH_OOM,
         "oom",
-        {"device": "CUDA", "gpu": 0, "free_gib": pytest.approx(0.102598, abs=1e-4), "total_capacity_gib": 23.57},
+        {
+            "device": "CUDA",
+            "gpu": 0,
+            "free_gib": pytest.approx(0.102598, abs=1e-4),
+            "total_capacity_gib": 23.57,
+        },
     ),
     Form(
         "0.6.3 → 0.32, torchrun / multiproc rank prefix",
@@ -165,7 +170,12 @@ ROWS: tuple[Form, ...] = (
         "Based on the available memory, the estimated maximum model length is 20480. Try increasing "
         "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
         "kv_needed_exceeds_available",
-        {"max_model_len": 32768, "kv_needed_gib": 4.0, "kv_available_gib": 2.5, "estimated_max_model_len": 20480},
+        {
+            "max_model_len": 32768,
+            "kv_needed_gib": 4.0,
+            "kv_available_gib": 2.5,
+            "estimated_max_model_len": 20480,
+        },
     ),
     Form(
         "0.2.7 (V0 engine), 0.8.5 (V0 worker and V1)",
@@ -303,7 +313,9 @@ def test_requested_shutdown_stays_quiet_and_kill_is_a_crash() -> None:
         "(APIServer pid=1) ERROR 11-29 19:02:17 [async_llm.py:906] vllm.v1.engine.exceptions.EngineDeadError: "
         "EngineCore encountered an issue. See stack trace (above) for the root cause."
     )
-    asked = "(APIServer pid=1) INFO 11-29 19:02:17 [launcher.py:254] [shutdown] API server: shutdown triggered\n"
+    asked = (
+        "(APIServer pid=1) INFO 11-29 19:02:17 [launcher.py:254] [shutdown] API server: shutdown triggered\n"
+    )
     assert [e.kind for e in _errors(asked + dead)] == ["shutdown_noise"]
     killed = (
         "(APIServer pid=1) INFO 11-29 18:43:29 [utils.py:628] [shutdown] Process manager: send sigterm to "

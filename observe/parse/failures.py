@@ -309,9 +309,24 @@ def _exception(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure |
     return Failure("exception", d, False, ("exc", typ, text[:120]))
 
 
-def error_line(msg: str, run: RunState) -> Failure:
-    """An ERROR / CRITICAL record no rule knows (the catch-all's raw material). Not fatal by itself."""
+# the lines of a traceback that say nothing by themselves (the exception line does)
+_TRACEBACK_PIECES = _QUOTED_SOURCE + (
+    "Traceback (most recent",
+    "The above exception",
+    "During handling",
+    "^",
+    "~",
+)
+
+
+def error_line(msg: str, run: RunState) -> Failure | None:
+    """An ERROR / CRITICAL record no rule knows (the catch-all's raw material). Not fatal by itself.
+    None for a piece of a traceback (a cut paste starting inside one): its exception line tells."""
+    if msg[:1] in (" ", "\t"):
+        return None
     text = msg.strip()
+    if not text or text.startswith(_TRACEBACK_PIECES):
+        return None
     d: dict[str, Any] = {"text": text[:300], "phase": _phase(run)}
     if run.requested:
         d["requested_shutdown"] = True
@@ -345,9 +360,7 @@ def _engine_dead(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure
 
 
 def _engine_core(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    return Failure(
-        "engine_core_failed", {"phase": _phase(run)}, True, ("enginecore",)
-    )
+    return Failure("engine_core_failed", {"phase": _phase(run)}, True, ("enginecore",))
 
 
 def _prompt_length(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
@@ -378,7 +391,7 @@ def _crashed(form: str) -> Any:
 
 
 def _proc_died(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    """"Engine core proc EngineCore_0 died unexpectedly" (0.8 → 0.11), "Worker proc X died unexpectedly
+    """Forms: "Engine core proc EngineCore_0 died unexpectedly" (0.8 → 0.11), "Worker proc X died unexpectedly
     (exit code: -9)" (0.32), "Engine core process X died unexpectedly." (0.32's API-server manager)."""
     code = int(m.group("code")) if m.group("code") else None
     sig = _SIGNALS.get(-code) if code is not None and code < 0 else None

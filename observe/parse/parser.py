@@ -199,11 +199,11 @@ class Parser:
             if p is None:
                 break
             has_prefix = True
-            name, rank, dims, pid = p.groups()
+            name, rank_text, dims, pid = p.groups()
             self._process(ctx, f"{name}_{dims}" if name and dims else name, pid, out)
-            r = E.rank_of(name, rank, dims)
-            if r is not None:
-                ctx.rank = r
+            rank = E.rank_of(name, rank_text, dims)
+            if rank is not None:
+                ctx.rank = rank
             seg = seg[p.end() :]
             if seg[:5] == "[rank" and self._rank(ctx, seg):
                 seg = seg[E.RANK_RE.match(seg).end() :]  # type: ignore[union-attr]
@@ -435,7 +435,8 @@ class Parser:
     def _startup(self, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
         for name, value in startup.startup_facts(msg, ctx):
             if name == startup.NEW_RUN[0]:
-                self._shutdown = self._requested = False  # a (re)start: earlier shutdown and error context no longer apply
+                # a (re)start: earlier shutdown and error context no longer apply
+                self._shutdown = self._requested = False
                 self._recent.clear()
                 self._err_site = None
             elif name == startup.STARTING[0]:
