@@ -321,6 +321,8 @@ class InstanceBuilder:
             cmdline.apply_to_config(c, {k: v for k, v in value.items() if k != "--model"})
             if model and not c.model:
                 c.model = str(model)
+        elif name == "flags_damaged":
+            c.flags_damaged = bool(value)
         elif name == "config" and isinstance(value, dict):
             cmdline.apply_to_config(c, cmdline.config_to_flags(value), overwrite=False)
         elif name == "version":

@@ -325,3 +325,43 @@ def test_requested_shutdown_stays_quiet_and_kill_is_a_crash() -> None:
     )
     kinds = [e.kind for e in _errors(killed + dead)]
     assert kinds == ["engine_crashed"], kinds  # the EngineDeadError is the same crash, counted once
+
+
+def test_a_wrapped_args_line_is_rejoined_and_a_cut_one_is_damaged() -> None:
+    """A terminal-wrapped `non-default args` dict is read whole; one cut short keeps the flags before
+    the cut, says the rest is unknown (a flags_damaged fact) and counts a damaged record."""
+    from observe.model import LogLine, StartupFact
+    from observe.parse import Parser
+
+    head = "(APIServer pid=1) INFO 05-06 22:27:57 [utils.py:233] non-default args: {'model': 'm', 'max_num_s"
+    wrapped = [
+        head,
+        "eqs': 64, 'gpu_memory_utiliz",
+        "ation': 0.8}",
+        "(APIServer pid=1) INFO 05-06 22:27:58 [x.py:1] hi",
+    ]
+    cut = [head[: head.index("'max_num_s")] + "'max_num_seqs': 64, 'gpu_mem", wrapped[-1]]
+    for lines, flags, damaged in (
+        (wrapped, {"--model": "m", "--max-num-seqs": 64, "--gpu-memory-utilization": 0.8}, 0),
+        (cut, {"--model": "m", "--max-num-seqs": 64}, 1),
+    ):
+        p = Parser(year=2025)
+        evs = [e for i, t in enumerate(lines, 1) for e in p.feed(LogLine("t", i, t))] + p.flush()
+        facts = {e.name: e.value for e in evs if isinstance(e, StartupFact)}
+        assert facts["flags"] == flags
+        assert ("flags_damaged" in facts) is bool(damaged) and p.damaged_lines == damaged
+
+
+def test_a_stats_record_cut_short_is_counted_damaged() -> None:
+    from observe.model import LogLine
+    from observe.parse import Parser
+
+    p = Parser(year=2025)
+    line = (
+        "(APIServer pid=1) INFO 10-02 08:00:01 [loggers.py:123] Engine 000: Avg prompt throughput: 1.0 "
+        "tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 3 r"
+    )
+    p.feed(LogLine("t", 1, line))
+    p.feed(LogLine("t", 2, "(APIServer pid=1) INFO 10-02 08:00:02 [x.py:1] next record"))
+    p.flush()
+    assert p.damaged_lines == 1
