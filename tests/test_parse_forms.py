@@ -365,3 +365,20 @@ def test_a_stats_record_cut_short_is_counted_damaged() -> None:
     p.feed(LogLine("t", 2, "(APIServer pid=1) INFO 10-02 08:00:02 [x.py:1] next record"))
     p.flush()
     assert p.damaged_lines == 1
+
+
+def test_the_worst_rank_decides_and_is_named(tmp_path: Path) -> None:
+    """Each TP worker prints its own available KV memory; one rank's negative figure is the cause."""
+    from observe import pipeline, report
+
+    log = tmp_path / "tp2.log"
+    log.write_text(
+        "(Worker_TP0 pid=101) INFO 07-08 15:38:03 [gpu_worker.py:508] Available KV cache memory: 11.05 GiB\n"
+        "(Worker_TP1 pid=102) INFO 07-08 15:38:03 [gpu_worker.py:508] Available KV cache memory: -0.52 GiB\n"
+        "(EngineCore_DP0 pid=100) ERROR 07-08 15:38:04 [core.py:700] ValueError: No available memory for the "
+        "cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.\n"
+    )
+    d = report.to_dict(pipeline.diagnose_paths([log]))
+    assert d["engine"]["available_kv_gib"] == -0.52
+    f = next(f for f in d["findings"] if f["id"] == "no_kv_cache_memory")
+    assert f["data"]["worst_worker"] == "Worker_TP1 pid=102" and "Worker_TP1" in f["evidence"]
