@@ -382,3 +382,21 @@ def test_the_worst_rank_decides_and_is_named(tmp_path: Path) -> None:
     assert d["engine"]["available_kv_gib"] == -0.52
     f = next(f for f in d["findings"] if f["id"] == "no_kv_cache_memory")
     assert f["data"]["worst_worker"] == "Worker_TP1 pid=102" and "Worker_TP1" in f["evidence"]
+
+
+@pytest.mark.parametrize(
+    "first,second",
+    [
+        ("Avg generation throughput: 31", "0.2 tokens/s, Running: 3 reqs"),  # inside a number
+        ("Avg generation throu", "ghput: 310.2 tokens/s, Running: 3 reqs"),  # inside a word
+    ],
+)
+def test_a_stats_line_wrapped_inside_its_head_keeps_its_throughput(first: str, second: str) -> None:
+    head = "(APIServer pid=1) INFO 10-02 08:00:01 [loggers.py:123] Engine 000: Avg prompt throughput: 1.0 tokens/s, "
+    tail = ", Waiting: 0 reqs, GPU KV cache usage: 5.0%, Prefix cache hit rate: 0.0%"
+    from observe.model import StatsSample
+
+    got = [
+        e for e in parse_text(head + first + "\n" + second + tail, year=2025) if isinstance(e, StatsSample)
+    ]
+    assert [(e.prompt_tps, e.generation_tps, e.running) for e in got] == [(1.0, 310.2, 3)]
