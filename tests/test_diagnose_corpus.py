@@ -502,6 +502,13 @@ FORM_EXPECT: dict[str, Row] = {
         (Data("cuda_oom", "rank", _is(1), "rank 1"), Data("cuda_oom", "gpu", _is(1), "GPU 1")),
         None,
     ),
+    # an OOM while a layer creates its weights: the weights phase (no batch or utilization lever helps)
+    "v1-0.11-oom-creating-weights": (
+        {"cuda_oom"},
+        set(),
+        (Data("cuda_oom", "phase", _is("loading_weights"), "loading_weights"),),
+        None,
+    ),
     # "RuntimeError: CUDA error: out of memory" while capturing CUDA graphs: an OOM, in that phase
     "v1-0.11-cudagraph-capture-oom": (
         {"cuda_oom"},
