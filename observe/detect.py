@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from observe import crashes
+from observe import failing
 from observe import timeline as tl
 from observe.model import EngineConfig, Finding, Scrape, severity_rank
 from observe.quote import quote
@@ -1069,8 +1069,8 @@ def capacity_facts(c: Context) -> list[Finding]:
 DETECTORS: tuple[Callable[[Context], list[Finding]], ...] = (
     engine_errors,
     launch_rejected,
-    crashes.engine_crashed,
-    crashes.engine_error,
+    failing.engine_crashed,
+    failing.engine_error,
     silent_preemptions,
     swap_space,
     spec_decode_acceptance,
