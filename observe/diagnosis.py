@@ -319,6 +319,7 @@ class InstanceBuilder:
         c = self.config
         if name == "flags" and isinstance(value, dict):
             self.summary.kv_by_worker.clear()  # a launch: its workers report afresh
+            self.summary.kv_worst_worker = None
             model = value.get("--model") or value.get("--model-tag")
             c.flags.update(value)
             cmdline.apply_to_config(c, {k: v for k, v in value.items() if k != "--model"})

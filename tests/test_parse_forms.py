@@ -400,3 +400,31 @@ def test_a_stats_line_wrapped_inside_its_head_keeps_its_throughput(first: str, s
         e for e in parse_text(head + first + "\n" + second + tail, year=2025) if isinstance(e, StatsSample)
     ]
     assert [(e.prompt_tps, e.generation_tps, e.running) for e in got] == [(1.0, 310.2, 3)]
+
+
+def test_a_relaunch_forgets_the_workers_of_the_last_launch(tmp_path: Path) -> None:
+    """Two workers' KV figures, then a new launch whose engine fails: no worst worker of the old one."""
+    from observe import pipeline, report
+
+    log = tmp_path / "relaunch.log"
+    log.write_text(
+        "(Worker_TP0 pid=101) INFO 07-08 15:38:03 [gpu_worker.py:508] Available KV cache memory: 11.05 GiB\n"
+        "(Worker_TP1 pid=102) INFO 07-08 15:38:03 [gpu_worker.py:508] Available KV cache memory: 10.00 GiB\n"
+        "(APIServer pid=1) INFO 07-08 15:40:00 [utils.py:233] non-default args: {'model': 'm'}\n"
+        "(EngineCore_DP0 pid=100) ERROR 07-08 15:40:04 [core.py:700] ValueError: No available memory for the "
+        "cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.\n"
+    )
+    d = report.to_dict(pipeline.diagnose_paths([log]))
+    f = next(f for f in d["findings"] if f["id"] == "no_kv_cache_memory")
+    assert "worst_worker" not in f["data"]
+
+
+def test_every_real_log_at_once_diagnoses(tmp_path: Path) -> None:
+    """All of tests/data's logs concatenated (restarts, crashes, forms) read without an error."""
+    from observe import pipeline, report
+
+    data = Path(__file__).parent / "data"
+    big = tmp_path / "all.log"
+    big.write_bytes(b"".join(p.read_bytes().rstrip(b"\n") + b"\n" for p in sorted(data.rglob("*.log"))))
+    d = report.to_dict(pipeline.diagnose_paths([big]))
+    assert d["findings"] and d["stats"]["samples"] > 0
