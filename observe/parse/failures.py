@@ -19,17 +19,8 @@ from observe.parse.rules import Rule, fire, gate
 
 _A = re.ASCII
 
-#: messages that begin a shutdown (vLLM's "[shutdown] …" steps, uvicorn's stop)
-SHUTDOWN_LITERALS = (
-    "[shutdown]",
-    "Shutting down",
-    "Waiting for application shutdown",
-    "shutdown triggered",
-    "received signal",
-    "Received KeyboardInterrupt",
-)
-#: of those, the ones that say the shutdown was asked for (a signal, Ctrl-C, the API server told to
-#: stop): an EngineDeadError after one is noise. vLLM's own "[shutdown] MPClient: engine core exited
+#: shutdown messages that say the stop was asked for (a signal, Ctrl-C, the API server told to stop):
+#: an EngineDeadError after one is noise. vLLM's own "[shutdown] MPClient: engine core exited
 #: unexpectedly" / "Process manager: send sigterm" steps after a killed engine core are not.
 REQUESTED_LITERALS = (
     "Shutting down",
@@ -38,6 +29,8 @@ REQUESTED_LITERALS = (
     "received signal",
     "Received KeyboardInterrupt",
 )
+#: messages that begin a shutdown (vLLM's "[shutdown] …" steps, uvicorn's stop)
+SHUTDOWN_LITERALS = ("[shutdown]", *REQUESTED_LITERALS)
 # a traceback's source-code line quoting the message, not the error itself
 _QUOTED_SOURCE = ("raise ", 'File "', "#", "self.", "return ")
 

@@ -83,9 +83,8 @@ class Parser:
         self.processes: set[str] = set()
         self._clock = E.YearClock(year)
         self._pending: tuple[Ctx, str, int, int] | None = None  # ctx, msg, n_clauses, joins
-        self._held_args: tuple[Ctx, str, int] | None = (
-            None  # a wrapped "non-default args" line: ctx, msg, joins
-        )
+        # a wrapped "non-default args" line held back: ctx, msg, joins
+        self._held_args: tuple[Ctx, str, int] | None = None
         self.damaged_lines = 0  # records cut or wrapped beyond repair: read in part, the rest lost
         self._recent = failures.DedupWindow()
         self._shutdown = False
@@ -374,8 +373,9 @@ class Parser:
     # ------------------------------------------------------------------ message dispatch
     def _message(self, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
         n0 = len(out)
+        # (a record wrapped inside its head — "…generation throughput: 31" / "0.2 tokens/s, Running: …" — is held)
         if (stats.RUNNING in msg or stats.HEAD in msg) and self._stats(msg, ctx, out):
-            pass  # (a record wrapped inside its head, "…generation throughput: 31" / "0.2 tokens/s, Running…", is held)
+            pass
         elif stats.SPEC_V0 in msg or stats.SPEC_V1 in msg:
             f = stats.spec_decode_fields(msg)
             if f is not None:
