@@ -81,6 +81,14 @@ ROWS: tuple[Form, ...] = (
         {"device": "HIP", "gpu": 0, "tried_to_allocate_gib": 1.0},
     ),
     Form(
+        "0.6 → 0.32 on ROCm, a full GPU",
+        "torch c10/hip (format_size prints bytes below 1 KiB)",
+        "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+        "191.98 GiB of which 0 bytes is free.",
+        "oom",
+        {"device": "HIP", "free_gib": 0.0, "total_capacity_gib": 191.98},
+    ),
+    Form(
         "0.6 → 0.32 on ROCm, graph capture",
         "vllm/worker/model_runner.py capture_model",
         "RuntimeError: HIP error: out of memory",

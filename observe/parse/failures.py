@@ -81,7 +81,7 @@ def _phase(run: RunState) -> str:
 
 
 # ----------------------------------------------------------------------------- out of memory
-_SIZE = r"\d{1,12}(?:\.\d{1,6})? [KMGT]i?B"
+_SIZE = r"\d{1,12}(?:\.\d{1,6})? (?:[KMGT]i?B|bytes)"  # PyTorch prints "0 bytes" below 1 KiB
 _OOM_FIELDS = (
     ("tried_to_allocate", re.compile(r"Tried to allocate (" + _SIZE + r")", _A)),
     ("gpu", re.compile(r"\bGPU (\d+)(?: has|;)", _A)),
@@ -112,7 +112,7 @@ def _gib(size: str | None) -> float | None:
         v = float(num)
     except ValueError:
         return None
-    scale = {"K": 2.0**-20, "M": 2.0**-10, "G": 1.0, "T": 1024.0}.get(unit[:1])
+    scale = {"b": 2.0**-30, "K": 2.0**-20, "M": 2.0**-10, "G": 1.0, "T": 1024.0}.get(unit[:1])
     return None if scale is None else round(v * scale, 6)
 
 
