@@ -394,6 +394,17 @@ def diagnose_paths(
     if not useful:
         reasons = "; ".join(f"{u['path']}: {u['reason']}" for u in unreadable[:5]) or "nothing to read"
         raise InputError(f"no vLLM log lines found ({reasons})")
+    for ls, b, p in instances:  # several API servers in one stream: read as one instance, and said so
+        if p is not None and len(p.api_servers) > 1:
+            pids = ", ".join(str(x) for x in sorted(p.api_servers))
+            unreadable.append(
+                {
+                    "path": str(ls.parts[0]),
+                    "reason": f"holds the lines of {len(p.api_servers)} vLLM API servers (pids {pids}), read as "
+                    "one instance: split the log per server for a diagnosis of each",
+                    "kind": "several_servers",
+                }
+            )
     for _, b in useful:  # what a pasted /metrics dump held that was not read: one note each
         for sc in b.scrapes:
             if sc.note and not any(u["path"] == sc.source for u in unreadable):

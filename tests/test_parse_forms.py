@@ -436,3 +436,19 @@ def test_every_real_log_at_once_diagnoses(tmp_path: Path) -> None:
     big.write_bytes(b"".join(p.read_bytes().rstrip(b"\n") + b"\n" for p in sorted(data.rglob("*.log"))))
     d = report.to_dict(pipeline.diagnose_paths([big]))
     assert d["findings"] and d["stats"]["samples"] > 0
+
+
+def test_two_api_servers_in_one_paste_are_said(tmp_path: Path) -> None:
+    """Two API servers (different pids) in one file are read as one instance, and the report says so."""
+    from observe import pipeline, report
+
+    log = tmp_path / "two.log"
+    line = (
+        "(APIServer pid={pid}) INFO 10-02 08:00:0{s} [loggers.py:123] Engine 000: Avg prompt throughput: 1.0 "
+        "tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache "
+        "usage: 5.0%, Prefix cache hit rate: 0.0%\n"
+    )
+    log.write_text(line.format(pid=100, s=1) + line.format(pid=200, s=2))
+    d = report.to_dict(pipeline.diagnose_paths([log]))
+    notes = [u for u in d["unreadable"] if u["kind"] == "several_servers"]
+    assert len(notes) == 1 and "100, 200" in notes[0]["reason"]

@@ -81,6 +81,7 @@ class Parser:
         self.parse_errors = 0  # lines whose text made the parser itself stumble (never raised)
         self.formats: set[str] = set()
         self.processes: set[str] = set()
+        self.api_servers: set[int] = set()  # pids of "(APIServer pid=N)": several = several servers
         self._clock = E.YearClock(year)
         self._pending: tuple[Ctx, str, int, int] | None = None  # ctx, msg, n_clauses, joins
         # a wrapped "non-default args" line held back: ctx, msg, joins
@@ -285,6 +286,8 @@ class Parser:
         if name:
             self.processes.add(name)
             ctx.process = name
+            if name == "APIServer" and len(self.api_servers) < 16:
+                self.api_servers.add(int(pid))
             if self._engine is None:
                 eng = E.engine_from_process(name)
                 if eng is not None:
