@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from observe import stuck
+from observe import failing, stuck
 from observe import timeline as tl
 from observe.model import EngineConfig, Finding, Scrape, severity_rank
 from observe.quote import quote
@@ -562,7 +562,12 @@ def root_cause(errors: Sequence[Any]) -> dict[str, Any] | None:
     run (what the worker's traceback ends in), not the "WorkerProc hit an exception" wrapper.
     Keys: type, text, kind, where. None when the excerpt holds no such line."""
     for e in errors:
-        if e.kind in _CRASH_KINDS or e.kind == "shutdown_noise":
+        if e.kind in _CRASH_KINDS or e.kind in (
+            "shutdown_noise",
+            "error_line",
+            "engine_hang",
+            "engine_crashed",
+        ):
             continue
         if e.kind == "exception":
             return {
@@ -644,6 +649,13 @@ def engine_errors(c: Context) -> list[Finding]:
                 )
         elif fid == "no_kv_cache_memory":
             data["max_model_len_fits"] = 0
+        kv = s.kv_by_worker.get(s.kv_worst_worker) if s.kv_worst_worker else None
+        if fid in ("no_kv_cache_memory", "max_model_len_exceeds_kv_cache") and kv is not None:
+            # several workers printed theirs: the worst decides
+            data.update(worst_worker=s.kv_worst_worker, worst_worker_kv_gib=kv)
+            ev += (
+                f". The worst worker, {s.kv_worst_worker}, had {kv:g} GiB for the KV cache (the others more)"
+            )
         elif fid == "cuda_oom":
             phase = _oom_phase(c, e)
             unalloc = e.details.get("reserved_unallocated_gib")
@@ -1062,6 +1074,8 @@ def capacity_facts(c: Context) -> list[Finding]:
 DETECTORS: tuple[Callable[[Context], list[Finding]], ...] = (
     engine_errors,
     launch_rejected,
+    failing.engine_crashed,
+    failing.engine_error,
     silent_preemptions,
     swap_space,
     spec_decode_acceptance,

@@ -8,6 +8,7 @@ startup facts to `EngineConfig`. `finish()` runs the detectors and the advisor o
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,6 +32,9 @@ from observe.model import (
 )
 from observe.quote import quote
 from observe.settings import Settings
+
+#: error kinds whose "startup" phase the start-up phase facts refine (loading_weights, profiling, …)
+_PHASED = ("exception", "error_line", "engine_crashed")
 
 if TYPE_CHECKING:  # pandas lives in timeline.py (and the detectors that read its frame)
     import pandas as pd
@@ -102,6 +106,8 @@ class Summary:
     processes: set = field(default_factory=set)
     stats_clauses: set = field(default_factory=set)  # "throughput", "swapped", "preemptions", ...
     _prev: tuple | None = None  # (running, waiting) of the previous stats sample
+    kv_by_worker: dict = field(default_factory=dict)  # "Worker_TP1 pid=7" → available KV GiB it printed
+    kv_worst_worker: str | None = None  # the worker with the least, when several printed theirs
 
     MAX_ERRORS = 50
     MAX_HINTS = 50
@@ -242,6 +248,8 @@ class InstanceBuilder:
             s.shutdown_noise += 1  # the shutdown race vLLM prints on a clean stop: not a crash
         elif isinstance(ev, EngineError):
             ev = redact.redact_error(ev)  # the message may quote a request: reports get it redacted
+            if ev.details.get("phase") == "startup" and s.phase is not None and ev.kind in _PHASED:
+                ev = dataclasses.replace(ev, details={**ev.details, "phase": s.phase})  # loading, profiling…
             s.error_kinds[ev.kind] = s.error_kinds.get(ev.kind, 0) + 1
             if ev.kind == "oom":
                 s.oom_errors += 1
@@ -376,11 +384,15 @@ class InstanceBuilder:
         name, value = ev.name, ev.value
         c = self.config
         if name == "flags" and isinstance(value, dict):
+            self.summary.kv_by_worker.clear()  # a launch: its workers report afresh
+            self.summary.kv_worst_worker = None
             model = value.get("--model") or value.get("--model-tag")
             c.flags.update(value)
             cmdline.apply_to_config(c, {k: v for k, v in value.items() if k != "--model"})
             if model:  # the flags name the model path; a config fact may have given the served name
                 c.model = str(model)
+        elif name == "flags_damaged":
+            c.flags_damaged = bool(value)
         elif name == "config" and isinstance(value, dict):
             cmdline.apply_to_config(c, cmdline.config_to_flags(value), overwrite=False)
         elif name == "version":
@@ -396,7 +408,13 @@ class InstanceBuilder:
         elif name == "max_concurrency_len":
             c.max_concurrency_len = int(value)
         elif name == "available_kv_gib":
-            c.available_kv_gib = float(value)
+            # one line per worker: the worst rank decides (vLLM sizes the cache by the smallest)
+            workers = self.summary.kv_by_worker
+            label = (ev.env.process or "engine") + (f" pid={ev.env.pid}" if ev.env.pid is not None else "")
+            workers[label] = float(value)
+            worst = min(workers, key=lambda k: workers[k])
+            c.available_kv_gib = workers[worst]
+            self.summary.kv_worst_worker = worst if len(workers) > 1 else None
         elif name == "weights_gib":
             c.weights_gib = float(value)
         elif name == "total_gpu_memory_gib":
@@ -560,6 +578,8 @@ def events_dict(s: Summary, ctx: detect.Context) -> dict:
         "silent_preemptions": s.silent_preempted_requests or None,
         "hints": list(s.hints),
         "oom_phases": list(s.oom_phases),
+        "kv_by_worker": dict(s.kv_by_worker) if len(s.kv_by_worker) > 1 else None,
+        "kv_worst_worker": s.kv_worst_worker,
     }
 
 

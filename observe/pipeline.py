@@ -387,7 +387,7 @@ def diagnose_paths(
         b = InstanceBuilder(ls.name, max_rows=max_rows, settings=settings)
         parser = parse.Parser(year=_year_of(ls.parts[0]))
         for part in ls.parts:
-            before_lines, before_vllm = parser.lines, parser.vllm_lines
+            before_lines, before_vllm, before_damaged = parser.lines, parser.vllm_lines, parser.damaged_lines
             fmts_before = set(parser.formats)
             bound = LineBound(settings.max_line_bytes if settings is not None else _MAX_LINE)
             if scan.ENABLED and str(part) != STDIN and not cri.looks_like_cri(_sniff(part)):
@@ -407,6 +407,7 @@ def diagnose_paths(
                     "parsed_lines": parser.vllm_lines - before_vllm,
                     "format": ",".join(sorted(new_fmts)) or None,
                     **({"cut_lines": bound.cut, "max_line_bytes": bound.max_bytes} if bound.cut else {}),
+                    "damaged_lines": parser.damaged_lines - before_damaged,
                 }
             )
         for sc in in_time_order(ls.snapshots):
@@ -439,6 +440,22 @@ def diagnose_paths(
                     unreadable.append({"path": shown(part), "reason": NO_VLLM_LINES, "kind": "no_vllm_lines"})
     if not useful:
         raise InputError(nothing_read_text(unreadable))
+    for ls, b, p in instances:  # several API servers in one stream: read as one instance, and said so
+        if p is not None and len(p.api_servers) > 1:
+            pids = ", ".join(str(x) for x in sorted(p.api_servers))
+            unreadable.append(
+                {
+                    "path": shown(ls.parts[0]),
+                    "reason": f"holds the lines of {len(p.api_servers)} vLLM API servers (pids {pids}), read as "
+                    "one instance: split the log per server for a diagnosis of each",
+                    "kind": "several_servers",
+                }
+            )
+    for _, b in useful:  # what a pasted /metrics dump held that was not read: one note each
+        for sc in b.scrapes:
+            if sc.note and not any(u["path"] == sc.source for u in unreadable):
+                kind = "no_samples" if sc.note.startswith("no samples") else "lines_skipped"
+                unreadable.append({"path": sc.source, "reason": sc.note, "kind": kind})
     diags = [b.finish(now=now) for _, b in useful]
     return Diagnosis(instances=diags, generated_at=now, unreadable=unreadable)
 

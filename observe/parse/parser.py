@@ -60,6 +60,17 @@ _CANON_V1 = re.compile(
 )
 
 
+_ERROR_LEVELS = triggers.ERROR_LEVELS
+_ARGS = "non-default args: {"
+
+
+def _cut_args(msg: str) -> bool:
+    """Whether msg holds a "non-default args" dict that does not end where the line ends (wrapped by
+    a terminal, or cut)."""
+    i = msg.find(_ARGS)
+    return i >= 0 and not msg.rstrip().endswith("}")
+
+
 class Parser:
     """Stateful, streaming, pure (no I/O). One Parser per source stream (file / rotated set)."""
 
@@ -70,10 +81,16 @@ class Parser:
         self.parse_errors = 0  # lines whose text made the parser itself stumble (never raised)
         self.formats: set[str] = set()
         self.processes: set[str] = set()
+        self.api_servers: set[int] = set()  # pids of "(APIServer pid=N)": several = several servers
         self._clock = E.YearClock(year)
         self._pending: tuple[Ctx, str, int, int] | None = None  # ctx, msg, n_clauses, joins
+        # a wrapped "non-default args" line held back: ctx, msg, joins
+        self._held_args: tuple[Ctx, str, int] | None = None
+        self.damaged_lines = 0  # records cut or wrapped beyond repair: read in part, the rest lost
         self._recent = failures.DedupWindow()
         self._shutdown = False
+        self._requested = False  # the shutdown under way was asked for (signal, Ctrl-C, API stop)
+        self._err_site: tuple[int | None, str | None, int | None] | None = None  # last ERROR record's site
         self._engine: str | None = None
         self._stats_seen = False
         self._counted_line = -1
@@ -107,8 +124,9 @@ class Parser:
 
     @property
     def holding(self) -> bool:
-        """Whether an incomplete stats record is held back (the next lines may continue it)."""
-        return self._pending is not None
+        """Whether an incomplete record (stats, or a ``non-default args`` dict) is held back (the next
+        lines may continue it)."""
+        return self._pending is not None or self._held_args is not None
 
     def credit_access(self, n: int, process: str | None = None) -> None:
         """Account for n uvicorn access lines without a wrapper timestamp, not fed: exactly what feeding
@@ -139,6 +157,7 @@ class Parser:
         out: list[LogEvent] = []
         try:
             self._finish_pending(out)
+            self._release_args(out)
         except Exception:
             self.parse_errors += 1
         self.events += len(out)
@@ -182,16 +201,26 @@ class Parser:
             if E.looks_like_json_record(seg) and self._json_record(seg, line, out, outer_ts):
                 return
         ctx = Ctx(line.source, line.lineno, outer_ts=outer_ts)
-        # process prefixes, possibly nested "(EngineCore pid=1) (RayWorkerProc pid=2) "
+        # process prefixes, possibly nested "(EngineCore pid=1) (RayWorkerProc pid=2) ", and
+        # PyTorch's "[rank0]: " before or after them
         has_prefix = False
+        if seg[:5] == "[rank":
+            has_prefix = self._rank(ctx, seg)
+            if has_prefix:
+                seg = seg[E.RANK_RE.match(seg).end() :]  # type: ignore[union-attr]
         while seg[:1] == "(":
             p = E.PROC_RE.match(seg)
             if p is None:
                 break
             has_prefix = True
-            name, _, dims, pid = p.groups()
+            name, rank_text, dims, pid = p.groups()
             self._process(ctx, f"{name}_{dims}" if name and dims else name, pid, out)
+            rank = E.rank_of(name, rank_text, dims)
+            if rank is not None:
+                ctx.rank = rank
             seg = seg[p.end() :]
+            if seg[:5] == "[rank" and self._rank(ctx, seg):
+                seg = seg[E.RANK_RE.match(seg).end() :]  # type: ignore[union-attr]
         # the logger prefix
         m = PREFIX_RE.match(seg)
         if m is None and E.has_level_word(seg):
@@ -205,6 +234,12 @@ class Parser:
             if outer_ts is None and self._last_stamp is not None:
                 # an unprefixed line (traceback, wrapper output): the best known time is the last stamp
                 ctx.year, ctx.mo, ctx.dd, ctx.hms = self._last_stamp
+        # a held-back "non-default args" dict a terminal wrapped: does this line continue it?
+        if self._held_args is not None:
+            if not has_prefix and self._join_args(msg, out):
+                self._count_vllm()
+                return
+            self._release_args(out)
         # a held-back incomplete stats record: does this line continue it?
         if self._pending is not None:
             if not has_prefix and self._try_join(msg, out):
@@ -237,11 +272,22 @@ class Parser:
                 msg, ctx.logger_file, ctx.logger_line = s
         self._message(msg, ctx, out)
 
+    @staticmethod
+    def _rank(ctx: Ctx, seg: str) -> bool:
+        """Whether seg begins with PyTorch's "[rankN]:" (then ctx.rank is N)."""
+        r = E.RANK_RE.match(seg)
+        if r is None:
+            return False
+        ctx.rank = int(r.group("rank"))
+        return True
+
     def _process(self, ctx: Ctx, name: str | None, pid: str, out: list[LogEvent]) -> None:
         """One "(Name pid=N)" process prefix read into ctx (the engine, if the name tells it)."""
         if name:
             self.processes.add(name)
             ctx.process = name
+            if name == "APIServer" and len(self.api_servers) < 16:
+                self.api_servers.add(int(pid))
             if self._engine is None:
                 eng = E.engine_from_process(name)
                 if eng is not None:
@@ -330,7 +376,8 @@ class Parser:
     # ------------------------------------------------------------------ message dispatch
     def _message(self, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
         n0 = len(out)
-        if stats.RUNNING in msg and self._stats(msg, ctx, out):
+        # (a record wrapped inside its head — "…generation throughput: 31" / "0.2 tokens/s, Running: …" — is held)
+        if (stats.RUNNING in msg or stats.HEAD in msg) and self._stats(msg, ctx, out):
             pass
         elif stats.SPEC_V0 in msg or stats.SPEC_V1 in msg:
             f = stats.spec_decode_fields(msg)
@@ -348,10 +395,12 @@ class Parser:
             groups = self._groups
             if groups & triggers.STARTUP:
                 self._startup(msg, ctx, out)
-            if groups & triggers.FAILURE:
-                self._failure(msg, ctx, out)
+            if groups & triggers.FAILURE or ctx.level in _ERROR_LEVELS:
+                self._failure(msg, ctx, out, bool(groups & triggers.FAILURE))
             if groups & triggers.SHUTDOWN and failures.begins_shutdown(msg):
                 self._shutdown = True
+                if failures.requested_shutdown(msg):
+                    self._requested = True
         if len(out) > n0:
             self._count_vllm()
 
@@ -392,6 +441,7 @@ class Parser:
             return
         ctx, msg, _, _ = self._pending
         self._pending = None
+        self.damaged_lines += 1  # a stats record cut short: what it holds is kept, the rest is lost
         parsed = stats.parse_stats(msg)
         if parsed is not None and parsed[0].get("_required"):
             self._emit_stats(parsed[0], ctx, out)
@@ -407,12 +457,45 @@ class Parser:
 
     # ------------------------------------------------------------------ startup facts
     def _startup(self, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
+        if self._held_args is None and _cut_args(msg):
+            self._held_args = (ctx, msg, 0)  # wrapped by a terminal: the next lines may continue it
+            return
+        self._startup_facts(msg, ctx, out)
+
+    def _join_args(self, cont: str, out: list[LogEvent]) -> bool:
+        """Whether cont continues the held-back args dict (then it is read, or held longer)."""
+        assert self._held_args is not None
+        ctx, msg, joins = self._held_args
+        if not cont.strip() or joins + 1 > _MAX_JOINS:
+            return False
+        msg += cont
+        if _cut_args(msg):
+            self._held_args = (ctx, msg, joins + 1)
+        else:
+            self._held_args = None
+            self._startup_facts(msg, ctx, out)
+        return True
+
+    def _release_args(self, out: list[LogEvent]) -> None:
+        """A held-back args dict nothing continued: the flags it holds, and a "flags_damaged" fact
+        (the flags it lost are unknown, not vLLM's defaults)."""
+        if self._held_args is None:
+            return
+        ctx, msg, _ = self._held_args
+        self._held_args = None
+        self.damaged_lines += 1
+        self._startup_facts(msg, ctx, out)
+        out.append(StartupFact(E.envelope(ctx), "flags_damaged", True))
+
+    def _startup_facts(self, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
         for name, value in startup.startup_facts(msg, ctx):
             if name == startup.NEW_RUN[0]:
-                self._shutdown = False  # a (re)start: earlier shutdown and error context no longer apply
+                # a (re)start: earlier shutdown and error context no longer apply
+                self._shutdown = self._requested = False
                 self._recent.clear()
+                self._err_site = None
             elif name == startup.STARTING[0]:
-                self._shutdown = False
+                self._shutdown = self._requested = False
             elif name == "engine":
                 self._note_engine(value, ctx, out)
             else:
@@ -424,10 +507,21 @@ class Parser:
             out.append(StartupFact(E.envelope(ctx), "engine", eng))
 
     # ------------------------------------------------------------------ errors
-    def _failure(self, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
-        f = failures.failure(msg, ctx, failures.RunState(self._shutdown, self._stats_seen))
+    def _failure(self, msg: str, ctx: Ctx, out: list[LogEvent], rules: bool = True) -> None:
+        """The failure a message reports (rules: its literals may fire a rule). An ERROR / CRITICAL
+        record no rule knows is an ``error_line``, once per record: the lines of one traceback
+        logged line by line share the record's process and logger call site."""
+        run = failures.RunState(self._shutdown, self._stats_seen, self._requested)
+        f = failures.failure(msg, ctx, run) if rules else None
+        if ctx.level in _ERROR_LEVELS:
+            site = (ctx.pid, ctx.logger_file, ctx.logger_line)
+            same = site == self._err_site
+            self._err_site = site
+            if f is None and not same and msg.strip():
+                f = failures.error_line(msg, run)
         if f is not None and self._recent.is_new(f, self._cur):
-            out.append(EngineError(E.envelope(ctx), f.kind, msg.strip()[:2000], f.details, f.fatal))
+            d = f.details if ctx.rank is None else {**f.details, "rank": ctx.rank}
+            out.append(EngineError(E.envelope(ctx), f.kind, msg.strip()[:2000], d, f.fatal))
 
 
 def parse_text(text: str, source: str = "<text>", *, year: int | None = None) -> list[LogEvent]:

@@ -214,6 +214,8 @@ _PHASE_FRAMES = {
     "load_weights": "loading_weights",
     "_load_model": "loading_weights",
     "initialize_model": "loading_weights",
+    "create_weights": "loading_weights",  # a layer allocating its parameters (vLLM 0.2 → 0.32)
+    "process_weights_after_loading": "loading_weights",
     "profile_run": "profiling",
     "determine_available_memory": "profiling",
     "determine_num_available_blocks": "profiling",
@@ -301,7 +303,7 @@ RULES: tuple[Rule[list[Fact]], ...] = (
     _rule(
         "available-kv",
         "Available KV cache memory: ",
-        r"Available KV cache memory: (?P<g>\d+(?:\.\d+)?) GiB",
+        r"Available KV cache memory: (?P<g>-?\d+(?:\.\d+)?) GiB",  # negative on a rank others crowd
         _one("available_kv_gib", "g"),
         group="available-kv",
     ),
