@@ -1085,6 +1085,9 @@ def run_all(c: Context) -> list[Finding]:
     for det in DETECTORS:
         out.extend(det(c))
     out = stuck.reconcile(out)
+    if not any(severity_rank(f.severity) >= severity_rank("warning") for f in out):
+        # vLLM's own hints are evidence for a problem; on a healthy log they stay in events.hints
+        out = [f for f in out if f.id != "vllm_hints"]
     out.sort(key=lambda f: -severity_rank(f.severity))
     return out
 

@@ -157,3 +157,57 @@ def test_busy_gpu_at_start_is_freed_not_scraped() -> None:
     # a GPU half free still gets the utilization that fits what is free
     half = advise.plan(cfg, [_f("gpu_memory_busy", free_gib=60.0, total_gib=80.0)])
     assert _offered(half)["--gpu-memory-utilization"] == 0.73
+
+
+# ---------------------------------------------------------------- item 4: advice in context
+
+
+def test_a_vllm_hint_on_a_healthy_start_is_evidence_not_the_worst_finding() -> None:
+    """Corpus 035: a healthy start-up whose only line of note is vLLM's informational '--enforce-eager'
+    hint; the summary named it the worst finding."""
+    from pathlib import Path
+
+    from observe import pipeline
+    from observe.report.text import summary_line
+
+    log = Path(__file__).parent / "data" / "corpus" / "035-v0-tp2-bamba-startup-gpu-blocks-concurrency.log"
+    d = pipeline.diagnose_paths([log])
+    assert "vllm_hints" not in {f.id for f in d.instances[0].findings}
+    assert d.instances[0].summary.hints  # still read, as evidence
+    assert summary_line(d).startswith("Summary: no problems found")
+
+
+def test_no_flag_the_inferred_release_lacks_even_as_an_alternative() -> None:
+    """No version printed, but the line shapes bound the release (here 0.2.x, before --kv-cache-dtype
+    existed): fp8 KV must not ride along as an alternative."""
+    from observe.versions import VersionRange
+
+    fs = [_f("kv_cache_saturated"), _f("queue_memory_bound", "warning")]
+    facts = {"max_running": 40, "max_waiting": 60, "max_kv_pct": 99.0}
+    old = EngineConfig(engine="v0", device="GPU", version_range=VersionRange((0, 2, 0), (0, 2, 7), ("test",)))
+    assert "--kv-cache-dtype" not in _offered(advise.plan(old, fs, facts=facts))
+    new = EngineConfig(
+        engine="v0", device="GPU", version_range=VersionRange((0, 4, 0), (0, 10, 2), ("test",))
+    )
+    assert "--kv-cache-dtype" in _offered(advise.plan(new, fs, facts=facts))
+
+
+def test_a_pipeline_deployment_gets_pp_aware_alternatives() -> None:
+    """Corpus 041's numbers on its 2-stage pipeline: the tensor-parallel alternative was sized as if
+    the engine ran on one GPU per stage-less deployment ("starts on 8 GPUs")."""
+    cfg = EngineConfig(
+        engine="v1", version="0.15.0", device="GPU", pipeline_parallel_size=2, max_model_len=262144
+    )
+    f = _f(
+        "max_model_len_exceeds_kv_cache",
+        max_model_len=262144,
+        max_model_len_fits=34736,
+        needed_gib=24.0,
+        available_gib=3.18,
+    )
+    plan = advise.plan(cfg, [f])
+    first = plan.recommendations[0]
+    alts = {a.flag: a for a in first.alternatives}
+    assert alts["--pipeline-parallel-size"].suggested == 16
+    assert "on 16 GPUs" in (alts["--tensor-parallel-size"].expected_effect or "")
+    assert any("VLLM_PP_LAYER_PARTITION" in n.text for n in plan.notes)

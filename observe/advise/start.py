@@ -119,8 +119,26 @@ def max_model_len_does_not_fit(p: Plan, f: Finding) -> None:
             )
         )
     tp = int(cfg.tensor_parallel_size or 1)
+    pp = int(cfg.pipeline_parallel_size or 1)
     if _is_gpu(p):
         k = 2 ** math.ceil(math.log2(max(factor, 1.0001)))
+        if pp > 1:  # the stage with the least room decides: more stages, or a partition that spares it
+            opts.append(
+                p.make(
+                    "--pipeline-parallel-size",
+                    pp * k,
+                    f"{pp * k} pipeline stages hold 1/{k} of the layers each (and their share of every "
+                    "request's KV cache)",
+                    [f.id],
+                    effect=f"the engine starts on {tp * pp * k} GPUs ({tp} per stage): at least "
+                    f"~{int(tokens * k):,} KV tokens ≥ {want:,} on the tightest stage",
+                )
+            )
+            p.note(
+                [f.id],
+                f"with {pp} pipeline stages the stage with the least free memory sets the limit: "
+                "VLLM_PP_LAYER_PARTITION (e.g. '16,32') moves layers off the smaller GPU without adding any",
+            )
         if tp * k <= 16:
             opts.append(
                 p.make(
@@ -128,7 +146,9 @@ def max_model_len_does_not_fit(p: Plan, f: Finding) -> None:
                     tp * k,
                     f"{k}× the GPUs split the weights and the KV heads: each GPU holds its share of a request",
                     [f.id],
-                    effect=f"the engine starts on {tp * k} GPUs: at least ~{int(tokens * k):,} KV tokens ≥ {want:,} "
+                    effect=f"the engine starts on {tp * k * pp} GPUs"
+                    + (f" ({tp * k} per stage × {pp} stages)" if pp > 1 else "")
+                    + f": at least ~{int(tokens * k):,} KV tokens ≥ {want:,} "
                     "(more where the weights freed per GPU go to the cache; needs the KV heads divisible by it)",
                 )
             )
