@@ -6,6 +6,7 @@ Every finding states its evidence with the numbers and where it was seen. Thresh
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -725,6 +726,13 @@ _CONFIG_FLAG_WORDS = (
 )
 
 
+def _reason(text: str) -> str:
+    """vLLM's own reason from a pydantic error line: without "Value error, " and pydantic's trailer."""
+    t = text.strip()
+    t = t.removeprefix("Value error, ")
+    return quote(re.sub(r"\s*\[type=[^\]]*\]?\s*$", "", t), 500)
+
+
 def launch_rejected(c: Context) -> list[Finding]:
     """vLLM refused the launch while validating its arguments (argparse) or its config (pydantic
     ValidationError, a ValueError of a config check). Data: flag (the offending flag, None when the
@@ -742,18 +750,27 @@ def launch_rejected(c: Context) -> list[Finding]:
         if e.kind == "max_position_exceeded":
             d["flag"] = d["flag"] or "--max-model-len"
             d["value"] = d["value"] if d["value"] is not None else x.get("max_model_len")
-            d["text"] = d["text"] or quote(e.message, 500)
+            if d["text"] is None or d.get("_header"):
+                d["text"], d["_header"] = _reason(e.message), False
             d["source"] = d["source"] or "config"
             continue
         d["source"] = d["source"] or x.get("source")
-        d["text"] = d["text"] or x.get("text") or quote(e.message, 500)
+        if x.get("text") and (d["text"] is None or d.get("_header")):
+            d["text"], d["_header"] = _reason(str(x["text"])), False  # vLLM's reason beats pydantic's header
+        elif d["text"] is None:
+            d["text"], d["_header"] = quote(e.message, 500), True
         d["flag"] = d["flag"] or x.get("flag")
         d["reason"] = d["reason"] or x.get("reason")
         if d["value"] is None:
             d["value"] = x.get("value", x.get("max_num_batched_tokens"))
+    d.pop("_header", None)
     if d["flag"] is None and d["text"]:
-        word = next((w for w in _CONFIG_FLAG_WORDS if w in d["text"]), None)
+        hits = [(d["text"].find(w), w) for w in _CONFIG_FLAG_WORDS if w in d["text"]]
+        word = min(hits)[1] if hits else None  # the first flag the reason names is the one it judges
         d["flag"] = "--" + word.replace("_", "-") if word else None
+        if word and d["value"] is None:
+            m = re.search(re.escape(word) + r"\s*\((\d+(?:\.\d+)?)\)", d["text"])
+            d["value"] = (float(m.group(1)) if "." in m.group(1) else int(m.group(1))) if m else None
     e0 = bad[0]
     return [
         Finding(

@@ -211,3 +211,91 @@ def test_a_pipeline_deployment_gets_pp_aware_alternatives() -> None:
     assert alts["--pipeline-parallel-size"].suggested == 16
     assert "on 16 GPUs" in (alts["--tensor-parallel-size"].expected_effect or "")
     assert any("VLLM_PP_LAYER_PARTITION" in n.text for n in plan.notes)
+
+
+# ---------------------------------------------------------------- item 8: rounded messages, rejected launches
+
+
+def test_a_length_from_rounded_gib_figures_is_rounded_down_by_their_margin() -> None:
+    """Corpus 041's message cut before vLLM's own estimate: "(24.0 GiB KV cache is needed ...
+    available KV cache memory (3.18 GiB)". 24.0 may be 24.05 and 3.18 may be 3.175: the length that
+    surely fits is 262144 × 3.175 / 24.05, not the exact ratio of the printed figures."""
+    from pathlib import Path
+
+    from observe.diagnosis import InstanceBuilder
+    from observe.parse import parse_text
+
+    text = next((Path(__file__).parent / "data" / "corpus").glob("041-*.log")).read_text()
+    line = text[text.index("To serve at least") :].splitlines()[0]
+    b = InstanceBuilder("t")
+    for ev in parse_text("ValueError: " + line[: line.index("Based on")], "t.log"):
+        b.add(ev)
+    inst = b.finish()
+    r = next(r for r in inst.recommendations if r.flag == "--max-model-len")
+    assert r.suggested == int(262144 * 3.175 / 24.05) // 16 * 16  # 34,592, not 34,720
+    assert "rounded down from 34,734" in (r.expected_effect or "") and "±0.05" in (r.expected_effect or "")
+
+
+def _rejected(text: str, **flags) -> advise.Advice:
+    cfg = EngineConfig(
+        engine="v1", version="0.32.0", flags={"--" + k.replace("_", "-"): v for k, v in flags.items()}
+    )
+    for k, v in flags.items():
+        setattr(cfg, k, v)
+    f = _f(
+        "launch_rejected",
+        flag="--max-num-batched-tokens",
+        value=flags.get("max_num_batched_tokens"),
+        text=text,
+        source="pydantic",
+    )
+    return advise.plan(cfg, [f])
+
+
+def test_a_rejected_launch_quotes_vllm_and_recommends_the_value_that_passes() -> None:
+    text = "max_num_batched_tokens (16) must be greater than or equal to max_num_seqs (256)."
+    plan = _rejected(text, max_num_batched_tokens=16, max_num_seqs=256)
+    r = plan.recommendations[0]
+    assert (r.flag, r.current, r.suggested) == ("--max-num-batched-tokens", 16, 256)
+    assert text in r.reason
+    assert {a.flag: a.suggested for a in r.alternatives} == {"--max-num-seqs": 16}
+    assert "--max-num-batched-tokens 256" in advise.command_line(plan_cfg(16, 256), plan.recommendations)
+    text2 = (
+        "max_num_batched_tokens (2048) is smaller than max_model_len (8192). This effectively limits the "
+        "maximum sequence length to max_num_batched_tokens and makes vLLM reject longer sequences."
+    )
+    r2 = _rejected(text2, max_num_batched_tokens=2048, max_model_len=8192).recommendations[0]
+    assert (r2.flag, r2.suggested) == ("--max-num-batched-tokens", 8192)
+
+
+def plan_cfg(tokens: int, seqs: int) -> EngineConfig:
+    return EngineConfig(
+        flags={"--model": "m", "--max-num-batched-tokens": tokens, "--max-num-seqs": seqs}, model="m"
+    )
+
+
+def test_the_command_never_repeats_a_rejected_value(tmp_path) -> None:
+    """A rejection no rule computes a value for: the reason is quoted, the flag left out of the command."""
+    from observe import pipeline
+
+    log = tmp_path / "vllm.log"
+    log.write_text(
+        "(APIServer pid=1) INFO 11-29 17:49:20 [utils.py:253] non-default args: {'model_tag': 'm', "
+        "'max_num_seqs': 256, 'block_size': 7}\n"
+        "(APIServer pid=1) pydantic_core._pydantic_core.ValidationError: 1 validation error for CacheConfig\n"
+        "(APIServer pid=1)   Value error, block_size (7) must be a power of two. [type=value_error, "
+        "input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]\n"
+    )
+    inst = pipeline.diagnose_paths([log]).instances[0]
+    f = next(f for f in inst.findings if f.id == "launch_rejected")
+    assert f.evidence.startswith(
+        "block_size (7) must be a power of two"
+    )  # vLLM's reason, not pydantic's header
+    assert f.data["flag"] == "--block-size" and f.data["value"] == 7
+    note = next(n.text for n in inst.notes if "launch_rejected" in n.finding_ids)
+    assert "block_size (7) must be a power of two" in note and "no launch flag" not in note
+    assert (
+        inst.command is not None
+        and "--block-size" not in inst.command
+        and "--max-num-seqs 256" in inst.command
+    )
