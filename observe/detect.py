@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from observe import stuck
+from observe import crashes, stuck
 from observe import timeline as tl
 from observe.model import EngineConfig, Finding, Scrape, severity_rank
 from observe.quote import quote
@@ -563,7 +563,12 @@ def root_cause(errors: Sequence[Any]) -> dict[str, Any] | None:
     run (what the worker's traceback ends in), not the "WorkerProc hit an exception" wrapper.
     Keys: type, text, kind, where. None when the excerpt holds no such line."""
     for e in errors:
-        if e.kind in _CRASH_KINDS or e.kind == "shutdown_noise":
+        if e.kind in _CRASH_KINDS or e.kind in (
+            "shutdown_noise",
+            "error_line",
+            "engine_hang",
+            "engine_crashed",
+        ):
             continue
         if e.kind == "exception":
             return {
@@ -1079,6 +1084,8 @@ def capacity_facts(c: Context) -> list[Finding]:
 DETECTORS: tuple[Callable[[Context], list[Finding]], ...] = (
     engine_errors,
     launch_rejected,
+    crashes.engine_crashed,
+    crashes.engine_error,
     silent_preemptions,
     swap_space,
     spec_decode_acceptance,

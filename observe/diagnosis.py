@@ -8,6 +8,7 @@ startup facts to `EngineConfig`. `finish()` runs the detectors and the advisor o
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -32,6 +33,9 @@ from observe.model import (
 )
 from observe.quote import quote
 from observe.settings import Settings
+
+#: error kinds whose "startup" phase the start-up phase facts refine (loading_weights, profiling, …)
+_PHASED = ("exception", "error_line", "engine_crashed")
 
 if TYPE_CHECKING:  # pandas lives in timeline.py (and the detectors that read its frame)
     import pandas as pd
@@ -179,6 +183,8 @@ class InstanceBuilder:
             s.shutdown_noise += 1  # the shutdown race vLLM prints on a clean stop: not a crash
         elif isinstance(ev, EngineError):
             ev = redact.redact_error(ev)  # the message may quote a request: reports get it redacted
+            if ev.details.get("phase") == "startup" and s.phase is not None and ev.kind in _PHASED:
+                ev = dataclasses.replace(ev, details={**ev.details, "phase": s.phase})  # loading, profiling…
             s.error_kinds[ev.kind] = s.error_kinds.get(ev.kind, 0) + 1
             if ev.kind == "oom":
                 s.oom_errors += 1

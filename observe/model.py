@@ -173,6 +173,7 @@ class Scrape:
     source: str = ""
     ok: bool = True
     error: str | None = None
+    note: str | None = None  # what a pasted dump held that was not read (a curl line, cut samples)
 
 
 @dataclass(slots=True)

@@ -393,6 +393,11 @@ def diagnose_paths(
     if not useful:
         reasons = "; ".join(f"{u['path']}: {u['reason']}" for u in unreadable[:5]) or "nothing to read"
         raise InputError(f"no vLLM log lines found ({reasons})")
+    for _, b in useful:  # what a pasted /metrics dump held that was not read: one note each
+        for sc in b.scrapes:
+            if sc.note and not any(u["path"] == sc.source for u in unreadable):
+                kind = "no_samples" if sc.note.startswith("no samples") else "lines_skipped"
+                unreadable.append({"path": sc.source, "reason": sc.note, "kind": kind})
     diags = [b.finish(now=now) for _, b in useful]
     return Diagnosis(instances=diags, generated_at=now, unreadable=unreadable)
 

@@ -47,12 +47,14 @@ def parse_text(text: str, *, at: datetime | None = None, source: str = "") -> Sc
         )
     if "\x00" in text:
         raise TargetError(f"{source or 'response'} is not Prometheus text: it holds NUL bytes")
+    note = None
     try:
-        from prometheus_client.parser import text_string_to_metric_families
-
-        families = list(text_string_to_metric_families(text))
+        families = _families(text)
     except (ValueError, TypeError, IndexError, KeyError) as e:
-        raise TargetError(f"{source or 'response'} is not Prometheus text: {_show(str(e), 120)}") from None
+        why = f"{source or 'response'} is not Prometheus text: {_show(str(e), 120)}"
+        families, note = _read_as_far_as_it_goes(text)
+        if families is None:
+            raise TargetError(why) from None
     out: list[Sample] = []
     for fam in families:
         for s in fam.samples:
@@ -65,8 +67,84 @@ def parse_text(text: str, *, at: datetime | None = None, source: str = "") -> Sc
                 )
             )
     if not out and text.strip():
-        raise TargetError(f"{source or 'response'} holds no metric samples")
-    return Scrape(at=at, samples=out, source=source)
+        if not families:
+            raise TargetError(f"{source or 'response'} holds no metric samples")
+        # HELP / TYPE lines and no sample: an engine that has served nothing yet exposes just that
+        note = "no samples (HELP / TYPE lines only: an idle engine)"
+    return Scrape(at=at, samples=out, source=source, note=note)
+
+
+def _families(text: str) -> list[Any]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return list(text_string_to_metric_families(text))
+
+
+# a sample line: name, optional labels, a value (what a pasted dump's lines are checked against)
+_SAMPLE_START = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*(?:\{|\s+[-+]?(?:\d|\.\d|NaN|Inf|nan|inf))")
+_COMMENT = re.compile(r"#\s*(?:HELP|TYPE|UNIT|EOF|scraped_at)\b")
+
+
+def _read_as_far_as_it_goes(text: str) -> tuple[list[Any] | None, str | None]:
+    """A pasted dump the strict parser refused, read line by line: the lines of a sample that a
+    terminal or a blank line split are re-joined; a line that is neither a sample nor a HELP / TYPE
+    comment (the ``curl`` command above the dump, a shell prompt, a cut line) is skipped and counted.
+    (families, one note for what was skipped), or (None, None) when nothing in it is a metric."""
+    lines = [ln.rstrip("\r") for ln in text.split("\n")]
+    kept: list[str] = []
+    skipped: list[str] = []
+    held = ""
+    for ln in lines:
+        if held:  # a sample whose labels a wrap or a blank line cut: join until they close
+            if not ln.strip():
+                continue
+            held += ln.strip() if held.endswith((",", "{")) else " " + ln.strip()
+            if "}" in held:
+                kept.append(held)
+                held = ""
+            continue
+        if not ln.strip():
+            continue
+        s = ln.strip()
+        if s.startswith("#"):
+            (kept if _COMMENT.match(s) else skipped).append(s)
+            continue
+        if _SAMPLE_START.match(s):
+            if "{" in s and "}" not in s:
+                held = s
+            else:
+                kept.append(s)
+        else:
+            skipped.append(s)
+    if held:
+        skipped.append(held)
+    good: list[str] = []
+    for ln in kept:  # each sample must parse on its own; the comments are checked with the whole
+        if ln.startswith("#"):
+            good.append(ln)
+            continue
+        try:
+            _families(ln + "\n")
+        except (ValueError, TypeError, IndexError, KeyError):
+            skipped.append(ln)
+            continue
+        good.append(ln)
+    if not any(not ln.startswith("#") for ln in good) and not any(ln.startswith("# TYPE") for ln in good):
+        return None, None
+    try:
+        families = _families("\n".join(good) + "\n")
+    except (ValueError, TypeError, IndexError, KeyError):
+        try:  # the HELP / TYPE lines disagree with the samples left: the samples alone
+            families = _families("\n".join(ln for ln in good if not ln.startswith("#")) + "\n")
+        except (ValueError, TypeError, IndexError, KeyError):
+            return None, None
+    note = None
+    if skipped:
+        note = (
+            f"skipped {len(skipped)} line(s) that are not metric samples, e.g. {_show(skipped[0], 60)}"
+            " (a command or prompt above the dump, or a sample cut short)"
+        )
+    return families, note
 
 
 def fetch(

@@ -218,3 +218,19 @@ def test_html_format_writes_a_page(tmp_path: Path) -> None:
     r = run(str(SAT), "--format", "html", "--output", str(out))
     assert r.exit_code == 0, r.stderr
     assert "<svg" in out.read_text()
+
+
+def test_pasted_metrics_dumps_are_read_as_far_as_they_go(tmp_path: Path) -> None:
+    """Issue 20 item 7: a dump with the curl command above it is read, with one note for what was
+    skipped; an idle dump (HELP / TYPE, no samples) is "no samples", not bad input."""
+    curl = DATA / "metrics" / "metrics-003.txt"  # a real paste: `$ curl …`, a blank line, a sample
+    idle = tmp_path / "idle.txt"
+    idle.write_text("# HELP vllm:num_requests_running x\n# TYPE vllm:num_requests_running gauge\n")
+    r = run(str(SAT), "--metrics", str(curl), "--metrics", str(idle), "--format", "json")
+    assert r.exit_code == 0, r.stderr
+    notes = {Path(u["path"]).name: u for u in json.loads(r.stdout)["unreadable"]}
+    assert (
+        notes["metrics-003.txt"]["kind"] == "lines_skipped" and "curl" in notes["metrics-003.txt"]["reason"]
+    )
+    assert notes["idle.txt"]["kind"] == "no_samples"
+    no_traceback(r)

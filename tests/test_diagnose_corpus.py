@@ -481,3 +481,106 @@ def test_golden_markdown(stem: str, request) -> None:
     if os.environ.get("UPDATE_GOLDEN"):
         gold.write_text(text)
     assert text == gold.read_text()
+
+
+# ------------------------------------------------------------------ one row per failure form (issue 20)
+# tests/data/forms/*.log: short logs in the wordings vLLM's own source prints, release by release (see
+# tests/data/PROVENANCE.md and tests/test_parse_forms.py). Each row is what a senior engineer reads off
+# the log; each fails if the parser misses the form or the detector its meaning.
+FORMS = Path(__file__).parent / "data" / "forms"
+
+
+def _is(v: Any) -> Callable[[Any], bool]:
+    return lambda x: x == v
+
+
+FORM_EXPECT: dict[str, Row] = {
+    # a rank-prefixed traceback ending in an OOM while serving: the OOM, on rank 1
+    "v0-rank-prefixed-oom-serving": (
+        {"cuda_oom"},
+        {"engine_error"},
+        (Data("cuda_oom", "rank", _is(1), "rank 1"), Data("cuda_oom", "gpu", _is(1), "GPU 1")),
+        None,
+    ),
+    # "RuntimeError: CUDA error: out of memory" while capturing CUDA graphs: an OOM, in that phase
+    "v1-0.11-cudagraph-capture-oom": (
+        {"cuda_oom"},
+        {"engine_crashed"},
+        (Data("cuda_oom", "phase", _is("cuda_graph_capture"), "cuda_graph_capture"),),
+        None,
+    ),
+    # the V1 processor's "prompt (length N) is longer than the maximum model length of M": a rejected
+    # request (a warning), not an engine error
+    "v1-0.8.5-prompt-longer-than-max-model-len": (
+        {"prompt_too_long"},
+        {"engine_error", "engine_crashed", "engine_startup_failed"},
+        (Data("prompt_too_long", "limit", _is(8192), "8192"),),
+        None,
+    ),
+    # the OpenAI server's "your request has N input tokens" (0.10 → 0.11)
+    "v1-0.11-request-has-input-tokens": (
+        {"prompt_too_long"},
+        {"engine_error", "engine_crashed"},
+        (Data("prompt_too_long", "max_prompt_tokens", _is(5000), "5000"),),
+        None,
+    ),
+    # "Engine core proc EngineCore_0 died unexpectedly" after serving: a crash, not a failed start
+    "v1-0.10-engine-core-died": (
+        {"engine_crashed"},
+        {"engine_startup_failed"},
+        (Data("engine_crashed", "process", _is("EngineCore_0"), "EngineCore_0"),),
+        None,
+    ),
+    # a worker killed with SIGKILL (exit code -9): the crash names the signal
+    "v1-0.32-worker-killed": (
+        {"engine_crashed"},
+        {"engine_startup_failed", "engine_error"},
+        (Data("engine_crashed", "signal", _is("SIGKILL"), "SIGKILL"),),
+        None,
+    ),
+    # an exception no rule knows while loading the weights: the engine failed to start, root cause KeyError
+    "v1-0.11-unknown-error-loading": (
+        {"engine_startup_failed"},
+        set(),
+        (
+            Data(
+                "engine_startup_failed",
+                "root_cause",
+                lambda v: bool(v) and v.get("type") == "KeyError",
+                "KeyError",
+            ),
+        ),
+        None,
+    ),
+    # an ERROR record and exception while serving, and the engine served on: a warning with its cause
+    "v1-0.11-error-while-serving-continues": (
+        {"engine_error"},
+        set(),
+        (
+            Data("engine_error", "type", _is("UnicodeDecodeError"), "UnicodeDecodeError"),
+            Data("engine_error", "phase", _is("serving"), "serving"),
+            Data("engine_error", "failed", _is(None), "None (served on: a warning)"),
+        ),
+        None,
+    ),
+    # Ctrl-C: the EngineDeadError, CancelledError and KeyboardInterrupt of a requested stop are quiet
+    "v1-0.10-ctrl-c-quiet": (set(), {"engine_error", "engine_crashed", "engine_startup_failed"}, (), None),
+}
+
+
+def test_every_form_log_has_an_expectation() -> None:
+    stems = {p.stem for p in FORMS.glob("*.log")} - {"failure-forms"}
+    assert stems - {"v1-0.32-hang-warning"} == set(FORM_EXPECT)
+
+
+@pytest.mark.parametrize("stem", sorted(FORM_EXPECT))
+def test_form_log_findings(stem: str) -> None:
+    must, must_not, preds, _ = FORM_EXPECT[stem]
+    d = diag_json(FORMS / f"{stem}.log")
+    ids = {f["id"] for f in d["findings"]}
+    assert must <= ids, f"missing {must - ids}; found {ids}"
+    assert not (must_not & ids), f"unexpected {must_not & ids}"
+    fails = [why for p in preds if (why := p.check(d)) is not None]
+    assert not fails, "; ".join(fails)
+    serious = {f["id"] for f in d["findings"] if f["severity"] in ("critical", "warning")}
+    assert bool(serious) == bool(must), serious

@@ -18,7 +18,7 @@ import pytest
 
 from observe.model import LogLine
 from observe.parse import Parser, failures, startup, stats
-from observe.parse.triggers import TRIGGERS, may_matter
+from observe.parse.triggers import ERROR_LEVELS, TRIGGERS, may_matter
 
 DATA = Path(__file__).parent / "data"
 REAL_LOGS = sorted(p for p in DATA.rglob("*.log"))
@@ -109,10 +109,11 @@ def test_one_list_holds_every_literal():
 
 
 class _Prefiltered(Parser):
-    """A Parser that skips every message holding no trigger literal."""
+    """A Parser that skips every message holding no trigger literal, but for ERROR / CRITICAL records
+    (the catch-all reads those by their level, ``triggers.ERROR_LEVELS``)."""
 
     def _message(self, msg, ctx, out):
-        if may_matter(msg):
+        if may_matter(msg) or ctx.level in ERROR_LEVELS:
             super()._message(msg, ctx, out)
 
 

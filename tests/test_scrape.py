@@ -59,19 +59,46 @@ def test_explicit_at_wins_over_the_stamp() -> None:
         '{"detail":"Not Found"}',
         "\x00\x01\x02\x7f binary",
         "this is not metrics at all",
-        "# TYPE a gauge\n",
+        "$ curl localhost:8000/metrics\ncurl: (7) Failed to connect to localhost port 8000\n",
     ],
-    ids=["html", "json", "binary", "prose", "no-samples"],
+    ids=["html", "json", "binary", "prose", "curl-error"],
 )
 def test_garbage_raises_one_clear_target_error(body: str) -> None:
     with pytest.raises(TargetError, match="not Prometheus text|no metric samples"):
         scrape.parse_text(body, source="http://x/metrics")
 
 
-def test_a_pasted_terminal_session_is_not_an_exposition() -> None:
-    # metrics-003 is a real paste that starts with the `$ curl ...` command line
-    with pytest.raises(TargetError, match="curl"):
-        scrape.parse_text(_text("metrics-003.txt"))
+def test_a_pasted_terminal_session_is_read_as_far_as_it_goes() -> None:
+    # metrics-003 is a real paste that starts with the `$ curl ...` command line and a blank line
+    # (issue 20 item 7: refused since the strict parser, read before it)
+    s = scrape.parse_text(_text("metrics-003.txt"))
+    assert [x.name for x in s.samples] == ["vllm:cache_config_info"]
+    assert s.samples[0].labels["num_gpu_blocks"] == "24188"
+    assert s.note is not None and "curl" in s.note and "1 line" in s.note
+
+
+def test_a_sample_split_by_a_wrap_or_a_blank_line_is_rejoined() -> None:
+    text = (
+        "# HELP vllm:num_requests_running Number of requests in model execution batches.\n"
+        "# TYPE vllm:num_requests_running gauge\n"
+        'vllm:num_requests_running{engine="0",\n'
+        "\n"
+        'model_name="m"} 3.0\n'
+        "\n"
+        'vllm:num_requests_waiting{engine="0",model_name="m"} 1.0\n'
+        'vllm:kv_cache_usage_perc{engine="0",model_na\n'  # the paste ends inside a sample
+    )
+    s = scrape.parse_text(text)
+    got = {x.name: x.value for x in s.samples}
+    assert got == {"vllm:num_requests_running": 3.0, "vllm:num_requests_waiting": 1.0}
+    assert s.note is not None and "skipped 1 line" in s.note
+
+
+def test_an_idle_dump_with_no_samples_is_no_samples_not_bad_input() -> None:
+    s = scrape.parse_text(
+        "# HELP vllm:num_requests_running Number of requests.\n# TYPE vllm:num_requests_running gauge\n"
+    )
+    assert s.ok and s.samples == [] and s.note is not None and s.note.startswith("no samples")
 
 
 def test_running_config_from_cache_config_info_is_typed() -> None:

@@ -51,6 +51,25 @@ PROC_RE = re.compile(
     _A,
 )
 
+# PyTorch's per-rank prefix on every line a distributed worker prints: "[rank0]: Traceback …",
+# "[rank1]:[W1203 …] …"
+RANK_RE = re.compile(r"\[rank(?P<rank>\d{1,5})\]:[ \t]?", _A)
+# the tensor-parallel index in a worker's process name: "Worker_TP1", "VllmWorker TP0"
+_TP_RE = re.compile(r"(?:^|_)TP(?P<tp>\d{1,5})(?:_|$)", _A)
+
+
+def rank_of(name: str | None, rank: str | None, dims: str | None) -> int | None:
+    """The rank a process prefix names: "rank=N", else the TP index of "Worker_TP1" / "TP1"."""
+    if rank is not None:
+        return int(rank)
+    for text in (dims, name):
+        if text and "TP" in text:
+            m = _TP_RE.search(text)
+            if m is not None:
+                return int(m.group("tp"))
+    return None
+
+
 # The logger prefix: "INFO 02-28 21:48:18 metrics.py:161] msg" (2023) and
 # "INFO 05-12 10:11:12 [loggers.py:116] msg" (2025-02-24 →), "[v1/metrics/loggers.py:236]" (2025-09 →).
 _LEVELS = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL"
@@ -120,6 +139,7 @@ class Ctx:
     repeat: int = 1
     ts: datetime | None = None  # set directly by JSON records
     year: int = DEFAULT_YEAR
+    rank: int | None = None  # "[rank0]:", "(VllmWorker rank=0 pid=N)", "(Worker_TP1 pid=N)"
 
 
 def strip_ansi(seg: str) -> str:

@@ -19,8 +19,25 @@ from observe.parse.rules import Rule, fire, gate
 
 _A = re.ASCII
 
-#: messages that begin a shutdown: an EngineDeadError after one is noise, not a failure
-SHUTDOWN_LITERALS = ("[shutdown]", "Shutting down", "Waiting for application shutdown")
+#: messages that begin a shutdown (vLLM's "[shutdown] …" steps, uvicorn's stop)
+SHUTDOWN_LITERALS = (
+    "[shutdown]",
+    "Shutting down",
+    "Waiting for application shutdown",
+    "shutdown triggered",
+    "received signal",
+    "Received KeyboardInterrupt",
+)
+#: of those, the ones that say the shutdown was asked for (a signal, Ctrl-C, the API server told to
+#: stop): an EngineDeadError after one is noise. vLLM's own "[shutdown] MPClient: engine core exited
+#: unexpectedly" / "Process manager: send sigterm" steps after a killed engine core are not.
+REQUESTED_LITERALS = (
+    "Shutting down",
+    "Waiting for application shutdown",
+    "shutdown triggered",
+    "received signal",
+    "Received KeyboardInterrupt",
+)
 # a traceback's source-code line quoting the message, not the error itself
 _QUOTED_SOURCE = ("raise ", 'File "', "#", "self.", "return ")
 
@@ -39,6 +56,8 @@ _DEDUP_KINDS = frozenset(
         "exception",
         "invalid_launch_args",
         "invalid_config",
+        "engine_crashed",
+        "error_line",
     }
 )
 DEDUP_WINDOW = 400
@@ -57,6 +76,15 @@ class RunState(NamedTuple):
 
     shutdown: bool  # a shutdown has begun
     stats_seen: bool  # the engine has served (a stats line was read): failures are at runtime
+    requested: bool = False  # the shutdown was asked for (a signal, Ctrl-C, the API server stopping)
+
+
+def _phase(run: RunState) -> str:
+    """Where the run is, as the parser knows it: "shutdown", "serving" or "startup" (the diagnosis
+    refines "startup" with the start-up phase facts: loading, profiling)."""
+    if run.shutdown:
+        return "shutdown"
+    return "serving" if run.stats_seen else "startup"
 
 
 # ----------------------------------------------------------------------------- out of memory
@@ -206,7 +234,7 @@ def _prompt_limit(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failur
 def _context_length(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
     """The OpenAI server's "maximum context length is N tokens. However, you requested M tokens" and
     the renderer's (2026 →) "However, your prompt contains [at least ]M input tokens"."""
-    n = m.group("n") or m.group("n2")
+    n = m.group("n") or m.group("n2") or m.group("n3")
     if n is None:
         return None
     return Failure("prompt_too_long", {"prompt_tokens": int(n), "limit": int(m.group("lim"))}, False, None)
@@ -275,8 +303,34 @@ def _exception(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure |
     typ, text = e.group("type"), (e.group("text") or "").strip()
     if typ.rsplit(".", 1)[-1] in ("EngineDeadError", "EngineGenerateError"):
         return None
-    d = {"type": typ, "text": text[:300], "phase": "runtime" if run.stats_seen else "startup"}
+    d: dict[str, Any] = {"type": typ, "text": text[:300], "phase": _phase(run)}
+    if run.requested:
+        d["requested_shutdown"] = True  # raised while stopping as asked: not a failure of the engine
     return Failure("exception", d, False, ("exc", typ, text[:120]))
+
+
+# the lines of a traceback that say nothing by themselves (the exception line does)
+_TRACEBACK_PIECES = _QUOTED_SOURCE + (
+    "Traceback (most recent",
+    "The above exception",
+    "During handling",
+    "^",
+    "~",
+)
+
+
+def error_line(msg: str, run: RunState) -> Failure | None:
+    """An ERROR / CRITICAL record no rule knows (the catch-all's raw material). Not fatal by itself.
+    None for a piece of a traceback (a cut paste starting inside one): its exception line tells."""
+    if msg[:1] in (" ", "\t"):
+        return None
+    text = msg.strip()
+    if not text or text.startswith(_TRACEBACK_PIECES):
+        return None
+    d: dict[str, Any] = {"text": text[:300], "phase": _phase(run)}
+    if run.requested:
+        d["requested_shutdown"] = True
+    return Failure("error_line", d, False, ("errline", text[:120]))
 
 
 def _worker(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
@@ -295,15 +349,69 @@ def _worker_proc(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure
 
 
 def _engine_dead(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    if run.shutdown:  # the API server noticing the engine it is stopping
+    """EngineDeadError / "output_handler failed": noise after a requested shutdown (the API server
+    noticing the engine it is stopping); the engine crashed when it had served or a shutdown began
+    unasked (vLLM's own clean-up after the engine core exited); else it failed to start."""
+    if run.requested:
         return Failure("shutdown_noise", {}, False, ("shutdown",))
+    if run.shutdown or run.stats_seen:
+        return _crash("engine_dead", run)
     return _engine_core(m, msg, ctx, run)
 
 
 def _engine_core(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    return Failure(
-        "engine_core_failed", {"phase": "runtime" if run.stats_seen else "startup"}, True, ("enginecore",)
+    return Failure("engine_core_failed", {"phase": _phase(run)}, True, ("enginecore",))
+
+
+def _prompt_length(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    d = {"prompt_tokens": int(m.group("n")), "limit": int(m.group("lim"))}
+    return Failure("prompt_too_long", d, False, None)
+
+
+_SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
+
+
+def _crash(form: str, run: RunState, **d: Any) -> Failure:
+    """engine_crashed (fatal) — or, after a requested shutdown, the noise of stopping."""
+    if run.requested:
+        return Failure("shutdown_noise", {}, False, ("shutdown",))
+    d = {k: v for k, v in d.items() if v is not None}
+    d.update(form=form, phase="serving" if run.stats_seen else "startup")  # where it was when it died
+    d.setdefault(
+        "cause",
+        "the engine core process exited while the server was running (killed or crashed)"
+        if form != "engine_dead"
+        else "the engine core died (EngineDeadError): it crashed or was killed",
     )
+    return Failure("engine_crashed", d, True, ("crashed",))
+
+
+def _crashed(form: str) -> Any:
+    return lambda m, msg, ctx, run: _crash(form, run)
+
+
+def _proc_died(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """Forms: "Engine core proc EngineCore_0 died unexpectedly" (0.8 → 0.11), "Worker proc X died unexpectedly
+    (exit code: -9)" (0.32), "Engine core process X died unexpectedly." (0.32's API-server manager)."""
+    code = int(m.group("code")) if m.group("code") else None
+    sig = _SIGNALS.get(-code) if code is not None and code < 0 else None
+    proc = m.group("proc").rstrip(".,")
+    what = "a worker process" if "Worker" in msg else "the engine core process"
+    cause = f"{what} ({proc}) exited unexpectedly" + (f", killed by {sig}" if sig else "")
+    if code is not None and sig is None:
+        cause += f" with exit code {code}"
+    return _crash("proc_died", run, process=proc, exit_code=code, signal=sig, cause=cause)
+
+
+_HANG_SHM = r"No available shared memory broadcast block found in (?P<s>\d+) second"
+_HANG_OLD = r"No available block found in (?P<s>\d+) second"
+
+
+def _hang(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """vLLM's hang warning: a process waited that long for the shared-memory ring (a peer hangs or is
+    busy compiling). Not fatal; repeated every interval, so every one is reported."""
+    d = {"seconds": int(m.group("s")), "process": ctx.process, "phase": _phase(run)}
+    return Failure("engine_hang", d, False, None)
 
 
 def _rule(name: str, literal: str, pattern: str | None, read: Any, **kw: Any) -> Rule[Failure]:
@@ -313,7 +421,9 @@ def _rule(name: str, literal: str, pattern: str | None, read: Any, **kw: Any) ->
 
 
 RULES: tuple[Rule[Failure], ...] = (
-    _rule("oom", "out of memory", r"(?P<dev>CUDA|HIP|XPU|MPS|NPU) out of memory", _oom),
+    # "CUDA out of memory" (torch's OutOfMemoryError, every release), "CUDA error: out of memory"
+    # (a RuntimeError from the driver, e.g. while capturing CUDA graphs), the HIP / XPU / NPU forms
+    _rule("oom", "out of memory", r"(?P<dev>CUDA|HIP|XPU|MPS|NPU)(?: error:)? out of memory", _oom),
     # V1 (0.7 →): the whole message, or the piece of it a cut paste or a wrapped traceback line holds
     _rule(
         "kv-needed-exceeds-available",
@@ -374,10 +484,43 @@ RULES: tuple[Rule[Failure], ...] = (
         "context-length",
         "maximum context length is",
         r"maximum context length is (?P<lim>\d+) tokens\. However, (?:you requested (?P<n>\d+) tokens"
-        r"|your prompt contains (?:at least )?(?P<n2>\d+) input tokens)",
+        r"|your prompt contains (?:at least )?(?P<n2>\d+) input tokens|your request has (?P<n3>\d+) input tokens)",
         _context_length,
         claims=True,
     ),
+    # V0 llm_engine (0.6 →) and the V1 input processor (0.7 → 0.32): "The decoder prompt (length N) is
+    # longer than the maximum model length of M." and (0.32) "… (length N) plus the number of requested
+    # output tokens (at least 1) is longer than the maximum model length of M."
+    _rule(
+        "prompt-length-v1",
+        "prompt (length ",
+        r"prompt \(length (?P<n>\d+)\) (?:plus the number of requested output tokens \(at least 1\) )?"
+        r"is longer than the maximum model length of (?P<lim>\d+)\b",
+        _prompt_length,
+        claims=True,
+    ),
+    # the engine died under the API server: killed, crashed, or its worker did
+    _rule("engine-core-exited", "engine core exited unexpectedly", None, _crashed("mpclient_exited")),
+    _rule(
+        "proc-died",
+        "died unexpectedly",
+        r"(?:proc|process|RayWorkerProc)\s+(?P<proc>\S+?)(?: \(PID: \d+\))?,?\s+died unexpectedly"
+        r"(?: \(exit code: (?P<code>-?\d+)\))?",
+        _proc_died,
+    ),
+    _rule("engine-already-dead", "is already dead, terminating server", None, _crashed("already_dead")),
+    _rule("engine-loop-died", "Engine loop has died", None, _crashed("engine_loop_died")),
+    _rule(
+        "engine-process-died",
+        "Engine process (pid ",
+        r"Engine process \(pid (?P<pid>\d+)\) died",
+        _crashed("engine_process_died"),
+    ),
+    # vLLM's hang warning, shm_broadcast.py: 0.5 → 0.6 "No available block found in 60 second.",
+    # 0.7 → "No available shared memory broadcast block found in 60 second(s). This typically happens
+    # when some processes are hanging …"
+    _rule("hang-shm", "No available shared memory broadcast block found", _HANG_SHM, _hang),
+    _rule("hang-block", "No available block found in ", _HANG_OLD, _hang),
     # a launch vLLM rejects while validating its arguments or its config
     _rule(
         "batched-below-max-model-len",
@@ -425,6 +568,11 @@ def failure(msg: str, ctx: Ctx, run: RunState) -> Failure | None:
 
 def begins_shutdown(msg: str) -> bool:
     return any(lit in msg for lit in SHUTDOWN_LITERALS)
+
+
+def requested_shutdown(msg: str) -> bool:
+    """Whether a shutdown message says the stop was asked for (see REQUESTED_LITERALS)."""
+    return any(lit in msg for lit in REQUESTED_LITERALS)
 
 
 def _same_failure(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:

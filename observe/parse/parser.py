@@ -60,6 +60,9 @@ _CANON_V1 = re.compile(
 )
 
 
+_ERROR_LEVELS = triggers.ERROR_LEVELS
+
+
 class Parser:
     """Stateful, streaming, pure (no I/O). One Parser per source stream (file / rotated set)."""
 
@@ -74,6 +77,8 @@ class Parser:
         self._pending: tuple[Ctx, str, int, int] | None = None  # ctx, msg, n_clauses, joins
         self._recent = failures.DedupWindow()
         self._shutdown = False
+        self._requested = False  # the shutdown under way was asked for (signal, Ctrl-C, API stop)
+        self._err_site: tuple[int | None, str | None, int | None] | None = None  # last ERROR record's site
         self._engine: str | None = None
         self._stats_seen = False
         self._counted_line = -1
@@ -182,16 +187,26 @@ class Parser:
             if E.looks_like_json_record(seg) and self._json_record(seg, line, out, outer_ts):
                 return
         ctx = Ctx(line.source, line.lineno, outer_ts=outer_ts)
-        # process prefixes, possibly nested "(EngineCore pid=1) (RayWorkerProc pid=2) "
+        # process prefixes, possibly nested "(EngineCore pid=1) (RayWorkerProc pid=2) ", and
+        # PyTorch's "[rank0]: " before or after them
         has_prefix = False
+        if seg[:5] == "[rank":
+            has_prefix = self._rank(ctx, seg)
+            if has_prefix:
+                seg = seg[E.RANK_RE.match(seg).end() :]  # type: ignore[union-attr]
         while seg[:1] == "(":
             p = E.PROC_RE.match(seg)
             if p is None:
                 break
             has_prefix = True
-            name, _, dims, pid = p.groups()
+            name, rank_text, dims, pid = p.groups()
             self._process(ctx, f"{name}_{dims}" if name and dims else name, pid, out)
+            rank = E.rank_of(name, rank_text, dims)
+            if rank is not None:
+                ctx.rank = rank
             seg = seg[p.end() :]
+            if seg[:5] == "[rank" and self._rank(ctx, seg):
+                seg = seg[E.RANK_RE.match(seg).end() :]  # type: ignore[union-attr]
         # the logger prefix
         m = PREFIX_RE.match(seg)
         if m is None and E.has_level_word(seg):
@@ -236,6 +251,15 @@ class Parser:
             if s is not None:
                 msg, ctx.logger_file, ctx.logger_line = s
         self._message(msg, ctx, out)
+
+    @staticmethod
+    def _rank(ctx: Ctx, seg: str) -> bool:
+        """Whether seg begins with PyTorch's "[rankN]:" (then ctx.rank is N)."""
+        r = E.RANK_RE.match(seg)
+        if r is None:
+            return False
+        ctx.rank = int(r.group("rank"))
+        return True
 
     def _process(self, ctx: Ctx, name: str | None, pid: str, out: list[LogEvent]) -> None:
         """One "(Name pid=N)" process prefix read into ctx (the engine, if the name tells it)."""
@@ -348,10 +372,12 @@ class Parser:
             groups = self._groups
             if groups & triggers.STARTUP:
                 self._startup(msg, ctx, out)
-            if groups & triggers.FAILURE:
-                self._failure(msg, ctx, out)
+            if groups & triggers.FAILURE or ctx.level in _ERROR_LEVELS:
+                self._failure(msg, ctx, out, bool(groups & triggers.FAILURE))
             if groups & triggers.SHUTDOWN and failures.begins_shutdown(msg):
                 self._shutdown = True
+                if failures.requested_shutdown(msg):
+                    self._requested = True
         if len(out) > n0:
             self._count_vllm()
 
@@ -409,10 +435,12 @@ class Parser:
     def _startup(self, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
         for name, value in startup.startup_facts(msg, ctx):
             if name == startup.NEW_RUN[0]:
-                self._shutdown = False  # a (re)start: earlier shutdown and error context no longer apply
+                # a (re)start: earlier shutdown and error context no longer apply
+                self._shutdown = self._requested = False
                 self._recent.clear()
+                self._err_site = None
             elif name == startup.STARTING[0]:
-                self._shutdown = False
+                self._shutdown = self._requested = False
             elif name == "engine":
                 self._note_engine(value, ctx, out)
             else:
@@ -424,10 +452,21 @@ class Parser:
             out.append(StartupFact(E.envelope(ctx), "engine", eng))
 
     # ------------------------------------------------------------------ errors
-    def _failure(self, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
-        f = failures.failure(msg, ctx, failures.RunState(self._shutdown, self._stats_seen))
+    def _failure(self, msg: str, ctx: Ctx, out: list[LogEvent], rules: bool = True) -> None:
+        """The failure a message reports (rules: its literals may fire a rule). An ERROR / CRITICAL
+        record no rule knows is an ``error_line``, once per record: the lines of one traceback
+        logged line by line share the record's process and logger call site."""
+        run = failures.RunState(self._shutdown, self._stats_seen, self._requested)
+        f = failures.failure(msg, ctx, run) if rules else None
+        if ctx.level in _ERROR_LEVELS:
+            site = (ctx.pid, ctx.logger_file, ctx.logger_line)
+            same = site == self._err_site
+            self._err_site = site
+            if f is None and not same and msg.strip():
+                f = failures.error_line(msg, run)
         if f is not None and self._recent.is_new(f, self._cur):
-            out.append(EngineError(E.envelope(ctx), f.kind, msg.strip()[:2000], f.details, f.fatal))
+            d = f.details if ctx.rank is None else {**f.details, "rank": ctx.rank}
+            out.append(EngineError(E.envelope(ctx), f.kind, msg.strip()[:2000], d, f.fatal))
 
 
 def parse_text(text: str, source: str = "<text>", *, year: int | None = None) -> list[LogEvent]:

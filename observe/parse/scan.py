@@ -80,7 +80,7 @@ COUNTED = frozenset({COUNT, COUNT_PROC, INERT})
 _PLAIN = re.compile(rb"[\x20-\x7e\t]*")
 _FOLDED_TRIGGERS = tuple(t.encode().translate(_FOLD) for t in TRIGGERS)
 _FOLDED_GROUPS = tuple((bit, tuple(t.encode().translate(_FOLD) for t in lits)) for bit, lits in GROUPS)
-_STARTS = ("(", "{", "INFO", "WARN", "ERROR", "DEBUG", "CRITICAL")
+_STARTS = ("(", "{", "INFO", "WARN", "ERROR", "DEBUG", "CRITICAL", "[rank")
 
 #: one run of a block: (kind, start, end, n) — kind COUNT, COUNT_PROC or INERT: n lines, bytes start..end with the
 #: last newline; kind FEED or FED + g: one line, bytes start..end without its newline

@@ -6,7 +6,9 @@ rules are tried only when one of their literals is present. The literals of the 
 the failure table and of the shutdown markers are also kept apart (``GROUPS``): a message with none
 of one group's literals needs that group's rules not tried at all. The envelope itself (prefixes,
 process names, the year, a terminal-wrapped record's continuation, uvicorn access lines, JSON
-records) is read from every line, whatever its message.
+records) is read from every line, whatever its message. One rule looks at the envelope, not the
+message: an ERROR / CRITICAL record that no rule reads is the catch-all's ``error_line``
+(``ERROR_LEVELS``), so such records are never skipped.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ TRIGGERS: tuple[str, ...] = tuple(
     dict.fromkeys(stats.TRIGGERS + rules.literals(startup.RULES, failures.RULES) + failures.SHUTDOWN_LITERALS)
 )
 
+
+#: the logger levels whose records are read by the catch-all whatever their message
+ERROR_LEVELS = ("ERROR", "CRITICAL")
 
 #: the groups of literals whose rules ``Parser`` can skip as a whole: a bit each
 STARTUP, FAILURE, SHUTDOWN = 1, 2, 4

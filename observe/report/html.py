@@ -35,7 +35,15 @@ from observe.report.svg import (
     time_axis,
 )
 from observe.report.svg import escape as _e
-from observe.report.text import count_text, flags_text, size_text, summary_line, unreadable_text
+from observe.report.text import (
+    count_text,
+    flags_text,
+    no_findings_text,
+    size_text,
+    summary_line,
+    unexplained_errors,
+    unreadable_text,
+)
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -136,9 +144,10 @@ def _engine_section(config: Any) -> str:
     return f'<div class="cols"><div>{facts}</div><div>{flags_html}</div></div>'
 
 
-def _findings_section(findings: Sequence[Any]) -> str:
+def _findings_section(findings: Sequence[Any], none_text: str = "No problems found.") -> str:
     if not findings:
-        return '<p class="ok">No problem found.</p>'
+        cls = "ok" if none_text == "No problems found." else "sev-critical"
+        return f'<p class="{cls}">{_e(none_text)}</p>'
     ordered = sorted(findings, key=lambda f: -severity_rank(getattr(f, "severity", "")))
     items = []
     for f in ordered:
@@ -336,9 +345,10 @@ def render_instance(
     axis = time_axis(times)
     parts = [f'<section class="instance" id="instance-{idx}"><h2>{_e(inst.name)}</h2>']
     counts = _severity_counts(findings)
-    summary = (
-        " ".join(f'<span class="badge sev-{s}">{n} {s}</span>' for s, n in counts.items() if n)
-        or '<span class="badge ok">healthy</span>'
+    summary = " ".join(f'<span class="badge sev-{s}">{n} {s}</span>' for s, n in counts.items() if n) or (
+        '<span class="badge ok">healthy</span>'
+        if not unexplained_errors(inst)
+        else '<span class="badge sev-critical">errors unexplained</span>'
     )
     span = ""
     if axis is not None and len(times) > 1:
@@ -347,7 +357,7 @@ def render_instance(
         f'<p class="summary">{summary} <span class="muted">{len(times):,} timeline rows{_e(span)}</span></p>'
     )
     parts.append(_key_numbers(inst))
-    parts.append("<h3>Findings</h3>" + _findings_section(findings))
+    parts.append("<h3>Findings</h3>" + _findings_section(findings, no_findings_text(inst)))
     parts.append(_errors_section(getattr(inst, "events", None)))
     parts.append("<h3>Timeline</h3>")
     if axis is None:

@@ -8,6 +8,7 @@ from observe.report.text import (
     current_text,
     engine_lines,
     flag_text,
+    no_findings_text,
     summary_line,
     unreadable_text,
     value_text,
@@ -32,7 +33,7 @@ def render_markdown(diag: Diagnosis) -> str:
             out += ["| severity | id | evidence |", "|---|---|---|"]
             out += [f"| {f.severity} | `{f.id}` | {_md_cell(f.evidence)} |" for f in inst.findings]
         else:
-            out.append("No problems found.")
+            out.append(no_findings_text(inst))
         if inst.recommendations:
             out += [
                 "",

@@ -46,11 +46,35 @@ def flags_text(flags: dict) -> str:
     return shlex.join(cmdline.render_argv(flags, skip=()))
 
 
+def unexplained_errors(inst: InstanceDiagnosis) -> int:
+    """The failures the log counted (errors, exceptions, ERROR records), less the noise of a requested
+    stop: a report may say "no problems found" only where this is 0."""
+    s = getattr(inst, "summary", None)
+    if s is None:
+        return 0
+    return sum(1 for e in s.errors if e.kind != "shutdown_noise" and not e.details.get("requested_shutdown"))
+
+
+def no_findings_text(inst: InstanceDiagnosis) -> str:
+    """What an instance without findings gets: "No problems found." — never beside a counted failure
+    (the catch-all ``engine_error`` makes that case rare; this keeps it impossible)."""
+    n = unexplained_errors(inst)
+    if n:
+        return (
+            f"No finding, but the log holds {count_text(n, 'error')} that no detector explains: "
+            "read them before trusting this engine."
+        )
+    return "No problems found."
+
+
 def summary_line(diag: Diagnosis) -> str:
     """One line for the top of a report: the worst finding and the one change to make for it."""
     pairs = [(inst, f) for inst in diag.instances for f in inst.findings]
     n = len(diag.instances)
     if not pairs:
+        errs = sum(unexplained_errors(i) for i in diag.instances)
+        if errs:
+            return f"Summary: no finding, but {count_text(errs, 'error')} counted that no detector explains."
         return f"Summary: no problems found ({count_text(n, 'instance')})."
     inst, worst = max(pairs, key=lambda p: severity_rank(p[1].severity))  # the first of the worst
     where = f" in {inst.name}" if n > 1 else ""
@@ -163,6 +187,8 @@ def unreadable_text(u: dict) -> str:
         return f"could not read {u['path']}: {u['reason']}"
     if kind == "truncated":
         return f"read only part of {u['path']}: {u['reason']}"
+    if kind in ("no_samples", "lines_skipped"):  # a /metrics dump read as far as it goes
+        return f"{u['path']}: {u['reason']}"
     return f"skipped {u['path']}: {u['reason']}"
 
 
@@ -184,7 +210,7 @@ def render_text(diag: Diagnosis) -> str:
                 if f.where:
                     out.append(f"              at {f.where}")
         else:
-            out.append("   No problems found.")
+            out.append("   " + no_findings_text(inst))
         if inst.recommendations or inst.notes:
             out.append("")
             out.append("   Recommendations")
@@ -244,7 +270,8 @@ def print_rich(diag: Diagnosis, console: Console | None = None) -> None:
                 )
             con.print(ft)
         else:
-            con.print("[green]No problems found.[/]")
+            text = no_findings_text(inst)
+            con.print(f"[green]{text}[/]" if text == "No problems found." else f"[red]{escape(text)}[/]")
         if inst.recommendations:
             rt = Table(title="Recommendations", title_justify="left")
             for col in ("flag", "current → suggested", "why", "expected effect"):

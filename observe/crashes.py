@@ -1,0 +1,206 @@
+"""Detectors for an engine that died, and the catch-all: no failing log reads as healthy.
+
+* ``engine_crashed`` — the engine core (or a worker) exited unasked: killed, crashed, or gone with the
+  OOM killer; vLLM says so ("[shutdown] MPClient: engine core exited unexpectedly", "Engine core proc
+  … died unexpectedly", an ``EngineDeadError`` no requested shutdown explains). Critical.
+* ``engine_error`` (catch-all) — a traceback or an ERROR / CRITICAL record that no specific rule
+  explains: the log shows a failure, so the report must not say "no problems found". Critical when
+  the engine did not serve after it (it exited, or never started) or requests failed (HTTP 5xx);
+  else a warning.
+
+Pure: (Context) → list[Finding], like every detector in ``observe.detect``; the parser's
+``EngineError`` events (kinds ``engine_crashed``, ``exception``, ``error_line``) are the input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from observe.model import Finding
+from observe.quote import quote
+
+if TYPE_CHECKING:
+    from observe.detect import Context
+
+#: failure kinds whose own finding explains the tracebacks and ERROR records around them
+EXPLAINED_BY = frozenset(
+    {
+        "oom",
+        "max_seq_len_exceeds_kv",
+        "kv_needed_exceeds_available",
+        "no_available_memory",
+        "free_memory_below_utilization",
+        "engine_core_failed",
+        "startup_failed",
+        "worker_exception",
+        "max_position_exceeded",
+        "prompt_too_long",
+        "invalid_launch_args",
+        "invalid_config",
+        "engine_crashed",
+    }
+)
+#: an exception or ERROR record this many physical lines from a failure of those kinds belongs to it
+#: (its traceback, its wrappers, the parent's re-raise)
+NEAR_LINES = 400
+_RAW = ("exception", "error_line")
+#: exception types that only wrap the real one (the root cause is printed above them)
+_WRAPPERS = ("EngineDeadError", "EngineGenerateError", "CancelledError", "KeyboardInterrupt", "SystemExit")
+#: the parser's / start-up phases → the phase a finding names
+_PHASES = {
+    "loading_weights": "loading",
+    "profiling": "profiling",
+    "kv_cache_init": "profiling",
+    "cuda_graph_capture": "profiling",
+    "warmup": "profiling",
+    "sampler_warmup": "profiling",
+    "serving": "serving",
+    "shutdown": "shutdown",
+    "startup": "startup",
+}
+
+
+def phase_name(phase: Any) -> str:
+    """A parser or start-up phase as a finding names it: startup | loading | profiling | serving |
+    shutdown."""
+    return _PHASES.get(str(phase), "startup") if phase else "startup"
+
+
+def _where(e: Any) -> str:
+    return f"{e.env.source}:{e.env.lineno}"
+
+
+def engine_crashed(c: Context) -> list[Finding]:
+    """The engine died unasked. Data: cause (one short sentence), signal ("SIGKILL", when the exit code
+    tells), process, exit_code, form (which vLLM message said it), phase, root_cause (the first
+    exception before it, when the log shows one: what it crashed of), rank."""
+    s = c.summary
+    crashes = [e for e in s.errors if e.kind == "engine_crashed"]
+    if not crashes:
+        return []
+    e = next((x for x in crashes if x.details.get("signal")), crashes[0])
+    d = e.details
+    root = innermost([x for x in s.errors if x.kind in _RAW and x.env.lineno < crashes[0].env.lineno])
+    cause = str(d.get("cause") or "the engine exited unexpectedly")
+    if root and not d.get("signal"):
+        cause = (
+            f"{cause}; the last exception before it: {root['type'] or 'error'}: {quote(root['message'], 200)}"
+        )
+    data: dict[str, Any] = {
+        "cause": cause,
+        "signal": d.get("signal"),
+        "process": d.get("process"),
+        "exit_code": d.get("exit_code"),
+        "form": d.get("form"),
+        "phase": phase_name(d.get("phase")),
+        "rank": d.get("rank"),
+        "root_cause": root,
+        "count": s.error_kinds.get("engine_crashed", 1),
+    }
+    return [
+        Finding(
+            id="engine_crashed",
+            severity="critical",
+            title="The engine died unexpectedly" + (f" ({data['signal']})" if data["signal"] else ""),
+            evidence=f"{quote(e.message, 300)} — {cause}",
+            start=e.env.ts,
+            end=e.env.ts,
+            where=_where(e),
+            data=data,
+        )
+    ]
+
+
+def innermost(errors: Sequence[Any]) -> dict[str, Any] | None:
+    """The root cause of a chain: the first exception line (Python prints the original exception
+    first, each wrapper below it), not a wrapper; else the first ERROR record. Keys: type, message,
+    phase, rank, where. None when there is neither."""
+    first_line = None
+    for e in errors:
+        if e.kind == "exception":
+            typ = str(e.details.get("type") or "")
+            if typ.rsplit(".", 1)[-1] in _WRAPPERS:
+                continue
+            return {
+                "type": typ or None,
+                "message": e.details.get("text") or "",
+                "phase": phase_name(e.details.get("phase")),
+                "rank": e.details.get("rank"),
+                "where": _where(e),
+            }
+        if e.kind == "error_line" and first_line is None:
+            first_line = e
+    if first_line is None:
+        return None
+    return {
+        "type": None,
+        "message": first_line.details.get("text") or quote(first_line.message, 300),
+        "phase": phase_name(first_line.details.get("phase")),
+        "rank": first_line.details.get("rank"),
+        "where": _where(first_line),
+    }
+
+
+def unexplained(errors: Sequence[Any]) -> list[Any]:
+    """The exception lines and ERROR records no specific failure explains: not near (NEAR_LINES) a
+    failure of an ``EXPLAINED_BY`` kind in the same source, not raised while stopping as asked."""
+    known = [(e.env.source, e.env.lineno) for e in errors if e.kind in EXPLAINED_BY]
+    out = []
+    for e in errors:
+        if e.kind not in _RAW or e.details.get("requested_shutdown"):
+            continue
+        if any(src == e.env.source and abs(ln - e.env.lineno) <= NEAR_LINES for src, ln in known):
+            continue
+        out.append(e)
+    return out
+
+
+def engine_error(c: Context) -> list[Finding]:
+    """The catch-all. Data: type, message (the innermost exception of the chain, or the ERROR record),
+    phase (startup | loading | profiling | serving | shutdown), rank, count (exception lines and
+    ERROR records unexplained), root_cause (the same as a dict, for the advice), failed (why it is
+    critical: "exited" | "requests_failed" | None)."""
+    s = c.summary
+    if any(e.kind == "worker_exception" for e in s.errors):
+        return []  # engine_errors() reports it as engine_error, with its root cause
+    raw = unexplained(s.errors)
+    if not raw:
+        return []
+    root = innermost(raw)
+    assert root is not None
+    last = raw[-1]
+    served_after = s.stats_last_ts is not None and last.env.ts is not None and s.stats_last_ts > last.env.ts
+    failed = None
+    if any(e.fatal for e in s.errors) or not served_after:
+        failed = "exited"
+    elif s.access_errors:
+        failed = "requests_failed"
+    what = f"{root['type']}: {root['message']}" if root["type"] else root["message"]
+    ranks = f" on rank {root['rank']}" if root.get("rank") is not None else ""
+    after = {
+        "exited": "; the engine did not serve after it",
+        "requests_failed": f"; {s.access_errors} request(s) failed with HTTP 5xx",
+        None: "; the engine kept serving",
+    }[failed]
+    return [
+        Finding(
+            id="engine_error",
+            severity="critical" if failed else "warning",
+            title=f"The engine reported an error ({root['phase']})",
+            evidence=f"{quote(what, 400)}{ranks} — {len(raw)} exception line(s) or ERROR record(s) no "
+            f"specific rule explains{after}",
+            start=raw[0].env.ts,
+            end=last.env.ts,
+            where=root["where"],
+            data={
+                "type": root["type"],
+                "message": root["message"],
+                "phase": root["phase"],
+                "rank": root.get("rank"),
+                "count": len(raw),
+                "root_cause": {"type": root["type"], "text": root["message"], "kind": "exception"},
+                "failed": failed,
+            },
+        )
+    ]

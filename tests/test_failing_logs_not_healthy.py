@@ -1,0 +1,79 @@
+"""No failing log reads as healthy (issue 20): every real log of tests/data and every example whose
+text shows a failure yields a critical or warning finding, and no report says "no problems found".
+
+"Shows a failure" is decided here, independently of the parser, by a plain reading of the text: a
+Python traceback, an exception line ("ValueError: …", "torch.OutOfMemoryError: …", with or without
+a "[rank0]:" or process prefix) or a record logged at ERROR / CRITICAL — before any requested stop
+(a signal, Ctrl-C, uvicorn "Shutting down", vLLM's "shutdown triggered"): what a clean stop prints
+after that is not a failure.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from observe import pipeline, report
+
+ROOT = Path(__file__).resolve().parent.parent
+LOGS = sorted((ROOT / "tests" / "data").rglob("*.log")) + sorted((ROOT / "examples").rglob("*.log"))
+
+_FAILURE = re.compile(
+    r"Traceback \(most recent call last\)"
+    r"|\b(?:ERROR|CRITICAL)\b(?!:\s+\S+:\d+ - \")"  # a logger level (not a uvicorn access line)
+    r"|(?:^|\]: |\) )\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): ",
+    re.M,
+)
+_REQUESTED_STOP = re.compile(
+    r"shutdown triggered|received signal|Received KeyboardInterrupt|INFO:\s+Shutting down|^KeyboardInterrupt"
+    r"|Waiting for application shutdown",
+    re.M,
+)
+
+
+def shows_failure(text: str) -> bool:
+    """A failure in the text before the first requested stop."""
+    stop = _REQUESTED_STOP.search(text)
+    head = text[: stop.start()] if stop else text
+    return _FAILURE.search(head) is not None
+
+
+def _id(p: Path) -> str:
+    return str(p.relative_to(ROOT))
+
+
+FAILING = [p for p in LOGS if shows_failure(p.read_text(encoding="utf-8", errors="replace"))]
+
+
+def test_the_corpus_has_failing_logs() -> None:
+    """The check below must have something to check (and the classifier must not call everything a
+    failure)."""
+    assert len(FAILING) >= 12, [_id(p) for p in FAILING]
+    assert len(FAILING) < len(LOGS) - 10
+
+
+@pytest.mark.parametrize("log", FAILING, ids=_id)
+def test_failing_log_is_not_healthy(log: Path) -> None:
+    diag = pipeline.diagnose_paths([log])
+    d = report.to_dict(diag)
+    serious = [f["id"] for f in d["findings"] if f["severity"] in ("critical", "warning")]
+    assert serious, f"{_id(log)} shows a failure but reads as healthy: {[f['id'] for f in d['findings']]}"
+    for fmt in ("text", "markdown", "html"):
+        out = report.render(diag, fmt)
+        assert "no problems found" not in out.lower() and "no problem found" not in out.lower(), fmt
+
+
+@pytest.mark.parametrize(
+    "text,failing",
+    [
+        ("[rank0]: torch.OutOfMemoryError: CUDA out of memory.\n", True),
+        ("(APIServer pid=1) ERROR 11-29 19:02:17 [x.py:1] boom\n", True),
+        ('INFO:     127.0.0.1:1 - "GET /health HTTP/1.1" 200 OK\n', False),
+        ("INFO 11-29 19:02:17 [x.py:1] all fine\n", False),
+        ("INFO:     Shutting down\n(APIServer pid=1) ERROR 11-29 19:02:17 [x.py:1] EngineDeadError\n", False),
+    ],
+)
+def test_the_failure_reading_itself(text: str, failing: bool) -> None:
+    assert shows_failure(text) is failing
