@@ -231,3 +231,22 @@ def test_one_hang_warning_at_start_up_is_a_compilation_not_a_hang() -> None:
     # three in a row (three minutes) are a hang even before the first stats line
     inst = diagnosis.analyze_instance("x", [_hang(1, 0), _hang(2, 60), _hang(3, 120)])
     assert _by_id(inst)["engine_stuck"].data["seconds"] == 180
+
+
+def test_vllm_hang_warnings_in_a_log_while_serving(tmp_path: Path) -> None:
+    """The 0.32 wording (shm_broadcast.py LONG_WAIT_TIME_LOG_MSG, read by the parser as engine_hang)
+    after stats lines: the warnings alone say the engine is stuck; the stats silence agrees, and the
+    two are one finding."""
+    hang = (
+        "(EngineCore_DP0 pid=9) INFO {t} [shm_broadcast.py:750] No available shared memory broadcast block "
+        "found in 60 seconds. This typically happens when some processes are hanging or doing some "
+        "time-consuming work (e.g. compilation, weight/kv cache quantization)."
+    )
+    rows = [(0, 40.0, 30.0, 2, 1), (10, 20.0, 25.0, 2, 1)]
+    tail = "".join(hang.format(t=_t(s)) + "\n" for s in (70, 130, 190))
+    inst = _diag(_log(tmp_path, V1, rows, tail))
+    stuck = [f for f in inst.findings if f.id == "engine_stuck"]
+    assert len(stuck) == 1
+    f = stuck[0]
+    assert f.data["source"] == "hang_warning" and f.data["seconds"] == 180 and f.data["running"] == 2
+    assert "3×" in f.evidence and f.data["ongoing"] is True
