@@ -299,3 +299,28 @@ def test_the_command_never_repeats_a_rejected_value(tmp_path) -> None:
         and "--block-size" not in inst.command
         and "--max-num-seqs 256" in inst.command
     )
+
+
+def test_oom_capturing_graphs_offers_the_releases_capture_size_flag() -> None:
+    """The largest captured batch, halved, with the flag the release has (read in the wheels):
+    --cuda-graph-sizes 0.10.2–0.12.0, --max-cudagraph-capture-size from 0.11.1; neither before."""
+    oom = _f("cuda_oom", phase="cuda_graph_capture")
+
+    def alts(version: str) -> dict:
+        cfg = EngineConfig(engine="v1", version=version, device="GPU", max_num_seqs=256)
+        return _offered(advise.plan(cfg, [oom]))
+
+    assert alts("0.32.0")["--max-cudagraph-capture-size"] == 256  # min(2 × 256, 512) / 2
+    assert "--cuda-graph-sizes" not in alts("0.32.0")
+    assert alts("0.11.0")["--cuda-graph-sizes"] == 256 and "--max-cudagraph-capture-size" not in alts(
+        "0.11.0"
+    )
+    assert not {"--cuda-graph-sizes", "--max-cudagraph-capture-size"} & set(alts("0.9.2"))
+    cfg = EngineConfig(engine="v1", version="0.32.0", device="GPU", max_num_seqs=64)
+    r = next(
+        x
+        for r in advise.plan(cfg, [oom]).recommendations
+        for x in (r, *r.alternatives)
+        if x.flag == "--max-cudagraph-capture-size"
+    )
+    assert (r.current, r.suggested, r.current_is_default) == (128, 64, True) and "assuming" in r.reason
