@@ -250,3 +250,18 @@ def test_vllm_hang_warnings_in_a_log_while_serving(tmp_path: Path) -> None:
     f = stuck[0]
     assert f.data["source"] == "hang_warning" and f.data["seconds"] == 180 and f.data["running"] == 2
     assert "3×" in f.evidence and f.data["ongoing"] is True
+
+
+def test_stuck_and_stalled_for_one_incident_report_only_stuck(tmp_path: Path) -> None:
+    """Two silences after zero lines with requests in flight are gaps engine_stalled counts too; the
+    incident is one, reported by the more specific engine_stuck."""
+    rows = [
+        (0, 10.0, 50.0, 2, 0),
+        (5, 0.0, 0.0, 2, 1),
+        (245, 0.0, 0.0, 2, 1),
+        (485, 0.0, 0.0, 2, 1),
+        (490, 10.0, 50.0, 2, 0),
+    ]
+    got = _by_id(_diag(_log(tmp_path, V0, rows)))
+    assert "engine_stuck" in got and "engine_stalled" not in got
+    assert got["engine_stuck"].data["seconds"] == 485  # since the last line with tokens, to one interval before the resume
