@@ -650,6 +650,12 @@ def engine_errors(c: Context) -> list[Finding]:
                 )
         elif fid == "no_kv_cache_memory":
             data["max_model_len_fits"] = 0
+        if fid in ("no_kv_cache_memory", "max_model_len_exceeds_kv_cache") and s.kv_worst_worker:
+            kv = s.kv_by_worker[s.kv_worst_worker]  # several workers printed theirs: the worst decides
+            data.update(worst_worker=s.kv_worst_worker, worst_worker_kv_gib=kv)
+            ev += (
+                f". The worst worker, {s.kv_worst_worker}, had {kv:g} GiB for the KV cache (the others more)"
+            )
         elif fid == "cuda_oom":
             phase = _oom_phase(c, e)
             unalloc = e.details.get("reserved_unallocated_gib")

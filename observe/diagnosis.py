@@ -107,6 +107,8 @@ class Summary:
     processes: set = field(default_factory=set)
     stats_clauses: set = field(default_factory=set)  # "throughput", "swapped", "preemptions", ...
     _prev: tuple | None = None  # (running, waiting) of the previous stats sample
+    kv_by_worker: dict = field(default_factory=dict)  # "Worker_TP1 pid=7" → available KV GiB it printed
+    kv_worst_worker: str | None = None  # the worker with the least, when several printed theirs
 
     MAX_ERRORS = 50
     MAX_HINTS = 50
@@ -317,11 +319,14 @@ class InstanceBuilder:
         name, value = ev.name, ev.value
         c = self.config
         if name == "flags" and isinstance(value, dict):
+            self.summary.kv_by_worker.clear()  # a launch: its workers report afresh
             model = value.get("--model") or value.get("--model-tag")
             c.flags.update(value)
             cmdline.apply_to_config(c, {k: v for k, v in value.items() if k != "--model"})
             if model and not c.model:
                 c.model = str(model)
+        elif name == "flags_damaged":
+            c.flags_damaged = bool(value)
         elif name == "config" and isinstance(value, dict):
             cmdline.apply_to_config(c, cmdline.config_to_flags(value), overwrite=False)
         elif name == "version":
@@ -337,7 +342,13 @@ class InstanceBuilder:
         elif name == "max_concurrency_len":
             c.max_concurrency_len = int(value)
         elif name == "available_kv_gib":
-            c.available_kv_gib = float(value)
+            # one line per worker: the worst rank decides (vLLM sizes the cache by the smallest)
+            workers = self.summary.kv_by_worker
+            label = (ev.env.process or "engine") + (f" pid={ev.env.pid}" if ev.env.pid is not None else "")
+            workers[label] = float(value)
+            worst = min(workers, key=lambda k: workers[k])
+            c.available_kv_gib = workers[worst]
+            self.summary.kv_worst_worker = worst if len(workers) > 1 else None
         elif name == "weights_gib":
             c.weights_gib = float(value)
         elif name == "total_gpu_memory_gib":
@@ -493,6 +504,8 @@ def events_dict(s: Summary, ctx: detect.Context) -> dict:
         "silent_preemptions": s.silent_preempted_requests or None,
         "hints": list(s.hints),
         "oom_phases": list(s.oom_phases),
+        "kv_by_worker": dict(s.kv_by_worker) if len(s.kv_by_worker) > 1 else None,
+        "kv_worst_worker": s.kv_worst_worker,
     }
 
 

@@ -201,6 +201,9 @@ class EngineConfig:
     kv_cache_dtype: str | None = None
     enable_prefix_caching: bool | None = None
     device: str | None = None  # "GPU" / "CPU" (from the stats line's KV word)
+    # the "non-default args" line was cut or wrapped beyond repair: a flag missing from `flags` is
+    # unknown, never vLLM's default
+    flags_damaged: bool = False
     # the releases the log can come from (versions.VersionRange): exact with a banner, else bounded
     # by the line shapes; ask versions.available(cfg.version_range, since, until) about a flag
     version_range: Any = None

@@ -340,7 +340,7 @@ def diagnose_paths(
         b = InstanceBuilder(ls.name, max_rows=max_rows, settings=settings)
         parser = parse.Parser(year=_year_of(ls.parts[0]))
         for part in ls.parts:
-            before_lines, before_vllm = parser.lines, parser.vllm_lines
+            before_lines, before_vllm, before_damaged = parser.lines, parser.vllm_lines, parser.damaged_lines
             fmts_before = set(parser.formats)
             if scan.ENABLED and str(part) != STDIN and not cri.looks_like_cri(_sniff(part)):
                 scan_part(part, parser, b, unreadable, progress)
@@ -358,6 +358,7 @@ def diagnose_paths(
                     "lines": parser.lines - before_lines,
                     "parsed_lines": parser.vllm_lines - before_vllm,
                     "format": ",".join(sorted(new_fmts)) or None,
+                    "damaged_lines": parser.damaged_lines - before_damaged,
                 }
             )
         for sc in in_time_order(ls.snapshots):

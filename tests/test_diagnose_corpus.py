@@ -563,6 +563,22 @@ FORM_EXPECT: dict[str, Row] = {
         ),
         None,
     ),
+    # the engine core's own exception while serving, then EngineDeadError: a crash, its root cause named
+    "v1-0.10-illegal-memory-access-crash": (
+        {"engine_crashed"},
+        {"engine_startup_failed", "engine_error"},
+        (
+            Data(
+                "engine_crashed",
+                "root_cause",
+                lambda v: (
+                    bool(v) and v.get("type") == "RuntimeError" and "illegal memory" in v.get("message", "")
+                ),
+                "RuntimeError: CUDA error: an illegal memory access",
+            ),
+        ),
+        None,
+    ),
     # Ctrl-C: the EngineDeadError, CancelledError and KeyboardInterrupt of a requested stop are quiet
     "v1-0.10-ctrl-c-quiet": (set(), {"engine_error", "engine_crashed", "engine_startup_failed"}, (), None),
 }

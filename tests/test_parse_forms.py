@@ -325,3 +325,78 @@ def test_requested_shutdown_stays_quiet_and_kill_is_a_crash() -> None:
     )
     kinds = [e.kind for e in _errors(killed + dead)]
     assert kinds == ["engine_crashed"], kinds  # the EngineDeadError is the same crash, counted once
+
+
+def test_a_wrapped_args_line_is_rejoined_and_a_cut_one_is_damaged() -> None:
+    """A terminal-wrapped `non-default args` dict is read whole; one cut short keeps the flags before
+    the cut, says the rest is unknown (a flags_damaged fact) and counts a damaged record."""
+    from observe.model import LogLine, StartupFact
+    from observe.parse import Parser
+
+    head = "(APIServer pid=1) INFO 05-06 22:27:57 [utils.py:233] non-default args: {'model': 'm', 'max_num_s"
+    wrapped = [
+        head,
+        "eqs': 64, 'gpu_memory_utiliz",
+        "ation': 0.8}",
+        "(APIServer pid=1) INFO 05-06 22:27:58 [x.py:1] hi",
+    ]
+    cut = [head[: head.index("'max_num_s")] + "'max_num_seqs': 64, 'gpu_mem", wrapped[-1]]
+    for lines, flags, damaged in (
+        (wrapped, {"--model": "m", "--max-num-seqs": 64, "--gpu-memory-utilization": 0.8}, 0),
+        (cut, {"--model": "m", "--max-num-seqs": 64}, 1),
+    ):
+        p = Parser(year=2025)
+        evs = [e for i, t in enumerate(lines, 1) for e in p.feed(LogLine("t", i, t))] + p.flush()
+        facts = {e.name: e.value for e in evs if isinstance(e, StartupFact)}
+        assert facts["flags"] == flags
+        assert ("flags_damaged" in facts) is bool(damaged) and p.damaged_lines == damaged
+
+
+def test_a_stats_record_cut_short_is_counted_damaged() -> None:
+    from observe.model import LogLine
+    from observe.parse import Parser
+
+    p = Parser(year=2025)
+    line = (
+        "(APIServer pid=1) INFO 10-02 08:00:01 [loggers.py:123] Engine 000: Avg prompt throughput: 1.0 "
+        "tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 3 r"
+    )
+    p.feed(LogLine("t", 1, line))
+    p.feed(LogLine("t", 2, "(APIServer pid=1) INFO 10-02 08:00:02 [x.py:1] next record"))
+    p.flush()
+    assert p.damaged_lines == 1
+
+
+def test_the_worst_rank_decides_and_is_named(tmp_path: Path) -> None:
+    """Each TP worker prints its own available KV memory; one rank's negative figure is the cause."""
+    from observe import pipeline, report
+
+    log = tmp_path / "tp2.log"
+    log.write_text(
+        "(Worker_TP0 pid=101) INFO 07-08 15:38:03 [gpu_worker.py:508] Available KV cache memory: 11.05 GiB\n"
+        "(Worker_TP1 pid=102) INFO 07-08 15:38:03 [gpu_worker.py:508] Available KV cache memory: -0.52 GiB\n"
+        "(EngineCore_DP0 pid=100) ERROR 07-08 15:38:04 [core.py:700] ValueError: No available memory for the "
+        "cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.\n"
+    )
+    d = report.to_dict(pipeline.diagnose_paths([log]))
+    assert d["engine"]["available_kv_gib"] == -0.52
+    f = next(f for f in d["findings"] if f["id"] == "no_kv_cache_memory")
+    assert f["data"]["worst_worker"] == "Worker_TP1 pid=102" and "Worker_TP1" in f["evidence"]
+
+
+@pytest.mark.parametrize(
+    "first,second",
+    [
+        ("Avg generation throughput: 31", "0.2 tokens/s, Running: 3 reqs"),  # inside a number
+        ("Avg generation throu", "ghput: 310.2 tokens/s, Running: 3 reqs"),  # inside a word
+    ],
+)
+def test_a_stats_line_wrapped_inside_its_head_keeps_its_throughput(first: str, second: str) -> None:
+    head = "(APIServer pid=1) INFO 10-02 08:00:01 [loggers.py:123] Engine 000: Avg prompt throughput: 1.0 tokens/s, "
+    tail = ", Waiting: 0 reqs, GPU KV cache usage: 5.0%, Prefix cache hit rate: 0.0%"
+    from observe.model import StatsSample
+
+    got = [
+        e for e in parse_text(head + first + "\n" + second + tail, year=2025) if isinstance(e, StatsSample)
+    ]
+    assert [(e.prompt_tps, e.generation_tps, e.running) for e in got] == [(1.0, 310.2, 3)]

@@ -63,6 +63,14 @@ _TEXT: dict[str, str] = {
 
 def _failure_text(f: Finding, causes: Sequence[Finding]) -> str:
     root = f.data.get("root_cause") or f.data.get("exception")
+    if isinstance(root, dict):  # {type, text, …} of detect.root_cause / crashes.innermost
+        root = ": ".join(str(x) for x in (root.get("type"), root.get("text") or root.get("message")) if x)
+    if f.id == "engine_crashed" and not causes:
+        return (
+            f"{f.data.get('cause') or 'the engine died'}: no launch flag restarts a killed or crashed engine; "
+            "find who ended it (the kernel's OOM killer in dmesg, the container's memory limit, an operator's "
+            "signal) or, if it crashed, its first exception above; the server must be restarted"
+        )
     if causes:
         names = ", ".join(c.id for c in causes)
         return f"the failure is explained by {names}: its fix above makes the engine start"

@@ -28,8 +28,17 @@ def failure_cause(log_text: str, *, source: str = "vllm.log") -> str:
     except Exception:  # the cause of a crash must be reported even if the parser trips on the log
         events = []
     errors = [
-        e for e in events if isinstance(e, EngineError) and e.kind not in ("shutdown_noise", "exception")
+        e
+        for e in events
+        if isinstance(e, EngineError)
+        and e.kind not in ("shutdown_noise", "exception", "error_line", "engine_hang")
     ]
+    if errors and all(e.kind == "engine_crashed" for e in errors):
+        e = errors[0]  # killed or crashed with no failure of its own in the log: what vLLM said of it
+        what = "a worker process died" if "Worker" in e.message else "the EngineCore process died"
+        return f"{what}: {_clip(e.message)}" + (
+            f" ({e.details['signal']})" if e.details.get("signal") else ""
+        )
     if errors:
         best = max(
             errors,

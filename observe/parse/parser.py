@@ -61,6 +61,14 @@ _CANON_V1 = re.compile(
 
 
 _ERROR_LEVELS = triggers.ERROR_LEVELS
+_ARGS = "non-default args: {"
+
+
+def _cut_args(msg: str) -> bool:
+    """Whether msg holds a "non-default args" dict that does not end where the line ends (wrapped by
+    a terminal, or cut)."""
+    i = msg.find(_ARGS)
+    return i >= 0 and not msg.rstrip().endswith("}")
 
 
 class Parser:
@@ -75,6 +83,10 @@ class Parser:
         self.processes: set[str] = set()
         self._clock = E.YearClock(year)
         self._pending: tuple[Ctx, str, int, int] | None = None  # ctx, msg, n_clauses, joins
+        self._held_args: tuple[Ctx, str, int] | None = (
+            None  # a wrapped "non-default args" line: ctx, msg, joins
+        )
+        self.damaged_lines = 0  # records cut or wrapped beyond repair: read in part, the rest lost
         self._recent = failures.DedupWindow()
         self._shutdown = False
         self._requested = False  # the shutdown under way was asked for (signal, Ctrl-C, API stop)
@@ -112,8 +124,9 @@ class Parser:
 
     @property
     def holding(self) -> bool:
-        """Whether an incomplete stats record is held back (the next lines may continue it)."""
-        return self._pending is not None
+        """Whether an incomplete record (stats, or a ``non-default args`` dict) is held back (the next
+        lines may continue it)."""
+        return self._pending is not None or self._held_args is not None
 
     def credit_access(self, n: int, process: str | None = None) -> None:
         """Account for n uvicorn access lines without a wrapper timestamp, not fed: exactly what feeding
@@ -144,6 +157,7 @@ class Parser:
         out: list[LogEvent] = []
         try:
             self._finish_pending(out)
+            self._release_args(out)
         except Exception:
             self.parse_errors += 1
         self.events += len(out)
@@ -220,6 +234,12 @@ class Parser:
             if outer_ts is None and self._last_stamp is not None:
                 # an unprefixed line (traceback, wrapper output): the best known time is the last stamp
                 ctx.year, ctx.mo, ctx.dd, ctx.hms = self._last_stamp
+        # a held-back "non-default args" dict a terminal wrapped: does this line continue it?
+        if self._held_args is not None:
+            if not has_prefix and self._join_args(msg, out):
+                self._count_vllm()
+                return
+            self._release_args(out)
         # a held-back incomplete stats record: does this line continue it?
         if self._pending is not None:
             if not has_prefix and self._try_join(msg, out):
@@ -354,8 +374,8 @@ class Parser:
     # ------------------------------------------------------------------ message dispatch
     def _message(self, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
         n0 = len(out)
-        if stats.RUNNING in msg and self._stats(msg, ctx, out):
-            pass
+        if (stats.RUNNING in msg or stats.HEAD in msg) and self._stats(msg, ctx, out):
+            pass  # (a record wrapped inside its head, "…generation throughput: 31" / "0.2 tokens/s, Running…", is held)
         elif stats.SPEC_V0 in msg or stats.SPEC_V1 in msg:
             f = stats.spec_decode_fields(msg)
             if f is not None:
@@ -418,6 +438,7 @@ class Parser:
             return
         ctx, msg, _, _ = self._pending
         self._pending = None
+        self.damaged_lines += 1  # a stats record cut short: what it holds is kept, the rest is lost
         parsed = stats.parse_stats(msg)
         if parsed is not None and parsed[0].get("_required"):
             self._emit_stats(parsed[0], ctx, out)
@@ -433,6 +454,37 @@ class Parser:
 
     # ------------------------------------------------------------------ startup facts
     def _startup(self, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
+        if self._held_args is None and _cut_args(msg):
+            self._held_args = (ctx, msg, 0)  # wrapped by a terminal: the next lines may continue it
+            return
+        self._startup_facts(msg, ctx, out)
+
+    def _join_args(self, cont: str, out: list[LogEvent]) -> bool:
+        """Whether cont continues the held-back args dict (then it is read, or held longer)."""
+        assert self._held_args is not None
+        ctx, msg, joins = self._held_args
+        if not cont.strip() or joins + 1 > _MAX_JOINS:
+            return False
+        msg += cont
+        if _cut_args(msg):
+            self._held_args = (ctx, msg, joins + 1)
+        else:
+            self._held_args = None
+            self._startup_facts(msg, ctx, out)
+        return True
+
+    def _release_args(self, out: list[LogEvent]) -> None:
+        """A held-back args dict nothing continued: the flags it holds, and a "flags_damaged" fact
+        (the flags it lost are unknown, not vLLM's defaults)."""
+        if self._held_args is None:
+            return
+        ctx, msg, _ = self._held_args
+        self._held_args = None
+        self.damaged_lines += 1
+        self._startup_facts(msg, ctx, out)
+        out.append(StartupFact(E.envelope(ctx), "flags_damaged", True))
+
+    def _startup_facts(self, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
         for name, value in startup.startup_facts(msg, ctx):
             if name == startup.NEW_RUN[0]:
                 # a (re)start: earlier shutdown and error context no longer apply

@@ -301,7 +301,7 @@ RULES: tuple[Rule[list[Fact]], ...] = (
     _rule(
         "available-kv",
         "Available KV cache memory: ",
-        r"Available KV cache memory: (?P<g>\d+(?:\.\d+)?) GiB",
+        r"Available KV cache memory: (?P<g>-?\d+(?:\.\d+)?) GiB",  # negative on a rank others crowd
         _one("available_kv_gib", "g"),
         group="available-kv",
     ),

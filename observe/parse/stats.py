@@ -20,7 +20,9 @@ SPEC_V0 = "Speculative metrics:"
 SPEC_V1 = "SpecDecoding metrics:"
 PREFIX_V0 = "Prefix cache hit rate: GPU:"
 PREEMPTED = "preempted by"
-TRIGGERS = (RUNNING, SPEC_V0, SPEC_V1, PREFIX_V0, PREEMPTED)
+#: the head of a stats record (V0 and V1): a record a terminal wrapped before "Running: " starts here
+HEAD = "Avg prompt throughput: "
+TRIGGERS = (RUNNING, HEAD, SPEC_V0, SPEC_V1, PREFIX_V0, PREEMPTED)
 
 # One generic "Key: number[unit]" clause; known keys are checked against their unit below.
 _CLAUSE_RE = re.compile(r"([A-Z][A-Za-z ]{0,40}): (\d{1,15}(?:\.\d{1,6})?)( tokens/s| reqs|%|(?![\w.]))", _A)

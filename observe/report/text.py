@@ -116,6 +116,8 @@ def engine_lines(inst: InstanceDiagnosis) -> list[tuple[str, str]]:
         ("engine", value_text(c.engine)),
         ("model", value_text(c.model)),
     ]
+    if getattr(c, "flags_damaged", False):
+        rows.append(("launch flags", "line cut or wrapped: flags not read are unknown, not defaults"))
     if c.kv_cache_tokens is not None:
         rows.append(
             (
@@ -175,7 +177,9 @@ def source_text(s: dict) -> str:
     """A source file line: `path (1 line, 0 vLLM lines, v1)`."""
     return (
         f"{s['path']} ({count_text(s['lines'], 'line')}, {count_text(s['parsed_lines'], 'vLLM line')}, "
-        f"{s.get('format') or 'no stats lines'})"
+        f"{s.get('format') or 'no stats lines'}"
+        + (f", {count_text(s['damaged_lines'], 'damaged record')}" if s.get("damaged_lines") else "")
+        + ")"
     )
 
 
