@@ -264,4 +264,6 @@ def test_stuck_and_stalled_for_one_incident_report_only_stuck(tmp_path: Path) ->
     ]
     got = _by_id(_diag(_log(tmp_path, V0, rows)))
     assert "engine_stuck" in got and "engine_stalled" not in got
-    assert got["engine_stuck"].data["seconds"] == 485  # since the last line with tokens, to one interval before the resume
+    assert (
+        got["engine_stuck"].data["seconds"] == 485
+    )  # since the last line with tokens, to one interval before the resume
