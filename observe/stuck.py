@@ -308,17 +308,24 @@ def explains(c: Context, times: Sequence[datetime], pad_s: float) -> list[bool]:
     return [any(a <= t <= b for a, b in spans) for t in times]
 
 
+# load shapes a wedged engine also shows (requests wait, nothing is produced): inside the stuck
+# period they are the same incident, not a prefill or batch-size problem
+_SAME_INCIDENT = ("queue_prefill_bound", "queue_seq_bound", "throughput_collapse")
+
+
 def reconcile(findings: list[Finding]) -> list[Finding]:
-    """One finding for one incident: engine_stalled's gaps inside the stuck period are the same
-    incident, reported by the more specific engine_stuck."""
+    """One finding for one incident: engine_stalled's gaps that overlap the stuck period, and queue
+    or throughput shapes seen only inside it, are the incident engine_stuck reports."""
     stuck = next((f for f in findings if f.id == "engine_stuck"), None)
     if stuck is None or stuck.start is None or stuck.end is None:
         return findings
     a, b = stuck.start, stuck.end
     out = []
     for f in findings:
-        if f.id == "engine_stalled" and f.start is not None and f.end is not None:
-            if f.start <= b and f.end >= a:  # overlapping: the stall is the stuck period
+        if f.start is not None and f.end is not None:
+            if f.id == "engine_stalled" and f.start <= b and f.end >= a:
+                continue
+            if f.id in _SAME_INCIDENT and a <= f.start and f.end <= b:
                 continue
         out.append(f)
     return out
