@@ -177,12 +177,17 @@ def test_fault_drill_pages_with_causes_and_resolves(tmp_path: Path) -> None:
                     what="requests running",
                 )
                 time.sleep(5)  # tokens flowing for a few scrapes before the stop (not an assertion)
+                assert not [
+                    a
+                    for a in prom_alerts(prom, "pending") + prom_alerts(prom)
+                    if a["labels"]["alertname"] in PAGES
+                ]
                 os.kill(core, signal.SIGSTOP)
                 try:
                     wait_until(
                         lambda: rv.process_state(core) == "T", 10, what="the EngineCore stopped (state T)"
                     )
-                    [stuck] = wait_until(
+                    [stuck, *_] = wait_until(
                         lambda: notified(received, "VLLMEngineStuck", "firing"),
                         stuck_s + 120,
                         interval=1,
