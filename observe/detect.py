@@ -395,6 +395,11 @@ def throughput_collapse(c: Context) -> list[Finding]:
     peak = d["generation_tps"].cummax()
     run_at_peak = d["running"].where(d["generation_tps"] == peak).ffill()
     m = (d["generation_tps"] < c.settings.collapse_ratio * peak) & (d["running"] >= run_at_peak) & (peak > 0)
+    if m.any() and isinstance(d.index, pd.DatetimeIndex):  # a wedged engine is engine_stuck's incident
+        pad = 2.0 * (10.0 if "v1" in c.summary.stats_formats else 5.0) * df.attrs.get("stride", 1)
+        m &= ~pd.Series(
+            stuck.explains(c, [t.to_pydatetime() for t in d.index], pad), index=d.index, dtype=bool
+        )
     if m.sum() < 2:
         return []
     a, b = _when(d, m)
@@ -938,8 +943,14 @@ def latency(c: Context) -> list[Finding]:
         return []
     out = []
     itl = tl.series(m, "itl_p95")
+    pad = max(60.0, 2.0 * (tl.interval_seconds(m) or 0.0))  # the interval that saw a stuck engine resume
     if len(itl) and itl.max() > c.settings.itl_slo_seconds:
         bad = m["itl_p95"] > c.settings.itl_slo_seconds
+        if bad.any():  # a token that waited for a wedged engine is the stall, not the batch
+            waited = stuck.explains(c, [t.to_pydatetime() for t in m.index], pad)
+            bad &= ~pd.Series(waited, index=m.index, dtype=bool)
+            itl = itl[~pd.Series(waited, index=m.index, dtype=bool).reindex(itl.index, fill_value=False)]
+    if len(itl) and itl.max() > c.settings.itl_slo_seconds:
         a, b = _when(m, bad.fillna(False))
         out.append(
             Finding(
@@ -962,7 +973,6 @@ def latency(c: Context) -> list[Finding]:
             j["p99"] > c.settings.ttft_spike_ratio * j["p50"].clip(lower=1e-3)
         )
         if spike.any():  # a spike in or right after a stuck period is the stall, not prefill
-            pad = max(60.0, 2.0 * (tl.interval_seconds(m) or 0.0))
             waited = stuck.explains(c, [t.to_pydatetime() for t in j.index], pad)
             spike &= ~pd.Series(waited, index=j.index, dtype=bool)
         if spike.any():

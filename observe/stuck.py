@@ -266,8 +266,9 @@ def _evidence(i: Incident) -> str:
 def engine_stuck(c: Context) -> list[Finding]:
     """Requests running or waiting while no token is produced for at least Settings.stuck_after_s,
     or vLLM's hang warning while serving. Data: since (ISO time), seconds, running, waiting, source
-    ("stats" | "silence" | "metrics" | "hang_warning"), incidents (how many stuck periods), until,
-    ongoing (the period reaches the end of what was read)."""
+    ("stats" | "silence" | "metrics" | "hang_warning": the reading of the longest incident), incidents
+    (how many separate stuck periods), until, ongoing (the period reaches the end of what was read),
+    seen_in (every reading that shows this period)."""
     found = incidents(c)
     if not found:
         return []
@@ -276,7 +277,9 @@ def engine_stuck(c: Context) -> list[Finding]:
     ends = [t for t in (_naive(c.summary.last_ts), _naive(c.summary.stats_last_ts)) if t is not None]
     ends += [p.t for p in metric_points(c)[0][-1:]]
     ongoing = bool(ends) and st.until >= max(ends)
-    more = f"; {len(found)} such periods in all" if len(found) > 1 else ""
+    periods = _periods(found)  # the readings of one period (log, snapshots, warnings) count once
+    more = f"; {periods} such periods in all" if periods > 1 else ""
+    sources = sorted({i.source for i in found if i.stuck.since <= st.until and i.stuck.until >= st.since})
     return [
         Finding(
             id="engine_stuck",
@@ -294,11 +297,24 @@ def engine_stuck(c: Context) -> list[Finding]:
                 "running": st.running,
                 "waiting": st.waiting,
                 "source": main.source,
-                "incidents": len(found),
+                "incidents": periods,
                 "ongoing": ongoing,
+                "seen_in": sources,
             },
         )
     ]
+
+
+def _periods(found: Sequence[Incident]) -> int:
+    """How many separate stuck periods: overlapping incidents are one."""
+    n, end = 0, None
+    for i in sorted(found, key=lambda x: x.stuck.since):
+        if end is None or i.stuck.since > end:
+            n += 1
+            end = i.stuck.until
+        else:
+            end = max(end, i.stuck.until)
+    return n
 
 
 def explains(c: Context, times: Sequence[datetime], pad_s: float) -> list[bool]:

@@ -216,3 +216,47 @@ def wait_ready(history: Path, count: int, proc: subprocess.Popen, timeout: float
             raise AssertionError(f"observe run exited with {proc.returncode}: {proc.stdout.read()[-3000:]}")
         time.sleep(1.0)
     raise AssertionError(f"no ready event #{count} in {history} within {timeout} s")
+
+
+# ---------------------------------------------------------------- the fault drill (issue 21)
+
+# the healthy flags of the drill (examples/normal's, tools/realvllm/drill.py FLAGS) and the launch
+# vLLM rejects with them: --max-num-batched-tokens below --max-num-seqs fails SchedulerConfig
+DRILL_FLAGS = [
+    "--block-size",
+    "32",
+    "--kv-cache-memory-bytes",
+    "64M",
+    "--max-model-len",
+    "1024",
+    "--max-num-seqs",
+    "16",
+]
+DRILL_REJECTED_FLAGS = [*DRILL_FLAGS, "--max-num-batched-tokens", "8"]
+
+
+def engine_core_pid(api_pid: int) -> int | None:
+    """The EngineCore process of a vLLM API server: its child whose process title is
+    "VLLM::EngineCore" (/proc/PID/comm holds the first 15 characters), read from /proc."""
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if ppid != api_pid:
+                continue
+            comm = (d / "comm").read_text().strip()
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, ValueError, IndexError):
+            continue
+        if "EngineCor" in comm or "EngineCore" in cmd:
+            return int(d.name)
+    return None
+
+
+def process_state(pid: int) -> str:
+    """The one-letter state in /proc/PID/stat ("T" while stopped), or "gone"."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
