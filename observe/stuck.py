@@ -213,7 +213,11 @@ def hang_incident(c: Context) -> Incident | None:
 
 
 def incidents(c: Context) -> list[Incident]:
-    """Every stuck period the log, the snapshots and vLLM's warnings show, in time order."""
+    """Every stuck period the log, the snapshots and vLLM's warnings show, in time order (computed
+    once per Context: the detectors that discount a stall all ask)."""
+    cached = c.__dict__.get("_stuck_incidents")
+    if cached is not None:
+        return list(cached)
     after = c.settings.stuck_after_s
     out: list[Incident] = []
     pts, silent, where = log_points(c)
@@ -227,6 +231,7 @@ def incidents(c: Context) -> list[Incident]:
     if h is not None:
         out.append(h)
     out.sort(key=lambda i: i.stuck.since)
+    c.__dict__["_stuck_incidents"] = tuple(out)
     return out
 
 
