@@ -200,8 +200,8 @@ def hang_incident(c: Context) -> Incident | None:
         or (serving_from is not None and _naive(e.env.ts) is not None and _naive(e.env.ts) >= serving_from)  # type: ignore[operator]
         for e in hangs
     )
-    if not serving and seconds < c.settings.stuck_after_s:
-        return None  # one long compilation at start-up, not a hang
+    if not serving and (seconds < c.settings.stuck_after_s or serving_from is not None):
+        return None  # at start-up: a long compilation, or the engine went on to serve after them
     running, waiting = _stats_before(c, t1)
     return Incident(
         Stuck(since=since, until=until, seconds=seconds, running=running or 0.0, waiting=waiting or 0.0),

@@ -232,6 +232,15 @@ def test_one_hang_warning_at_start_up_is_a_compilation_not_a_hang() -> None:
     # three in a row (three minutes) are a hang even before the first stats line
     inst = diagnosis.analyze_instance("x", [_hang(1, 0), _hang(2, 60), _hang(3, 120)])
     assert _by_id(inst)["engine_stuck"].data["seconds"] == 180
+    # ... unless the engine went on to serve: then they were a long compilation
+    served = StatsSample(
+        Envelope(source="t.log", lineno=9, ts=T0 + timedelta(seconds=400)),
+        "v1",
+        generation_tps=30.0,
+        running=1,
+    )
+    later = diagnosis.analyze_instance("x", [_hang(1, 0), _hang(2, 60), _hang(3, 120), served])
+    assert "engine_stuck" not in _by_id(later)
 
 
 def test_vllm_hang_warnings_in_a_log_while_serving(tmp_path: Path) -> None:
