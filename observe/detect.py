@@ -6,6 +6,7 @@ Every finding states its evidence with the numbers and where it was seen. Thresh
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -394,6 +395,11 @@ def throughput_collapse(c: Context) -> list[Finding]:
     peak = d["generation_tps"].cummax()
     run_at_peak = d["running"].where(d["generation_tps"] == peak).ffill()
     m = (d["generation_tps"] < c.settings.collapse_ratio * peak) & (d["running"] >= run_at_peak) & (peak > 0)
+    if m.any() and isinstance(d.index, pd.DatetimeIndex):  # a wedged engine is engine_stuck's incident
+        pad = 2.0 * (10.0 if "v1" in c.summary.stats_formats else 5.0) * df.attrs.get("stride", 1)
+        m &= ~pd.Series(
+            stuck.explains(c, [t.to_pydatetime() for t in d.index], pad), index=d.index, dtype=bool
+        )
     if m.sum() < 2:
         return []
     a, b = _when(d, m)
@@ -737,6 +743,13 @@ _CONFIG_FLAG_WORDS = (
 )
 
 
+def _reason(text: str) -> str:
+    """vLLM's own reason from a pydantic error line: without "Value error, " and pydantic's trailer."""
+    t = text.strip()
+    t = t.removeprefix("Value error, ")
+    return quote(re.sub(r"\s*\[type=[^\]]*\]?\s*$", "", t), 500)
+
+
 def launch_rejected(c: Context) -> list[Finding]:
     """vLLM refused the launch while validating its arguments (argparse) or its config (pydantic
     ValidationError, a ValueError of a config check). Data: flag (the offending flag, None when the
@@ -754,18 +767,27 @@ def launch_rejected(c: Context) -> list[Finding]:
         if e.kind == "max_position_exceeded":
             d["flag"] = d["flag"] or "--max-model-len"
             d["value"] = d["value"] if d["value"] is not None else x.get("max_model_len")
-            d["text"] = d["text"] or quote(e.message, 500)
+            if d["text"] is None or d.get("_header"):
+                d["text"], d["_header"] = _reason(e.message), False
             d["source"] = d["source"] or "config"
             continue
         d["source"] = d["source"] or x.get("source")
-        d["text"] = d["text"] or x.get("text") or quote(e.message, 500)
+        if x.get("text") and (d["text"] is None or d.get("_header")):
+            d["text"], d["_header"] = _reason(str(x["text"])), False  # vLLM's reason beats pydantic's header
+        elif d["text"] is None:
+            d["text"], d["_header"] = quote(e.message, 500), True
         d["flag"] = d["flag"] or x.get("flag")
         d["reason"] = d["reason"] or x.get("reason")
         if d["value"] is None:
             d["value"] = x.get("value", x.get("max_num_batched_tokens"))
+    d.pop("_header", None)
     if d["flag"] is None and d["text"]:
-        word = next((w for w in _CONFIG_FLAG_WORDS if w in d["text"]), None)
+        hits = [(d["text"].find(w), w) for w in _CONFIG_FLAG_WORDS if w in d["text"]]
+        word = min(hits)[1] if hits else None  # the first flag the reason names is the one it judges
         d["flag"] = "--" + word.replace("_", "-") if word else None
+        if word and d["value"] is None:
+            m = re.search(re.escape(word) + r"\s*\((\d+(?:\.\d+)?)\)", d["text"])
+            d["value"] = (float(m.group(1)) if "." in m.group(1) else int(m.group(1))) if m else None
     e0 = bad[0]
     return [
         Finding(
@@ -922,8 +944,14 @@ def latency(c: Context) -> list[Finding]:
         return []
     out = []
     itl = tl.series(m, "itl_p95")
+    pad = max(60.0, 2.0 * (tl.interval_seconds(m) or 0.0))  # the interval that saw a stuck engine resume
     if len(itl) and itl.max() > c.settings.itl_slo_seconds:
         bad = m["itl_p95"] > c.settings.itl_slo_seconds
+        if bad.any():  # a token that waited for a wedged engine is the stall, not the batch
+            waited = stuck.explains(c, [t.to_pydatetime() for t in m.index], pad)
+            bad &= ~pd.Series(waited, index=m.index, dtype=bool)
+            itl = itl[~pd.Series(waited, index=m.index, dtype=bool).reindex(itl.index, fill_value=False)]
+    if len(itl) and itl.max() > c.settings.itl_slo_seconds:
         a, b = _when(m, bad.fillna(False))
         out.append(
             Finding(
@@ -946,7 +974,6 @@ def latency(c: Context) -> list[Finding]:
             j["p99"] > c.settings.ttft_spike_ratio * j["p50"].clip(lower=1e-3)
         )
         if spike.any():  # a spike in or right after a stuck period is the stall, not prefill
-            pad = max(60.0, 2.0 * (tl.interval_seconds(m) or 0.0))
             waited = stuck.explains(c, [t.to_pydatetime() for t in j.index], pad)
             spike &= ~pd.Series(waited, index=j.index, dtype=bool)
         if spike.any():
@@ -1099,6 +1126,9 @@ def run_all(c: Context) -> list[Finding]:
     for det in DETECTORS:
         out.extend(det(c))
     out = stuck.reconcile(out)
+    if not any(severity_rank(f.severity) >= severity_rank("warning") for f in out):
+        # vLLM's own hints are evidence for a problem; on a healthy log they stay in events.hints
+        out = [f for f in out if f.id != "vllm_hints"]
     out.sort(key=lambda f: -severity_rank(f.severity))
     return out
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from observe import advise as advise_mod
 from observe import cmdline, detect, launches, metricmath, redact, timeline, versions
+from observe.advise.rejected import rejected_flags
 from observe.model import (
     AccessLog,
     AdviceNote,
@@ -476,7 +477,12 @@ class InstanceBuilder:
         findings = detect.run_all(ctx)
         advice = advise_mod.plan(cfg, findings, facts=ctx.facts(), settings=self.settings)
         recs = advice.recommendations
-        command = advise_mod.command_line(cfg, recs) if recs else None
+        drop = rejected_flags(findings)
+        command = (
+            advise_mod.command_line(cfg, recs, drop=drop)
+            if recs or any(f in cfg.flags for f in drop)
+            else None
+        )
         stats = stats_dict(s, self.settings)
         if scrapes:
             stats["metrics"] = metricmath.window_summary(scrapes)

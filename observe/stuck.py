@@ -200,8 +200,8 @@ def hang_incident(c: Context) -> Incident | None:
         or (serving_from is not None and _naive(e.env.ts) is not None and _naive(e.env.ts) >= serving_from)  # type: ignore[operator]
         for e in hangs
     )
-    if not serving and seconds < c.settings.stuck_after_s:
-        return None  # one long compilation at start-up, not a hang
+    if not serving and (seconds < c.settings.stuck_after_s or serving_from is not None):
+        return None  # at start-up: a long compilation, or the engine went on to serve after them
     running, waiting = _stats_before(c, t1)
     return Incident(
         Stuck(since=since, until=until, seconds=seconds, running=running or 0.0, waiting=waiting or 0.0),
@@ -213,7 +213,11 @@ def hang_incident(c: Context) -> Incident | None:
 
 
 def incidents(c: Context) -> list[Incident]:
-    """Every stuck period the log, the snapshots and vLLM's warnings show, in time order."""
+    """Every stuck period the log, the snapshots and vLLM's warnings show, in time order (computed
+    once per Context: the detectors that discount a stall all ask)."""
+    cached = c.__dict__.get("_stuck_incidents")
+    if cached is not None:
+        return list(cached)
     after = c.settings.stuck_after_s
     out: list[Incident] = []
     pts, silent, where = log_points(c)
@@ -227,6 +231,7 @@ def incidents(c: Context) -> list[Incident]:
     if h is not None:
         out.append(h)
     out.sort(key=lambda i: i.stuck.since)
+    c.__dict__["_stuck_incidents"] = tuple(out)
     return out
 
 
@@ -266,8 +271,9 @@ def _evidence(i: Incident) -> str:
 def engine_stuck(c: Context) -> list[Finding]:
     """Requests running or waiting while no token is produced for at least Settings.stuck_after_s,
     or vLLM's hang warning while serving. Data: since (ISO time), seconds, running, waiting, source
-    ("stats" | "silence" | "metrics" | "hang_warning"), incidents (how many stuck periods), until,
-    ongoing (the period reaches the end of what was read)."""
+    ("stats" | "silence" | "metrics" | "hang_warning": the reading of the longest incident), incidents
+    (how many separate stuck periods), until, ongoing (the period reaches the end of what was read),
+    seen_in (every reading that shows this period)."""
     found = incidents(c)
     if not found:
         return []
@@ -276,7 +282,9 @@ def engine_stuck(c: Context) -> list[Finding]:
     ends = [t for t in (_naive(c.summary.last_ts), _naive(c.summary.stats_last_ts)) if t is not None]
     ends += [p.t for p in metric_points(c)[0][-1:]]
     ongoing = bool(ends) and st.until >= max(ends)
-    more = f"; {len(found)} such periods in all" if len(found) > 1 else ""
+    periods = _periods(found)  # the readings of one period (log, snapshots, warnings) count once
+    more = f"; {periods} such periods in all" if periods > 1 else ""
+    sources = sorted({i.source for i in found if i.stuck.since <= st.until and i.stuck.until >= st.since})
     return [
         Finding(
             id="engine_stuck",
@@ -294,11 +302,24 @@ def engine_stuck(c: Context) -> list[Finding]:
                 "running": st.running,
                 "waiting": st.waiting,
                 "source": main.source,
-                "incidents": len(found),
+                "incidents": periods,
                 "ongoing": ongoing,
+                "seen_in": sources,
             },
         )
     ]
+
+
+def _periods(found: Sequence[Incident]) -> int:
+    """How many separate stuck periods: overlapping incidents are one."""
+    n, end = 0, None
+    for i in sorted(found, key=lambda x: x.stuck.since):
+        if end is None or i.stuck.since > end:
+            n += 1
+            end = i.stuck.until
+        else:
+            end = max(end, i.stuck.until)
+    return n
 
 
 def explains(c: Context, times: Sequence[datetime], pad_s: float) -> list[bool]:
@@ -308,17 +329,24 @@ def explains(c: Context, times: Sequence[datetime], pad_s: float) -> list[bool]:
     return [any(a <= t <= b for a, b in spans) for t in times]
 
 
+# load shapes a wedged engine also shows (requests wait, nothing is produced): inside the stuck
+# period they are the same incident, not a prefill or batch-size problem
+_SAME_INCIDENT = ("queue_prefill_bound", "queue_seq_bound", "throughput_collapse")
+
+
 def reconcile(findings: list[Finding]) -> list[Finding]:
-    """One finding for one incident: engine_stalled's gaps inside the stuck period are the same
-    incident, reported by the more specific engine_stuck."""
+    """One finding for one incident: engine_stalled's gaps that overlap the stuck period, and queue
+    or throughput shapes seen only inside it, are the incident engine_stuck reports."""
     stuck = next((f for f in findings if f.id == "engine_stuck"), None)
     if stuck is None or stuck.start is None or stuck.end is None:
         return findings
     a, b = stuck.start, stuck.end
     out = []
     for f in findings:
-        if f.id == "engine_stalled" and f.start is not None and f.end is not None:
-            if f.start <= b and f.end >= a:  # overlapping: the stall is the stuck period
+        if f.start is not None and f.end is not None:
+            if f.id == "engine_stalled" and f.start <= b and f.end >= a:
+                continue
+            if f.id in _SAME_INCIDENT and a <= f.start and f.end <= b:
                 continue
         out.append(f)
     return out

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import shutil
 import socket
 import subprocess
@@ -22,6 +23,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -423,3 +425,59 @@ def prom_alerts(base_url: str, state: str = "firing") -> list[dict]:
 
 
 __all__ += ["notified", "prom_alerts"]
+
+
+# ---------------------------------------------------------------- recorded /metrics as promtool input_series
+
+_SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>[^}]*)\})? (?P<value>\S+)$")
+
+
+def exposition_samples(text: str, target: dict[str, str]) -> dict[str, float]:
+    """The samples of one /metrics text as ``'name{labels}' -> value``, labels sorted, with the
+    ``target`` labels (job, instance, ...) added as a scrape adds them."""
+    out = {}
+    for ln in text.splitlines():
+        m = _SAMPLE.match(ln)
+        if not m:
+            continue
+        labels = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group("labels") or ""))
+        labels.update(target)
+        key = m.group("name") + "{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}"
+        out[key] = float(m.group("value"))
+    return out
+
+
+def promtool_input_series(
+    snapshots: Sequence[tuple[datetime, str]],
+    scrapes: Sequence[tuple[datetime, bool]],
+    step_s: int,
+    target: dict[str, str],
+) -> tuple[datetime, list[dict], int]:
+    """`promtool test rules` input_series from recorded /metrics snapshots (time, text) and the
+    recorded scrape attempts (time, succeeded), resampled every ``step_s`` from the first attempt:
+    at each step the latest snapshot taken at or before it while the latest attempt succeeded, no
+    sample (``_``) while it failed, as a failed scrape gives none; plus ``up`` (1/0) from the
+    attempts. Returns (time of step 0, series, number of steps)."""
+    snaps = sorted(snapshots, key=lambda s: s[0])
+    tries = sorted(scrapes, key=lambda s: s[0])
+    t0 = tries[0][0]
+    steps = int((tries[-1][0] - t0).total_seconds() // step_s) + 1
+    cols: dict[str, list[str]] = {}
+    ups: list[str] = []
+    for k in range(steps):
+        at = t0 + timedelta(seconds=k * step_s)
+        ok = [good for t, good in tries if t <= at][-1]
+        ups.append("1" if ok else "0")
+        cur = [text for t, text in snaps if t <= at]
+        vals = exposition_samples(cur[-1], target) if ok and cur else {}
+        for key in vals:
+            cols.setdefault(key, ["_"] * k)
+        for key, col in cols.items():
+            col.append(repr(vals[key]) if key in vals else "_")
+    up = "up{" + ",".join(f'{k}="{v}"' for k, v in sorted(target.items())) + "}"
+    series = [{"series": k, "values": " ".join(v)} for k, v in cols.items()]
+    series.append({"series": up, "values": " ".join(ups)})
+    return t0, series, steps
+
+
+__all__ += ["exposition_samples", "promtool_input_series"]

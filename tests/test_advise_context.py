@@ -157,3 +157,170 @@ def test_busy_gpu_at_start_is_freed_not_scraped() -> None:
     # a GPU half free still gets the utilization that fits what is free
     half = advise.plan(cfg, [_f("gpu_memory_busy", free_gib=60.0, total_gib=80.0)])
     assert _offered(half)["--gpu-memory-utilization"] == 0.73
+
+
+# ---------------------------------------------------------------- item 4: advice in context
+
+
+def test_a_vllm_hint_on_a_healthy_start_is_evidence_not_the_worst_finding() -> None:
+    """Corpus 035: a healthy start-up whose only line of note is vLLM's informational '--enforce-eager'
+    hint; the summary named it the worst finding."""
+    from pathlib import Path
+
+    from observe import pipeline
+    from observe.report.text import summary_line
+
+    log = Path(__file__).parent / "data" / "corpus" / "035-v0-tp2-bamba-startup-gpu-blocks-concurrency.log"
+    d = pipeline.diagnose_paths([log])
+    assert "vllm_hints" not in {f.id for f in d.instances[0].findings}
+    assert d.instances[0].summary.hints  # still read, as evidence
+    assert summary_line(d).startswith("Summary: no problems found")
+
+
+def test_no_flag_the_inferred_release_lacks_even_as_an_alternative() -> None:
+    """No version printed, but the line shapes bound the release (here 0.2.x, before --kv-cache-dtype
+    existed): fp8 KV must not ride along as an alternative."""
+    from observe.versions import VersionRange
+
+    fs = [_f("kv_cache_saturated"), _f("queue_memory_bound", "warning")]
+    facts = {"max_running": 40, "max_waiting": 60, "max_kv_pct": 99.0}
+    old = EngineConfig(engine="v0", device="GPU", version_range=VersionRange((0, 2, 0), (0, 2, 7), ("test",)))
+    assert "--kv-cache-dtype" not in _offered(advise.plan(old, fs, facts=facts))
+    new = EngineConfig(
+        engine="v0", device="GPU", version_range=VersionRange((0, 4, 0), (0, 10, 2), ("test",))
+    )
+    assert "--kv-cache-dtype" in _offered(advise.plan(new, fs, facts=facts))
+
+
+def test_a_pipeline_deployment_gets_pp_aware_alternatives() -> None:
+    """Corpus 041's numbers on its 2-stage pipeline: the tensor-parallel alternative was sized as if
+    the engine ran on one GPU per stage-less deployment ("starts on 8 GPUs")."""
+    cfg = EngineConfig(
+        engine="v1", version="0.15.0", device="GPU", pipeline_parallel_size=2, max_model_len=262144
+    )
+    f = _f(
+        "max_model_len_exceeds_kv_cache",
+        max_model_len=262144,
+        max_model_len_fits=34736,
+        needed_gib=24.0,
+        available_gib=3.18,
+    )
+    plan = advise.plan(cfg, [f])
+    first = plan.recommendations[0]
+    alts = {a.flag: a for a in first.alternatives}
+    assert alts["--pipeline-parallel-size"].suggested == 16
+    assert "on 16 GPUs" in (alts["--tensor-parallel-size"].expected_effect or "")
+    assert any("VLLM_PP_LAYER_PARTITION" in n.text for n in plan.notes)
+
+
+# ---------------------------------------------------------------- item 8: rounded messages, rejected launches
+
+
+def test_a_length_from_rounded_gib_figures_is_rounded_down_by_their_margin() -> None:
+    """Corpus 041's message cut before vLLM's own estimate: "(24.0 GiB KV cache is needed ...
+    available KV cache memory (3.18 GiB)". 24.0 may be 24.05 and 3.18 may be 3.175: the length that
+    surely fits is 262144 × 3.175 / 24.05, not the exact ratio of the printed figures."""
+    from pathlib import Path
+
+    from observe.diagnosis import InstanceBuilder
+    from observe.parse import parse_text
+
+    text = next((Path(__file__).parent / "data" / "corpus").glob("041-*.log")).read_text()
+    line = text[text.index("To serve at least") :].splitlines()[0]
+    b = InstanceBuilder("t")
+    for ev in parse_text("ValueError: " + line[: line.index("Based on")], "t.log"):
+        b.add(ev)
+    inst = b.finish()
+    r = next(r for r in inst.recommendations if r.flag == "--max-model-len")
+    assert r.suggested == int(262144 * 3.175 / 24.05) // 16 * 16  # 34,592, not 34,720
+    assert "rounded down from 34,734" in (r.expected_effect or "") and "±0.05" in (r.expected_effect or "")
+
+
+def _rejected(text: str, **flags) -> advise.Advice:
+    cfg = EngineConfig(
+        engine="v1", version="0.32.0", flags={"--" + k.replace("_", "-"): v for k, v in flags.items()}
+    )
+    for k, v in flags.items():
+        setattr(cfg, k, v)
+    f = _f(
+        "launch_rejected",
+        flag="--max-num-batched-tokens",
+        value=flags.get("max_num_batched_tokens"),
+        text=text,
+        source="pydantic",
+    )
+    return advise.plan(cfg, [f])
+
+
+def test_a_rejected_launch_quotes_vllm_and_recommends_the_value_that_passes() -> None:
+    text = "max_num_batched_tokens (16) must be greater than or equal to max_num_seqs (256)."
+    plan = _rejected(text, max_num_batched_tokens=16, max_num_seqs=256)
+    r = plan.recommendations[0]
+    assert (r.flag, r.current, r.suggested) == ("--max-num-batched-tokens", 16, 256)
+    assert text in r.reason
+    assert {a.flag: a.suggested for a in r.alternatives} == {"--max-num-seqs": 16}
+    assert "--max-num-batched-tokens 256" in advise.command_line(plan_cfg(16, 256), plan.recommendations)
+    text2 = (
+        "max_num_batched_tokens (2048) is smaller than max_model_len (8192). This effectively limits the "
+        "maximum sequence length to max_num_batched_tokens and makes vLLM reject longer sequences."
+    )
+    r2 = _rejected(text2, max_num_batched_tokens=2048, max_model_len=8192).recommendations[0]
+    assert (r2.flag, r2.suggested) == ("--max-num-batched-tokens", 8192)
+
+
+def plan_cfg(tokens: int, seqs: int) -> EngineConfig:
+    return EngineConfig(
+        flags={"--model": "m", "--max-num-batched-tokens": tokens, "--max-num-seqs": seqs}, model="m"
+    )
+
+
+def test_the_command_never_repeats_a_rejected_value(tmp_path) -> None:
+    """A rejection no rule computes a value for: the reason is quoted, the flag left out of the command."""
+    from observe import pipeline
+
+    log = tmp_path / "vllm.log"
+    log.write_text(
+        "(APIServer pid=1) INFO 11-29 17:49:20 [utils.py:253] non-default args: {'model_tag': 'm', "
+        "'max_num_seqs': 256, 'block_size': 7}\n"
+        "(APIServer pid=1) pydantic_core._pydantic_core.ValidationError: 1 validation error for CacheConfig\n"
+        "(APIServer pid=1)   Value error, block_size (7) must be a power of two. [type=value_error, "
+        "input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]\n"
+    )
+    inst = pipeline.diagnose_paths([log]).instances[0]
+    f = next(f for f in inst.findings if f.id == "launch_rejected")
+    assert f.evidence.startswith(
+        "block_size (7) must be a power of two"
+    )  # vLLM's reason, not pydantic's header
+    assert f.data["flag"] == "--block-size" and f.data["value"] == 7
+    note = next(n.text for n in inst.notes if "launch_rejected" in n.finding_ids)
+    assert "block_size (7) must be a power of two" in note and "no launch flag" not in note
+    assert (
+        inst.command is not None
+        and "--block-size" not in inst.command
+        and "--max-num-seqs 256" in inst.command
+    )
+
+
+def test_oom_capturing_graphs_offers_the_releases_capture_size_flag() -> None:
+    """The largest captured batch, halved, with the flag the release has (read in the wheels):
+    --cuda-graph-sizes 0.10.2–0.12.0, --max-cudagraph-capture-size from 0.11.1; neither before."""
+    oom = _f("cuda_oom", phase="cuda_graph_capture")
+
+    def alts(version: str) -> dict:
+        cfg = EngineConfig(engine="v1", version=version, device="GPU", max_num_seqs=256)
+        return _offered(advise.plan(cfg, [oom]))
+
+    assert alts("0.32.0")["--max-cudagraph-capture-size"] == 256  # min(2 × 256, 512) / 2
+    assert "--cuda-graph-sizes" not in alts("0.32.0")
+    assert alts("0.11.0")["--cuda-graph-sizes"] == 256 and "--max-cudagraph-capture-size" not in alts(
+        "0.11.0"
+    )
+    assert not {"--cuda-graph-sizes", "--max-cudagraph-capture-size"} & set(alts("0.9.2"))
+    cfg = EngineConfig(engine="v1", version="0.32.0", device="GPU", max_num_seqs=64)
+    r = next(
+        x
+        for r in advise.plan(cfg, [oom]).recommendations
+        for x in (r, *r.alternatives)
+        if x.flag == "--max-cudagraph-capture-size"
+    )
+    assert (r.current, r.suggested, r.current_is_default) == (128, 64, True) and "assuming" in r.reason

@@ -17,7 +17,6 @@ Several tests here check contracts from issue 21 that other branches implement (
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -28,7 +27,7 @@ from typer.testing import CliRunner
 
 from observe.cli import app
 from observe.settings import Settings
-from tests.services import have
+from tests.services import exposition_samples, have, promtool_input_series
 
 ROOT = Path(__file__).resolve().parents[1]
 DRILL = ROOT / "tests" / "data" / "drill"
@@ -71,21 +70,8 @@ def snapshots(phase: str) -> list[tuple[datetime, str]]:
     return sorted(got, key=lambda x: x[0])
 
 
-SAMPLE = re.compile(r"^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(?P<labels>[^}]*)\})? (?P<value>\S+)$")
-
-
 def samples(text: str) -> dict[str, float]:
-    """'name{labels}' -> value, target labels added as a scrape adds them."""
-    out = {}
-    for ln in text.splitlines():
-        m = SAMPLE.match(ln)
-        if not m:
-            continue
-        labels = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group("labels") or ""))
-        labels.update(TARGET)
-        key = m.group("name") + "{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}"
-        out[key] = float(m.group("value"))
-    return out
+    return exposition_samples(text, TARGET)
 
 
 def value(text: str, name: str) -> float:
@@ -230,29 +216,15 @@ def test_d_rejected_launch_quotes_the_reason_and_the_fix_passes() -> None:
 
 
 def input_series(phases: list[str], step_s: int) -> tuple[datetime, list[dict], int]:
-    """promtool input_series from the recorded snapshots: at every step the latest snapshot scraped
-    at or before it, while the latest probe's /metrics scrape succeeded (else no sample, as a failed
-    scrape gives none), plus `up` from the probes. Returns (time of step 0, series, steps)."""
+    """promtool input_series of the phases' snapshots, `up` from their probes (a probe whose
+    /metrics scrape failed names the error instead of a snapshot file)."""
     snaps = [s for p in phases for s in snapshots(p)]
-    prb = [(datetime.fromisoformat(p["at"]), p) for ph in phases for p in probes(ph)]
-    t0 = prb[0][0]
-    steps = int((prb[-1][0] - t0).total_seconds() // step_s) + 1
-    keys: dict[str, list[str]] = {}
-    ups: list[str] = []
-    for k in range(steps):
-        at = t0 + timedelta(seconds=k * step_s)
-        last = [p for t, p in prb if t <= at][-1]
-        ok = str(last.get("metrics", "")).startswith("metrics-")
-        ups.append("1" if ok else "0")
-        cur = [text for t, text in snaps if t <= at]
-        vals = samples(cur[-1]) if ok and cur else {}
-        for key in vals:
-            keys.setdefault(key, ["_"] * k)
-        for key, col in keys.items():
-            col.append(repr(vals[key]) if key in vals else "_")
-    series = [{"series": k, "values": " ".join(v)} for k, v in keys.items()]
-    series.append({"series": 'up{instance="vllm:8000",job="vllm"}', "values": " ".join(ups)})
-    return t0, series, steps
+    tries = [
+        (datetime.fromisoformat(p["at"]), str(p.get("metrics", "")).startswith("metrics-"))
+        for ph in phases
+        for p in probes(ph)
+    ]
+    return promtool_input_series(snaps, tries, step_s, TARGET)
 
 
 def promtool(tmp_path: Path, phases: list[str], step_s: int, tests: list[dict]) -> None:

@@ -95,10 +95,11 @@ def test_zero_line_then_end_of_log_with_later_stamped_lines_is_ongoing() -> None
 
 def test_v0_consecutive_zero_lines_with_pending_requests(tmp_path: Path) -> None:
     rows = [(0, 100.0, 300.0, 4, 0)] + [(5 * i, 0.0, 0.0, 0, 3) for i in range(1, 45)]
-    f = _by_id(_diag(_log(tmp_path, V0, rows)))["engine_stuck"]
-    assert (
-        f.data["source"] == "stats" and f.data["waiting"] == 3 and f.data["seconds"] == 220
-    )  # since the last line with tokens
+    got = _by_id(_diag(_log(tmp_path, V0, rows)))
+    f = got["engine_stuck"]
+    assert f.data["source"] == "stats" and f.data["waiting"] == 3
+    assert f.data["seconds"] == 220  # since the last line with tokens
+    assert "queue_prefill_bound" not in got  # the queue of a wedged engine is the incident, not prefill
 
 
 def test_shorter_than_the_setting_is_not_stuck_and_the_setting_moves_it(tmp_path: Path) -> None:
@@ -231,3 +232,48 @@ def test_one_hang_warning_at_start_up_is_a_compilation_not_a_hang() -> None:
     # three in a row (three minutes) are a hang even before the first stats line
     inst = diagnosis.analyze_instance("x", [_hang(1, 0), _hang(2, 60), _hang(3, 120)])
     assert _by_id(inst)["engine_stuck"].data["seconds"] == 180
+    # ... unless the engine went on to serve: then they were a long compilation
+    served = StatsSample(
+        Envelope(source="t.log", lineno=9, ts=T0 + timedelta(seconds=400)),
+        "v1",
+        generation_tps=30.0,
+        running=1,
+    )
+    later = diagnosis.analyze_instance("x", [_hang(1, 0), _hang(2, 60), _hang(3, 120), served])
+    assert "engine_stuck" not in _by_id(later)
+
+
+def test_vllm_hang_warnings_in_a_log_while_serving(tmp_path: Path) -> None:
+    """The 0.32 wording (shm_broadcast.py LONG_WAIT_TIME_LOG_MSG, read by the parser as engine_hang)
+    after stats lines: the warnings alone say the engine is stuck; the stats silence agrees, and the
+    two are one finding."""
+    hang = (
+        "(EngineCore_DP0 pid=9) INFO {t} [shm_broadcast.py:750] No available shared memory broadcast block "
+        "found in 60 seconds. This typically happens when some processes are hanging or doing some "
+        "time-consuming work (e.g. compilation, weight/kv cache quantization)."
+    )
+    rows = [(0, 40.0, 30.0, 2, 1), (10, 20.0, 25.0, 2, 1)]
+    tail = "".join(hang.format(t=_t(s)) + "\n" for s in (70, 130, 190))
+    inst = _diag(_log(tmp_path, V1, rows, tail))
+    stuck = [f for f in inst.findings if f.id == "engine_stuck"]
+    assert len(stuck) == 1
+    f = stuck[0]
+    assert f.data["source"] == "hang_warning" and f.data["seconds"] == 180 and f.data["running"] == 2
+    assert "3×" in f.evidence and f.data["ongoing"] is True
+
+
+def test_stuck_and_stalled_for_one_incident_report_only_stuck(tmp_path: Path) -> None:
+    """Two silences after zero lines with requests in flight are gaps engine_stalled counts too; the
+    incident is one, reported by the more specific engine_stuck."""
+    rows = [
+        (0, 10.0, 50.0, 2, 0),
+        (5, 0.0, 0.0, 2, 1),
+        (245, 0.0, 0.0, 2, 1),
+        (485, 0.0, 0.0, 2, 1),
+        (490, 10.0, 50.0, 2, 0),
+    ]
+    got = _by_id(_diag(_log(tmp_path, V0, rows)))
+    assert "engine_stuck" in got and "engine_stalled" not in got
+    assert (
+        got["engine_stuck"].data["seconds"] == 485
+    )  # since the last line with tokens, to one interval before the resume

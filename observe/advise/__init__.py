@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from observe import cmdline
-from observe.advise import load, notes, oom, sched, start
+from observe.advise import load, notes, oom, rejected, sched, start
 from observe.advise.known import supported as flag_supported
 from observe.advise.plan import Plan
 from observe.advise.units import parse_bytes
@@ -63,6 +63,8 @@ def plan(
     for fid, lever in _START.items():
         if fid in by_id:
             lever(p, by_id[fid])
+    if "launch_rejected" in by_id:  # the value that passes vLLM's check (after the levers above)
+        rejected.launch_rejected(p, by_id["launch_rejected"])
     # 2. KV pressure at run time: more KV capacity, else fewer concurrent sequences
     kv_ids = load.pressure_ids(p, by_id)
     if kv_ids:
@@ -100,10 +102,13 @@ def advise(
     return plan(cfg, findings, facts=facts, settings=settings).recommendations
 
 
-def command_line(cfg: EngineConfig, recs: Sequence[Recommendation]) -> str:
+def command_line(cfg: EngineConfig, recs: Sequence[Recommendation], *, drop: Sequence[str] = ()) -> str:
     """The whole `vllm serve MODEL ...` command with the recommendations applied (shell-quoted);
-    of a recommendation's alternatives only the first (itself) is applied."""
+    of a recommendation's alternatives only the first (itself) is applied. Flags in ``drop`` (a
+    value vLLM rejected, see rejected.rejected_flags) are left out unless a recommendation sets them."""
     flags = dict(cfg.flags)
+    for flag in drop:
+        flags.pop(flag, None)
     for r in recs:
         flags[r.flag] = r.suggested
     model = cfg.model or flags.get("--model-tag") or flags.get("--model")

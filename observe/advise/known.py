@@ -16,13 +16,22 @@ _NEW = (0, 10, 0)  # a flag this new is suggested only when the release is known
 
 
 def supported(flag: str, cfg: EngineConfig) -> bool:
-    """Whether the engine's vLLM has `flag` (a flag from 0.10 on needs a known release)."""
+    """Whether the engine's vLLM has `flag`. Without a printed version, the releases the line shapes
+    allow (cfg.version_range) decide where they all agree: a flag none of them has is never offered,
+    not even as an alternative; otherwise a flag from 0.10 on needs a known release."""
     if cfg.engine == "v1" and flag in V0_ONLY:
         return False
     has = vllmflags.has_flag(flag, cfg.version)
     if has is not None:
         return has
-    first = parse_version(vllmflags.introduced(flag))
+    since = vllmflags.introduced(flag)
+    if cfg.version_range is not None and since is not None:
+        from observe import versions
+
+        every = versions.available(cfg.version_range, since, vllmflags.removed_in(flag))
+        if every is not None:
+            return every
+    first = parse_version(since)
     return not (first and first >= _NEW)
 
 

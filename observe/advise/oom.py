@@ -244,9 +244,58 @@ def _fallback(p: Plan, f: Finding, m: _Mem, levers: str) -> None:
     p.note([f.id], "out of memory outside the KV cache" + m.reading() + ": " + levers)
 
 
+# the largest batch vLLM captures a CUDA graph for: the release's flag, and the first release whose
+# default is min(2 × max_num_seqs, 512) (vllm/config: SchedulerConfig.cuda_graph_sizes 0.10.2–0.12,
+# VllmConfig max_cudagraph_capture_size from 0.11.1; read in the wheels, see vllm_flags.json)
+_CAPTURE_FLAGS = (("--max-cudagraph-capture-size", (0, 11, 1)), ("--cuda-graph-sizes", (0, 10, 2)))
+_CAPTURE_CAP = 512
+
+
+def _capture_size(p: Plan, f: Finding) -> Recommendation | None:
+    """Half the largest captured batch size, with the release's flag (only where the release is
+    known to have it and its default is known)."""
+    from observe.advise import known
+    from observe.versions import parse_version
+
+    v = parse_version(p.cfg.version)
+    for flag, since in _CAPTURE_FLAGS:
+        if v is None or v < since or not known.supported(flag, p.cfg):
+            continue
+        given = p.cfg.flags.get(flag)
+        if isinstance(given, (list, tuple)):
+            given = max((int(x) for x in given), default=None)
+        if given is not None:
+            cur, assumed = int(given), ""
+        else:
+            seqs, seqs_default = p.current("--max-num-seqs")
+            if seqs is None:
+                return None
+            cur = min(2 * int(seqs), _CAPTURE_CAP)
+            assumed = (
+                f" (assuming vLLM's default min(2 × --max-num-seqs, {_CAPTURE_CAP}) = {cur}"
+                + (f", --max-num-seqs being its default {seqs}" if seqs_default else "")
+                + ")"
+            )
+        new = max(8, cur // 2 // 8 * 8)
+        if new >= cur:
+            return None
+        r = p.make(
+            flag,
+            new,
+            "vLLM captures a CUDA graph for every batch size up to this one, after the KV cache took its "
+            "share: capture fewer" + assumed,
+            [f.id],
+            effect=f"graphs for decode batches up to {new} instead of {cur}: about half the graph memory; "
+            "larger batches run without graphs (slower decode for them)",
+        )
+        return replace(r, current=cur, current_is_default=given is None) if r is not None else None
+    return None
+
+
 def _capture(p: Plan, f: Finding, m: _Mem) -> None:
     opts = [
         _eager(p, f),
+        _capture_size(p, f),
         _lower_util(
             p, f, m, "the CUDA graphs are captured after the KV cache took its share: leave them room"
         ),

@@ -8,6 +8,7 @@ errors get the levers of the phase they happened in (oom.py). Pure.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from observe.advise.plan import Plan
@@ -36,6 +37,23 @@ def _fp8(p: Plan) -> str:
     return "fp8" if known.valid_value("--kv-cache-dtype", "fp8", p.cfg) else "fp8_e5m2"
 
 
+_GIB_FIGURE = {
+    "need": re.compile(r"\((\d+(?:\.(\d+))?) GiB KV cache is needed"),
+    "have": re.compile(r"available KV cache memory \((\d+(?:\.(\d+))?) GiB\)"),
+}
+
+
+def _decimals(f: Finding, which: str) -> int:
+    """How many decimals the message printed that GiB figure with (2 when the evidence lacks it)."""
+    m = _GIB_FIGURE[which].search(f.evidence or "")
+    return len(m.group(2) or "") if m else 2
+
+
+def _half_unit(f: Finding, which: str) -> float:
+    """The most a printed figure can be off by its rounding: half its last digit."""
+    return 0.5 * 10.0 ** -_decimals(f, which)
+
+
 def max_model_len_does_not_fit(p: Plan, f: Finding) -> None:
     """The longest request does not fit the KV cache: any one lever that makes one request fit."""
     cfg, d = p.cfg, f.data
@@ -43,8 +61,19 @@ def max_model_len_does_not_fit(p: Plan, f: Finding) -> None:
     tokens = _num(d, "max_model_len_fits", "estimated_max_model_len", "kv_tokens", "kv_cache_tokens")
     need_gib = _num(d, "kv_needed_gib", "needed_gib")
     have_gib = _num(d, "kv_available_gib", "available_gib")
-    if tokens is None and need_gib and have_gib and want:
-        tokens = want * have_gib / need_gib  # the KV bytes per token are the same for every length
+    rounded = ""
+    from_ratio = d.get("fits_from") == "ratio" or tokens is None
+    if from_ratio and need_gib and have_gib and want:
+        # the KV bytes per token are the same for every length; the message rounds its GiB figures,
+        # so the exact ratio can land a few blocks above what fits: take the worst case of the rounding
+        m_need, m_have = _half_unit(f, "need"), _half_unit(f, "have")
+        exact = want * have_gib / need_gib
+        tokens = want * max(have_gib - m_have, 0.0) / (need_gib + m_need)
+        if int(tokens) < int(exact):
+            rounded = (
+                f" (rounded down from {int(exact):,}: the message's {need_gib:g} GiB needed and {have_gib:g} GiB "
+                f"available are rounded to ±{m_need:g} / ±{m_have:g} GiB; the exact ratio of rounded figures may not fit)"
+            )
     if not tokens or not want:
         p.note(
             [f.id],
@@ -65,6 +94,7 @@ def max_model_len_does_not_fit(p: Plan, f: Finding) -> None:
             f"the KV cache holds {int(tokens):,} tokens, less than one request of {want:,}",
             [f.id],
             effect=f"the engine starts: one request of up to {fits:,} tokens fits the {int(tokens):,}-token KV cache"
+            + rounded
             + lost,
         )
     )
@@ -119,8 +149,26 @@ def max_model_len_does_not_fit(p: Plan, f: Finding) -> None:
             )
         )
     tp = int(cfg.tensor_parallel_size or 1)
+    pp = int(cfg.pipeline_parallel_size or 1)
     if _is_gpu(p):
         k = 2 ** math.ceil(math.log2(max(factor, 1.0001)))
+        if pp > 1:  # the stage with the least room decides: more stages, or a partition that spares it
+            opts.append(
+                p.make(
+                    "--pipeline-parallel-size",
+                    pp * k,
+                    f"{pp * k} pipeline stages hold 1/{k} of the layers each (and their share of every "
+                    "request's KV cache)",
+                    [f.id],
+                    effect=f"the engine starts on {tp * pp * k} GPUs ({tp} per stage): at least "
+                    f"~{int(tokens * k):,} KV tokens ≥ {want:,} on the tightest stage",
+                )
+            )
+            p.note(
+                [f.id],
+                f"with {pp} pipeline stages the stage with the least free memory sets the limit: "
+                "VLLM_PP_LAYER_PARTITION (e.g. '16,32') moves layers off the smaller GPU without adding any",
+            )
         if tp * k <= 16:
             opts.append(
                 p.make(
@@ -128,7 +176,9 @@ def max_model_len_does_not_fit(p: Plan, f: Finding) -> None:
                     tp * k,
                     f"{k}× the GPUs split the weights and the KV heads: each GPU holds its share of a request",
                     [f.id],
-                    effect=f"the engine starts on {tp * k} GPUs: at least ~{int(tokens * k):,} KV tokens ≥ {want:,} "
+                    effect=f"the engine starts on {tp * k * pp} GPUs"
+                    + (f" ({tp * k} per stage × {pp} stages)" if pp > 1 else "")
+                    + f": at least ~{int(tokens * k):,} KV tokens ≥ {want:,} "
                     "(more where the weights freed per GPU go to the cache; needs the KV heads divisible by it)",
                 )
             )
