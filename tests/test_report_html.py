@@ -470,4 +470,7 @@ def test_any_log_text_stays_text(text):
     assert [a["id"] for a in tree.find("section")] == ["instance-0", "instance-1"]
     if text.strip():
         # HTMLParser normalises \r; compare on what a browser would show
-        assert text.replace("\r\n", "\n").replace("\r", "\n") in "".join(tree.text).replace("\r", "\n")
+        def norm(x: str) -> str:
+            return x.replace("\r\n", "\n").replace("\r", "\n")
+
+        assert norm(text) in norm("".join(tree.text))

@@ -73,8 +73,17 @@ def test_live_sidecar_follows_scrapes_analyzes_and_stops(tmp_path: Path, use_wat
             assert v[("observe_up", ())] == 1.0
             assert v[("observe_scrape_errors_total", ())] == 0.0
             assert v[("observe_vllm_stats_lines_total", ())] == sum(1 for ln in LINES if b"Engine 000:" in ln)
-            doc = requests.get(car.listen_url + "/api/diagnosis", timeout=5).json()
-            assert doc["engine"]["max_model_len"] == 2048
+            # the analysis that answered first may predate the /v1/models read: wait for one after it
+            wait_until(
+                lambda: (
+                    (
+                        requests.get(car.listen_url + "/api/diagnosis", timeout=5).json().get("engine") or {}
+                    ).get("max_model_len")
+                    == 2048
+                ),
+                timeout=30,
+                what="an analysis with the served model's max_model_len",
+            )
             health = requests.get(car.listen_url + "/healthz", timeout=5)
             assert health.status_code == 200 and health.json()["vllm_up"] is True
         finally:
