@@ -82,6 +82,7 @@ class Parser:
         self.formats: set[str] = set()
         self.processes: set[str] = set()
         self.api_servers: set[int] = set()  # pids of "(APIServer pid=N)": several = several servers
+        self.api_spans: dict[int, tuple[int, int]] = {}  # each of those pids' first and last physical line
         self._clock = E.YearClock(year)
         self._pending: tuple[Ctx, str, int, int] | None = None  # ctx, msg, n_clauses, joins
         # a wrapped "non-default args" line held back: ctx, msg, joins
@@ -286,8 +287,9 @@ class Parser:
         if name:
             self.processes.add(name)
             ctx.process = name
-            if name == "APIServer" and len(self.api_servers) < 16:
+            if name == "APIServer" and (len(self.api_servers) < 16 or int(pid) in self.api_servers):
                 self.api_servers.add(int(pid))
+                self.api_spans[int(pid)] = (self.api_spans.get(int(pid), (self._cur, 0))[0], self._cur)
             if self._engine is None:
                 eng = E.engine_from_process(name)
                 if eng is not None:
