@@ -427,7 +427,7 @@ def diagnose_paths(
             )
         for sc in in_time_order(ls.snapshots):
             b.add_scrape(sc)
-        pids = servers.interleaved(parser.api_spans)
+        pids = servers.interleaved(parser.api_runs)
         if pids:  # several API servers side by side: read again, one instance each
             for sb, sp, note in _split_servers(ls, pids, b, stdin_copy, max_rows, settings):
                 split[id(sb)] = (pids, note)

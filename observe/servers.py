@@ -22,17 +22,28 @@ from observe.parse import envelope as E
 API = "APIServer"
 
 
-def interleaved(spans: Mapping[int, tuple[int, int]]) -> list[int]:
-    """The API-server pids to split, in order of their first line, given each pid's (first line, last
-    line): all of them when any two servers' lines interleave, none when each server's lines end
-    before the next one's begin (a restart with a new pid: one instance, several launches)."""
-    order = sorted(spans, key=lambda p: spans[p])
-    last = -1
-    for pid in order:
-        first, end = spans[pid]
-        if first < last:
-            return order
-        last = max(last, end)
+def interleaved(runs: Sequence[int]) -> list[int]:
+    """The API-server pids to split, in order of their first line, given the pid of each run of their
+    lines in log order (``Parser.api_runs``): all of them when two servers alternate — A's lines, then
+    B's, then A's again, then B's again: both ran side by side —, none otherwise. One server after
+    another (a restart with a new pid, or a restart that got an earlier server's pid back, as a
+    container's pid 1 does) is one instance's launches (``launches``)."""
+    seen: dict[int, int] = {}  # pid → the index of its first run
+    for p in runs:
+        seen.setdefault(p, len(seen))
+    if len(seen) < 2:
+        return []
+    state: dict[tuple[int, int], int] = {}  # (a, b) → how much of "a b a b" has been seen
+    for p in runs:
+        for q in seen:
+            if q == p:
+                continue
+            for pair, want in (((p, q), (0, 2)), ((q, p), (1, 3))):
+                k = state.get(pair, 0)
+                if k in want:
+                    state[pair] = k + 1
+                    if k + 1 == 4:
+                        return list(seen)
     return []
 
 

@@ -103,10 +103,32 @@ def test_servers_one_after_another_stay_one_instance() -> None:
     assert len(d["instances"]) == 1 and len(d["instances"][0]["launches"]) == 3
 
 
-def test_interleaved_needs_overlap() -> None:
-    assert servers.interleaved({1: (1, 10), 2: (11, 20)}) == []
-    assert servers.interleaved({2: (5, 20), 1: (1, 10)}) == [1, 2]
-    assert servers.interleaved({1: (1, 100), 2: (11, 20), 3: (30, 40)}) == [1, 2, 3]
+def test_two_lines_of_two_servers_are_still_said(tmp_path: Path) -> None:
+    """Too little to tell side by side from one after the other: one instance, and the note says so."""
+    log = tmp_path / "two.log"
+    line = (
+        "(APIServer pid={pid}) INFO 10-02 08:00:0{s} [loggers.py:123] Engine 000: Avg prompt throughput: 1.0 "
+        "tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache "
+        "usage: 5.0%, Prefix cache hit rate: 0.0%\n"
+    )
+    log.write_text(line.format(pid=100, s=1) + line.format(pid=200, s=2) + line.format(pid=100, s=3))
+    d = report.to_dict(pipeline.diagnose_paths([log]))
+    assert len(d["instances"]) == 1
+    (note,) = [u for u in d["unreadable"] if u["kind"] == "several_servers"]
+    assert "read as one instance" in note["reason"]
+    log.write_text(log.read_text() + line.format(pid=200, s=4))
+    d = report.to_dict(pipeline.diagnose_paths([log]))
+    assert [i["stats"]["samples"] for i in d["instances"]] == [2, 2]
+
+
+def test_interleaved_needs_two_servers_alternating() -> None:
+    """A, B, A, B: side by side. A then B (a restart with a new pid), or A, B, A (a restart that got
+    the first pid back, as a container's pid 1 does): one server's launches."""
+    assert servers.interleaved([1, 2]) == []
+    assert servers.interleaved([1, 2, 1]) == []
+    assert servers.interleaved([1, 2, 1, 3, 4, 3]) == []
+    assert servers.interleaved([2, 1, 2, 1]) == [2, 1]
+    assert servers.interleaved([1, 3, 2, 3, 1, 2]) == [1, 3, 2]  # 3 and 2 alternate
 
 
 def test_children_go_by_order_of_launch() -> None:
