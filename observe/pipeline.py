@@ -215,7 +215,9 @@ def _read_failure(src: str, n: int, e: BaseException) -> dict:
     }
 
 
-def _iter_stdin(bound: LineBound, keep: IO[bytes] | None = None, f: IO[bytes] | None = None) -> Iterator[LogLine]:
+def _iter_stdin(
+    bound: LineBound, keep: IO[bytes] | None = None, f: IO[bytes] | None = None
+) -> Iterator[LogLine]:
     for n, b in enumerate(linebound.lines(_kept(_bounded(f or sys.stdin.buffer, bound), keep)), 1):
         yield LogLine(STDIN_NAME, n, b.decode("utf-8", "replace").rstrip("\r"))
 
@@ -228,7 +230,11 @@ def _kept(blocks: Iterator[bytes], keep: IO[bytes] | None) -> Iterator[bytes]:
 
 
 def _iter_raw(
-    path: Path, unreadable: list[dict], progress: Progress | None, bound: LineBound, keep: IO[bytes] | None = None
+    path: Path,
+    unreadable: list[dict],
+    progress: Progress | None,
+    bound: LineBound,
+    keep: IO[bytes] | None = None,
 ) -> Iterator[LogLine]:
     if str(path) == STDIN:
         yield from _iter_stdin(bound, keep)
@@ -462,7 +468,11 @@ def diagnose_paths(
     if not useful:
         raise InputError(nothing_read_text(unreadable))
     said: set[int] = set()
-    for ls, b, p in instances:  # several API servers in one stream: one instance each, or read as one and said so
+    for (
+        ls,
+        b,
+        p,
+    ) in instances:  # several API servers in one stream: one instance each, or read as one and said so
         if id(b) in split:
             pids_split, note = split[id(b)]
             if pids_split[0] not in said:
@@ -512,11 +522,16 @@ def _split_servers(
     router = servers.Router(pids)
     year = _year_of(ls.parts[0])
     each = {
-        pid: (InstanceBuilder(f"{ls.name} (APIServer pid={pid})", max_rows=max_rows, settings=settings), parse.Parser(year=year))
+        pid: (
+            InstanceBuilder(f"{ls.name} (APIServer pid={pid})", max_rows=max_rows, settings=settings),
+            parse.Parser(year=year),
+        )
         for pid in pids
     }
     for part in ls.parts:
-        counts = {pid: [p.lines, p.vllm_lines, p.damaged_lines, set(p.formats)] for pid, (_, p) in each.items()}
+        counts = {
+            pid: [p.lines, p.vllm_lines, p.damaged_lines, set(p.formats)] for pid, (_, p) in each.items()
+        }
         bound = LineBound(settings.max_line_bytes if settings is not None else _MAX_LINE)
         if str(part) == STDIN:
             stdin_copy.seek(0)

@@ -14,7 +14,7 @@ Pure: no I/O; the caller routes each physical line and feeds it to that server's
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from observe.parse import envelope as E
@@ -122,8 +122,12 @@ class Router:
         if self.guessed:
             pids = ", ".join(f"{role.split('#')[0]} pid={p}" for p, role in sorted(self.guessed.items())[:4])
             more = f" and {len(self.guessed) - 4} more" if len(self.guessed) > 4 else ""
-            parts.append(f"{pids}{more} given to a server by the order of launch (the log does not show who spawned it)")
+            parts.append(
+                f"{pids}{more} given to a server by the order of launch (the log does not show who spawned it)"
+            )
         if self.unprefixed:
             n = self.unprefixed
-            parts.append(f"{n:,} line{'s' if n != 1 else ''} without a process prefix given to the server that logged last")
+            parts.append(
+                f"{n:,} line{'s' if n != 1 else ''} without a process prefix given to the server that logged last"
+            )
         return "; ".join(parts)

@@ -82,12 +82,15 @@ def test_what_if_says_unknown_not_default(both) -> None:
     assert "unknown → 0.95" in w.summary and w.kv_tokens_after is None and "vLLM default" not in w.summary
     w = capacity.what_if(cut.config, {"--max-num-seqs": 64}, **on_gpu)
     assert "--max-num-seqs unknown → 64" in w.summary and w.concurrency_before is None
-    assert "--max-num-seqs default → 64" in capacity.what_if(
-        replace(
-            whole.config,
-            flags={k: v for k, v in whole.config.flags.items() if k != "--max-num-seqs"},
-            max_num_seqs=None,
-        ),
-        {"--max-num-seqs": 64},
-        **on_gpu,
-    ).summary
+    assert (
+        "--max-num-seqs default → 64"
+        in capacity.what_if(
+            replace(
+                whole.config,
+                flags={k: v for k, v in whole.config.flags.items() if k != "--max-num-seqs"},
+                max_num_seqs=None,
+            ),
+            {"--max-num-seqs": 64},
+            **on_gpu,
+        ).summary
+    )

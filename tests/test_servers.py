@@ -93,7 +93,10 @@ def test_two_servers_pasted_on_stdin() -> None:
         app, ["diagnose", "-", "--format", "json", "--no-progress"], input=interleave(HEALTHY, REFUSED)
     )
     d = json.loads(r.stdout)
-    assert [i["name"] for i in d["instances"]] == ["<stdin> (APIServer pid=13284)", "<stdin> (APIServer pid=32530)"]
+    assert [i["name"] for i in d["instances"]] == [
+        "<stdin> (APIServer pid=13284)",
+        "<stdin> (APIServer pid=32530)",
+    ]
     assert _view(d["instances"][1]) == _alone(REFUSED)
 
 
@@ -135,8 +138,14 @@ def test_children_go_by_order_of_launch() -> None:
     """An engine core goes to the earliest-started server without one; a second one to the other;
     a worker likewise; a bare traceback line to the server that logged last."""
     r = servers.Router([10, 20])
-    assert r.route("(APIServer pid=10) INFO 10-02 08:00:00 [api_server.py:1] vLLM API server version 0.9.0") == 10
-    assert r.route("(APIServer pid=20) INFO 10-02 08:00:01 [api_server.py:1] vLLM API server version 0.9.0") == 20
+    assert (
+        r.route("(APIServer pid=10) INFO 10-02 08:00:00 [api_server.py:1] vLLM API server version 0.9.0")
+        == 10
+    )
+    assert (
+        r.route("(APIServer pid=20) INFO 10-02 08:00:01 [api_server.py:1] vLLM API server version 0.9.0")
+        == 20
+    )
     assert r.route("(EngineCore_DP0 pid=11) INFO 10-02 08:00:02 [core.py:1] Initializing") == 10
     assert r.route("(EngineCore_DP0 pid=21) INFO 10-02 08:00:03 [core.py:1] Initializing") == 20
     assert r.route("(VllmWorker TP0 pid=22) INFO 10-02 08:00:04 [gpu_worker.py:1] x") == 10

@@ -209,7 +209,9 @@ def _apply(e: _Engine, flag: str, new: Any, gpu_total_gib: float | None) -> str:
             _grow(e, (u - e.util) * gpu_total_gib)
         elif e.util < 0:
             e.unknown = True
-            e.notes.append("the effect of --gpu-memory-utilization needs the value in force, which the log lost")
+            e.notes.append(
+                "the effect of --gpu-memory-utilization needs the value in force, which the log lost"
+            )
         else:
             e.unknown = True
             e.notes.append(
