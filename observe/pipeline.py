@@ -514,54 +514,20 @@ def _split_servers(
     max_rows: int,
     settings: Settings | None,
 ) -> list[tuple[InstanceBuilder, parse.Parser, str]]:
-    """A log set holding several API servers side by side, read again: each line routed to its server
-    (`servers.Router`) and fed to that server's own Parser and InstanceBuilder (so one server's
-    shutdown or held-back record never colours another's lines). The first reading's snapshots go
-    with the first server (a /metrics text names no pid). Returns (builder, parser, what could not be
-    told) per server, in order of their first line."""
-    router = servers.Router(pids)
-    year = _year_of(ls.parts[0])
-    each = {
-        pid: (
-            InstanceBuilder(f"{ls.name} (APIServer pid={pid})", max_rows=max_rows, settings=settings),
-            parse.Parser(year=year),
-        )
-        for pid in pids
-    }
+    """A log set holding several API servers side by side, read again, apart (`servers.Apart`). The
+    first reading's snapshots go with the first server (a /metrics text names no pid)."""
+    apart = servers.Apart(ls.name, pids, year=_year_of(ls.parts[0]), max_rows=max_rows, settings=settings)
     for part in ls.parts:
-        counts = {
-            pid: [p.lines, p.vllm_lines, p.damaged_lines, set(p.formats)] for pid, (_, p) in each.items()
-        }
         bound = LineBound(settings.max_line_bytes if settings is not None else _MAX_LINE)
         if str(part) == STDIN:
             stdin_copy.seek(0)
             lines = cri.rejoin(_iter_stdin(bound, None, stdin_copy))
         else:
             lines = iter_lines(part, [], None, bound)
-        for line in lines:
-            b, p = each[router.route(line.text)]
-            for ev in p.feed(line):
-                b.add(ev)
-        for pid, (b, p) in each.items():
-            if part is ls.parts[-1]:
-                for ev in p.flush():
-                    b.add(ev)
-            lines0, vllm0, damaged0, fmts0 = counts[pid]
-            new_fmts = set(p.formats) - fmts0 or set(p.formats)
-            b.sources.append(
-                {
-                    "path": shown(part),
-                    "lines": p.lines - lines0,
-                    "parsed_lines": p.vllm_lines - vllm0,
-                    "format": ",".join(sorted(new_fmts)) or None,
-                    **({"cut_lines": bound.cut, "max_line_bytes": bound.max_bytes} if bound.cut else {}),
-                    "damaged_lines": p.damaged_lines - damaged0,
-                }
-            )
-    first = each[pids[0]][0]
+        apart.part(lines, shown(part), last=part is ls.parts[-1], bound=bound)
     for sc in whole.scrapes:
-        first.add_scrape(sc)
-    return [(b, p, router.note()) for b, p in each.values()]
+        apart.each[pids[0]][0].add_scrape(sc)
+    return [(b, p, apart.router.note()) for b, p in apart.each.values()]
 
 
 NO_VLLM_LINES = "no vLLM log lines found"

@@ -9,15 +9,20 @@ launch: a new child pid belongs to the earliest-started server that has no proce
 yet. Lines with no prefix (tracebacks printed bare, progress bars, warnings) go with the server
 that logged last. What could not be told for sure is counted, so the report can say so.
 
-Pure: no I/O; the caller routes each physical line and feeds it to that server's own Parser.
+Pure: no I/O; the caller reads the lines (``Apart.part``), each goes to its server's own Parser.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from observe.diagnosis import InstanceBuilder
+from observe.linebound import LineBound
+from observe.model import LogLine
+from observe.parse import Parser
 from observe.parse import envelope as E
+from observe.settings import Settings
 
 API = "APIServer"
 
@@ -131,3 +136,48 @@ class Router:
                 f"{n:,} line{'s' if n != 1 else ''} without a process prefix given to the server that logged last"
             )
         return "; ".join(parts)
+
+
+class Apart:
+    """Several servers' lines read apart: each line routed to its server and fed to that server's own
+    Parser and InstanceBuilder (so one server's shutdown or held-back record never colours another's
+    lines); the builders are named ``<log> (APIServer pid=N)``."""
+
+    def __init__(
+        self, name: str, pids: Sequence[int], *, year: int | None, max_rows: int, settings: Settings | None
+    ) -> None:
+        self.router = Router(pids)
+        self.each = {
+            pid: (
+                InstanceBuilder(f"{name} (APIServer pid={pid})", max_rows=max_rows, settings=settings),
+                Parser(year=year),
+            )
+            for pid in pids
+        }
+
+    def part(self, lines: Iterable[LogLine], source: str, *, last: bool, bound: LineBound) -> None:
+        """One part of the log (its lines, its name in a report); the last part flushes the parsers.
+        Each server's builder gets the part's source entry with its own counts."""
+        before = {
+            pid: (p.lines, p.vllm_lines, p.damaged_lines, set(p.formats)) for pid, (_, p) in self.each.items()
+        }
+        for line in lines:
+            b, p = self.each[self.router.route(line.text)]
+            for ev in p.feed(line):
+                b.add(ev)
+        for pid, (b, p) in self.each.items():
+            if last:
+                for ev in p.flush():
+                    b.add(ev)
+            lines0, vllm0, damaged0, fmts0 = before[pid]
+            new_fmts = set(p.formats) - fmts0 or set(p.formats)
+            b.sources.append(
+                {
+                    "path": source,
+                    "lines": p.lines - lines0,
+                    "parsed_lines": p.vllm_lines - vllm0,
+                    "format": ",".join(sorted(new_fmts)) or None,
+                    **({"cut_lines": bound.cut, "max_line_bytes": bound.max_bytes} if bound.cut else {}),
+                    "damaged_lines": p.damaged_lines - damaged0,
+                }
+            )
