@@ -16,14 +16,15 @@ import gzip
 import os
 import re
 import sys
+import tempfile
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from observe import cri, linebound, parse, rotation, scrape
+from observe import cri, linebound, parse, rotation, scrape, servers
 from observe.diagnosis import Diagnosis, InstanceBuilder
 from observe.errors import InputError, ObserveError
 from observe.linebound import LineBound
@@ -160,12 +161,17 @@ def discover(paths: Sequence[Path]) -> tuple[list[LogSet], list[Path], list[dict
 
 
 def iter_lines(
-    path: Path, unreadable: list[dict], progress: Progress | None = None, bound: LineBound | None = None
+    path: Path,
+    unreadable: list[dict],
+    progress: Progress | None = None,
+    bound: LineBound | None = None,
+    keep: IO[bytes] | None = None,
 ) -> Iterator[LogLine]:
     """Stream a file's lines (decoded with replacement), reporting a truncated .gz or I/O error.
     CRI records (a pod's log as the kubelet stores it) come back as the lines vLLM wrote. Lines
-    longer than the bound's `max_bytes` are cut (and counted in `bound.cut`)."""
-    return cri.rejoin(_iter_raw(path, unreadable, progress, bound or LineBound(_MAX_LINE)))
+    longer than the bound's `max_bytes` are cut (and counted in `bound.cut`). Standard input's
+    bytes are copied to `keep` when given (to be read again: `_split_servers`)."""
+    return cri.rejoin(_iter_raw(path, unreadable, progress, bound or LineBound(_MAX_LINE), keep))
 
 
 _MAX_LINE = Settings().max_line_bytes
@@ -209,16 +215,29 @@ def _read_failure(src: str, n: int, e: BaseException) -> dict:
     }
 
 
-def _iter_stdin(bound: LineBound) -> Iterator[LogLine]:
-    for n, b in enumerate(linebound.lines(_bounded(sys.stdin.buffer, bound)), 1):
+def _iter_stdin(
+    bound: LineBound, keep: IO[bytes] | None = None, f: IO[bytes] | None = None
+) -> Iterator[LogLine]:
+    for n, b in enumerate(linebound.lines(_kept(_bounded(f or sys.stdin.buffer, bound), keep)), 1):
         yield LogLine(STDIN_NAME, n, b.decode("utf-8", "replace").rstrip("\r"))
 
 
+def _kept(blocks: Iterator[bytes], keep: IO[bytes] | None) -> Iterator[bytes]:
+    for blk in blocks:
+        if keep is not None:
+            keep.write(blk)
+        yield blk
+
+
 def _iter_raw(
-    path: Path, unreadable: list[dict], progress: Progress | None, bound: LineBound
+    path: Path,
+    unreadable: list[dict],
+    progress: Progress | None,
+    bound: LineBound,
+    keep: IO[bytes] | None = None,
 ) -> Iterator[LogLine]:
     if str(path) == STDIN:
-        yield from _iter_stdin(bound)
+        yield from _iter_stdin(bound, keep)
         return
     src = str(path)
     try:
@@ -383,6 +402,8 @@ def diagnose_paths(
             raise InputError(f"no such metrics snapshot: {m}")
     extra = in_time_order(metrics)
     instances = []
+    stdin_copy = tempfile.SpooledTemporaryFile(max_size=32 << 20)  # standard input, in case it is read again
+    split: dict[int, tuple[list[int], str]] = {}  # id(builder) → (the servers split, what could not be told)
     for ls in logsets:
         b = InstanceBuilder(ls.name, max_rows=max_rows, settings=settings)
         parser = parse.Parser(year=_year_of(ls.parts[0]))
@@ -393,7 +414,7 @@ def diagnose_paths(
             if scan.ENABLED and str(part) != STDIN and not cri.looks_like_cri(_sniff(part)):
                 scan_part(part, parser, b, unreadable, progress, bound)
             else:
-                for line in iter_lines(part, unreadable, progress, bound):
+                for line in iter_lines(part, unreadable, progress, bound, stdin_copy):
                     for ev in parser.feed(line):
                         b.add(ev)
             if part is ls.parts[-1]:
@@ -412,7 +433,13 @@ def diagnose_paths(
             )
         for sc in in_time_order(ls.snapshots):
             b.add_scrape(sc)
-        instances.append((ls, b, parser))
+        pids = servers.interleaved(parser.api_runs)
+        if pids:  # several API servers side by side: read again, one instance each
+            for sb, sp, note in _split_servers(ls, pids, b, stdin_copy, max_rows, settings):
+                split[id(sb)] = (pids, note)
+                instances.append((ls, sb, sp))
+        else:
+            instances.append((ls, b, parser))
     if not instances and (extra or orphan_snaps):
         b = InstanceBuilder("metrics", max_rows=max_rows, settings=settings)
         instances.append((None, b, None))
@@ -440,8 +467,26 @@ def diagnose_paths(
                     unreadable.append({"path": shown(part), "reason": NO_VLLM_LINES, "kind": "no_vllm_lines"})
     if not useful:
         raise InputError(nothing_read_text(unreadable))
-    for ls, b, p in instances:  # several API servers in one stream: read as one instance, and said so
-        if p is not None and len(p.api_servers) > 1:
+    said: set[int] = set()
+    for (
+        ls,
+        b,
+        p,
+    ) in instances:  # several API servers in one stream: one instance each, or read as one and said so
+        if id(b) in split:
+            pids_split, note = split[id(b)]
+            if pids_split[0] not in said:
+                said.add(pids_split[0])
+                unreadable.append(
+                    {
+                        "path": shown(ls.parts[0]),
+                        "reason": f"holds the lines of {len(pids_split)} vLLM API servers side by side (pids "
+                        f"{', '.join(str(x) for x in pids_split)}), diagnosed as one instance each"
+                        + (f"; {note}" if note else ""),
+                        "kind": "several_servers",
+                    }
+                )
+        elif p is not None and len(p.api_servers) > 1:
             pids = ", ".join(str(x) for x in sorted(p.api_servers))
             unreadable.append(
                 {
@@ -456,8 +501,33 @@ def diagnose_paths(
             if sc.note and not any(u["path"] == sc.source for u in unreadable):
                 kind = "no_samples" if sc.note.startswith("no samples") else "lines_skipped"
                 unreadable.append({"path": sc.source, "reason": sc.note, "kind": kind})
+    stdin_copy.close()
     diags = [b.finish(now=now) for _, b in useful]
     return Diagnosis(instances=diags, generated_at=now, unreadable=unreadable)
+
+
+def _split_servers(
+    ls: LogSet,
+    pids: list[int],
+    whole: InstanceBuilder,
+    stdin_copy: IO[bytes],
+    max_rows: int,
+    settings: Settings | None,
+) -> list[tuple[InstanceBuilder, parse.Parser, str]]:
+    """A log set holding several API servers side by side, read again, apart (`servers.Apart`). The
+    first reading's snapshots go with the first server (a /metrics text names no pid)."""
+    apart = servers.Apart(ls.name, pids, year=_year_of(ls.parts[0]), max_rows=max_rows, settings=settings)
+    for part in ls.parts:
+        bound = LineBound(settings.max_line_bytes if settings is not None else _MAX_LINE)
+        if str(part) == STDIN:
+            stdin_copy.seek(0)
+            lines = cri.rejoin(_iter_stdin(bound, None, stdin_copy))
+        else:
+            lines = iter_lines(part, [], None, bound)
+        apart.part(lines, shown(part), last=part is ls.parts[-1], bound=bound)
+    for sc in whole.scrapes:
+        apart.each[pids[0]][0].add_scrape(sc)
+    return [(b, p, apart.router.note()) for b, p in apart.each.values()]
 
 
 NO_VLLM_LINES = "no vLLM log lines found"

@@ -435,7 +435,8 @@ def test_every_real_log_at_once_diagnoses(tmp_path: Path) -> None:
     big = tmp_path / "all.log"
     big.write_bytes(b"".join(p.read_bytes().rstrip(b"\n") + b"\n" for p in sorted(data.rglob("*.log"))))
     d = report.to_dict(pipeline.diagnose_paths([big]))
-    assert d["findings"] and d["stats"]["samples"] > 0
+    # two of the files' API servers share pids (7 and 22188 alternate): read as servers side by side
+    assert d["findings"] and sum(i["stats"]["samples"] for i in d["instances"]) > 0
 
 
 def test_two_api_servers_in_one_paste_are_said(tmp_path: Path) -> None:

@@ -63,6 +63,15 @@ def _gpu_gib(cfg: EngineConfig, gpu: str | None) -> float | None:
         return None
 
 
+def assumed(flag: str, cfg: EngineConfig, gpu: str | None = None) -> Any:
+    """vLLM's default, taken as the value in force of a flag the log does not show; None where the
+    default is not known, or where the log's ``non-default args`` line was cut (``flags_damaged``): the
+    flag may have been in the part that was lost, so its value is unknown — never the default."""
+    if cfg.flags_damaged:
+        return None
+    return default(flag, cfg, gpu)
+
+
 def default(flag: str, cfg: EngineConfig, gpu: str | None = None) -> Any:
     """vLLM's default for `flag` on this engine's release and device; None where not known. `gpu`
     (a name, see gpu_name) picks vLLM's batch defaults for that GPU class."""

@@ -178,7 +178,7 @@ def _util_factor(p: Plan) -> float | None:
     cfg = p.cfg
     cur = cfg.gpu_memory_utilization
     if cur is None:
-        cur = known.default("--gpu-memory-utilization", cfg)
+        cur = known.assumed("--gpu-memory-utilization", cfg)
     total, avail = cfg.total_gpu_memory_gib, cfg.available_kv_gib
     if cur is None or not total or not avail:
         return None
@@ -344,6 +344,13 @@ def prefill(p: Plan, by_id: dict[str, Finding], kv_pressure: bool) -> None:
                 effect=f"up to {new:,} prompt tokens a step instead of {cur:,}{whole}: queued prompts start sooner; "
                 "the cost is inter-token latency: a step that carries a full chunk takes longer for the "
                 "running requests (watch ITL p95)",
+            )
+        elif p.cfg.flags_damaged:  # the values may be in the part of the args line that was lost
+            p.note(
+                slow_first,
+                "the log's non-default args line was cut, so --max-num-batched-tokens and --max-num-seqs in "
+                "force are unknown (not taken as vLLM's defaults): read them from the launch command; first "
+                "tokens that wait while the KV cache has room wait for one of them",
             )
         elif "ttft_spikes" in by_id:
             p.note(

@@ -19,11 +19,12 @@ from observe.settings import Settings
 
 
 def current_value(cfg: EngineConfig, flag: str, gpu: str | None = None) -> tuple[Any, bool]:
-    """(value in force, whether it is vLLM's default); (None, False) = unknown."""
+    """(value in force, whether it is vLLM's default); (None, False) = unknown — as is every flag the
+    log does not show when its ``non-default args`` line was cut (``known.assumed``)."""
     v = cmdline.in_force(cfg, flag)
     if v is not None:
         return v, False
-    d = known.default(flag, cfg, gpu)
+    d = known.assumed(flag, cfg, gpu)
     return (d, True) if d is not None else (None, False)
 
 

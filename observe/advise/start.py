@@ -120,7 +120,7 @@ def max_model_len_does_not_fit(p: Plan, f: Finding) -> None:
 
     util, util_is_default = cfg.gpu_memory_utilization, False
     if util is None:
-        util = known.default("--gpu-memory-utilization", cfg)
+        util = known.assumed("--gpu-memory-utilization", cfg)
         util_is_default = util is not None
     if _is_gpu(p) and not kvb and total and have_gib is not None and need_gib and util:
         u = ceil_to(util + (need_gib - have_gib) * 1.02 / total, 0.01)

@@ -106,6 +106,8 @@ class _Engine:
     scale: float = 1.0  # tokens after = tokens before x scale (then whole blocks)
     unknown: bool = False
     util_assumed: bool = False
+    lost: bool = False  # the log's non-default args line was cut: a flag it does not show is unknown
+    util_lost: bool = False  # ... and --gpu-memory-utilization is one of them
     notes: list[str] = field(default_factory=list)
 
 
@@ -129,7 +131,11 @@ def _engine_facts(cfg: EngineConfig, m: ModelSpec | None, gpu_total_gib: float |
         mnbt=_current(cfg, "max_num_batched_tokens", "--max-num-batched-tokens"),
         weights_gib=cfg.weights_gib,
     )
-    if e.util < 0:
+    e.lost = bool(cfg.flags_damaged)
+    if e.util < 0 and e.lost:  # it may have been in the part of the args line that was lost
+        e.util_lost = True
+        e.notes.append("--gpu-memory-utilization unknown: the log's non-default args line was cut")
+    elif e.util < 0:
         e.util, e.util_assumed = 0.9, True
         e.notes.append("--gpu-memory-utilization not in the log: assumed vLLM's default 0.9")
     if e.dtype not in KV_DTYPE_BYTES:  # as a log printed it, e.g. "torch.bfloat16", "fp8_e4m3fn"
@@ -151,7 +157,7 @@ def _engine_facts(cfg: EngineConfig, m: ModelSpec | None, gpu_total_gib: float |
             e.tokens = int(e.avail * GIB // (e.bpt * e.bs)) * e.bs
     elif e.tokens is not None:
         e.basis = "measured"  # ratios (dtype, block size) still work without absolute bytes
-    if e.tokens is None and m is not None and gpu_total_gib:
+    if e.tokens is None and m is not None and gpu_total_gib and e.util >= 0:
         try:
             r = compute(
                 m,
@@ -170,6 +176,12 @@ def _engine_facts(cfg: EngineConfig, m: ModelSpec | None, gpu_total_gib: float |
         except ConfigError as err:
             e.notes.append(f"no estimate: {err}")
     return e
+
+
+def _unshown(e: _Engine) -> str:
+    """A flag's value before a change when the log does not show it: vLLM's default, or unknown
+    when the log's args line was cut."""
+    return "unknown" if e.lost else "default"
 
 
 def _grow(e: _Engine, delta_gib: float) -> None:
@@ -193,14 +205,19 @@ def _apply(e: _Engine, flag: str, new: Any, gpu_total_gib: float | None) -> str:
     if flag == "--gpu-memory-utilization":
         u = float(_num(flag, new, integer=False))
         check_range(flag, u, 0, 1, lo_open=True)
-        if gpu_total_gib and e.avail is not None and e.bpt:
+        if gpu_total_gib and e.avail is not None and e.bpt and e.util >= 0:
             _grow(e, (u - e.util) * gpu_total_gib)
+        elif e.util < 0:
+            e.unknown = True
+            e.notes.append(
+                "the effect of --gpu-memory-utilization needs the value in force, which the log lost"
+            )
         else:
             e.unknown = True
             e.notes.append(
                 "the effect of --gpu-memory-utilization needs the GPU's total memory and the KV bytes per token"
             )
-        was = f"{e.util:.2f}" + (" (vLLM default)" if e.util_assumed else "")
+        was = "unknown" if e.util < 0 else f"{e.util:.2f}" + (" (vLLM default)" if e.util_assumed else "")
         text, e.util = f"--gpu-memory-utilization {was} → {u:.2f}", u
         return text
     if flag == "--block-size":
@@ -227,12 +244,12 @@ def _apply(e: _Engine, flag: str, new: Any, gpu_total_gib: float | None) -> str:
             e.notes.append(
                 "V0 profiles a full --max-model-len prefill: a shorter length frees activation memory"
             )
-        text, e.mml = f"--max-model-len {e.mml if e.mml is not None else 'default'} → {nl}", nl
+        text, e.mml = f"--max-model-len {e.mml if e.mml is not None else _unshown(e)} → {nl}", nl
         return text
     if flag == "--max-num-seqs":
         ns = int(_num(flag, new, integer=True))
         check_range(flag, ns, 1, 10_000_000, integer=True)
-        text, e.seqs = f"--max-num-seqs {e.seqs if e.seqs is not None else 'default'} → {ns}", ns
+        text, e.seqs = f"--max-num-seqs {e.seqs if e.seqs is not None else _unshown(e)} → {ns}", ns
         return text
     # --tensor-parallel-size: weights per GPU shrink, KV heads split further
     nt = int(_num(flag, new, integer=True))
@@ -285,19 +302,22 @@ def what_if(
     e = _engine_facts(cfg, m, gpu_total_gib)
     before = e.tokens
     length = request_tokens or e.mml
-    conc_before = _requests(before, length, e.bs, e.eng, e.seqs)
+    # a cap the cut args line may have held bounds the concurrency before: unknown
+    conc_before = None if e.lost and e.seqs is None else _requests(before, length, e.bs, e.eng, e.seqs)
     parts = [_apply(e, flag, changes[flag], gpu_total_gib) for flag in WHAT_IF_FLAGS if flag in changes]
     if request_tokens is None and "--max-model-len" in changes:
         length = e.mml
     after = None if (before is None or e.unknown) else int(before * e.scale + 1e-6) // e.bs * e.bs
     conc_after = None if after is None else _requests(after, length, e.bs, e.eng, e.seqs)
-    headroom = round(gpu_total_gib * (1 - e.util), 2) if gpu_total_gib else None
+    headroom = round(gpu_total_gib * (1 - e.util), 2) if gpu_total_gib and e.util >= 0 else None
 
     text = "; ".join(parts) + ": "
     if after is None or before is None:  # no size before means none after
         why = (
             "no KV-cache size in the log"
             if before is None
+            else "the value in force is unknown: the log's non-default args line was cut"
+            if "--gpu-memory-utilization" in changes and e.util_lost
             else "needs the GPU's total memory"
             if "--gpu-memory-utilization" in changes
             else "needs the model"

@@ -60,6 +60,8 @@ _CANON_V1 = re.compile(
 )
 
 
+#: how many runs of API-server lines a Parser keeps (enough to see two servers alternate)
+RUNS_KEPT = 4096
 _ERROR_LEVELS = triggers.ERROR_LEVELS
 _ARGS = "non-default args: {"
 
@@ -82,6 +84,8 @@ class Parser:
         self.formats: set[str] = set()
         self.processes: set[str] = set()
         self.api_servers: set[int] = set()  # pids of "(APIServer pid=N)": several = several servers
+        # the API-server pid of each run of their lines (A A B A … → [A, B, A]), the first RUNS_KEPT runs
+        self.api_runs: list[int] = []
         self._clock = E.YearClock(year)
         self._pending: tuple[Ctx, str, int, int] | None = None  # ctx, msg, n_clauses, joins
         # a wrapped "non-default args" line held back: ctx, msg, joins
@@ -288,6 +292,9 @@ class Parser:
             ctx.process = name
             if name == "APIServer" and len(self.api_servers) < 16:
                 self.api_servers.add(int(pid))
+            if name == "APIServer" and (not self.api_runs or self.api_runs[-1] != int(pid)):
+                if len(self.api_runs) < RUNS_KEPT:
+                    self.api_runs.append(int(pid))
             if self._engine is None:
                 eng = E.engine_from_process(name)
                 if eng is not None:
