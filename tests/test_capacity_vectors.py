@@ -50,6 +50,8 @@ MODEL_FOR = {
     "vllm-21348-4xh100-qwen3-235b-a22b-fp8-tp4": "Qwen/Qwen3-235B-A22B",
     "vllm-34076-pp2-qwen3-coder-30b-a3b-fp8-error": "Qwen/Qwen3-30B-A3B",
     "vllm-23278-h100-gpt-oss-120b-negative": "openai/gpt-oss-120b",
+    "vllm-27508-h100-gpt-oss-120b-util0.95-mnbt1024": "openai/gpt-oss-120b",
+    "vllm-2382-2xa100-mixtral-8x7b-awq-tp2-util0.5": "mistralai/Mixtral-8x7B-v0.1",
     "vllm-pr14447-rtx3090-util0.99-accounting": "meta-llama/Llama-3.1-8B",  # model unknown: accounting only
     "vllm-unittest-estimate-max-model-len-16383": "Qwen/Qwen1.5-7B",
     "vllm-unittest-max-concurrency-sliding1024": "Qwen/Qwen1.5-7B",
@@ -111,6 +113,7 @@ def predict(v: dict):
         vllm_version=version,
         engine=(v.get("engine") or "").lower() or None,
         weights_gib=v.get("weights_gib_per_rank"),
+        quantization=v.get("quantization"),
         measured=measured,
         gpu_name=v.get("gpu") or "",
     )
@@ -147,6 +150,9 @@ def error_pct(v: dict, r) -> float | None:
         return 100 * (r.available_kv_gib / rep["kv_cache_gib"] - 1)
     want = reported_tokens(v)
     if want is None:
+        avail = rep.get("available_kv_cache_gib")
+        if isinstance(avail, (int, float)) and avail > 0 and v.get("gpu_total_gib") is not None:
+            return 100 * (r.available_kv_gib / avail - 1)  # the memory line, where no tokens were printed
         return None
     if want == 0:
         return 0.0 if r.kv_cache_tokens == 0 else 100.0
