@@ -23,7 +23,13 @@ def render_text(r: CapacityResult, alt: CapacityResult | None = None) -> str:
         f"  KV cache ({r.basis}): {r.kv_memory_gib:,.2f} GiB per GPU = {r.num_blocks:,} blocks = {r.kv_cache_tokens:,} tokens",
         f"  max concurrency at {(r.context or r.max_model_len):,} tokens: {r.max_concurrency:,.2f}x",
         f"  --max-model-len {r.max_model_len:,}: "
-        + ("fits" if r.fits else f"does NOT fit; largest that fits: {r.max_model_len_that_fits:,}")
+        + (
+            "fits"
+            if r.fits
+            else f"does NOT fit; largest that fits: {r.max_model_len_that_fits:,}"
+            if r.max_model_len_that_fits
+            else "does NOT fit: vLLM does not start (see the notes)"
+        )
         + ("" if r.basis == "measured" else " (estimated: weights and profile memory not measured)"),
     ]
     if r.required_kv_gib is not None and r.required_kv_gib_total is not None:

@@ -531,8 +531,8 @@ def compute(
         return lay.blocks_per_request(n, block_size, mnbt) * lay.block_bytes <= avail_bytes - null
 
     fits = fits_len(mml) and not refused
-    lo = _largest(fits_len, mml)
-    if not fits and blocks > 0:
+    lo = 0 if refused else _largest(fits_len, mml)
+    if not fits and blocks > 0 and not refused:
         needed = need_mml * lay.block_bytes / GIB
         notes.append(
             f"one request of {mml:,} tokens needs {needed:.2f} GiB of KV cache, more than the "
