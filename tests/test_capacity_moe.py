@@ -41,7 +41,9 @@ def test_gpt_oss_120b_non_kv_memory_is_the_sampler_not_the_batch() -> None:
     assert "sampler peak" in render_text(r)
     # vllm#23278: the same model at 8,192 batched tokens and 0.9 went negative (-2.14 GiB)
     v = VECTORS["vllm-23278-h100-gpt-oss-120b-negative"]
-    r8 = compute("openai/gpt-oss-120b", gpu_memory_gib=79.11, vllm_version="0.10.1", max_num_batched_tokens=8192)
+    r8 = compute(
+        "openai/gpt-oss-120b", gpu_memory_gib=79.11, vllm_version="0.10.1", max_num_batched_tokens=8192
+    )
     assert r8.available_kv_gib < 0 and not r8.fits
     assert abs(r8.available_kv_gib - v["reported"]["available_kv_cache_gib"]) < 0.25
 
@@ -52,15 +54,23 @@ def test_sampler_term_matches_the_activation_peak_vllm_printed() -> None:
     v = VECTORS["vllm-13882-rtx4060-qwen25-7b-int4-util0.7"]
     peak = sampler_peak_gib(256, 152064)
     assert _err(peak, v["reported"]["activation_peak_gib"]) < 0.06  # 37 B per logit: the median of three logs
-    r = compute("Qwen/Qwen2.5-7B", gpu_memory_gib=8.0, gpu_memory_utilization=0.7, max_model_len=4096,
-                vllm_version="0.7.3", weights_gib=v["weights_gib_per_rank"])
+    r = compute(
+        "Qwen/Qwen2.5-7B",
+        gpu_memory_gib=8.0,
+        gpu_memory_utilization=0.7,
+        max_model_len=4096,
+        vllm_version="0.7.3",
+        weights_gib=v["weights_gib_per_rank"],
+    )
     assert r.profile_gib == pytest.approx(peak) and r.num_blocks == 0
 
 
 def test_awq_mixtral_under_tp_counts_vllm_027s_expert_loop() -> None:
     # vllm#2382: 6,487 blocks per GPU at TP=2; observe said 21,136 (+226 %) before issue 20
     v = VECTORS["vllm-2382-2xa100-mixtral-8x7b-awq-tp2-util0.5"]
-    kw = dict(gpu_memory_gib=79.15, tp=2, gpu_memory_utilization=0.5, max_model_len=32768, vllm_version="0.2.7")
+    kw = dict(
+        gpu_memory_gib=79.15, tp=2, gpu_memory_utilization=0.5, max_model_len=32768, vllm_version="0.2.7"
+    )
     r = compute("mistralai/Mixtral-8x7B-v0.1", quantization="awq", **kw)
     real = v["reported"]["num_gpu_blocks"]
     assert abs(r.weights_gib * 2 * 2**30 / 1e9 - 24.65) < 0.1  # the checkpoint's 24.65 GB
@@ -78,9 +88,16 @@ def test_quantised_bits_per_weight_from_vllms_layouts() -> None:
     # gpt-oss-20b from its config: MXFP4 experts, bf16 attention/router/embeddings = the 12.88 GiB
     # vLLM loaded on an RTX 3090 (vllm#22331)
     cfg = {
-        "num_hidden_layers": 24, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64,
-        "hidden_size": 2880, "intermediate_size": 2880, "num_local_experts": 32, "vocab_size": 201088,
-        "max_position_embeddings": 131072, "sliding_window": 128,
+        "num_hidden_layers": 24,
+        "num_attention_heads": 64,
+        "num_key_value_heads": 8,
+        "head_dim": 64,
+        "hidden_size": 2880,
+        "intermediate_size": 2880,
+        "num_local_experts": 32,
+        "vocab_size": 201088,
+        "max_position_embeddings": 131072,
+        "sliding_window": 128,
         "layer_types": ["sliding_attention", "full_attention"] * 12,
         "quantization_config": {"quant_method": "mxfp4"},
     }

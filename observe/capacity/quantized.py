@@ -61,7 +61,9 @@ def expert_params(layers: int, experts: int, hidden: int, inter: int, *, marlin:
     return layers * experts * 3 * hidden * inter
 
 
-def weights_gb(*, total_params: float, quantized_params: float, bits: float, extra_params: float = 0) -> float:
+def weights_gb(
+    *, total_params: float, quantized_params: float, bits: float, extra_params: float = 0
+) -> float:
     """GB (1e9 B) of a checkpoint whose `quantized_params` take `bits` each and the rest 2 bytes;
     `extra_params` are padding that only the quantised layers carry (Marlin MXFP4)."""
     rest = max(0.0, total_params - quantized_params)

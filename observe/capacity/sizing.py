@@ -22,7 +22,6 @@ from typing import Any
 
 from observe import vllmflags
 from observe.capacity import nonkv, quantized
-from observe.capacity.nonkv import forward_activation_gib as estimate_activation_gib
 from observe.capacity.tables import GIB, ModelSpec, model_spec
 from observe.errors import ConfigError, DoesNotFit, UnknownConfig
 from observe.versions import parse_version
@@ -330,7 +329,9 @@ def _table_weights_gb(m: ModelSpec, quantization: str | None, notes: list[str]) 
     if gb is None:
         notes.append(f"cannot size a {q} checkpoint of {m.name}: used its default checkpoint size")
         return m.weights_gb
-    notes.append(f"{q} checkpoint estimated at {gb:.1f} GB ({quantized.bits_per_weight(q):.3g} bits per quantised weight)")
+    notes.append(
+        f"{q} checkpoint estimated at {gb:.1f} GB ({quantized.bits_per_weight(q):.3g} bits per quantised weight)"
+    )
     return gb
 
 

@@ -129,7 +129,9 @@ def _spec_from_table(name: str, e: Mapping[str, Any]) -> ModelSpec:
         moe=bool(e.get("active_params_b")) and e.get("active_params_b") != e.get("params_b"),
         experts=int(e.get("experts") or 0),
         params_b=e.get("params_b"),
-        embedding_params=int((e.get("vocab") or 0) * (e.get("hidden") or 0) * (1 if e.get("tie_word_embeddings") else 2)),
+        embedding_params=int(
+            (e.get("vocab") or 0) * (e.get("hidden") or 0) * (1 if e.get("tie_word_embeddings") else 2)
+        ),
         quant="mxfp4" if e.get("weights_gb_native_mxfp4") else "",
     )
 
