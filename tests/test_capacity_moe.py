@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from observe.capacity import compute, render_text
-from observe.capacity.answer import answer
+from observe.capacity.answer import answer, refuses_to_start
 from observe.capacity.nonkv import sampler_peak_gib
 from observe.capacity.quantized import MXFP4_BITS, bits_per_weight, int_bits
 from observe.errors import ConfigError
@@ -122,6 +122,38 @@ def test_least_free_memory_rule_by_release() -> None:
     assert any("run out of memory" in n for n in later.notes)
     with pytest.raises(ConfigError):
         compute("meta-llama/Llama-3.1-8B", gpu_free_gib=[1.0, 2.0, 3.0], **base)
+
+
+def test_tp_rank_imbalance_v0_rank_0_alone_samples() -> None:
+    # vllm#13061 (V0, 2 x RTX 4090, TP=2): the worker printed 8.69 GiB of KV memory, but the group's
+    # cache held 81,536 tokens (7.46 GiB): rank 0 alone gathers the logits and profiles the sampler
+    v = VECTORS["vllm-13061-2x4090-r1-distill-qwen-14b-tp2-rank-imbalance"]
+    rep = v["reported"]
+    rank0 = rep["kv_cache_tokens"] * v["prediction"]["bytes_per_token_per_rank"] / 2**30
+    assert _err(rep["worker_kv_cache_gib"] - rank0, sampler_peak_gib(256, 152064)) < 0.10
+    cfg = {
+        "num_hidden_layers": 48,
+        "num_attention_heads": 40,
+        "num_key_value_heads": 8,
+        "hidden_size": 5120,
+        "intermediate_size": 13824,
+        "vocab_size": 152064,
+        "max_position_embeddings": 131072,
+    }
+    r = compute(
+        cfg,
+        gpu_memory_gib=23.65,
+        gpu_name="RTX-4090",
+        tp=2,
+        gpu_memory_utilization=0.98,
+        vllm_version="0.7.2",
+        weights_gib=13.9476,
+    )
+    # observe said 87,072 tokens (+6.8 %) before issue 20: the sampler at 8 B per logit and 1 GiB of
+    # non-torch memory, where GeForce cards without peer-to-peer printed 0.25
+    assert _err(r.kv_cache_tokens, rep["kv_cache_tokens"]) < 0.04, r.kv_cache_tokens
+    assert r.non_torch_gib == 0.25 and refuses_to_start(r)  # 131,072 tokens do not fit, as vLLM said
+    assert "only rank 0 profiles the sampler" in render_text(r)
 
 
 def test_moe_qwen3_235b_stays_near_its_log() -> None:

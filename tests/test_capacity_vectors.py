@@ -34,6 +34,21 @@ OPT_125M = {
     "tie_word_embeddings": True,
 }
 
+# deepseek-ai/DeepSeek-R1-Distill-Qwen-14B config.json values (Qwen2.5-14B's architecture with a
+# 131,072-token limit; the vector's arch block gives layers 48, kv_heads 8, head_dim 128).
+R1_DISTILL_QWEN_14B = {
+    "_name_or_path": "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B",
+    "num_hidden_layers": 48,
+    "num_attention_heads": 40,
+    "num_key_value_heads": 8,
+    "hidden_size": 5120,
+    "intermediate_size": 13824,
+    "vocab_size": 152064,
+    "max_position_embeddings": 131072,
+    "torch_dtype": "bfloat16",
+    "tie_word_embeddings": False,
+}
+
 # vector id → the built-in model with the same architecture (the vector names a fine-tune or a
 # quantized checkpoint of it); weights always come from the vector itself.
 MODEL_FOR = {
@@ -52,6 +67,7 @@ MODEL_FOR = {
     "vllm-23278-h100-gpt-oss-120b-negative": "openai/gpt-oss-120b",
     "vllm-27508-h100-gpt-oss-120b-util0.95-mnbt1024": "openai/gpt-oss-120b",
     "vllm-2382-2xa100-mixtral-8x7b-awq-tp2-util0.5": "mistralai/Mixtral-8x7B-v0.1",
+    "vllm-13061-2x4090-r1-distill-qwen-14b-tp2-rank-imbalance": R1_DISTILL_QWEN_14B,
     "vllm-pr14447-rtx3090-util0.99-accounting": "meta-llama/Llama-3.1-8B",  # model unknown: accounting only
     "vllm-unittest-estimate-max-model-len-16383": "Qwen/Qwen1.5-7B",
     "vllm-unittest-max-concurrency-sliding1024": "Qwen/Qwen1.5-7B",

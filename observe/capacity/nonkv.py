@@ -57,7 +57,8 @@ if TYPE_CHECKING:
 SAMPLER_BYTES_PER_LOGIT = 37  # median of 34.8, 37.0, 39.2 (vllm#23278, #27508, #13882)
 AWQ_SPLIT_K = 8  # vLLM 0.2.7 awq.py: ops.awq_gemm(..., pack_factor) with pack_factor 8 as split_k_iters
 NON_TORCH_ONE_GPU_GIB = 0.35  # vllm#10517 measured 0.35
-NON_TORCH_PARALLEL_GIB = 1.0
+NON_TORCH_PARALLEL_GIB = 1.0  # NCCL's peer-to-peer buffers live in GPU memory
+NON_TORCH_PARALLEL_NO_P2P_GIB = 0.25  # 2 x RTX 4090, TP=2 printed 0.25 (vllm#13061): NCCL via host memory
 CUDA_GRAPHS_GIB = 0.6  # v0.21+ deducts its CUDA-graph estimate
 
 
@@ -123,6 +124,7 @@ def non_kv_memory(
     mnbt: int,
     quantization: str | None,
     notes: list[str],
+    p2p: bool = True,
 ) -> NonKv:
     """Per-GPU weights, forward peak, sampler peak, non-torch and CUDA graphs: measured where given."""
     w: float | None
@@ -154,7 +156,11 @@ def non_kv_memory(
     non_torch = (
         measured.non_torch_gib
         if measured.non_torch_gib is not None
-        else (NON_TORCH_ONE_GPU_GIB if tp * pp == 1 else NON_TORCH_PARALLEL_GIB)
+        else NON_TORCH_ONE_GPU_GIB
+        if tp * pp == 1
+        else NON_TORCH_PARALLEL_GIB
+        if p2p
+        else NON_TORCH_PARALLEL_NO_P2P_GIB
     )
     graphs = (
         CUDA_GRAPHS_GIB
@@ -166,6 +172,11 @@ def non_kv_memory(
             "vLLM sizes every GPU's KV cache by the GPU with the least free memory: another process on "
             "any one GPU shrinks all of them"
         )
+        if eng == "v0" and sampler > (fwd or 0):
+            notes.append(
+                "V0 gathers the logits to rank 0 only, so only rank 0 profiles the sampler: the other ranks "
+                f"print about {sampler - (fwd or 0):.2f} GiB more KV memory than the cache they get (vllm#13061)"
+            )
     return NonKv(w, fwd, sampler, float(non_torch), graphs)
 
 

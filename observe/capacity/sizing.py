@@ -22,7 +22,7 @@ from typing import Any
 
 from observe import vllmflags
 from observe.capacity import nonkv, quantized
-from observe.capacity.tables import GIB, ModelSpec, model_spec
+from observe.capacity.tables import GIB, ModelSpec, gpu_has_p2p, model_spec
 from observe.errors import ConfigError, DoesNotFit, UnknownConfig
 from observe.versions import parse_version
 
@@ -448,6 +448,7 @@ def compute(
         mnbt=mnbt,
         quantization=quantization,
         notes=notes,
+        p2p=gpu_has_p2p(gpu_name),
     )
     w, act, sampler, non_torch, graphs = nk.weights, nk.forward, nk.sampler, nk.non_torch, nk.graphs
     held, refused = nonkv.least_free_rule(

@@ -69,6 +69,7 @@ class GpuSpec:
     total_gib: float
     source: str = ""
     exact: bool = True
+    p2p: bool = True  # peer-to-peer between GPUs (GeForce cards: no; NCCL then uses host memory)
 
 
 # ------------------------------------------------------------------------------ tables
@@ -177,8 +178,17 @@ def gpu_spec(name: str) -> GpuSpec:
                 total_gib=float(e["total_gib"]),
                 source=e.get("source", ""),
                 exact=bool(e.get("exact", True)),
+                p2p=bool(e.get("p2p", True)),
             )
     raise UnknownConfig(f"unknown GPU {name!r}; known: {', '.join(known_gpus())}; or give --gpu-memory-gib N")
+
+
+def gpu_has_p2p(name: str) -> bool:
+    """Whether a GPU named in free text has peer-to-peer (True when the table does not know it)."""
+    try:
+        return gpu_spec(name).p2p if name else True
+    except ConfigError:
+        return True
 
 
 # ------------------------------------------------------------------------------ HF config.json
