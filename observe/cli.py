@@ -319,7 +319,13 @@ def capacity(
         help="Weights per GPU if known (e.g. from 'Loading model weights took').",
     ),
     quantization: str | None = typer.Option(
-        None, "--quantization", help="fp8: use the table's FP8 checkpoint size for the weights."
+        None, "--quantization", help="fp8, awq, gptq or mxfp4: size the weights in that checkpoint format."
+    ),
+    gpu_free_gib: str | None = typer.Option(
+        None,
+        "--gpu-free-gib",
+        metavar="GIB[,GIB...]",
+        help="Free memory of each GPU before vLLM starts (one figure or one per GPU): vLLM's least-free rule.",
     ),
     concurrency: str | None = typer.Option(
         None, "--concurrency", metavar="C", help="Concurrent requests to size for (with --context)."
@@ -354,6 +360,9 @@ def capacity(
         concurrency=_cap_num("--concurrency", concurrency),
         weights_gib=_cap_num("--weights-gib", weights_gib, integer=False),
         quantization=quantization,
+        gpu_free_gib=[_cap_num("--gpu-free-gib", x, integer=False) for x in gpu_free_gib.split(",")]
+        if gpu_free_gib
+        else None,
     )
     _emit(a.text, output)
     if a.refuses:

@@ -34,6 +34,21 @@ OPT_125M = {
     "tie_word_embeddings": True,
 }
 
+# deepseek-ai/DeepSeek-R1-Distill-Qwen-14B config.json values (Qwen2.5-14B's architecture with a
+# 131,072-token limit; the vector's arch block gives layers 48, kv_heads 8, head_dim 128).
+R1_DISTILL_QWEN_14B = {
+    "_name_or_path": "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B",
+    "num_hidden_layers": 48,
+    "num_attention_heads": 40,
+    "num_key_value_heads": 8,
+    "hidden_size": 5120,
+    "intermediate_size": 13824,
+    "vocab_size": 152064,
+    "max_position_embeddings": 131072,
+    "torch_dtype": "bfloat16",
+    "tie_word_embeddings": False,
+}
+
 # vector id → the built-in model with the same architecture (the vector names a fine-tune or a
 # quantized checkpoint of it); weights always come from the vector itself.
 MODEL_FOR = {
@@ -50,6 +65,9 @@ MODEL_FOR = {
     "vllm-21348-4xh100-qwen3-235b-a22b-fp8-tp4": "Qwen/Qwen3-235B-A22B",
     "vllm-34076-pp2-qwen3-coder-30b-a3b-fp8-error": "Qwen/Qwen3-30B-A3B",
     "vllm-23278-h100-gpt-oss-120b-negative": "openai/gpt-oss-120b",
+    "vllm-27508-h100-gpt-oss-120b-util0.95-mnbt1024": "openai/gpt-oss-120b",
+    "vllm-2382-2xa100-mixtral-8x7b-awq-tp2-util0.5": "mistralai/Mixtral-8x7B-v0.1",
+    "vllm-13061-2x4090-r1-distill-qwen-14b-tp2-rank-imbalance": R1_DISTILL_QWEN_14B,
     "vllm-pr14447-rtx3090-util0.99-accounting": "meta-llama/Llama-3.1-8B",  # model unknown: accounting only
     "vllm-unittest-estimate-max-model-len-16383": "Qwen/Qwen1.5-7B",
     "vllm-unittest-max-concurrency-sliding1024": "Qwen/Qwen1.5-7B",
@@ -111,6 +129,7 @@ def predict(v: dict):
         vllm_version=version,
         engine=(v.get("engine") or "").lower() or None,
         weights_gib=v.get("weights_gib_per_rank"),
+        quantization=v.get("quantization"),
         measured=measured,
         gpu_name=v.get("gpu") or "",
     )
@@ -147,6 +166,9 @@ def error_pct(v: dict, r) -> float | None:
         return 100 * (r.available_kv_gib / rep["kv_cache_gib"] - 1)
     want = reported_tokens(v)
     if want is None:
+        avail = rep.get("available_kv_cache_gib")
+        if isinstance(avail, (int, float)) and avail > 0 and v.get("gpu_total_gib") is not None:
+            return 100 * (r.available_kv_gib / avail - 1)  # the memory line, where no tokens were printed
         return None
     if want == 0:
         return 0.0 if r.kv_cache_tokens == 0 else 100.0

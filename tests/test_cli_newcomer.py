@@ -56,7 +56,7 @@ def test_capacity_largest_that_fits_never_exceeds_the_models_limit() -> None:
     spec = capacity.model_spec("llama-3-8b")
     r = capacity.compute(spec, gpu_memory_gib=79.19, max_model_len=spec.max_pos)
     assert r.fits and r.max_model_len_that_fits <= spec.max_pos
-    r = capacity.compute(spec, gpu_memory_gib=22.05, gpu_memory_utilization=0.76)
+    r = capacity.compute(spec, gpu_memory_gib=22.05, gpu_memory_utilization=0.8)
     assert not r.fits and 0 < r.max_model_len_that_fits <= spec.max_pos
 
 

@@ -17,12 +17,19 @@ def render_text(r: CapacityResult, alt: CapacityResult | None = None) -> str:
         f"--kv-cache-dtype {r.kv_cache_dtype}, --block-size {r.block_size}, engine {r.engine}"
         + (f" (vLLM {r.vllm_version})" if r.vllm_version else ""),
         f"  KV bytes per token per GPU: {r.bytes_per_token:,} ({r.bytes_per_token_total:,} across all GPUs)",
-        f"  per GPU: weights {gib(r.weights_gib)}, activation {gib(r.activation_gib)}, sampler {gib(r.sampler_gib)}, "
-        f"non-torch {gib(r.non_torch_gib)}, CUDA graphs {gib(r.cudagraph_gib)}",
+        f"  per GPU: weights {gib(r.weights_gib)}, profile peak {gib(r.profile_gib)} (the larger of forward "
+        f"{gib(r.activation_gib)} and sampler {gib(r.sampler_gib)}), non-torch {gib(r.non_torch_gib)}, "
+        f"CUDA graphs {gib(r.cudagraph_gib)}",
         f"  KV cache ({r.basis}): {r.kv_memory_gib:,.2f} GiB per GPU = {r.num_blocks:,} blocks = {r.kv_cache_tokens:,} tokens",
         f"  max concurrency at {(r.context or r.max_model_len):,} tokens: {r.max_concurrency:,.2f}x",
         f"  --max-model-len {r.max_model_len:,}: "
-        + ("fits" if r.fits else f"does NOT fit; largest that fits: {r.max_model_len_that_fits:,}")
+        + (
+            "fits"
+            if r.fits
+            else f"does NOT fit; largest that fits: {r.max_model_len_that_fits:,}"
+            if r.max_model_len_that_fits
+            else "does NOT fit: vLLM does not start (see the notes)"
+        )
         + ("" if r.basis == "measured" else " (estimated: weights and profile memory not measured)"),
     ]
     if r.required_kv_gib is not None and r.required_kv_gib_total is not None:

@@ -16,12 +16,13 @@ so in `basis`. Pure: no I/O. Architectures and GPUs come from tables.py.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from observe import vllmflags
-from observe.capacity.tables import GB, GIB, ModelSpec, model_spec
+from observe.capacity import nonkv, quantized
+from observe.capacity.tables import GIB, ModelSpec, gpu_has_p2p, model_spec
 from observe.errors import ConfigError, DoesNotFit, UnknownConfig
 from observe.versions import parse_version
 
@@ -39,13 +40,6 @@ KV_DTYPE_BYTES = {
 }
 MAX_TP = 1024
 MAX_LEN = 100_000_000
-# Memory vLLM's profile run of a mixture-of-experts model takes per GPU beyond this module's dense
-# estimate (activation + sampler + non-torch + CUDA graphs), from public logs at
-# --max-num-batched-tokens 8192 (tests/data/capacity-vectors.json, docs/capacity.md):
-# Qwen3-235B-A22B-FP8 on 4x H100 (vllm#21348) left 8.11 GiB for the KV cache where the dense
-# estimate leaves 13.87 (5.8 GiB more); gpt-oss-120b on one H100 (vllm#23278) reported -2.14 GiB
-# where it leaves 2.73 (4.9 GiB more). The smaller of the two; an estimate, said so where used.
-MOE_PROFILE_EXTRA_GIB = 4.8
 
 
 # ------------------------------------------------------------------------------ data types
@@ -100,6 +94,13 @@ class CapacityResult:
     non_torch_gib: float | None = None
     sampler_gib: float | None = None
     cudagraph_gib: float | None = None
+
+    @property
+    def profile_gib(self) -> float | None:
+        """The profile run's peak: the larger of the forward pass and the sampler (nonkv.py)."""
+        if self.activation_gib is None:
+            return None
+        return max(self.activation_gib, self.sampler_gib or 0.0)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -246,18 +247,6 @@ def check_range(
         raise ConfigError(f"{name} must be {low} and <= {hi:g}, not {v:g}")
 
 
-def estimate_activation_gib(m: ModelSpec, mnbt: int, tp: int) -> float | None:
-    """Peak activation of the profile pass: mnbt × (12·hidden + 4·intermediate) B / TP.
-
-    Fitted on the single-GPU vectors of tests/data/capacity-vectors.json: the forward pass keeps
-    about six hidden-sized and two intermediate-sized 16-bit tensors per token alive at its peak.
-    """
-    if not m.hidden:
-        return None
-    inter = m.intermediate or 4 * m.hidden
-    return mnbt * (12 * m.hidden + 4 * inter) / tp / GIB
-
-
 def _validate(
     m: ModelSpec,
     *,
@@ -286,9 +275,9 @@ def _validate(
     check_range("--context", context, 1, MAX_LEN, integer=True)
     check_range("--concurrency", concurrency, 1, 100_000_000, integer=True)
     check_range("--weights-gib", weights_gib, 0, 16384)
-    if quantization and quantization.strip().lower() not in ("fp8", "fp8_e4m3"):
+    if quantization and quantization.strip().lower() not in quantized.METHODS:
         raise ConfigError(
-            f"--quantization {quantization!r}: the table knows FP8 checkpoint sizes only; "
+            f"--quantization {quantization!r}: observe sizes {', '.join(quantized.METHODS)}; "
             "give --weights-gib for other checkpoints"
         )
     if m.layers < pp:
@@ -314,63 +303,36 @@ def tp_splits_heads(m: ModelSpec, tp: int) -> bool:
     return m.kv_heads % tp == 0 if tp <= m.kv_heads else tp % m.kv_heads == 0
 
 
-def _non_kv_memory(
-    m: ModelSpec,
-    measured: Measured,
-    *,
-    weights_gib: float | None,
-    quantization: str | None,
-    tp: int,
-    pp: int,
-    eng: str,
-    ver: tuple[int, int, int] | None,
-    seqs: int,
-    mnbt: int,
-    notes: list[str],
-) -> tuple[float | None, float | None, float, float, float]:
-    """Per-GPU (weights, activation, sampler, non_torch, cudagraphs) in GiB: measured where given."""
-    w: float | None
-    if measured.weights_gib is not None:
-        w = float(measured.weights_gib)
-    elif weights_gib is not None:
-        w = float(weights_gib)
-    else:
-        gb = m.weights_gb_fp8 if quantization and m.weights_gb_fp8 else m.weights_gb
-        if quantization and not m.weights_gb_fp8:
-            notes.append(f"no FP8 checkpoint size for {m.name}: used its default checkpoint size")
-        w = gb * GB / GIB / (tp * pp) if gb else None
-        if w is None:
-            notes.append("weights unknown: give --weights-gib for a better estimate")
-    act = (
-        measured.activation_gib
-        if measured.activation_gib is not None
-        else estimate_activation_gib(m, mnbt, tp)
-    )
-    # sampler logits of the dummy run (fp32; V1 keeps a second copy); a measured activation peak includes it
-    sampler = (
-        0.0
-        if measured.activation_gib is not None
-        else (seqs * (m.vocab or 0) * 4 * (2 if eng == "v1" else 1)) / GIB
-    )
-    non_torch = (
-        measured.non_torch_gib if measured.non_torch_gib is not None else (0.35 if tp * pp == 1 else 1.0)
-    )
-    graphs = (
-        0.6 if eng == "v1" and (ver is None or ver >= (0, 21, 0)) and measured.activation_gib is None else 0.0
-    )
-    if m.moe and measured.activation_gib is None and act is not None:
-        act += MOE_PROFILE_EXTRA_GIB
-        notes.append(
-            f"mixture of experts: {MOE_PROFILE_EXTRA_GIB:g} GiB per GPU added to the profile-run estimate "
-            "(public MoE logs, vllm#21348 and vllm#23278, measured 4.9-5.8 GiB beyond the dense estimate); an "
-            "estimate: start the engine once and read its 'Available KV cache memory' for the real figure"
+def _table_weights_gb(m: ModelSpec, quantization: str | None, notes: list[str]) -> float | None:
+    """The whole checkpoint in GB for `quantization` (None: the model's own checkpoint)."""
+    q = (quantization or "").strip().lower()
+    if not q or q == m.quant:
+        return m.weights_gb
+    if q.startswith("fp8"):
+        if m.weights_gb_fp8:
+            return m.weights_gb_fp8
+        notes.append(f"no FP8 checkpoint size for {m.name}: used its default checkpoint size")
+        return m.weights_gb
+    gb = (
+        quantized.table_weights_gb(
+            q,
+            params_b=m.params_b,
+            embedding_params=m.embedding_params,
+            layers=m.layers,
+            hidden=m.hidden,
+            experts=m.experts,
+            inter=m.intermediate,
         )
-    if tp * pp > 1:
-        notes.append(
-            "vLLM sizes every GPU's KV cache by the GPU with the least free memory: another process on "
-            "any one GPU shrinks all of them"
-        )
-    return w, act, sampler, non_torch, graphs
+        if m.params_b
+        else None
+    )
+    if gb is None:
+        notes.append(f"cannot size a {q} checkpoint of {m.name}: used its default checkpoint size")
+        return m.weights_gb
+    notes.append(
+        f"{q} checkpoint estimated at {gb:.1f} GB ({quantized.bits_per_weight(q):.3g} bits per quantised weight)"
+    )
+    return gb
 
 
 def check_model_limit(m: ModelSpec, *, max_model_len: Any = None, context: Any = None) -> None:
@@ -416,11 +378,14 @@ def compute(
     quantization: str | None = None,
     engine: str | None = None,
     gpu_name: str = "",
+    gpu_free_gib: Sequence[float] | None = None,
 ) -> CapacityResult:
     """KV-cache capacity of one engine: per-GPU bytes/token, blocks, tokens, concurrency, fit.
 
-    `weights_gib` (per GPU) overrides the table's checkpoint size; `quantization="fp8"` uses the
-    table's FP8 checkpoint size. `engine` ("v0"/"v1") overrides what the version implies.
+    `weights_gib` (per GPU) overrides the table's checkpoint size; `quantization` ("fp8", "awq",
+    "gptq", "mxfp4") sizes the checkpoint in that format (quantized.py). `engine` ("v0"/"v1")
+    overrides what the version implies. `gpu_free_gib`: each GPU's free memory before vLLM starts
+    (one figure or one per rank), for vLLM's least-free-memory rule (nonkv.least_free_rule).
     """
     m = model_spec(model)
     _validate(
@@ -470,17 +435,29 @@ def compute(
 
     # ---- memory that is not KV cache (per GPU)
     requested = gpu_memory_gib * gpu_memory_utilization
-    w, act, sampler, non_torch, graphs = _non_kv_memory(
+    nk = nonkv.non_kv_memory(
         m,
         measured,
         weights_gib=weights_gib,
-        quantization=quantization,
+        table_weights_gb=_table_weights_gb(m, quantization, notes),
         tp=tp,
         pp=pp,
         eng=eng,
         ver=ver,
         seqs=seqs,
         mnbt=mnbt,
+        quantization=quantization,
+        notes=notes,
+        p2p=gpu_has_p2p(gpu_name),
+    )
+    w, act, sampler, non_torch, graphs = nk.weights, nk.forward, nk.sampler, nk.non_torch, nk.graphs
+    held, refused = nonkv.least_free_rule(
+        gpu_free_gib,
+        total_gib=gpu_memory_gib,
+        utilization=gpu_memory_utilization,
+        ranks=tp * pp,
+        eng=eng,
+        ver=ver,
         notes=notes,
     )
     basis = "estimated"
@@ -496,7 +473,7 @@ def compute(
                 f"--gpu-memory-utilization {gpu_memory_utilization:g} allows {requested:.1f} GiB; "
                 "use more --tensor-parallel-size, a quantized checkpoint or a larger GPU"
             )
-        avail = requested - (w or 0) - (act or 0) - sampler - non_torch - graphs
+        avail = requested - (w or 0) - (nk.profile or 0) - non_torch - graphs - held
         if None not in (measured.weights_gib, measured.activation_gib, measured.non_torch_gib):
             basis = "measured"
             notes.append("available memory from the measured weights, activation peak and non-torch memory")
@@ -555,9 +532,9 @@ def compute(
             return blocks * block_size >= n
         return lay.blocks_per_request(n, block_size, mnbt) * lay.block_bytes <= avail_bytes - null
 
-    fits = fits_len(mml)
-    lo = _largest(fits_len, mml)
-    if not fits and blocks > 0:
+    fits = fits_len(mml) and not refused
+    lo = 0 if refused else _largest(fits_len, mml)
+    if not fits and blocks > 0 and not refused:
         needed = need_mml * lay.block_bytes / GIB
         notes.append(
             f"one request of {mml:,} tokens needs {needed:.2f} GiB of KV cache, more than the "

@@ -17,6 +17,7 @@ from importlib import resources
 from os import PathLike
 from typing import Any
 
+from observe.capacity import quantized
 from observe.errors import ConfigError, UnknownConfig
 
 GIB = 1024**3
@@ -45,7 +46,11 @@ class ModelSpec:
     weights_gb: float | None = None  # whole checkpoint as loaded, GB (1e9 B)
     weights_gb_fp8: float | None = None
     source: str = ""
-    moe: bool = False  # mixture of experts: vLLM's profile run needs much more than a dense model
+    moe: bool = False  # mixture of experts
+    experts: int = 0  # routed experts per MoE layer (0: dense or unknown)
+    params_b: float | None = None  # parameters, billions (for quantised checkpoint sizes)
+    embedding_params: int = 0  # embeddings + lm_head: stay 16-bit in AWQ/GPTQ/MXFP4 checkpoints
+    quant: str = ""  # the checkpoint's own quantisation ("mxfp4" for gpt-oss), "" for 16-bit
 
     @property
     def is_mla(self) -> bool:
@@ -64,6 +69,7 @@ class GpuSpec:
     total_gib: float
     source: str = ""
     exact: bool = True
+    p2p: bool = True  # peer-to-peer between GPUs (GeForce cards: no; NCCL then uses host memory)
 
 
 # ------------------------------------------------------------------------------ tables
@@ -122,6 +128,12 @@ def _spec_from_table(name: str, e: Mapping[str, Any]) -> ModelSpec:
         weights_gb_fp8=e.get("weights_gb_fp8"),
         source=e.get("source", ""),
         moe=bool(e.get("active_params_b")) and e.get("active_params_b") != e.get("params_b"),
+        experts=int(e.get("experts") or 0),
+        params_b=e.get("params_b"),
+        embedding_params=int(
+            (e.get("vocab") or 0) * (e.get("hidden") or 0) * (1 if e.get("tie_word_embeddings") else 2)
+        ),
+        quant="mxfp4" if e.get("weights_gb_native_mxfp4") else "",
     )
 
 
@@ -166,8 +178,17 @@ def gpu_spec(name: str) -> GpuSpec:
                 total_gib=float(e["total_gib"]),
                 source=e.get("source", ""),
                 exact=bool(e.get("exact", True)),
+                p2p=bool(e.get("p2p", True)),
             )
     raise UnknownConfig(f"unknown GPU {name!r}; known: {', '.join(known_gpus())}; or give --gpu-memory-gib N")
+
+
+def gpu_has_p2p(name: str) -> bool:
+    """Whether a GPU named in free text has peer-to-peer (True when the table does not know it)."""
+    try:
+        return gpu_spec(name).p2p if name else True
+    except ConfigError:
+        return True
 
 
 # ------------------------------------------------------------------------------ HF config.json
@@ -248,6 +269,10 @@ def spec_from_config(config: Mapping[str, Any], name: str | None = None) -> Mode
         dtype_bytes=1 if "8" in dtype and "float" in dtype else 2,
         source="Hugging Face config.json" + (f" ({name})" if name else ""),
         moe=bool(_int(cfg, "num_local_experts", "num_experts", "n_routed_experts")),
+        experts=_int(cfg, "num_local_experts", "num_experts", "n_routed_experts") or 0,
+        quant=str((cfg.get("quantization_config") or {}).get("quant_method", "")).lower()
+        if isinstance(cfg.get("quantization_config"), Mapping)
+        else "",
     )
     return replace(spec, weights_gb=_estimate_weights_gb(cfg, spec))
 
@@ -269,14 +294,15 @@ def _estimate_weights_gb(cfg: Mapping[str, Any], s: ModelSpec) -> float:
         attn = h * heads * d + 2 * h * s.kv_heads * d + heads * d * h
     experts = _int(cfg, "num_local_experts", "num_experts", "n_routed_experts")
     dense_i = _int(cfg, "intermediate_size") or 4 * h
+    routed = 0
     if experts:
         moe_i = _int(cfg, "moe_intermediate_size") or dense_i
         shared = (_int(cfg, "n_shared_experts") or 0) * 3 * h * moe_i + (
             3 * h * (_int(cfg, "shared_expert_intermediate_size") or 0)
         )
-        moe = experts * 3 * h * moe_i + shared + h * experts
         dense_layers = min(L, _int(cfg, "first_k_dense_replace") or 0)
-        mlp_total = dense_layers * 3 * h * dense_i + (L - dense_layers) * moe
+        routed = (L - dense_layers) * experts * 3 * h * moe_i
+        mlp_total = dense_layers * 3 * h * dense_i + routed + (L - dense_layers) * (shared + h * experts)
     else:
         mlp_total = L * 3 * h * dense_i
     emb = (s.vocab or 0) * h * (1 if cfg.get("tie_word_embeddings") else 2)
@@ -285,14 +311,16 @@ def _estimate_weights_gb(cfg: Mapping[str, Any], s: ModelSpec) -> float:
     qc: Mapping[str, Any] = quant if isinstance(quant, Mapping) else {}
     method = str(qc.get("quant_method", "")).lower()
     bits = re.findall(r'"num_bits":\s*(\d+)', json.dumps(qc))
+    if method == "mxfp4":  # only the routed experts; attention, router, embeddings stay bf16
+        gb = quantized.weights_gb(total_params=body + emb, quantized_params=routed, bits=quantized.MXFP4_BITS)
+        return round(gb, 6)
     if "fp8" in method:
         per = 1.0
     elif bits:
         per = min(int(b) for b in bits) / 8 * (1.06 if min(int(b) for b in bits) < 8 else 1.0)
-    elif method == "mxfp4":
-        per = 4.25 / 8
     elif wbits := qc.get("bits") or qc.get("w_bit"):
-        per = float(wbits) / 8 * 1.06  # group scales/zeros
+        group = qc.get("group_size") or qc.get("q_group_size") or 128
+        per = quantized.int_bits(int(wbits), int(group)) / 8  # AWQ/GPTQ: group scales and zeros
     else:
         per = float(s.dtype_bytes)
     return round((body * per + emb * 2) / GB, 6)

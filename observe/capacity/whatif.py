@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from observe import cmdline
+from observe.capacity.nonkv import forward_activation_gib as estimate_activation_gib
 from observe.capacity.sizing import (
     KV_DTYPE_BYTES,
     MAX_LEN,
@@ -20,7 +21,6 @@ from observe.capacity.sizing import (
     check_range,
     compute,
     engine_for,
-    estimate_activation_gib,
     kv_bytes_per_element,
 )
 from observe.capacity.tables import GB, GIB, ModelSpec, model_spec
