@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from observe import crashes, exporter, launch
+from observe import crashes, exporter, livelaunch
 from observe.config import SidecarSettings
 from observe.model import EngineError, Envelope, StartupFact, StatsSample
 from observe.settings import Settings
@@ -188,7 +188,7 @@ def _fact(name: str, value: object) -> StartupFact:
 
 
 def test_a_crash_counts_once_per_launch_with_a_bounded_cause() -> None:
-    lt = launch.LaunchTracker()
+    lt = livelaunch.LaunchTracker()
     lt.see(_fact("version", "0.32.0"), 0)
     lt.see(StatsSample(Envelope(source="t"), "v1"), 1)
     lt.see(
@@ -205,13 +205,13 @@ def test_a_crash_counts_once_per_launch_with_a_bounded_cause() -> None:
     assert lt.crashes["oom_killer"] == 1 and sum(lt.crashes.values()) == 2
     assert set(lt.crashes) == set(crashes.CAUSES)
     # the log's past (read at start) marks the launch crashed but counts nothing
-    past = launch.LaunchTracker()
+    past = livelaunch.LaunchTracker()
     past.see(_err("engine_crashed", "engine core exited unexpectedly"), 0, live=False)
     assert sum(past.crashes.values()) == 0 and past.crashed
 
 
 def test_requested_shutdown_noise_and_start_up_failures_are_not_crashes() -> None:
-    lt = launch.LaunchTracker()
+    lt = livelaunch.LaunchTracker()
     lt.see(_err("shutdown_noise", "EngineDeadError"), 0)
     lt.see(_err("engine_core_failed", "EngineCore failed to start."), 1)
     lt.see(
@@ -229,7 +229,7 @@ def test_requested_shutdown_noise_and_start_up_failures_are_not_crashes() -> Non
 
 
 def test_the_engine_prints_its_version_twice_per_launch_without_a_new_launch() -> None:
-    lt = launch.LaunchTracker()
+    lt = livelaunch.LaunchTracker()
     assert not lt.see(_fact("version", "0.32.0"), 0)
     assert not lt.see(_fact("flags", {"--model": "m"}), 0)
     assert not lt.see(_fact("version", "0.32.0"), 0)  # "Initializing a V1 LLM engine (v0.32.0)"
