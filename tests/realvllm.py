@@ -221,20 +221,6 @@ def wait_ready(history: Path, count: int, proc: subprocess.Popen, timeout: float
 
 # ---------------------------------------------------------------- the fault drill (issue 21)
 
-# the healthy flags of the drill (examples/normal's, tools/realvllm/drill.py FLAGS) and the launch
-# vLLM rejects with them: --max-num-batched-tokens below --max-num-seqs fails SchedulerConfig
-DRILL_FLAGS = [
-    "--block-size",
-    "32",
-    "--kv-cache-memory-bytes",
-    "64M",
-    "--max-model-len",
-    "1024",
-    "--max-num-seqs",
-    "16",
-]
-DRILL_REJECTED_FLAGS = [*DRILL_FLAGS, "--max-num-batched-tokens", "8"]
-
 
 @functools.cache
 def drill_module():
@@ -245,6 +231,12 @@ def drill_module():
     sys.modules.setdefault("realvllm_drill", mod)
     spec.loader.exec_module(mod)
     return mod
+
+
+# the healthy flags of the drill (examples/normal's) and the launch vLLM rejects with them:
+# --max-num-batched-tokens below --max-num-seqs fails SchedulerConfig (the recorder's own lists)
+DRILL_FLAGS = drill_module().FLAGS
+DRILL_REJECTED_FLAGS = drill_module().REJECTED
 
 
 def engine_core_pid(api_pid: int) -> int | None:
