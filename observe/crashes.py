@@ -14,6 +14,7 @@ from observe.model import EngineError
 
 __all__ = [
     "CAUSES",
+    "REJECT_KINDS",
     "STARTUP_KINDS",
     "GENERIC_STARTUP_KINDS",
     "MAX_LABEL",
@@ -31,9 +32,10 @@ CAUSES: dict[str, str] = {
     "exception": "an exception in the engine or a worker ended it",
 }
 
-#: engine-error kinds (model.EngineError.kind) that mean the launch was rejected or failed to start:
-#: the argument parser, config validation, the model length, memory
-STARTUP_KINDS = (
+#: engine-error kinds (model.EngineError.kind) that mean vLLM refused the launch at start-up: the
+#: argument parser, config validation, a value the model or the memory cannot take (a `rejected`
+#: launch, observe.launches)
+REJECT_KINDS = (
     "invalid_launch_args",
     "invalid_config",
     "max_position_exceeded",
@@ -41,11 +43,11 @@ STARTUP_KINDS = (
     "kv_needed_exceeds_available",
     "no_available_memory",
     "free_memory_below_utilization",
-    "startup_failed",
-    "engine_core_failed",
 )
-#: of those, the ones that only say "it failed" (a specific kind of the same launch wins over them)
+#: the start-up failures that only say "it failed" (a specific kind of the same launch wins over them)
 GENERIC_STARTUP_KINDS = ("startup_failed", "engine_core_failed")
+#: engine-error kinds that mean the launch was rejected or failed to start
+STARTUP_KINDS = REJECT_KINDS + GENERIC_STARTUP_KINDS
 
 MAX_LABEL = 200  # characters of a label value taken from a log line
 

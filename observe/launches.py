@@ -14,6 +14,16 @@ logger file or process says so, or the `config` (or `engine`) fact of the same l
 such a version fact waits for the next event before it is decided (`Boundary.HOLD`). An opening
 line stamped earlier than the launch's latest line is a paste out of order, not a restart. The
 process id is no guide: in a container every restart is `pid=1`.
+
+It is the one rule for both readers: offline (`diagnosis.InstanceBuilder`) and live (the sidecar's
+`livelaunch.LaunchTracker`: `opens(ev, live=True)`). The live reader differs in two ways, both for
+a reason: (1) it answers at each event and cannot wait for the next one, so a version fact that
+would be held is decided at once: a new launch when the current one has ended its start, else not
+(a second banner while starting cannot be told from an engine-init line whose logger file is
+unknown; a launch killed while starting and started again still opens at its second flags line);
+(2) it reads lines as vLLM writes them, so nothing is pasted out of order: an opening line stamped
+earlier than the launch's latest is the clock going back (vLLM stamps local time with no zone: a
+container restarted in another zone, a clock step), and it opens a launch as any other would.
 """
 
 from __future__ import annotations
@@ -22,23 +32,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from observe import crashes
 from observe.model import EngineError, Finding, Recommendation, StartupFact
 from observe.quote import quote
 
 # facts that a launch prints before (or while) it reads its flags: they open or describe a launch
 _OPENING = ("version", "flags")
 # what vLLM refused at start-up: argument or config validation, or a value the model/memory cannot take
-REJECT_KINDS = frozenset(
-    (
-        "invalid_launch_args",
-        "invalid_config",
-        "max_position_exceeded",
-        "max_seq_len_exceeds_kv",
-        "kv_needed_exceeds_available",
-        "no_available_memory",
-        "free_memory_below_utilization",
-    )
-)
+REJECT_KINDS = frozenset(crashes.REJECT_KINDS)
 REJECT_FINDINGS = frozenset(
     ("launch_rejected", "max_model_len_exceeds_model", "max_model_len_exceeds_kv_cache", "no_kv_cache_memory")
 )
@@ -66,14 +67,17 @@ class Boundary:
         self.ended = False  # it served (stats, requests) or hit a fatal error: it was a launch
         self.last_ts: datetime | None = None  # the latest time stamp seen in this launch
 
-    def opens(self, ev: Any) -> bool | str:
-        """True: `ev` opens a new launch; HOLD: a version fact, decided by the next event; False."""
+    def opens(self, ev: Any, *, live: bool = False) -> bool | str:
+        """True: `ev` opens a new launch; HOLD: a version fact, decided by the next event; False.
+        live: the sidecar's reading as the lines are written (never HOLD; see the module docstring)."""
         if not isinstance(ev, StartupFact) or ev.name not in _OPENING:
             return False
-        if ev.env.ts is not None and self.last_ts is not None and ev.env.ts < self.last_ts:
+        if not live and ev.env.ts is not None and self.last_ts is not None and ev.env.ts < self.last_ts:
             return False  # earlier than what this launch printed: a paste out of order, not a restart
         if ev.name == "version":
-            return self.HOLD if (self.ended or self.banner) and not engine_line(ev) else False
+            if not (self.ended or self.banner) or engine_line(ev):
+                return False
+            return self.ended if live else self.HOLD
         if self.ended:
             return True
         # a second flags line; but a pasted `vllm serve …` line above vLLM's own is one launch

@@ -183,22 +183,12 @@ def _bounded(f: Any, bound: LineBound) -> Iterator[bytes]:
     gz = isinstance(f, gzip.GzipFile)
     read = f.read1 if gz or hasattr(f, "read1") else f.read
     size = scan.GZ_PIECE if gz else 1 << 20
-    pending: list[bytes] = []
-    have = 0
-    try:
+
+    def kept() -> Iterator[bytes]:
         while piece := read(size):
-            for kept in bound.feed(piece):
-                pending.append(kept)
-                have += len(kept)
-            if have >= scan.BLOCK:
-                yield b"".join(pending)
-                pending, have = [], 0
-    except BaseException:
-        if pending:
-            yield b"".join(pending)
-        raise
-    if pending:
-        yield b"".join(pending)
+            yield from bound.feed(piece)
+
+    return scan.blocks(kept())
 
 
 def _read_failure(src: str, n: int, e: BaseException) -> dict:

@@ -2,7 +2,8 @@
 
 The offline detector (stats lines, saved /metrics snapshots), the sidecar, ``/healthz``, ``top``'s
 STUCK and the ``VLLMEngineStuck`` alert all judge a wedged engine by this one rule and by
-``Settings.stuck_after_s``. Pure: the caller turns what it read into :class:`Point` values.
+``Settings.stuck_after_s``. Pure: the caller turns what it read into :class:`Point` values (a
+/metrics read: :func:`from_scrape`, the one reading of vLLM's counters as progress).
 """
 
 from __future__ import annotations
@@ -11,7 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-__all__ = ["Point", "Stuck", "stretches", "stuck"]
+from observe import metricmath
+from observe.model import Scrape
+from observe.timeline import naive  # (pandas is imported only on first use there)
+
+__all__ = ["Point", "Stuck", "from_scrape", "stretches", "stuck"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +34,23 @@ class Stuck:
     seconds: float
     running: float
     waiting: float
+
+
+def from_scrape(sc: Scrape, at: datetime | None = None) -> Point:
+    """One good /metrics read as a Point: vllm:num_requests_running and _waiting, and the tokens
+    vllm:prompt_tokens_total + vllm:generation_tokens_total (unknown without the generation
+    counter). Timed by the read's own stamp (``at`` when it has none), as naive UTC."""
+    t = sc.at or at
+    if t is None:
+        raise ValueError("a /metrics read without a time cannot be a progress point")
+    gen = metricmath.value(sc, "vllm:generation_tokens_total")
+    prompt = metricmath.value(sc, "vllm:prompt_tokens_total")
+    return Point(
+        naive(t),
+        metricmath.value(sc, "vllm:num_requests_running"),
+        metricmath.value(sc, "vllm:num_requests_waiting"),
+        None if gen is None else gen + (prompt or 0.0),
+    )
 
 
 def _in_flight(p: Point) -> bool:

@@ -8,8 +8,9 @@
 Three daemon threads (follow, scrape, analyze) and the HTTP server's own; they share one lock
 around the state, and the exporter reads a copy of it. The analysis is the same code as
 `observe diagnose` (`diagnosis.analyze_instance`), run over the window of one launch
-(`launch.LaunchTracker`: a relaunch empties it); startup facts are kept outside the window (and
-read from the log's start when it is opened at its end). `progress.stuck` judges each scrape.
+(`livelaunch.LaunchTracker`: a relaunch empties it); startup facts are kept outside the window (and
+read from the log's start when it is opened at its end). `progress.stuck` judges each scrape, and
+`stuck.finding` words what it finds as `diagnose` does.
 
 Nothing here raises on bad input: unreadable files, junk lines, a vLLM that is down or answers
 garbage, an analysis that fails — each is counted in the self-metrics and the loop carries on.
@@ -31,12 +32,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from observe import diagnosis, exporter, launch, progress, report, scrape
+from observe import diagnosis, exporter, livelaunch, progress, report, scrape, stuck
 from observe.config import SidecarSettings
 from observe.model import (
     AccessLog,
     EngineError,
     Envelope,
+    Finding,
     LogEvent,
     Preemption,
     Scrape,
@@ -87,7 +89,7 @@ class Sidecar:
         self._server: exporter.Server | None = None
         self._threads: list[threading.Thread] = []
         self._thread_errors = 0
-        self._launch = launch.LaunchTracker()  # where the launch is: served, crashed, failed
+        self._launch = livelaunch.LaunchTracker()  # where the launch is: served, crashed, failed
         self._points: collections.deque[tuple[float, progress.Point]] = collections.deque(maxlen=10_000)
         self._stuck: progress.Stuck | None = None
         self._state.engine_crashes = dict(self._launch.crashes)
@@ -263,7 +265,7 @@ class Sidecar:
             else:
                 self._scrapes.append((wall, sc))
                 self._launch.answered(wall, took)
-                self._points.append((wall, launch.point(sc, at)))
+                self._points.append((wall, progress.from_scrape(sc, at)))
                 self._stuck = progress.stuck(
                     [p for _, p in self._points], self.settings.thresholds.stuck_after_s
                 )
@@ -323,15 +325,15 @@ class Sidecar:
             return None
         took = time.monotonic() - t0
         with self._lock:
-            stuck = self._stuck
-        if stuck is not None and not any(f.id == "engine_stuck" for f in inst.findings):
-            inst.findings.insert(0, launch.stuck_finding(stuck, self.settings.vllm_url))
+            wedged = self._stuck
+        if wedged is not None and not any(f.id == "engine_stuck" for f in inst.findings):
+            inst.findings.insert(0, _stuck_finding(wedged, self.settings.vllm_url))
             doc = report.to_dict(diagnosis.Diagnosis(instances=[inst], generated_at=at))
         with self._lock:
             st = self._state
             failure = self._launch.failure
             if failure is not None and failure.launch == launch_at and failure.wall <= snap:
-                failure.fix = launch.fix_text(inst.recommendations, [n.text for n in inst.notes])
+                failure.fix = livelaunch.fix_text(inst.recommendations, [n.text for n in inst.notes])
                 failure.analyzed = True
             st.analysis_duration = took
             st.findings = [(f.id, f.severity) for f in inst.findings]
@@ -404,9 +406,9 @@ class Sidecar:
         alive = all(t.is_alive() for t in self._threads) and not self._stop.is_set()
         with self._lock:
             st = self._state
-            stuck = self._stuck
+            wedged = self._stuck
             body = {
-                "engine_stuck": None if stuck is None else launch.stuck_finding(stuck, None).data,
+                "engine_stuck": None if wedged is None else _stuck_finding(wedged, None).data,
                 "files": sorted(st.log_lines),
                 "log_lines": sum(st.log_lines.values()),
                 "vllm_up": st.up,
@@ -416,7 +418,7 @@ class Sidecar:
                 "loop_errors": self._thread_errors,
             }
         body["warnings"] = self.problems()
-        return alive and stuck is None, body
+        return alive and wedged is None, body
 
     # ------------------------------------------------------------------ internals
     def _ensure_follower(self) -> Follower:
@@ -516,7 +518,7 @@ class Sidecar:
             return len(self._facts)
 
     def _update_info(self) -> None:
-        info = launch.info(self._facts, self._model)
+        info = livelaunch.info(self._facts, self._model)
         if info is not None:
             self._state.info = {k: _label(v) for k, v in info.items()}
 
@@ -603,3 +605,8 @@ def _fmt(p: Parser | None) -> str | None:
     if p is None or not p.formats:
         return None
     return ",".join(sorted(p.formats))
+
+
+def _stuck_finding(st: progress.Stuck, url: str | None) -> Finding:
+    """engine_stuck from the sidecar's own reads of /metrics (at `url`): the period is current."""
+    return stuck.finding(stuck.Incident(st, "metrics", None), origin=url)

@@ -16,24 +16,24 @@ Four readings, each turned into :class:`observe.progress.Point` values (or an in
   broadcast block found in 60 seconds ... processes are hanging"), once the engine serves or when
   they span Settings.stuck_after_s (at start-up one of them is usually a long compilation).
 
-One finding for the instance (the longest incident; ``incidents`` counts them), and what the
-incident explains: ``explains()`` tells detect.latency that a TTFT spike right after a stuck period
-is the stall (requests waited for the engine, not for prefill), and ``reconcile()`` drops
-``engine_stalled`` for gaps the stuck incident already reports.
+One finding for the instance (the longest incident; ``incidents`` counts them), built by
+:func:`finding` (the one builder of ``engine_stuck``: the sidecar's own /metrics reading uses it
+too), and what the incident explains: ``explains()`` tells detect.latency that a TTFT spike right
+after a stuck period is the stall (requests waited for the engine, not for prefill), and
+``reconcile()`` drops ``engine_stalled`` for gaps the stuck incident already reports.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from observe import metricmath
 from observe.model import Finding
-from observe.progress import Point, Stuck, stretches
+from observe.progress import Point, Stuck, from_scrape, stretches
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 else:
     from observe.timeline import pd  # imported on first use
 
-__all__ = ["Incident", "engine_stuck", "explains", "incidents", "reconcile"]
+__all__ = ["Incident", "engine_stuck", "explains", "finding", "incidents", "reconcile"]
 
 _WAITED = re.compile(r"found in (\d+(?:\.\d+)?) seconds")
 HANG_WAIT_S = 60.0  # vLLM's VLLM_RINGBUFFER_WARNING_INTERVAL default, when the message gives none
@@ -143,20 +143,10 @@ def metric_points(c: Context) -> tuple[list[Point], dict[datetime, str]]:
     timed = sorted(((s.at, s) for s in c.scrapes if s.ok and s.at is not None), key=lambda x: x[0])
     pts: list[Point] = []
     where: dict[datetime, str] = {}
-    for at, s in timed:
-        gen = metricmath.value(s, "vllm:generation_tokens_total")
-        pr = metricmath.value(s, "vllm:prompt_tokens_total")
-        t = _naive(at)
-        assert t is not None
-        pts.append(
-            Point(
-                t,
-                metricmath.value(s, "vllm:num_requests_running"),
-                metricmath.value(s, "vllm:num_requests_waiting"),
-                None if gen is None else gen + (pr or 0.0),
-            )
-        )
-        where[t] = s.source
+    for _, s in timed:
+        p = from_scrape(s)
+        pts.append(p)
+        where[p.t] = s.source
     return pts, where
 
 
@@ -243,7 +233,7 @@ def _flight(st: Stuck) -> str:
     return f"Running {st.running:g}, Waiting {st.waiting:g}"
 
 
-def _evidence(i: Incident) -> str:
+def _evidence(i: Incident, origin: str | None = None) -> str:
     st = i.stuck
     span = f"{st.seconds:.0f} s ({_t(st.since)} → {_t(st.until)})"
     if i.source == "stats":
@@ -258,13 +248,50 @@ def _evidence(i: Incident) -> str:
         )
     if i.source == "metrics":
         return (
-            f"/metrics: requests in flight ({_flight(st)}) while vllm:prompt_tokens_total + "
-            f"vllm:generation_tokens_total did not move for {span}"
+            f"/metrics{' at ' + origin if origin else ''}: requests in flight ({_flight(st)}) while "
+            f"vllm:prompt_tokens_total + vllm:generation_tokens_total did not move for {span}"
         )
     flight = f" ({_flight(st)} on the last stats line)" if i.running_known else ""
     return (
         f'vLLM warned {i.warnings}× that no shared-memory broadcast block was free ("processes are '
         f'hanging") over {span}{flight}'
+    )
+
+
+def finding(
+    i: Incident,
+    *,
+    origin: str | None = None,
+    ongoing: bool = True,
+    periods: int = 1,
+    seen_in: Iterable[str] | None = None,
+) -> Finding:
+    """The engine_stuck finding of one incident — the one builder, offline (`engine_stuck`) and in
+    the sidecar (its own reads of /metrics, `origin` the URL it reads). Its source and evidence
+    pieces (where, hang warnings, whether Running/Waiting are known) are the incident's; `ongoing`:
+    the period reaches the end of what was read; `periods`: separate stuck periods in all;
+    `seen_in`: every reading that shows this one (default: the incident's own source)."""
+    st = i.stuck
+    more = f"; {periods} such periods in all" if periods > 1 else ""
+    return Finding(
+        id="engine_stuck",
+        severity="critical",
+        title="Engine stuck: requests in flight, no tokens produced" + ("" if ongoing else " (then resumed)"),
+        evidence=_evidence(i, origin) + more,
+        start=st.since,
+        end=st.until,
+        where=i.where,
+        data={
+            "since": st.since.isoformat(),
+            "until": st.until.isoformat(),
+            "seconds": round(st.seconds, 1),
+            "running": st.running,
+            "waiting": st.waiting,
+            "source": i.source,
+            "incidents": periods,
+            "ongoing": ongoing,
+            "seen_in": sorted(seen_in) if seen_in is not None else [i.source],
+        },
     )
 
 
@@ -283,31 +310,8 @@ def engine_stuck(c: Context) -> list[Finding]:
     ends += [p.t for p in metric_points(c)[0][-1:]]
     ongoing = bool(ends) and st.until >= max(ends)
     periods = _periods(found)  # the readings of one period (log, snapshots, warnings) count once
-    more = f"; {periods} such periods in all" if periods > 1 else ""
-    sources = sorted({i.source for i in found if i.stuck.since <= st.until and i.stuck.until >= st.since})
-    return [
-        Finding(
-            id="engine_stuck",
-            severity="critical",
-            title="Engine stuck: requests in flight, no tokens produced"
-            + ("" if ongoing else " (then resumed)"),
-            evidence=_evidence(main) + more,
-            start=st.since,
-            end=st.until,
-            where=main.where,
-            data={
-                "since": st.since.isoformat(),
-                "until": st.until.isoformat(),
-                "seconds": round(st.seconds, 1),
-                "running": st.running,
-                "waiting": st.waiting,
-                "source": main.source,
-                "incidents": periods,
-                "ongoing": ongoing,
-                "seen_in": sources,
-            },
-        )
-    ]
+    sources = {i.source for i in found if i.stuck.since <= st.until and i.stuck.until >= st.since}
+    return [finding(main, ongoing=ongoing, periods=periods, seen_in=sources)]
 
 
 def _periods(found: Sequence[Incident]) -> int:

@@ -101,9 +101,7 @@ class TopState:
         v.preemptions_total = mm.value(sc, "vllm:num_preemptions_total")
         v.model = next((s.labels["model_name"] for s in sc.samples if s.labels.get("model_name")), v.model)
         if sc.at is not None:
-            gen = mm.value(sc, "vllm:generation_tokens_total")
-            tokens = None if gen is None else gen + (mm.value(sc, "vllm:prompt_tokens_total") or 0.0)
-            v.points.append(progress.Point(sc.at.replace(tzinfo=None), v.running, v.waiting, tokens))
+            v.points.append(progress.from_scrape(sc))
             v.stuck = progress.stuck(list(v.points), self.stuck_after_s)
         prev, v._prev = v._prev, sc
         secs = (sc.at - prev.at).total_seconds() if prev and prev.at and sc.at else 0.0

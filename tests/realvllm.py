@@ -8,6 +8,7 @@ vllm.entrypoints.openai.api_server` on 127.0.0.1 with the given flags and a log 
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import signal
@@ -220,43 +221,30 @@ def wait_ready(history: Path, count: int, proc: subprocess.Popen, timeout: float
 
 # ---------------------------------------------------------------- the fault drill (issue 21)
 
-# the healthy flags of the drill (examples/normal's, tools/realvllm/drill.py FLAGS) and the launch
-# vLLM rejects with them: --max-num-batched-tokens below --max-num-seqs fails SchedulerConfig
-DRILL_FLAGS = [
-    "--block-size",
-    "32",
-    "--kv-cache-memory-bytes",
-    "64M",
-    "--max-model-len",
-    "1024",
-    "--max-num-seqs",
-    "16",
-]
-DRILL_REJECTED_FLAGS = [*DRILL_FLAGS, "--max-num-batched-tokens", "8"]
+
+@functools.cache
+def drill_module():
+    """tools/realvllm/drill.py as a module (a script, not part of the package): the recorder's own
+    /proc readers serve the drill test too."""
+    spec = importlib.util.spec_from_file_location("realvllm_drill", TOOLS / "drill.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("realvllm_drill", mod)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+# the healthy flags of the drill (examples/normal's) and the launch vLLM rejects with them:
+# --max-num-batched-tokens below --max-num-seqs fails SchedulerConfig (the recorder's own lists)
+DRILL_FLAGS = drill_module().FLAGS
+DRILL_REJECTED_FLAGS = drill_module().REJECTED
 
 
 def engine_core_pid(api_pid: int) -> int | None:
     """The EngineCore process of a vLLM API server: its child whose process title is
     "VLLM::EngineCore" (/proc/PID/comm holds the first 15 characters), read from /proc."""
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            if ppid != api_pid:
-                continue
-            comm = (d / "comm").read_text().strip()
-            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except (OSError, ValueError, IndexError):
-            continue
-        if "EngineCor" in comm or "EngineCore" in cmd:
-            return int(d.name)
-    return None
+    return drill_module().engine_core_pid(api_pid)
 
 
 def process_state(pid: int) -> str:
     """The one-letter state in /proc/PID/stat ("T" while stopped), or "gone"."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return "gone"
+    return drill_module().proc_state(pid)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 
-from observe.progress import Point, Stuck, stuck
+import pytest
+
+from observe.progress import Point, Stuck, from_scrape, stuck
+from observe.scrape import parse_text
 from observe.settings import Settings
 
 T0 = datetime(2026, 1, 1, 12, 0, 0)
@@ -107,3 +111,22 @@ def test_stretches_finds_every_past_incident() -> None:
     ]
     assert got[-1] == stuck(pts, after_s=180)
     assert stretches(pts, after_s=300) == []
+
+
+def test_a_metrics_read_is_a_point_of_prompt_plus_generation_tokens() -> None:
+    """progress.from_scrape: the one reading of a /metrics read as progress (sidecar, top, diagnose)."""
+    text = (Path(__file__).parent / "data" / "metrics" / "metrics-normal-8.txt").read_text()
+    at = datetime(2026, 1, 1, 14, 0, tzinfo=timezone(timedelta(hours=2)))
+    p = from_scrape(parse_text(text, at=at))
+    assert p.t == T0 and p.t.tzinfo is None  # naive UTC, from the read's own stamp
+    assert (p.running, p.waiting) == (32.0, 16.0)
+    assert p.tokens == 661107.0 + 541124.0
+    # no stamp on the read: the caller's time; no generation counter: tokens unknown, never 0
+    bare = parse_text(
+        'vllm:num_requests_running{model_name="m"} 2\nvllm:prompt_tokens_total{model_name="m"} 9\n'
+    )
+    assert bare.at is None
+    q = from_scrape(bare, datetime(2026, 1, 1, 12, 0, tzinfo=UTC))
+    assert q.t == T0 and q.running == 2.0 and q.waiting is None and q.tokens is None
+    with pytest.raises(ValueError):
+        from_scrape(bare)

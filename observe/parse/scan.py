@@ -36,7 +36,7 @@ import gzip
 import io
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from observe.model import LogEvent, LogLine
@@ -342,20 +342,26 @@ def is_gzip(path: Path) -> bool:
         return False
 
 
-def _gz_blocks(f: gzip.GzipFile) -> Iterator[bytes]:
-    """Blocks of about BLOCK bytes; what was decompressed before an error comes out before the error."""
-    pieces: list[bytes] = []
+def blocks(pieces: Iterable[bytes]) -> Iterator[bytes]:
+    """Pieces joined into blocks of about BLOCK bytes; what came before an error comes out before
+    the error (a truncated .gz, an I/O error: the lines read so far are still read)."""
+    pending: list[bytes] = []
     size = 0
     try:
-        while piece := f.read1(GZ_PIECE):
-            pieces.append(piece)
+        for piece in pieces:
+            pending.append(piece)
             size += len(piece)
             if size >= BLOCK:
-                yield b"".join(pieces)
-                pieces, size = [], 0
+                yield b"".join(pending)
+                pending, size = [], 0
     except BaseException:
-        if pieces:
-            yield b"".join(pieces)
+        if pending:
+            yield b"".join(pending)
         raise
-    if pieces:
-        yield b"".join(pieces)
+    if pending:
+        yield b"".join(pending)
+
+
+def _gz_blocks(f: gzip.GzipFile) -> Iterator[bytes]:
+    """Decompressed blocks of about BLOCK bytes (see `blocks`)."""
+    return blocks(iter(lambda: f.read1(GZ_PIECE), b""))

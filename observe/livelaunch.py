@@ -1,24 +1,24 @@
-"""Core: the launch a live vLLM log is in — where a new one begins, whether it served, crashed or
-failed to start (with vLLM's reason and the fix), and whether its engine is stuck.
+"""Core: the sidecar's launch state — the launch a live vLLM log is in, whether it served, crashed
+or failed to start (with vLLM's reason and the fix).
 
 The sidecar feeds every event (and every good /metrics read) to one ``LaunchTracker``; when
 ``see`` answers True a new launch began, and the sidecar empties its window so that findings of
-the previous launch (a crash, an OOM) are not "current" any more. A launch's crash is counted
-once however many lines report it; a start-up failure stays named until a launch serves (a stats
-line, or /metrics answering). Pure: wall-clock times are parameters.
+the previous launch (a crash, an OOM) are not "current" any more. Where a launch begins is
+``launches.Boundary``'s rule, the one ``diagnose`` reads a log with, asked as a live reader
+(``live=True``: it answers at each event, and lines come in the order vLLM wrote them). A
+launch's crash is counted once however many lines report it; a start-up failure stays named until
+a launch serves (a stats line, or /metrics answering). Pure: wall-clock times are parameters.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
-from observe import crashes, progress
-from observe import metricmath as mm
-from observe.model import EngineError, Finding, LogEvent, Recommendation, Scrape, StartupFact, StatsSample
+from observe import crashes, launches
+from observe.model import EngineError, LogEvent, Recommendation, StartupFact, StatsSample
 
-__all__ = ["Failure", "LaunchTracker", "point", "stuck_finding", "fix_text", "info"]
+__all__ = ["Failure", "LaunchTracker", "fix_text", "info"]
 
 
 @dataclass(slots=True)
@@ -45,31 +45,25 @@ class LaunchTracker:
     launch: int = 0  # how many launch boundaries were seen
     served: bool = False  # this launch served (a stats line, or /metrics answered)
     crashed: bool = False  # this launch's crash was counted
-    progressed: bool = False  # served or died (a stats line, a fatal error)
     crashes: dict[str, int] = field(default_factory=lambda: dict.fromkeys(crashes.CAUSES, 0))
     failure: Failure | None = None
-    _facts: set[str] = field(default_factory=set)
+    _bound: launches.Boundary = field(default_factory=launches.Boundary)  # where a launch begins
 
     def see(self, ev: LogEvent, wall: float, *, live: bool = True) -> bool:
         """Fold one event in; True when it begins a new launch (the caller drops the old window).
         Not live (the log's past, read at start): a crash marks the launch but is not counted."""
+        new = bool(self._bound.opens(ev, live=True))
+        if new:
+            self.launch += 1
+            self.served = self.crashed = False
+            self._bound.reset()
+        self._bound.note(ev)
         if isinstance(ev, StartupFact):
-            # vLLM prints its version twice per launch (API server, engine) and its flags once: a
-            # version after the launch served or died, or a second set of flags, is a new launch
-            new = (ev.name in ("version", "flags") and self.progressed) or (
-                ev.name == "flags" and "flags" in self._facts
-            )
-            if new:
-                self.launch += 1
-                self.served = self.crashed = self.progressed = False
-                self._facts.clear()
-            self._facts.add(ev.name)
             return new
         if isinstance(ev, StatsSample):
-            self.progressed = self.served = True
+            self.served = True
             self.failure = None
         elif isinstance(ev, EngineError) and ev.kind != "shutdown_noise":
-            self.progressed = self.progressed or ev.fatal
             cause = crashes.crash_cause(ev)
             if cause is not None and not self.crashed:
                 self.crashed = True  # an engine dies once per launch, however many lines say so
@@ -96,42 +90,6 @@ class LaunchTracker:
         if f is None or not (f.analyzed or wall - f.wall >= grace_s):
             return None
         return f.labels()
-
-
-def point(sc: Scrape, at: datetime) -> progress.Point:
-    """One /metrics read as progress's Point: requests in flight, prompt + generation tokens."""
-    gen = mm.value(sc, "vllm:generation_tokens_total")
-    prompt = mm.value(sc, "vllm:prompt_tokens_total")
-    t = (sc.at or at).replace(tzinfo=None)
-    return progress.Point(
-        t,
-        mm.value(sc, "vllm:num_requests_running"),
-        mm.value(sc, "vllm:num_requests_waiting"),
-        None if gen is None else gen + (prompt or 0.0),
-    )
-
-
-def stuck_finding(st: progress.Stuck, url: str | None) -> Finding:
-    """engine_stuck from the sidecar's own reads of /metrics."""
-    return Finding(
-        id="engine_stuck",
-        severity="critical",
-        title="Engine stuck: requests in flight, no tokens produced",
-        evidence=(
-            f"/metrics{' at ' + url if url else ''}: {st.running:g} running, {st.waiting:g} waiting while "
-            f"vllm:prompt_tokens_total + vllm:generation_tokens_total did not move for {st.seconds:.0f} s "
-            f"(since {st.since:%H:%M:%S})"
-        ),
-        start=st.since,
-        end=st.until,
-        data={
-            "since": st.since.isoformat(),
-            "seconds": round(st.seconds, 1),
-            "running": st.running,
-            "waiting": st.waiting,
-            "source": "metrics",
-        },
-    )
 
 
 def fix_text(recommendations: list[Recommendation], notes: list[str]) -> str:
