@@ -324,3 +324,15 @@ def test_oom_capturing_graphs_offers_the_releases_capture_size_flag() -> None:
         if x.flag == "--max-cudagraph-capture-size"
     )
     assert (r.current, r.suggested, r.current_is_default) == (128, 64, True) and "assuming" in r.reason
+
+
+def test_a_rejected_batch_budget_gets_the_release_default_where_it_passes() -> None:
+    """The least value that passes (max_num_seqs) starts an engine that prefills a few tokens a step;
+    where vLLM's default for the release and device is known and passes, that is the answer."""
+    text = "max_num_batched_tokens (8) must be greater than or equal to max_num_seqs (16)."
+    cfg = EngineConfig(engine="v1", version="0.32.0", device="CPU", flags={"--max-num-batched-tokens": 8})
+    cfg.max_num_batched_tokens, cfg.max_num_seqs = 8, 16
+    f = _f("launch_rejected", flag="--max-num-batched-tokens", value=8, text=text, source="pydantic")
+    r = advise.plan(cfg, [f]).recommendations[0]
+    assert (r.flag, r.current, r.suggested) == ("--max-num-batched-tokens", 8, 2048)
+    assert "default" in (r.expected_effect or "")

@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from observe.advise import known
 from observe.advise.plan import Plan
 from observe.model import Finding, Recommendation
 
@@ -22,13 +23,18 @@ def _said(f: Finding) -> str:
 
 def _tokens_below_seqs(p: Plan, f: Finding, m: re.Match[str]) -> Sequence[Recommendation | None]:
     tokens, seqs = int(m.group(1)), int(m.group(2))
+    # the least value that passes would start an engine that prefills a few tokens a step: offer the
+    # release's own default where it passes too (and is known), else that least value
+    d = known.default("--max-num-batched-tokens", p.cfg, known.gpu_name(p.cfg, p.facts))
+    good = d if isinstance(d, int) and not isinstance(d, bool) and d >= seqs else seqs
+    why = f"vLLM's default for this release, {good:,}" if good != seqs else f"{good:,}"
     return [
         p.make(
             "--max-num-batched-tokens",
-            seqs,
+            good,
             _said(f),
             [f.id],
-            effect=f"passes vLLM's check (max_num_batched_tokens {seqs:,} ≥ max_num_seqs {seqs:,}): the engine starts",
+            effect=f"passes vLLM's check (max_num_batched_tokens {why} ≥ max_num_seqs {seqs:,}): the engine starts",
         ),
         p.make(
             "--max-num-seqs",
