@@ -12,6 +12,14 @@ Semantics (google/mtail `internal/tailer/logstream/filestream.go`, adapted):
   more than once between two polls, the generations we never opened are found beside the file
   (`name.N`, `name-<date>`: `observe.rotation` names them; uncompressed, not read before, written
   after the old one) and read in order first, so nothing is lost.
+- **Several writers** (vLLM's processes, each with its own RotatingFileHandler on one file, as
+  components/vllm-logging's logging.json sets up): a process rotates when *its* descriptor's file
+  is full, so one that logs rarely goes on writing into a file another has rotated away. A
+  rotated file we have read stays open (up to `_MAX_LINGER` of them, the longest idle let go
+  first: a late writer keeps its file growing) and
+  what lands in it late is read on each poll (after the live file's lines: order across files is
+  not kept). Once unlinked (rotated past backupCount) only our descriptor can still read what a
+  late writer adds, so it is kept until it has not grown for `_UNLINKED_IDLE_S`, then closed.
 - **Truncation** (copytruncate): same inode, size below our offset → seek to 0 and count it.
   Lines written between logrotate's copy and its truncate are lost by design (as in mtail).
 - **Deletion**: the path is gone → drain, retire, and let glob discovery find a re-created file.
@@ -53,6 +61,8 @@ __all__ = ["CountedLines", "Follower", "FollowerStats"]
 
 _CHUNK = 1 << 20
 _MAX_READ_PER_POLL = 8 << 20  # per file and poll: bounded memory when catching up on history
+_MAX_LINGER = 8  # rotated files kept open for late writers (a RotatingFileHandler keeps backupCount)
+_UNLINKED_IDLE_S = 30.0  # an unlinked rotated file is closed after this long without growing
 _WAKING = frozenset({"modified", "created", "moved", "deleted", "closed"})
 
 
@@ -121,6 +131,7 @@ class _Stream:
     skipping: bool = False  # inside an over-long line: drop bytes until the next newline
     catch_up: bool = False  # read from its start at construction, first EOF not reached yet
     seen: collections.deque = field(default_factory=lambda: collections.deque(maxlen=256))
+    grew_at: float = 0.0  # time.monotonic() of the last read that got bytes (lingering files)
 
 
 class Follower:
@@ -147,6 +158,7 @@ class Follower:
         self._streams: dict[str, _Stream] = {}
         self._failed: dict[str, str] = {}  # path → error, counted once until it opens
         self._gone: dict[str, tuple[os.stat_result, list[tuple[int, int]]]] = {}  # retired, not back yet
+        self._linger: list[_Stream] = []  # rotated away, still linked: a late writer may add lines
         self._wake = threading.Event()
         self._more = False  # a file has unread bytes left after the per-poll cap
         self._observer = None
@@ -191,6 +203,8 @@ class Follower:
             st = self._streams.get(path)
             if st is not None and not self._closed:
                 self._service(st, out)
+        for st in list(self._linger):
+            self._service_lingering(st, out)
         return out
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -218,9 +232,10 @@ class Follower:
                 obs.join(timeout=2)
             except Exception:
                 pass
-        for st in self._streams.values():
+        for st in [*self._streams.values(), *self._linger]:
             _close_fd(st.fd)
         self._streams.clear()
+        self._linger.clear()
         self._wake.set()
 
     def __enter__(self) -> Follower:
@@ -342,9 +357,42 @@ class Follower:
     def _retire(self, st: _Stream, out: list[LogLine]) -> None:
         while not self._read(st, out):
             pass
+        self._streams.pop(st.path, None)
+        self._keep_or_close(st, out)
+
+    def _keep_or_close(self, st: _Stream, out: list[LogLine]) -> None:
+        """A rotated file may get lines from a late writer: keep it open (see the module's notes)."""
+        self._flush_partial(st, out)  # its unterminated tail is a line: late writers add whole lines
+        if self._closed:
+            _close_fd(st.fd)
+            return
+        st.grew_at = time.monotonic()
+        self._linger.append(st)
+        while len(self._linger) > _MAX_LINGER:
+            self._let_go(min(self._linger, key=lambda s: s.grew_at), out)  # the longest idle
+
+    def _service_lingering(self, st: _Stream, out: list[LogLine]) -> None:
+        before = st.offset
+        at_eof = self._read(st, out)
+        now = time.monotonic()
+        if st.offset != before:
+            st.grew_at = now
+        if not at_eof:
+            self._more = True
+            return
+        try:
+            linked = os.fstat(st.fd).st_nlink > 0
+        except OSError:
+            linked = False
+        if not linked and now - st.grew_at > _UNLINKED_IDLE_S:
+            self._let_go(st, out)
+
+    def _let_go(self, st: _Stream, out: list[LogLine]) -> None:
+        while not self._read(st, out):
+            pass
         self._flush_partial(st, out)
         _close_fd(st.fd)
-        self._streams.pop(st.path, None)
+        self._linger.remove(st)
 
     def _lost_generations(
         self,
@@ -362,7 +410,7 @@ class Follower:
         newer ones are found when the fence is retired.
         """
         d, base = os.path.split(path)
-        held = {s.dev_ino for s in self._streams.values()} | set(seen)
+        held = {s.dev_ino for s in (*self._streams.values(), *self._linger)} | set(seen)
         for attempt in range(200):
             first = _siblings(d, base)
             rank = {name: i for i, name in enumerate(first)}  # oldest first
@@ -396,8 +444,7 @@ class Follower:
         self.stats.lost_generations_recovered += 1
         while not self._read(st, out):
             pass
-        self._flush_partial(st, out)
-        _close_fd(fd)
+        self._keep_or_close(st, out)
 
     def _read(self, st: _Stream, out: list[LogLine]) -> bool:
         """Read up to the per-poll cap; True when EOF was reached."""

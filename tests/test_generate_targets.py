@@ -32,7 +32,9 @@ def test_prometheus_operator_refuses_a_prometheus_rule_folder(tmp_path: Path):
     rules = tmp_path / "rules"
     assert CliRunner().invoke(app, ["generate", "alerts", "--out", str(rules)]).exit_code == 0
     before = sorted(p.name for p in rules.iterdir())
-    r = CliRunner().invoke(app, ["generate", "alerts", "--format", "prometheus-operator", "--out", str(rules)])
+    r = CliRunner().invoke(
+        app, ["generate", "alerts", "--format", "prometheus-operator", "--out", str(rules)]
+    )
     assert r.exit_code != 0 and "observe generate kubernetes" in r.output
     assert sorted(p.name for p in rules.iterdir()) == before == [alerts.RULES_FILE]
 

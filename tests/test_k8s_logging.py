@@ -151,7 +151,10 @@ def test_kserve_predictor_keeps_its_args_and_env(tmp_path: Path):
     after = check_wiring(before, with_component(tmp_path, [before], KSERVE))
     side = {c["name"]: c for c in after["spec"]["predictor"]["initContainers"]}["observe"]
     assert side["args"][side["args"].index("--vllm-url") + 1] == "http://127.0.0.1:8080"  # KServe's port
-    assert after["spec"]["predictor"]["model"]["modelFormat"] == before["spec"]["predictor"]["model"]["modelFormat"]
+    assert (
+        after["spec"]["predictor"]["model"]["modelFormat"]
+        == before["spec"]["predictor"]["model"]["modelFormat"]
+    )
 
 
 @needs_kubectl
