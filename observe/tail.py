@@ -131,6 +131,7 @@ class _Stream:
     skipping: bool = False  # inside an over-long line: drop bytes until the next newline
     catch_up: bool = False  # read from its start at construction, first EOF not reached yet
     seen: collections.deque = field(default_factory=lambda: collections.deque(maxlen=256))
+    opened_mtime_ns: int = 0  # the file's mtime when we opened it: later generations are newer
     grew_at: float = 0.0  # time.monotonic() of the last read that got bytes (lingering files)
 
 
@@ -157,7 +158,7 @@ class Follower:
         self._clock = clock
         self._streams: dict[str, _Stream] = {}
         self._failed: dict[str, str] = {}  # path → error, counted once until it opens
-        self._gone: dict[str, tuple[os.stat_result, list[tuple[int, int]]]] = {}  # retired, not back yet
+        self._gone: dict[str, tuple[int, list[tuple[int, int]]]] = {}  # retired, not back yet
         self._linger: list[_Stream] = []  # rotated away, still linked: a late writer may add lines
         self._wake = threading.Event()
         self._more = False  # a file has unread bytes left after the per-poll cap
@@ -275,7 +276,7 @@ class Follower:
             self._fail(path, e)
             return None
         self._failed.pop(path, None)
-        st = _Stream(path=path, fd=fd, dev_ino=key, offset=offset)
+        st = _Stream(path=path, fd=fd, dev_ino=key, offset=offset, opened_mtime_ns=fs.st_mtime_ns)
         st.seen.append(key)
         self._streams[path] = st
         self.stats.opens += 1
@@ -298,15 +299,11 @@ class Follower:
         try:
             ps = os.stat(st.path)
         except FileNotFoundError:
-            try:
-                old_stat = os.fstat(st.fd)
-            except OSError:
-                old_stat = None
             seen = list(st.seen)
             self._retire(st, out)
             self.stats.deletions += 1
-            if old_stat is not None:  # maybe mid-rotation: recover generations when it returns
-                self._gone[st.path] = (old_stat, seen)
+            # maybe mid-rotation: recover generations when it returns
+            self._gone[st.path] = (st.opened_mtime_ns, seen)
             return
         except OSError as e:
             self._fail(st.path, e)
@@ -317,7 +314,7 @@ class Follower:
             self._fail(st.path, e)
             return
         if (ps.st_dev, ps.st_ino) != st.dev_ino:
-            self._rotate(st, fs, out)
+            self._rotate(st, out)
         elif fs.st_size < st.offset:
             os.lseek(st.fd, 0, os.SEEK_SET)
             st.offset = 0
@@ -327,26 +324,24 @@ class Follower:
             if not self._read(st, out):
                 self._more = True
 
-    def _rotate(self, st: _Stream, old_stat: os.stat_result, out: list[LogLine]) -> None:
+    def _rotate(self, st: _Stream, out: list[LogLine]) -> None:
         """Drain and retire the old file, read generations we missed, then the new file."""
         seen = list(st.seen)
         self._retire(st, out)
         self.stats.rotations += 1
-        self._reopen(st.path, old_stat, seen, out)
+        self._reopen(st.path, st.opened_mtime_ns, seen, out)
 
-    def _reopen(
-        self, path: str, old_stat: os.stat_result, seen: list[tuple[int, int]], out: list[LogLine]
-    ) -> None:
+    def _reopen(self, path: str, since_ns: int, seen: list[tuple[int, int]], out: list[LogLine]) -> None:
         """Open `path` from its start, after reading any generation rotated away unseen."""
         new: _Stream | None = None
         for _ in range(4):  # scan, open the new file, scan again: it may have rotated meanwhile
-            lost = self._lost_generations(path, old_stat, seen, new.dev_ino if new else None)
+            lost = self._lost_generations(path, since_ns, seen, new.dev_ino if new else None)
             for fd in lost:
                 self._read_whole(fd, path, out, seen)
             if new is None:
                 new = self._open(path, at_end=False)
                 if new is None:
-                    self._gone[path] = (old_stat, seen)
+                    self._gone[path] = (since_ns, seen)
                     return
             elif not lost:
                 break
@@ -397,11 +392,13 @@ class Follower:
     def _lost_generations(
         self,
         path: str,
-        old: os.stat_result,
+        since_ns: int,
         seen: list[tuple[int, int]],
         fence: tuple[int, int] | None = None,
     ) -> list[int]:
-        """Open rotated siblings of `path` written after the file we held and never read by us.
+        """Open rotated siblings of `path` written since we opened the file we held, never read by us
+        (with several writers the held file may be written after a newer generation was: its mtime
+        at open is the fence, not its last).
 
         Returns open descriptors, oldest generation first. The writer may be rotating while we
         look (names shift: `.1` becomes `.2`), so the directory is listed until two listings
@@ -424,7 +421,7 @@ class Follower:
                     fs = os.fstat(fd)
                 except OSError:
                     continue
-                if (fs.st_dev, fs.st_ino) != key or fs.st_mtime_ns < old.st_mtime_ns:
+                if (fs.st_dev, fs.st_ino) != key or fs.st_mtime_ns < since_ns:
                     _close_fd(fd)
                     continue
                 fds.append((rank[name], fd))
