@@ -15,11 +15,12 @@ Semantics (google/mtail `internal/tailer/logstream/filestream.go`, adapted):
 - **Several writers** (vLLM's processes, each with its own RotatingFileHandler on one file, as
   components/vllm-logging's logging.json sets up): a process rotates when *its* descriptor's file
   is full, so one that logs rarely goes on writing into a file another has rotated away. A
-  rotated file we have read stays open (up to `_MAX_LINGER` of them, the longest idle let go
-  first: a late writer keeps its file growing) and
-  what lands in it late is read on each poll (after the live file's lines: order across files is
-  not kept). Once unlinked (rotated past backupCount) only our descriptor can still read what a
-  late writer adds, so it is kept until it has not grown for `_UNLINKED_IDLE_S`, then closed.
+  rotated file we have read stays open, linked or not (once rotated past backupCount only our
+  descriptor can still read what a late writer adds), and what lands in it late is read on each
+  poll (after the live file's lines: order across files is not kept). At most `_MAX_LINGER` stay
+  open; the largest is let go first: a file its writer filled up is never written again (the
+  handler rolls over first), while each process's own file, partly filled, may be, minutes later
+  (vLLM's engine core logs its shutdown into the file it last wrote at start-up).
 - **Truncation** (copytruncate): same inode, size below our offset → seek to 0 and count it.
   Lines written between logrotate's copy and its truncate are lost by design (as in mtail).
 - **Deletion**: the path is gone → drain, retire, and let glob discovery find a re-created file.
@@ -61,8 +62,7 @@ __all__ = ["CountedLines", "Follower", "FollowerStats"]
 
 _CHUNK = 1 << 20
 _MAX_READ_PER_POLL = 8 << 20  # per file and poll: bounded memory when catching up on history
-_MAX_LINGER = 8  # rotated files kept open for late writers (a RotatingFileHandler keeps backupCount)
-_UNLINKED_IDLE_S = 30.0  # an unlinked rotated file is closed after this long without growing
+_MAX_LINGER = 16  # rotated files kept open for late writers (about one per writing process)
 _WAKING = frozenset({"modified", "created", "moved", "deleted", "closed"})
 
 
@@ -364,7 +364,7 @@ class Follower:
         st.grew_at = time.monotonic()
         self._linger.append(st)
         while len(self._linger) > _MAX_LINGER:
-            self._let_go(min(self._linger, key=lambda s: s.grew_at), out)  # the longest idle
+            self._let_go(max(self._linger, key=lambda s: (s.offset, -s.grew_at)), out)  # the fullest
 
     def _service_lingering(self, st: _Stream, out: list[LogLine]) -> None:
         before = st.offset
@@ -374,13 +374,6 @@ class Follower:
             st.grew_at = now
         if not at_eof:
             self._more = True
-            return
-        try:
-            linked = os.fstat(st.fd).st_nlink > 0
-        except OSError:
-            linked = False
-        if not linked and now - st.grew_at > _UNLINKED_IDLE_S:
-            self._let_go(st, out)
 
     def _let_go(self, st: _Stream, out: list[LogLine]) -> None:
         while not self._read(st, out):
