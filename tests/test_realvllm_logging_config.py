@@ -26,9 +26,19 @@ pytestmark = [pytest.mark.realvllm, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "deploy" / "kubernetes" / "components" / "vllm-logging" / "logging.json"
-VLLM_LINE = re.compile(r"^\((?P<proc>[\w-]+) pid=\d+\) (DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d \[")
+VLLM_LINE = re.compile(
+    r"^\((?P<proc>[\w-]+) pid=\d+\) (DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d \["
+)
 MAX_BYTES = 16 * 1024
-FLAGS = ["--kv-cache-memory-bytes", "64M", "--max-model-len", "1024", "--max-num-seqs", "8", "--enable-log-requests"]
+FLAGS = [
+    "--kv-cache-memory-bytes",
+    "64M",
+    "--max-model-len",
+    "1024",
+    "--max-num-seqs",
+    "8",
+    "--enable-log-requests",
+]
 
 
 def sidecar_counts(url: str) -> tuple[float, float]:
