@@ -100,10 +100,12 @@ def test_overlay_renders_everything(overlay: str):
     docs = render(overlay)
     kinds = sorted(d["kind"] for d in docs)
     logging_config = ["ConfigMap"] if overlay != "tee" else []  # components/vllm-logging's logging.json
+    dcgm = ["DaemonSet", "PodMonitor"] if overlay == "gpu" else []  # components/dcgm-exporter
     assert kinds == sorted(
         ["Deployment", "Service", "PodMonitor", "PrometheusRule"]
         + ["ConfigMap"] * len(dashboards.DASHBOARDS)
         + logging_config
+        + dcgm
     )
     assert all(d["metadata"].get("namespace") == "llm" for d in docs)
 
@@ -187,7 +189,10 @@ def test_schemas_note_their_source():
 def test_crds_validate_against_the_prometheus_operator_schemas(overlay: str):
     docs = render(overlay)
     for kind in CRD_FILES:
-        jsonschema.validate(one(docs, kind), crd_schema(kind))
+        found = [d for d in docs if d["kind"] == kind]
+        assert found
+        for doc in found:
+            jsonschema.validate(doc, crd_schema(kind))
 
 
 def test_crd_schema_check_can_fail():
@@ -270,7 +275,7 @@ def test_sidecar_image_recipe_runs_as_a_numeric_non_root_user():
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_podmonitor_scrapes_both_ports_with_the_join_labels(overlay: str):
     docs = render(overlay)
-    pm = one(docs, "PodMonitor")
+    pm = one(docs, "PodMonitor", "observe-vllm")
     spec = pod_spec(docs)
     pod_labels = one(docs, "Deployment")["spec"]["template"]["metadata"]["labels"]
     assert pm["spec"]["selector"]["matchLabels"].items() <= pod_labels.items()
