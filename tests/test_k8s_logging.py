@@ -118,7 +118,7 @@ def test_overlays_add_only_the_env_var_and_mounts_to_the_plain_deployment(overla
     shutil.copytree(K8S, tree)
     kust = tree / "overlays" / overlay / "kustomization.yaml"
     spec = yaml.safe_load(kust.read_text())
-    assert spec.pop("components") == ["../../components/vllm-logging"]
+    spec["components"].remove("../../components/vllm-logging")
     kust.write_text(yaml.safe_dump(spec))
     (plain,) = [d for d in kustomize(tree / "overlays" / overlay) if d["kind"] == "Deployment"]
     docs = kustomize(K8S / "overlays" / overlay)
