@@ -93,13 +93,18 @@ def test_regenerating_changes_nothing():
 def test_variables_and_datasource(name: str):
     model = MODELS[name]
     variables = {v["name"]: v for v in model["templating"]["list"]}
-    assert list(variables)[:5] == ["datasource", "job", "instance", "model_name", "engine"]
-    assert list(variables)[5:] == (["max_num_batched_tokens"] if name == "observe-vllm-tuning.json" else [])
+    assert list(variables)[:6] == ["datasource", "namespace", "job", "instance", "model_name", "engine"]
+    assert list(variables)[6:] == (["max_num_batched_tokens"] if name == "observe-vllm-tuning.json" else [])
     assert (
         variables["datasource"]["type"] == "datasource" and variables["datasource"]["query"] == "prometheus"
     )
-    for v in ("job", "instance", "model_name", "engine"):
+    for v in ("namespace", "job", "instance", "model_name", "engine"):
         assert variables[v]["includeAll"] and variables[v]["multi"]
+    # "All" is ".*": it also matches series without the label (compose has no namespace)
+    assert variables["namespace"]["allValue"] == ".*"
+    for title, q in dashboards.panel_queries(model):
+        if "vllm:" in q and not title.startswith("variable"):
+            assert 'namespace=~"$namespace"' in q, (name, title)
     for panel in model["panels"]:
         assert panel["datasource"] == {"type": "prometheus", "uid": "${datasource}"}, panel["title"]
         for t in panel.get("targets", []):
