@@ -1,6 +1,6 @@
 """Grafana dashboards for vLLM, written with grafanalib (the only module that imports it).
 
-Four dashboards, committed as JSON in ``dashboards/`` (``observe generate dashboards``), with their
+Six dashboards, committed as JSON in ``dashboards/`` (``observe generate dashboards``), with their
 own uids (``observe-vllm-…``) and tag (``observe``) so that they live beside vLLM's own generated
 boards (uids ``vllm-overview``, ``vllm-kv-cache``, ``vllm-instances``, tag ``vllm``):
 
@@ -10,7 +10,8 @@ boards (uids ``vllm-overview``, ``vllm-kv-cache``, ``vllm-instances``, tag ``vll
   time per request phase (queue, prefill, decode, inference), finish reasons, request sizes;
 - ``observe-vllm-kv-cache``: measured capacity and maximum concurrency, usage, preemptions, waiting
   by reason, the sidecar's findings and recommendations;
-- ``observe-vllm-instances``: ``vllm:cache_config_info`` and a per-instance table.
+- ``observe-vllm-instances``: ``vllm:cache_config_info`` and a per-instance table;
+- ``observe-vllm-gpu`` and ``observe-vllm-spec-kv-transfer``: see ``observe.dashboards.gpu``.
 
 Queries read vLLM's own metrics (names from ``observe.names``, every exposed alias of a metric
 joined with ``or``, so a panel works on every vLLM version) with ``rate(…[$__rate_interval])``;
@@ -261,7 +262,7 @@ def _variables(extra: tuple[g.Template, ...] = ()) -> g.Templating:
                 name="model_name",
                 label="model",
                 dataSource=DS,
-                query=f'label_values({base}{{{SEL_NO_MODEL}}}, model_name)',
+                query=f"label_values({base}{{{SEL_NO_MODEL}}}, model_name)",
                 includeAll=True,
                 multi=True,
                 allValue=".*",
@@ -271,7 +272,7 @@ def _variables(extra: tuple[g.Template, ...] = ()) -> g.Templating:
                 name="engine",
                 label="engine",
                 dataSource=DS,
-                query=f'label_values({base}{{{SEL_NO_MODEL}}}, engine)',
+                query=f"label_values({base}{{{SEL_NO_MODEL}}}, engine)",
                 includeAll=True,
                 multi=True,
                 allValue=".*",
@@ -1170,11 +1171,15 @@ def instances() -> g.Dashboard:
 
 # ---------------------------------------------------------------- rendering
 
+from observe.dashboards.gpu import gpu, spec_kv_transfer  # noqa: E402  (uses the helpers above)
+
 DASHBOARDS = {
     "observe-vllm-overview.json": overview,
     "observe-vllm-tuning.json": tuning,
     "observe-vllm-kv-cache.json": kv_cache,
     "observe-vllm-instances.json": instances,
+    "observe-vllm-gpu.json": gpu,
+    "observe-vllm-spec-kv-transfer.json": spec_kv_transfer,
 }
 
 
