@@ -517,7 +517,7 @@ class AlertFormat(str, Enum):
 def generate_dashboards(
     out: Path = typer.Option(Path("dashboards"), "--out", help="Folder for the dashboard JSON files."),
 ) -> None:
-    """Write the Grafana dashboards (Overview, Tuning, KV cache & capacity, Instances) as JSON."""
+    """Write the Grafana dashboards (Overview, Tuning, KV cache, Instances, GPU, spec decode & KV transfer) as JSON."""
     from observe import dashboards
 
     for path in dashboards.write_dashboards(out):
