@@ -155,6 +155,20 @@ def test_kserve_predictor_keeps_its_args_and_env(tmp_path: Path):
         after["spec"]["predictor"]["model"]["modelFormat"]
         == before["spec"]["predictor"]["model"]["modelFormat"]
     )
+    # the predictor is a pod spec whose `model` is the serving container: as a Pod, it validates strictly
+    import kubernetes_validate
+
+    pred = copy.deepcopy(after["spec"]["predictor"])
+    model = pred.pop("model")
+    model.pop("modelFormat")  # KServe's own field, resolved to a runtime image by KServe
+    container = {"name": "kserve-container", "image": "kserve/huggingfaceserver:v0.15.0", **model}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "qwen"},
+        "spec": {**pred, "containers": [container]},
+    }
+    kubernetes_validate.validate(pod, K8S_VERSION, strict=True)
 
 
 @needs_kubectl
