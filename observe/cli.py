@@ -497,7 +497,7 @@ class AlertFormat(str, Enum):
 def generate_dashboards(
     out: Path = typer.Option(Path("dashboards"), "--out", help="Folder for the dashboard JSON files."),
 ) -> None:
-    """Write the Grafana dashboards (Overview, Tuning, KV cache & capacity, Instances) as JSON."""
+    """Write the Grafana dashboards (Overview, Tuning, KV cache, Instances, GPU, spec decode & KV transfer) as JSON."""
     from observe import dashboards
 
     for path in dashboards.write_dashboards(out):
@@ -507,11 +507,13 @@ def generate_dashboards(
 @generate_app.command("alerts")
 @user_errors
 def generate_alerts(
-    out: Path = typer.Option(Path("alerts"), "--out", help="Folder for the rule files."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Folder for the rule files (default: alerts; required with prometheus-operator)."
+    ),
     fmt: AlertFormat = typer.Option(
         AlertFormat.prometheus,
         "--format",
-        help="prometheus: rule files; prometheus-operator: a PrometheusRule manifest.",
+        help="prometheus: rule files; prometheus-operator: a PrometheusRule manifest (not into alerts/).",
     ),
     max_num_seqs: int | None = typer.Option(
         None, "--max-num-seqs", help="The instance's --max-num-seqs (queue-backlog threshold)."
@@ -576,8 +578,25 @@ def generate_alerts(
     if "kv_full_pct" in overrides and overrides["kv_full_pct"] < base.kv_high_pct:
         overrides["kv_high_pct"] = overrides["kv_full_pct"]
     settings = base.replace(**overrides)
+    out = (
+        _operator_out(out, alerts.RULES_FILE)
+        if fmt is AlertFormat.prometheus_operator
+        else out or Path("alerts")
+    )
     for path in alerts.write_alerts(out, fmt.value, settings):
         typer.echo(str(path))
+
+
+def _operator_out(out: Path | None, rules_file: str) -> Path:
+    """Where --format prometheus-operator may write: never alerts/, whose every file compose's
+    Prometheus loads as a rule file; `observe generate kubernetes` is the way to deploy/."""
+    if out is None or (out / rules_file).exists() or out.resolve() == Path("alerts").resolve():
+        raise ObserveError(
+            "the PrometheusRule is a Kubernetes object: `observe generate kubernetes` writes it under "
+            "deploy/kubernetes/base/generated/ (Settings from --config); to write only the manifest, "
+            "give --out a folder that holds no Prometheus rule files (not alerts/)"
+        )
+    return out
 
 
 @generate_app.command("kubernetes")

@@ -9,12 +9,14 @@ removed each name (shared design notes, VLLM-FORMATS.md §5) — decides what is
 Canonical key = the newest exposed name. Counters are keyed with their ``_total`` suffix, as they
 appear on the wire. ``since``/``until`` are free-form ("2025-06-14 d1e34cc9a #18354"): the date
 (and upstream commit / PR) the name appeared or was removed; ``None`` = from the start / still
-exposed. No third-party imports: this is a leaf module.
+exposed. No third-party imports: this is a leaf module (with its generated data, names_recent).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from observe import names_recent
 
 __all__ = [
     "Alias",
@@ -660,6 +662,17 @@ _ENTRIES: tuple[Metric, ...] = (
         "HTTP latency, many buckets, no labels.",
     ),
     _m("http_request_duration_seconds", "histogram", "seconds", "HTTP latency by handler and method."),
+)
+
+# every name above, counters also without _total: what tools/vllm_metric_names.py leaves out of
+# observe/names_recent.py, the generated rows of the families vLLM added since 0.30
+HAND_WRITTEN: frozenset[str] = frozenset(
+    n for m in _ENTRIES for a in m.names for n in (a.exposed, a.exposed.removesuffix("_total"))
+)
+_ENTRIES += tuple(
+    _m(name, type_, unit, help_, Alias(name, since, until))
+    for name, type_, unit, help_, since, until in names_recent.ROWS
+    if name not in HAND_WRITTEN
 )
 
 CATALOG: dict[str, Metric] = {m.canonical: m for m in _ENTRIES}

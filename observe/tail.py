@@ -12,6 +12,15 @@ Semantics (google/mtail `internal/tailer/logstream/filestream.go`, adapted):
   more than once between two polls, the generations we never opened are found beside the file
   (`name.N`, `name-<date>`: `observe.rotation` names them; uncompressed, not read before, written
   after the old one) and read in order first, so nothing is lost.
+- **Several writers** (vLLM's processes, each with its own RotatingFileHandler on one file, as
+  components/vllm-logging's logging.json sets up): a process rotates when *its* descriptor's file
+  is full, so one that logs rarely goes on writing into a file another has rotated away. A
+  rotated file we have read stays open, linked or not (once rotated past backupCount only our
+  descriptor can still read what a late writer adds), and what lands in it late is read on each
+  poll (after the live file's lines: order across files is not kept). At most `_MAX_LINGER` stay
+  open; the largest is let go first: a file its writer filled up is never written again (the
+  handler rolls over first), while each process's own file, partly filled, may be, minutes later
+  (vLLM's engine core logs its shutdown into the file it last wrote at start-up).
 - **Truncation** (copytruncate): same inode, size below our offset → seek to 0 and count it.
   Lines written between logrotate's copy and its truncate are lost by design (as in mtail).
 - **Deletion**: the path is gone → drain, retire, and let glob discovery find a re-created file.
@@ -53,6 +62,7 @@ __all__ = ["CountedLines", "Follower", "FollowerStats"]
 
 _CHUNK = 1 << 20
 _MAX_READ_PER_POLL = 8 << 20  # per file and poll: bounded memory when catching up on history
+_MAX_LINGER = 16  # rotated files kept open for late writers (about one per writing process)
 _WAKING = frozenset({"modified", "created", "moved", "deleted", "closed"})
 
 
@@ -121,6 +131,8 @@ class _Stream:
     skipping: bool = False  # inside an over-long line: drop bytes until the next newline
     catch_up: bool = False  # read from its start at construction, first EOF not reached yet
     seen: collections.deque = field(default_factory=lambda: collections.deque(maxlen=256))
+    opened_mtime_ns: int = 0  # the file's mtime when we opened it: later generations are newer
+    grew_at: float = 0.0  # time.monotonic() of the last read that got bytes (lingering files)
 
 
 class Follower:
@@ -146,7 +158,8 @@ class Follower:
         self._clock = clock
         self._streams: dict[str, _Stream] = {}
         self._failed: dict[str, str] = {}  # path → error, counted once until it opens
-        self._gone: dict[str, tuple[os.stat_result, list[tuple[int, int]]]] = {}  # retired, not back yet
+        self._gone: dict[str, tuple[int, list[tuple[int, int]]]] = {}  # retired, not back yet
+        self._linger: list[_Stream] = []  # rotated away, still linked: a late writer may add lines
         self._wake = threading.Event()
         self._more = False  # a file has unread bytes left after the per-poll cap
         self._observer = None
@@ -191,6 +204,8 @@ class Follower:
             st = self._streams.get(path)
             if st is not None and not self._closed:
                 self._service(st, out)
+        for st in list(self._linger):
+            self._service_lingering(st, out)
         return out
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -218,9 +233,10 @@ class Follower:
                 obs.join(timeout=2)
             except Exception:
                 pass
-        for st in self._streams.values():
+        for st in [*self._streams.values(), *self._linger]:
             _close_fd(st.fd)
         self._streams.clear()
+        self._linger.clear()
         self._wake.set()
 
     def __enter__(self) -> Follower:
@@ -260,7 +276,7 @@ class Follower:
             self._fail(path, e)
             return None
         self._failed.pop(path, None)
-        st = _Stream(path=path, fd=fd, dev_ino=key, offset=offset)
+        st = _Stream(path=path, fd=fd, dev_ino=key, offset=offset, opened_mtime_ns=fs.st_mtime_ns)
         st.seen.append(key)
         self._streams[path] = st
         self.stats.opens += 1
@@ -283,15 +299,11 @@ class Follower:
         try:
             ps = os.stat(st.path)
         except FileNotFoundError:
-            try:
-                old_stat = os.fstat(st.fd)
-            except OSError:
-                old_stat = None
             seen = list(st.seen)
             self._retire(st, out)
             self.stats.deletions += 1
-            if old_stat is not None:  # maybe mid-rotation: recover generations when it returns
-                self._gone[st.path] = (old_stat, seen)
+            # maybe mid-rotation: recover generations when it returns
+            self._gone[st.path] = (st.opened_mtime_ns, seen)
             return
         except OSError as e:
             self._fail(st.path, e)
@@ -302,7 +314,7 @@ class Follower:
             self._fail(st.path, e)
             return
         if (ps.st_dev, ps.st_ino) != st.dev_ino:
-            self._rotate(st, fs, out)
+            self._rotate(st, out)
         elif fs.st_size < st.offset:
             os.lseek(st.fd, 0, os.SEEK_SET)
             st.offset = 0
@@ -312,26 +324,24 @@ class Follower:
             if not self._read(st, out):
                 self._more = True
 
-    def _rotate(self, st: _Stream, old_stat: os.stat_result, out: list[LogLine]) -> None:
+    def _rotate(self, st: _Stream, out: list[LogLine]) -> None:
         """Drain and retire the old file, read generations we missed, then the new file."""
         seen = list(st.seen)
         self._retire(st, out)
         self.stats.rotations += 1
-        self._reopen(st.path, old_stat, seen, out)
+        self._reopen(st.path, st.opened_mtime_ns, seen, out)
 
-    def _reopen(
-        self, path: str, old_stat: os.stat_result, seen: list[tuple[int, int]], out: list[LogLine]
-    ) -> None:
+    def _reopen(self, path: str, since_ns: int, seen: list[tuple[int, int]], out: list[LogLine]) -> None:
         """Open `path` from its start, after reading any generation rotated away unseen."""
         new: _Stream | None = None
         for _ in range(4):  # scan, open the new file, scan again: it may have rotated meanwhile
-            lost = self._lost_generations(path, old_stat, seen, new.dev_ino if new else None)
+            lost = self._lost_generations(path, since_ns, seen, new.dev_ino if new else None)
             for fd in lost:
                 self._read_whole(fd, path, out, seen)
             if new is None:
                 new = self._open(path, at_end=False)
                 if new is None:
-                    self._gone[path] = (old_stat, seen)
+                    self._gone[path] = (since_ns, seen)
                     return
             elif not lost:
                 break
@@ -342,18 +352,46 @@ class Follower:
     def _retire(self, st: _Stream, out: list[LogLine]) -> None:
         while not self._read(st, out):
             pass
+        self._streams.pop(st.path, None)
+        self._keep_or_close(st, out)
+
+    def _keep_or_close(self, st: _Stream, out: list[LogLine]) -> None:
+        """A rotated file may get lines from a late writer: keep it open (see the module's notes)."""
+        self._flush_partial(st, out)  # its unterminated tail is a line: late writers add whole lines
+        if self._closed:
+            _close_fd(st.fd)
+            return
+        st.grew_at = time.monotonic()
+        self._linger.append(st)
+        while len(self._linger) > _MAX_LINGER:
+            self._let_go(max(self._linger, key=lambda s: (s.offset, -s.grew_at)), out)  # the fullest
+
+    def _service_lingering(self, st: _Stream, out: list[LogLine]) -> None:
+        before = st.offset
+        at_eof = self._read(st, out)
+        now = time.monotonic()
+        if st.offset != before:
+            st.grew_at = now
+        if not at_eof:
+            self._more = True
+
+    def _let_go(self, st: _Stream, out: list[LogLine]) -> None:
+        while not self._read(st, out):
+            pass
         self._flush_partial(st, out)
         _close_fd(st.fd)
-        self._streams.pop(st.path, None)
+        self._linger.remove(st)
 
     def _lost_generations(
         self,
         path: str,
-        old: os.stat_result,
+        since_ns: int,
         seen: list[tuple[int, int]],
         fence: tuple[int, int] | None = None,
     ) -> list[int]:
-        """Open rotated siblings of `path` written after the file we held and never read by us.
+        """Open rotated siblings of `path` written since we opened the file we held, never read by us
+        (with several writers the held file may be written after a newer generation was: its mtime
+        at open is the fence, not its last).
 
         Returns open descriptors, oldest generation first. The writer may be rotating while we
         look (names shift: `.1` becomes `.2`), so the directory is listed until two listings
@@ -362,7 +400,7 @@ class Follower:
         newer ones are found when the fence is retired.
         """
         d, base = os.path.split(path)
-        held = {s.dev_ino for s in self._streams.values()} | set(seen)
+        held = {s.dev_ino for s in (*self._streams.values(), *self._linger)} | set(seen)
         for attempt in range(200):
             first = _siblings(d, base)
             rank = {name: i for i, name in enumerate(first)}  # oldest first
@@ -376,7 +414,7 @@ class Follower:
                     fs = os.fstat(fd)
                 except OSError:
                     continue
-                if (fs.st_dev, fs.st_ino) != key or fs.st_mtime_ns < old.st_mtime_ns:
+                if (fs.st_dev, fs.st_ino) != key or fs.st_mtime_ns < since_ns:
                     _close_fd(fd)
                     continue
                 fds.append((rank[name], fd))
@@ -396,8 +434,7 @@ class Follower:
         self.stats.lost_generations_recovered += 1
         while not self._read(st, out):
             pass
-        self._flush_partial(st, out)
-        _close_fd(fd)
+        self._keep_or_close(st, out)
 
     def _read(self, st: _Stream, out: list[LogLine]) -> bool:
         """Read up to the per-poll cap; True when EOF was reached."""

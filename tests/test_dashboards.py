@@ -19,6 +19,12 @@ from tests.services import have, promql_metric_names
 ROOT = Path(__file__).resolve().parents[1]
 PANEL_TYPES = {"timeseries", "stat", "table", "bargauge", "heatmap"}
 PROM_BUILTIN = {"up"}
+# what NVIDIA's dcgm-exporter exports by default (the GPU board), tests/data/dcgm/default-counters.csv
+DCGM = {
+    ln.split(",")[0].strip()
+    for ln in (ROOT / "tests" / "data" / "dcgm" / "default-counters.csv").read_text().splitlines()
+    if ln.startswith("DCGM_")
+}
 # vLLM's own generated Grafana boards (vLLM's examples/observability dashboards)
 VLLM_UIDS = {"vllm-overview", "vllm-kv-cache", "vllm-instances"}
 VLLM_TAGS = {"vllm"}
@@ -33,12 +39,14 @@ def all_queries() -> list[tuple[str, str, str]]:
     ]
 
 
-def test_four_dashboards_committed():
+def test_six_dashboards_committed():
     assert set(MODELS) == {
         "observe-vllm-overview.json",
         "observe-vllm-tuning.json",
         "observe-vllm-kv-cache.json",
         "observe-vllm-instances.json",
+        "observe-vllm-gpu.json",
+        "observe-vllm-spec-kv-transfer.json",
     }
 
 
@@ -93,13 +101,18 @@ def test_regenerating_changes_nothing():
 def test_variables_and_datasource(name: str):
     model = MODELS[name]
     variables = {v["name"]: v for v in model["templating"]["list"]}
-    assert list(variables)[:5] == ["datasource", "job", "instance", "model_name", "engine"]
-    assert list(variables)[5:] == (["max_num_batched_tokens"] if name == "observe-vllm-tuning.json" else [])
+    assert list(variables)[:6] == ["datasource", "namespace", "job", "instance", "model_name", "engine"]
+    assert list(variables)[6:] == (["max_num_batched_tokens"] if name == "observe-vllm-tuning.json" else [])
     assert (
         variables["datasource"]["type"] == "datasource" and variables["datasource"]["query"] == "prometheus"
     )
-    for v in ("job", "instance", "model_name", "engine"):
+    for v in ("namespace", "job", "instance", "model_name", "engine"):
         assert variables[v]["includeAll"] and variables[v]["multi"]
+    # "All" is ".*": it also matches series without the label (compose has no namespace)
+    assert variables["namespace"]["allValue"] == ".*"
+    for title, q in dashboards.panel_queries(model):
+        if "vllm:" in q and not title.startswith("variable"):
+            assert 'namespace=~"$namespace"' in q, (name, title)
     for panel in model["panels"]:
         assert panel["datasource"] == {"type": "prometheus", "uid": "${datasource}"}, panel["title"]
         for t in panel.get("targets", []):
@@ -195,7 +208,12 @@ def test_every_metric_a_dashboard_reads_is_known():
     unknown = set()
     for name, title, q in all_queries():
         for metric in promql_metric_names(q):
-            if metric in RECORDED or metric in names.OBSERVE_METRICS or metric in PROM_BUILTIN:
+            if (
+                metric in RECORDED
+                or metric in names.OBSERVE_METRICS
+                or metric in PROM_BUILTIN
+                or metric in DCGM
+            ):
                 continue
             if names.split_sample_name(metric) is None:
                 unknown.add((name, title, metric))
@@ -241,3 +259,32 @@ def test_write_dashboards(tmp_path: Path):
     paths = dashboards.write_dashboards(tmp_path / "out")
     assert sorted(p.name for p in paths) == sorted(MODELS)
     assert all(p.read_text() == (ROOT / "dashboards" / p.name).read_text() for p in paths)
+
+
+def test_gpu_board_joins_dcgm_and_vllm_on_namespace_and_pod():
+    model = MODELS["observe-vllm-gpu.json"]
+    queries = dashboards.panel_queries(model)
+    read = {m for _, q in queries for m in promql_metric_names(grafana_to_promql(q))}
+    assert {
+        "DCGM_FI_DEV_GPU_UTIL",
+        "DCGM_FI_DEV_FB_USED",
+        "DCGM_FI_DEV_POWER_USAGE",
+        "DCGM_FI_DEV_GPU_TEMP",
+    } <= read
+    mem = " ".join(q for t, q in queries if t.startswith("GPU memory used"))
+    assert "by (namespace, pod, gpu)" in mem and "by (namespace, pod)" in mem and "kv_cache_usage_perc" in mem
+
+
+def test_newer_vllm_machinery_has_panels():
+    read = {
+        m
+        for _, q in dashboards.panel_queries(MODELS["observe-vllm-spec-kv-transfer.json"])
+        for m in promql_metric_names(grafana_to_promql(q))
+    }
+    for family in (
+        "vllm:spec_decode_num_accepted_tokens_total",
+        "vllm:kv_offload_store_bytes_total",
+        "vllm:nixl_xfer_time_seconds_bucket",
+        "vllm:num_requests_kv_fetch_by_stage",
+    ):
+        assert family in read, family

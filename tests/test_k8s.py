@@ -99,8 +99,13 @@ def test_dashboard_configmaps_are_the_dashboards_labelled_for_grafanas_sidecar()
 def test_overlay_renders_everything(overlay: str):
     docs = render(overlay)
     kinds = sorted(d["kind"] for d in docs)
+    logging_config = ["ConfigMap"] if overlay != "tee" else []  # components/vllm-logging's logging.json
+    dcgm = ["DaemonSet", "PodMonitor"] if overlay == "gpu" else []  # components/dcgm-exporter
     assert kinds == sorted(
-        ["Deployment", "Service", "PodMonitor", "PrometheusRule"] + ["ConfigMap"] * len(dashboards.DASHBOARDS)
+        ["Deployment", "Service", "PodMonitor", "PrometheusRule"]
+        + ["ConfigMap"] * len(dashboards.DASHBOARDS)
+        + logging_config
+        + dcgm
     )
     assert all(d["metadata"].get("namespace") == "llm" for d in docs)
 
@@ -184,7 +189,10 @@ def test_schemas_note_their_source():
 def test_crds_validate_against_the_prometheus_operator_schemas(overlay: str):
     docs = render(overlay)
     for kind in CRD_FILES:
-        jsonschema.validate(one(docs, kind), crd_schema(kind))
+        found = [d for d in docs if d["kind"] == kind]
+        assert found
+        for doc in found:
+            jsonschema.validate(doc, crd_schema(kind))
 
 
 def test_crd_schema_check_can_fail():
@@ -208,9 +216,9 @@ def _mount(container: dict, volume: str) -> dict:
 
 
 @needs_kubectl
-@pytest.mark.parametrize("overlay", OVERLAYS)
-def test_one_writer_of_the_log_on_a_shared_emptydir(overlay: str):
-    spec = pod_spec(render(overlay))
+def test_one_writer_of_the_log_on_a_shared_emptydir():
+    """overlays/tee (components/tee); the others: tests/test_k8s_logging.py."""
+    spec = pod_spec(render("tee"))
     init = {c["name"]: c for c in spec["initContainers"]}
     (vllm,) = spec["containers"]
     volumes = {v["name"]: v for v in spec["volumes"]}
@@ -267,7 +275,7 @@ def test_sidecar_image_recipe_runs_as_a_numeric_non_root_user():
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_podmonitor_scrapes_both_ports_with_the_join_labels(overlay: str):
     docs = render(overlay)
-    pm = one(docs, "PodMonitor")
+    pm = one(docs, "PodMonitor", "observe-vllm")
     spec = pod_spec(docs)
     pod_labels = one(docs, "Deployment")["spec"]["template"]["metadata"]["labels"]
     assert pm["spec"]["selector"]["matchLabels"].items() <= pod_labels.items()
@@ -323,35 +331,29 @@ CHART_DEPLOYMENT = {
 
 
 @needs_kubectl
-def test_production_stack_post_renderer_adds_the_same_sidecar_and_writer():
+def test_production_stack_post_renderer_applies_the_logging_component():
+    """The post-renderer is components/vllm-logging over the chart's output: the chart's command and
+    args stay as they are, the pod gets the same sidecar as overlays/cpu."""
     import kubernetes_validate
 
     ps = ROOT / "deploy" / "production-stack"
-    model = yaml.safe_load((ps / "values-observe.yaml").read_text())["servingEngineSpec"]["modelSpec"][0]
-    chart = copy.deepcopy(CHART_DEPLOYMENT)
-    pod = chart["spec"]["template"]["spec"]
-    pod["volumes"] = model["extraVolumes"]
-    pod["containers"][0]["volumeMounts"] = model["extraVolumeMounts"]
     r = subprocess.run(
         ["sh", str(ps / "post-renderer" / "kustomize.sh")],
-        input=yaml.safe_dump(chart),
+        input=yaml.safe_dump(CHART_DEPLOYMENT),
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert r.returncode == 0, r.stderr
-    out = yaml.safe_load(r.stdout)
+    docs = [d for d in yaml.safe_load_all(r.stdout) if d]
+    out = one(tuple(docs), "Deployment")
     kubernetes_validate.validate(out, K8S_VERSION, strict=True)
-    got, base = out["spec"]["template"]["spec"], pod_spec(render(OVERLAYS[0]))
+    got, base = out["spec"]["template"]["spec"], pod_spec(render("cpu"))
     (vllm,) = got["containers"]
-    assert (
-        vllm["command"]
-        == base["containers"][0]["command"]
-        + CHART_DEPLOYMENT["spec"]["template"]["spec"]["containers"][0]["command"][2:]
-    )
-    for name in ("install-tee", "observe"):
-        mine = {c["name"]: c for c in got["initContainers"]}[name]
-        ref = {c["name"]: c for c in base["initContainers"]}[name]
-        for key in ("command", "args", "restartPolicy", "volumeMounts", "readinessProbe"):
-            assert mine.get(key) == ref.get(key), (name, key)
+    chart_vllm = CHART_DEPLOYMENT["spec"]["template"]["spec"]["containers"][0]
+    assert vllm["command"] == chart_vllm["command"] and "args" not in vllm
+    mine = {c["name"]: c for c in got["initContainers"]}["observe"]
+    ref = {c["name"]: c for c in base["initContainers"]}["observe"]
+    assert mine == ref
     assert out["spec"]["template"]["metadata"]["labels"]["observe.vllm/sidecar"] == "true"
+    assert one(tuple(docs), "ConfigMap", "vllm-logging")["data"].keys() == {"logging.json"}

@@ -39,7 +39,7 @@ if pid:
 
 def rendered_pod() -> dict:
     r = subprocess.run(
-        ["kubectl", "kustomize", str(ROOT / "deploy" / "kubernetes" / "overlays" / "cpu")],
+        ["kubectl", "kustomize", str(ROOT / "deploy" / "kubernetes" / "overlays" / "tee")],
         capture_output=True,
         text=True,
         timeout=60,

@@ -146,4 +146,9 @@ def test_names_is_a_leaf_module():
     tree = ast.parse(Path(names.__file__).read_text())
     imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-    assert imported <= {"__future__", "dataclasses", "typing"}
+    assert imported <= {"__future__", "dataclasses", "typing", "observe"}
+    assert [
+        n.names[0].name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == "observe"
+    ] == ["names_recent"]
+    data = ast.parse(Path(names.names_recent.__file__).read_text())
+    assert {n.module for n in ast.walk(data) if isinstance(n, ast.ImportFrom)} == {"__future__"}

@@ -1,6 +1,6 @@
 """Grafana dashboards for vLLM, written with grafanalib (the only module that imports it).
 
-Four dashboards, committed as JSON in ``dashboards/`` (``observe generate dashboards``), with their
+Six dashboards, committed as JSON in ``dashboards/`` (``observe generate dashboards``), with their
 own uids (``observe-vllm-…``) and tag (``observe``) so that they live beside vLLM's own generated
 boards (uids ``vllm-overview``, ``vllm-kv-cache``, ``vllm-instances``, tag ``vllm``):
 
@@ -10,13 +10,14 @@ boards (uids ``vllm-overview``, ``vllm-kv-cache``, ``vllm-instances``, tag ``vll
   time per request phase (queue, prefill, decode, inference), finish reasons, request sizes;
 - ``observe-vllm-kv-cache``: measured capacity and maximum concurrency, usage, preemptions, waiting
   by reason, the sidecar's findings and recommendations;
-- ``observe-vllm-instances``: ``vllm:cache_config_info`` and a per-instance table.
+- ``observe-vllm-instances``: ``vllm:cache_config_info`` and a per-instance table;
+- ``observe-vllm-gpu`` and ``observe-vllm-spec-kv-transfer``: see ``observe.dashboards.gpu``.
 
 Queries read vLLM's own metrics (names from ``observe.names``, every exposed alias of a metric
 joined with ``or``, so a panel works on every vLLM version) with ``rate(…[$__rate_interval])``;
 only the SLO-attainment panel needs observe's recording rules, and says so. Ratios divide by
 ``(denominator > 0)``: an idle server shows no value rather than NaN. Every panel uses the
-``$datasource`` variable (no hard-coded datasource uid) and is filtered by ``$job``,
+``$datasource`` variable (no hard-coded datasource uid) and is filtered by ``$namespace``, ``$job``,
 ``$instance``, ``$model_name`` and ``$engine``. Descriptions say what to do when a panel looks bad.
 """
 
@@ -31,15 +32,17 @@ from typing import Any
 import grafanalib.core as g
 from grafanalib._gen import DashboardEncoder
 
-from observe import names
+from observe import dashjson, names
 from observe.errors import ConfigError
 
 __all__ = ["DASHBOARDS", "build", "render", "write_dashboards", "panel_queries"]
 
 DS: dict[str, str] = {"type": "prometheus", "uid": "${datasource}"}
-SEL = 'job=~"$job", instance=~"$instance", model_name=~"$model_name", engine=~"$engine"'
-SEL_NO_MODEL = 'job=~"$job", instance=~"$instance"'
-SEL_RULES = 'job=~"$job", instance=~"$instance", model_name=~"$model_name"'  # recording rules: no engine
+# $namespace's "All" is ".*", which also matches series without the label (compose, plain Prometheus)
+NS = 'namespace=~"$namespace", '
+SEL = NS + 'job=~"$job", instance=~"$instance", model_name=~"$model_name", engine=~"$engine"'
+SEL_NO_MODEL = NS + 'job=~"$job", instance=~"$instance"'
+SEL_RULES = NS + 'job=~"$job", instance=~"$instance", model_name=~"$model_name"'  # recording rules: no engine
 RI = "$__rate_interval"
 BY = "job, instance, model_name"
 RUNBOOKS = "docs/runbooks.md"
@@ -226,10 +229,20 @@ def _variables(extra: tuple[g.Template, ...] = ()) -> g.Templating:
                 name="datasource", label="Data source", query="prometheus", type="datasource", default=None
             ),
             g.Template(
+                name="namespace",
+                label="namespace",
+                dataSource=DS,
+                query=f"label_values({base}, namespace)",
+                includeAll=True,
+                multi=True,
+                allValue=".*",
+                refresh=2,
+            ),
+            g.Template(
                 name="job",
                 label="job",
                 dataSource=DS,
-                query=f"label_values({base}, job)",
+                query=f'label_values({base}{{namespace=~"$namespace"}}, job)',
                 includeAll=True,
                 multi=True,
                 allValue=".*",
@@ -239,7 +252,7 @@ def _variables(extra: tuple[g.Template, ...] = ()) -> g.Templating:
                 name="instance",
                 label="instance",
                 dataSource=DS,
-                query=f'label_values({base}{{job=~"$job"}}, instance)',
+                query=f'label_values({base}{{namespace=~"$namespace", job=~"$job"}}, instance)',
                 includeAll=True,
                 multi=True,
                 allValue=".*",
@@ -249,7 +262,7 @@ def _variables(extra: tuple[g.Template, ...] = ()) -> g.Templating:
                 name="model_name",
                 label="model",
                 dataSource=DS,
-                query=f'label_values({base}{{job=~"$job", instance=~"$instance"}}, model_name)',
+                query=f"label_values({base}{{{SEL_NO_MODEL}}}, model_name)",
                 includeAll=True,
                 multi=True,
                 allValue=".*",
@@ -259,7 +272,7 @@ def _variables(extra: tuple[g.Template, ...] = ()) -> g.Templating:
                 name="engine",
                 label="engine",
                 dataSource=DS,
-                query=f'label_values({base}{{job=~"$job", instance=~"$instance"}}, engine)',
+                query=f"label_values({base}{{{SEL_NO_MODEL}}}, engine)",
                 includeAll=True,
                 multi=True,
                 allValue=".*",
@@ -1158,11 +1171,15 @@ def instances() -> g.Dashboard:
 
 # ---------------------------------------------------------------- rendering
 
+from observe.dashboards.gpu import gpu, spec_kv_transfer  # noqa: E402  (uses the helpers above)
+
 DASHBOARDS = {
     "observe-vllm-overview.json": overview,
     "observe-vllm-tuning.json": tuning,
     "observe-vllm-kv-cache.json": kv_cache,
     "observe-vllm-instances.json": instances,
+    "observe-vllm-gpu.json": gpu,
+    "observe-vllm-spec-kv-transfer.json": spec_kv_transfer,
 }
 
 
@@ -1194,7 +1211,7 @@ def _fix_base_thresholds(node: Any) -> Any:
 
 def render_one(dashboard: g.Dashboard) -> str:
     model = json.loads(json.dumps(dashboard.to_json_data(), cls=DashboardEncoder))
-    return json.dumps(_fix_base_thresholds(model), sort_keys=True, indent=2) + "\n"
+    return json.dumps(dashjson.clean(_fix_base_thresholds(model)), sort_keys=True, indent=2) + "\n"
 
 
 def render() -> dict[str, str]:

@@ -1,0 +1,95 @@
+"""vLLM metric families the hand-written catalog (observe/names.py) does not have: those added since
+0.30 (KV offload and tiering, KV connectors: NIXL, Mooncake, LMCache, HF3FS, UMBP; P/D
+disaggregation; sleep mode, RL weight updates, websockets, ...), as read from the wheels' source by
+tools/vllm_metric_names.py (tests/data/vllm-metrics/). Data only: observe.names builds catalog
+entries from these rows. Generated — do not edit; regenerate after adding a release's JSON:
+
+    PYTHONPATH=. python tools/vllm_metric_names.py --catalog tests/data/vllm-metrics/vllm-*.json > observe/names_recent.py
+
+Row: (exposed name, type, unit, help as in vLLM's source, since, until). The unit comes from the
+name's Prometheus suffix (_seconds, _bytes, _perc -> ratio), "" when it has none.
+"""
+
+from __future__ import annotations
+
+# fmt: off
+ROWS: tuple[tuple[str, str, str, str, str, str | None], ...] = (
+    ('vllm:hf3fs_load_duration_seconds', 'histogram', 'seconds', 'Histogram of load duration for HF3FSKVConnector.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:hf3fs_num_failed_load_total', 'counter', '', 'Number of failed HF3FS KV load.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:hf3fs_num_failed_save_total', 'counter', '', 'Number of failed HF3FS KV save.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:hf3fs_save_duration_seconds', 'histogram', 'seconds', 'Histogram of save duration for HF3FSKVConnector.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:hisparse_cache_hits_total', 'counter', '', 'Number of HiSparse device hot-buffer hits.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:hisparse_cache_misses_total', 'counter', '', 'Number of HiSparse device hot-buffer misses.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:hisparse_host_block_idle_before_evict_seconds', 'histogram', 'seconds', 'Histogram of HiSparse host KV block idle time before eviction. Sampled metrics (controlled by --kv-cache-metrics-sample).', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:hisparse_host_block_lifetime_seconds', 'histogram', 'seconds', 'Histogram of HiSparse host KV block lifetime from allocation to eviction. Sampled metrics (controlled by --kv-cache-metrics-sample).', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:hisparse_host_block_reuse_gap_seconds', 'histogram', 'seconds', 'Histogram of time gaps between consecutive HiSparse host KV block accesses. Sampled metrics (controlled by --kv-cache-metrics-sample).', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:hisparse_host_cache_usage_perc', 'gauge', 'ratio', 'HiSparse host KV-cache usage. 1 means 100 percent usage. Evictable cached blocks count as free.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:hisparse_host_to_device_bytes_total', 'counter', 'bytes', 'Bytes transferred from host KV storage to HiSparse hot buffers.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:hisparse_pending_page_transfers', 'gauge', '', 'HiSparse page transfers (write-backs and restores) not yet completed.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_allocation_failure_total', 'counter', '', 'Number of KV offload store allocation attempts that failed.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_config_info', 'gauge', 'info', "(no help text in vLLM's source; defined in vllm/distributed/kv_transfer/kv_connector/v1/offloading/metrics.py)", 'vllm 0.33.0', None),
+    ('vllm:kv_offload_cpu_allocation_size', 'histogram', '', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/cpu/manager.py)", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_cpu_cache_read_usage_perc', 'gauge', 'ratio', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/cpu/manager.py)", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_cpu_cache_usage_perc', 'gauge', 'ratio', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/cpu/manager.py)", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_cpu_cache_write_usage_perc', 'gauge', 'ratio', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/cpu/manager.py)", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_load_bytes_total', 'counter', 'bytes', 'Total bytes loaded from offload storage to GPU.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_load_size', 'histogram', '', 'Histogram of KV offload load operation size, in bytes.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_load_time_total', 'counter', 'seconds', 'Total load time from offload storage to GPU, in seconds.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_lookup_async_delay_seconds', 'histogram', 'seconds', "Histogram of time between a request's offload lookup first deferring and the following lookup resolving, or request finish, in seconds.", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_lookup_sync_delay_seconds', 'histogram', 'seconds', 'Histogram of the time spent in a single offload lookup call, in seconds.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_store_bytes_total', 'counter', 'bytes', 'Total bytes stored from GPU to offload storage.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_store_size', 'histogram', '', 'Histogram of KV offload store operation size, in bytes.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_store_time_total', 'counter', 'seconds', 'Total store time from GPU to offload storage, in seconds.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_stores_skipped_total', 'counter', '', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/cpu/manager.py)", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_tiering_active_cascade_jobs', 'gauge', '', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/tiering/metrics.py)", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_tiering_active_promotion_jobs', 'gauge', '', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/tiering/metrics.py)", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_tiering_backpressure_blocks_dropped_total', 'counter', '', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/tiering/metrics.py)", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_tiering_backpressure_store_latency_ema', 'gauge', '', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/tiering/metrics.py)", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_tiering_backpressure_stores_dropped_total', 'counter', '', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/tiering/metrics.py)", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_tiering_cascade_job_failures_total', 'counter', '', 'Number of failed secondary-tier cascade jobs, labeled by tier.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_tiering_chunk_hits_total', 'counter', '', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/tiering/metrics.py)", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_tiering_chunk_queries_total', 'counter', '', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/tiering/metrics.py)", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_tiering_lookup_async_delay_seconds', 'histogram', 'seconds', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/tiering/metrics.py)", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_tiering_lookup_sync_delay_seconds', 'histogram', 'seconds', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/tiering/metrics.py)", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_tiering_primary_read_usage_perc', 'gauge', 'ratio', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/tiering/metrics.py)", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_tiering_primary_write_usage_perc', 'gauge', 'ratio', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/tiering/metrics.py)", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_tiering_promotion_allocation_failures_total', 'counter', '', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/tiering/metrics.py)", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_tiering_promotion_job_failures_total', 'counter', '', 'Number of failed secondary-tier promotion jobs, labeled by tier.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_tiering_promotion_latency_seconds', 'histogram', 'seconds', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/tiering/metrics.py)", 'vllm 0.33.0', None),
+    ('vllm:kv_offload_tiering_read_bytes_total', 'counter', 'bytes', 'Total bytes read from secondary tiers into the primary tier, labeled by tier.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_tiering_read_time_total', 'counter', 'seconds', 'Total time spent reading from secondary tiers into the primary tier, in seconds, labeled by tier. Tiers that do not report per-job transfer time have no series here. Use vllm:kv_offload_tiering_promotion_latency_seconds for tier-independent promotion timing.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_tiering_write_bytes_total', 'counter', 'bytes', 'Total bytes written from the primary tier to secondary tiers, labeled by tier.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_tiering_write_time_total', 'counter', 'seconds', 'Total time spent writing from the primary tier to secondary tiers, in seconds, labeled by tier. Tiers that do not report per-job transfer time have no series here.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:mooncake_bytes_transferred', 'histogram', '', 'Histogram of bytes transferred per Mooncake KV Cache transfer.', 'vllm 0.33.0', None),
+    ('vllm:mooncake_num_descriptors', 'histogram', '', 'Histogram of number of descriptors per Mooncake KV Cache transfer.', 'vllm 0.33.0', None),
+    ('vllm:mooncake_num_failed_recvs_total', 'counter', '', 'Number of failed Mooncake KV Cache receives.', 'vllm 0.33.0', None),
+    ('vllm:mooncake_num_failed_transfers_total', 'counter', '', 'Number of failed Mooncake KV Cache transfers.', 'vllm 0.33.0', None),
+    ('vllm:mooncake_num_kv_expired_reqs_total', 'counter', '', 'Number of requests that had their KV expire. NOTE: This metric is tracked on the P instance.', 'vllm 0.33.0', None),
+    ('vllm:mooncake_store_operation_bytes_total', 'counter', 'bytes', 'Number of bytes transferred by Mooncake store operations.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:mooncake_store_operation_failed_keys_total', 'counter', '', 'Number of Mooncake store keys that failed in operations.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:mooncake_store_operation_keys_total', 'counter', '', 'Number of Mooncake store keys touched by operations.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:mooncake_store_operation_time_seconds', 'histogram', 'seconds', 'Histogram of Mooncake store communication time.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:mooncake_store_operation_total', 'counter', '', 'Number of Mooncake store communication operations.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:mooncake_xfer_time_seconds', 'histogram', 'seconds', 'Histogram of transfer duration for Mooncake KV Cache transfers.', 'vllm 0.33.0', None),
+    ('vllm:nixl_num_notifications_after_expiry_total', 'counter', '', 'Number of completion notifications for requests that were no longer tracked, usually because their KV lease expired. The KV blocks may have been reused before the transfer finished. Counted per notification (one per remote rank), not per request.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:num_requests_kv_fetch_by_stage', 'gauge', '', "Number of waiting requests by async KV load stage. Stage labels: 'waiting_to_start' = needs an async KV load that has not started; 'in_progress' = load started and not yet reported finished; 'completed_waiting' = load finished, request not running yet.", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:rl_weight_update_operation_duration_seconds', 'histogram', 'seconds', 'Duration of one weight-transfer operation.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:rl_weight_update_operations_in_flight', 'gauge', '', 'Weight-transfer operations currently awaited.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:simple_kv_offload_info', 'gauge', 'info', '1', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:simple_kv_offload_load_blocks_total', 'counter', '', "(no help text in vLLM's source; defined in vllm/v1/simple_kv_offload/manager.py)", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:simple_kv_offload_pending_store_blocks', 'gauge', '', "(no help text in vLLM's source; defined in vllm/v1/simple_kv_offload/manager.py)", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:simple_kv_offload_save_outcomes_total', 'counter', '', "(no help text in vLLM's source; defined in vllm/v1/simple_kv_offload/manager.py)", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:simple_kv_offload_used_blocks', 'gauge', '', "(no help text in vLLM's source; defined in vllm/v1/simple_kv_offload/manager.py)", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:sleep_mode_operation_duration_seconds', 'histogram', 'seconds', 'Duration of one sleep-mode operation.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:sleep_mode_operations_in_flight', 'gauge', '', 'Sleep-mode operations currently awaited.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:tool_call_parser_invocations_total', 'counter', '', 'Total number of ToolParser invocations. Non-streaming increments once per choice; streaming increments once per delta.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:umbp_transfer_bytes_total', 'counter', 'bytes', 'Bytes in successfully completed UMBP transfer ranges.', 'vllm 0.33.0', None),
+    ('vllm:umbp_transfer_completed_total', 'counter', '', 'Number of UMBP objects completed.', 'vllm 0.33.0', None),
+    ('vllm:umbp_transfer_failed_total', 'counter', '', 'Number of UMBP objects failed.', 'vllm 0.33.0', None),
+    ('vllm:umbp_transfer_submitted_total', 'counter', '', 'Number of UMBP objects submitted.', 'vllm 0.33.0', None),
+    ('vllm:watermark_requests_total', 'counter', '', 'Finished requests by watermark status (only with watermark_config).', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:websocket_connection_duration_seconds', 'histogram', 'seconds', 'Duration of WebSocket connections in seconds.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:websocket_connections_active', 'gauge', '', 'Number of currently active WebSocket connections.', 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:websocket_connections_total', 'counter', '', 'Total number of WebSocket connections.', 'vllm 0.32.0 (older wheels not read)', None),
+)
+# fmt: on

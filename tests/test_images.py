@@ -1,0 +1,105 @@
+"""Images people can pin: every image in compose and in every overlay has a version tag (no `latest`,
+no bare name); the sidecar image is built from a lock of its runtime dependencies, runs as a numeric
+non-root user, and its command is `observe sidecar`; the components' sidecar tag is observe's version."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+from packaging.requirements import Requirement
+
+from tests.services import have
+
+ROOT = Path(__file__).resolve().parents[1]
+K8S = ROOT / "deploy" / "kubernetes"
+DOCKERFILE = (ROOT / "compose" / "Dockerfile.sidecar").read_text()
+LOCK = ROOT / "compose" / "requirements.lock"
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+OVERLAYS = sorted(p.name for p in (K8S / "overlays").iterdir() if (p / "kustomization.yaml").is_file())
+PINNED = re.compile(r"^[\w./-]+(:\d+)?[\w./-]*:(v?\d+\.\d+[\w.-]*)$")  # name:version
+
+
+def pinned(image: str) -> bool:
+    return bool(PINNED.match(image)) and not image.endswith(":latest")
+
+
+def test_pinned_recognises_unpinned_images():
+    assert pinned("vllm/vllm-openai:v0.33.0") and pinned(
+        "nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3-4.1.3-ubuntu22.04"
+    )
+    assert (
+        not pinned("vllm/vllm-openai:latest")
+        and not pinned("vllm/vllm-openai")
+        and not pinned("observe-sidecar")
+    )
+
+
+def _default(value: str) -> str:
+    """${VAR:-default} -> default (compose's interpolation, as `docker compose` resolves it unset)."""
+    return re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", value)
+
+
+def test_compose_images_are_pinned():
+    services = yaml.safe_load((ROOT / "compose" / "docker-compose.yml").read_text())["services"]
+    for name, svc in services.items():
+        if "build" in svc:  # built here from this tree
+            continue
+        assert pinned(_default(svc["image"])), (name, svc["image"])
+    assert _default(services["vllm"]["image"]).startswith("vllm/vllm-openai:v0.3")
+    assert services["dcgm-exporter"]["profiles"] == ["gpu"]
+
+
+def test_compose_prometheus_scrapes_dcgm_exporter():
+    prom = yaml.safe_load((ROOT / "compose" / "prometheus.yml").read_text())
+    jobs = {j["job_name"]: j for j in prom["scrape_configs"]}
+    assert jobs["dcgm"]["static_configs"][0]["targets"] == ["dcgm-exporter:9400"]
+
+
+@pytest.mark.skipif(not have("kubectl"), reason="kubectl not installed")
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_overlay_images_are_pinned(overlay: str):
+    r = subprocess.run(
+        ["kubectl", "kustomize", str(K8S / "overlays" / overlay)], capture_output=True, text=True
+    )
+    assert r.returncode == 0, r.stderr
+    images = re.findall(r"^\s+image: (\S+)$", r.stdout, re.M)
+    assert images and all(pinned(i) for i in images), images
+    sidecar = [i for i in images if i.startswith("observe-sidecar:")]
+    assert sidecar and all(i == f"observe-sidecar:{PYPROJECT['project']['version']}" for i in sidecar)
+
+
+def test_sidecar_image_installs_the_lock_without_resolving_and_runs_observe_sidecar():
+    lines = [ln for ln in DOCKERFILE.splitlines() if ln and not ln.startswith("#")]
+    assert lines[0] == "FROM python:3.11-slim"
+    assert "RUN pip install --no-deps -r requirements.lock" in lines
+    assert any(ln.startswith("RUN pip install --no-deps --no-build-isolation .") for ln in lines)
+    users = [ln.split()[1] for ln in lines if ln.startswith("USER ")]
+    assert users == ["10001"]
+    assert 'ENTRYPOINT ["observe"]' in lines and 'CMD ["sidecar"]' in lines
+    assert "compileall" in DOCKERFILE  # nothing written at run time: a read-only root file system works
+
+
+def test_lock_pins_every_runtime_dependency_and_theirs():
+    pins = {}
+    for ln in LOCK.read_text().splitlines():
+        if ln.startswith("#"):
+            continue
+        name, eq, version = ln.partition("==")
+        assert eq and version, ln
+        pins[name] = version
+    for dep in PYPROJECT["project"]["dependencies"]:
+        req = Requirement(dep)
+        name = re.sub(r"[-_.]+", "-", req.name).lower()
+        assert name in pins, f"{name} not in compose/requirements.lock"
+        assert req.specifier.contains(pins[name]), (dep, pins[name])
+    spec = importlib.util.spec_from_file_location("lock_runtime", ROOT / "tools" / "lock_runtime.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    # the closure of the installed dependencies has the same names (versions may move with the venv)
+    assert set(mod.closure(PYPROJECT["project"]["dependencies"])) == set(pins)

