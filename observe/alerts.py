@@ -38,7 +38,23 @@ __all__ = [
 RULES_FILE = "vllm-observe.rules.yml"
 GROUP_NAME = "vllm-observe"
 
-BY = "job, instance, model_name"
+# Labels that tell one replica of a model from another: a per-model rule aggregates them away.
+REPLICA_LABELS = ("pod", "instance", "job")
+
+
+def by(s: Settings, without: tuple[str, ...] = ()) -> str:
+    """Settings.rule_by as a PromQL label list, without the labels named in ``without``."""
+    return ", ".join(label for label in s.rule_by if label not in without)
+
+
+def target_by(s: Settings) -> str:
+    """The labels of one scrape target (no model_name): HTTP series and joins on ``up``."""
+    return by(s, ("model_name",))
+
+
+def sidecar_by(s: Settings) -> str:
+    """The labels a sidecar series shares with its vLLM's (not job, which is the sidecar's own)."""
+    return by(s, ("model_name", "job"))
 
 # Engine-error kinds (model.EngineError.kind) of a launch that failed to start: the sidecar names
 # the current one (with vLLM's reason) in observe_engine_startup_failure_info (see observe.crashes).
@@ -120,13 +136,16 @@ def slo_windows(s: Settings) -> list[str]:
     return out
 
 
-# SLO levels: per instance (each model on each server) and per model (all its replicas together).
-SLO_LEVELS = (("instance", BY, "VLLM"), ("model", "model_name", "VLLMModel"))
+def slo_levels(s: Settings) -> tuple[tuple[str, str, str], ...]:
+    """SLO levels: per instance (each model on each server) and per model (all its replicas
+    together, still per cluster and namespace)."""
+    return (("instance", by(s), "VLLM"), ("model", by(s, REPLICA_LABELS), "VLLMModel"))
 
 
 def recording_rules(s: Settings) -> list[dict[str, Any]]:
     """Recording rules that turn every vLLM version's names into canonical per-instance series."""
     w = s.rate_window
+    BY, TBY = by(s), target_by(s)
     v = _sel(s)
     err = _sel(s, 'finished_reason="error"')
     v1 = _sel(s, 'handler=~"/v1/.+"')
@@ -170,13 +189,13 @@ def recording_rules(s: Settings) -> list[dict[str, Any]]:
         {
             "record": f"instance:vllm_http_5xx:ratio_rate{w}",
             "expr": (
-                f"sum by (job, instance) (rate(http_requests_total{v1_5xx}[{w}]))\n/\n"
-                f"sum by (job, instance) (rate(http_requests_total{v1}[{w}]))"
+                f"sum by ({TBY}) (rate(http_requests_total{v1_5xx}[{w}]))\n/\n"
+                f"sum by ({TBY}) (rate(http_requests_total{v1}[{w}]))"
             ),
         },
         {
             "record": f"instance:vllm_http_requests:rate{w}",
-            "expr": f"sum by (job, instance) (rate(http_requests_total{v1}[{w}]))",
+            "expr": f"sum by ({TBY}) (rate(http_requests_total{v1}[{w}]))",
         },
         {
             "record": f"instance:vllm_prefix_cache_hit:ratio_rate{w}",
@@ -202,7 +221,7 @@ def recording_rules(s: Settings) -> list[dict[str, Any]]:
             }
         )
     windows = list(dict.fromkeys([w, *slo_windows(s)]))
-    for level, by, _ in SLO_LEVELS:
+    for level, level_by, _ in slo_levels(s):
         for window in windows:
             # requests started (one TTFT observation each): the traffic floor of the ratio alerts
             rules.append(
@@ -210,7 +229,7 @@ def recording_rules(s: Settings) -> list[dict[str, Any]]:
                     "record": f"{level}:vllm_requests:rate{window}",
                     "expr": _or_aliases(
                         "vllm:time_to_first_token_seconds",
-                        f"sum by ({by}) (rate({{m}}_count{v}[{window}]))",
+                        f"sum by ({level_by}) (rate({{m}}_count{v}[{window}]))",
                     ),
                 }
             )
@@ -219,7 +238,7 @@ def recording_rules(s: Settings) -> list[dict[str, Any]]:
                 {
                     "record": f"{level}:vllm_ttft_slo_errors:ratio_rate{window}",
                     "expr": _slo_error_ratio(
-                        s, "vllm:time_to_first_token_seconds", s.ttft_slo_seconds, window, by
+                        s, "vllm:time_to_first_token_seconds", s.ttft_slo_seconds, window, level_by
                     ),
                 }
             )
@@ -227,7 +246,7 @@ def recording_rules(s: Settings) -> list[dict[str, Any]]:
                 {
                     "record": f"{level}:vllm_itl_slo_errors:ratio_rate{window}",
                     "expr": _slo_error_ratio(
-                        s, "vllm:inter_token_latency_seconds", s.itl_slo_seconds, window, by
+                        s, "vllm:inter_token_latency_seconds", s.itl_slo_seconds, window, level_by
                     ),
                 }
             )
@@ -259,33 +278,36 @@ def _alert(
     return rule
 
 
-def _recent_errors(kinds: tuple[str, ...], window: str) -> str:
+def _recent_errors(s: Settings, kinds: tuple[str, ...], window: str) -> str:
     """True while a sidecar engine-error counter of these kinds rose within ``window`` — also when
     the series is new (the sidecar creates a kind's counter on its first occurrence)."""
     kind = f'kind="{kinds[0]}"' if len(kinds) == 1 else f'kind=~"{"|".join(kinds)}"'
-    return _recent_increase(f"observe_vllm_engine_errors_total{{{kind}}}", "kind", window)
+    return _recent_increase(s, f"observe_vllm_engine_errors_total{{{kind}}}", "kind", window)
 
 
-def _recent_increase(sel: str, label: str, window: str) -> str:
-    """True while the counter ``sel`` rose within ``window``, by (instance, label) — also when the
+def _recent_increase(s: Settings, sel: str, label: str, window: str) -> str:
+    """True while the counter ``sel`` rose within ``window``, by (sidecar_by, label) — also when the
     series is new (a sidecar that starts after the event, or creates the series on its first)."""
+    keys = sidecar_by(s)
     return (
-        f"sum by (instance, {label}) (increase({sel}[{window}])) > 0\nor\n"
-        f"sum by (instance, {label}) ({sel} > 0 unless {sel} offset {window})"
+        f"sum by ({keys}, {label}) (increase({sel}[{window}])) > 0\nor\n"
+        f"sum by ({keys}, {label}) ({sel} > 0 unless {sel} offset {window})"
     )
 
 
 def _query_label(metric: str, match: str, label: str) -> str:
     """An annotation template reading ``label`` of the series of ``metric`` that match this alert's
     labels (``match``: label names): the value goes in the text, not in the alert's identity."""
-    fmt = ",".join(f"{m}=%q" for m in match.split())
-    args = " ".join(f"$labels.{m}" for m in match.split())
+    labels = match.replace(",", " ").split()
+    fmt = ",".join(f"{m}=%q" for m in labels)
+    args = " ".join(f"$labels.{m}" for m in labels)
     return f'{{{{ range printf "{metric}{{{fmt}}}" {args} | query }}}}{{{{ .Labels.{label} }}}}{{{{ end }}}}'
 
 
 def alert_rules(s: Settings) -> list[dict[str, Any]]:
     """Every alert; reads the recording rules above and the sidecar's series."""
     w = s.rate_window
+    BY, TBY, SBY = by(s), target_by(s), sidecar_by(s)
     inst = "{{ $labels.instance }}"
     model = "{{ $labels.model_name }}"
     rules = [
@@ -321,7 +343,7 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
             f"  sum by ({BY}) (increase(vllm:generation_tokens_total{_sel(s)}[{stuck_window(s)}]))\n"
             f"  + on ({BY})\n"
             f"  sum by ({BY}) (increase(vllm:prompt_tokens_total{_sel(s)}[{stuck_window(s)}]))\n"
-            f") == 0\nand on (job, instance)\nup{_sel(s)} == 1",
+            f") == 0\nand on ({TBY})\nup{_sel(s)} == 1",
             stuck_for(s),
             "critical",
             "vllm",
@@ -377,7 +399,7 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         ("itl", "ITL", "an inter-token latency", "tokens", s.itl_slo_seconds, s.itl_slo_target),
     ):
         budget = 1.0 - target
-        for level, by, prefix in SLO_LEVELS:
+        for level, level_by, prefix in slo_levels(s):
             where = f"{model} on {inst}" if level == "instance" else f"{model} (all replicas)"
             for long_w, short_w, factor, for_, severity in s.burn_windows:
                 speed = "Fast" if severity == "critical" else "Slow"
@@ -387,7 +409,7 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
                     f"{prefix}{label}SLOBurn{speed}",
                     f"{level}:vllm_{key}_slo_errors:ratio_rate{long_w} > {limit}\nand\n"
                     f"{level}:vllm_{key}_slo_errors:ratio_rate{short_w} > {limit}\n"
-                    f"and on ({by})\n{level}:vllm_requests:rate{short_w} >= {floor}",
+                    f"and on ({level_by})\n{level}:vllm_requests:rate{short_w} >= {floor}",
                     for_,
                     severity,
                     "vllm",
@@ -405,9 +427,9 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
             "VLLMRequestErrors",
             f"(\n  instance:vllm_request_errors:ratio_rate{w} > {_num(s.error_ratio)}\n"
             f"  and on ({BY}) sum by ({BY}) (instance:vllm_request_success:rate{w}) >= {floor}\n)\n"
-            "or on (job, instance)\n(\n"
+            f"or on ({TBY})\n(\n"
             f"  instance:vllm_http_5xx:ratio_rate{w} > {_num(s.error_ratio)}\n"
-            f"  and on (job, instance) instance:vllm_http_requests:rate{w} >= {floor}\n)",
+            f"  and on ({TBY}) instance:vllm_http_requests:rate{w} >= {floor}\n)",
             s.errors_for,
             "warning",
             "vllm",
@@ -419,7 +441,7 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         _alert(
             s,
             "VLLMEngineOOM",
-            _recent_errors(("oom",), s.engine_error_window),
+            _recent_errors(s, ("oom",), s.engine_error_window),
             "0m",
             "critical",
             "vllm-logs",
@@ -431,20 +453,20 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         _alert(
             s,
             "VLLMEngineStartupFailed",
-            "max by (instance, kind, reason) (observe_engine_startup_failure_info) > 0",
+            f"max by ({SBY}, kind, reason) (observe_engine_startup_failure_info) > 0",
             "0m",
             "critical",
             "vllm-logs",
             f"vLLM at {inst} failed to start ({{{{ $labels.kind }}}}): {{{{ $labels.reason }}}}",
             "vLLM rejected its launch or failed during start-up; the observe sidecar read the reason in its "
             "log: {{ $labels.reason }} Fix: "
-            + _query_label("observe_engine_startup_failure_info", "instance kind reason", "fix")
+            + _query_label("observe_engine_startup_failure_info", f"{SBY} kind reason", "fix")
             + " The alert resolves when a launch serves (a stats line, or /metrics answering).",
         ),
         _alert(
             s,
             "VLLMEngineCrashed",
-            _recent_increase("observe_engine_crashes_total", "cause", s.engine_error_window),
+            _recent_increase(s, "observe_engine_crashes_total", "cause", s.engine_error_window),
             "0m",
             "critical",
             "vllm-logs",
@@ -483,15 +505,15 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         _alert(
             s,
             "ObserveRecommendationPending",
-            "max by (instance, flag) (observe_recommendation_info) > 0",
+            f"max by ({SBY}, flag) (observe_recommendation_info) > 0",
             s.recommendation_for,
             "info",
             "observe",
             f"observe recommends changing {{{{ $labels.flag }}}} for {inst}.",
             f"For {s.recommendation_for} the sidecar has recommended changing {{{{ $labels.flag }}}} (now: "
-            + _query_label("observe_recommendation_info", "instance flag", "current")
+            + _query_label("observe_recommendation_info", f"{SBY} flag", "current")
             + ", suggested: "
-            + _query_label("observe_recommendation_info", "instance flag", "suggested")
+            + _query_label("observe_recommendation_info", f"{SBY} flag", "suggested")
             + "). The values are not labels of the alert: one that drifts does not restart its for:. "
             "See /api/diagnosis on the sidecar for the evidence, then change the flag and restart vLLM.",
         ),

@@ -32,6 +32,16 @@ _SELECTOR = re.compile(
 )
 
 
+_LABEL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _job_matcher(job: str) -> str:
+    """The job matcher of a default selector: ``job`` itself, the job prometheus-operator gives a
+    PodMonitor (``<namespace>/<name>``) or ServiceMonitor (the Service's name) whose name starts
+    with it."""
+    return f'job=~"(.*/)?{re.escape(job)}.*"'.replace("\\", "\\\\")
+
+
 def _f(default: Any, note: str, section: str) -> Any:
     return field(default=default, metadata={"note": note, "section": section})
 
@@ -150,12 +160,25 @@ class Settings:
     observe_job: str = _f("observe", "Prometheus job label of the observe sidecars.", "alerts")
     vllm_selector: str | None = _f(
         None,
-        'Label matchers that pick the vLLM targets in every rule, e.g. job=~".*/vllm" (a PodMonitor '
-        'names its job namespace/name) or namespace="llm",container="vllm". Empty = job="<vllm_job>".',
+        'Label matchers that pick the vLLM targets in every rule, e.g. namespace="llm",container="vllm". '
+        'Empty = job=~"(.*/)?<vllm_job>.*": the job "vllm" of a static scrape config, and the job '
+        "prometheus-operator gives a PodMonitor (<namespace>/<podmonitor name>, e.g. llm/vllm-engine) "
+        "or a ServiceMonitor (the Service's name, e.g. vllm-engine-service).",
         "alerts",
     )
     observe_selector: str | None = _f(
-        None, 'Label matchers that pick the observe sidecars. Empty = job="<observe_job>".', "alerts"
+        None,
+        'Label matchers that pick the observe sidecars. Empty = job=~"(.*/)?<observe_job>.*", as for '
+        "vllm_selector.",
+        "alerts",
+    )
+    rule_by: tuple[str, ...] = _f(
+        ("cluster", "namespace", "pod", "job", "instance", "model_name"),
+        "Labels every recording rule aggregates by and every alert joins on, so the labels a cluster "
+        "routes on (namespace, pod, cluster) reach Alertmanager. A label a target lacks is harmless. "
+        "HTTP and sidecar rules use these without model_name; per-model SLO rules without pod, "
+        "instance and job.",
+        "alerts",
     )
     rule_labels: tuple[tuple[str, str], ...] = _f(
         (("release", "kube-prometheus-stack"),),
@@ -182,8 +205,11 @@ class Settings:
         "5m", "Window of rate() in recording rules; at least 4x the scrape interval.", "alerts"
     )
     runbook_base: str = _f(
-        "https://github.com/observe-vllm/observe/blob/main/docs/runbooks.md",
-        "Where docs/runbooks.md is published; each alert links to its section.",
+        "http://127.0.0.1:9400/runbooks",
+        "Where docs/runbooks.md is published; each alert links to its section (#<alert name in "
+        "lower case>). The default is the copy every observe sidecar serves at /runbooks, at the "
+        "address compose publishes it on (and `kubectl port-forward <pod> 9400` in Kubernetes); "
+        "set it to your wiki or repository for links that resolve from anywhere.",
         "alerts",
     )
     down_for: str = _f("2m", "How long vLLM must be down / unscraped before VLLMDown fires.", "alerts")
@@ -314,6 +340,13 @@ class Settings:
             sel = getattr(self, name)
             if sel is not None and (not _SELECTOR.match(sel) or "__name__" in sel):
                 raise ConfigError(f'{name} must be label matchers like job=~".*/vllm", got {sel!r}')
+        if not self.rule_by or len(set(self.rule_by)) != len(self.rule_by):
+            raise ConfigError(f"rule_by must name distinct labels, got {self.rule_by!r}")
+        for label in self.rule_by:
+            if not isinstance(label, str) or not _LABEL.match(label) or label.startswith("__"):
+                raise ConfigError(f"rule_by: {label!r} is not a Prometheus label name")
+        if "instance" not in self.rule_by:
+            raise ConfigError("rule_by must keep instance (the sidecar's series join vLLM's on it)")
         for k, v in self.rule_labels:
             if not re.match(r"^[A-Za-z_][A-Za-z0-9_./-]*$", k) or not isinstance(v, str):
                 raise ConfigError(f"rule_labels: bad label {k!r}: {v!r}")
@@ -338,12 +371,12 @@ class Settings:
     @property
     def vllm_matchers(self) -> str:
         """The label matchers (no braces) of the vLLM targets."""
-        return self.vllm_selector or f'job="{self.vllm_job}"'
+        return self.vllm_selector or _job_matcher(self.vllm_job)
 
     @property
     def observe_matchers(self) -> str:
         """The label matchers (no braces) of the observe sidecars."""
-        return self.observe_selector or f'job="{self.observe_job}"'
+        return self.observe_selector or _job_matcher(self.observe_job)
 
     @property
     def waiting_threshold(self) -> float:
