@@ -8,7 +8,8 @@ registry (the caller passes one). Metric names and help texts come from `names.O
 
 Label values that come from log lines (file names, error kinds, versions, flag values) go out only
 through prometheus_client's exposition, which escapes them; the JSON endpoints go through
-`json.dumps`. Nothing here renders HTML. /api/diagnosis answers by `diagnosis_access` (see
+`json.dumps`. The one HTML page, /runbooks (docs/runbooks.md, shipped in the package, which the
+alerts' default runbook_url points at), is escaped text under anchored headings. /api/diagnosis answers by `diagnosis_access` (see
 `config.SidecarSettings.diagnosis_access`): open, behind a bearer token (compared in constant
 time), closed (403) or off (404); /metrics and /healthz are always open.
 """
@@ -16,11 +17,14 @@ time), closed (403) or off (404); /metrics and /healthz are always open.
 from __future__ import annotations
 
 import hmac
+import html
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
 from typing import Any
 
 from prometheus_client import CollectorRegistry
@@ -203,6 +207,34 @@ def _analysis(s: ExportState) -> Iterator[Metric]:
     yield r
 
 
+def runbooks_html(text: str) -> bytes:
+    """The runbooks (markdown) as one page: each heading gets GitHub's anchor (``## VLLMDown`` →
+    ``#vllmdown``, what an alert's runbook_url names); every other line is escaped text."""
+    out = ['<!doctype html><meta charset="utf-8"><title>observe runbooks</title><body>']
+    para: list[str] = []
+
+    def flush() -> None:
+        if para:
+            out.append('<pre style="white-space:pre-wrap">' + html.escape("\n".join(para)) + "</pre>")
+            para.clear()
+
+    for line in text.splitlines():
+        m = re.match(r"^(#{1,3}) (.+)$", line)
+        if not m:
+            para.append(line)
+            continue
+        flush()
+        title, level = m[2].strip(), len(m[1])
+        anchor = re.sub(r"[^a-z0-9 _-]", "", title.lower()).replace(" ", "-")
+        out.append(f'<h{level} id="{html.escape(anchor)}">{html.escape(title)}</h{level}>')
+    flush()
+    return "\n".join(out).encode("utf-8")
+
+
+def _runbooks() -> bytes:
+    return runbooks_html(resources.files("observe").joinpath("data/runbooks.md").read_text("utf-8"))
+
+
 def make_registry(get_state: Callable[[], ExportState]) -> CollectorRegistry:
     """A fresh registry holding only the observe collector (no process/gc collectors)."""
     reg = CollectorRegistry(auto_describe=False)
@@ -211,7 +243,8 @@ def make_registry(get_state: Callable[[], ExportState]) -> CollectorRegistry:
 
 
 class Server:
-    """HTTP on `host:port` (default loopback): /metrics, /healthz, /api/diagnosis; port 0 = free."""
+    """HTTP on `host:port` (default loopback): /metrics, /healthz, /api/diagnosis, /runbooks; port
+    0 = free."""
 
     def __init__(
         self,
@@ -251,10 +284,17 @@ class Server:
                             self._json(503, {"error": "no diagnosis yet: the first analysis has not run"})
                         else:
                             self._json(200, d)
+                    elif path == "/runbooks":
+                        self._send(
+                            200,
+                            _runbooks(),
+                            "text/html; charset=utf-8",
+                            {"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'"},
+                        )
                     elif path == "/":
                         self._send(
                             200,
-                            b"observe sidecar: /metrics /healthz /api/diagnosis\n",
+                            b"observe sidecar: /metrics /healthz /api/diagnosis /runbooks\n",
                             "text/plain; charset=utf-8",
                         )
                     else:

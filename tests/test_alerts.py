@@ -152,7 +152,7 @@ def test_every_alert_has_severity_summary_description_runbook():
         ann = rule["annotations"]
         assert ann["summary"] and ann["description"]
         url, anchor = ann["runbook_url"].split("#")
-        assert url.endswith("docs/runbooks.md")
+        assert url == Settings().runbook_base and url.endswith("/runbooks")
         assert anchor in anchors, f"docs/runbooks.md has no section for {rule['alert']}"
 
 

