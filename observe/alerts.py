@@ -56,6 +56,7 @@ def sidecar_by(s: Settings) -> str:
     """The labels a sidecar series shares with its vLLM's (not job, which is the sidecar's own)."""
     return by(s, ("model_name", "job"))
 
+
 # Engine-error kinds (model.EngineError.kind) of a launch that failed to start: the sidecar names
 # the current one (with vLLM's reason) in observe_engine_startup_failure_info (see observe.crashes).
 STARTUP_KINDS = crashes.STARTUP_KINDS

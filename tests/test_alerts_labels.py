@@ -51,9 +51,10 @@ def test_every_aggregation_and_join_keeps_namespace_and_pod() -> None:
 def test_http_and_sidecar_rules_drop_model_name_and_the_sidecar_job() -> None:
     s = Settings()
     rules = {r.get("record") or r["alert"]: r["expr"] for r in _all_rules(s)}
-    assert "sum by (cluster, namespace, pod, job, instance) (rate(http_requests_total" in rules[
-        "instance:vllm_http_requests:rate5m"
-    ]
+    assert (
+        "sum by (cluster, namespace, pod, job, instance) (rate(http_requests_total"
+        in rules["instance:vllm_http_requests:rate5m"]
+    )
     assert rules["VLLMEngineStartupFailed"].startswith(
         "max by (cluster, namespace, pod, instance, kind, reason) (observe_engine_startup_failure_info)"
     )
@@ -87,7 +88,9 @@ def test_rule_by_is_a_setting() -> None:
         ("llm/my-vllm", False, False),
     ],
 )
-def test_default_selectors_take_podmonitor_and_servicemonitor_jobs(job: str, vllm: bool, sidecar: bool) -> None:
+def test_default_selectors_take_podmonitor_and_servicemonitor_jobs(
+    job: str, vllm: bool, sidecar: bool
+) -> None:
     s = Settings()
 
     def matches(matchers: str) -> bool:
