@@ -4,13 +4,14 @@ Six dashboards, committed as JSON in ``dashboards/`` (``observe generate dashboa
 own uids (``observe-vllm-…``) and tag (``observe``) so that they live beside vLLM's own generated
 boards (uids ``vllm-overview``, ``vllm-kv-cache``, ``vllm-instances``, tag ``vllm``):
 
-- ``observe-vllm-overview``: throughput, TTFT / ITL / E2E quantiles, SLO attainment, running /
-  waiting, KV usage, preemptions, prefix-cache hits, errors;
+- ``observe-vllm-overview``: throughput, TTFT / ITL / E2E quantiles and heatmaps, SLO attainment,
+  running / waiting, KV usage, preemptions, prefix-cache hits, errors;
 - ``observe-vllm-tuning``: tokens per engine step against ``--max-num-batched-tokens``, TPOT,
   time per request phase (queue, prefill, decode, inference), finish reasons, request sizes;
 - ``observe-vllm-kv-cache``: measured capacity and maximum concurrency, usage, preemptions, waiting
   by reason, the sidecar's findings and recommendations;
-- ``observe-vllm-instances``: ``vllm:cache_config_info`` and a per-instance table;
+- ``observe-vllm-instances``: ``vllm:cache_config_info``, a per-instance and a per-model table,
+  LoRA adapters and HTTP endpoints (``observe.dashboards.breakdown``);
 - ``observe-vllm-gpu`` and ``observe-vllm-spec-kv-transfer``: see ``observe.dashboards.gpu``.
 
 Queries read vLLM's own metrics (names from ``observe.names``, every exposed alias of a metric
@@ -179,6 +180,19 @@ def _stat(
         decimals=decimals,
         graphMode="area",
         thresholds=steps or [g.Threshold("green", 0, 0.0)],
+    )
+
+
+def _heatmap(title: str, desc: str, canonical: str) -> g.Heatmap:
+    """A histogram's buckets over time (all selected series summed per bucket)."""
+    return g.Heatmap(
+        title=title,
+        description=desc,
+        dataSource=DS,
+        dataFormat="tsbuckets",
+        hideZeroBuckets=True,
+        yBucketBound="upper",
+        targets=[_t(_buckets(canonical, "le"), "{{le}}", fmt="heatmap")],
     )
 
 
@@ -592,23 +606,36 @@ def overview() -> g.Dashboard:
             ),
         ),
         (
-            24,
             8,
-            g.Heatmap(
-                title="Time to first token distribution",
-                description="TTFT histogram over time (requests per bucket). A second band at high "
-                "latency is queueing or preempted requests: see the KV cache dashboard.",
-                dataSource=DS,
-                dataFormat="tsbuckets",
-                hideZeroBuckets=True,
-                yBucketBound="upper",
-                targets=[
-                    _t(
-                        _buckets("vllm:time_to_first_token_seconds", "le"),
-                        "{{le}}",
-                        fmt="heatmap",
-                    )
-                ],
+            8,
+            _heatmap(
+                "Time to first token distribution",
+                "TTFT histogram over time (requests per bucket). A second band at high latency is "
+                "queueing or preempted requests: see the KV cache dashboard.",
+                "vllm:time_to_first_token_seconds",
+            ),
+        ),
+        (
+            8,
+            8,
+            _heatmap(
+                "Inter-token latency distribution",
+                "Gaps between streamed tokens per bucket over time (vllm:inter_token_latency_seconds, or "
+                "time_per_output_token before v0.11). A band moving up with the batch: decode steps slow "
+                "down as the batch grows (lower --max-num-seqs); scattered high cells: long prefills "
+                "stall decodes (lower --max-num-batched-tokens for smoother streams).",
+                "vllm:inter_token_latency_seconds",
+            ),
+        ),
+        (
+            8,
+            8,
+            _heatmap(
+                "End-to-end latency distribution",
+                "Whole-request latency per bucket over time. Two bands: short and long answers (see "
+                "request sizes on the tuning board); the whole distribution moving up with the queue: "
+                "add capacity.",
+                "vllm:e2e_request_latency_seconds",
             ),
         ),
     ]
@@ -785,16 +812,12 @@ def tuning() -> g.Dashboard:
         (
             12,
             8,
-            g.Heatmap(
-                title="Tokens per engine step distribution",
-                description="Engine steps per token-count bucket over time. A band at the top bucket "
-                "below the budget: steps are full; two bands: prefill-heavy and decode-only steps alternate "
+            _heatmap(
+                "Tokens per engine step distribution",
+                "Engine steps per token-count bucket over time. A band at the top bucket below the "
+                "budget: steps are full; two bands: prefill-heavy and decode-only steps alternate "
                 "(chunked prefill mixes them).",
-                dataSource=DS,
-                dataFormat="tsbuckets",
-                hideZeroBuckets=True,
-                yBucketBound="upper",
-                targets=[_t(_buckets(steps, "le"), "{{le}}", fmt="heatmap")],
+                steps,
             ),
         ),
     ]
@@ -1160,18 +1183,21 @@ def instances() -> g.Dashboard:
                 ],
             ),
         ),
+        *breakdown.panels(),
     ]
     return _dashboard(
         "instances",
         "vLLM / Instances & configuration (observe)",
-        "Per-instance status and the engine configuration each vLLM reports.",
+        "Per-instance status and the engine configuration each vLLM reports; per model, LoRA "
+        "adapters and HTTP endpoints (observe.dashboards.breakdown).",
         _place(panels),
     )
 
 
 # ---------------------------------------------------------------- rendering
 
-from observe.dashboards.gpu import gpu, spec_kv_transfer  # noqa: E402  (uses the helpers above)
+from observe.dashboards import breakdown  # noqa: E402  (uses the helpers above)
+from observe.dashboards.gpu import gpu, spec_kv_transfer  # noqa: E402
 
 DASHBOARDS = {
     "observe-vllm-overview.json": overview,

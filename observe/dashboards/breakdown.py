@@ -1,0 +1,202 @@
+"""Panels that break vLLM's traffic down, on the instances board: one row per served model, the
+LoRA adapters each instance holds, and the OpenAI server's HTTP endpoints. Part of the dashboard
+builder (grafanalib stays inside ``observe.dashboards``); helpers from the package.
+
+- per model (``model_name``): instances, requests/s, prompt and generation tokens/s, running,
+  waiting, KV-cache usage and TTFT p95, one table row each;
+- LoRA: ``vllm:lora_requests_info``. vLLM (``v1/metrics/loggers.py``) sets the series of the
+  current label set (``max_lora``, ``running_lora_adapters``, ``waiting_lora_adapters``: adapter
+  names joined by commas) to the current time at every stats update, and never removes the old
+  sets: the newest series of an instance is its state now (``topk by (…) (1, …)``). The series has
+  no ``model_name`` or ``engine`` label;
+- HTTP: prometheus-fastapi-instrumentator's ``http_requests_total`` (``handler``, ``method``,
+  ``status`` grouped as ``2xx``/``4xx``/``5xx``) and ``http_request_duration_seconds`` (``handler``,
+  ``method``; few buckets: 0.1, 0.5, 1 s and +Inf in vLLM 0.32, hence means, not quantiles).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from observe import dashboards as d
+
+BY_MODEL = "model_name"
+HTTP_BY = "instance, handler"
+_INSTANCE_KEY = "namespace, job, instance"
+
+# column → (refId, expression, unit); one instant query each, merged on model_name
+_MODEL_COLUMNS: list[tuple[str, str, str, str]] = [
+    (
+        "instances",
+        "A",
+        d._aliases(
+            "vllm:num_requests_running",
+            f"count by ({BY_MODEL}) (max by ({BY_MODEL}, {_INSTANCE_KEY}) ({{m}}{{{d.SEL}}}))",
+        ),
+        "none",
+    ),
+    ("requests/s", "B", d._rate("vllm:request_success_total", BY_MODEL), "reqps"),
+    ("prompt tokens/s", "C", d._rate("vllm:prompt_tokens_total", BY_MODEL), "short"),
+    ("generation tokens/s", "D", d._rate("vllm:generation_tokens_total", BY_MODEL), "short"),
+    ("running", "E", d._gauge("vllm:num_requests_running", "sum", BY_MODEL), "none"),
+    ("waiting", "F", d._gauge("vllm:num_requests_waiting", "sum", BY_MODEL), "none"),
+    ("KV usage (max)", "G", d._gauge("vllm:kv_cache_usage_perc", "max", BY_MODEL), "percentunit"),
+    ("TTFT p95", "H", d._hq(0.95, "vllm:time_to_first_token_seconds", BY_MODEL), "s"),
+]
+
+
+def _unit_overrides(units: dict[str, str]) -> list[dict[str, Any]]:
+    return [
+        {"matcher": {"id": "byName", "options": name}, "properties": [{"id": "unit", "value": unit}]}
+        for name, unit in units.items()
+    ]
+
+
+def model_table() -> d.g.Table:
+    return d.g.Table(
+        title="Models",
+        description="One row per served model (model_name) across the selected instances: how many "
+        "instances serve it, finished requests/s, prompt and generation tokens/s, the batch and the "
+        "queue, the fullest KV cache and TTFT p95. A model with waiting requests and a full KV cache "
+        "needs more replicas or a smaller batch; a model with no traffic can give its GPUs to another.",
+        dataSource=d.DS,
+        targets=[d._t(expr, ref=ref, instant=True, fmt="table") for _, ref, expr, _ in _MODEL_COLUMNS],
+        transformations=[
+            {"id": "merge", "options": {}},
+            {
+                "id": "organize",
+                "options": {
+                    "excludeByName": {"Time": True},
+                    "renameByName": {f"Value #{ref}": col for col, ref, _, _ in _MODEL_COLUMNS},
+                },
+            },
+        ],
+        overrides=_unit_overrides({col: unit for col, _, _, unit in _MODEL_COLUMNS}),
+    )
+
+
+def lora_table() -> d.g.Table:
+    return d.g.Table(
+        title="LoRA adapters (vllm:lora_requests_info)",
+        description="The LoRA adapters each instance is running and has requests waiting for, with "
+        "its --max-loras (max_lora), from vLLM's latest stats update. Waiting adapters while running "
+        "already holds max_lora adapters: requests wait for a LoRA slot; raise --max-loras if GPU "
+        "memory allows, or route each adapter to fewer instances. Empty: LoRA is not enabled.",
+        dataSource=d.DS,
+        targets=[
+            d._t(
+                f"topk by ({_INSTANCE_KEY}) (1, vllm:lora_requests_info{{{d.SEL_NO_MODEL}}})",
+                instant=True,
+                fmt="table",
+            )
+        ],
+        transformations=[
+            {
+                "id": "organize",
+                "options": {
+                    "excludeByName": {"Time": True, "Value": True, "__name__": True},
+                    "indexByName": {
+                        "instance": 0,
+                        "max_lora": 1,
+                        "running_lora_adapters": 2,
+                        "waiting_lora_adapters": 3,
+                    },
+                },
+            }
+        ],
+    )
+
+
+def _http(template: str) -> str:
+    return template.replace("{sel}", d.SEL_NO_MODEL).replace("{ri}", d.RI)
+
+
+def panels() -> list[tuple[int, int, Any]]:
+    """(width, height, panel) for the instances board, after its own panels."""
+    requests = _http("sum by ({by}) (rate(http_requests_total{{sel}}[{ri}]))")
+    errors = _http('sum by ({by}) (rate(http_requests_total{{sel}, status=~"4xx|5xx"}[{ri}]))')
+    return [
+        (24, 8, model_table()),
+        (16, 7, lora_table()),
+        (
+            8,
+            7,
+            d._ts(
+                "Requests deferred (LoRA slot, KV transfer)",
+                "Waiting requests vLLM deferred (reason=deferred): waiting for a LoRA slot or a "
+                "KV transfer, not for KV room. Sustained with LoRA on: raise --max-loras or spread "
+                "adapters over instances. Empty on vLLM before 2026-04 (only the total exists).",
+                [
+                    d._t(
+                        "sum by (instance) (vllm:num_requests_waiting_by_reason"
+                        f'{{{d.SEL}, reason="deferred"}})',
+                        "{{instance}}",
+                    )
+                ],
+                "short",
+            ),
+        ),
+        (
+            8,
+            8,
+            d._ts(
+                "HTTP requests by endpoint and status",
+                "Answers per second of vLLM's OpenAI server by handler and status class "
+                "(http_requests_total). Traffic on an endpoint you did not expect (e.g. /v1/completions "
+                "instead of /v1/chat/completions) changes prompt sizes; 4xx are client errors "
+                "(bad requests, too-long prompts), 5xx the server's.",
+                [
+                    d._t(
+                        requests.replace("{by}", f"{HTTP_BY}, status"),
+                        "{{handler}} {{status}} {{instance}}",
+                    )
+                ],
+                "reqps",
+            ),
+        ),
+        (
+            8,
+            8,
+            d._ts(
+                "HTTP error share by endpoint (4xx / 5xx)",
+                "Share of each endpoint's answers that were 4xx or 5xx. 4xx rising: clients send "
+                "prompts over --max-model-len or bad parameters (read the API-server log); 5xx: "
+                "engine errors, read the engine log (observe diagnose).",
+                [
+                    d._t(
+                        f"({errors.replace('{by}', f'{HTTP_BY}, status')})\n"
+                        f"/ on ({HTTP_BY}) group_left ()\n"
+                        f"(({requests.replace('{by}', HTTP_BY)}) > 0)",
+                        "{{handler}} {{status}} {{instance}}",
+                    )
+                ],
+                "percentunit",
+                valueMin=0,
+            ),
+        ),
+        (
+            8,
+            8,
+            d._ts(
+                "HTTP latency by endpoint (mean)",
+                "Mean time vLLM's HTTP server took per request, by handler "
+                "(http_request_duration_seconds; its buckets are too coarse for quantiles). Compare "
+                "with the engine's end-to-end latency on the overview: a much larger HTTP time "
+                "points at the API server (detokenization, a busy event loop), not the engine.",
+                [
+                    d._t(
+                        d._ratio(
+                            requests.replace("http_requests_total", "http_request_duration_seconds_sum").replace(
+                                "{by}", HTTP_BY
+                            ),
+                            requests.replace("http_requests_total", "http_request_duration_seconds_count").replace(
+                                "{by}", HTTP_BY
+                            ),
+                        ),
+                        "{{handler}} {{instance}}",
+                    )
+                ],
+                "s",
+            ),
+        ),
+    ]
