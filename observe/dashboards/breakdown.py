@@ -159,12 +159,14 @@ def panels() -> list[tuple[int, int, Any]]:
             8,
             d._ts(
                 "HTTP error share by endpoint (4xx / 5xx)",
-                "Share of each endpoint's answers that were 4xx or 5xx. 4xx rising: clients send "
+                "Share of each endpoint's answers that were 4xx or 5xx (0, with no status, while "
+                "an endpoint answers without errors). 4xx rising: clients send "
                 "prompts over --max-model-len or bad parameters (read the API-server log); 5xx: "
                 "engine errors, read the engine log (observe diagnose).",
                 [
                     d._t(
-                        f"({errors.replace('{by}', f'{HTTP_BY}, status')})\n"
+                        f"({errors.replace('{by}', f'{HTTP_BY}, status')}"
+                        f" or 0 * {requests.replace('{by}', HTTP_BY)})\n"
                         f"/ on ({HTTP_BY}) group_left ()\n"
                         f"(({requests.replace('{by}', HTTP_BY)}) > 0)",
                         "{{handler}} {{status}} {{instance}}",
