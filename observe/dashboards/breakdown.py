@@ -166,7 +166,7 @@ def panels() -> list[tuple[int, int, Any]]:
                 [
                     d._t(
                         f"({errors.replace('{by}', f'{HTTP_BY}, status')}"
-                        f" or 0 * {requests.replace('{by}', HTTP_BY)})\n"
+                        f" or on ({HTTP_BY}) 0 * {requests.replace('{by}', HTTP_BY)})\n"
                         f"/ on ({HTTP_BY}) group_left ()\n"
                         f"(({requests.replace('{by}', HTTP_BY)}) > 0)",
                         "{{handler}} {{status}} {{instance}}",
