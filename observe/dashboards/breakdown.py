@@ -107,14 +107,17 @@ def lora_table() -> d.g.Table:
     )
 
 
-def _http(template: str) -> str:
-    return template.replace("{sel}", d.SEL_NO_MODEL).replace("{ri}", d.RI)
+def _http(metric: str, by: str, extra: str = "") -> str:
+    """Per-second rate of an instrumentator series, summed ``by`` (no model_name / engine labels)."""
+    sel = d.SEL_NO_MODEL + (", " + extra if extra else "")
+    return f"sum by ({by}) (rate({metric}{{{sel}}}[{d.RI}]))"
 
 
 def panels() -> list[tuple[int, int, Any]]:
     """(width, height, panel) for the instances board, after its own panels."""
-    requests = _http("sum by ({by}) (rate(http_requests_total{{sel}}[{ri}]))")
-    errors = _http('sum by ({by}) (rate(http_requests_total{{sel}, status=~"4xx|5xx"}[{ri}]))')
+    by_status = f"{HTTP_BY}, status"
+    errors = _http("http_requests_total", by_status, 'status=~"4xx|5xx"')
+    answers = _http("http_requests_total", HTTP_BY)
     return [
         (24, 8, model_table()),
         (16, 7, lora_table()),
@@ -145,12 +148,7 @@ def panels() -> list[tuple[int, int, Any]]:
                 "(http_requests_total). Traffic on an endpoint you did not expect (e.g. /v1/completions "
                 "instead of /v1/chat/completions) changes prompt sizes; 4xx are client errors "
                 "(bad requests, too-long prompts), 5xx the server's.",
-                [
-                    d._t(
-                        requests.replace("{by}", f"{HTTP_BY}, status"),
-                        "{{handler}} {{status}} {{instance}}",
-                    )
-                ],
+                [d._t(_http("http_requests_total", by_status), "{{handler}} {{status}} {{instance}}")],
                 "reqps",
             ),
         ),
@@ -165,10 +163,8 @@ def panels() -> list[tuple[int, int, Any]]:
                 "engine errors, read the engine log (observe diagnose).",
                 [
                     d._t(
-                        f"({errors.replace('{by}', f'{HTTP_BY}, status')}"
-                        f" or on ({HTTP_BY}) 0 * {requests.replace('{by}', HTTP_BY)})\n"
-                        f"/ on ({HTTP_BY}) group_left ()\n"
-                        f"(({requests.replace('{by}', HTTP_BY)}) > 0)",
+                        f"({errors} or on ({HTTP_BY}) 0 * {answers})\n"
+                        f"/ on ({HTTP_BY}) group_left ()\n(({answers}) > 0)",
                         "{{handler}} {{status}} {{instance}}",
                     )
                 ],
@@ -188,12 +184,8 @@ def panels() -> list[tuple[int, int, Any]]:
                 [
                     d._t(
                         d._ratio(
-                            requests.replace("http_requests_total", "http_request_duration_seconds_sum").replace(
-                                "{by}", HTTP_BY
-                            ),
-                            requests.replace("http_requests_total", "http_request_duration_seconds_count").replace(
-                                "{by}", HTTP_BY
-                            ),
+                            _http("http_request_duration_seconds_sum", HTTP_BY),
+                            _http("http_request_duration_seconds_count", HTTP_BY),
                         ),
                         "{{handler}} {{instance}}",
                     )
