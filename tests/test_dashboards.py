@@ -490,13 +490,18 @@ def _lora_series(text: str) -> dict[str, float]:
 
 
 def test_real_lora_scrapes_keep_old_label_sets():
-    """What the LoRA panel must cope with, as the real server wrote it: several label sets at once,
-    the newest (largest timestamp) the current state; the HTTP status classes include 4xx."""
+    """What the LoRA panels must cope with, as the real server wrote it: several label sets at once,
+    the newest (largest timestamp) the current state; requests waiting for a LoRA slot counted as
+    deferred; the HTTP status classes include 4xx."""
     sets = [_lora_series(p.read_text()) for p in LORA_SNAPS]
     assert len(sets[0]) == 1 and len(sets[-1]) == 3
     newest = max(sets[-1], key=lambda k: sets[-1][k])
     assert 'running_lora_adapters=""' in newest and 'max_lora="1"' in newest  # idle after the load
     assert re.search(r'^http_requests_total\{[^}]*status="4xx"', LORA_SNAPS[-1].read_text(), re.M)
+    # the requests of the adapter without a slot (max_lora 1) wait as "deferred": the panel beside it
+    first = LORA_SNAPS[0].read_text()
+    assert 'waiting_lora_adapters="ad-a"' in first
+    assert re.search(r'^vllm:num_requests_waiting_by_reason\{[^}]*reason="deferred"\} 2\.0$', first, re.M)
 
 
 @pytest.mark.skipif(not have("promtool"), reason="promtool (Debian `prometheus`) not installed")
