@@ -1,5 +1,6 @@
-"""Panels that break vLLM's traffic down, on the instances board: one row per served model, the
-LoRA adapters each instance holds, and the OpenAI server's HTTP endpoints. Part of the dashboard
+"""The instances board (``observe-vllm-instances``): per-instance status and the engine
+configuration each vLLM reports, then panels that break the traffic down: one row per served model,
+the LoRA adapters each instance holds, and the OpenAI server's HTTP endpoints. Part of the dashboard
 builder (grafanalib stays inside ``observe.dashboards``); helpers from the package.
 
 - per model (``model_name``): instances, requests/s, prompt and generation tokens/s, running,
@@ -113,7 +114,7 @@ def _http(metric: str, by: str, extra: str = "") -> str:
     return f"sum by ({by}) (rate({metric}{{{sel}}}[{d.RI}]))"
 
 
-def panels() -> list[tuple[int, int, Any]]:
+def breakdown_panels() -> list[tuple[int, int, Any]]:
     """(width, height, panel) for the instances board, after its own panels."""
     by_status = f"{HTTP_BY}, status"
     errors = _http("http_requests_total", by_status, 'status=~"4xx|5xx"')
@@ -194,3 +195,181 @@ def panels() -> list[tuple[int, int, Any]]:
             ),
         ),
     ]
+
+
+# ---------------------------------------------------------------- Instances & configuration
+
+_CACHE_CONFIG_COLUMNS = [
+    "instance",
+    "engine",
+    "block_size",
+    "num_gpu_blocks",
+    "kv_cache_size_tokens",
+    "kv_cache_max_concurrency",
+    "gpu_memory_utilization",
+    "cache_dtype",
+    "enable_prefix_caching",
+    "num_cpu_blocks",
+    "sliding_window",
+]
+
+
+def instances() -> d.g.Dashboard:
+    summary_targets = [
+        d._t(f"max by (instance) (up{{{d.SEL_NO_MODEL}}})", ref="A", instant=True, fmt="table"),
+        d._t(
+            d._gauge("vllm:kv_cache_usage_perc", "max", "instance"),
+            ref="B",
+            instant=True,
+            fmt="table",
+        ),
+        d._t(
+            d._gauge("vllm:num_requests_running", "sum", "instance"),
+            ref="C",
+            instant=True,
+            fmt="table",
+        ),
+        d._t(
+            d._gauge("vllm:num_requests_waiting", "sum", "instance"),
+            ref="D",
+            instant=True,
+            fmt="table",
+        ),
+        d._t(
+            d._rate("vllm:request_success_total", "instance"),
+            ref="E",
+            instant=True,
+            fmt="table",
+        ),
+        d._t(
+            d._hq(0.99, "vllm:time_to_first_token_seconds", "instance"),
+            ref="F",
+            instant=True,
+            fmt="table",
+        ),
+    ]
+    rename = {
+        "Value #A": "up",
+        "Value #B": "KV usage",
+        "Value #C": "running",
+        "Value #D": "waiting",
+        "Value #E": "requests/s",
+        "Value #F": "TTFT p99 (s)",
+    }
+    panels = [
+        (
+            24,
+            8,
+            d.g.Table(
+                title="Instances",
+                description="One row per vLLM instance: up, KV usage, batch, queue, "
+                "throughput and TTFT p99. A row with up=0 is down (VLLMDown); high KV usage with waiting "
+                "requests needs a smaller batch or more memory.",
+                dataSource=d.DS,
+                targets=summary_targets,
+                transformations=[
+                    {"id": "merge", "options": {}},
+                    {"id": "organize", "options": {"excludeByName": {"Time": True}, "renameByName": rename}},
+                ],
+            ),
+        ),
+        (
+            24,
+            8,
+            d.g.Table(
+                title="Cache configuration (vllm:cache_config_info)",
+                description="How each engine sized its KV cache: blocks × block_size = KV tokens, "
+                "gpu_memory_utilization, cache dtype, prefix caching. Fewer tokens than expected: compare "
+                "with observe capacity; num_gpu_blocks='None' on old versions is a vLLM bug (#15755).",
+                dataSource=d.DS,
+                targets=[
+                    d._t(
+                        f"max by ({', '.join(_CACHE_CONFIG_COLUMNS)}) "
+                        f"(vllm:cache_config_info{{{d.SEL_NO_MODEL}}})",
+                        instant=True,
+                        fmt="table",
+                    )
+                ],
+                transformations=[
+                    {
+                        "id": "organize",
+                        "options": {
+                            "excludeByName": {"Time": True, "Value": True},
+                            "indexByName": {c: i for i, c in enumerate(_CACHE_CONFIG_COLUMNS)},
+                        },
+                    }
+                ],
+            ),
+        ),
+        (
+            8,
+            8,
+            d.g.Stat(
+                title="Up",
+                description="Scrape status per instance (1 = up). 0: the server is down or "
+                "loading; see the VLLMDown runbook.",
+                dataSource=d.DS,
+                targets=[d._t(f"up{{{d.SEL_NO_MODEL}}}", "{{instance}}")],
+                reduceCalc="lastNotNull",
+                thresholds=[d.g.Threshold("red", 0, 0.0), d.g.Threshold("green", 1, 1.0)],
+            ),
+        ),
+        (
+            8,
+            8,
+            d._bargauge(
+                "Requests / s per instance",
+                "Load per instance. Uneven load behind a balancer: check "
+                "its policy; one idle instance may be unhealthy.",
+                d._t(
+                    d._rate("vllm:request_success_total", "instance"),
+                    "{{instance}}",
+                    instant=True,
+                ),
+                "reqps",
+                0,
+                None,
+                [("green", 0.0)],
+            ),
+        ),
+        (
+            8,
+            8,
+            d._ts(
+                "API-server memory",
+                "Resident memory of the vLLM API-server process (present with a single API "
+                "server). Steady growth over days: report it with the vLLM version.",
+                [d._t(f"process_resident_memory_bytes{{{d.SEL_NO_MODEL}}}", "{{instance}}")],
+                "bytes",
+            ),
+        ),
+        (
+            24,
+            6,
+            d.g.Table(
+                title="vLLM version and engine (sidecar)",
+                description="Version and engine (V0/V1) read "
+                "from the startup log by the observe sidecar. Mixed versions behind one balancer behave "
+                "differently; the names catalog maps their metric names.",
+                dataSource=d.DS,
+                targets=[
+                    d._t(
+                        f"max by (instance, version, engine, model) (observe_vllm_info{{{d.SEL_NO_MODEL}}})",
+                        instant=True,
+                        fmt="table",
+                    )
+                ],
+                transformations=[
+                    {"id": "organize", "options": {"excludeByName": {"Time": True, "Value": True}}}
+                ],
+            ),
+        ),
+        *breakdown_panels(),
+    ]
+    return d._dashboard(
+        "instances",
+        "vLLM / Instances & configuration (observe)",
+        "Per-instance status and the engine configuration each vLLM reports; per model, LoRA "
+        "adapters and HTTP endpoints (observe.dashboards.breakdown).",
+        d._place(panels),
+    )
