@@ -33,7 +33,7 @@ import yaml
 
 from observe import alerts, dashboards
 from observe.settings import Settings
-from tests.dashboardq import MODELS, grafana_to_promql
+from tests.dashboardq import FEATURE_ONLY, MODELS, grafana_to_promql
 from tests.services import (
     ReplayController,
     alertmanager,
@@ -62,6 +62,7 @@ NEEDS_MISSING = {
     "observe_recommendation_info": "sidecar",
     "observe_vllm_info": "sidecar",
     "instance:vllm_http_5xx:ratio_rate5m": 'the recorded run answered no HTTP 5xx (status="5xx" never exposed)',
+    **FEATURE_ONLY,  # GPU exporter, LoRA, speculative decoding, KV connectors: off in the recording
 }
 
 pytestmark = pytest.mark.skipif(

