@@ -53,7 +53,7 @@ class Container:
         self.now = datetime(2026, 12, 2, 5, 0, 0, tzinfo=UTC)
         self.nanos = 0
         self.records = 0
-        self._w = open(self.log, "ab")  # noqa: SIM115 - the runtime's descriptor, held across writes
+        self._w = open(self.log, "ab")
 
     def write(self, text: str, stream: str = "stdout") -> None:
         """One line of the container's output, as the runtime records it."""
@@ -84,7 +84,11 @@ class Container:
         for f in inuse[len(inuse) - keep :]:
             if f.endswith(".gz"):
                 continue
-            with open(f, "rb") as r, open(f + ".gz.tmp", "wb") as tmp, gzip.GzipFile(fileobj=tmp, mode="wb") as z:
+            with (
+                open(f, "rb") as r,
+                open(f + ".gz.tmp", "wb") as tmp,
+                gzip.GzipFile(fileobj=tmp, mode="wb") as z,
+            ):
                 shutil.copyfileobj(r, z)
             os.rename(f + ".gz.tmp", f + ".gz")
             os.remove(f)
@@ -94,7 +98,7 @@ class Container:
         for line in between or []:
             self.write(line)
         self._w.close()  # ReopenContainerLog
-        self._w = open(self.log, "ab")  # noqa: SIM115
+        self._w = open(self.log, "ab")
 
     def close(self) -> None:
         self._w.close()

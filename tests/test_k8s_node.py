@@ -84,9 +84,14 @@ def test_vllm_pods_without_the_in_pod_sidecar_are_scraped_once(tmp_path: Path):
     base = yaml.safe_load((ROOT / "deploy" / "kubernetes" / "base" / "podmonitor.yaml").read_text())
     (pm,) = [d for d in docs if d["metadata"]["name"] == "observe-vllm-pods"]
     assert base["spec"]["selector"]["matchLabels"]["observe.vllm/sidecar"] == "true"
-    assert {"key": "observe.vllm/sidecar", "operator": "DoesNotExist"} in pm["spec"]["selector"]["matchExpressions"]
+    assert {"key": "observe.vllm/sidecar", "operator": "DoesNotExist"} in pm["spec"]["selector"][
+        "matchExpressions"
+    ]
     # the same join labels as the in-pod sidecar's PodMonitor
-    assert pm["spec"]["podMetricsEndpoints"][0]["relabelings"] == base["spec"]["podMetricsEndpoints"][0]["relabelings"]
+    assert (
+        pm["spec"]["podMetricsEndpoints"][0]["relabelings"]
+        == base["spec"]["podMetricsEndpoints"][0]["relabelings"]
+    )
 
 
 @needs_kubectl
@@ -130,7 +135,9 @@ def test_the_daemonsets_args_follow_kubelet_rotated_pod_logs(tmp_path: Path):
                 rotations += 1
                 # the kubelet rotates a container's log at most once per containerLogMonitorInterval
                 # (10 s by default, 3 s at least); observe polls every 0.25 s: let it see each one
-                wait_until(lambda: metric("observe_log_rotations_total") == rotations, what="rotation seen")
+                wait_until(
+                    lambda n=rotations: metric("observe_log_rotations_total") == n, what="rotation seen"
+                )
         stats = sum(1 for t in NORMAL if "Engine 000:" in t)
         wait_until(
             lambda: metric("observe_vllm_stats_lines_total") == stats, timeout=60, what="every stats line"

@@ -42,7 +42,11 @@ def test_parse_path_reads_the_kubelet_layout():
     assert log == podlogs.PodLog("llm", "vllm-7d9f-abcde", "0b7e2c1a-5d4e", "vllm", 3)
     assert podlogs.Selector("llm", "vllm-*").matches(log)
     assert not podlogs.Selector("other", "vllm-*").matches(log)
-    for other in ("/var/log/pods/llm_x_u/vllm/0.log.20261202-050000", "/var/log/pods/llm_x_u/vllm/0.log.gz", "/x.log"):
+    for other in (
+        "/var/log/pods/llm_x_u/vllm/0.log.20261202-050000",
+        "/var/log/pods/llm_x_u/vllm/0.log.gz",
+        "/x.log",
+    ):
         assert podlogs.parse_path(other) is None
 
 
@@ -134,13 +138,17 @@ def test_restarts_and_new_pods_are_read_from_their_first_line_and_others_are_not
     b.rotate(between=["b line 3"])
     b.write("b line 4")
     r.poll()
-    assert sorted(r.got) == sorted(["a0 line 1", "a1 line 1", "b line 1", "b line 2 " + "y" * 200, "b line 3", "b line 4"])
+    assert sorted(r.got) == sorted(
+        ["a0 line 1", "a1 line 1", "b line 1", "b line 2 " + "y" * 200, "b line 3", "b line 4"]
+    )
 
 
 def test_a_gz_tmp_beside_a_live_log_is_never_followed(tmp_path: Path):
     c = Container(tmp_path)
     r = Reader(tmp_path)
-    (c.dir / "0.log.20261202-050000.gz.tmp").write_bytes(gzip.compress(b"2026-12-02T05:00:00Z stdout F junk\n"))
+    (c.dir / "0.log.20261202-050000.gz.tmp").write_bytes(
+        gzip.compress(b"2026-12-02T05:00:00Z stdout F junk\n")
+    )
     c.write("real")
     r.poll()
     assert r.got == ["real"]
