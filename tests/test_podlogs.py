@@ -182,3 +182,17 @@ def test_sidecar_pods_option_rejects_a_bad_selector():
     r = CliRunner().invoke(app, ["sidecar", "--pods", "LLM/vllm-*"])
     assert r.exit_code != 0
     assert "--pods" in r.output and "Traceback" not in r.output
+
+
+def test_from_start_reads_a_pod_logs_history_through_the_bulk_reader(tmp_path: Path):
+    root = tmp_path / "pods"
+    c = Container(root, buffer=120)
+    for i, text in enumerate(NORMAL):
+        c.write(text, "stderr" if i % 3 else "stdout")
+    pats = podlogs.patterns([podlogs.parse_selector("llm/*")], str(root))
+    car = Sidecar(SidecarSettings(logs=pats, listen_port=0, use_watchdog=False, from_start=True))
+    assert car.poll_logs_once() == len(NORMAL)
+    reg = exporter.make_registry(car.export_state)
+    assert reg.get_sample_value("observe_vllm_stats_lines_total", {}) == sum(
+        1 for t in NORMAL if "Engine 000:" in t
+    )
