@@ -196,3 +196,17 @@ def test_from_start_reads_a_pod_logs_history_through_the_bulk_reader(tmp_path: P
     assert reg.get_sample_value("observe_vllm_stats_lines_total", {}) == sum(
         1 for t in NORMAL if "Engine 000:" in t
     )
+
+
+def test_rejoiner_holds_a_split_line_across_batches_and_opens_counted_runs():
+    from observe.model import LogLine
+    from observe.tail import CountedLines
+
+    r = cri.Rejoiner()
+    first = r.feed([LogLine("a", 1, "2026-12-02T05:00:00.1Z stdout P hello "), LogLine("b", 1, "plain")])
+    assert [ln.text for ln in first] == ["plain"] and r.held() == 1
+    raw = b"2026-12-02T05:00:00.1Z stdout F world\n2026-12-02T05:00:00.2Z stderr F next\n"
+    second = r.feed([CountedLines("a", 2, 2, raw, 0.0)])
+    assert [(ln.lineno, ln.text) for ln in second] == [(1, "hello world"), (3, "next")] and r.held() == 0
+    plain = CountedLines("c", 1, 1, b"INFO x\n", 0.0)
+    assert r.feed([plain]) == [plain]
