@@ -68,6 +68,7 @@ __all__ = ["CountedLines", "Follower", "FollowerStats"]
 _CHUNK = 1 << 20
 _MAX_READ_PER_POLL = 8 << 20  # per file and poll: bounded memory when catching up on history
 _HEAD = 256  # first bytes kept of a file let go, to tell a reused inode number from it
+_MAX_HEADS = 1024
 _MAX_LINGER = 16  # rotated files kept open for late writers (about one per writing process)
 _WAKING = frozenset({"modified", "created", "moved", "deleted", "closed"})
 
@@ -374,7 +375,7 @@ class Follower:
             # writers not yet reopened — the container runtime until the kubelet's reopen — write on in it)
             older = [s for s in self._linger if s is not st]
             self._let_go(max(older, key=lambda s: (s.offset, -s.grew_at)), out)
-        while len(self._heads) > 4 * _MAX_LINGER * 16:  # bounded: the oldest heads go first
+        while len(self._heads) > _MAX_HEADS:  # bounded: the oldest go first
             del self._heads[next(iter(self._heads))]
 
     def _service_lingering(self, st: _Stream, out: list[LogLine]) -> None:
