@@ -19,7 +19,7 @@ from typing import Any
 import typer
 import typer.core
 
-from observe import __version__, errors
+from observe import __version__, errors, podlogs
 from observe.errors import ConfigError, InputError, ObserveError, TargetError
 
 ENVVAR_PREFIX = "OBSERVE"  # every option OPT of command CMD is also read from OBSERVE_CMD_OPT
@@ -370,10 +370,24 @@ def capacity(
 
 
 # ---------------------------------------------------------------- sidecar
+def _pod_selectors(texts: list[str], container: str) -> list[podlogs.Selector]:
+    try:
+        return [podlogs.parse_selector(t, container) for t in texts]
+    except ValueError as e:
+        raise ConfigError(f"--pods: {e}") from None
+
+
 @app.command()
 @user_errors
 def sidecar(
     log: list[str] = typer.Option([], "--log", help="Glob of vLLM log files to follow (repeatable)."),
+    pods: list[str] = typer.Option(
+        [],
+        "--pods",
+        help="NAMESPACE/POD shell patterns: follow those pods' CRI logs under --pods-root (a DaemonSet).",
+    ),
+    pods_root: str = typer.Option("/var/log/pods", "--pods-root", help="The kubelet's pod log folder."),
+    container: str = typer.Option("vllm", "--container", help="The container of --pods whose log is read."),
     vllm_url: str | None = typer.Option(
         None, "--vllm-url", help="Base URL of vLLM (its /metrics is scraped)."
     ),
@@ -412,7 +426,7 @@ def sidecar(
     from observe.sidecar import Sidecar
 
     settings = SidecarSettings.from_cli(
-        logs=log,
+        logs=[*log, *podlogs.patterns(_pod_selectors(pods, container), pods_root)],
         vllm_url=vllm_url,
         listen=listen,
         scrape_interval=scrape_interval,

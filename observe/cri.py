@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 
 from observe.model import LogLine
 
-__all__ = ["looks_like_cri", "rejoin"]
+__all__ = ["Rejoiner", "looks_like_cri", "rejoin"]
 
 _CRI = re.compile(
     r"^(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) (?P<stream>stdout|stderr) "
@@ -48,3 +48,42 @@ def rejoin(lines: Iterable[LogLine]) -> Iterator[LogLine]:
             yield LogLine(line.source, line.lineno, text, line.arrival)
     for first, parts in pending.values():  # a partial record cut off by the end of the input
         yield LogLine(first.source, first.lineno, "".join(parts), first.arrival)
+
+
+class Rejoiner:
+    """`rejoin` for lines that arrive in batches (a follower's polls): the partial records of a line
+    split across two batches are held until its ``F`` record comes, per file and stream. A
+    follower's counted run (an item with ``raw`` bytes and ``lines()``) of CRI records is split
+    into its lines and rejoined; any other item passes through unchanged."""
+
+    def __init__(self) -> None:
+        self._pending: dict[tuple[str, str], tuple[LogLine, list[str]]] = {}
+
+    def feed(self, items: Iterable[object]) -> list:
+        out: list = []
+        for line in _expanded(items):
+            m = _CRI.match(line.text) if isinstance(line, LogLine) else None
+            if m is None:
+                out.append(line)
+                continue
+            assert isinstance(line, LogLine)
+            key, text = (line.source, m.group("stream")), m.group("text") or ""
+            if m.group("tag") == "P":
+                self._pending.setdefault(key, (line, []))[1].append(text)
+                continue
+            first, parts = self._pending.pop(key, (line, []))
+            out.append(LogLine(first.source, first.lineno, "".join(parts) + text, first.arrival))
+        return out
+
+    def held(self) -> int:
+        """Lines begun by partial records whose final record has not come yet."""
+        return len(self._pending)
+
+
+def _expanded(items: Iterable[object]) -> Iterator[object]:
+    for it in items:
+        raw = getattr(it, "raw", None)
+        if isinstance(raw, bytes) and looks_like_cri(raw):
+            yield from it.lines()  # type: ignore[attr-defined]
+        else:
+            yield it

@@ -5,7 +5,10 @@ A log `vllm.log` rotates to
 - `vllm.log.1`, `vllm.log.2`, … (RotatingFileHandler, logrotate): the higher the number, the older;
 - the same compressed, `vllm.log.2.gz` (logrotate `compress`);
 - a date suffix, `vllm.log.2026-11-29`, `vllm.log-20261129`, `vllm.log.2026-11-29_10-00-00`
-  (logrotate `dateext`, TimedRotatingFileHandler): the earlier the date, the older.
+  (logrotate `dateext`, TimedRotatingFileHandler), `0.log.20261129-100000` (the kubelet's
+  container log rotation, gzipped one rotation later): the earlier the date, the older;
+- a part being compressed, `0.log.20261129-100000.gz.tmp` (the kubelet writes the `.gz` under a
+  `.tmp` name and renames it): never a log of its own.
 
 Only those suffixes mark a rotation. A `.N` right after a digit continues a version number
 (`vllm-0.1`, `llama-3.1`): such a file is a log of its own, unless the name without the `.N` is a
@@ -87,9 +90,19 @@ def live(paths: Iterable[str]) -> list[str]:
     out = []
     for p in paths:
         d, name = os.path.split(p)
-        if not name.endswith(COMPRESSED) and not parse(name, beside=beside[d]).rotated:
+        if name.endswith(_TMP) and _part(name[: -len(_TMP)], beside[d]):
+            continue
+        if not _part(name, beside[d]):
             out.append(p)
     return out
+
+
+_TMP = ".tmp"
+
+
+def _part(name: str, beside: Collection[str]) -> bool:
+    """Whether `name` is a rotated or compressed part of another log."""
+    return name.endswith(COMPRESSED) or parse(name, beside=beside).rotated
 
 
 def numbered(base: str, n: int) -> str:

@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from observe import diagnosis, exporter, livelaunch, progress, report, scrape, stuck
+from observe import cri, diagnosis, exporter, livelaunch, progress, report, scrape, stuck
 from observe.config import SidecarSettings
 from observe.model import (
     AccessLog,
@@ -81,6 +81,7 @@ class Sidecar:
         self._scrapes: collections.deque[tuple[float, Scrape]] = collections.deque(maxlen=10_000)
         self._facts: dict[str, StartupFact] = {}
         self._parsers: dict[str, Parser] = {}
+        self._cri = cri.Rejoiner()
         self._state = exporter.ExportState(up=None)
         self._diagnosis: dict[str, Any] | None = None
         self._last: diagnosis.InstanceDiagnosis | None = None
@@ -188,7 +189,7 @@ class Sidecar:
     def poll_logs_once(self) -> int:
         """Read what the logs have, parse it, update the window and facts; returns lines read."""
         f = self._ensure_follower()
-        items = f.poll()
+        items = self._cri.feed(f.poll())  # pod logs in the CRI format (a DaemonSet's): their text
         events: list[LogEvent] = []
         # access lines followed by max_access_events more of them in this batch would only pass
         # through the access window (all arrive at one time): those are counted, not parsed

