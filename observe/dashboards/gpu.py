@@ -84,7 +84,7 @@ def gpu() -> d.g.Dashboard:
     ]
     return d._dashboard(
         "gpu",
-        "vLLM GPUs (observe)",
+        "vLLM / GPUs (observe)",
         "GPU utilisation, memory, power and temperature from NVIDIA's dcgm-exporter, joined to vLLM "
         "on namespace and pod.",
         d._place(panels),
@@ -184,7 +184,7 @@ def spec_kv_transfer() -> d.g.Dashboard:
     ]
     return d._dashboard(
         "spec-kv-transfer",
-        "vLLM speculative decoding, KV offload & transfer (observe)",
+        "vLLM / Speculative decoding, KV offload & transfer (observe)",
         "Draft acceptance, KV offload traffic, KV transfer between prefill and decode instances.",
         d._place(panels),
     )
