@@ -54,7 +54,8 @@ _NAME_CATEGORIES: tuple[tuple[str, str], ...] = (
     (r"cudagraph|cuda_graph|enforce_eager|compilation_config", "cuda_graphs"),
     (r"kv_offload|kv_transfer|kv_connector|kv_events|offload_backend|kv_load", "kv_offload"),
     (r"max_num_seqs|max_num_batched|batch|max_num_active|partial_prefill|chunked_prefill|long_prefill", "batching"),
-    (r"schedul|preemption|prefill_schedule|async_scheduling|stream_interval", "scheduling"),
+    (r"schedul|preemption|prefill_schedule|async_scheduling|stream_interval|max_num_queued", "scheduling"),
+    (r"performance_mode|speculative", "batching"),
     (
         r"memory|gpu_blocks|block_size|swap_space|cpu_offload|kv_cache|max_model_len|^dtype$|quantization"
         r"|tensor_parallel_size|pipeline_parallel_size|data_parallel_size$|max_logprobs|mamba_cache",

@@ -41,6 +41,8 @@ from observe.parse.envelope import ACCESS_RE, PREFIX_RE, Ctx
 
 # a wrapped stats record is re-joined from at most this many physical lines
 _MAX_JOINS = 3
+#: the traceback lines of a JSON record's exc_info read (its end holds the exception; a deep stack is cut)
+_MAX_EXC_LINES = 200
 
 #: read canonical V1 stats lines with one pattern (False: every line takes the general path)
 FAST_STATS = True
@@ -373,6 +375,11 @@ class Parser:
         if self._pending is not None:
             self._finish_pending(out)
         self._message(msg, ctx, out)
+        exc = rec.get("exc_info")  # vLLM's JSON formatter (0.32+) puts the traceback here, not on lines
+        if isinstance(exc, str):
+            for tb_line in exc.splitlines()[-_MAX_EXC_LINES:]:
+                if tb_line.strip():
+                    self._message(tb_line, ctx, out)
         return True
 
     def _count_vllm(self) -> None:
