@@ -91,7 +91,9 @@ def test_gpu_plus_host_kv_size(v033: list) -> None:
     assert f["kv_cache_tokens"] == [1048576]
     assert f["kv_cache_host_pool"] == [True]
     assert f["max_concurrency"] == [16.0]
-    plain = startup_facts("GPU KV cache size: 1,000 tokens, Maximum concurrency for 100 tokens per request: 10.00x", Ctx("x", 1))
+    plain = startup_facts(
+        "GPU KV cache size: 1,000 tokens, Maximum concurrency for 100 tokens per request: 10.00x", Ctx("x", 1)
+    )
     assert ("kv_cache_tokens", 1000) in plain and not any(n == "kv_cache_host_pool" for n, _ in plain)
 
 

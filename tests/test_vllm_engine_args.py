@@ -33,7 +33,12 @@ def test_flags_json_is_the_tools_output() -> None:
 
 
 def test_each_extract_is_one_wheel() -> None:
-    assert [json.loads(p.read_text())["version"] for p in RELEASES] == ["0.30.0", "0.31.0", "0.32.0", "0.33.0"]
+    assert [json.loads(p.read_text())["version"] for p in RELEASES] == [
+        "0.30.0",
+        "0.31.0",
+        "0.32.0",
+        "0.33.0",
+    ]
     for p in RELEASES:
         d = json.loads(p.read_text())
         assert len(d["sha256"]) == 64 and d["wheel"].startswith(f"vllm-{d['version']}-")

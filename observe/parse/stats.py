@@ -48,7 +48,8 @@ _TAIL_CLAUSE_RE = re.compile(r",?\s*(?P<key>[A-Z][A-Za-z0-9 /]*?): \S", _A)
 # 0.32+ "KV fetch: a waiting to start, b in progress, c completed waiting" (only when any is > 0)
 KV_FETCH = "KV fetch: "
 _KV_FETCH_RE = re.compile(
-    r"KV fetch: (?P<w>\d+) waiting to start, (?P<p>\d+) in progress, (?P<c>\d+) completed waiting(?=,|\s*$)", _A
+    r"KV fetch: (?P<w>\d+) waiting to start, (?P<p>\d+) in progress, (?P<c>\d+) completed waiting(?=,|\s*$)",
+    _A,
 )
 _PREFIX_HIT_V0_RE = re.compile(
     r"Prefix cache hit rate: GPU: (?P<gpu>\d+(?:\.\d+)?)%, CPU: (?P<cpu>\d+(?:\.\d+)?)%", _A
