@@ -78,6 +78,28 @@ def test_auto_fit_success_forms(v033: list) -> None:
     assert ("auto_fit_max_model_len", {"from": 4096, "to": 4096, "kv_gib": 3.5}) in full
 
 
+@pytest.mark.parametrize(
+    ("msg", "want"),
+    [
+        (  # 0.30 / 0.31 (vllm/v1/core/kv_cache_utils.py)
+            "Auto-fit max_model_len: reduced from 32768 to 20480 to fit in available GPU memory (2.5 GiB available for KV cache)",
+            {"from": 32768, "to": 20480, "kv_gib": 2.5},
+        ),
+        (
+            "Auto-fit max_model_len: full model context length 8192 fits in available GPU memory",
+            {"from": 8192, "to": 8192, "kv_gib": None},
+        ),
+        (  # 0.33 with a HiSparse host pool
+            "Auto-fit max_model_len: reduced from 131072 to 98304 to fit in available KV cache memory (12.0 GiB GPU + 40.0 GiB host)",
+            {"from": 131072, "to": 98304, "kv_gib": 12.0},
+        ),
+    ],
+)
+def test_auto_fit_older_and_host_forms(msg: str, want: dict) -> None:
+    got = startup_facts(msg, Ctx("x", 1))
+    assert ("auto_fit_max_model_len", want) in got and ("max_model_len", want["to"]) in got
+
+
 def test_cuda_graph_memory(v033: list) -> None:
     f = facts(v033)
     assert f["cuda_graph_estimated_gib"] == [0.87, 0.87]

@@ -121,8 +121,9 @@ def _graph_pool(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
 def _auto_fit(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
     full = m.group("f")
     before, after = (int(full), int(full)) if full else (int(m.group("a")), int(m.group("b")))
+    g = m.group("g") or m.group("g0")  # 0.30/0.31's full-fit form gives no size
     return [
-        ("auto_fit_max_model_len", {"from": before, "to": after, "kv_gib": float(m.group("g"))}),
+        ("auto_fit_max_model_len", {"from": before, "to": after, "kv_gib": None if g is None else float(g)}),
         ("max_model_len", after),
     ]
 
@@ -462,7 +463,8 @@ RULES: tuple[Rule[list[Fact]], ...] = (
         "auto-fit-reduced",
         "Auto-fit max_model_len: ",
         r"Auto-fit max_model_len: (?:reduced from (?P<a>\d+) to (?P<b>\d+)|full model context length (?P<f>\d+) fits)"
-        r" (?:to fit )?in available KV cache memory \((?P<g>\d+(?:\.\d+)?) GiB",
+        r" (?:to fit )?in available (?:KV cache memory \((?P<g>\d+(?:\.\d+)?) GiB"  # 0.32+
+        r"|GPU memory(?: \((?P<g0>\d+(?:\.\d+)?) GiB available for KV cache\))?)",  # 0.30, 0.31
         _auto_fit,
     ),
     # the scheduler's prefill cadence (0.33 ``--prefill-schedule-interval``) and a draft pass's cap
