@@ -67,6 +67,9 @@ class StatsSample:
     external_prefix_hit_pct: float | None = None
     mm_hit_pct: float | None = None
     corrupted: int | None = None
+    # 0.32+ "KV fetch:" clause (requests whose KV a connector fetches): waiting to start, in progress,
+    # completed and waiting to be scheduled
+    kv_fetch: tuple[int, int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,17 +52,29 @@ def _flag(flag: str) -> dict[str, Any] | None:
     return _data()["flags"].get(flag)
 
 
-def _version(version: str | None) -> Version | None:
-    """The parsed release, or None when it is unknown or outside the releases read."""
+def _read_for(f: dict[str, Any] | None) -> tuple[Version, ...]:
+    """The releases a flag's facts were read in: its own ``read`` list (a generated entry), else all."""
+    if f is None or "read" not in f:
+        return _read()
+    return _flag_read(tuple(f["read"]))
+
+
+@lru_cache(maxsize=64)
+def _flag_read(versions: tuple[str, ...]) -> tuple[Version, ...]:
+    return tuple(sorted(v for x in versions if (v := parse_version(x)) is not None))
+
+
+def _version(version: str | None, f: dict[str, Any] | None = None) -> Version | None:
+    """The parsed release, or None when it is unknown or outside the releases read (for flag f)."""
     v = parse_version(version)
-    read = _read()
+    read = _read_for(f)
     if v is None or v < read[0] or v > read[-1]:
         return None
     return v
 
 
-def _neighbours(v: Version) -> tuple[Version, Version]:
-    read = _read()
+def _neighbours(v: Version, f: dict[str, Any] | None = None) -> tuple[Version, Version]:
+    read = _read_for(f)
     if v in read:
         return v, v
     lo = max(r for r in read if r < v)
@@ -75,9 +87,9 @@ def _covers(entry: dict[str, Any], r: Version) -> bool:
     return lo is not None and hi is not None and lo <= r <= hi
 
 
-def _agreed(v: Version, at: Any) -> Any:
-    """at(read release) at both neighbours of v; _UNKNOWN when they differ."""
-    lo, hi = _neighbours(v)
+def _agreed(v: Version, at: Any, f: dict[str, Any] | None = None) -> Any:
+    """at(read release) at both neighbours of v (among flag f's releases); _UNKNOWN when they differ."""
+    lo, hi = _neighbours(v, f)
     a = at(lo)
     return a if lo == hi or a == at(hi) else _UNKNOWN
 
@@ -88,10 +100,11 @@ def _present_at(flag: dict[str, Any], r: Version) -> bool:
 
 def has_flag(flag: str, version: str | None) -> bool | None:
     """Whether `vllm serve` of that release accepts the flag; None when the release or flag is unknown."""
-    f, v = _flag(flag), _version(version)
+    f = _flag(flag)
+    v = _version(version, f)
     if f is None or v is None:
         return None
-    got = _agreed(v, lambda r: _present_at(f, r))
+    got = _agreed(v, lambda r: _present_at(f, r), f)
     return None if got is _UNKNOWN else got
 
 
@@ -131,11 +144,11 @@ def choices(flag: str, version: str | None) -> list[Any] | None:
     f = _flag(flag)
     if f is None or not f.get("choices"):
         return None
-    v = _version(version)
+    v = _version(version, f)
     if v is None:
-        lists = [c for r in _read() if (c := _choices_at(f, r)) is not None]
+        lists = [c for r in _read_for(f) if (c := _choices_at(f, r)) is not None]
     else:
-        lo, hi = _neighbours(v)
+        lo, hi = _neighbours(v, f)
         at_lo, at_hi = _choices_at(f, lo), _choices_at(f, hi)
         if at_lo is None or at_hi is None:
             return None
@@ -179,15 +192,15 @@ def valid_value(flag: str, value: Any, version: str | None) -> bool | None:
     f = _flag(flag)
     if f is None:
         return None
-    v = _version(version)
+    v = _version(version, f)
     if v is None:
-        answers = {_valid_at(f, flag, value, r) for r in _read() if _present_at(f, r)}
+        answers = {_valid_at(f, flag, value, r) for r in _read_for(f) if _present_at(f, r)}
         if answers == {True}:
             return True
         if answers == {False}:
             return False
         return None
-    got = _agreed(v, lambda r: _valid_at(f, flag, value, r))
+    got = _agreed(v, lambda r: _valid_at(f, flag, value, r), f)
     return None if got is _UNKNOWN else got
 
 
@@ -214,7 +227,8 @@ def default(
     engine: 'V0' or 'V1'; None means the release's default engine. gpu / gpu_memory_gib (torch's total
     device memory) are needed only where vLLM picks the default from the hardware.
     """
-    f, v = _flag(flag), _version(version)
+    f = _flag(flag)
+    v = _version(version, f)
     if f is None or v is None or device not in ("GPU", "CPU"):
         return None
 
@@ -230,8 +244,23 @@ def default(
                 return None if "computed" in e else e["value"]
         return next((e["value"] for e in f["default"] if _covers(e, r)), None)
 
-    got = _agreed(v, at)
+    got = _agreed(v, at, f)
     return None if got is _UNKNOWN else got
+
+
+#: the tuning areas a flag may belong to (data file's ``category``)
+CATEGORIES = ("memory", "batching", "scheduling", "cuda_graphs", "kv_offload", "prefix_caching")
+
+
+def categories(flag: str) -> list[str]:
+    """The tuning areas the flag changes (empty for an unknown flag or one that changes none)."""
+    f = _flag(flag)
+    return [] if f is None else list(f.get("category", []))
+
+
+def flags_in(category: str) -> list[str]:
+    """Every known flag that changes that tuning area, sorted."""
+    return sorted(k for k, f in _data()["flags"].items() if category in f.get("category", []))
 
 
 def _tier_fits(when: dict[str, Any], name: str | None, gib: float | None) -> bool | None:

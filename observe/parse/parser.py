@@ -41,6 +41,13 @@ from observe.parse.envelope import ACCESS_RE, PREFIX_RE, Ctx
 
 # a wrapped stats record is re-joined from at most this many physical lines
 _MAX_JOINS = 3
+#: the traceback lines of a JSON record's exc_info read (its end holds the exception; a deep stack is cut)
+_MAX_EXC_LINES = 200
+
+# uvicorn's access message as a JSON record holds it: 'client - "METHOD path HTTP/x" status'
+_JSON_ACCESS_RE = re.compile(
+    r"\S+ - \"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+\" (?P<status>\d{3})\b", re.ASCII
+)
 
 #: read canonical V1 stats lines with one pattern (False: every line takes the general path)
 FAST_STATS = True
@@ -370,9 +377,19 @@ class Parser:
         name = rec.get("name") or rec.get("logger")
         if isinstance(name, str) and name.startswith("vllm"):
             self._count_vllm()
+        elif name == "uvicorn.access" and (a := _JSON_ACCESS_RE.match(msg)) is not None:
+            # uvicorn's access record in vLLM's JSON format: the message without uvicorn's own prefix
+            self._count_vllm()
+            out.append(AccessLog(E.envelope(ctx), a.group("method"), a.group("path"), int(a.group("status"))))
+            return True
         if self._pending is not None:
             self._finish_pending(out)
         self._message(msg, ctx, out)
+        exc = rec.get("exc_info")  # vLLM's JSON formatter (0.32+) puts the traceback here, not on lines
+        if isinstance(exc, str):
+            for tb_line in exc.splitlines()[-_MAX_EXC_LINES:]:
+                if tb_line.strip():
+                    self._message(tb_line, ctx, out)
         return True
 
     def _count_vllm(self) -> None:

@@ -103,6 +103,50 @@ def _weights(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
     return out
 
 
+def _kv_tokens(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
+    out: list[Fact] = [("kv_cache_tokens", _int(m.group("n")))]
+    if m.group("host"):
+        out.append(("kv_cache_host_pool", True))  # 0.33 HiSparse: the tokens count a host pool too
+    return out
+
+
+def _graph_took(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
+    return [("cuda_graph_gib", float(m.group("g"))), ("cuda_graph_capture_seconds", float(m.group("s")))]
+
+
+def _graph_pool(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
+    return [("cuda_graph_gib", float(m.group("a"))), ("cuda_graph_estimated_gib", float(m.group("e")))]
+
+
+def _auto_fit(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
+    full = m.group("f")
+    before, after = (int(full), int(full)) if full else (int(m.group("a")), int(m.group("b")))
+    g = m.group("g") or m.group("g0")  # 0.30/0.31's full-fit form gives no size
+    return [
+        ("auto_fit_max_model_len", {"from": before, "to": after, "kv_gib": None if g is None else float(g)}),
+        ("max_model_len", after),
+    ]
+
+
+def _active_seqs(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
+    return [("max_num_active_seqs", {"from": int(m.group("a")), "to": int(m.group("b"))})]
+
+
+def _iteration(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
+    d: dict[str, Any] = {
+        "index": int(m.group("i")),
+        "context_requests": int(m.group("cr")),
+        "context_tokens": int(m.group("ct")),
+        "generation_requests": int(m.group("gr")),
+        "generation_tokens": int(m.group("gt")),
+        "elapsed_ms": float(m.group("ms")),
+        "kv_usage_pct": float(m.group("kv")),
+    }
+    if m.group("dummy"):
+        d["dummy"] = True
+    return [("iteration", d)]
+
+
 def _profile_kv(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
     key, unit = m.group("key"), m.group("u")
     if key == "gpu_memory_utilization":
@@ -297,8 +341,8 @@ RULES: tuple[Rule[list[Fact]], ...] = (
     _rule(
         "kv-cache-size",
         " KV cache size: ",
-        r"(?P<dev>[A-Za-z]+) KV cache size: (?P<n>\d[\d,]*) tokens",
-        _one("kv_cache_tokens", "n", _int),
+        r"(?P<dev>[A-Za-z]+)(?P<host> \+ host)? KV cache size: (?P<n>\d[\d,]*) tokens",
+        _kv_tokens,
     ),
     _rule(
         "available-kv",
@@ -395,6 +439,57 @@ RULES: tuple[Rule[list[Fact]], ...] = (
         _phase("cuda_graph_capture"),
     ),
     _rule("phase-captured", "Graph capturing finished", r"Graph capturing finished", _phase("warmup")),
+    # CUDA-graph memory (0.33): the profiler's estimate, capture's own account, and the two compared
+    _rule(
+        "cuda-graph-took",
+        "Graph capturing finished",
+        r"Graph capturing finished in (?P<s>\d+) secs?, took (?P<g>-?\d+(?:\.\d+)?) GiB",
+        _graph_took,
+    ),
+    _rule(
+        "cuda-graph-estimate",
+        "Estimated CUDA graph memory: ",
+        r"Estimated CUDA graph memory: (?P<g>\d+(?:\.\d+)?) GiB total",
+        _one("cuda_graph_estimated_gib", "g"),
+    ),
+    _rule(
+        "cuda-graph-pool",
+        "CUDA graph pool memory: ",
+        r"CUDA graph pool memory: (?P<a>-?\d+(?:\.\d+)?) GiB \(actual\), (?P<e>\d+(?:\.\d+)?) GiB \(estimated\)",
+        _graph_pool,
+    ),
+    # max_model_len fitted to the KV cache (0.31+ ``--max-model-len auto``): the success forms
+    _rule(
+        "auto-fit-reduced",
+        "Auto-fit max_model_len: ",
+        r"Auto-fit max_model_len: (?:reduced from (?P<a>\d+) to (?P<b>\d+)|full model context length (?P<f>\d+) fits)"
+        r" (?:to fit )?in available (?:KV cache memory \((?P<g>\d+(?:\.\d+)?) GiB"  # 0.32+
+        r"|GPU memory(?: \((?P<g0>\d+(?:\.\d+)?) GiB available for KV cache\))?)",  # 0.30, 0.31
+        _auto_fit,
+    ),
+    # the scheduler's prefill cadence (0.33 ``--prefill-schedule-interval``) and a draft pass's cap
+    _rule(
+        "prefill-cadence",
+        "Prefill cadence: applying prefill_schedule_interval=",
+        r"Prefill cadence: applying prefill_schedule_interval=(?P<n>\d+)",
+        _one("prefill_schedule_interval", "n", int),
+    ),
+    _rule(
+        "active-seqs-override",
+        "Overriding max_num_active_seqs from ",
+        r"max_num_batched_tokens=(?P<t>\d+)\. Overriding max_num_active_seqs from (?P<a>\d+) to (?P<b>\d+)",
+        _active_seqs,
+    ),
+    # ``--enable-logging-iteration-details``: one line a step (engine idle steps are not logged)
+    _rule(
+        "iteration",
+        "Iteration(",
+        r"Iteration\((?P<i>\d+)\): (?P<cr>\d+) context requests, (?P<ct>\d+) context tokens, "
+        r"(?P<gr>\d+) generation requests, (?P<gt>\d+) generation tokens, "
+        r"iteration elapsed time: (?P<ms>\d+(?:\.\d+)?) ms(?P<dummy> \(dummy\))?, "
+        r"(?P<dev>[A-Za-z]+) KV cache usage: (?P<kv>\d+(?:\.\d+)?)%",
+        _iteration,
+    ),
     # hints vLLM prints itself: a flag to raise, lower or set (and the value, when it gives one)
     _rule("hint-increase", "ncreas", r"ncreas", _hints, group="hint", when=lambda ctx: ctx.level != "DEBUG"),
     _rule("hint-decrease", "ecreas", r"ecreas", _hints, group="hint", when=lambda ctx: ctx.level != "DEBUG"),

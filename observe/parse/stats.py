@@ -45,6 +45,12 @@ _UNIT = {
 _ENGINE_HEAD_RE = re.compile(r"\s*(?:Engine (?P<idx>\d+):|(?P<agg>\d+) Engines Aggregated:)\s*", _A)
 _TAIL_CLAUSE_RE = re.compile(r",?\s*(?P<key>[A-Z][A-Za-z0-9 /]*?): \S", _A)
 
+# 0.32+ "KV fetch: a waiting to start, b in progress, c completed waiting" (only when any is > 0)
+KV_FETCH = "KV fetch: "
+_KV_FETCH_RE = re.compile(
+    r"KV fetch: (?P<w>\d+) waiting to start, (?P<p>\d+) in progress, (?P<c>\d+) completed waiting(?=,|\s*$)",
+    _A,
+)
 _PREFIX_HIT_V0_RE = re.compile(
     r"Prefix cache hit rate: GPU: (?P<gpu>\d+(?:\.\d+)?)%, CPU: (?P<cpu>\d+(?:\.\d+)?)%", _A
 )
@@ -102,6 +108,8 @@ def parse_stats(msg: str) -> tuple[dict[str, Any], bool, int] | None:
         last_end = m.end()
     if "Running" not in f and n == 0:
         return None
+    if KV_FETCH in body and (k := _KV_FETCH_RE.search(body)) is not None:
+        f["kv_fetch"] = (int(k.group("w")), int(k.group("p")), int(k.group("c")))
     v0 = "Swapped" in f or "Pending" in f or "Throughput" in f or ("CPU" in devices and len(devices) > 1)
     if v0:
         f["fmt"] = "v0"
@@ -151,6 +159,7 @@ def stats_fields(f: dict[str, Any]) -> dict[str, Any]:
         "external_prefix_hit_pct": f.get("External prefix cache hit rate"),
         "mm_hit_pct": f.get("MM cache hit rate"),
         "corrupted": f.get("Corrupted"),
+        "kv_fetch": f.get("kv_fetch"),
     }
 
 
