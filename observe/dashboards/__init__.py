@@ -235,6 +235,21 @@ UID_PREFIX = "observe-vllm-"
 TAG = "observe"
 
 
+def _label_var(name: str, label: str, query: str) -> g.Template:
+    """A dashboard variable over a label's values: multi-select, "All" matching anything (also series
+    without the label), refreshed when the time range changes."""
+    return g.Template(
+        name=name,
+        label=label,
+        dataSource=DS,
+        query=query,
+        includeAll=True,
+        multi=True,
+        allValue=".*",
+        refresh=2,
+    )
+
+
 def _variables(extra: tuple[g.Template, ...] = ()) -> g.Templating:
     base = "vllm:num_requests_running"
     return g.Templating(
@@ -242,56 +257,15 @@ def _variables(extra: tuple[g.Template, ...] = ()) -> g.Templating:
             g.Template(
                 name="datasource", label="Data source", query="prometheus", type="datasource", default=None
             ),
-            g.Template(
-                name="namespace",
-                label="namespace",
-                dataSource=DS,
-                query=f"label_values({base}, namespace)",
-                includeAll=True,
-                multi=True,
-                allValue=".*",
-                refresh=2,
+            _label_var("namespace", "namespace", f"label_values({base}, namespace)"),
+            _label_var("job", "job", f'label_values({base}{{namespace=~"$namespace"}}, job)'),
+            _label_var(
+                "instance",
+                "instance",
+                f'label_values({base}{{namespace=~"$namespace", job=~"$job"}}, instance)',
             ),
-            g.Template(
-                name="job",
-                label="job",
-                dataSource=DS,
-                query=f'label_values({base}{{namespace=~"$namespace"}}, job)',
-                includeAll=True,
-                multi=True,
-                allValue=".*",
-                refresh=2,
-            ),
-            g.Template(
-                name="instance",
-                label="instance",
-                dataSource=DS,
-                query=f'label_values({base}{{namespace=~"$namespace", job=~"$job"}}, instance)',
-                includeAll=True,
-                multi=True,
-                allValue=".*",
-                refresh=2,
-            ),
-            g.Template(
-                name="model_name",
-                label="model",
-                dataSource=DS,
-                query=f"label_values({base}{{{SEL_NO_MODEL}}}, model_name)",
-                includeAll=True,
-                multi=True,
-                allValue=".*",
-                refresh=2,
-            ),
-            g.Template(
-                name="engine",
-                label="engine",
-                dataSource=DS,
-                query=f"label_values({base}{{{SEL_NO_MODEL}}}, engine)",
-                includeAll=True,
-                multi=True,
-                allValue=".*",
-                refresh=2,
-            ),
+            _label_var("model_name", "model", f"label_values({base}{{{SEL_NO_MODEL}}}, model_name)"),
+            _label_var("engine", "engine", f"label_values({base}{{{SEL_NO_MODEL}}}, engine)"),
             *extra,
         ]
     )
