@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import shutil
 import socket
@@ -30,6 +31,8 @@ from typing import Any
 
 import requests
 import yaml
+
+REPO = Path(__file__).resolve().parents[1]
 
 __all__ = [
     "have",
@@ -481,3 +484,25 @@ def promtool_input_series(
 
 
 __all__ += ["exposition_samples", "promtool_input_series"]
+
+
+__all__ += ["alertmanager_config"]
+
+
+def alertmanager_config(tmp: Path, webhook_url: str) -> str:
+    """compose/alertmanager.yml rendered by compose/render-and-run.sh, timings shortened."""
+    out = tmp / "am-rendered.yml"
+    env = {
+        "PATH": os.environ["PATH"],
+        "AM_CONFIG_TEMPLATE": str(REPO / "compose" / "alertmanager.yml"),
+        "AM_CONFIG_OUT": str(out),
+        "ALERTMANAGER_BIN": "true",
+        "ALERT_WEBHOOK_URL": webhook_url,
+    }
+    subprocess.run(["sh", str(REPO / "compose" / "render-and-run.sh")], env=env, check=True)
+    cfg = yaml.safe_load(out.read_text())
+    for route in [cfg["route"], *cfg["route"]["routes"]]:
+        for key, value in (("group_wait", "1s"), ("group_interval", "1s"), ("repeat_interval", "1h")):
+            if key in route or route is cfg["route"]:
+                route[key] = value
+    return yaml.safe_dump(cfg, sort_keys=False)

@@ -21,9 +21,7 @@ recorded snapshots are 15 s apart; the replay serves each for HOLD scrapes of 1 
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
-import subprocess
 from datetime import datetime
 from pathlib import Path
 
@@ -37,6 +35,7 @@ from tests.dashboardq import FEATURE_ONLY, MODELS, grafana_to_promql
 from tests.services import (
     ReplayController,
     alertmanager,
+    alertmanager_config,
     have,
     prom_query,
     prometheus,
@@ -118,25 +117,6 @@ def prometheus_config(vllm_hostport: str, am_hostport: str) -> str:
     jobs["vllm"]["static_configs"][0]["targets"] = [vllm_hostport]
     # no sidecar and no self-scrape here: keep only the vLLM job
     cfg["scrape_configs"] = [jobs["vllm"]]
-    return yaml.safe_dump(cfg, sort_keys=False)
-
-
-def alertmanager_config(tmp: Path, webhook_url: str) -> str:
-    """compose/alertmanager.yml rendered by compose/render-and-run.sh, timings shortened."""
-    out = tmp / "am-rendered.yml"
-    env = {
-        "PATH": os.environ["PATH"],
-        "AM_CONFIG_TEMPLATE": str(ROOT / "compose" / "alertmanager.yml"),
-        "AM_CONFIG_OUT": str(out),
-        "ALERTMANAGER_BIN": "true",
-        "ALERT_WEBHOOK_URL": webhook_url,
-    }
-    subprocess.run(["sh", str(ROOT / "compose" / "render-and-run.sh")], env=env, check=True)
-    cfg = yaml.safe_load(out.read_text())
-    for route in [cfg["route"], *cfg["route"]["routes"]]:
-        for key, value in (("group_wait", "1s"), ("group_interval", "1s"), ("repeat_interval", "1h")):
-            if key in route or route is cfg["route"]:
-                route[key] = value
     return yaml.safe_dump(cfg, sort_keys=False)
 
 

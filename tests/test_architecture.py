@@ -34,3 +34,26 @@ def test_the_mypy_core_is_the_core_layer() -> None:
     files = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]["files"]
     checked = {"observe." + Path(f).with_suffix("").name for f in files}
     assert core <= checked | {"observe.config"}, sorted(core - checked)
+
+
+def test_no_test_module_imports_another() -> None:
+    """What tests share lives in helper modules (services, realvllm, scaninputs, reportdata, the
+    *kit modules): a test module imported by another runs its module-level setup twice and hides
+    which file a helper belongs to."""
+    import ast
+
+    tests = Path(__file__).resolve().parent
+    offenders = []
+    for path in sorted(tests.glob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            if any(
+                n.split(".")[0] == "tests" and n.split(".")[1:2] and n.split(".")[1].startswith("test_")
+                for n in names
+            ):
+                offenders.append(f"{path.name}:{node.lineno}")
+    assert not offenders, offenders

@@ -36,6 +36,7 @@ import yaml
 from tests import realvllm as rv
 from tests.services import (
     alertmanager,
+    alertmanager_config,
     free_port,
     have,
     notified,
@@ -45,7 +46,6 @@ from tests.services import (
     wait_until,
     webhook_receiver,
 )
-from tests.test_alert_fires_to_webhook import alertmanager_config
 
 pytestmark = [
     pytest.mark.realvllm,

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.k8skit import CHART_DEPLOYMENT, K8S_VERSION
 from tests.services import have
-from tests.test_k8s import CHART_DEPLOYMENT, K8S_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
 K8S = ROOT / "deploy" / "kubernetes"

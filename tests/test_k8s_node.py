@@ -20,9 +20,9 @@ import requests
 import yaml
 
 from observe import podlogs
+from tests.k8skit import K8S_VERSION, crd_schema
 from tests.kubelet_sim import Container
 from tests.services import free_port, have, wait_until
-from tests.test_k8s import K8S_VERSION, crd_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPONENT = ROOT / "deploy" / "kubernetes" / "components" / "node-daemonset"

