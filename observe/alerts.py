@@ -14,13 +14,12 @@ Alertmanager inhibition), ``summary``, ``description`` and a ``runbook_url`` int
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from observe import crashes, names
+from observe import crashes, promql
 from observe.errors import ConfigError
 from observe.settings import Settings
 
@@ -62,31 +61,21 @@ def sidecar_by(s: Settings) -> str:
 STARTUP_KINDS = crashes.STARTUP_KINDS
 
 
-def _dur(seconds: float) -> str:
-    """Seconds as a Prometheus duration: 180 → 3m, 90 → 90s, 0 → 0s."""
-    n = max(0, int(round(seconds)))
-    if n and n % 3600 == 0:
-        return f"{n // 3600}h"
-    if n and n % 60 == 0:
-        return f"{n // 60}m"
-    return f"{n}s"
-
-
 def _seconds(d: str) -> int:
-    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
-    return int(sum(float(n) * units[u] for n, u in re.findall(r"(\d+)(ms|[smhdwy])", d)))
+    """Whole seconds in a Prometheus duration (Settings has checked its form)."""
+    return int(promql.duration_seconds(d, strict=True) or 0)
 
 
 def stuck_window(s: Settings) -> str:
     """The window VLLMEngineStuck reads the token counters as flat over: stuck_flat_window, or
     stuck_after_s when that is shorter."""
-    return _dur(min(_seconds(s.stuck_flat_window), s.stuck_after_s))
+    return promql.format_duration(min(_seconds(s.stuck_flat_window), s.stuck_after_s))
 
 
 def stuck_for(s: Settings) -> str:
     """VLLMEngineStuck's for: the counters must be flat over stuck_window, then stay so for the
     rest of stuck_after_s — so the page comes stuck_after_s after the last token."""
-    return _dur(s.stuck_after_s - _seconds(stuck_window(s)))
+    return promql.format_duration(s.stuck_after_s - _seconds(stuck_window(s)))
 
 
 def _num(x: float) -> str:
@@ -99,11 +88,6 @@ def _le(x: float) -> str:
     return repr(float(x))
 
 
-def _or_aliases(canonical: str, template: str) -> str:
-    """``template`` (with ``{m}`` for the metric name) for every exposed alias, joined by ``or``."""
-    return " or ".join(template.replace("{m}", m) for m in names.exposed_names(canonical))
-
-
 # ---------------------------------------------------------------- recording rules
 
 
@@ -114,8 +98,8 @@ def _sel(s: Settings, extra: str = "") -> str:
 
 def _slo_error_ratio(s: Settings, canonical: str, threshold: float, window: str, by: str) -> str:
     le = _sel(s, f'le="{_le(threshold)}"')
-    good = _or_aliases(canonical, f"sum by ({by}) (rate({{m}}_bucket{le}[{window}]))")
-    total = _or_aliases(canonical, f"sum by ({by}) (rate({{m}}_count{_sel(s)}[{window}]))")
+    good = promql.fold(canonical, f"sum by ({by}) (rate({{m}}_bucket{le}[{window}]))")
+    total = promql.fold(canonical, f"sum by ({by}) (rate({{m}}_count{_sel(s)}[{window}]))")
     return f"1 - (\n  ({good})\n/\n  ({total})\n)"
 
 
@@ -154,7 +138,7 @@ def recording_rules(s: Settings) -> list[dict[str, Any]]:
     rules: list[dict[str, str]] = [
         {
             "record": "instance:vllm_kv_cache_usage:ratio",
-            "expr": _or_aliases("vllm:kv_cache_usage_perc", f"max by ({BY}) ({{m}}{v})"),
+            "expr": promql.fold("vllm:kv_cache_usage_perc", f"max by ({BY}) ({{m}}{v})"),
         },
         {
             "record": "instance:vllm_requests_running:sum",
@@ -202,9 +186,9 @@ def recording_rules(s: Settings) -> list[dict[str, Any]]:
             "record": f"instance:vllm_prefix_cache_hit:ratio_rate{w}",
             "expr": (
                 "("
-                + _or_aliases("vllm:prefix_cache_hits_total", f"sum by ({BY}) (rate({{m}}{v}[{w}]))")
+                + promql.fold("vllm:prefix_cache_hits_total", f"sum by ({BY}) (rate({{m}}{v}[{w}]))")
                 + ")\n/\n("
-                + _or_aliases("vllm:prefix_cache_queries_total", f"sum by ({BY}) (rate({{m}}{v}[{w}]))")
+                + promql.fold("vllm:prefix_cache_queries_total", f"sum by ({BY}) (rate({{m}}{v}[{w}]))")
                 + ")"
             ),
         },
@@ -218,7 +202,7 @@ def recording_rules(s: Settings) -> list[dict[str, Any]]:
         rules.append(
             {
                 "record": f"instance:vllm_{short}_seconds_bucket:rate{w}",
-                "expr": _or_aliases(canonical, f"sum by ({BY}, le) (rate({{m}}_bucket{v}[{w}]))"),
+                "expr": promql.fold(canonical, f"sum by ({BY}, le) (rate({{m}}_bucket{v}[{w}]))"),
             }
         )
     windows = list(dict.fromkeys([w, *slo_windows(s)]))
@@ -228,7 +212,7 @@ def recording_rules(s: Settings) -> list[dict[str, Any]]:
             rules.append(
                 {
                     "record": f"{level}:vllm_requests:rate{window}",
-                    "expr": _or_aliases(
+                    "expr": promql.fold(
                         "vllm:time_to_first_token_seconds",
                         f"sum by ({level_by}) (rate({{m}}_count{v}[{window}]))",
                     ),
@@ -349,7 +333,7 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
             "critical",
             "vllm",
             f"vLLM {model} on {inst} is stuck: {{{{ $value }}}} requests in flight, no token produced.",
-            f"For {_dur(s.stuck_after_s)} {inst} has had requests running or waiting while its prompt and "
+            f"For {promql.format_duration(s.stuck_after_s)} {inst} has had requests running or waiting while its prompt and "
             "generation token counters did not move, and its /metrics answered (so /health may still say "
             "200): the engine core is hung (stopped, deadlocked, a collective op waiting on a dead rank). "
             "Requests will time out; restart vLLM after saving its log (`observe diagnose` reads the hang).",

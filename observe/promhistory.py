@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -36,7 +35,7 @@ from typing import Any
 
 import requests
 
-from observe import names
+from observe import names, promql
 from observe.errors import ConfigError, TargetError
 from observe.model import Sample, Scrape
 from observe.scrape import _canonical as canonical_sample_name
@@ -90,46 +89,17 @@ _TARGET_LABELS = ("job", "instance", "namespace", "pod", "container", "endpoint"
 # Labels HA pairs and Thanos add per replica: series differing only by these are one series.
 _REPLICA_LABELS = ("prometheus_replica", "replica", "__replica__", "prometheus", "cluster")
 
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
-_UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-_MATCHER = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!=|!~|=)\s*"((?:[^"\\]|\\.)*)"\s*(?:,|$)')
-
 
 def parse_duration(text: str) -> float:
-    """``6h``, ``90m``, ``1h30m`` → seconds; anything else is one ConfigError."""
-    t = (text or "").strip()
-    pos, total = 0, 0.0
-    for m in _DURATION.finditer(t):
-        if m.start() != pos:
-            break
-        total += float(m.group(1)) * _UNIT_S[m.group(2)]
-        pos = m.end()
-    if not t or pos != len(t) or total <= 0:
-        raise ConfigError(f"not a duration: {text!r} (use e.g. 30m, 6h, 2d)")
-    return total
+    """``6h``, ``90m``, ``1h30m`` → seconds (`promql.parse_duration`; a bare number is refused:
+    ``--since 6`` is more likely a forgotten unit than six seconds); anything else is one ConfigError."""
+    return promql.parse_duration(text)
 
 
 def parse_selector(text: str | None) -> str:
     """A label selector as typed (``namespace="llm",model_name="llama"``, braces optional),
-    checked and returned without braces; a malformed one is one ConfigError."""
-    t = (text or "").strip()
-    if t.startswith("{") and t.endswith("}"):
-        t = t[1:-1].strip()
-    if not t:
-        return ""
-    pos, out = 0, []
-    while pos < len(t):
-        m = _MATCHER.match(t, pos)
-        if not m or m.end() == pos:
-            raise ConfigError(
-                f'not a label selector: {text!r} (expected name="value" pairs, e.g. '
-                'namespace="llm",model_name="llama-3-70b")'
-            )
-        if m.group(1) == "__name__":
-            raise ConfigError("the selector picks instances, not metrics: leave __name__ out")
-        out.append(f'{m.group(1)}{m.group(2)}"{m.group(3)}"')
-        pos = m.end()
-    return ",".join(out)
+    checked and returned without braces (`promql.selector_text`); a malformed one is one ConfigError."""
+    return promql.selector_text(text)
 
 
 def choose_step(seconds: float, min_step: float = MIN_STEP_S) -> float:
@@ -140,8 +110,7 @@ def choose_step(seconds: float, min_step: float = MIN_STEP_S) -> float:
 
 def _query_expr(canonical: str, selector: str) -> str:
     suffix = "(_bucket|_sum|_count)?" if canonical in _HISTOGRAMS else ""
-    alts = "|".join(sorted(names.exposed_names(canonical) or [canonical]))
-    matchers = f'__name__=~"({alts}){suffix}"'
+    matchers = f'__name__=~"{promql.name_regex(canonical, suffix)}"'
     return "{" + matchers + ("," + selector if selector else "") + "}"
 
 

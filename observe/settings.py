@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from observe import promql
 from observe.errors import ConfigError
 
 __all__ = ["ITL_BUCKETS", "TTFT_BUCKETS", "Settings", "describe", "from_mapping", "from_yaml", "to_yaml"]
@@ -26,12 +27,6 @@ __all__ = ["ITL_BUCKETS", "TTFT_BUCKETS", "Settings", "describe", "from_mapping"
 # of them, or "requests faster than T" cannot be read off the buckets.
 TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
 ITL_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5)
-_DURATION = re.compile(r"^(\d+(ms|s|m|h|d|w|y))+$")
-_SELECTOR = re.compile(
-    r'^\s*[A-Za-z_]\w*\s*(=~|!=|!~|=)\s*"(?:[^"\\]|\\.)*"\s*(,\s*[A-Za-z_]\w*\s*(=~|!=|!~|=)\s*"(?:[^"\\]|\\.)*"\s*)*$'
-)
-
-
 _LABEL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -338,8 +333,11 @@ class Settings:
             raise ConfigError(f"min_request_rate must be >= 0, got {self.min_request_rate}")
         for name in ("vllm_selector", "observe_selector"):
             sel = getattr(self, name)
-            if sel is not None and (not _SELECTOR.match(sel) or "__name__" in sel):
-                raise ConfigError(f'{name} must be label matchers like job=~".*/vllm", got {sel!r}')
+            try:
+                if sel is not None and not promql.parse_selector(sel):
+                    raise ConfigError("empty")
+            except ConfigError:
+                raise ConfigError(f'{name} must be label matchers like job=~".*/vllm", got {sel!r}') from None
         if not self.rule_by or len(set(self.rule_by)) != len(self.rule_by):
             raise ConfigError(f"rule_by must name distinct labels, got {self.rule_by!r}")
         for label in self.rule_by:
@@ -371,12 +369,12 @@ class Settings:
     @property
     def vllm_matchers(self) -> str:
         """The label matchers (no braces) of the vLLM targets."""
-        return self.vllm_selector or _job_matcher(self.vllm_job)
+        return promql.unbraced(self.vllm_selector) or _job_matcher(self.vllm_job)
 
     @property
     def observe_matchers(self) -> str:
         """The label matchers (no braces) of the observe sidecars."""
-        return self.observe_selector or _job_matcher(self.observe_job)
+        return promql.unbraced(self.observe_selector) or _job_matcher(self.observe_job)
 
     @property
     def waiting_threshold(self) -> float:
@@ -415,7 +413,7 @@ VLLM_DEFAULT_MAX_NUM_SEQS = 256  # V1 default on GPU
 
 
 def _check_duration(name: str, value: Any) -> None:
-    if not isinstance(value, str) or not _DURATION.match(value):
+    if not isinstance(value, str) or promql.duration_seconds(value, strict=True) is None:
         raise ConfigError(f"{name} must be a Prometheus duration like 5m, got {value!r}")
 
 
