@@ -33,8 +33,15 @@ __all__ = [
     "value",
     "buckets",
     "running_config",
+    "QUANTILES",
+    "latency_quantiles",
+    "reading",
     "window_summary",
 ]
+
+#: The one quantile set of the latency histograms (names.LATENCY_HISTOGRAMS): the timeline's
+#: columns, the window summary's keys and `top` all come from `latency_quantiles` over it.
+QUANTILES: tuple[float, ...] = names.LATENCY_QUANTILES
 
 _CACHE_CONFIG_INFO = "vllm:cache_config_info"
 
@@ -208,6 +215,53 @@ def _round(v: float | None, nd: int) -> float | None:
     return round(v, nd) if v is not None else None
 
 
+def quantile_tag(key: str, q: float) -> str:
+    """``ttft``, 0.99 → ``ttft_p99``: how every consumer names a latency quantile."""
+    return f"{key}_p{round(q * 100)}"
+
+
+def latency_quantiles(prev: Scrape | None, cur: Scrape) -> dict[str, float | None]:
+    """Every latency histogram's QUANTILES (``ttft_p50`` ... ``e2e_p99``, seconds) over the requests
+    observed between ``prev`` and ``cur`` (reset-aware), or over vLLM's whole life when ``prev`` is
+    None. None where the histogram is absent or saw nothing."""
+    out: dict[str, float | None] = {}
+    for key, fam in names.LATENCY_HISTOGRAMS.items():
+        end = buckets(cur, fam)
+        obs = end if prev is None else bucket_delta(buckets(prev, fam), end)
+        for q in QUANTILES:
+            out[quantile_tag(key, q)] = histogram_quantile(q, obs) if obs else None
+    return out
+
+
+def reading(prev: Scrape | None, cur: Scrape) -> dict[str, float | None]:
+    """What one good /metrics read says, with the read before it (None: the first read) — the one
+    scrape-pair arithmetic behind the timeline's metric columns and `top`:
+
+    - gauges from ``cur``: ``kv_usage_pct`` (the busiest engine, in %), ``running``, ``waiting``,
+      ``preemptions_total``;
+    - counter rates per second between the two reads' own stamps (reset-aware; None on the first
+      read or when no time passed): ``generation_tps``, ``prompt_tps``, ``preemptions_per_s``;
+    - `latency_quantiles` between the reads, or since vLLM started on the first read (the
+      caller says which it shows).
+    """
+    kv = value(cur, "vllm:kv_cache_usage_perc", agg="max")
+    out: dict[str, float | None] = {
+        "kv_usage_pct": None if kv is None else 100.0 * kv,
+        "running": value(cur, "vllm:num_requests_running"),
+        "waiting": value(cur, "vllm:num_requests_waiting"),
+        "preemptions_total": value(cur, "vllm:num_preemptions_total"),
+    }
+    secs = (cur.at - prev.at).total_seconds() if prev is not None and prev.at and cur.at else 0.0
+    for key, name in (
+        ("generation_tps", "vllm:generation_tokens_total"),
+        ("prompt_tps", "vllm:prompt_tokens_total"),
+        ("preemptions_per_s", "vllm:num_preemptions_total"),
+    ):
+        out[key] = rate_between(value(prev, name), value(cur, name), secs) if prev is not None else None
+    out.update(latency_quantiles(prev, cur))
+    return out
+
+
 def window_summary(scrapes: Sequence[Scrape]) -> dict[str, Any]:
     """What a window of `/metrics` scrapes says — the one summary `diagnose`, the sidecar's
     `/api/diagnosis`, `compare` and the README quote.
@@ -242,11 +296,8 @@ def window_summary(scrapes: Sequence[Scrape]) -> dict[str, Any]:
         out[f"{key}_since_start"] = int(since) if since is not None else None
     kv = [v for v in (value(s, "vllm:kv_cache_usage_perc", agg="max") for s in ok) if v is not None]
     out["kv_usage_max_pct"] = round(100 * max(kv), 1) if kv else None
-    for key, fam in names.LATENCY_HISTOGRAMS.items():
-        end = buckets(last, fam)
-        delta = bucket_delta(buckets(first, fam), end) if len(ok) >= 2 else []
-        for q in names.LATENCY_QUANTILES:
-            tag = f"{key}_p{int(q * 100)}"
-            out[f"{tag}_s"] = _round(histogram_quantile(q, delta), 4) if delta else None
-            out[f"{tag}_since_start_s"] = _round(histogram_quantile(q, end), 4) if end else None
+    window = latency_quantiles(first, last) if len(ok) >= 2 else {}
+    for tag, since in latency_quantiles(None, last).items():
+        out[f"{tag}_s"] = _round(window.get(tag), 4)
+        out[f"{tag}_since_start_s"] = _round(since, 4)
     return out

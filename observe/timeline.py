@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from observe import metricmath
+from observe import metricmath, names
 from observe.model import Preemption, Scrape, StatsSample
 
 
@@ -46,20 +46,20 @@ LOG_COLS = (
     "preemptions",  # V1 per-interval field
 )
 EVENT_COLS = ("preemption_warnings", "cumulative_preemptions")
+# the scrape columns: metricmath.reading's numbers, prefixed m_ (gauges, rates) or as tagged
+# (latency quantiles over each scrape interval: ttft_p50 ... e2e_p99)
+_READING_COLS = {
+    "kv_usage_pct": "m_kv_usage_pct",
+    "running": "m_running",
+    "waiting": "m_waiting",
+    "preemptions_total": "m_preemptions_total",
+    "preemptions_per_s": "m_preemption_rate",
+    "generation_tps": "m_generation_tps",
+    "prompt_tps": "m_prompt_tps",
+}
 METRIC_COLS = (
-    "m_kv_usage_pct",
-    "m_running",
-    "m_waiting",
-    "m_preemptions_total",
-    "m_preemption_rate",
-    "m_generation_tps",
-    "m_prompt_tps",
-    "ttft_p50",
-    "ttft_p95",
-    "ttft_p99",
-    "itl_p50",
-    "itl_p95",
-    "itl_p99",
+    *_READING_COLS.values(),
+    *(metricmath.quantile_tag(k, q) for k in names.LATENCY_HISTOGRAMS for q in metricmath.QUANTILES),
 )
 # how to merge two adjacent rows when compacting
 _MAX = {"running", "waiting", "swapped", "kv_usage_pct", "cpu_kv_usage_pct", "cumulative_preemptions"}
@@ -193,38 +193,21 @@ class Timeline:
 
 
 def scrape_frame(scrapes: Sequence[Scrape]) -> pd.DataFrame:
-    """One row per timed scrape with the canonical gauges, counter rates and interval quantiles."""
+    """One row per timed scrape with the canonical gauges, counter rates and interval quantiles
+    (`metricmath.reading` of each scrape and the one before; the first row has no rates or quantiles)."""
     rows = []
-    prev: Scrape | None = None
     timed = [(s.at, s) for s in scrapes if s.ok and s.at is not None]
     timed.sort(key=lambda pair: pair[0])
-    prev_at: datetime | None = None
+    prev: Scrape | None = None
     for at, s in timed:
+        r = metricmath.reading(prev, s)
         row: dict = {"ts": naive(at)}
-        kv = metricmath.value(s, "vllm:kv_cache_usage_perc", agg="max")
-        row["m_kv_usage_pct"] = None if kv is None else kv * 100.0
-        row["m_running"] = metricmath.value(s, "vllm:num_requests_running")
-        row["m_waiting"] = metricmath.value(s, "vllm:num_requests_waiting")
-        row["m_preemptions_total"] = metricmath.value(s, "vllm:num_preemptions_total")
-        if prev is not None and prev_at is not None:
-            dt = (at - prev_at).total_seconds()
-            for col, name in (
-                ("m_preemption_rate", "vllm:num_preemptions_total"),
-                ("m_generation_tps", "vllm:generation_tokens_total"),
-                ("m_prompt_tps", "vllm:prompt_tokens_total"),
-            ):
-                row[col] = metricmath.rate_between(
-                    metricmath.value(prev, name), metricmath.value(s, name), dt
-                )
-            for key, fam in (
-                ("ttft", "vllm:time_to_first_token_seconds"),
-                ("itl", "vllm:inter_token_latency_seconds"),
-            ):
-                delta = metricmath.bucket_delta(metricmath.buckets(prev, fam), metricmath.buckets(s, fam))
-                for q in (50, 95, 99):
-                    row[f"{key}_p{q}"] = metricmath.histogram_quantile(q / 100.0, delta) if delta else None
+        for key, col in _READING_COLS.items():
+            row[col] = r[key]
+        if prev is not None:
+            row.update((tag, r[tag]) for tag in METRIC_COLS if tag in r)
         rows.append(row)
-        prev, prev_at = s, at
+        prev = s
     df = pd.DataFrame(rows, columns=["ts", *METRIC_COLS])
     df = df.set_index(pd.DatetimeIndex(df.pop("ts"), name="ts")) if len(df) else df.drop(columns=["ts"])
     return df.astype(float)

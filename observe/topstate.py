@@ -26,6 +26,7 @@ __all__ = ["TopState", "ServerView", "sparkline", "HISTORY"]
 HISTORY = 40  # points kept per sparkline
 _SPARKS = "▁▂▃▄▅▆▇█"
 _SEV = {"critical": 0, "warning": 1, "info": 2}
+_SHOWN = ("ttft_p50", "ttft_p99", "itl_p50", "itl_p99")  # of metricmath.QUANTILES, what a row has room for
 
 
 def sparkline(values: list[float | None], width: int = HISTORY) -> str:
@@ -94,42 +95,24 @@ class TopState:
             v.up, v.error, v.stuck = False, sc.error or "no answer", None
             return v
         v.up, v.error = True, None
-        kv = mm.value(sc, "vllm:kv_cache_usage_perc", agg="max")
-        v.kv_usage_pct = None if kv is None else 100.0 * kv
-        v.running = mm.value(sc, "vllm:num_requests_running")
-        v.waiting = mm.value(sc, "vllm:num_requests_waiting")
-        v.preemptions_total = mm.value(sc, "vllm:num_preemptions_total")
+        prev, v._prev = v._prev, sc
+        # the rates and the quantiles between this read and the one before; on the first read the
+        # quantiles over vLLM's whole life are all there is to show (there are no rates yet)
+        r = mm.reading(prev, sc)
+        v.kv_usage_pct, v.running, v.waiting = r["kv_usage_pct"], r["running"], r["waiting"]
+        v.preemptions_total = r["preemptions_total"]
         v.model = next((s.labels["model_name"] for s in sc.samples if s.labels.get("model_name")), v.model)
         if sc.at is not None:
             v.points.append(progress.from_scrape(sc))
             v.stuck = progress.stuck(list(v.points), self.stuck_after_s)
-        prev, v._prev = v._prev, sc
         secs = (sc.at - prev.at).total_seconds() if prev and prev.at and sc.at else 0.0
-        if prev is not None and secs > 0:
-
-            def rate(metric: str) -> float | None:
-                return mm.rate_between(mm.value(prev, metric), mm.value(sc, metric), secs)
-
-            v.generation_tps = rate("vllm:generation_tokens_total")
-            v.prompt_tps = rate("vllm:prompt_tokens_total")
-            v.preemptions_per_s = rate("vllm:num_preemptions_total")
-            v.latency_since_start = False
-            for key, fam in (
-                ("ttft", "vllm:time_to_first_token_seconds"),
-                ("itl", "vllm:inter_token_latency_seconds"),
-            ):
-                delta = mm.bucket_delta(mm.buckets(prev, fam), mm.buckets(sc, fam))
-                for q in (50, 99):
-                    setattr(v, f"{key}_p{q}_s", mm.histogram_quantile(q / 100, delta) if delta else None)
-        elif prev is None:  # one read: vLLM's whole life is all there is to show
-            v.latency_since_start = True
-            for key, fam in (
-                ("ttft", "vllm:time_to_first_token_seconds"),
-                ("itl", "vllm:inter_token_latency_seconds"),
-            ):
-                cum = mm.buckets(sc, fam)
-                for q in (50, 99):
-                    setattr(v, f"{key}_p{q}_s", mm.histogram_quantile(q / 100, cum) if cum else None)
+        if prev is None or secs > 0:  # two reads stamped alike: keep the numbers shown
+            v.latency_since_start = prev is None
+            if prev is not None:
+                v.generation_tps, v.prompt_tps = r["generation_tps"], r["prompt_tps"]
+                v.preemptions_per_s = r["preemptions_per_s"]
+            for tag in _SHOWN:
+                setattr(v, f"{tag}_s", r[tag])
         for k, dq in v.history.items():
             dq.append(getattr(v, k))
         return v

