@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from observe import dashboards as d
+from observe.dashboards import common as d
 
 BY_MODEL = "model_name"
 HTTP_BY = "instance, handler"
@@ -30,7 +30,7 @@ _MODEL_COLUMNS: list[tuple[str, str, str, str]] = [
     (
         "instances",
         "A",
-        d._aliases(
+        d.fold(
             "vllm:num_requests_running",
             f"count by ({BY_MODEL}) (max by ({BY_MODEL}, {_INSTANCE_KEY}) ({{m}}{{{d.SEL}}}))",
         ),

@@ -12,7 +12,7 @@ Panels stay empty where the feature is off: vLLM creates those series only when 
 
 from __future__ import annotations
 
-from observe import dashboards as d
+from observe.dashboards import common as d
 
 # dcgm-exporter's own labels (with honorLabels) name the GPU's holder; compose has none: All = .*
 GPU_SEL = 'namespace=~"$namespace"'
@@ -49,7 +49,7 @@ def gpu() -> d.g.Dashboard:
                 [
                     d._t(d._ratio(fb_used, fb_total), "memory {{pod}} gpu {{gpu}}", "A"),
                     d._t(
-                        d._aliases(
+                        d.fold(
                             "vllm:kv_cache_usage_perc",
                             f"max by (namespace, pod) ({{m}}{{{d.SEL}}})",
                         ),
