@@ -35,11 +35,10 @@ from rich.text import Text
 from observe import scrape
 from observe.errors import TargetError
 from observe.model import Scrape
+from observe.report import style
 from observe.topstate import ServerView, TopState, sparkline
 
 __all__ = ["Target", "render", "run"]
-
-_SEV_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 @dataclass
@@ -112,7 +111,7 @@ def _server_panel(v: ServerView, width: int) -> Panel:
         if not v.findings:
             parts.append(Text(f"findings ({v.findings_source}): none", style="green"))
         for sev, fid, title in v.findings[:5]:
-            parts.append(Text.assemble((f"[{sev}] ", _SEV_STYLE.get(sev, "")), f"{fid}: {title}"))
+            parts.append(Text.assemble((f"[{sev}] ", style.TERMINAL.get(sev, "")), f"{fid}: {title}"))
         if v.recommendation:
             parts.append(Text.assemble(("recommendation: ", "bold"), v.recommendation))
     status = (

@@ -18,14 +18,13 @@ from typing import Any
 
 from observe import metricmath as mm
 from observe import progress
-from observe.model import Scrape
+from observe.model import Scrape, severity_rank
 from observe.settings import Settings
 
 __all__ = ["TopState", "ServerView", "sparkline", "HISTORY"]
 
 HISTORY = 40  # points kept per sparkline
 _SPARKS = "▁▂▃▄▅▆▇█"
-_SEV = {"critical": 0, "warning": 1, "info": 2}
 _SHOWN = ("ttft_p50", "ttft_p99", "itl_p50", "itl_p99")  # of metricmath.QUANTILES, what a row has room for
 
 
@@ -127,7 +126,7 @@ class TopState:
             return
         insts = doc.get("instances") or []
         inst = insts[0] if insts else {}
-        fs = sorted(inst.get("findings") or [], key=lambda f: _SEV.get(f.get("severity"), 3))
+        fs = sorted(inst.get("findings") or [], key=lambda f: -severity_rank(f.get("severity", "")))
         v.findings = [(f.get("severity", ""), f.get("id", ""), f.get("title") or "") for f in fs]
         recs = inst.get("recommendations") or []
         if recs:

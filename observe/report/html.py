@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from observe.model import SEVERITIES, severity_rank
+from observe.report import style
 from observe.report.labels import metric_label, preemption_count
 from observe.report.plots import (
     KV_FULL_PCT,
@@ -440,11 +441,11 @@ section.instance{background:#fff;border:1px solid #dfe2e6;border-radius:8px;padd
 .muted{color:#6a7280}.small{font-size:12px}.ok{color:#2d7d46}
 .badge{display:inline-block;border-radius:10px;padding:0 8px;font-size:12px;font-weight:600;color:#fff;
 background:#6a7280}
-.badge.sev-critical{background:#d0312d}.badge.sev-warning{background:#e8890c}.badge.sev-info{background:#2f6fb3}
+{badges}
 .badge.ok{background:#2d7d46}
 ul.findings{list-style:none;padding:0;margin:0}
 li.finding{border-left:4px solid #6a7280;padding:4px 10px;margin:6px 0;background:#fafbfc}
-li.sev-critical{border-color:#d0312d}li.sev-warning{border-color:#e8890c}li.sev-info{border-color:#2f6fb3}
+{borders}
 .evidence{white-space:pre-wrap;word-break:break-word}
 figure{margin:10px 0 4px}figcaption{font-size:13px}
 svg.chart{width:100%;height:auto;display:block}
@@ -468,7 +469,9 @@ word-break:break-all;font:12.5px ui-monospace,SFMono-Regular,Menlo,monospace}
 table.contents td{padding:1px 10px 1px 0}table.contents a{word-break:break-all}td.nw{white-space:nowrap}
 .keynums{margin:4px 0}.kn{display:inline-block;margin-right:18px;font-size:13px}.kn b{font-size:16px}
 ul.errors{padding-left:18px}
-"""
+""".replace("{badges}", style.css(".badge", "background")).replace(
+    "{borders}", style.css("li", "border-color")
+)
 
 
 def _contents(instances: Sequence[Any]) -> str:

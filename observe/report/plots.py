@@ -12,10 +12,11 @@ from datetime import datetime
 from typing import Any
 
 from observe.model import severity_rank
+from observe.report import style
 from observe.report.svg import Band, Plot, Series, TimeAxis, column
 from observe.settings import Settings
 
-SEVERITY_COLORS = {"critical": "#d0312d", "warning": "#e8890c", "info": "#2f6fb3"}
+SEVERITY_COLORS = style.COLOR  # the one severity style (observe.report.style)
 
 #: Colours for a plotted column that has none of its own in _COLORS.
 PALETTE = ("#2f6fb3", "#3a9d5d", "#8e44ad", "#c0392b", "#d4a017", "#16a2b8")

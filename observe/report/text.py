@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from observe import cmdline
 from observe.advise.units import parse_bytes
 from observe.model import severity_rank
+from observe.report import style
 from observe.report.labels import preemption_count
 
 if TYPE_CHECKING:
@@ -289,9 +290,6 @@ def render_text(diag: Diagnosis) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-_SEV_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
-
-
 def print_rich(diag: Diagnosis, console: Console | None = None) -> None:
     """Rich tables on the terminal (falls back to plain text when stdout is not a terminal)."""
     from rich.console import Console
@@ -316,7 +314,7 @@ def print_rich(diag: Diagnosis, console: Console | None = None) -> None:
                 ft.add_column(col)
             for f in inst.findings:
                 ft.add_row(
-                    f"[{_SEV_STYLE[f.severity]}]{f.severity}[/]",
+                    f"[{style.TERMINAL[f.severity]}]{f.severity}[/]",
                     escape(f"{f.id}\n{f.title}"),
                     escape(f.evidence),
                 )
