@@ -1,4 +1,5 @@
-"""Prometheus recording and alerting rules for vLLM, generated from one Settings object.
+"""Prometheus alerting rules for vLLM (the recording rules they read are in
+``observe.recording_rules``), generated from one Settings object, and the rule files of both.
 
 Why generated: thresholds belong to the instance (its KV capacity, its ``--max-num-seqs``, its
 latency SLOs), and the same rules must come out as plain rule files (``alerts/*.yml``, what
@@ -6,8 +7,7 @@ latency SLOs), and the same rules must come out as plain rule files (``alerts/*.
 ``PrometheusRule``. Rules are data here; rendering is one ``yaml.safe_dump``.
 
 Recording rules (``level:metric:operations``) first fold vLLM's renamed metrics into one series
-per canonical metric (``vllm:kv_cache_usage_perc or vllm:gpu_cache_usage_perc``), so alerts and
-dashboards work on every vLLM version. Every alert carries ``severity``, ``component`` (used by
+per canonical metric, so alerts and dashboards work on every vLLM version. Every alert carries ``severity``, ``component`` (used by
 Alertmanager inhibition), ``summary``, ``description`` and a ``runbook_url`` into
 ``docs/runbooks.md``. SLO alerts are multi-window, multi-burn-rate (kubernetes-mixin style).
 """
@@ -21,9 +21,21 @@ import yaml
 
 from observe import crashes, promql
 from observe.errors import ConfigError
+from observe.recording_rules import (  # the recording rules, and the helpers the alerts share with them
+    _num,
+    _sel,
+    by,
+    recording_rules,
+    sidecar_by,
+    slo_levels,
+    target_by,
+)
 from observe.settings import Settings
 
 __all__ = [
+    "by",
+    "sidecar_by",
+    "target_by",
     "recording_rules",
     "alert_rules",
     "rule_group",
@@ -36,24 +48,6 @@ __all__ = [
 
 RULES_FILE = "vllm-observe.rules.yml"
 GROUP_NAME = "vllm-observe"
-
-# Labels that tell one replica of a model from another: a per-model rule aggregates them away.
-REPLICA_LABELS = ("pod", "instance", "job")
-
-
-def by(s: Settings, without: tuple[str, ...] = ()) -> str:
-    """Settings.rule_by as a PromQL label list, without the labels named in ``without``."""
-    return ", ".join(label for label in s.rule_by if label not in without)
-
-
-def target_by(s: Settings) -> str:
-    """The labels of one scrape target (no model_name): HTTP series and joins on ``up``."""
-    return by(s, ("model_name",))
-
-
-def sidecar_by(s: Settings) -> str:
-    """The labels a sidecar series shares with its vLLM's (not job, which is the sidecar's own)."""
-    return by(s, ("model_name", "job"))
 
 
 # Engine-error kinds (model.EngineError.kind) of a launch that failed to start: the sidecar names
@@ -76,166 +70,6 @@ def stuck_for(s: Settings) -> str:
     """VLLMEngineStuck's for: the counters must be flat over stuck_window, then stay so for the
     rest of stuck_after_s — so the page comes stuck_after_s after the last token."""
     return promql.format_duration(s.stuck_after_s - _seconds(stuck_window(s)))
-
-
-def _num(x: float) -> str:
-    """A threshold as PromQL text, without float noise (0.144 not 0.14400000000000002)."""
-    return f"{round(float(x), 9):g}"
-
-
-def _le(x: float) -> str:
-    """The ``le`` label value vLLM (Python's float repr) writes for a bucket bound: 1.0, 0.1."""
-    return repr(float(x))
-
-
-# ---------------------------------------------------------------- recording rules
-
-
-def _sel(s: Settings, extra: str = "") -> str:
-    """A selector of the vLLM targets (Settings.vllm_matchers), with ``extra`` matchers."""
-    return "{" + s.vllm_matchers + ("," + extra if extra else "") + "}"
-
-
-def _slo_error_ratio(s: Settings, canonical: str, threshold: float, window: str, by: str) -> str:
-    le = _sel(s, f'le="{_le(threshold)}"')
-    good = promql.fold(canonical, f"sum by ({by}) (rate({{m}}_bucket{le}[{window}]))")
-    total = promql.fold(canonical, f"sum by ({by}) (rate({{m}}_count{_sel(s)}[{window}]))")
-    return f"1 - (\n  ({good})\n/\n  ({total})\n)"
-
-
-# The SLO window the dashboards plot (observe.dashboards reads ..._slo_errors:ratio_rate1h): recorded
-# whether or not a burn-rate pair uses it.
-DASHBOARD_SLO_WINDOW = "1h"
-
-
-def slo_windows(s: Settings) -> list[str]:
-    """Every window the burn-rate alerts read, in the order the pairs name them, without duplicates,
-    then the dashboards' window."""
-    out: list[str] = []
-    for burn in s.burn_windows:
-        for w in (burn[1], burn[0]):
-            if w not in out:
-                out.append(w)
-    if DASHBOARD_SLO_WINDOW not in out:
-        out.append(DASHBOARD_SLO_WINDOW)
-    return out
-
-
-def slo_levels(s: Settings) -> tuple[tuple[str, str, str], ...]:
-    """SLO levels: per instance (each model on each server) and per model (all its replicas
-    together, still per cluster and namespace)."""
-    return (("instance", by(s), "VLLM"), ("model", by(s, REPLICA_LABELS), "VLLMModel"))
-
-
-def recording_rules(s: Settings) -> list[dict[str, Any]]:
-    """Recording rules that turn every vLLM version's names into canonical per-instance series."""
-    w = s.rate_window
-    BY, TBY = by(s), target_by(s)
-    v = _sel(s)
-    err = _sel(s, 'finished_reason="error"')
-    v1 = _sel(s, 'handler=~"/v1/.+"')
-    v1_5xx = _sel(s, 'handler=~"/v1/.+",status="5xx"')
-    rules: list[dict[str, str]] = [
-        {
-            "record": "instance:vllm_kv_cache_usage:ratio",
-            "expr": promql.fold("vllm:kv_cache_usage_perc", f"max by ({BY}) ({{m}}{v})"),
-        },
-        {
-            "record": "instance:vllm_requests_running:sum",
-            "expr": f"sum by ({BY}) (vllm:num_requests_running{v})",
-        },
-        {
-            "record": "instance:vllm_requests_waiting:sum",
-            "expr": f"sum by ({BY}) (vllm:num_requests_waiting{v})",
-        },
-        {
-            "record": f"instance:vllm_preemptions:rate{w}",
-            "expr": f"sum by ({BY}) (rate(vllm:num_preemptions_total{v}[{w}]))",
-        },
-        {
-            "record": f"instance:vllm_prompt_tokens:rate{w}",
-            "expr": f"sum by ({BY}) (rate(vllm:prompt_tokens_total{v}[{w}]))",
-        },
-        {
-            "record": f"instance:vllm_generation_tokens:rate{w}",
-            "expr": f"sum by ({BY}) (rate(vllm:generation_tokens_total{v}[{w}]))",
-        },
-        {
-            "record": f"instance:vllm_request_success:rate{w}",
-            "expr": f"sum by ({BY}, finished_reason) (rate(vllm:request_success_total{v}[{w}]))",
-        },
-        {
-            "record": f"instance:vllm_request_errors:ratio_rate{w}",
-            "expr": (
-                f"sum by ({BY}) (rate(vllm:request_success_total{err}[{w}]))\n/\n"
-                f"sum by ({BY}) (rate(vllm:request_success_total{v}[{w}]))"
-            ),
-        },
-        {
-            "record": f"instance:vllm_http_5xx:ratio_rate{w}",
-            "expr": (
-                f"sum by ({TBY}) (rate(http_requests_total{v1_5xx}[{w}]))\n/\n"
-                f"sum by ({TBY}) (rate(http_requests_total{v1}[{w}]))"
-            ),
-        },
-        {
-            "record": f"instance:vllm_http_requests:rate{w}",
-            "expr": f"sum by ({TBY}) (rate(http_requests_total{v1}[{w}]))",
-        },
-        {
-            "record": f"instance:vllm_prefix_cache_hit:ratio_rate{w}",
-            "expr": (
-                "("
-                + promql.fold("vllm:prefix_cache_hits_total", f"sum by ({BY}) (rate({{m}}{v}[{w}]))")
-                + ")\n/\n("
-                + promql.fold("vllm:prefix_cache_queries_total", f"sum by ({BY}) (rate({{m}}{v}[{w}]))")
-                + ")"
-            ),
-        },
-    ]
-    for short, canonical in (
-        ("ttft", "vllm:time_to_first_token_seconds"),
-        ("itl", "vllm:inter_token_latency_seconds"),
-        ("e2e_latency", "vllm:e2e_request_latency_seconds"),
-        ("queue_time", "vllm:request_queue_time_seconds"),
-    ):
-        rules.append(
-            {
-                "record": f"instance:vllm_{short}_seconds_bucket:rate{w}",
-                "expr": promql.fold(canonical, f"sum by ({BY}, le) (rate({{m}}_bucket{v}[{w}]))"),
-            }
-        )
-    windows = list(dict.fromkeys([w, *slo_windows(s)]))
-    for level, level_by, _ in slo_levels(s):
-        for window in windows:
-            # requests started (one TTFT observation each): the traffic floor of the ratio alerts
-            rules.append(
-                {
-                    "record": f"{level}:vllm_requests:rate{window}",
-                    "expr": promql.fold(
-                        "vllm:time_to_first_token_seconds",
-                        f"sum by ({level_by}) (rate({{m}}_count{v}[{window}]))",
-                    ),
-                }
-            )
-        for window in slo_windows(s):
-            rules.append(
-                {
-                    "record": f"{level}:vllm_ttft_slo_errors:ratio_rate{window}",
-                    "expr": _slo_error_ratio(
-                        s, "vllm:time_to_first_token_seconds", s.ttft_slo_seconds, window, level_by
-                    ),
-                }
-            )
-            rules.append(
-                {
-                    "record": f"{level}:vllm_itl_slo_errors:ratio_rate{window}",
-                    "expr": _slo_error_ratio(
-                        s, "vllm:inter_token_latency_seconds", s.itl_slo_seconds, window, level_by
-                    ),
-                }
-            )
-    return rules
 
 
 # ---------------------------------------------------------------- alerting rules

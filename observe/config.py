@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from observe import promql
 from observe.errors import ConfigError
 from observe.settings import Settings
 
@@ -30,32 +31,11 @@ __all__ = [
 API_DIAGNOSIS_MODES = ("auto", "public", "off")
 API_TOKEN_ENV = "OBSERVE_API_TOKEN"
 
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
-
 
 def parse_duration(text: str | float | int, *, what: str = "duration") -> float:
-    """`1h`, `30m`, `1h30m`, `90s`, `500ms`, `2d` or a plain number of seconds → seconds (> 0)."""
-    if isinstance(text, (int, float)) and not isinstance(text, bool):
-        secs = float(text)
-    else:
-        s = str(text).strip().lower()
-        try:
-            secs = float(s)
-        except ValueError:
-            pos, secs = 0, 0.0
-            for m in _DURATION.finditer(s):
-                if m.start() != pos:
-                    break
-                secs += float(m.group(1)) * _UNITS[m.group(2)]
-                pos = m.end()
-            if pos != len(s) or not s:
-                raise ConfigError(
-                    f"{what} {text!r} is not a duration (examples: 15s, 30m, 1h, 1h30m)"
-                ) from None
-    if not secs > 0:
-        raise ConfigError(f"{what} must be positive, got {text!r}")
-    return secs
+    """`1h`, `30m`, `1h30m`, `90s`, `500ms`, `2d` or a plain number of seconds → seconds (> 0):
+    `promql.parse_duration`, the one duration grammar."""
+    return promql.parse_duration(text, what=what, numbers=True)
 
 
 def check_url(url: str, *, what: str = "--vllm-url") -> str:
