@@ -91,19 +91,27 @@ def histogram_quantile(q: float, cumulative: Sequence[tuple[float, float]]) -> f
     """
     if not 0.0 <= q <= 1.0:
         raise ValueError(f"quantile must be within 0..1, got {q}")
+    fixed = _monotonic(cumulative)
+    return _quantile(q, fixed) if fixed else None
+
+
+def _monotonic(cumulative: Sequence[tuple[float, float]]) -> list[tuple[float, float]] | None:
+    """The buckets sorted by bound with counts that never decrease (Prometheus's ensureMonotonic);
+    None without a `+Inf` bucket or without observations."""
     bs = sorted(cumulative, key=lambda b: b[0])
     if not bs or not math.isinf(bs[-1][0]):
         return None
-    # cumulative counts must not decrease; clamp as Prometheus does (ensureMonotonic).
     fixed: list[tuple[float, float]] = []
     high = 0.0
     for le, c in bs:
         high = max(high, c)
         fixed.append((le, high))
-    total = fixed[-1][1]
-    if total <= 0:
-        return None
-    rank = q * total
+    return fixed if fixed[-1][1] > 0 else None
+
+
+def _quantile(q: float, fixed: list[tuple[float, float]]) -> float | None:
+    """`histogram_quantile` over buckets `_monotonic` has checked."""
+    rank = q * fixed[-1][1]
     for i, (le, c) in enumerate(fixed):
         if c >= rank:
             break
@@ -133,7 +141,9 @@ def bucket_delta(
 
 def samples(scrape: Scrape, name: str, labels: Mapping[str, str] | None = None) -> list[Sample]:
     """Samples of the canonical series `name` whose labels include `labels`."""
-    want = dict(labels or {})
+    if not labels:
+        return [s for s in scrape.samples if s.name == name]
+    want = dict(labels)
     return [
         s for s in scrape.samples if s.name == name and all(s.labels.get(k) == v for k, v in want.items())
     ]
@@ -228,9 +238,26 @@ def latency_quantiles(prev: Scrape | None, cur: Scrape) -> dict[str, float | Non
     for key, fam in names.LATENCY_HISTOGRAMS.items():
         end = buckets(cur, fam)
         obs = end if prev is None else bucket_delta(buckets(prev, fam), end)
+        fixed = _monotonic(obs) if obs else None
         for q in QUANTILES:
-            out[quantile_tag(key, q)] = histogram_quantile(q, obs) if obs else None
+            out[quantile_tag(key, q)] = _quantile(q, fixed) if fixed else None
     return out
+
+
+_GAUGES = ("vllm:kv_cache_usage_perc", "vllm:num_requests_running", "vllm:num_requests_waiting")
+_RATES = {
+    "generation_tps": "vllm:generation_tokens_total",
+    "prompt_tps": "vllm:prompt_tokens_total",
+    "preemptions_per_s": "vllm:num_preemptions_total",
+}
+_READ = frozenset(
+    (*_GAUGES, *_RATES.values(), *(fam + "_bucket" for fam in names.LATENCY_HISTOGRAMS.values()))
+)
+
+
+def _slim(sc: Scrape) -> Scrape:
+    """The scrape with only the series `reading` reads (one pass, so the lookups after it are short)."""
+    return Scrape(at=sc.at, samples=[s for s in sc.samples if s.name in _READ], source=sc.source)
 
 
 def reading(prev: Scrape | None, cur: Scrape) -> dict[str, float | None]:
@@ -244,6 +271,7 @@ def reading(prev: Scrape | None, cur: Scrape) -> dict[str, float | None]:
     - `latency_quantiles` between the reads, or since vLLM started on the first read (the
       caller says which it shows).
     """
+    prev, cur = (_slim(prev) if prev is not None else None), _slim(cur)
     kv = value(cur, "vllm:kv_cache_usage_perc", agg="max")
     out: dict[str, float | None] = {
         "kv_usage_pct": None if kv is None else 100.0 * kv,
@@ -252,11 +280,7 @@ def reading(prev: Scrape | None, cur: Scrape) -> dict[str, float | None]:
         "preemptions_total": value(cur, "vllm:num_preemptions_total"),
     }
     secs = (cur.at - prev.at).total_seconds() if prev is not None and prev.at and cur.at else 0.0
-    for key, name in (
-        ("generation_tps", "vllm:generation_tokens_total"),
-        ("prompt_tps", "vllm:prompt_tokens_total"),
-        ("preemptions_per_s", "vllm:num_preemptions_total"),
-    ):
+    for key, name in _RATES.items():
         out[key] = rate_between(value(prev, name), value(cur, name), secs) if prev is not None else None
     out.update(latency_quantiles(prev, cur))
     return out
