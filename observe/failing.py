@@ -8,7 +8,7 @@
   the engine did not serve after it (it exited, or never started) or requests failed (HTTP 5xx);
   else a warning.
 
-Pure: (Context) → list[Finding], like every detector in ``observe.detect``; the parser's
+Pure: (Context) → list[Finding], like every rule's detection in ``observe.rules``; the parser's
 ``EngineError`` events (kinds ``engine_crashed``, ``exception``, ``error_line``) are the input.
 """
 
@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from observe.model import Finding
 from observe.quote import quote
+from observe.rules.ids import FindingId
 
 if TYPE_CHECKING:
-    from observe.detect import Context
+    from observe.rules.context import Context
 
 #: failure kinds whose own finding explains the tracebacks and ERROR records around them
 EXPLAINED_BY = frozenset(
@@ -100,7 +101,7 @@ def engine_crashed(c: Context) -> list[Finding]:
     }
     return [
         Finding(
-            id="engine_crashed",
+            id=FindingId.ENGINE_CRASHED,
             severity="critical",
             title="The engine died unexpectedly" + (f" ({data['signal']})" if data["signal"] else ""),
             evidence=f"{quote(e.message, 300)} — {cause}",
@@ -185,7 +186,7 @@ def engine_error(c: Context) -> list[Finding]:
     }[failed]
     return [
         Finding(
-            id="engine_error",
+            id=FindingId.ENGINE_ERROR,
             severity="critical" if failed else "warning",
             title=f"The engine reported an error ({root['phase']})",
             evidence=f"{quote(what, 400)}{ranks} — {len(raw)} exception line(s) or ERROR record(s) no "

