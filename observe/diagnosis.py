@@ -460,15 +460,7 @@ class InstanceBuilder:
         logs = None if self.timeline.empty else self.timeline.frame()
         metrics = timeline.scrape_frame(scrapes) if scrapes else None
         frame = timeline.join(logs, metrics)
-        ctx = Context(
-            summary=s,
-            config=cfg,
-            frame=frame,
-            metrics=metrics,
-            scrapes=scrapes,
-            now=now,
-            settings=self.settings,
-        )
+        ctx = Context(s, cfg, frame, metrics, scrapes, now, self.settings)  # what every rule reads
         findings = rules.run(ctx)
         advice = advise_mod.plan(cfg, findings, facts=ctx.facts(), settings=self.settings)
         recs = advice.recommendations

@@ -56,7 +56,6 @@ class Lever:
 
 @dataclass(frozen=True)
 class Rule:
-    name: str
     family: str
     detect: Callable[[Context], list[Finding]]
     docs: tuple[Doc, ...] = ()
@@ -65,6 +64,11 @@ class Rule:
     levers: tuple[Lever, ...] = ()
     also: tuple[FindingId, ...] = ()  # ids it emits whose Doc another rule declares
     quiet_alone: bool = False  # its findings are dropped when no warning or critical finding is beside them
+
+    @property
+    def name(self) -> str:
+        """The rule's name: its detection's."""
+        return self.detect.__name__
 
     @property
     def ids(self) -> tuple[FindingId, ...]:

@@ -184,7 +184,6 @@ def throughput_collapse(c: Context) -> list[Finding]:
 # ---------------------------------------------------------------- the rules
 
 QUEUE = Rule(
-    name="queue_bound",
     family="batch and queue",
     detect=queue_bound,
     docs=(
@@ -201,7 +200,7 @@ QUEUE = Rule(
             SECTIONS[4],
             evidence="requests waiting with KV room while Running sits at `--max-num-seqs`",
             advice=(
-                "`--max-num-seqs` = running + waiting seen, at most what 90% of the KV cache "
+                "`--max-num-seqs` = running + waiting seen, at most what `seq_bound_kv_share` (90%) of the KV cache "
                 "holds at the request length seen"
             ),
         ),
@@ -227,7 +226,6 @@ QUEUE = Rule(
 
 
 TOO_MANY_SEQS = Rule(
-    name="too_many_seqs",
     family="batch and queue",
     detect=too_many_seqs,
     docs=(
@@ -249,7 +247,6 @@ TOO_MANY_SEQS = Rule(
 
 
 THROUGHPUT_COLLAPSE = Rule(
-    name="throughput_collapse",
     family="batch and queue",
     detect=throughput_collapse,
     docs=(

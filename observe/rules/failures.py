@@ -339,7 +339,6 @@ def launch_rejected(c: Context) -> list[Finding]:
 # ---------------------------------------------------------------- the rules
 
 ENGINE_ERRORS = Rule(
-    name="engine_errors",
     family="startup and failures",
     detect=engine_errors,
     docs=(
@@ -359,7 +358,7 @@ ENGINE_ERRORS = Rule(
                 "else KV tokens, rounded down to the block size; requests longer are rejected); "
                 "`--kv-cache-memory-bytes` grown by the missing factor when it is set; `--gpu-"
                 "memory-utilization` raised by the missing GiB / total GiB (only when the GPU's "
-                "total memory is known and the result ≤ 0.95); `--kv-cache-dtype fp8` (when 2× "
+                "total memory is known and the result ≤ `max_gpu_util`, 0.95); `--kv-cache-dtype fp8` (when 2× "
                 "the tokens suffice; `fp8_e5m2` on vLLM 0.3.0–0.4.0, nothing before 0.3.0); "
                 "`--tensor-parallel-size` × the smallest power of two that holds one request (on "
                 "a pipeline-parallel deployment also `--pipeline-parallel-size` × that, the GPU "
@@ -437,7 +436,7 @@ ENGINE_ERRORS = Rule(
             FindingId.GPU_MEMORY_UTILIZATION_TOO_HIGH,
             "critical",
             SECTIONS[0],
-            evidence="an OOM with `--gpu-memory-utilization` ≥ 0.95",
+            evidence="an OOM with `--gpu-memory-utilization` ≥ `max_gpu_util` (0.95)",
             advice=(
                 "answered with the OOM's levers (lower utilization); a note when the OOM was "
                 "while loading weights"
@@ -496,7 +495,6 @@ ENGINE_ERRORS = Rule(
 
 
 LAUNCH_REJECTED = Rule(
-    name="launch_rejected",
     family="startup and failures",
     detect=launch_rejected,
     docs=(
@@ -525,7 +523,6 @@ LAUNCH_REJECTED = Rule(
 
 
 ENGINE_CRASHED = Rule(
-    name="engine_crashed",
     family="startup and failures",
     detect=failing.engine_crashed,
     docs=(
@@ -556,7 +553,6 @@ ENGINE_CRASHED = Rule(
 
 
 ENGINE_ERROR = Rule(
-    name="engine_error",
     family="startup and failures",
     detect=failing.engine_error,
     docs=(

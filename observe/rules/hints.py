@@ -34,7 +34,6 @@ def vllm_hints(c: Context) -> list[Finding]:
 # ---------------------------------------------------------------- the rules
 
 VLLM_HINTS = Rule(
-    name="vllm_hints",
     family="vLLM's hints",
     detect=vllm_hints,
     docs=(

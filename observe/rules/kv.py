@@ -316,7 +316,6 @@ def low_prefix_hit(c: Context) -> list[Finding]:
 # ---------------------------------------------------------------- the rules
 
 SILENT_PREEMPTIONS = Rule(
-    name="silent_preemptions",
     family="KV cache and memory",
     detect=silent_preemptions,
     docs=(
@@ -346,7 +345,6 @@ SILENT_PREEMPTIONS = Rule(
 
 
 SWAP_SPACE = Rule(
-    name="swap_space",
     family="KV cache and memory",
     detect=swap_space,
     docs=(
@@ -387,7 +385,6 @@ SWAP_SPACE = Rule(
 
 
 CAPACITY_FACTS = Rule(
-    name="capacity_facts",
     family="KV cache and memory",
     detect=capacity_facts,
     docs=(
@@ -398,7 +395,7 @@ CAPACITY_FACTS = Rule(
             evidence='vLLM\'s "Maximum concurrency for N tokens per request: X" < 2',
             advice=(
                 "the KV plan below — but only when the cache was near full under the load seen, "
-                "or no load was seen; when requests filled less than 90% of it, a note (the "
+                "or no load was seen; when requests filled less than `kv_high_pct` (90%) of it, a note (the "
                 "figure is at the full `--max-model-len`) and no change"
             ),
             versions="V1 \u2265 0.6, V0 \u2265 0.6",
@@ -422,7 +419,6 @@ CAPACITY_FACTS = Rule(
 
 
 KV_CACHE_SATURATED = Rule(
-    name="kv_cache_saturated",
     family="KV cache and memory",
     detect=kv_cache_saturated,
     docs=(
@@ -433,7 +429,7 @@ KV_CACHE_SATURATED = Rule(
             evidence="KV usage ≥ `kv_high_pct` / `kv_full_pct` in stats lines",
             advice=(
                 "critical (full and requests waiting): the KV plan below. Warning with nothing "
-                "waiting or preempted: the KV plan when usage is ≥ 90% and higher at the last "
+                "waiting or preempted: the KV plan when usage is ≥ `kv_high_pct` (90%) and higher at the last "
                 "stats sample than at the first (it will fill, and preemption follows); otherwise"
                 " a note — the memory is used, not short"
             ),
@@ -455,7 +451,6 @@ KV_CACHE_SATURATED = Rule(
 
 
 PREEMPTIONS = Rule(
-    name="preemptions",
     family="KV cache and memory",
     detect=preemptions,
     docs=(
@@ -484,7 +479,6 @@ PREEMPTIONS = Rule(
 
 
 LOW_PREFIX_HIT = Rule(
-    name="low_prefix_hit",
     family="KV cache and memory",
     detect=low_prefix_hit,
     docs=(

@@ -83,7 +83,6 @@ def latency(c: Context) -> list[Finding]:
 # ---------------------------------------------------------------- the rules
 
 LATENCY = Rule(
-    name="latency",
     family="latency and SLOs",
     detect=latency,
     docs=(

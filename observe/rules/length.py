@@ -35,7 +35,6 @@ def max_model_len_unused(c: Context) -> list[Finding]:
 # ---------------------------------------------------------------- the rules
 
 MAX_MODEL_LEN_UNUSED = Rule(
-    name="max_model_len_unused",
     family="context length",
     detect=max_model_len_unused,
     docs=(

@@ -48,7 +48,6 @@ def spec_decode_acceptance(c: Context) -> list[Finding]:
 # ---------------------------------------------------------------- the rules
 
 LOW_ACCEPTANCE = Rule(
-    name="spec_decode_acceptance",
     family="speculative decoding",
     detect=spec_decode_acceptance,
     docs=(

@@ -59,7 +59,6 @@ def engine_stalled(c: Context) -> list[Finding]:
 # ---------------------------------------------------------------- the rules
 
 ENGINE_STALLED = Rule(
-    name="engine_stalled",
     family="stalls and hangs",
     detect=engine_stalled,
     docs=(
@@ -87,7 +86,6 @@ ENGINE_STALLED = Rule(
 
 
 ENGINE_STUCK = Rule(
-    name="engine_stuck",
     family="stalls and hangs",
     detect=stuck.engine_stuck,
     docs=(
