@@ -214,7 +214,7 @@ class EngineConfig:
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    id: str  # stable, e.g. "kv_cache_saturated"
+    id: str  # stable: a FindingId (observe/rules/ids.py)
     severity: str  # "info" | "warning" | "critical"
     title: str
     evidence: str  # human sentence with the numbers
