@@ -223,6 +223,9 @@ class Finding:
     where: str | None = None  # "file:line-line"
     data: dict[str, Any] = field(default_factory=dict)  # machine-readable evidence values
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "id", str(self.id))  # a plain str, also when built from a FindingId
+
 
 @dataclass(frozen=True, slots=True)
 class Recommendation:

@@ -62,7 +62,7 @@ class Plan:
             current=cur,
             suggested=suggested,
             reason=reason,
-            finding_ids=tuple(dict.fromkeys(fids)),
+            finding_ids=tuple(dict.fromkeys(str(i) for i in fids)),
             expected_effect=effect,
             current_is_default=is_default,
         )
@@ -88,7 +88,7 @@ class Plan:
         return first
 
     def note(self, fids: Sequence[str], text: str) -> None:
-        fids = tuple(dict.fromkeys(fids))
+        fids = tuple(dict.fromkeys(str(i) for i in fids))
         if not any(n.finding_ids == fids and n.text == text for n in self.notes):
             self.notes.append(AdviceNote(finding_ids=fids, text=text))
 
