@@ -17,7 +17,7 @@ import pytest
 
 from observe import pipeline, report
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LOGS = sorted((ROOT / "tests" / "data").rglob("*.log")) + sorted((ROOT / "examples").rglob("*.log"))
 
 _FAILURE = re.compile(
