@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from observe import shutdown
 from observe.model import Finding
 from observe.quote import quote
 from observe.rules.ids import FindingId
@@ -149,7 +150,7 @@ def unexplained(errors: Sequence[Any]) -> list[Any]:
     known = [(e.env.source, e.env.lineno) for e in errors if e.kind in EXPLAINED_BY]
     out = []
     for e in errors:
-        if e.kind not in _RAW or e.details.get("requested_shutdown"):
+        if e.kind not in _RAW or shutdown.is_noise(e):
             continue
         if any(src == e.env.source and abs(ln - e.env.lineno) <= NEAR_LINES for src, ln in known):
             continue
