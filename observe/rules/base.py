@@ -43,6 +43,7 @@ class Doc:
     note: str | None = None  # said when the finding is a warning or critical and no lever answers it
     role: str = ""  # "cause": explains an engine that did not start; "failure": the failure itself
     label: str | None = None  # the first column when it is not the id alone
+    settings: tuple[str, ...] | None = None  # the Settings fields behind this finding; None: its rule's
 
 
 @dataclass(frozen=True)

@@ -216,7 +216,7 @@ QUEUE = Rule(
             versions="V1 / chunked prefill",
         ),
     ),
-    settings=("kv_queue_full_pct",),
+    settings=("kv_queue_full_pct", "seq_bound_kv_share"),
     needs=("stats",),
     levers=(
         Lever(41, load.seq_bound),

@@ -81,9 +81,12 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _row(d: Doc) -> str:
+def _row(d: Doc, settings: tuple[str, ...]) -> str:
+    """A finding's row; the evidence cell ends with the Settings fields its rule reads (the names a
+    --config file sets)."""
     head = d.label or f"`{d.id}` ({d.severity})"
-    return f"| {head} | {_cell(d.evidence)} | {_cell(d.advice)} | {_cell(d.versions)} |"
+    ev = d.evidence + (" (settings: " + ", ".join(f"`{s}`" for s in settings) + ")" if settings else "")
+    return f"| {head} | {_cell(ev)} | {_cell(d.advice)} | {_cell(d.versions)} |"
 
 
 def render() -> str:
@@ -91,7 +94,7 @@ def render() -> str:
     rows: dict[str, list[str]] = {s: [] for s in SECTIONS}
     for rule in RULES:
         for d in rule.docs:
-            rows[d.section].append(_row(d))
+            rows[d.section].append(_row(d, rule.settings if d.settings is None else d.settings))
     out = [TITLE, "", GENERATED, "", INTRO, ""]
     for section in SECTIONS:
         out += [f"## {section}", ""]

@@ -369,6 +369,7 @@ ENGINE_ERRORS = Rule(
             ),
             versions="the V1 message (and its estimate) from 0.6; fp8 from 0.4.1 (0.3.0\u20130.4.0: `fp8_e5m2` only)",
             role="cause",
+            settings=("max_gpu_util",),
         ),
         Doc(
             FindingId.MAX_MODEL_LEN_EXCEEDS_MODEL,
@@ -379,6 +380,7 @@ ENGINE_ERRORS = Rule(
                 "`--max-model-len` = the derived value; else a note (RoPE scaling or a longer-context model)"
             ),
             role="cause",
+            settings=(),
         ),
         Doc(
             FindingId.NO_KV_CACHE_MEMORY,
@@ -392,6 +394,7 @@ ENGINE_ERRORS = Rule(
                 "checkpoint"
             ),
             role="cause",
+            settings=(),
         ),
         Doc(
             FindingId.GPU_MEMORY_BUSY,
@@ -405,6 +408,7 @@ ENGINE_ERRORS = Rule(
             ),
             versions="V1",
             role="cause",
+            settings=(),
         ),
         Doc(
             FindingId.CUDA_OOM,
@@ -431,6 +435,7 @@ ENGINE_ERRORS = Rule(
                 "`oom_fragmentation_gib` (`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`)"
             ),
             role="cause",
+            settings=("oom_fragmentation_gib",),
         ),
         Doc(
             FindingId.GPU_MEMORY_UTILIZATION_TOO_HIGH,
@@ -445,6 +450,7 @@ ENGINE_ERRORS = Rule(
                 "the out-of-memory happened where lowering --gpu-memory-utilization does not help"
                 " (loading the weights): see the fix for the out-of-memory above"
             ),
+            settings=("max_gpu_util",),
         ),
         Doc(
             FindingId.ENGINE_STARTUP_FAILED,
@@ -458,6 +464,7 @@ ENGINE_ERRORS = Rule(
             ),
             role="failure",
             label="`engine_startup_failed`, `engine_error` (critical)",
+            settings=(),
         ),
         Doc(
             FindingId.PROMPT_TOO_LONG,
@@ -471,6 +478,7 @@ ENGINE_ERRORS = Rule(
                 "such a request: a note only"
             ),
             role="cause",
+            settings=(),
         ),
     ),
     settings=(

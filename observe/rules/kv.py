@@ -444,6 +444,7 @@ KV_CACHE_SATURATED = Rule(
         "kv_high_pct",
         "kv_full_pct",
         "kv_saturated_share",
+        "max_gpu_util",
     ),
     needs=("stats",),
     levers=(Lever(30, load.kv_plan),),

@@ -98,10 +98,13 @@ def test_rules_name_the_settings_they_read() -> None:
     for rule in table.RULES:
         assert set(rule.settings) <= fields, rule.name
         src = inspect.getsource(inspect.getmodule(rule.detect))  # type: ignore[arg-type]
+        src += "".join(p.read_text(encoding="utf-8") for p in (ROOT / "observe" / "advise").glob("*.py"))
         read = set(re.findall(r"(?:settings|th)\.([a-z_]+)", inspect.getsource(rule.detect)))
         assert read & fields <= set(rule.settings), f"{rule.name} reads {sorted(read & fields)}"
         for name in rule.settings:
-            assert name in src, f"{rule.name} names {name} but its module never reads it"
+            assert name in src, f"{rule.name} names {name} but neither it nor a lever reads it"
+        for d in rule.docs:
+            assert d.settings is None or set(d.settings) <= set(rule.settings), d.id
 
 
 def test_levers_run_in_one_order() -> None:
