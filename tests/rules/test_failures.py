@@ -5,17 +5,19 @@ text shows a failure yields a critical or warning finding, and no report says "n
 Python traceback, an exception line ("ValueError: …", "torch.OutOfMemoryError: …", with or without
 a "[rank0]:" or process prefix) or a record logged at ERROR / CRITICAL — before any requested stop
 (a signal, Ctrl-C, uvicorn "Shutting down", vLLM's "shutdown triggered"): what a clean stop prints
-after that is not a failure.
+after that is not a failure. Below: a start-up failure's advice (moved from tests/test_detect_advise.py).
 """
 
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from observe import pipeline, report
+from observe import diagnosis, pipeline, report
+from observe.model import Envelope, StartupFact, StatsSample
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGS = sorted((ROOT / "tests" / "data").rglob("*.log")) + sorted((ROOT / "examples").rglob("*.log"))
@@ -77,3 +79,67 @@ def test_failing_log_is_not_healthy(log: Path) -> None:
 )
 def test_the_failure_reading_itself(text: str, failing: bool) -> None:
     assert shows_failure(text) is failing
+
+
+# ---------------------------------------------------------------- from tests/test_detect_advise.py
+T0 = datetime(2026, 11, 29, 10, 0, 0)
+
+
+def stats(
+    i: int,
+    *,
+    running: int,
+    waiting: int = 0,
+    kv: float = 10.0,
+    gen: float = 1000.0,
+    fmt: str = "v1",
+    device: str = "GPU",
+) -> StatsSample:
+    return StatsSample(
+        env=Envelope(source="t.log", lineno=i + 1, ts=T0 + timedelta(seconds=10 * i)),
+        fmt=fmt,
+        prompt_tps=100.0,
+        generation_tps=gen,
+        running=running,
+        waiting=waiting,
+        kv_usage_pct=kv,
+        kv_device=device,
+    )
+
+
+def flags(**kw) -> StartupFact:
+    return StartupFact(
+        env=Envelope(), name="flags", value={"--" + k.replace("_", "-"): v for k, v in kw.items()}
+    )
+
+
+def fact(name, value) -> StartupFact:
+    return StartupFact(env=Envelope(), name=name, value=value)
+
+
+def ids(inst) -> set[str]:
+    return {f.id for f in inst.findings}
+
+
+def recs(inst) -> dict:
+    return {r.flag: r.suggested for r in inst.recommendations}
+
+
+def test_startup_failure_recommends_the_estimated_length() -> None:
+    from observe.model import EngineError
+
+    err = EngineError(
+        env=Envelope(source="e.log", lineno=3),
+        kind="kv_needed_exceeds_available",
+        message="ValueError: …",
+        details={
+            "max_model_len": 131072,
+            "kv_needed_gib": 16.0,
+            "kv_available_gib": 0.71,
+            "estimated_max_model_len": 5632,
+        },
+        fatal=True,
+    )
+    inst = diagnosis.analyze_instance("x", [fact("engine", "v1"), err])
+    assert recs(inst)["--max-model-len"] <= 5632
+    assert inst.config.max_model_len == 131072

@@ -1,11 +1,13 @@
-"""rules.kv: the silent-preemption rule is the rule's own (diagnosis only counts it as lines stream)."""
+"""rules.kv: the silent-preemption rule is the rule's own (diagnosis only counts it as lines stream);
+preemptions counted from the counter, and the KV plan (moved from tests/test_detect_advise.py)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from observe import advise, diagnosis
 from observe.diagnosis import InstanceBuilder
-from observe.model import Envelope, StatsSample
+from observe.model import Envelope, Sample, Scrape, StartupFact, StatsSample
 from observe.rules import kv
 from observe.settings import Settings
 
@@ -34,3 +36,96 @@ def test_the_diagnosis_counts_what_the_rule_says() -> None:
     d = b.finish()
     assert (d.summary.silent_preemption_events, d.summary.silent_preempted_requests) == (2, 5)
     assert "silent_preemptions" in {f.id for f in d.findings}
+
+
+# ---------------------------------------------------------------- from tests/test_detect_advise.py
+T0 = datetime(2026, 11, 29, 10, 0, 0)
+
+
+def stats(
+    i: int,
+    *,
+    running: int,
+    waiting: int = 0,
+    kv: float = 10.0,
+    gen: float = 1000.0,
+    fmt: str = "v1",
+    device: str = "GPU",
+) -> StatsSample:
+    return StatsSample(
+        env=Envelope(source="t.log", lineno=i + 1, ts=T0 + timedelta(seconds=10 * i)),
+        fmt=fmt,
+        prompt_tps=100.0,
+        generation_tps=gen,
+        running=running,
+        waiting=waiting,
+        kv_usage_pct=kv,
+        kv_device=device,
+    )
+
+
+def flags(**kw) -> StartupFact:
+    return StartupFact(
+        env=Envelope(), name="flags", value={"--" + k.replace("_", "-"): v for k, v in kw.items()}
+    )
+
+
+def fact(name, value) -> StartupFact:
+    return StartupFact(env=Envelope(), name=name, value=value)
+
+
+def ids(inst) -> set[str]:
+    return {f.id for f in inst.findings}
+
+
+def recs(inst) -> dict:
+    return {r.flag: r.suggested for r in inst.recommendations}
+
+
+def test_measured_preemptions_come_from_the_counter_with_resets() -> None:
+    def scrape(sec: int, total: float) -> Scrape:
+        return Scrape(
+            at=T0 + timedelta(seconds=sec),
+            samples=[
+                Sample("vllm:num_preemptions_total", {"model_name": "m"}, total),
+                Sample("vllm:kv_cache_usage_perc", {"model_name": "m"}, 0.99),
+            ],
+        )
+
+    # 0 → 40 → 90, restart (reset) → 30: 40 + 50 + 30 = 120
+    scr = [scrape(0, 0), scrape(10, 40), scrape(20, 90), scrape(30, 30)]
+    evs = [fact("engine", "v1")] + [stats(i, running=8, waiting=5, kv=99.0) for i in range(4)]
+    inst = diagnosis.analyze_instance("x", evs, scr)
+    f = next(f for f in inst.findings if f.id == "preemptions")
+    assert f.data["metrics"] == 120 and f.severity == "critical"
+    assert "preemptions_likely" not in ids(inst)
+
+
+def test_cpu_backend_grows_kv_cache_memory_bytes_not_gpu_flags() -> None:
+    evs = [
+        fact("engine", "v1"),
+        fact("version", "0.32.0"),
+        fact("kv_cache_tokens", 2048),
+        flags(kv_cache_memory_bytes="2M", max_num_seqs=32, block_size=32),
+    ]
+    evs += [stats(i, running=7, waiting=17, kv=100.0, device="CPU") for i in range(6)]
+    r = recs(diagnosis.analyze_instance("x", evs))
+    assert advise.parse_bytes(r["--kv-cache-memory-bytes"]) > 2 * 1024 * 1024
+    assert "--gpu-memory-utilization" not in r and "--kv-cache-dtype" not in r
+    # the grown cache holds all 24 requests seen at once: no --max-num-seqs cap (it would only cost
+    # throughput; measured on real vLLM in docs/managed.md)
+    assert "--max-num-seqs" not in r
+
+
+def test_batch_cap_is_sized_from_the_grown_cache_when_growth_is_not_enough() -> None:
+    # demand 40 requests of ~1,000 tokens but the cache may only double (fp8): cap at what 2x holds
+    evs = [
+        fact("engine", "v1"),
+        fact("version", "0.10.1"),
+        fact("kv_cache_tokens", 10_000),
+        flags(max_num_seqs=64, gpu_memory_utilization=0.95),
+    ]
+    evs += [stats(i, running=10, waiting=30, kv=100.0) for i in range(6)]
+    r = recs(diagnosis.analyze_instance("x", evs))
+    assert r["--kv-cache-dtype"] == "fp8"
+    assert r["--max-num-seqs"] == 20  # 20,000 tokens after fp8 / 1,000 tokens per request
