@@ -1,7 +1,7 @@
 """The data types that flow through observe (see docs/architecture.md) and the order of severities.
 
 LogLine ──parse──► LogEvent (StatsSample | PrefixCacheSample | SpecDecodeSample | Preemption |
-StartupFact | EngineError | AccessLog) ──timeline──► DataFrame ──detect──► Finding ──advise──►
+StartupFact | EngineError | AccessLog) ──timeline──► DataFrame ──rules──► Finding ──advise──►
 Recommendation (+ AdviceNote where no flag helps). EngineConfig is what we know about how the engine was launched.
 """
 
