@@ -8,7 +8,7 @@ from pathlib import Path
 
 from observe import advise, diagnosis
 from observe.diagnosis import InstanceBuilder
-from observe.model import Envelope, Sample, Scrape, StartupFact, StatsSample
+from observe.model import EngineConfig, Envelope, Finding, Sample, Scrape, StartupFact, StatsSample
 from observe.rules import kv as kv_rules
 from observe.settings import Settings
 
@@ -181,3 +181,14 @@ def test_swap_space_exhausted_when_cpu_kv_fills() -> None:
     d = b.finish()
     (f,) = [f for f in d.findings if f.id.startswith("swap_space")]
     assert f.id == "swap_space_exhausted" and f.data["climbing"] and f.data["max_swapped"] == 3
+
+
+# ---------------------------------------------------------------- from tests/test_advise_context.py
+def test_swap_space_exhausted_gets_its_own_sentence() -> None:
+    """rules.kv emits swap_space_exhausted; the note was keyed swap_exhausted and never appeared."""
+    plan = advise.plan(
+        EngineConfig(engine="v0"),
+        [Finding(id="swap_space_exhausted", severity="critical", title="t", evidence="e")],
+    )
+    text = " ".join(n.text for n in plan.notes)
+    assert "swap space ran full" in text and "observe knows no launch flag" not in text

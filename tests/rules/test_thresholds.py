@@ -63,3 +63,30 @@ def test_seq_bound_kv_share_from_config_moves_the_max_num_seqs_advice() -> None:
     assert default.suggested == 16 and "holds ~201 requests" in (default.expected_effect or "")
     tight = rec(from_yaml("seq_bound_kv_share: 0.05\n"))
     assert tight.suggested < 16 and f"holds ~{tight.suggested} requests" in (tight.expected_effect or "")
+
+
+# ---------------------------------------------------------------- from tests/test_advise_context.py
+def _offered(a: advise.Advice) -> dict:
+    return {x.flag: x.suggested for r in a.recommendations for x in (r, *r.alternatives)}
+
+
+def _f(fid: str, sev: str = "critical", **data) -> Finding:
+    return Finding(id=fid, severity=sev, title="t", evidence="e", data=data)
+
+
+def test_the_advice_kv_lines_move_with_the_settings() -> None:
+    """A --config kv_high_pct / kv_full_pct moves the finding; the advice must move with it."""
+    cfg = EngineConfig(engine="v1", version="0.10.1", max_concurrency=0.8, max_model_len=131072)
+    f = _f("low_max_concurrency", "warning")
+    facts = {"max_kv_pct": 85.0, "max_running": 4, "max_waiting": 0}
+    assert advise.plan(cfg, [f], facts=facts).recommendations == []  # 85 % < the default 90 %
+    strict = advise.plan(cfg, [f], facts=facts, settings=Settings(kv_high_pct=80.0, kv_full_pct=85.0))
+    assert strict.recommendations  # 85 % is "high" under this config: the cache is grown
+    # the cap at what a full cache held starts at kv_full_pct
+    sat = [_f("kv_cache_saturated")]
+    full = {"max_running": 40, "max_waiting": 60, "max_kv_pct": 92.0}
+    gpu = EngineConfig(engine="v1", version="0.11.0", device="GPU")
+    assert "--max-num-seqs" not in _offered(advise.plan(gpu, sat, facts=full))
+    assert "--max-num-seqs" in _offered(
+        advise.plan(gpu, sat, facts=full, settings=Settings(kv_high_pct=85.0, kv_full_pct=90.0))
+    )
