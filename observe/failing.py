@@ -114,6 +114,37 @@ def engine_crashed(c: Context) -> list[Finding]:
     ]
 
 
+_CRASH_KINDS = ("worker_exception", "engine_core_failed", "startup_failed")  # wrappers, not the cause
+
+
+def root_cause(errors: Sequence[Any]) -> dict[str, Any] | None:
+    """The first exception of a crash: the first error of a specific kind or exception line in the
+    run (what the worker's traceback ends in), not the "WorkerProc hit an exception" wrapper.
+    Keys: type, text, kind, where. None when the excerpt holds no such line."""
+    for e in errors:
+        if e.kind in _CRASH_KINDS or e.kind in (
+            shutdown.NOISE_KIND,
+            "error_line",
+            "engine_hang",
+            "engine_crashed",
+        ):
+            continue
+        if e.kind == "exception":
+            return {
+                "type": e.details.get("type"),
+                "text": e.details.get("text"),
+                "kind": "exception",
+                "where": f"{e.env.source}:{e.env.lineno}",
+            }
+        return {
+            "type": None,
+            "text": quote(e.message, 500),
+            "kind": e.kind,
+            "where": f"{e.env.source}:{e.env.lineno}",
+        }
+    return None
+
+
 def innermost(errors: Sequence[Any]) -> dict[str, Any] | None:
     """The root cause of a chain: the first exception line (Python prints the original exception
     first, each wrapper below it), not a wrapper; else the first ERROR record. Keys: type, message,

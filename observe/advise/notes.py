@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 def _failure_text(f: Finding, causes: Sequence[Finding]) -> str:
     root = f.data.get("root_cause") or f.data.get("exception")
-    if isinstance(root, dict):  # {type, text, …} of rules.failures.root_cause / failing.innermost
+    if isinstance(root, dict):  # {type, text, …} of failing.root_cause / failing.innermost
         root = ": ".join(str(x) for x in (root.get("type"), root.get("text") or root.get("message")) if x)
     if f.id == FindingId.ENGINE_CRASHED and not causes:
         return (

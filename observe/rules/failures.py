@@ -46,7 +46,6 @@ _ERROR_FINDINGS = {
     "prompt_too_long": (FindingId.PROMPT_TOO_LONG, "warning", "Prompts rejected as too long"),
 }
 _KV_KINDS = ("max_seq_len_exceeds_kv", "kv_needed_exceeds_available")
-_CRASH_KINDS = ("worker_exception", "engine_core_failed", "startup_failed")
 
 
 def kv_fit(errors: Sequence[Any], cfg: EngineConfig) -> dict[str, Any]:
@@ -91,34 +90,6 @@ def kv_fit(errors: Sequence[Any], cfg: EngineConfig) -> dict[str, Any]:
     return d
 
 
-def root_cause(errors: Sequence[Any]) -> dict[str, Any] | None:
-    """The first exception of a crash: the first error of a specific kind or exception line in the
-    run (what the worker's traceback ends in), not the "WorkerProc hit an exception" wrapper.
-    Keys: type, text, kind, where. None when the excerpt holds no such line."""
-    for e in errors:
-        if e.kind in _CRASH_KINDS or e.kind in (
-            "shutdown_noise",
-            "error_line",
-            "engine_hang",
-            "engine_crashed",
-        ):
-            continue
-        if e.kind == "exception":
-            return {
-                "type": e.details.get("type"),
-                "text": e.details.get("text"),
-                "kind": "exception",
-                "where": f"{e.env.source}:{e.env.lineno}",
-            }
-        return {
-            "type": None,
-            "text": quote(e.message, 500),
-            "kind": e.kind,
-            "where": f"{e.env.source}:{e.env.lineno}",
-        }
-    return None
-
-
 def _chunked_prefill_off(cfg: EngineConfig) -> bool | None:
     v = cfg.flags.get("--enable-chunked-prefill")
     if v is None:
@@ -156,7 +127,7 @@ def engine_errors(c: Context) -> list[Finding]:
     ``fragmentation`` (reserved-but-unallocated ≥ Settings.oom_fragmentation_gib and ≥ the failed
     allocation: expandable segments would have served it); for prompt_too_long prompt_tokens,
     limit, ``max_prompt_tokens`` (the longest rejected) and ``chunked_prefill_off`` (True / False /
-    None: unknown); for engine_error / engine_startup_failed ``root_cause`` (see root_cause())."""
+    None: unknown); for engine_error / engine_startup_failed ``root_cause`` (see failing.root_cause())."""
     s, cfg, th = c.summary, c.config, c.settings
     out: dict[str, Finding] = {}
     for e in s.errors:
@@ -209,7 +180,7 @@ def engine_errors(c: Context) -> list[Finding]:
             data["max_prompt_tokens"] = max(x.details.get("prompt_tokens") or 0 for x in rej) or None
             data["chunked_prefill_off"] = _chunked_prefill_off(cfg)
         elif fid in (FindingId.ENGINE_ERROR, FindingId.ENGINE_STARTUP_FAILED):
-            data["root_cause"] = root_cause(s.errors)
+            data["root_cause"] = failing.root_cause(s.errors)
             if data["root_cause"]:
                 rc = data["root_cause"]
                 ev += f". Root cause: {rc['type'] + ': ' if rc['type'] else ''}{quote(rc['text'] or '', 300)}"
