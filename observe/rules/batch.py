@@ -193,6 +193,7 @@ QUEUE = Rule(
             SECTIONS[3],
             evidence="requests waiting while KV ≥ `kv_queue_full_pct`",
             advice="the KV plan below",
+            settings=("kv_queue_full_pct",),
         ),
         Doc(
             FindingId.QUEUE_SEQ_BOUND,
@@ -214,6 +215,7 @@ QUEUE = Rule(
                 "running requests"
             ),
             versions="V1 / chunked prefill",
+            settings=("kv_queue_full_pct",),
         ),
     ),
     settings=("kv_queue_full_pct", "seq_bound_kv_share"),

@@ -399,6 +399,7 @@ CAPACITY_FACTS = Rule(
                 "figure is at the full `--max-model-len`) and no change"
             ),
             versions="V1 \u2265 0.6, V0 \u2265 0.6",
+            settings=("low_concurrency",),
         ),
         Doc(
             FindingId.GPU_MEMORY_UTILIZATION_HIGH,
@@ -406,7 +407,7 @@ CAPACITY_FACTS = Rule(
             SECTIONS[5],
             evidence="`--gpu-memory-utilization` ≥ `high_gpu_util`",
             advice="none",
-            versions="",
+            settings=("high_gpu_util",),
         ),
     ),
     settings=(
@@ -489,7 +490,6 @@ LOW_PREFIX_HIT = Rule(
             SECTIONS[5],
             evidence="mean prefix-cache hit rate below `low_prefix_hit_pct`",
             advice="none",
-            versions="",
         ),
     ),
     settings=("low_prefix_hit_pct",),

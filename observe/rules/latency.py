@@ -100,6 +100,7 @@ LATENCY = Rule(
                 " its value is unknown"
             ),
             versions="needs /metrics",
+            settings=("ttft_spike_min_s", "ttft_spike_ratio"),
         ),
         Doc(
             FindingId.ITL_HIGH,
@@ -114,6 +115,7 @@ LATENCY = Rule(
                 "`--performance-mode interactivity` (≥ 0.17)"
             ),
             versions="needs /metrics; each flag only on releases that have it",
+            settings=("itl_slo_seconds",),
         ),
     ),
     settings=(

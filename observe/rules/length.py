@@ -50,7 +50,6 @@ MAX_MODEL_LEN_UNUSED = Rule(
                 'of N", or "between K and M of N" (the two lengths are counted apart); doubled '
                 "while requests seen are known to be longer"
             ),
-            versions="",
         ),
     ),
     settings=("max_model_len_slack",),
