@@ -2,7 +2,7 @@
 
 `InstanceBuilder` consumes events one at a time (so `diagnose` streams a 1 GB log in flat memory):
 exact whole-run aggregates go to `Summary`, shapes over time to a bounded `timeline.Timeline`,
-startup facts to `EngineConfig`. `finish()` runs the detectors and the advisor once.
+startup facts to `EngineConfig`. `finish()` runs the rules (observe.rules) and the advisor once.
 `analyze_instance()` is the same thing for a list of events (the sidecar's window).
 """
 
@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from observe import advise as advise_mod
-from observe import cmdline, detect, launches, metricmath, redact, timeline, versions
+from observe import cmdline, launches, metricmath, redact, timeline, versions
 from observe.advise.rejected import rejected_flags
 from observe.model import (
     AccessLog,
@@ -32,6 +32,9 @@ from observe.model import (
     StatsSample,
 )
 from observe.quote import quote
+from observe.rules import kv as kv_rules
+from observe.rules import table as rules
+from observe.rules.context import Context
 from observe.settings import Settings
 
 #: error kinds whose "startup" phase the start-up phase facts refine (loading_weights, profiling, …)
@@ -83,8 +86,7 @@ class Summary:
     # tokens per running request, from KV usage (needs kv_cache_tokens): max over samples
     max_tokens_per_running: float | None = None
     _kv_usage_running: list = field(default_factory=list)  # (kv_pct, running) for later, bounded
-    # silent preemptions: consecutive samples where Running fell by d and Waiting rose by the same d,
-    # with no prompt throughput, at KV usage >= Settings.silent_preemption_kv_pct
+    # silent preemptions (rules.kv.silently_preempted, counted here as the lines stream by)
     silent_preemption_events: int = 0
     silent_preempted_requests: int = 0
     silent_preemption_where: str | None = None
@@ -367,15 +369,8 @@ class InstanceBuilder:
             return
         if ev.waiting > prev[1]:
             s.waiting_rises += 1
-        d = prev[0] - ev.running
-        kv = ev.kv_usage_pct
-        if (
-            d > 0
-            and ev.waiting - prev[1] == d
-            and not ev.prompt_tps
-            and kv is not None
-            and kv >= self.settings.silent_preemption_kv_pct
-        ):
+        d = kv_rules.silently_preempted(prev, ev, self.settings)
+        if d:
             s.silent_preemption_events += 1
             s.silent_preempted_requests += d
             if s.silent_preemption_where is None:
@@ -465,16 +460,8 @@ class InstanceBuilder:
         logs = None if self.timeline.empty else self.timeline.frame()
         metrics = timeline.scrape_frame(scrapes) if scrapes else None
         frame = timeline.join(logs, metrics)
-        ctx = detect.Context(
-            summary=s,
-            config=cfg,
-            frame=frame,
-            metrics=metrics,
-            scrapes=scrapes,
-            now=now,
-            settings=self.settings,
-        )
-        findings = detect.run_all(ctx)
+        ctx = Context(s, cfg, frame, metrics, scrapes, now, self.settings)  # what every rule reads
+        findings = rules.run(ctx)
         advice = advise_mod.plan(cfg, findings, facts=ctx.facts(), settings=self.settings)
         recs = advice.recommendations
         drop = rejected_flags(findings)
@@ -558,7 +545,7 @@ def stats_dict(s: Summary, settings: Settings) -> dict:
     }
 
 
-def events_dict(s: Summary, ctx: detect.Context) -> dict:
+def events_dict(s: Summary, ctx: Context) -> dict:
     return {
         "preemption_warnings": s.preemption_warnings,
         "cumulative_preemptions": s.cumulative_preemptions,

@@ -8,7 +8,7 @@
   the engine did not serve after it (it exited, or never started) or requests failed (HTTP 5xx);
   else a warning.
 
-Pure: (Context) → list[Finding], like every detector in ``observe.detect``; the parser's
+Pure: (Context) → list[Finding], like every rule's detection in ``observe.rules``; the parser's
 ``EngineError`` events (kinds ``engine_crashed``, ``exception``, ``error_line``) are the input.
 """
 
@@ -17,11 +17,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from observe import shutdown
 from observe.model import Finding
 from observe.quote import quote
+from observe.rules.ids import FindingId
 
 if TYPE_CHECKING:
-    from observe.detect import Context
+    from observe.rules.context import Context
 
 #: failure kinds whose own finding explains the tracebacks and ERROR records around them
 EXPLAINED_BY = frozenset(
@@ -100,7 +102,7 @@ def engine_crashed(c: Context) -> list[Finding]:
     }
     return [
         Finding(
-            id="engine_crashed",
+            id=FindingId.ENGINE_CRASHED,
             severity="critical",
             title="The engine died unexpectedly" + (f" ({data['signal']})" if data["signal"] else ""),
             evidence=f"{quote(e.message, 300)} — {cause}",
@@ -110,6 +112,37 @@ def engine_crashed(c: Context) -> list[Finding]:
             data=data,
         )
     ]
+
+
+_CRASH_KINDS = ("worker_exception", "engine_core_failed", "startup_failed")  # wrappers, not the cause
+
+
+def root_cause(errors: Sequence[Any]) -> dict[str, Any] | None:
+    """The first exception of a crash: the first error of a specific kind or exception line in the
+    run (what the worker's traceback ends in), not the "WorkerProc hit an exception" wrapper.
+    Keys: type, text, kind, where. None when the excerpt holds no such line."""
+    for e in errors:
+        if e.kind in _CRASH_KINDS or e.kind in (
+            shutdown.NOISE_KIND,
+            "error_line",
+            "engine_hang",
+            "engine_crashed",
+        ):
+            continue
+        if e.kind == "exception":
+            return {
+                "type": e.details.get("type"),
+                "text": e.details.get("text"),
+                "kind": "exception",
+                "where": f"{e.env.source}:{e.env.lineno}",
+            }
+        return {
+            "type": None,
+            "text": quote(e.message, 500),
+            "kind": e.kind,
+            "where": f"{e.env.source}:{e.env.lineno}",
+        }
+    return None
 
 
 def innermost(errors: Sequence[Any]) -> dict[str, Any] | None:
@@ -148,7 +181,7 @@ def unexplained(errors: Sequence[Any]) -> list[Any]:
     known = [(e.env.source, e.env.lineno) for e in errors if e.kind in EXPLAINED_BY]
     out = []
     for e in errors:
-        if e.kind not in _RAW or e.details.get("requested_shutdown"):
+        if e.kind not in _RAW or shutdown.is_noise(e):
             continue
         if any(src == e.env.source and abs(ln - e.env.lineno) <= NEAR_LINES for src, ln in known):
             continue
@@ -185,7 +218,7 @@ def engine_error(c: Context) -> list[Finding]:
     }[failed]
     return [
         Finding(
-            id="engine_error",
+            id=FindingId.ENGINE_ERROR,
             severity="critical" if failed else "warning",
             title=f"The engine reported an error ({root['phase']})",
             evidence=f"{quote(what, 400)}{ranks} — {len(raw)} exception line(s) or ERROR record(s) no "

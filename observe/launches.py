@@ -35,15 +35,23 @@ from typing import Any
 from observe import crashes
 from observe.model import EngineError, Finding, Recommendation, StartupFact
 from observe.quote import quote
+from observe.rules.ids import FindingId
 
 # facts that a launch prints before (or while) it reads its flags: they open or describe a launch
 _OPENING = ("version", "flags")
 # what vLLM refused at start-up: argument or config validation, or a value the model/memory cannot take
 REJECT_KINDS = frozenset(crashes.REJECT_KINDS)
 REJECT_FINDINGS = frozenset(
-    ("launch_rejected", "max_model_len_exceeds_model", "max_model_len_exceeds_kv_cache", "no_kv_cache_memory")
+    (
+        FindingId.LAUNCH_REJECTED,
+        FindingId.MAX_MODEL_LEN_EXCEEDS_MODEL,
+        FindingId.MAX_MODEL_LEN_EXCEEDS_KV_CACHE,
+        FindingId.NO_KV_CACHE_MEMORY,
+    )
 )
-CRASH_FINDINGS = frozenset(("engine_crashed", "engine_error", "engine_startup_failed", "cuda_oom"))
+CRASH_FINDINGS = frozenset(
+    (FindingId.ENGINE_CRASHED, FindingId.ENGINE_ERROR, FindingId.ENGINE_STARTUP_FAILED, FindingId.CUDA_OOM)
+)
 
 # where vLLM's engine (not its API server) logs "Initializing an LLM engine (vX)": such a version
 # line is the engine starting inside a launch, never a new launch

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from observe import crashes, launches
+from observe import crashes, launches, shutdown
 from observe.model import EngineError, LogEvent, Recommendation, StartupFact, StatsSample
 
 __all__ = ["Failure", "LaunchTracker", "fix_text", "info"]
@@ -63,7 +63,7 @@ class LaunchTracker:
         if isinstance(ev, StatsSample):
             self.served = True
             self.failure = None
-        elif isinstance(ev, EngineError) and ev.kind != "shutdown_noise":
+        elif isinstance(ev, EngineError) and not shutdown.is_noise(ev):
             cause = crashes.crash_cause(ev)
             if cause is not None and not self.crashed:
                 self.crashed = True  # an engine dies once per launch, however many lines say so

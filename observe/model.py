@@ -1,7 +1,7 @@
 """The data types that flow through observe (see docs/architecture.md) and the order of severities.
 
 LogLine ──parse──► LogEvent (StatsSample | PrefixCacheSample | SpecDecodeSample | Preemption |
-StartupFact | EngineError | AccessLog) ──timeline──► DataFrame ──detect──► Finding ──advise──►
+StartupFact | EngineError | AccessLog) ──timeline──► DataFrame ──rules──► Finding ──advise──►
 Recommendation (+ AdviceNote where no flag helps). EngineConfig is what we know about how the engine was launched.
 """
 
@@ -214,7 +214,7 @@ class EngineConfig:
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    id: str  # stable, e.g. "kv_cache_saturated"
+    id: str  # stable: a FindingId (observe/rules/ids.py)
     severity: str  # "info" | "warning" | "critical"
     title: str
     evidence: str  # human sentence with the numbers
@@ -222,6 +222,9 @@ class Finding:
     end: datetime | None = None
     where: str | None = None  # "file:line-line"
     data: dict[str, Any] = field(default_factory=dict)  # machine-readable evidence values
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "id", str(self.id))  # a plain str, also when built from a FindingId
 
 
 @dataclass(frozen=True, slots=True)

@@ -124,6 +124,20 @@ class Settings:
         "allocation) points to fragmentation (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True).",
         "engine",
     )
+    max_gpu_util: float = _f(
+        0.95,
+        "The most --gpu-memory-utilization the advisor suggests: the KV plan raises it to this, a cache "
+        "that does not fit is grown at most to it; an out-of-memory at or above it is the finding "
+        "gpu_memory_utilization_too_high. Above it activation peaks and CUDA graphs have no room left.",
+        "kv",
+    )
+    seq_bound_kv_share: float = _f(
+        0.9,
+        "When requests wait for a --max-num-seqs slot while the KV cache has room, the advisor raises "
+        "--max-num-seqs at most to the requests this share of the KV cache holds (at the request length "
+        "seen), keeping the rest for longer requests.",
+        "kv",
+    )
     low_spec_acceptance_pct: float = _f(
         30.0,
         "Speculative-decoding draft acceptance below this means the draft costs more than it saves.",
@@ -350,6 +364,9 @@ class Settings:
                 raise ConfigError(f"rule_labels: bad label {k!r}: {v!r}")
         if self.error_ratio <= 0 or self.preemptions_per_s < 0:
             raise ConfigError("error_ratio must be > 0 and preemptions_per_s >= 0")
+        for name in ("max_gpu_util", "seq_bound_kv_share"):
+            if not 0 < getattr(self, name) <= 1:
+                raise ConfigError(f"{name} must be in (0, 1], got {getattr(self, name)}")
         for name in (
             "stall_factor",
             "stuck_after_s",

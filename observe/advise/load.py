@@ -7,60 +7,82 @@ cache call for, and capped only under KV pressure. Pure.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from observe.advise import known, sched
 from observe.advise.plan import Plan
-from observe.advise.start import MAX_GPU_UTIL, _fp8, _is_gpu
+from observe.advise.start import _fp8, _is_gpu
 from observe.advise.units import fmt_bytes, parse_bytes, pow2_at_least
 from observe.model import Finding, Recommendation
+from observe.rules.ids import FindingId
 
 KV_IDS = (
-    "kv_cache_saturated",
-    "preemptions",
-    "queue_memory_bound",
-    "preemptions_likely",
-    "low_max_concurrency",
+    FindingId.KV_CACHE_SATURATED,
+    FindingId.PREEMPTIONS,
+    FindingId.QUEUE_MEMORY_BOUND,
+    FindingId.PREEMPTIONS_LIKELY,
+    FindingId.LOW_MAX_CONCURRENCY,
 )
 
 
 def _req(p: Plan) -> int | None:
-    t = p.facts.get("request_tokens")
+    t = p.facts.request_tokens
     return int(round(t)) if t else None
 
 
 def _demand(p: Plan) -> int:
     """Requests that wanted to run at once: the most running plus the most waiting seen."""
-    return int((p.facts.get("max_running") or 0) + (p.facts.get("max_waiting") or 0))
+    return int((p.facts.max_running or 0) + (p.facts.max_waiting or 0))
 
 
-def pressure_ids(p: Plan, by_id: dict[str, Finding]) -> list[str]:
+def kv_plan(p: Plan, by_id: Mapping[str, Finding]) -> None:
+    """The KV plan (a lever of rules.kv): more KV capacity, else fewer concurrent sequences, for the
+    KV-pressure findings that call for it; ``p.kv_ids`` keeps them (later levers ask)."""
+    p.kv_ids = pressure_ids(p, by_id)
+    if p.kv_ids:
+        kv_pressure(p, p.kv_ids, oom=FindingId.CUDA_OOM in by_id)
+
+
+def seq_bound(p: Plan, by_id: Mapping[str, Finding]) -> None:
+    """A queue bound by --max-num-seqs, answered only without KV pressure (a lever of rules.batch)."""
+    if FindingId.QUEUE_SEQ_BOUND in by_id and not p.kv_ids:
+        queue_seq_bound(p, by_id[FindingId.QUEUE_SEQ_BOUND])
+
+
+def prefill_balance(p: Plan, by_id: Mapping[str, Finding]) -> None:
+    """Prefill vs decode (a lever of rules.latency), left alone under KV pressure."""
+    prefill(p, by_id, kv_pressure=bool(p.kv_ids))
+
+
+def pressure_ids(p: Plan, by_id: Mapping[str, Finding]) -> list[str]:
     """The KV-pressure findings that call for more KV capacity ([] = none does)."""
     ids = [i for i in KV_IDS if i in by_id]
     if not ids:
         return []
-    strong = {"preemptions", "queue_memory_bound", "preemptions_likely"} & set(ids)
-    if "kv_cache_saturated" in by_id and by_id["kv_cache_saturated"].severity == "critical":
-        strong.add("kv_cache_saturated")
-    elif "kv_cache_saturated" in by_id and _kv_climbing(p):
-        strong.add("kv_cache_saturated")  # not full yet, but it will be: preemption follows
-    if "low_max_concurrency" in ids and not strong:
+    strong = {FindingId.PREEMPTIONS, FindingId.QUEUE_MEMORY_BOUND, FindingId.PREEMPTIONS_LIKELY} & set(ids)
+    if FindingId.KV_CACHE_SATURATED in by_id and by_id[FindingId.KV_CACHE_SATURATED].severity == "critical":
+        strong.add(FindingId.KV_CACHE_SATURATED)
+    elif FindingId.KV_CACHE_SATURATED in by_id and _kv_climbing(p):
+        strong.add(FindingId.KV_CACHE_SATURATED)  # not full yet, but it will be: preemption follows
+    if FindingId.LOW_MAX_CONCURRENCY in ids and not strong:
         # vLLM's figure is at the full --max-model-len: it calls for more cache only when the cache
         # was near full under the load seen (or no load was seen at all)
-        max_kv = p.facts.get("max_kv_pct")
+        max_kv = p.facts.max_kv_pct
         if max_kv is not None and max_kv < p.settings.kv_high_pct:
             p.note(
-                ["low_max_concurrency"],
+                [FindingId.LOW_MAX_CONCURRENCY],
                 f"vLLM counts concurrency at the full --max-model-len, but the requests seen filled at most "
                 f"{max_kv:.0f}% of the KV cache: no change needed for this load; lower --max-model-len if "
                 "no request needs it, or grow the cache before longer requests arrive",
             )
             return []
-        strong.add("low_max_concurrency")
+        strong.add(FindingId.LOW_MAX_CONCURRENCY)
     return [i for i in ids if i in strong]
 
 
 def _kv_climbing(p: Plan) -> bool:
     """KV usage at or above Settings.kv_high_pct and higher at the last sample than at the first."""
-    first, last = p.facts.get("kv_pct_first"), p.facts.get("kv_pct_last")
+    first, last = p.facts.kv_pct_first, p.facts.kv_pct_last
     return first is not None and last is not None and last >= p.settings.kv_high_pct and last > first
 
 
@@ -85,13 +107,14 @@ def kv_pressure(p: Plan, kv_ids: list[str], oom: bool) -> None:
     util_rec = None
     if not grown and gpu and not oom:
         cur = cfg.gpu_memory_utilization
-        if cur is None or cur < MAX_GPU_UTIL - 1e-9:
+        top = p.settings.max_gpu_util
+        if cur is None or cur < top - 1e-9:
             util_rec = p.make(
                 "--gpu-memory-utilization",
-                MAX_GPU_UTIL,
-                "more of the GPU for the KV cache (0.95 still leaves headroom for activations)",
+                top,
+                f"more of the GPU for the KV cache ({top:g} still leaves headroom for activations)",
                 kv_ids,
-                effect=p.effect("--gpu-memory-utilization", MAX_GPU_UTIL),
+                effect=p.effect("--gpu-memory-utilization", top),
             )
     fp8_rec = None
     if gpu and cfg.kv_cache_dtype in (None, "auto") and known.supported("--kv-cache-dtype", cfg):
@@ -133,7 +156,7 @@ def kv_pressure(p: Plan, kv_ids: list[str], oom: bool) -> None:
     if not grown and "--kv-cache-memory-bytes" not in p.recs and gpu:
         p.note(
             kv_ids,
-            "the KV cache is already as large as flags make it on this GPU (utilization ≥ 0.95, fp8 or "
+            f"the KV cache is already as large as flags make it on this GPU (utilization ≥ {p.settings.max_gpu_util:g}, fp8 or "
             "out of memory): add replicas or more GPUs per replica (a larger --tensor-parallel-size)",
         )
     _fit_max_num_seqs(p, kv_ids, _growth(p))
@@ -149,10 +172,10 @@ def _cap_at_full_cache(p: Plan, fids: list[str]) -> Recommendation | None:
     """Without request lengths: admit no more than the full cache held. With preemption the running
     count overshoots; in-flight sequences hold at least half their final length on average, so half of
     it fits at full length. None where nothing waits beyond the cap."""
-    running, kv = p.facts.get("max_running"), p.facts.get("max_kv_pct")
+    running, kv = p.facts.max_running, p.facts.max_kv_pct
     if not running or kv is None or kv < p.settings.kv_full_pct:
         return None
-    preempting = bool({"preemptions", "preemptions_likely"} & set(fids))
+    preempting = bool({FindingId.PREEMPTIONS, FindingId.PREEMPTIONS_LIKELY} & set(fids))
     cap = int(running // 2) if preempting else int(running)
     cur = p.cfg.max_num_seqs
     if cap < 1 or cap >= _demand(p) or (cur is not None and cap >= int(cur)):
@@ -174,7 +197,7 @@ def _cap_at_full_cache(p: Plan, fids: list[str]) -> Recommendation | None:
 
 
 def _util_factor(p: Plan) -> float | None:
-    """How many times --gpu-memory-utilization 0.95 multiplies the KV cache (None: unknown)."""
+    """How many times --gpu-memory-utilization Settings.max_gpu_util multiplies the KV cache (None: unknown)."""
     cfg = p.cfg
     cur = cfg.gpu_memory_utilization
     if cur is None:
@@ -182,7 +205,7 @@ def _util_factor(p: Plan) -> float | None:
     total, avail = cfg.total_gpu_memory_gib, cfg.available_kv_gib
     if cur is None or not total or not avail:
         return None
-    return (avail + (MAX_GPU_UTIL - cur) * total) / avail
+    return (avail + (p.settings.max_gpu_util - cur) * total) / avail
 
 
 def _growth_bytes(p: Plan) -> float | None:
@@ -223,7 +246,7 @@ def _fit_max_num_seqs(p: Plan, fids: list[str], growth: float | None) -> None:
         return
     tokens = int(tokens * growth)
     fit = int(tokens // req)
-    cur = p.cfg.max_num_seqs or p.facts.get("max_running")
+    cur = p.cfg.max_num_seqs or p.facts.max_running
     demand = _demand(p)
     if growth > 1.0 and demand and fit >= demand:
         return  # the grown cache holds every request seen at once: a cap would only cost throughput
@@ -285,7 +308,7 @@ def queue_seq_bound(p: Plan, f: Finding) -> None:
     cur = int(cur)
     demand = max(_demand(p), cur + 1)
     req, tokens = _req(p), cfg.kv_cache_tokens
-    fit = int(tokens * 0.9 // req) if (tokens and req) else None
+    fit = int(tokens * p.settings.seq_bound_kv_share // req) if (tokens and req) else None
     new = min(demand, fit) if fit is not None else demand
     if new <= cur:
         return
@@ -309,16 +332,16 @@ def _batched_tokens(p: Plan) -> tuple[int | None, bool]:
     return (int(d), True) if d else (None, False)
 
 
-def prefill(p: Plan, by_id: dict[str, Finding], kv_pressure: bool) -> None:
+def prefill(p: Plan, by_id: Mapping[str, Finding], kv_pressure: bool) -> None:
     """Prefill vs decode balance. Under KV pressure a slow first token is the queue waiting for KV
     blocks, not prefill chunking: leave --max-num-batched-tokens alone."""
     if kv_pressure:
         return
     cur, _ = _batched_tokens(p)
-    slow_first = [i for i in ("ttft_spikes", "queue_prefill_bound") if i in by_id]
-    if slow_first and "itl_high" not in by_id:
+    slow_first = [i for i in (FindingId.TTFT_SPIKES, FindingId.QUEUE_PREFILL_BOUND) if i in by_id]
+    if slow_first and FindingId.ITL_HIGH not in by_id:
         if cur:
-            prompt = p.facts.get("prompt_tokens_mean")
+            prompt = p.facts.prompt_tokens_mean
             new = int(cur) * 2
             whole = ""
             if prompt and prompt > cur:  # one typical prompt per step, in 256-token steps
@@ -352,13 +375,13 @@ def prefill(p: Plan, by_id: dict[str, Finding], kv_pressure: bool) -> None:
                 "force are unknown (not taken as vLLM's defaults): read them from the launch command; first "
                 "tokens that wait while the KV cache has room wait for one of them",
             )
-        elif "ttft_spikes" in by_id:
+        elif FindingId.TTFT_SPIKES in by_id:
             p.note(
-                ["ttft_spikes"],
+                [FindingId.TTFT_SPIKES],
                 "prompts queue behind prefill chunks: raise --max-num-batched-tokens (its value is not in the "
                 "log; double it), at some inter-token-latency cost",
             )
-    elif "itl_high" in by_id and "ttft_spikes" not in by_id:
+    elif FindingId.ITL_HIGH in by_id and FindingId.TTFT_SPIKES not in by_id:
         # any one of these shortens the gaps between tokens; the most specific first
         halve = None
         if cur and cur > 512:
@@ -367,7 +390,7 @@ def prefill(p: Plan, by_id: dict[str, Finding], kv_pressure: bool) -> None:
                 "--max-num-batched-tokens",
                 new,
                 "smaller prefill chunks stall running decodes less (lower inter-token latency)",
-                ["itl_high"],
+                [FindingId.ITL_HIGH],
                 effect=f"at most {new:,} tokens a step instead of {cur:,}: decode steps shorter; prompts take "
                 "more steps to prefill (TTFT rises)",
             )
@@ -379,7 +402,7 @@ def prefill(p: Plan, by_id: dict[str, Finding], kv_pressure: bool) -> None:
                 sched.performance_mode(
                     p,
                     "interactivity",
-                    ["itl_high"],
+                    [FindingId.ITL_HIGH],
                     "inter-token latency is what is too high: vLLM's latency preset",
                 ),
             ]
@@ -398,7 +421,7 @@ def rejected(p: Plan, limit: int) -> tuple[int, int, int] | None:
     """(at least, at most, of) the requests in the /metrics histograms longer than `limit` tokens.
     The histograms give prompt and generation lengths apart: a request is longer than the limit when
     its prompt or its output alone is (at least), and only when one of them is over half of it (at most)."""
-    b = p.facts.get("length_buckets")
+    b = p.facts.length_buckets
     if not b or not b.get("prompt") or not b.get("generation"):
         return None
     n = int(b["prompt"][-1][1])

@@ -24,6 +24,7 @@ from typing import Any
 from observe.advise.plan import Plan
 from observe.advise.units import ceil_to
 from observe.model import Finding, Recommendation
+from observe.rules.ids import FindingId
 
 OTHERS_SHARE = 0.5  # other processes holding this share of the GPU: "free the GPU" comes first
 WEIGHTS_SHARE = 0.6  # the share of a GPU the weights may take, leaving room for KV and activations
@@ -192,7 +193,7 @@ def _lower_util(p: Plan, f: Finding, m: _Mem, why: str) -> Recommendation | None
         "--gpu-memory-utilization",
         new,
         why + _assumed(is_default, cur),
-        [f.id, "gpu_memory_utilization_too_high"],
+        [f.id, FindingId.GPU_MEMORY_UTILIZATION_TOO_HIGH],
         effect=f"{step * m.total:.2f} GiB more room outside the KV cache ({float(cur):g} → {new:g} of "
         f"{m.total:.2f} GiB); the allocation that failed lacked {lack:.2f} GiB; the KV cache shrinks by as much",
     )

@@ -15,6 +15,7 @@ from typing import Any
 from observe import cmdline
 from observe.advise import known
 from observe.model import AdviceNote, EngineConfig, Recommendation
+from observe.rules.facts import Facts
 from observe.settings import Settings
 
 
@@ -31,14 +32,18 @@ def current_value(cfg: EngineConfig, flag: str, gpu: str | None = None) -> tuple
 @dataclass
 class Plan:
     cfg: EngineConfig
-    facts: dict
+    facts: Facts
     recs: dict[str, Recommendation] = field(default_factory=dict)
     notes: list[AdviceNote] = field(default_factory=list)
     settings: Settings = field(default_factory=Settings)  # the thresholds the findings were judged by
+    kv_ids: list[str] = field(default_factory=list)  # the KV-pressure findings the KV plan answers
+
+    def __post_init__(self) -> None:
+        self.facts = Facts.of(self.facts)  # a mapping of the same names is accepted (see Facts.of)
 
     def current(self, flag: str) -> tuple[Any, bool]:
-        """current_value, with the GPU's name where the facts give it."""
-        return current_value(self.cfg, flag, known.gpu_name(self.cfg, self.facts))
+        """current_value, with the GPU's name where the engine config gives it."""
+        return current_value(self.cfg, flag, known.gpu_name(self.cfg))
 
     def taken(self, flag: str) -> bool:
         return flag in self.recs or any(a.flag == flag for r in self.recs.values() for a in r.alternatives)
@@ -57,7 +62,7 @@ class Plan:
             current=cur,
             suggested=suggested,
             reason=reason,
-            finding_ids=tuple(dict.fromkeys(fids)),
+            finding_ids=tuple(dict.fromkeys(str(i) for i in fids)),
             expected_effect=effect,
             current_is_default=is_default,
         )
@@ -83,7 +88,7 @@ class Plan:
         return first
 
     def note(self, fids: Sequence[str], text: str) -> None:
-        fids = tuple(dict.fromkeys(fids))
+        fids = tuple(dict.fromkeys(str(i) for i in fids))
         if not any(n.finding_ids == fids and n.text == text for n in self.notes):
             self.notes.append(AdviceNote(finding_ids=fids, text=text))
 
@@ -100,7 +105,7 @@ class Plan:
         from observe import capacity
         from observe.errors import ConfigError
 
-        req = self.facts.get("request_tokens")
+        req = self.facts.request_tokens
         try:
             w = capacity.what_if(
                 self.cfg,

@@ -13,6 +13,7 @@ from typing import Any
 from observe.advise import known
 from observe.advise.plan import Plan
 from observe.model import Finding, Recommendation
+from observe.rules.ids import FindingId
 
 _Lever = Callable[[Plan, Finding, re.Match[str]], Sequence[Recommendation | None]]
 
@@ -25,7 +26,7 @@ def _tokens_below_seqs(p: Plan, f: Finding, m: re.Match[str]) -> Sequence[Recomm
     tokens, seqs = int(m.group(1)), int(m.group(2))
     # the least value that passes would start an engine that prefills a few tokens a step: offer the
     # release's own default where it passes too (and is known), else that least value
-    d = known.default("--max-num-batched-tokens", p.cfg, known.gpu_name(p.cfg, p.facts))
+    d = known.default("--max-num-batched-tokens", p.cfg, known.gpu_name(p.cfg))
     good = d if isinstance(d, int) and not isinstance(d, bool) and d >= seqs else seqs
     why = f"vLLM's default for this release, {good:,}" if good != seqs else f"{good:,}"
     return [
@@ -115,4 +116,4 @@ def launch_rejected(p: Plan, f: Finding) -> None:
 
 def rejected_flags(findings: Sequence[Finding]) -> list[str]:
     """Flags whose given value vLLM rejected: the pasted command must not repeat them."""
-    return [str(f.data["flag"]) for f in findings if f.id == "launch_rejected" and f.data.get("flag")]
+    return [str(f.data["flag"]) for f in findings if f.id == FindingId.LAUNCH_REJECTED and f.data.get("flag")]

@@ -11,14 +11,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from observe.advise.plan import Plan
-from observe.model import Recommendation
+from observe.model import Finding, Recommendation
+from observe.rules.ids import FindingId
 
 SMALL_BATCH = 32  # decode batches this small are where host overhead per step shows
 
 
 def long_prefill(p: Plan, batched: int | None) -> Recommendation | None:
-    prompt = p.facts.get("prompt_tokens_mean")
+    prompt = p.facts.prompt_tokens_mean
     if p.cfg.engine != "v1" or not prompt or not batched:
         return None
     cur, _ = p.current("--long-prefill-token-threshold")
@@ -29,14 +32,14 @@ def long_prefill(p: Plan, batched: int | None) -> Recommendation | None:
         "--long-prefill-token-threshold",
         threshold,
         f"prompts average {prompt:,.0f} tokens: one long prefill fills a step and stalls the running decodes",
-        ["itl_high"],
+        [FindingId.ITL_HIGH],
         effect=f"a prompt takes at most {threshold:,} of the {int(batched):,} tokens of a step: decodes keep "
         "their share; long prompts take more steps to prefill (their TTFT rises), short ones do not",
     )
 
 
 def async_scheduling(p: Plan) -> Recommendation | None:
-    running = p.facts.get("max_running")
+    running = p.facts.max_running
     cfg = p.cfg
     if cfg.engine != "v1" or (cfg.device or "GPU").upper() == "CPU" or not running or running > SMALL_BATCH:
         return None
@@ -50,7 +53,7 @@ def async_scheduling(p: Plan) -> Recommendation | None:
         True,
         f"at most {int(running)} requests ran: in a batch this small the host's scheduling work is a large "
         "share of each step",
-        ["itl_high"],
+        [FindingId.ITL_HIGH],
         effect="the next step is scheduled while the GPU runs this one: shorter gaps between tokens",
     )
 
@@ -62,17 +65,23 @@ def performance_mode(p: Plan, want: str, fids: list[str], why: str) -> Recommend
     return p.make("--performance-mode", want, why, fids, effect=f"vLLM's {want} preset instead of {cur}")
 
 
+QUEUE_IDS = (FindingId.QUEUE_MEMORY_BOUND, FindingId.QUEUE_SEQ_BOUND, FindingId.QUEUE_PREFILL_BOUND)
+
+
+def queue_bound(p: Plan, by_id: Mapping[str, Finding]) -> None:
+    """A queue no lever before this one answers: bound what waits (rejecting the excess is the last
+    resort). A lever of rules.batch."""
+    queue: list[str] = [i for i in QUEUE_IDS if i in by_id]
+    answered = {fid for r in p.recs.values() for fid in r.finding_ids}
+    if queue and not answered & set(queue):
+        bound_queue(p, queue)
+
+
 def bound_queue(p: Plan, fids: list[str]) -> None:
     """The queue still growing at the last sample: arrivals outpace the server; bound what waits."""
-    first, last = p.facts.get("waiting_first"), p.facts.get("waiting_last")
-    running = p.facts.get("max_running")
-    if (
-        first is None
-        or last is None
-        or not running
-        or last <= first
-        or last < (p.facts.get("max_waiting") or 0)
-    ):
+    first, last = p.facts.waiting_first, p.facts.waiting_last
+    running = p.facts.max_running
+    if first is None or last is None or not running or last <= first or last < (p.facts.max_waiting or 0):
         return
     cur, _ = p.current("--max-num-queued-reqs")
     bound = int(running) * 2  # what runs, and one batch more waiting

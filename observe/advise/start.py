@@ -15,8 +15,6 @@ from observe.advise.plan import Plan
 from observe.advise.units import ceil_to, fmt_bytes, parse_bytes, round_down
 from observe.model import Finding
 
-MAX_GPU_UTIL = 0.95  # above this activation peaks and CUDA graphs have no room left
-
 
 def _num(d: dict, *keys: str) -> float | None:
     for k in keys:
@@ -124,7 +122,7 @@ def max_model_len_does_not_fit(p: Plan, f: Finding) -> None:
         util_is_default = util is not None
     if _is_gpu(p) and not kvb and total and have_gib is not None and need_gib and util:
         u = ceil_to(util + (need_gib - have_gib) * 1.02 / total, 0.01)
-        if u <= MAX_GPU_UTIL:
+        if u <= p.settings.max_gpu_util:
             opts.append(
                 p.make(
                     "--gpu-memory-utilization",

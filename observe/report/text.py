@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from typing import TYPE_CHECKING, Any
 
-from observe import cmdline
+from observe import cmdline, shutdown
 from observe.advise.units import parse_bytes
 from observe.model import severity_rank
 from observe.report import style
@@ -72,7 +72,7 @@ def unexplained_errors(inst: InstanceDiagnosis) -> int:
     s = getattr(inst, "summary", None)
     if s is None:
         return 0
-    return sum(1 for e in s.errors if e.kind != "shutdown_noise" and not e.details.get("requested_shutdown"))
+    return sum(1 for e in s.errors if not shutdown.is_noise(e))
 
 
 def no_findings_text(inst: InstanceDiagnosis) -> str:

@@ -13,7 +13,7 @@ from observe.scrape import parse_text
 from observe.settings import Settings
 
 T0 = datetime(2026, 4, 28, 22, 50, 0)
-CORPUS = Path(__file__).parent / "data" / "corpus"
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus"
 
 V1 = (
     "(APIServer pid=851) INFO {t} [loggers.py:257] Engine 000: Avg prompt throughput: {p} tokens/s, "

@@ -1,0 +1,86 @@
+"""The record a finding is declared with. Pure.
+
+A ``Rule`` is one detection (``detect(ctx) -> [Finding]``) with everything that belongs to it: the
+findings it can emit, each with its ``Doc`` (severity, evidence, advice, versions: the row of
+docs/findings.md; ``note``: the sentence the plan says when no flag answers it), the ``Settings``
+fields it reads, what it needs of the window, and its ``Lever``s — the advisor's moves for its
+findings, run in ``rank`` order over the whole table (a lever receives the plan, which holds the
+engine config, ``Settings`` and the typed ``Facts``, and the findings by id).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from observe.rules.ids import FindingId
+
+if TYPE_CHECKING:
+    from observe.advise.plan import Plan
+    from observe.model import Finding
+    from observe.rules.context import Context
+
+#: docs/findings.md's sections, in order (a Doc names its own)
+SECTIONS = (
+    "The engine did not start",
+    "The engine failed or died",
+    "Requests rejected",
+    "KV-cache pressure under load",
+    "Batch size and scheduling",
+    "Information only",
+)
+
+
+@dataclass(frozen=True)
+class Doc:
+    id: FindingId
+    severity: str  # as the docs show it: "critical", "warning/critical", …
+    section: str  # one of SECTIONS
+    evidence: str
+    advice: str
+    versions: str = "all"
+    note: str | None = None  # said when the finding is a warning or critical and no lever answers it
+    role: str = ""  # "cause": explains an engine that did not start; "failure": the failure itself
+    label: str | None = None  # the first column when it is not the id alone
+    settings: tuple[str, ...] | None = None  # the Settings fields behind this finding; None: its rule's
+
+
+@dataclass(frozen=True)
+class Lever:
+    """One move of the advisor. ``rank`` orders the moves of the whole table (the engine must start
+    first, then KV capacity, batch size, prefill, queue bounds, context length)."""
+
+    rank: int
+    act: Callable[[Plan, Mapping[str, Finding]], None]
+
+
+@dataclass(frozen=True)
+class Rule:
+    family: str
+    detect: Callable[[Context], list[Finding]]
+    docs: tuple[Doc, ...] = ()
+    settings: tuple[str, ...] = ()  # the Settings fields detect (or its levers) read
+    needs: tuple[str, ...] = ()  # what of the window it reads: "stats", "metrics", "errors", "startup", …
+    levers: tuple[Lever, ...] = ()
+    also: tuple[FindingId, ...] = ()  # ids it emits whose Doc another rule declares
+    quiet_alone: bool = False  # its findings are dropped when no warning or critical finding is beside them
+
+    @property
+    def name(self) -> str:
+        """The rule's name: its detection's."""
+        return self.detect.__name__
+
+    @property
+    def ids(self) -> tuple[FindingId, ...]:
+        return tuple(d.id for d in self.docs) + self.also
+
+
+def on(fid: FindingId, rank: int, act: Callable[[Plan, Finding], None]) -> Lever:
+    """A lever for one finding: ``act(plan, finding)`` when ``fid`` was found."""
+
+    def run(p: Plan, by_id: Mapping[str, Finding]) -> None:
+        if fid in by_id:
+            act(p, by_id[fid])
+
+    return Lever(rank, run)

@@ -1,0 +1,270 @@
+"""Batch size and queues: requests that wait (memory-, sequence- or prefill-bound), too many
+sequences in the batch, throughput that collapses under load. Pure.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from observe import stuck
+from observe.advise import load, sched
+from observe.model import Finding
+from observe.rules.base import SECTIONS, Doc, Lever, Rule, on
+from observe.rules.context import Context
+from observe.rules.context import span as _span
+from observe.rules.context import when as _when
+from observe.rules.context import where as _where
+from observe.rules.ids import FindingId
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    from observe.timeline import pd  # imported on first use
+
+
+def queue_bound(c: Context) -> list[Finding]:
+    """Requests wait: because the KV cache is full (memory-bound) or while it has room (seqs/prefill)."""
+    s, df, cfg = c.summary, c.frame, c.config
+    out = []
+    if s.waiting_while_full:
+        m = (
+            (df["waiting"] > 0) & (df["kv_usage_pct"] >= c.settings.kv_queue_full_pct)
+            if df is not None and {"waiting", "kv_usage_pct"} <= set(df.columns)
+            else pd.Series([], dtype=bool)
+        )
+        a, b = _when(df, m) if len(m) else (None, None)
+        out.append(
+            Finding(
+                id=FindingId.QUEUE_MEMORY_BOUND,
+                severity="warning",
+                title=("Queue grows" if s.waiting_rises else "Requests wait")
+                + " while the KV cache is full (memory-bound)",
+                evidence=(
+                    f"{s.waiting_while_full} stats samples had requests waiting (max {s.max_waiting}) while KV usage "
+                    f"was ≥ {c.settings.kv_queue_full_pct:.0f}%: admission is limited by KV-cache memory, not by --max-num-seqs{_span(a, b)}"
+                ),
+                start=a,
+                end=b,
+                where=_where(s),
+                data={"samples": s.waiting_while_full, "max_waiting": s.max_waiting},
+            )
+        )
+    if s.waiting_with_room >= 2 or (s.waiting_with_room and s.samples < 4):
+        m = (
+            (df["waiting"] > 0) & (df["kv_usage_pct"] < c.settings.kv_queue_full_pct)
+            if df is not None and {"waiting", "kv_usage_pct"} <= set(df.columns)
+            else pd.Series([], dtype=bool)
+        )
+        a, b = _when(df, m) if len(m) else (None, None)
+        cap = cfg.max_num_seqs
+        at_cap = cap is not None and s.max_running is not None and s.max_running >= cap
+        if at_cap:
+            out.append(
+                Finding(
+                    id=FindingId.QUEUE_SEQ_BOUND,
+                    severity="warning",
+                    title=("Queue grows" if s.waiting_rises else "Requests wait")
+                    + " while the KV cache has room: bound by --max-num-seqs",
+                    evidence=(
+                        f"{s.waiting_with_room} stats samples had requests waiting (max {s.max_waiting}) with KV usage "
+                        f"< {c.settings.kv_queue_full_pct:.0f}% and Running at the --max-num-seqs cap of {cap}{_span(a, b)}"
+                    ),
+                    start=a,
+                    end=b,
+                    where=_where(s),
+                    data={"samples": s.waiting_with_room, "max_num_seqs": cap},
+                )
+            )
+        else:
+            out.append(
+                Finding(
+                    id=FindingId.QUEUE_PREFILL_BOUND,
+                    severity="info",
+                    title=("Queue grows" if s.waiting_rises else "Requests wait")
+                    + " while the KV cache has room: bound by prefill or --max-num-seqs",
+                    evidence=(
+                        f"{s.waiting_with_room} stats samples had requests waiting (max {s.max_waiting}) with KV usage < {c.settings.kv_queue_full_pct:.0f}% "
+                        f"and Running up to {s.max_running}"
+                        + (f" (below --max-num-seqs {cap})" if cap else " (--max-num-seqs unknown)")
+                        + _span(a, b)
+                    ),
+                    start=a,
+                    end=b,
+                    where=_where(s),
+                    data={"samples": s.waiting_with_room, "max_num_seqs": cap},
+                )
+            )
+    return out
+
+
+def too_many_seqs(c: Context) -> list[Finding]:
+    """Generation throughput falls while Running rises: too many sequences share the batch.
+
+    A stats line's throughput averages the interval since the previous line, its Running is the
+    count at the line's moment: where Running changed more than twofold between the two (a round of
+    load starting or draining), the interval's concurrency is unknown and the sample is left out —
+    else the drain's last line ("Running: 1" after an interval at 8) reads as a peak at 1."""
+    df = c.frame
+    if df is None or not {"generation_tps", "running"} <= set(df.columns):
+        return []
+    d = df[["generation_tps", "running"]].dropna()
+    prev = d["running"].shift(1)
+    steady = prev.isna() | ((d["running"] <= 2 * prev) & (prev <= 2 * d["running"]))
+    d = d[(d["running"] > 0) & (d["generation_tps"] > 0) & steady]
+    if len(d) < 6 or d["running"].nunique() < 3:
+        return []
+    rho = d["running"].rank().corr(d["generation_tps"].rank())
+    if not (rho < -0.5):
+        return []
+    best = d.loc[d["generation_tps"].idxmax()]
+    if isinstance(best, pd.DataFrame):
+        best = best.iloc[0]
+    top = d[d["running"] >= d["running"].quantile(0.8)]
+    if top["generation_tps"].mean() > 0.8 * best["generation_tps"]:
+        return []
+    return [
+        Finding(
+            id=FindingId.TOO_MANY_SEQS,
+            severity="warning",
+            title="More running sequences, less throughput",
+            evidence=(
+                f"generation throughput falls as Running rises (rank correlation {rho:.2f} over {len(d)} samples): "
+                f"peak {best['generation_tps']:.1f} tokens/s at {int(best['running'])} running, "
+                f"{top['generation_tps'].mean():.1f} tokens/s at ≥ {int(top['running'].min())} running"
+            ),
+            where=_where(c.summary),
+            data={
+                "rho": round(float(rho), 3),
+                "best_running": int(best["running"]),
+                "best_tps": float(best["generation_tps"]),
+            },
+        )
+    ]
+
+
+def throughput_collapse(c: Context) -> list[Finding]:
+    """Generation throughput falls far below its peak while requests are still running."""
+    df = c.frame
+    if df is None or not {"generation_tps", "running"} <= set(df.columns):
+        return []
+    d = df[["generation_tps", "running"]].dropna()
+    d = d[d["running"] > 1]
+    if len(d) < 4:
+        return []
+    peak = d["generation_tps"].cummax()
+    run_at_peak = d["running"].where(d["generation_tps"] == peak).ffill()
+    m = (d["generation_tps"] < c.settings.collapse_ratio * peak) & (d["running"] >= run_at_peak) & (peak > 0)
+    if m.any() and isinstance(d.index, pd.DatetimeIndex):  # a wedged engine is engine_stuck's incident
+        pad = 2.0 * (10.0 if "v1" in c.summary.stats_formats else 5.0) * df.attrs.get("stride", 1)
+        m &= ~pd.Series(
+            stuck.explains(c, [t.to_pydatetime() for t in d.index], pad), index=d.index, dtype=bool
+        )
+    if m.sum() < 2:
+        return []
+    a, b = _when(d, m)
+    low = d.loc[m, "generation_tps"].min()
+    return [
+        Finding(
+            id=FindingId.THROUGHPUT_COLLAPSE,
+            severity="warning",
+            title="Generation throughput collapsed under load",
+            evidence=(
+                f"in {int(m.sum())} samples generation throughput fell to {low:.1f} tokens/s, under "
+                f"{c.settings.collapse_ratio:.0%} of its earlier peak {peak.max():.1f}, while as many requests were "
+                f"running{_span(a, b)}"
+            ),
+            start=a,
+            end=b,
+            where=_where(c.summary),
+            data={"min_tps": float(low), "peak_tps": float(peak.max())},
+        )
+    ]
+
+
+# ---------------------------------------------------------------- the rules
+
+QUEUE = Rule(
+    family="batch and queue",
+    detect=queue_bound,
+    docs=(
+        Doc(
+            FindingId.QUEUE_MEMORY_BOUND,
+            "warning",
+            SECTIONS[3],
+            evidence="requests waiting while KV ≥ `kv_queue_full_pct`",
+            advice="the KV plan below",
+            settings=("kv_queue_full_pct",),
+        ),
+        Doc(
+            FindingId.QUEUE_SEQ_BOUND,
+            "warning",
+            SECTIONS[4],
+            evidence="requests waiting with KV room while Running sits at `--max-num-seqs`",
+            advice=(
+                "`--max-num-seqs` = running + waiting seen, at most what `seq_bound_kv_share` (90%) of the KV cache "
+                "holds at the request length seen"
+            ),
+        ),
+        Doc(
+            FindingId.QUEUE_PREFILL_BOUND,
+            "info",
+            SECTIONS[4],
+            evidence="requests waiting with KV room, Running below the cap",
+            advice=(
+                "`--max-num-batched-tokens` × 2 with its cost: inter-token latency rises for the "
+                "running requests"
+            ),
+            versions="V1 / chunked prefill",
+            settings=("kv_queue_full_pct",),
+        ),
+    ),
+    settings=("kv_queue_full_pct", "seq_bound_kv_share"),
+    needs=("stats",),
+    levers=(
+        Lever(41, load.seq_bound),
+        Lever(60, sched.queue_bound),
+    ),
+)
+
+
+TOO_MANY_SEQS = Rule(
+    family="batch and queue",
+    detect=too_many_seqs,
+    docs=(
+        Doc(
+            FindingId.TOO_MANY_SEQS,
+            "warning",
+            SECTIONS[4],
+            evidence=(
+                "generation throughput falls as Running rises (stats lines where Running changed "
+                "more than twofold since the previous one are left out: their throughput averages"
+                " an interval of unknown concurrency)"
+            ),
+            advice="`--max-num-seqs` = Running at peak throughput",
+        ),
+    ),
+    needs=("stats",),
+    levers=(on(FindingId.TOO_MANY_SEQS, 40, load.too_many_seqs),),
+)
+
+
+THROUGHPUT_COLLAPSE = Rule(
+    family="batch and queue",
+    detect=throughput_collapse,
+    docs=(
+        Doc(
+            FindingId.THROUGHPUT_COLLAPSE,
+            "warning",
+            SECTIONS[4],
+            evidence="throughput < `collapse_ratio` × peak with as many running",
+            advice="with KV pressure: the KV plan; alone: a note (look outside the flags)",
+            note=(
+                "throughput fell with as many requests running, with no KV pressure seen: look "
+                "outside the launch flags (a long request, host contention, thermal throttling) "
+                "before changing them"
+            ),
+        ),
+    ),
+    settings=("collapse_ratio",),
+    needs=("stats",),
+)

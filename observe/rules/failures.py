@@ -1,0 +1,562 @@
+"""The engine did not start, failed or died, or rejected requests: one finding per failure kind
+the log reports, the launch vLLM refused, and (observe.failing) the engine that died and the
+catch-all. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from observe import failing
+from observe.advise import oom, rejected, start
+from observe.model import EngineConfig, Finding
+from observe.quote import quote
+from observe.rules.base import SECTIONS, Doc, Rule, on
+from observe.rules.context import Context
+from observe.rules.ids import FindingId
+
+_ERROR_FINDINGS = {
+    "max_seq_len_exceeds_kv": (
+        FindingId.MAX_MODEL_LEN_EXCEEDS_KV_CACHE,
+        "critical",
+        "Engine refused to start: --max-model-len does not fit the KV cache",
+    ),
+    "kv_needed_exceeds_available": (
+        FindingId.MAX_MODEL_LEN_EXCEEDS_KV_CACHE,
+        "critical",
+        "Engine refused to start: --max-model-len does not fit the KV cache",
+    ),
+    "no_available_memory": (FindingId.NO_KV_CACHE_MEMORY, "critical", "No memory left for the KV cache"),
+    "free_memory_below_utilization": (
+        FindingId.GPU_MEMORY_BUSY,
+        "critical",
+        "Free device memory is below --gpu-memory-utilization",
+    ),
+    "oom": (FindingId.CUDA_OOM, "critical", "Out of memory"),
+    "engine_core_failed": (FindingId.ENGINE_STARTUP_FAILED, "critical", "Engine failed to start"),
+    "startup_failed": (FindingId.ENGINE_STARTUP_FAILED, "critical", "Engine failed to start"),
+    "worker_exception": (FindingId.ENGINE_ERROR, "critical", "Worker raised an exception"),
+    "max_position_exceeded": (
+        FindingId.MAX_MODEL_LEN_EXCEEDS_MODEL,
+        "critical",
+        "--max-model-len exceeds the model's context",
+    ),
+    "prompt_too_long": (FindingId.PROMPT_TOO_LONG, "warning", "Prompts rejected as too long"),
+}
+_KV_KINDS = ("max_seq_len_exceeds_kv", "kv_needed_exceeds_available")
+
+
+def kv_fit(errors: Sequence[Any], cfg: EngineConfig) -> dict[str, Any]:
+    """What the "KV cache too small for one request" messages say, merged over their pieces (a
+    wrapped or cut traceback gives its numbers on several lines), and the largest --max-model-len
+    that fits: vLLM's own estimate when it printed one; else the KV-cache tokens (V0's form gives
+    them); else the requested length scaled by available / needed GiB (KV memory grows linearly with
+    the length), rounded down to a multiple of 16. Keys: max_model_len, needed_gib, available_gib,
+    kv_tokens, estimated_max_model_len (as printed), max_model_len_fits, fits_from
+    ("vllm_estimate" | "kv_tokens" | "ratio" | None)."""
+    d: dict[str, Any] = {}
+    for e in errors:
+        if e.kind not in _KV_KINDS:
+            continue
+        x = e.details
+        for key, src in (
+            ("max_model_len", "max_model_len"),
+            ("max_model_len", "max_seq_len"),
+            ("needed_gib", "kv_needed_gib"),
+            ("available_gib", "kv_available_gib"),
+            ("kv_tokens", "kv_tokens"),
+            ("estimated_max_model_len", "estimated_max_model_len"),
+        ):
+            if d.get(key) is None and x.get(src) is not None:
+                d[key] = x[src]
+    if not d:
+        return {}
+    if d.get("max_model_len") is None and cfg.max_model_len:
+        d["max_model_len"] = cfg.max_model_len
+    fits, how = None, None
+    if d.get("estimated_max_model_len"):
+        fits, how = int(d["estimated_max_model_len"]), "vllm_estimate"
+    elif d.get("kv_tokens"):
+        fits, how = int(d["kv_tokens"]), "kv_tokens"
+    elif d.get("needed_gib") and d.get("available_gib") is not None and d.get("max_model_len"):
+        if d["available_gib"] <= 0:
+            fits, how = 0, "ratio"
+        else:
+            fits, how = int(d["max_model_len"] * d["available_gib"] / d["needed_gib"]) // 16 * 16, "ratio"
+    d["max_model_len_fits"] = fits
+    d["fits_from"] = how
+    return d
+
+
+def _chunked_prefill_off(cfg: EngineConfig) -> bool | None:
+    v = cfg.flags.get("--enable-chunked-prefill")
+    if v is None:
+        return None
+    return v is False or str(v).lower() == "false"
+
+
+def _hints_in(hints: Sequence[dict], message: str) -> list[dict]:
+    return [
+        {"flag": h["flag"], "direction": h["direction"], "value": h["value"], "text": h["text"]}
+        for h in hints
+        if h.get("text") and h["text"] in message
+    ]
+
+
+def _oom_phase(c: Context, e: Any) -> str | None:
+    """Where the engine was when it ran out of memory: loading_weights, profiling, kv_cache_init,
+    cuda_graph_capture, warmup, sampler_warmup or serving (None: the excerpt does not say)."""
+    if e.details.get("phase"):
+        return str(e.details["phase"])
+    if any(
+        x.kind == "worker_exception" and x.details.get("method") == "load_model" for x in c.summary.errors
+    ):
+        return "loading_weights"
+    phases = c.summary.oom_phases
+    return phases[0] if phases else None
+
+
+def engine_errors(c: Context) -> list[Finding]:
+    """One finding per failure kind the log reports. Data besides the error's own details (and kind,
+    count): ``hints`` [{flag, direction, value, text}] vLLM printed in that message; for
+    max_model_len_exceeds_kv_cache the merged kv_fit() keys (max_model_len_fits, needed_gib,
+    available_gib, kv_tokens, fits_from); for no_kv_cache_memory max_model_len_fits 0; for cuda_oom
+    ``phase`` (see _oom_phase), ``pytorch_allocated_gib``, ``reserved_unallocated_gib`` and
+    ``fragmentation`` (reserved-but-unallocated ≥ Settings.oom_fragmentation_gib and ≥ the failed
+    allocation: expandable segments would have served it); for prompt_too_long prompt_tokens,
+    limit, ``max_prompt_tokens`` (the longest rejected) and ``chunked_prefill_off`` (True / False /
+    None: unknown); for engine_error / engine_startup_failed ``root_cause`` (see failing.root_cause())."""
+    s, cfg, th = c.summary, c.config, c.settings
+    out: dict[str, Finding] = {}
+    for e in s.errors:
+        spec = _ERROR_FINDINGS.get(e.kind)
+        if spec is None:
+            continue
+        fid, sev, title = spec
+        if fid in out:
+            continue
+        detail = ", ".join(
+            f"{k}={v}" for k, v in e.details.items() if isinstance(v, (int, float, str)) and v != ""
+        )
+        count = s.error_kinds.get(e.kind, 1)
+        ev = (
+            quote(e.message, 500) + (f" [{detail}]" if detail else "") + (f" ({count}×)" if count > 1 else "")
+        )
+        data = dict(e.details, kind=e.kind, count=count, hints=_hints_in(s.hints, e.message))
+        if fid == FindingId.MAX_MODEL_LEN_EXCEEDS_KV_CACHE:
+            fit = kv_fit(s.errors, cfg)
+            data.update(fit)
+            if fit.get("max_model_len_fits") is not None:
+                ev += f". The largest --max-model-len that fits is {fit['max_model_len_fits']:,}" + (
+                    " (vLLM's estimate)" if fit["fits_from"] == "vllm_estimate" else ""
+                )
+        elif fid == FindingId.NO_KV_CACHE_MEMORY:
+            data["max_model_len_fits"] = 0
+        kv = s.kv_by_worker.get(s.kv_worst_worker) if s.kv_worst_worker else None
+        if fid in (FindingId.NO_KV_CACHE_MEMORY, FindingId.MAX_MODEL_LEN_EXCEEDS_KV_CACHE) and kv is not None:
+            # several workers printed theirs: the worst decides
+            data.update(worst_worker=s.kv_worst_worker, worst_worker_kv_gib=kv)
+            ev += (
+                f". The worst worker, {s.kv_worst_worker}, had {kv:g} GiB for the KV cache (the others more)"
+            )
+        elif fid == FindingId.CUDA_OOM:
+            phase = _oom_phase(c, e)
+            unalloc = e.details.get("reserved_unallocated_gib")
+            tried = e.details.get("tried_to_allocate_gib")
+            data.update(
+                phase=phase,
+                pytorch_allocated_gib=e.details.get("allocated_by_pytorch_gib"),
+                reserved_unallocated_gib=unalloc,
+                fragmentation=None
+                if unalloc is None
+                else bool(unalloc >= th.oom_fragmentation_gib and (tried is None or unalloc >= tried)),
+            )
+            if phase:
+                title = f"Out of memory ({phase.replace('_', ' ')})"
+        elif fid == FindingId.PROMPT_TOO_LONG:
+            rej = [x for x in s.errors if x.kind == "prompt_too_long"]
+            data["max_prompt_tokens"] = max(x.details.get("prompt_tokens") or 0 for x in rej) or None
+            data["chunked_prefill_off"] = _chunked_prefill_off(cfg)
+        elif fid in (FindingId.ENGINE_ERROR, FindingId.ENGINE_STARTUP_FAILED):
+            data["root_cause"] = failing.root_cause(s.errors)
+            if data["root_cause"]:
+                rc = data["root_cause"]
+                ev += f". Root cause: {rc['type'] + ': ' if rc['type'] else ''}{quote(rc['text'] or '', 300)}"
+        out[fid] = Finding(
+            id=fid,
+            severity=sev,
+            title=title,
+            evidence=ev,
+            start=e.env.ts,
+            end=e.env.ts,
+            where=f"{e.env.source}:{e.env.lineno}",
+            data=data,
+        )
+    load_fail = any(
+        e.kind == "worker_exception" and e.details.get("method") == "load_model" for e in s.errors
+    )
+    if FindingId.CUDA_OOM in out and load_fail:
+        f = out[FindingId.CUDA_OOM]
+        out[FindingId.CUDA_OOM] = Finding(
+            id=f.id,
+            severity=f.severity,
+            title="Out of memory while loading the weights",
+            evidence=f.evidence + ". The weights alone do not fit: no KV-cache setting fixes this; "
+            "split them over more GPUs (--tensor-parallel-size), use a quantized checkpoint, or offload "
+            "(--cpu-offload-gb).",
+            start=f.start,
+            end=f.end,
+            where=f.where,
+            data=dict(f.data, phase="loading_weights"),
+        )
+    if (
+        FindingId.CUDA_OOM in out
+        and cfg.gpu_memory_utilization is not None
+        and cfg.gpu_memory_utilization >= th.max_gpu_util
+    ):
+        out[FindingId.GPU_MEMORY_UTILIZATION_TOO_HIGH] = Finding(
+            id=FindingId.GPU_MEMORY_UTILIZATION_TOO_HIGH,
+            severity="critical",
+            title="--gpu-memory-utilization leaves no headroom for peaks",
+            evidence=(
+                f"--gpu-memory-utilization is {cfg.gpu_memory_utilization} and the engine ran out of memory: "
+                "activation peaks and CUDA graphs need room outside the KV cache"
+            ),
+            where=out[FindingId.CUDA_OOM].where,
+            data={"gpu_memory_utilization": cfg.gpu_memory_utilization},
+        )
+    return list(out.values())
+
+
+_CONFIG_FLAG_WORDS = (
+    "max_model_len",
+    "max_num_batched_tokens",
+    "max_num_seqs",
+    "gpu_memory_utilization",
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "kv_cache_dtype",
+    "block_size",
+    "quantization",
+    "dtype",
+    "num_speculative_tokens",
+    "enable_chunked_prefill",
+)
+
+
+def _reason(text: str) -> str:
+    """vLLM's own reason from a pydantic error line: without "Value error, " and pydantic's trailer."""
+    t = text.strip()
+    t = t.removeprefix("Value error, ")
+    return quote(re.sub(r"\s*\[type=[^\]]*\]?\s*$", "", t), 500)
+
+
+def launch_rejected(c: Context) -> list[Finding]:
+    """vLLM refused the launch while validating its arguments (argparse) or its config (pydantic
+    ValidationError, a ValueError of a config check). Data: flag (the offending flag, None when the
+    excerpt does not name one), value (the rejected value, when given), text, source ("argparse" |
+    "pydantic" | "config"), reason ("unrecognized" | "required" | None)."""
+    s = c.summary
+    bad = [
+        e for e in s.errors if e.kind in ("invalid_launch_args", "invalid_config", "max_position_exceeded")
+    ]
+    if not bad:
+        return []
+    d: dict[str, Any] = {"flag": None, "value": None, "text": None, "source": None, "reason": None}
+    for e in bad:
+        x = e.details
+        if e.kind == "max_position_exceeded":
+            d["flag"] = d["flag"] or "--max-model-len"
+            d["value"] = d["value"] if d["value"] is not None else x.get("max_model_len")
+            if d["text"] is None or d.get("_header"):
+                d["text"], d["_header"] = _reason(e.message), False
+            d["source"] = d["source"] or "config"
+            continue
+        d["source"] = d["source"] or x.get("source")
+        if x.get("text") and (d["text"] is None or d.get("_header")):
+            d["text"], d["_header"] = _reason(str(x["text"])), False  # vLLM's reason beats pydantic's header
+        elif d["text"] is None:
+            d["text"], d["_header"] = quote(e.message, 500), True
+        d["flag"] = d["flag"] or x.get("flag")
+        d["reason"] = d["reason"] or x.get("reason")
+        if d["value"] is None:
+            d["value"] = x.get("value", x.get("max_num_batched_tokens"))
+    d.pop("_header", None)
+    if d["flag"] is None and d["text"]:
+        hits = [(d["text"].find(w), w) for w in _CONFIG_FLAG_WORDS if w in d["text"]]
+        word = min(hits)[1] if hits else None  # the first flag the reason names is the one it judges
+        d["flag"] = "--" + word.replace("_", "-") if word else None
+        if word and d["value"] is None:
+            m = re.search(re.escape(word) + r"\s*\((\d+(?:\.\d+)?)\)", d["text"])
+            d["value"] = (float(m.group(1)) if "." in m.group(1) else int(m.group(1))) if m else None
+    e0 = bad[0]
+    return [
+        Finding(
+            id=FindingId.LAUNCH_REJECTED,
+            severity="critical",
+            title="vLLM rejected the launch: "
+            + (f"{d['flag']} is invalid" if d["flag"] else "invalid arguments"),
+            evidence=quote(d["text"] or e0.message, 500),
+            start=e0.env.ts,
+            end=e0.env.ts,
+            where=f"{e0.env.source}:{e0.env.lineno}",
+            data=d,
+        )
+    ]
+
+
+# ---------------------------------------------------------------- the rules
+
+ENGINE_ERRORS = Rule(
+    family="startup and failures",
+    detect=engine_errors,
+    docs=(
+        Doc(
+            FindingId.MAX_MODEL_LEN_EXCEEDS_KV_CACHE,
+            "critical",
+            SECTIONS[0],
+            evidence=(
+                'vLLM\'s "max seq len … larger than the KV cache" (V0 ≤ 0.6: `max_seq_len (N) is '
+                "larger than the maximum number of tokens that can be stored in KV cache (M)`), "
+                'V1 "`X GiB KV cache is needed, which is larger than the available KV cache '
+                'memory (Y GiB)` … `estimated maximum model length is N`"; or KV tokens < `--max-'
+                "model-len` from the startup facts"
+            ),
+            advice=(
+                "any one of: `--max-model-len` = the largest length that fits (vLLM's estimate, "
+                "else KV tokens, rounded down to the block size; requests longer are rejected); "
+                "`--kv-cache-memory-bytes` grown by the missing factor when it is set; `--gpu-"
+                "memory-utilization` raised by the missing GiB / total GiB (only when the GPU's "
+                "total memory is known and the result ≤ `max_gpu_util`, 0.95); `--kv-cache-dtype fp8` (when 2× "
+                "the tokens suffice; `fp8_e5m2` on vLLM 0.3.0–0.4.0, nothing before 0.3.0); "
+                "`--tensor-parallel-size` × the smallest power of two that holds one request (on "
+                "a pipeline-parallel deployment also `--pipeline-parallel-size` × that, the GPU "
+                "count counting the stages, and a note on `VLLM_PP_LAYER_PARTITION`). A length "
+                "scaled from the message's rounded GiB figures is rounded down by their rounding "
+                "margin (half the last printed digit of each) and says so. A lever that cannot "
+                "fix it alone is not offered"
+            ),
+            versions="the V1 message (and its estimate) from 0.6; fp8 from 0.4.1 (0.3.0\u20130.4.0: `fp8_e5m2` only)",
+            role="cause",
+            settings=("max_gpu_util",),
+        ),
+        Doc(
+            FindingId.MAX_MODEL_LEN_EXCEEDS_MODEL,
+            "critical",
+            SECTIONS[0],
+            evidence='"User-specified max_model_len (N) is greater than the derived max_model_len"',
+            advice=(
+                "`--max-model-len` = the derived value; else a note (RoPE scaling or a longer-context model)"
+            ),
+            role="cause",
+            settings=(),
+        ),
+        Doc(
+            FindingId.NO_KV_CACHE_MEMORY,
+            "critical",
+            SECTIONS[0],
+            evidence='"No available memory for the cache blocks"',
+            advice=(
+                "`--gpu-memory-utilization 0.9` when it was set lower; otherwise a note: no "
+                "memory figures in the log — raise the utilization, lower `--max-model-len` / "
+                "`--max-num-batched-tokens` (smaller profile pass), more GPUs or a quantized "
+                "checkpoint"
+            ),
+            role="cause",
+            settings=(),
+        ),
+        Doc(
+            FindingId.GPU_MEMORY_BUSY,
+            "critical",
+            SECTIONS[0],
+            evidence="free memory below `--gpu-memory-utilization` × total",
+            advice=(
+                "`--gpu-memory-utilization` = free / total − 0.02; when other processes hold most"
+                ' of the GPU, a note "free the GPU" first, and the utilization only where the '
+                "weights are known to fit what is left"
+            ),
+            versions="V1",
+            role="cause",
+            settings=(),
+        ),
+        Doc(
+            FindingId.CUDA_OOM,
+            "critical",
+            SECTIONS[0],
+            evidence="`CUDA out of memory …`",
+            advice=(
+                "by phase (`observe/advise/oom.py`), sized from the message's total, free, this "
+                "process's use and the failed allocation — loading the weights: more GPUs "
+                "(`--tensor-parallel-size`, or `--pipeline-parallel-size` first on a pipeline "
+                "deployment, × the power of two that fits what was loaded into 60 % of a GPU; "
+                '"GPU n" in the message means at least n+1 GPUs already), a note (quantized '
+                "checkpoint, smaller model, `--cpu-offload-gb`), never batch or utilization "
+                "flags; CUDA-graph capture: any one of `--enforce-eager`, the largest captured "
+                "batch halved (`--max-cudagraph-capture-size` from 0.11.1, `--cuda-graph-sizes` "
+                "0.10.2–0.12.0; from vLLM's default min(2 × max_num_seqs, 512) when unset), "
+                "`--gpu-memory-utilization` lowered, `--max-num-seqs` halved; the profile run: "
+                "`--max-num-batched-tokens` halved, `--enforce-eager`, lower utilization; after "
+                "the KV cache (warm-up, serving): `--gpu-memory-utilization` lowered by what the "
+                "allocation lacked (+20 %), `--max-num-batched-tokens` / `--max-num-seqs` halved."
+                " A value in force the log does not show is taken as the release's default and "
+                'the reason says "assuming vLLM\'s default …". Other processes holding ≥ half the '
+                'GPU: "free the GPU" first. A note when reserved-but-unallocated memory ≥ '
+                "`oom_fragmentation_gib` (`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`)"
+            ),
+            role="cause",
+            settings=("oom_fragmentation_gib",),
+        ),
+        Doc(
+            FindingId.GPU_MEMORY_UTILIZATION_TOO_HIGH,
+            "critical",
+            SECTIONS[0],
+            evidence="an OOM with `--gpu-memory-utilization` ≥ `max_gpu_util` (0.95)",
+            advice=(
+                "answered with the OOM's levers (lower utilization); a note when the OOM was "
+                "while loading weights"
+            ),
+            note=(
+                "the out-of-memory happened where lowering --gpu-memory-utilization does not help"
+                " (loading the weights): see the fix for the out-of-memory above"
+            ),
+            settings=("max_gpu_util",),
+        ),
+        Doc(
+            FindingId.ENGINE_STARTUP_FAILED,
+            "critical",
+            SECTIONS[0],
+            evidence='"EngineCore failed to start", "Exception in worker …"',
+            advice=(
+                "a note: the failure is explained by another finding above (its fix makes the "
+                "engine start), or the root cause the traceback names, or — when the log cut it "
+                "off — keep the whole log to find the first exception"
+            ),
+            role="failure",
+            label="`engine_startup_failed`, `engine_error` (critical)",
+            settings=(),
+        ),
+        Doc(
+            FindingId.PROMPT_TOO_LONG,
+            "warning",
+            SECTIONS[2],
+            evidence='"Input prompt (N tokens) is too long and exceeds limit of L"',
+            advice=(
+                "`--max-model-len` = N rounded up to 1,024 (if the model's context and the KV "
+                "cache allow); on V0 without chunked prefill also `--max-num-batched-tokens` ≥ "
+                "that; a note: or truncate prompts client-side. When the KV cache cannot hold "
+                "such a request: a note only"
+            ),
+            role="cause",
+            settings=(),
+        ),
+    ),
+    settings=(
+        "oom_fragmentation_gib",
+        "max_gpu_util",
+    ),
+    needs=(
+        "errors",
+        "startup facts",
+        "hints",
+    ),
+    levers=(
+        on(FindingId.MAX_MODEL_LEN_EXCEEDS_KV_CACHE, 10, start.max_model_len_does_not_fit),
+        on(FindingId.MAX_MODEL_LEN_EXCEEDS_MODEL, 11, start.model_len_over_model),
+        on(FindingId.GPU_MEMORY_BUSY, 12, start.memory_busy),
+        on(FindingId.CUDA_OOM, 13, oom.oom),
+        on(FindingId.NO_KV_CACHE_MEMORY, 14, start.no_kv_memory),
+        on(FindingId.PROMPT_TOO_LONG, 15, start.prompt_too_long),
+    ),
+    also=(FindingId.ENGINE_ERROR,),
+)
+
+
+LAUNCH_REJECTED = Rule(
+    family="startup and failures",
+    detect=launch_rejected,
+    docs=(
+        Doc(
+            FindingId.LAUNCH_REJECTED,
+            "critical",
+            SECTIONS[0],
+            evidence=(
+                "vLLM refused its arguments or config (argparse; pydantic `N validation error for"
+                " XConfig` with vLLM's `Value error, …` reason; a config check's ValueError) — "
+                "the evidence quotes vLLM's reason"
+            ),
+            advice=(
+                "the value that passes the check it names: `max_num_batched_tokens (N) must be "
+                "greater than or equal to max_num_seqs (M)` → `--max-num-batched-tokens` M (or "
+                "`--max-num-seqs` N); `max_num_batched_tokens (N) is smaller than max_model_len "
+                "(L)` → `--max-num-batched-tokens` L (or `--enable-chunked-prefill`, or `--max-"
+                "model-len` N); otherwise a note quoting the reason. The command to paste never "
+                "repeats the rejected value (left out when no lever sets it)"
+            ),
+        ),
+    ),
+    needs=("errors",),
+    levers=(on(FindingId.LAUNCH_REJECTED, 20, rejected.launch_rejected),),
+)
+
+
+ENGINE_CRASHED = Rule(
+    family="startup and failures",
+    detect=failing.engine_crashed,
+    docs=(
+        Doc(
+            FindingId.ENGINE_CRASHED,
+            "critical",
+            SECTIONS[1],
+            evidence=(
+                'vLLM says its engine died unasked: "[shutdown] MPClient: engine core exited '
+                'unexpectedly" (0.32), "Engine core proc EngineCore_0 died unexpectedly" (0.8 → '
+                '0.11), "Worker proc … died unexpectedly (exit code: -9)" (0.32: the signal is '
+                'named, here SIGKILL), "MQLLMEngine / AsyncLLMEngine is already dead" (0.6), '
+                '"Engine loop has died", "Engine process (pid N) died" (V0), an `EngineDeadError`'
+                " after serving or after vLLM's own clean-up began. After a requested stop (a "
+                'signal, Ctrl-C, "shutdown triggered", uvicorn\'s "Shutting down") the same '
+                "`EngineDeadError` is shutdown noise and stays quiet. Data: `cause`, `signal`, "
+                "`process`, `exit_code`, `root_cause` (the exception before it)"
+            ),
+            advice=(
+                "a note: the root cause the log shows; no launch flag restarts a killed engine "
+                "(look at the OOM killer, the orchestrator's limits, who sent the signal)"
+            ),
+            role="failure",
+        ),
+    ),
+    needs=("errors",),
+)
+
+
+ENGINE_ERROR = Rule(
+    family="startup and failures",
+    detect=failing.engine_error,
+    docs=(
+        Doc(
+            FindingId.ENGINE_ERROR,
+            "critical / warning",
+            SECTIONS[1],
+            evidence=(
+                "the catch-all: a traceback, an exception line or an ERROR / CRITICAL record that"
+                " no specific finding explains. Data: `type` and `message` of the innermost "
+                "exception of the chain (the first printed, not a wrapper such as "
+                "`EngineDeadError`), `phase` (startup, loading, profiling, serving, shutdown), "
+                "`rank`, `count`; critical when the engine did not serve after it or requests "
+                'failed (HTTP 5xx), else a warning. Also "Exception in worker …" (V0) with its '
+                "root cause"
+            ),
+            advice=(
+                "a note: the root cause the traceback names, or keep the whole log to find the "
+                "first exception"
+            ),
+            role="failure",
+        ),
+    ),
+    needs=(
+        "errors",
+        "access log",
+    ),
+)

@@ -1,0 +1,497 @@
+"""KV cache and memory: saturation, preemption (counted, likely, silent), swap space, what the
+start-up facts already say (the cache holds less than one request, fewer than two, no headroom),
+the prefix cache. Pure.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from observe import timeline as tl
+from observe.advise import load
+from observe.model import Finding, StatsSample
+from observe.rules.base import SECTIONS, Doc, Lever, Rule
+from observe.rules.context import Context
+from observe.rules.context import span as _span
+from observe.rules.context import when as _when
+from observe.rules.context import where as _where
+from observe.rules.ids import FindingId
+
+if TYPE_CHECKING:
+    from observe.settings import Settings
+
+
+def kv_cache_saturated(c: Context) -> list[Finding]:
+    s, th = c.summary, c.settings
+    if not s.kv_samples or s.kv_high == 0:
+        return []
+    if s.kv_full == 0 and (s.max_waiting or 0) == 0 and s.kv_high < 2:
+        return []
+    share95 = s.kv_full / s.kv_samples
+    kv = tl.series(c.frame, "kv_usage_pct")
+    a, b = (
+        _when(c.frame, c.frame["kv_usage_pct"] >= th.kv_high_pct)
+        if c.frame is not None and "kv_usage_pct" in c.frame
+        else (None, None)
+    )
+    step = tl.interval_seconds(c.frame)
+    dur = f", about {int(s.kv_full * step)} s" if step and s.kv_full else ""
+    sev = "critical" if share95 >= th.kv_saturated_share and (s.max_waiting or 0) > 0 else "warning"
+    return [
+        Finding(
+            id=FindingId.KV_CACHE_SATURATED,
+            severity=sev,
+            title="KV cache saturated",
+            evidence=(
+                f"KV cache usage ≥ {th.kv_high_pct:g}% in {s.kv_high} and ≥ {th.kv_full_pct:g}% in {s.kv_full} of {s.kv_samples} stats samples"
+                f"{dur}; max {s.max_kv:.1f}%, up to {s.max_waiting or 0} requests waiting{_span(a, b)}"
+            ),
+            start=a,
+            end=b,
+            where=_where(s),
+            data={
+                "samples_high": s.kv_high,
+                "samples_full": s.kv_full,
+                "samples": s.kv_samples,
+                "max_kv_pct": s.max_kv,
+                "share_full": round(share95, 3),
+                "points": int(len(kv)),
+            },
+        )
+    ]
+
+
+def preemptions(c: Context) -> list[Finding]:
+    s, cfg = c.summary, c.config
+    measured = c.metrics_preemptions()
+    parts, total = [], None
+    if s.preemption_warnings:
+        total = s.cumulative_preemptions or s.preemption_warnings
+        parts.append(
+            f"{s.preemption_warnings} V0 preemption warning(s), total_num_cumulative_preemption up to "
+            f"{s.cumulative_preemptions} (vLLM prints every 50th, so the true count is ≥ that)"
+        )
+    if s.interval_preemptions:
+        total = max(total or 0, s.interval_preemptions)
+        parts.append(f"{s.interval_preemptions} preemptions in the stats lines' Preemptions: field")
+    if measured:
+        total = max(total or 0, measured)
+        if len(tl.series(c.metrics, "m_preemptions_total")) == 1:
+            parts.append(
+                f"vllm:num_preemptions_total was {measured} at the one snapshot (since vLLM started)"
+            )
+        else:
+            parts.append(f"vllm:num_preemptions_total rose by {measured} over the snapshots")
+    if total:
+        col = tl.series(c.frame, "m_preemption_rate")
+        a, b = (
+            _when(c.frame, c.frame["m_preemption_rate"] > 0)
+            if len(col) and c.frame is not None
+            else (None, None)
+        )
+        return [
+            Finding(
+                id=FindingId.PREEMPTIONS,
+                severity="critical" if total >= 50 else "warning",
+                title="Requests are preempted (KV cache too small for the load)",
+                evidence="; ".join(parts)
+                + ". Each preemption throws away a request's KV cache and recomputes it.",
+                start=a,
+                end=b,
+                where=_where(s),
+                data={
+                    "total": int(total),
+                    "warnings": s.preemption_warnings,
+                    "metrics": measured,
+                    "modes": sorted(s.preemption_modes),
+                    "swap_mode": "SWAP" in s.preemption_modes,
+                    "silent": s.silent_preempted_requests or None,
+                },
+            )
+        ]
+    v1 = (cfg.engine == "v1") or ("v1" in s.stats_formats)
+    if v1 and measured is None and s.max_kv is not None and s.max_kv >= 99.0 and (s.max_waiting or 0) > 0:
+        return [
+            Finding(
+                id=FindingId.PREEMPTIONS_LIKELY,
+                severity="warning",
+                title="Preemption likely but unmeasured",
+                evidence=(
+                    f"KV cache reached {s.max_kv:.1f}% with {s.max_waiting} requests waiting. The V1 engine "
+                    "logs no preemption warning; give a /metrics snapshot (--metrics) to count "
+                    "vllm:num_preemptions_total."
+                ),
+                where=_where(s),
+                data={"max_kv_pct": s.max_kv},
+            )
+        ]
+    return []
+
+
+def silently_preempted(prev: tuple[int, int], ev: StatsSample, settings: Settings) -> int:
+    """How many requests one stats line shows preempted without a warning (0: none): against the
+    line before (``prev``: its Running, Waiting), Running fell by d while Waiting rose by the same d,
+    with no prompt throughput (nothing was admitted), at KV usage ≥ Settings.silent_preemption_kv_pct.
+    The diagnosis counts it line by line as the log streams (Summary.silent_preemption_*)."""
+    if ev.running is None or ev.waiting is None:
+        return 0
+    d = prev[0] - ev.running
+    kv = ev.kv_usage_pct
+    if (
+        d > 0
+        and ev.waiting - prev[1] == d
+        and not ev.prompt_tps
+        and kv is not None
+        and kv >= settings.silent_preemption_kv_pct
+    ):
+        return d
+    return 0
+
+
+def silent_preemptions(c: Context) -> list[Finding]:
+    """Requests preempted without a warning line (V0 prints only every 50th): between two stats
+    samples Running fell by d while Waiting rose by the same d, with no prompt throughput (nothing
+    was admitted), at KV usage ≥ Settings.silent_preemption_kv_pct. Data: events (sample pairs),
+    requests (sum of d), kv_pct_threshold, warnings (preemption warnings printed)."""
+    s = c.summary
+    if not s.silent_preemption_events:
+        return []
+    return [
+        Finding(
+            id=FindingId.SILENT_PREEMPTIONS,
+            severity="warning",
+            title="Requests preempted without a warning",
+            evidence=(
+                f"{s.silent_preemption_events} time(s) Running fell while Pending/Waiting rose by the same count "
+                f"({s.silent_preempted_requests} requests in all) with no prompt throughput and the KV cache "
+                f"≥ {c.settings.silent_preemption_kv_pct:g}% full: the scheduler moved running requests back to "
+                f"the queue (preemption); vLLM prints a warning only every 50th"
+                + (
+                    f", and printed {s.preemption_warnings}"
+                    if s.preemption_warnings
+                    else ", and printed none"
+                )
+            ),
+            where=s.silent_preemption_where,
+            data={
+                "events": s.silent_preemption_events,
+                "requests": s.silent_preempted_requests,
+                "kv_pct_threshold": c.settings.silent_preemption_kv_pct,
+                "warnings": s.preemption_warnings,
+            },
+        )
+    ]
+
+
+def swap_space(c: Context) -> list[Finding]:
+    """V0 swap space in use: Swapped > 0 (requests preempted to CPU memory) and how full the CPU KV
+    cache got. Data: max_swapped, samples_swapped, first_cpu_kv_pct, max_cpu_kv_pct, climbing
+    (max above first), exhausted (max ≥ Settings.swap_full_pct), swap_mode (a SWAP-mode
+    preemption warning was printed)."""
+    s = c.summary
+    if not s.max_swapped:
+        return []
+    exhausted = s.max_cpu_kv is not None and s.max_cpu_kv >= c.settings.swap_full_pct
+    climbing = s.max_cpu_kv is not None and s.first_cpu_kv is not None and s.max_cpu_kv > s.first_cpu_kv
+    return [
+        Finding(
+            id=FindingId.SWAP_SPACE_EXHAUSTED if exhausted else FindingId.SWAP_SPACE_IN_USE,
+            severity="critical" if exhausted else "warning",
+            title="Swap space exhausted: preempted requests fill the CPU KV cache"
+            if exhausted
+            else "Requests swapped to CPU memory",
+            evidence=(
+                f"up to {s.max_swapped} requests swapped in {s.swapped_samples} stats samples; CPU KV cache usage "
+                + (
+                    f"from {s.first_cpu_kv:.1f}% to {s.max_cpu_kv:.1f}%"
+                    if s.max_cpu_kv is not None and s.first_cpu_kv is not None
+                    else "not shown"
+                )
+            ),
+            where=_where(s),
+            data={
+                "max_swapped": s.max_swapped,
+                "samples_swapped": s.swapped_samples,
+                "first_cpu_kv_pct": s.first_cpu_kv,
+                "max_cpu_kv_pct": s.max_cpu_kv,
+                "climbing": climbing,
+                "exhausted": exhausted,
+                "swap_mode": "SWAP" in s.preemption_modes,
+            },
+        )
+    ]
+
+
+def capacity_facts(c: Context) -> list[Finding]:
+    """Startup facts that already say the KV cache is small, or memory has no headroom."""
+    cfg = c.config
+    out = []
+    pp = int(cfg.pipeline_parallel_size or 1)
+    if (
+        cfg.kv_cache_tokens
+        and cfg.max_model_len
+        and cfg.kv_cache_tokens < cfg.max_model_len
+        and pp == 1
+        and not any(
+            e.kind in ("max_seq_len_exceeds_kv", "kv_needed_exceeds_available") for e in c.summary.errors
+        )
+    ):
+        out.append(
+            Finding(
+                id=FindingId.MAX_MODEL_LEN_EXCEEDS_KV_CACHE,
+                severity="critical",
+                title="--max-model-len does not fit the KV cache (vLLM refuses to start)",
+                evidence=(
+                    f"the KV cache holds {cfg.kv_cache_tokens:,} tokens"
+                    + (f" ({cfg.num_gpu_blocks:,} blocks)" if cfg.num_gpu_blocks else "")
+                    + f", less than one request of max_model_len {cfg.max_model_len:,}"
+                ),
+                data={
+                    "kv_tokens": cfg.kv_cache_tokens,
+                    "max_model_len": cfg.max_model_len,
+                    "max_model_len_fits": cfg.kv_cache_tokens,
+                    "fits_from": "kv_tokens",
+                },
+            )
+        )
+    if cfg.max_concurrency is not None and cfg.max_concurrency < c.settings.low_concurrency:
+        n = cfg.max_concurrency_len or cfg.max_model_len
+        out.append(
+            Finding(
+                id=FindingId.LOW_MAX_CONCURRENCY,
+                severity="warning",
+                title="KV cache holds fewer than two full-length requests",
+                evidence=(
+                    f"vLLM reported maximum concurrency {cfg.max_concurrency:.2f}x for {n:,} tokens per request"
+                    + (f" ({cfg.kv_cache_tokens:,} KV tokens)" if cfg.kv_cache_tokens else "")
+                    + ": long requests will wait or be preempted"
+                )
+                if n
+                else f"vLLM reported maximum concurrency {cfg.max_concurrency:.2f}x",
+                data={
+                    "max_concurrency": cfg.max_concurrency,
+                    "max_model_len": n,
+                    "kv_cache_tokens": cfg.kv_cache_tokens,
+                },
+            )
+        )
+    u = cfg.gpu_memory_utilization
+    if u is not None and u >= c.settings.high_gpu_util and (cfg.device or "GPU").upper() != "CPU":
+        out.append(
+            Finding(
+                id=FindingId.GPU_MEMORY_UTILIZATION_HIGH,
+                severity="info",
+                title="--gpu-memory-utilization leaves little headroom",
+                evidence=f"--gpu-memory-utilization is {u}: activation spikes and CUDA graphs have almost no room left",
+                data={"gpu_memory_utilization": u},
+            )
+        )
+    return out
+
+
+def low_prefix_hit(c: Context) -> list[Finding]:
+    s, cfg = c.summary, c.config
+    if not s.prefix_hit_samples or cfg.enable_prefix_caching is False:
+        return []
+    mean = s.prefix_hit_sum / s.prefix_hit_samples
+    if mean >= c.settings.low_prefix_hit_pct or s.prefix_hit_samples < 3:
+        return []
+    return [
+        Finding(
+            id=FindingId.LOW_PREFIX_CACHE_HIT_RATE,
+            severity="info",
+            title="Prefix caching is on but rarely hits"
+            if cfg.enable_prefix_caching
+            else "The prefix cache rarely hits",
+            evidence=(
+                f"mean prefix-cache hit rate {mean:.1f}% over {s.prefix_hit_samples} samples: prompts share "
+                "little prefix; caching costs little, but do not count on it for capacity"
+            ),
+            where=_where(s),
+            data={"mean_hit_pct": round(mean, 2)},
+        )
+    ]
+
+
+# ---------------------------------------------------------------- the rules
+
+SILENT_PREEMPTIONS = Rule(
+    family="KV cache and memory",
+    detect=silent_preemptions,
+    docs=(
+        Doc(
+            FindingId.SILENT_PREEMPTIONS,
+            "warning",
+            SECTIONS[3],
+            evidence=(
+                "between two stats lines Running fell by d while Pending / Waiting rose by the "
+                "same d, with no prompt throughput and KV usage ≥ `silent_preemption_kv_pct`: the"
+                " scheduler moved running requests back to the queue; vLLM prints a preemption "
+                "warning only every 50th. Data: events, requests, kv_pct_threshold, warnings"
+            ),
+            advice=(
+                "the KV plan below when a KV-pressure finding comes with it; otherwise a note: "
+                "the cache is too small for the load — grow it or add replicas"
+            ),
+            note=(
+                "requests leave the running batch for the queue with the KV cache full: the cache"
+                " is too small for the load; grow it (see above) or add replicas"
+            ),
+        ),
+    ),
+    settings=("silent_preemption_kv_pct",),
+    needs=("stats",),
+)
+
+
+SWAP_SPACE = Rule(
+    family="KV cache and memory",
+    detect=swap_space,
+    docs=(
+        Doc(
+            FindingId.SWAP_SPACE_IN_USE,
+            "warning",
+            SECTIONS[3],
+            evidence=(
+                "V0's `Swapped: N` above 0 in the stats lines (requests preempted to CPU memory),"
+                " with how full the CPU KV cache got. Data: max_swapped, samples_swapped, "
+                "first_cpu_kv_pct, max_cpu_kv_pct, climbing, swap_mode"
+            ),
+            advice=(
+                "the KV plan below when a KV-pressure finding comes with it; otherwise a note (no"
+                " flag known for it alone)"
+            ),
+            versions="V0",
+        ),
+        Doc(
+            FindingId.SWAP_SPACE_EXHAUSTED,
+            "critical",
+            SECTIONS[3],
+            evidence="as `swap_space_in_use`, with the CPU KV cache ≥ `swap_full_pct`",
+            advice=(
+                "a note: preemptions recompute instead; grow the GPU KV cache (the KV plan) or "
+                "add replicas; a larger `--swap-space` only postpones it"
+            ),
+            versions="V0",
+            note=(
+                "the CPU swap space ran full: preemptions recompute instead; grow the GPU KV "
+                "cache (see above) or add replicas; a larger --swap-space only postpones it"
+            ),
+        ),
+    ),
+    settings=("swap_full_pct",),
+    needs=("stats",),
+)
+
+
+CAPACITY_FACTS = Rule(
+    family="KV cache and memory",
+    detect=capacity_facts,
+    docs=(
+        Doc(
+            FindingId.LOW_MAX_CONCURRENCY,
+            "warning",
+            SECTIONS[3],
+            evidence='vLLM\'s "Maximum concurrency for N tokens per request: X" < 2',
+            advice=(
+                "the KV plan below — but only when the cache was near full under the load seen, "
+                "or no load was seen; when requests filled less than `kv_high_pct` (90%) of it, a note (the "
+                "figure is at the full `--max-model-len`) and no change"
+            ),
+            versions="V1 \u2265 0.6, V0 \u2265 0.6",
+            settings=("low_concurrency",),
+        ),
+        Doc(
+            FindingId.GPU_MEMORY_UTILIZATION_HIGH,
+            "info",
+            SECTIONS[5],
+            evidence="`--gpu-memory-utilization` ≥ `high_gpu_util`",
+            advice="none",
+            settings=("high_gpu_util",),
+        ),
+    ),
+    settings=(
+        "low_concurrency",
+        "high_gpu_util",
+    ),
+    needs=("startup facts",),
+    also=(FindingId.MAX_MODEL_LEN_EXCEEDS_KV_CACHE,),
+)
+
+
+KV_CACHE_SATURATED = Rule(
+    family="KV cache and memory",
+    detect=kv_cache_saturated,
+    docs=(
+        Doc(
+            FindingId.KV_CACHE_SATURATED,
+            "warning/critical",
+            SECTIONS[3],
+            evidence="KV usage ≥ `kv_high_pct` / `kv_full_pct` in stats lines",
+            advice=(
+                "critical (full and requests waiting): the KV plan below. Warning with nothing "
+                "waiting or preempted: the KV plan when usage is ≥ `kv_high_pct` (90%) and higher at the last "
+                "stats sample than at the first (it will fill, and preemption follows); otherwise"
+                " a note — the memory is used, not short"
+            ),
+            note=(
+                "the KV cache ran full but no request waited or was preempted: the memory is "
+                "used, not short; no change needed until queues or preemptions appear (then grow "
+                "the cache or add replicas)"
+            ),
+        ),
+    ),
+    settings=(
+        "kv_high_pct",
+        "kv_full_pct",
+        "kv_saturated_share",
+        "max_gpu_util",
+    ),
+    needs=("stats",),
+    levers=(Lever(30, load.kv_plan),),
+)
+
+
+PREEMPTIONS = Rule(
+    family="KV cache and memory",
+    detect=preemptions,
+    docs=(
+        Doc(
+            FindingId.PREEMPTIONS,
+            "warning/critical",
+            SECTIONS[3],
+            evidence="V0 preemption warnings, V1 `Preemptions:` field, `vllm:num_preemptions_total`",
+            advice="the KV plan below",
+        ),
+        Doc(
+            FindingId.PREEMPTIONS_LIKELY,
+            "warning",
+            SECTIONS[3],
+            evidence="V1, KV ≥ 99% with requests waiting, no counter",
+            advice="the KV plan below",
+            versions="V1",
+        ),
+    ),
+    needs=(
+        "stats",
+        "metrics",
+        "warnings",
+    ),
+)
+
+
+LOW_PREFIX_HIT = Rule(
+    family="KV cache and memory",
+    detect=low_prefix_hit,
+    docs=(
+        Doc(
+            FindingId.LOW_PREFIX_CACHE_HIT_RATE,
+            "info",
+            SECTIONS[5],
+            evidence="mean prefix-cache hit rate below `low_prefix_hit_pct`",
+            advice="none",
+        ),
+    ),
+    settings=("low_prefix_hit_pct",),
+    needs=("stats",),
+)

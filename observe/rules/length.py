@@ -1,0 +1,61 @@
+"""Context length: a --max-model-len far above what requests use. Pure."""
+
+from __future__ import annotations
+
+from observe.advise import load
+from observe.model import Finding
+from observe.rules.base import SECTIONS, Doc, Rule, on
+from observe.rules.context import Context
+from observe.rules.context import where as _where
+from observe.rules.ids import FindingId
+
+
+def max_model_len_unused(c: Context) -> list[Finding]:
+    cfg, s = c.config, c.summary
+    used = c.request_tokens_p95()
+    if not cfg.max_model_len or not used or s.samples < 3:
+        return []
+    if cfg.max_model_len < c.settings.max_model_len_slack * used or cfg.max_model_len <= 4096:
+        return []
+    return [
+        Finding(
+            id=FindingId.MAX_MODEL_LEN_UNUSED,
+            severity="info",
+            title="--max-model-len far above what requests use",
+            evidence=(
+                f"--max-model-len is {cfg.max_model_len:,} but the KV cache held at most {used:,.0f} tokens "
+                f"per running request ({s.samples} samples)"
+            ),
+            where=_where(s),
+            data={"max_model_len": cfg.max_model_len, "max_tokens_per_request": round(used)},
+        )
+    ]
+
+
+# ---------------------------------------------------------------- the rules
+
+MAX_MODEL_LEN_UNUSED = Rule(
+    family="context length",
+    detect=max_model_len_unused,
+    docs=(
+        Doc(
+            FindingId.MAX_MODEL_LEN_UNUSED,
+            "info",
+            SECTIONS[5],
+            evidence="`--max-model-len` ≥ `max_model_len_slack` × the longest request seen",
+            advice=(
+                "`--max-model-len` = the power of two ≥ 1.25 × that length (at least 2,048), "
+                "saying how many of the requests seen it rejects: from the `/metrics` histograms "
+                '`vllm:request_prompt_tokens` and `vllm:request_generation_tokens`, "0 of N", "K '
+                'of N", or "between K and M of N" (the two lengths are counted apart); doubled '
+                "while requests seen are known to be longer"
+            ),
+        ),
+    ),
+    settings=("max_model_len_slack",),
+    needs=(
+        "stats",
+        "metrics",
+    ),
+    levers=(on(FindingId.MAX_MODEL_LEN_UNUSED, 70, load.unused_context),),
+)

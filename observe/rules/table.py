@@ -1,0 +1,88 @@
+"""``RULES``: the one ordered table of findings. Pure.
+
+Detection runs the rules in this order (a finding's place among equals of its severity is its
+rule's place here); the plan runs every rule's levers in their ``rank`` (the engine must start,
+then KV capacity, batch size, prefill, queue bounds, context length), then gives each warning or
+critical finding no lever answered its rule's note. Adding a finding: its rule in its family's
+module, its row here (see CONTRIBUTING.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from observe import stuck
+from observe.advise import Advice, notes
+from observe.advise.plan import Plan
+from observe.model import EngineConfig, Finding, severity_rank
+from observe.rules import batch, failures, hints, kv, latency, length, spec, stall
+from observe.rules.base import Doc, Lever, Rule
+from observe.rules.context import Context
+from observe.rules.facts import Facts
+from observe.settings import Settings
+
+RULES: tuple[Rule, ...] = (
+    failures.ENGINE_ERRORS,
+    failures.LAUNCH_REJECTED,
+    failures.ENGINE_CRASHED,
+    failures.ENGINE_ERROR,
+    kv.SILENT_PREEMPTIONS,
+    kv.SWAP_SPACE,
+    spec.LOW_ACCEPTANCE,
+    hints.VLLM_HINTS,
+    kv.CAPACITY_FACTS,
+    kv.KV_CACHE_SATURATED,
+    kv.PREEMPTIONS,
+    batch.QUEUE,
+    batch.TOO_MANY_SEQS,
+    batch.THROUGHPUT_COLLAPSE,
+    length.MAX_MODEL_LEN_UNUSED,
+    kv.LOW_PREFIX_HIT,
+    stall.ENGINE_STALLED,
+    stall.ENGINE_STUCK,
+    latency.LATENCY,
+)
+
+
+def docs() -> dict[str, Doc]:
+    """Every finding's documentation, by id (each id is declared by one rule)."""
+    return {d.id: d for r in RULES for d in r.docs}
+
+
+def levers() -> list[Lever]:
+    """Every rule's levers in the order the plan runs them (rank; the table's order among equals)."""
+    return sorted((lv for r in RULES for lv in r.levers), key=lambda lv: lv.rank)
+
+
+def run(c: Context) -> list[Finding]:
+    """Every rule's findings, one incident reported once, worst first."""
+    out: list[Finding] = []
+    for rule in RULES:
+        out.extend(rule.detect(c))
+    out = stuck.reconcile(out)
+    if not any(severity_rank(f.severity) >= severity_rank("warning") for f in out):
+        quiet = {i for r in RULES if r.quiet_alone for i in r.ids}
+        out = [f for f in out if f.id not in quiet]
+    out.sort(key=lambda f: -severity_rank(f.severity))
+    return out
+
+
+def worst(findings: Sequence[Finding]) -> str | None:
+    return max((f.severity for f in findings), key=severity_rank, default=None)
+
+
+def plan(
+    cfg: EngineConfig,
+    findings: Sequence[Finding],
+    *,
+    facts: Facts | Mapping[str, Any] | None = None,
+    settings: Settings | None = None,
+) -> Advice:
+    """The plan for these findings (observe.advise.plan)."""
+    by_id = {f.id: f for f in findings}
+    p = Plan(cfg, Facts.of(facts), settings=settings or Settings())
+    for lever in levers():
+        lever.act(p, by_id)
+    notes.close(p, findings, docs())  # never silent
+    return Advice(recommendations=list(p.recs.values()), notes=p.notes)

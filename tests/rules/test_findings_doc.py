@@ -1,0 +1,119 @@
+"""The rules table is the one place a finding is declared: docs/findings.md is generated from it,
+every id it (and a diagnose over every real log and example) emits has its row, each id is written
+as a literal in one module only, and each rule names the Settings fields it reads."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from observe import pipeline
+from observe.rules import doc, table
+from observe.rules.base import SECTIONS
+from observe.rules.ids import FindingId
+from observe.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_findings_doc_is_what_the_rules_render() -> None:
+    got = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "regen_findings_doc.py"), "--check"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert (ROOT / "docs" / "findings.md").read_text(encoding="utf-8") == doc.render()
+
+
+def test_every_id_has_one_doc_row_in_a_known_section() -> None:
+    rows = [d for r in table.RULES for d in r.docs]
+    assert len({d.id for d in rows}) == len(rows), "an id documented twice"
+    assert {d.id for d in rows} == set(FindingId), "an id without its row, or a row without its id"
+    assert all(d.section in SECTIONS for d in rows)
+    emitted = {i for r in table.RULES for i in r.ids}
+    assert emitted == set(FindingId)
+    rendered = doc.render()
+    for d in rows:
+        assert f"`{d.id}`" in rendered
+
+
+def test_every_warning_or_critical_row_says_what_is_done() -> None:
+    """A row's advice is never empty; a finding a note answers says so in its advice column."""
+    for d in table.docs().values():
+        assert d.advice.strip() and d.evidence.strip(), d.id
+        if d.note:
+            assert "note" in d.advice, d.id
+
+
+def _real_logs() -> list[Path]:
+    logs = sorted((ROOT / "tests" / "data").rglob("*.log")) + sorted((ROOT / "examples").glob("*/vllm.log"))
+    assert len(logs) > 50
+    return logs
+
+
+@pytest.fixture(scope="module")
+def emitted_by_diagnose() -> set[str]:
+    seen: set[str] = set()
+    for log in _real_logs():
+        d = pipeline.diagnose_paths([log])
+        seen |= {f.id for inst in d.instances for f in inst.findings}
+    return seen
+
+
+def test_every_id_diagnose_emits_on_the_real_logs_has_its_row(emitted_by_diagnose: set[str]) -> None:
+    documented = set(table.docs())
+    assert emitted_by_diagnose - documented == set()
+    assert len(emitted_by_diagnose) >= 15  # the logs exercise most rules, not a handful
+
+
+def test_each_finding_id_is_a_literal_in_one_module_only() -> None:
+    ids = {str(i) for i in FindingId}
+    where: dict[str, set[str]] = {}
+    for path in (ROOT / "observe").rglob("*.py"):
+        for m in re.finditer(r"[\"']([a-z_0-9]+)[\"']", path.read_text(encoding="utf-8")):
+            if m.group(1) in ids:
+                where.setdefault(m.group(1), set()).add(str(path.relative_to(ROOT)))
+    # ids that are also event kinds or stats fields of the parser (another meaning, the same word)
+    other_meaning = {"prompt_too_long", "engine_crashed", "preemptions", "silent_preemptions"}
+    # the sidecar names engine_stuck in its own status document (observe/sidecar.py, another owner);
+    # observe/stuck.py exports a function of that name (its __all__)
+    allowed = {"engine_stuck": {"observe/sidecar.py", "observe/stuck.py"}}
+    for fid, files in sorted(where.items()):
+        extra = files - {"observe/rules/ids.py"} - allowed.get(fid, set())
+        if fid in other_meaning:
+            continue
+        assert not extra, f"{fid} is written as a literal in {sorted(extra)}"
+
+
+def test_rules_name_the_settings_they_read() -> None:
+    fields = {f.name for f in dataclasses.fields(Settings)}
+    for rule in table.RULES:
+        assert set(rule.settings) <= fields, rule.name
+        src = inspect.getsource(inspect.getmodule(rule.detect))  # type: ignore[arg-type]
+        src += "".join(p.read_text(encoding="utf-8") for p in (ROOT / "observe" / "advise").glob("*.py"))
+        read = set(re.findall(r"(?:settings|th)\.([a-z_]+)", inspect.getsource(rule.detect)))
+        assert read & fields <= set(rule.settings), f"{rule.name} reads {sorted(read & fields)}"
+        for name in rule.settings:
+            assert name in src, f"{rule.name} names {name} but neither it nor a lever reads it"
+        for d in rule.docs:
+            assert d.settings is None or set(d.settings) <= set(rule.settings), d.id
+
+
+def test_levers_run_in_one_order() -> None:
+    ranks = [lv.rank for lv in table.levers()]
+    assert ranks == sorted(ranks) and len(set(ranks)) == len(ranks)
+
+
+def test_rules_modules_stay_small() -> None:
+    for path in [*(ROOT / "observe" / "rules").glob("*.py"), *(ROOT / "observe" / "advise").glob("*.py")]:
+        n = len(path.read_text(encoding="utf-8").splitlines())
+        assert n < 600, f"{path.name}: {n} lines"
+    assert len((ROOT / "observe" / "diagnosis.py").read_text(encoding="utf-8").splitlines()) < 600
