@@ -296,8 +296,11 @@ def capacity(
     pp: str = typer.Option(
         "1", "--pp", "--pipeline-parallel-size", metavar="N", help="Pipeline parallel size."
     ),
-    utilization: str = typer.Option(
-        "0.9", "--gpu-memory-utilization", metavar="U", help="Fraction of total GPU memory vLLM may use."
+    utilization: str | None = typer.Option(
+        None,
+        "--gpu-memory-utilization",
+        metavar="U",
+        help="Fraction of total GPU memory vLLM may use. Default: vLLM's for the version.",
     ),
     max_model_len: str | None = typer.Option(
         None, "--max-model-len", metavar="L", help="Default: the model's max_position_embeddings."
@@ -305,7 +308,12 @@ def capacity(
     kv_cache_dtype: str = typer.Option(
         "auto", "--kv-cache-dtype", help="auto (model dtype) or fp8 (fp8_e4m3, fp8_e5m2)."
     ),
-    block_size: str = typer.Option("16", "--block-size", metavar="B", help="KV-cache block size in tokens."),
+    block_size: str | None = typer.Option(
+        None,
+        "--block-size",
+        metavar="B",
+        help="KV-cache block size in tokens. Default: vLLM's for the version.",
+    ),
     max_num_batched_tokens: str | None = typer.Option(
         None, "--max-num-batched-tokens", metavar="N", help="Default: vLLM's for this GPU and version."
     ),

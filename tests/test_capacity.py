@@ -640,5 +640,5 @@ def test_what_if_says_when_a_value_was_assumed():
     assert w.kv_tokens_after is None
     assert (
         w.summary
-        == "--gpu-memory-utilization 0.90 (vLLM default) → 0.95: effect unknown (needs the GPU's total memory)"
+        == "--gpu-memory-utilization 0.92 (vLLM default) → 0.95: effect unknown (needs the GPU's total memory)"
     )
