@@ -66,7 +66,7 @@ def batch(
             mnbt = max(max_model_len, 2048)
         return seqs, mnbt, notes
     got = vllmflags.batch_defaults(rel, gpu=gpu_name or None, gpu_memory_gib=total_gib)
-    if got is None and parse_version(rel) < (0, 7, 0):  # V1 asked of a release before V1: its first
+    if got is None and (parse_version(rel) or (0, 0, 0)) < (0, 7, 0):  # V1 before V1 existed: its first
         rel = "0.7.0"
         got = vllmflags.batch_defaults(rel, gpu=gpu_name or None, gpu_memory_gib=total_gib)
     if got is None and not gpu_name:  # the release's rule needs the GPU's name (vLLM < 0.8.5)
