@@ -388,7 +388,7 @@ class InstanceBuilder:
         if name == "flags" and isinstance(value, dict):
             self.summary.kv_by_worker.clear()  # a launch: its workers report afresh
             self.summary.kv_worst_worker = None
-            model = value.get("--model") or value.get("--model-tag")
+            model = cmdline.model_name(value)
             c.flags.update(value)
             cmdline.apply_to_config(c, {k: v for k, v in value.items() if k != "--model"})
             if model:  # the flags name the model path; a config fact may have given the served name
