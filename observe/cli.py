@@ -430,8 +430,9 @@ def sidecar(
     ),
 ) -> None:
     """Run beside one vLLM: follow its logs, scrape /metrics, export findings and advice."""
-    from observe.config import SidecarSettings, read_api_token
     from observe.sidecar import Sidecar
+    from observe.sidecarconfig import SidecarSettings
+    from observe.tokenfile import read_api_token
 
     settings = SidecarSettings.from_cli(
         logs=[*log, *podlogs.patterns(_pod_selectors(pods, container), pods_root)],
@@ -486,7 +487,7 @@ def top(
 ) -> None:
     """A live view of vLLM servers: KV usage, queue, throughput, preemptions, TTFT/ITL, findings (q quits)."""
     from observe import top as top_mod
-    from observe.config import check_url, parse_duration
+    from observe.sidecarconfig import check_url, parse_duration
 
     for u in [*urls, *sidecar_url]:
         check_url(u, what="URL")
@@ -724,8 +725,8 @@ def run_cmd(
         flags.check_argv(spec.argv[len(spec.program) :])
 
     def sidecar_factory(sp, log_path):
-        from observe.config import SidecarSettings
         from observe.sidecar import Sidecar
+        from observe.sidecarconfig import SidecarSettings
 
         return Sidecar(
             SidecarSettings.from_cli(logs=[str(log_path)], vllm_url=sp.url, listen=listen, from_start=True)
