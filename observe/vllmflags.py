@@ -283,6 +283,26 @@ def gpu_memory_utilization(version: str | None) -> float | None:
     return float(got) if isinstance(got, (int, float)) else None
 
 
+def v0_batched_tokens(version: str | None, max_model_len: int) -> tuple[int, bool]:
+    """V0's --max-num-batched-tokens when it is not given, for a model of `max_model_len` tokens, and
+    whether V0 turned chunked prefill on by itself for it (above 32,768 tokens from 0.5; on CUDA with
+    no sliding window, speculative decoding or LoRA, which the caller judges). A release that is
+    unknown or has no V0 gets the rule every V0 release shares: max(max_model_len, 2048), unchunked."""
+    fixed = default("--max-num-batched-tokens", version, engine="V0")
+    if isinstance(fixed, int):  # 0.1.7 declared a fixed default
+        return fixed, False
+    table = _data()["v0_batched_tokens"]
+    whole = max(max_model_len, table["unchunked"]["at_least"])
+    v = _version(version)
+    if v is None or not _covers(table["unchunked"], v):
+        return whole, False
+    if _covers(table["long_context"], v) and max_model_len > table["long_context"]["above"]:
+        budget = next((e["value"] for e in table["chunked"] if _covers(e, v)), None)
+        if budget is not None:
+            return budget, True
+    return whole, False
+
+
 #: the tuning areas a flag may belong to (data file's ``category``)
 CATEGORIES = ("memory", "batching", "scheduling", "cuda_graphs", "kv_offload", "prefix_caching")
 

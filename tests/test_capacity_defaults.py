@@ -113,3 +113,18 @@ def test_what_if_assumes_the_releases_utilization_default():
     assert "0.92 (vLLM default) → 0.95" in new.summary, new.summary
     assert "0.90 (vLLM default) → 0.95" in old.summary, old.summary
     assert new.kv_tokens_after < old.kv_tokens_after  # 3 points of the GPU more, not 5
+
+
+V0_RELEASES = [_TEXT(v) for v in vllmflags.versions_read() if vllmflags.default_engine(_TEXT(v)) == "V0"]
+
+
+@pytest.mark.parametrize("length", [4096, 65536])
+def test_v0_batch_defaults_are_the_vocabularys(length: int) -> None:
+    spec = dict(OPT, max_position_embeddings=131072)
+    wrong = []
+    for release in V0_RELEASES:
+        r = compute(spec, gpu_memory_gib=79.19, vllm_version=release, max_model_len=length)
+        want = vllmflags.v0_batched_tokens(release, length)[0]
+        if (r.engine, r.max_num_seqs, r.max_num_batched_tokens) != ("v0", 256, want):
+            wrong.append((release, r.engine, r.max_num_seqs, r.max_num_batched_tokens, want))
+    assert not wrong, wrong

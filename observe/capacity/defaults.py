@@ -14,6 +14,8 @@ from observe.versions import parse_version
 
 # vllmflags.default_engine's answer → the capacity model's engine names
 _ENGINES = {"V0": "v0", "V1": "v1"}
+# V0's --max-num-seqs in every release that has V0 (vllm_flags.json), for V0 asked of a newer release
+_V0_SEQS = 256
 
 
 def release(vllm_version: str | None) -> str:
@@ -55,16 +57,11 @@ def batch(
     rel = release(vllm_version)
     notes: list[str] = []
     if engine == "v0":
-        # V0 derives the batched tokens from max_model_len (its SchedulerConfig): not in the data file
         seqs = vllmflags.default("--max-num-seqs", rel, engine="V0")
-        seqs = int(seqs) if seqs is not None else 256
-        ver = parse_version(vllm_version)
-        if ver is not None and ver >= (0, 5, 0) and max_model_len > 32768:  # chunked prefill
-            mnbt = 512 if ver < (0, 6, 6) else 2048
+        mnbt, chunked = vllmflags.v0_batched_tokens(vllm_version, max_model_len)
+        if chunked:
             notes.append(f"V0 turns chunked prefill on above 32,768 tokens: profile pass of {mnbt} tokens")
-        else:
-            mnbt = max(max_model_len, 2048)
-        return seqs, mnbt, notes
+        return int(seqs) if seqs is not None else _V0_SEQS, mnbt, notes
     got = vllmflags.batch_defaults(rel, gpu=gpu_name or None, gpu_memory_gib=total_gib)
     if got is None and (parse_version(rel) or (0, 0, 0)) < (0, 7, 0):  # V1 before V1 existed: its first
         rel = "0.7.0"
