@@ -128,3 +128,14 @@ def test_v0_batch_defaults_are_the_vocabularys(length: int) -> None:
         if (r.engine, r.max_num_seqs, r.max_num_batched_tokens) != ("v0", 256, want):
             wrong.append((release, r.engine, r.max_num_seqs, r.max_num_batched_tokens, want))
     assert not wrong, wrong
+
+
+def test_what_if_says_which_release_it_assumed_when_the_log_names_none():
+    facts = dict(engine="v1", kv_cache_tokens=42_656, available_kv_gib=6.51, max_model_len=32768)
+    w = what_if(EngineConfig(**facts), {"--gpu-memory-utilization": 0.95}, gpu_total_gib=22.0)
+    newest = _TEXT(vllmflags.versions_read()[-1])
+    assert any(f"default 0.92 (vLLM {newest}'s: the log names no release)" in n for n in w.notes), w.notes
+    named = what_if(
+        EngineConfig(version="0.10.0", **facts), {"--gpu-memory-utilization": 0.95}, gpu_total_gib=22.0
+    )
+    assert "--gpu-memory-utilization not in the log: assumed vLLM's default 0.9" in named.notes, named.notes

@@ -136,7 +136,10 @@ def _engine_facts(cfg: EngineConfig, m: ModelSpec | None, gpu_total_gib: float |
         e.notes.append("--gpu-memory-utilization unknown: the log's non-default args line was cut")
     elif e.util < 0:
         e.util, e.util_assumed = defaults.gpu_memory_utilization(cfg.version), True
-        e.notes.append(f"--gpu-memory-utilization not in the log: assumed vLLM's default {e.util:g}")
+        e.notes.append(
+            f"--gpu-memory-utilization not in the log: assumed vLLM's default {e.util:g}"
+            + ("" if cfg.version else f" (vLLM {defaults.release(None)}'s: the log names no release)")
+        )
     if e.dtype not in KV_DTYPE_BYTES:  # as a log printed it, e.g. "torch.bfloat16", "fp8_e4m3fn"
         e.dtype = "fp8" if "fp8" in e.dtype or "float8" in e.dtype else "auto"
     e.tokens = (
