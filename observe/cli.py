@@ -349,9 +349,10 @@ def capacity(
     """KV-cache capacity: bytes/token, blocks, tokens, concurrency, and whether --max-model-len fits.
     Exits 1 when vLLM would refuse to start with it."""
     from observe.capacity.answer import answer
+    from observe.modelfiles import model_argument
 
     a = answer(
-        model,
+        model_argument(model),
         gpu=gpu,
         gpu_memory_gib=_cap_num("--gpu-memory-gib", gpu_memory_gib, integer=False),
         kv_cache_dtype=kv_cache_dtype,
