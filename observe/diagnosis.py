@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from observe import advise as advise_mod
 from observe import cmdline, detect, launches, metricmath, redact, timeline, versions
 from observe.advise.rejected import rejected_flags
-from observe.capacity import defaults as capacity_defaults
 from observe.model import (
     AccessLog,
     AdviceNote,
@@ -522,7 +521,9 @@ def _complete_config(cfg: EngineConfig, s: Summary, scrapes: Sequence[Scrape]) -
     if cfg.kv_cache_tokens is None and cfg.num_gpu_blocks and cfg.block_size:
         cfg.kv_cache_tokens = cfg.num_gpu_blocks * cfg.block_size
     if cfg.kv_cache_tokens is None and cfg.num_gpu_blocks and cfg.engine == "v0" and cfg.block_size is None:
-        cfg.kv_cache_tokens = cfg.num_gpu_blocks * capacity_defaults.block_size(cfg.version)
+        from observe.capacity import defaults  # the capacity package only where it is needed
+
+        cfg.kv_cache_tokens = cfg.num_gpu_blocks * defaults.block_size(cfg.version)
     if cfg.max_model_len is None and cfg.max_concurrency_len:
         cfg.max_model_len = cfg.max_concurrency_len
     cfg.version_range = versions.infer_range(

@@ -139,3 +139,16 @@ def test_what_if_says_which_release_it_assumed_when_the_log_names_none():
         EngineConfig(version="0.10.0", **facts), {"--gpu-memory-utilization": 0.95}, gpu_total_gib=22.0
     )
     assert "--gpu-memory-utilization not in the log: assumed vLLM's default 0.9" in named.notes, named.notes
+
+
+@pytest.mark.parametrize("version", ["0.6.3", None])
+def test_a_v0_logs_tokens_from_its_blocks_use_the_vocabularys_block_size(version: str | None) -> None:
+    from observe import diagnosis
+
+    cfg = EngineConfig(engine="v0", version=version, num_gpu_blocks=100)
+    diagnosis._complete_config(cfg, diagnosis.Summary(), [])
+    assert (
+        cfg.kv_cache_tokens
+        == 100 * vllmflags.block_size(version or _TEXT(vllmflags.versions_read()[-1]))
+        == 1600
+    )
