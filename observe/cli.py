@@ -296,8 +296,11 @@ def capacity(
     pp: str = typer.Option(
         "1", "--pp", "--pipeline-parallel-size", metavar="N", help="Pipeline parallel size."
     ),
-    utilization: str = typer.Option(
-        "0.9", "--gpu-memory-utilization", metavar="U", help="Fraction of total GPU memory vLLM may use."
+    utilization: str | None = typer.Option(
+        None,
+        "--gpu-memory-utilization",
+        metavar="U",
+        help="Fraction of total GPU memory vLLM may use. Default: vLLM's for the version.",
     ),
     max_model_len: str | None = typer.Option(
         None, "--max-model-len", metavar="L", help="Default: the model's max_position_embeddings."
@@ -305,7 +308,12 @@ def capacity(
     kv_cache_dtype: str = typer.Option(
         "auto", "--kv-cache-dtype", help="auto (model dtype) or fp8 (fp8_e4m3, fp8_e5m2)."
     ),
-    block_size: str = typer.Option("16", "--block-size", metavar="B", help="KV-cache block size in tokens."),
+    block_size: str | None = typer.Option(
+        None,
+        "--block-size",
+        metavar="B",
+        help="KV-cache block size in tokens. Default: vLLM's for the version.",
+    ),
     max_num_batched_tokens: str | None = typer.Option(
         None, "--max-num-batched-tokens", metavar="N", help="Default: vLLM's for this GPU and version."
     ),
@@ -341,9 +349,10 @@ def capacity(
     """KV-cache capacity: bytes/token, blocks, tokens, concurrency, and whether --max-model-len fits.
     Exits 1 when vLLM would refuse to start with it."""
     from observe.capacity.answer import answer
+    from observe.modelfiles import model_argument
 
     a = answer(
-        model,
+        model_argument(model),
         gpu=gpu,
         gpu_memory_gib=_cap_num("--gpu-memory-gib", gpu_memory_gib, integer=False),
         kv_cache_dtype=kv_cache_dtype,
@@ -422,8 +431,9 @@ def sidecar(
     ),
 ) -> None:
     """Run beside one vLLM: follow its logs, scrape /metrics, export findings and advice."""
-    from observe.config import SidecarSettings, read_api_token
     from observe.sidecar import Sidecar
+    from observe.sidecarconfig import SidecarSettings
+    from observe.tokenfile import read_api_token
 
     settings = SidecarSettings.from_cli(
         logs=[*log, *podlogs.patterns(_pod_selectors(pods, container), pods_root)],
@@ -478,7 +488,7 @@ def top(
 ) -> None:
     """A live view of vLLM servers: KV usage, queue, throughput, preemptions, TTFT/ITL, findings (q quits)."""
     from observe import top as top_mod
-    from observe.config import check_url, parse_duration
+    from observe.sidecarconfig import check_url, parse_duration
 
     for u in [*urls, *sidecar_url]:
         check_url(u, what="URL")
@@ -716,8 +726,8 @@ def run_cmd(
         flags.check_argv(spec.argv[len(spec.program) :])
 
     def sidecar_factory(sp, log_path):
-        from observe.config import SidecarSettings
         from observe.sidecar import Sidecar
+        from observe.sidecarconfig import SidecarSettings
 
         return Sidecar(
             SidecarSettings.from_cli(logs=[str(log_path)], vllm_url=sp.url, listen=listen, from_start=True)

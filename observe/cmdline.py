@@ -31,6 +31,7 @@ __all__ = [
     "from_argv",
     "from_kwargs",
     "in_force",
+    "model_name",
     "norm",
     "parse_value",
     "render",
@@ -224,6 +225,31 @@ def render(flag: str, value: Any) -> list[str]:
     if isinstance(value, (list, tuple)):
         return [flag, *(_word(v) for v in value)] if value else []
     return [flag, _word(value)]
+
+
+def _one(value: Any) -> str | None:
+    """A model value as one name: the first of a list (``--served-model-name a b``), never a switch."""
+    if isinstance(value, (list, tuple)):
+        value = value[0] if value else None
+    if value is None or isinstance(value, bool) or value == "":
+        return None
+    return str(value)
+
+
+def model_name(flags: Mapping[str, Any], reported: Any = None, *, served: bool = False) -> str | None:
+    """The model of a launch, chosen one way everywhere.
+
+    ``served=False``: what vLLM loads (a path or hub id), which the command line needs: the flags'
+    ``--model`` (vllm serve's positional ``model_tag``, in either spelling), else ``reported`` (the
+    model an engine's config printed, which may be a served name). ``served=True``: the name clients
+    and the metrics' ``model_name`` label see: the first ``--served-model-name``, else the same.
+    None when nothing names it.
+    """
+    keys = ("--served-model-name", "--model", "--model-tag") if served else ("--model", "--model-tag")
+    for key in keys:
+        if (name := _one(flags.get(key))) is not None:
+            return name
+    return _one(reported)
 
 
 def render_argv(flags: Mapping[str, Any], *, skip: Iterable[str] = ("--model",)) -> list[str]:

@@ -382,7 +382,7 @@ class InstanceBuilder:
         if name == "flags" and isinstance(value, dict):
             self.summary.kv_by_worker.clear()  # a launch: its workers report afresh
             self.summary.kv_worst_worker = None
-            model = value.get("--model") or value.get("--model-tag")
+            model = cmdline.model_name(value)
             c.flags.update(value)
             cmdline.apply_to_config(c, {k: v for k, v in value.items() if k != "--model"})
             if model:  # the flags name the model path; a config fact may have given the served name
@@ -508,7 +508,9 @@ def _complete_config(cfg: EngineConfig, s: Summary, scrapes: Sequence[Scrape]) -
     if cfg.kv_cache_tokens is None and cfg.num_gpu_blocks and cfg.block_size:
         cfg.kv_cache_tokens = cfg.num_gpu_blocks * cfg.block_size
     if cfg.kv_cache_tokens is None and cfg.num_gpu_blocks and cfg.engine == "v0" and cfg.block_size is None:
-        cfg.kv_cache_tokens = cfg.num_gpu_blocks * 16  # V0 default block size
+        from observe.capacity import defaults  # the capacity package only where it is needed
+
+        cfg.kv_cache_tokens = cfg.num_gpu_blocks * defaults.block_size(cfg.version)
     if cfg.max_model_len is None and cfg.max_concurrency_len:
         cfg.max_model_len = cfg.max_concurrency_len
     cfg.version_range = versions.infer_range(

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from observe import shutdown
+from observe.findingids import FindingId
 from observe.model import Finding
 from observe.quote import quote
-from observe.rules.ids import FindingId
 
 if TYPE_CHECKING:
     from observe.rules.context import Context

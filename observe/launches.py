@@ -33,9 +33,9 @@ from datetime import datetime
 from typing import Any
 
 from observe import crashes
+from observe.findingids import FindingId
 from observe.model import EngineError, Finding, Recommendation, StartupFact
 from observe.quote import quote
-from observe.rules.ids import FindingId
 
 # facts that a launch prints before (or while) it reads its flags: they open or describe a launch
 _OPENING = ("version", "flags")

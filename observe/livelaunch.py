@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from observe import crashes, launches, shutdown
+from observe import cmdline, crashes, launches, shutdown
 from observe.model import EngineError, LogEvent, Recommendation, StartupFact, StatsSample
 
 __all__ = ["Failure", "LaunchTracker", "fix_text", "info"]
@@ -108,14 +108,7 @@ def info(facts: dict[str, StartupFact], served: dict[str, Any] | None) -> dict[s
     val = {k: v.value for k, v in facts.items()}
     flags: dict[str, Any] = val["flags"] if isinstance(val.get("flags"), dict) else {}
     cfg: dict[str, Any] = val["config"] if isinstance(val.get("config"), dict) else {}
-    model = (
-        flags.get("--served-model-name")
-        or flags.get("--model")
-        or flags.get("--model-tag")
-        or cfg.get("model")
-    )
-    if isinstance(model, (list, tuple)):
-        model = model[0] if model else None
+    model = cmdline.model_name(flags, cfg.get("model"), served=True)
     if model is None and served:
         model = served.get("model")
     version, engine = val.get("version"), val.get("engine")

@@ -214,7 +214,7 @@ class EngineConfig:
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    id: str  # stable: a FindingId (observe/rules/ids.py)
+    id: str  # stable: a FindingId (observe/findingids.py)
     severity: str  # "info" | "warning" | "critical"
     title: str
     evidence: str  # human sentence with the numbers

@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 from observe import cri, diagnosis, exporter, livelaunch, progress, report, scrape, stuck
-from observe.config import SidecarSettings
 from observe.model import (
     AccessLog,
     EngineError,
@@ -46,6 +45,7 @@ from observe.model import (
     StatsSample,
 )
 from observe.parse import Parser, scan
+from observe.sidecarconfig import SidecarSettings
 from observe.tail import CountedLines, Follower
 
 __all__ = ["Sidecar"]

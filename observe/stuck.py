@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from observe.findingids import FindingId
 from observe.model import Finding
 from observe.progress import Point, Stuck, from_scrape, stretches
-from observe.rules.ids import FindingId
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -149,8 +149,8 @@ class _Feed:
         self._last_analysis = 0.0
         self._car = None
         if target.logs:
-            from observe.config import SidecarSettings
             from observe.sidecar import Sidecar
+            from observe.sidecarconfig import SidecarSettings
 
             self._car = Sidecar(
                 SidecarSettings(

@@ -48,6 +48,22 @@ def versions_read() -> tuple[Version, ...]:
     return _read()
 
 
+def _text(v: Version) -> str:
+    return ".".join(map(str, v))
+
+
+def nearest_read(version: str | None) -> str:
+    """The read release whose facts stand for `version` where an answer is needed all the same (the
+    capacity model sizes for one release): the release itself when read, else the newest read release
+    before it; the newest read release for None, an unreadable or a newer release; the oldest for an
+    older one."""
+    read = _read()
+    v = parse_version(version)
+    if v is None or v >= read[-1]:
+        return _text(read[-1])
+    return _text(max((r for r in read if r <= v), default=read[0]))
+
+
 def _flag(flag: str) -> dict[str, Any] | None:
     return _data()["flags"].get(flag)
 
@@ -221,11 +237,14 @@ def default(
     engine: str | None = None,
     world_size: int = 1,
     performance_mode: str | None = None,
+    fallback: bool = False,
 ) -> Any:
     """The value vLLM uses when the flag is not given; None when unknown or not fixed (see module doc).
 
     engine: 'V0' or 'V1'; None means the release's default engine. gpu / gpu_memory_gib (torch's total
-    device memory) are needed only where vLLM picks the default from the hardware.
+    device memory) are needed only where vLLM picks the default from the hardware. fallback: where
+    vLLM computes the value from what observe does not know (the attention backend), the value it
+    starts from (the data file's 'fallback') instead of None.
     """
     f = _flag(flag)
     v = _version(version, f)
@@ -241,11 +260,47 @@ def default(
                 if e.get("computed") == "v1_batch_defaults":
                     got = _batch_at(r, gpu, gpu_memory_gib, usage, device, world_size, performance_mode)
                     return None if got is None else got[f["dest"]]
-                return None if "computed" in e else e["value"]
+                if "computed" in e:
+                    return e.get("fallback") if fallback else None
+                return e["value"]
         return next((e["value"] for e in f["default"] if _covers(e, r)), None)
 
     got = _agreed(v, at, f)
     return None if got is _UNKNOWN else got
+
+
+def block_size(version: str | None, *, device: str = "GPU") -> int | None:
+    """The KV-cache block size (tokens) vLLM uses when --block-size is not given; on GPUs from 0.18 the
+    attention backend picks it, starting from CacheConfig.DEFAULT_BLOCK_SIZE (16), which FlashAttention
+    keeps but for its FA4 cases. None when the release is unknown."""
+    got = default("--block-size", version, device=device, fallback=True)
+    return got if isinstance(got, int) else None
+
+
+def gpu_memory_utilization(version: str | None) -> float | None:
+    """vLLM's --gpu-memory-utilization when it is not given (0.9, 0.92 from 0.20); None when unknown."""
+    got = default("--gpu-memory-utilization", version)
+    return float(got) if isinstance(got, (int, float)) else None
+
+
+def v0_batched_tokens(version: str | None, max_model_len: int) -> tuple[int, bool]:
+    """V0's --max-num-batched-tokens when it is not given, for a model of `max_model_len` tokens, and
+    whether V0 turned chunked prefill on by itself for it (above 32,768 tokens from 0.5; on CUDA with
+    no sliding window, speculative decoding or LoRA, which the caller judges). A release that is
+    unknown or has no V0 gets the rule every V0 release shares: max(max_model_len, 2048), unchunked."""
+    fixed = default("--max-num-batched-tokens", version, engine="V0")
+    if isinstance(fixed, int):  # 0.1.7 declared a fixed default
+        return fixed, False
+    table = _data()["v0_batched_tokens"]
+    whole = max(max_model_len, table["unchunked"]["at_least"])
+    v = _version(version)
+    if v is None or not _covers(table["unchunked"], v):
+        return whole, False
+    if _covers(table["long_context"], v) and max_model_len > table["long_context"]["above"]:
+        budget = next((e["value"] for e in table["chunked"] if _covers(e, v)), None)
+        if budget is not None:
+            return budget, True
+    return whole, False
 
 
 #: the tuning areas a flag may belong to (data file's ``category``)

@@ -77,7 +77,7 @@ def test_what_if_says_unknown_not_default(both) -> None:
     whole, cut = both
     on_gpu = {"gpu_total_gib": 16.0}
     w = capacity.what_if(whole.config, {"--gpu-memory-utilization": 0.95}, **on_gpu)
-    assert "0.90 (vLLM default)" in w.summary and w.kv_tokens_after is not None
+    assert "0.92 (vLLM default)" in w.summary and w.kv_tokens_after is not None
     w = capacity.what_if(cut.config, {"--gpu-memory-utilization": 0.95}, **on_gpu)
     assert "unknown → 0.95" in w.summary and w.kv_tokens_after is None and "vLLM default" not in w.summary
     w = capacity.what_if(cut.config, {"--max-num-seqs": 64}, **on_gpu)

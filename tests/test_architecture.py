@@ -28,12 +28,39 @@ def test_every_module_is_in_a_layer() -> None:
     assert not named - _top_level_modules(), "the layers name modules that no longer exist"
 
 
-def test_the_mypy_core_is_the_core_layer() -> None:
+def _core_layers() -> list[set[str]]:
+    """The layers below the CLI and the edges, top to bottom: the pure core."""
     layers = next(c for c in _contracts() if c["type"] == "layers")["layers"]
-    core = {m.strip() for m in layers[-1].split(":")} - {"observe.config"}
+    return [{m.strip() for m in layer.replace("|", ":").split(":")} for layer in layers[2:]]
+
+
+def test_the_mypy_core_is_the_core_layers() -> None:
+    core = set().union(*_core_layers())
     files = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]["files"]
-    checked = {"observe." + Path(f).with_suffix("").name for f in files}
-    assert core <= checked | {"observe.config"}, sorted(core - checked)
+    checked = {".".join(Path(f).with_suffix("").parts) for f in files}
+    assert core == checked, (sorted(core - checked), sorted(checked - core))
+
+
+def test_the_core_is_ordered_and_does_no_io() -> None:
+    """The contract names the core's order (not one joined layer), and every core module is under
+    the no-I/O contract (observe.config, the sidecar's settings, once read files from the core)."""
+    layers = _core_layers()
+    assert len(layers) >= 8, "the core is one joined layer again: name its order in pyproject.toml"
+    order = [
+        next(i for i, layer in enumerate(layers) if m in layer)
+        for m in (
+            "observe.diagnosis",
+            "observe.advise",
+            "observe.capacity",
+            "observe.vllmflags",
+            "observe.model",
+        )
+    ]
+    assert order == sorted(order) and len(set(order)) == len(order), order
+    no_io = next(c for c in _contracts() if c["name"].startswith("The pure core does no"))
+    assert set().union(*layers) == set(no_io["source_modules"]), set().union(*layers) ^ set(
+        no_io["source_modules"]
+    )
 
 
 def test_no_test_module_imports_another() -> None:

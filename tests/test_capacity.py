@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from observe import capacity as cap
+from observe import modelfiles
 from observe.capacity import Measured, ModelSpec, bytes_per_token, compute, model_spec, what_if
 from observe.cli import app
 from observe.errors import ConfigError, ObserveError
@@ -370,23 +371,35 @@ def test_unknown_model_lists_names_and_config_path(tmp_path):
 
 def test_load_config_errors(tmp_path):
     with pytest.raises(ConfigError, match="not found"):
-        cap.load_config(tmp_path / "missing.json")
+        modelfiles.load_config(tmp_path / "missing.json")
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     with pytest.raises(ConfigError, match="not valid JSON"):
-        cap.load_config(bad)
+        modelfiles.load_config(bad)
     arr = tmp_path / "arr.json"
     arr.write_text("[1, 2]")
     with pytest.raises(ConfigError, match="no JSON object"):
-        cap.load_config(arr)
+        modelfiles.load_config(arr)
     empty = tmp_path / "config.json"
     empty.write_text("{}")
     with pytest.raises(ConfigError, match="num_hidden_layers"):
-        model_spec(str(empty))
+        modelfiles.model_argument(str(empty))
     good = tmp_path / "tiny" / "config.json"
     good.parent.mkdir()
     good.write_text(json.dumps(TINY_LLAMA))
-    assert bytes_per_token(model_spec(str(good))) == 1024
+    assert bytes_per_token(modelfiles.model_argument(str(good))) == 1024
+    assert modelfiles.model_argument(str(good.parent)).name == str(good)  # the folder that holds it
+    assert modelfiles.model_argument("llama-3-70b") == "llama-3-70b"  # a built-in name: unchanged
+
+
+def test_the_capacity_model_opens_no_file_a_log_names(tmp_path):
+    """A model name a log printed reaches what_if: the pure core never opens it as a file."""
+    good = tmp_path / "config.json"
+    good.write_text(json.dumps(TINY_LLAMA))
+    with pytest.raises(ConfigError, match="reads no files"):
+        model_spec(str(good))
+    w = what_if(EngineConfig(model=str(good), kv_cache_tokens=1000), {"--tensor-parallel-size": 2})
+    assert w.kv_tokens_after is None and "model's KV heads" in " ".join(w.notes)
 
 
 # ------------------------------------------------------------------------ what_if
@@ -640,5 +653,5 @@ def test_what_if_says_when_a_value_was_assumed():
     assert w.kv_tokens_after is None
     assert (
         w.summary
-        == "--gpu-memory-utilization 0.90 (vLLM default) → 0.95: effect unknown (needs the GPU's total memory)"
+        == "--gpu-memory-utilization 0.92 (vLLM default) → 0.95: effect unknown (needs the GPU's total memory)"
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from observe import cmdline
-from observe.model import EngineConfig, LogLine, StartupFact
+from observe.model import EngineConfig, Envelope, LogLine, StartupFact
 from observe.parse import Parser
 
 DATA = Path(__file__).parent / "data"
@@ -107,3 +107,37 @@ def test_in_force_prefers_the_engine_value_and_never_guesses() -> None:
     cmdline.apply_to_config(cfg, cfg.flags)
     assert cfg.max_num_seqs == 64 and cmdline.in_force(cfg, "--max_num_seqs") == 64
     assert cmdline.in_force(EngineConfig(), "--gpu-memory-utilization") is None
+
+
+@pytest.mark.parametrize(
+    ("flags", "reported", "loaded", "served"),
+    [
+        ({"--model": "/models/llama", "--served-model-name": ["chat", "x"]}, "chat", "/models/llama", "chat"),
+        ({"--model-tag": "org/m"}, None, "org/m", "org/m"),
+        ({"--model": "a", "--model-tag": "b"}, None, "a", "a"),
+        ({}, "from-config", "from-config", "from-config"),
+        ({"--served-model-name": "s"}, "cfg-model", "cfg-model", "s"),
+        ({"--model": True, "--served-model-name": []}, None, None, None),
+        ({}, None, None, None),
+    ],
+)
+def test_the_model_is_chosen_one_way(flags: dict, reported, loaded, served) -> None:
+    """What vLLM loads (the command line needs it) and the name clients see (a served name first):
+    the one rule livelaunch, the advisor's command line and the diagnosis all call."""
+    assert cmdline.model_name(flags, reported) == loaded
+    assert cmdline.model_name(flags, reported, served=True) == served
+
+
+def test_the_callers_agree_on_the_model() -> None:
+    """A launch served under another name: the diagnosis keeps the path vLLM loads, the command
+    line loads it, the live launch shows the served name."""
+    from observe import advise, livelaunch
+    from observe.diagnosis import InstanceBuilder
+
+    flags = {"--model": "/models/llama", "--served-model-name": ["chat"], "--max-num-seqs": 8}
+    b = InstanceBuilder(name="x")
+    b.add(StartupFact(env=Envelope(), name="flags", value=dict(flags)))
+    assert b.config.model == "/models/llama"
+    assert advise.command_line(b.config, []).startswith("vllm serve /models/llama ")
+    facts = {"flags": StartupFact(env=Envelope(), name="flags", value=dict(flags))}
+    assert livelaunch.info(facts, None)["model"] == "chat"

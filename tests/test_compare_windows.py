@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 from observe import manage, scrape
 from observe import metricmath as mm
 from observe.cli import app
-from observe.config import SidecarSettings
 from observe.sidecar import Sidecar
+from observe.sidecarconfig import SidecarSettings
 from tests.services import replay_metrics_server, wait_until
 
 EX = Path(__file__).resolve().parent.parent / "examples"

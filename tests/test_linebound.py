@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from observe import settings as settings_mod
-from observe.config import SidecarSettings
 from observe.errors import ConfigError
 from observe.linebound import LineBound, lines
+from observe.sidecarconfig import SidecarSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 from observe import cri, exporter, podlogs
 from observe.cli import app
-from observe.config import SidecarSettings
 from observe.sidecar import Sidecar
+from observe.sidecarconfig import SidecarSettings
 from observe.tail import Follower
 from tests.kubelet_sim import Container, rfc3339nano
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from observe.config import SidecarSettings
 from observe.sidecar import Sidecar
+from observe.sidecarconfig import SidecarSettings
 from tests import realvllm as rv
 
 pytestmark = [pytest.mark.realvllm, pytest.mark.slow]

@@ -20,9 +20,9 @@ from typer.testing import CliRunner
 
 from observe import redact as R
 from observe.cli import app
-from observe.config import SidecarSettings
 from observe.parse import parse_text
 from observe.sidecar import Sidecar
+from observe.sidecarconfig import SidecarSettings
 from tests.services import wait_until
 
 DATA = Path(__file__).parent / "data"

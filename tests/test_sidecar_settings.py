@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from observe.config import SidecarSettings, parse_duration, parse_listen
 from observe.errors import ConfigError
+from observe.sidecarconfig import SidecarSettings, parse_duration, parse_listen
 
 
 @pytest.mark.parametrize(

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from observe.config import SidecarSettings, check_url
 from observe.errors import ConfigError
 from observe.sidecar import Sidecar
+from observe.sidecarconfig import SidecarSettings, check_url
 from tests.services import free_port, replay_metrics_server, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -283,3 +283,38 @@ def test_kv_cache_memory_bytes_takes_human_sizes():
     assert vf.valid_value("--kv-cache-memory-bytes", 16 << 20, "0.32.0") is True
     assert vf.valid_value("--kv-cache-memory-bytes", "16 megs", "0.32.0") is False
     assert vf.valid_value("--max-num-seqs", "16M", "0.32.0") is False  # a plain int flag
+
+
+def test_v0_batched_tokens_by_release_and_length():
+    # vllm/config.py @ v0.6.3 SchedulerConfig: 512 with chunked prefill, else max(max_model_len, 2048);
+    # vllm/engine/arg_utils.py @ v0.6.3: chunked prefill on by itself above 32,768 tokens (absent @ v0.4.3)
+    assert vf.v0_batched_tokens("0.6.3", 4096) == (4096, False)
+    assert vf.v0_batched_tokens("0.6.3", 1024) == (2048, False)
+    assert vf.v0_batched_tokens("0.6.3", 65536) == (512, True)
+    assert vf.v0_batched_tokens("0.7.2", 65536) == (2048, True)  # vllm/config.py @ v0.7.2: 2048
+    assert vf.v0_batched_tokens("0.4.3", 65536) == (65536, False)
+    assert vf.v0_batched_tokens("0.1.7", 4096) == (2560, False)  # EngineArgs @ v0.1.7: 2560
+    assert vf.v0_batched_tokens(None, 65536) == (65536, False)  # the rule every V0 release shares
+    assert vf.v0_batched_tokens("0.20.0", 65536) == (65536, False)  # no V0 there
+    table = _data()["v0_batched_tokens"]
+    for entry in [table["unchunked"], table["long_context"], *table["chunked"]]:
+        assert "@ v" in entry["source"], entry
+
+
+def test_block_size_and_utilization_defaults_by_release():
+    # vllm/engine/arg_utils.py @ v0.6.3 block_size 16; vllm/platforms/cuda.py @ v0.17.1 None -> 16;
+    # from 0.18 the attention backend picks it from CacheConfig.DEFAULT_BLOCK_SIZE = 16
+    assert [vf.block_size(v) for v in ("0.2.7", "0.6.4", "0.17.1", "0.18.0", "0.33.0")] == [16] * 5
+    assert vf.block_size("0.32.0", device="CPU") == 128  # vllm/platforms/cpu.py @ v0.32.0
+    assert vf.default("--block-size", "0.30.0") is None  # not fixed: only fallback=True gives 16
+    assert vf.block_size(None) is None and vf.gpu_memory_utilization(None) is None
+    # vllm/config/cache.py @ v0.19.1 0.9, @ v0.20.0 0.92
+    assert (vf.gpu_memory_utilization("0.19.1"), vf.gpu_memory_utilization("0.20.0")) == (0.9, 0.92)
+
+
+def test_nearest_read_release():
+    newest = ".".join(map(str, vf.versions_read()[-1]))
+    assert vf.nearest_read(None) == vf.nearest_read("99.0.0") == vf.nearest_read("garbage") == newest
+    assert vf.nearest_read("0.30.0") == "0.30.0"
+    assert vf.nearest_read("0.8.4.post1") == "0.8.4"
+    assert vf.nearest_read("0.0.1") == "0.1.7"

@@ -78,6 +78,6 @@ def command_line(cfg: EngineConfig, recs: Sequence[Recommendation], *, drop: Seq
         flags.pop(flag, None)
     for r in recs:
         flags[r.flag] = r.suggested
-    model = cfg.model or flags.get("--model-tag") or flags.get("--model")
+    model = cmdline.model_name(flags, cfg.model)
     flags.pop("--model-tag", None)
     return cmdline.render_command(str(model) if model else None, flags)

@@ -13,8 +13,8 @@ from observe.advise import known, sched
 from observe.advise.plan import Plan
 from observe.advise.start import _fp8, _is_gpu
 from observe.advise.units import fmt_bytes, parse_bytes, pow2_at_least
+from observe.findingids import FindingId
 from observe.model import Finding, Recommendation
-from observe.rules.ids import FindingId
 
 KV_IDS = (
     FindingId.KV_CACHE_SATURATED,

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from observe.advise.plan import Plan
+from observe.findingids import FindingId
 from observe.model import Finding, severity_rank
-from observe.rules.ids import FindingId
 
 if TYPE_CHECKING:
     from observe.rules.base import Doc

@@ -23,8 +23,8 @@ from typing import Any
 
 from observe.advise.plan import Plan
 from observe.advise.units import ceil_to
+from observe.findingids import FindingId
 from observe.model import Finding, Recommendation
-from observe.rules.ids import FindingId
 
 OTHERS_SHARE = 0.5  # other processes holding this share of the GPU: "free the GPU" comes first
 WEIGHTS_SHARE = 0.6  # the share of a GPU the weights may take, leaving room for KV and activations

@@ -12,8 +12,8 @@ from typing import Any
 
 from observe.advise import known
 from observe.advise.plan import Plan
+from observe.findingids import FindingId
 from observe.model import Finding, Recommendation
-from observe.rules.ids import FindingId
 
 _Lever = Callable[[Plan, Finding, re.Match[str]], Sequence[Recommendation | None]]
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from observe.advise.plan import Plan
+from observe.findingids import FindingId
 from observe.model import Finding, Recommendation
-from observe.rules.ids import FindingId
 
 SMALL_BATCH = 32  # decode batches this small are where host overhead per step shows
 

@@ -2,8 +2,9 @@
 a flag change would do to that.
 
 tables.py (built-in models and GPUs, Hugging Face config.json), sizing.py (the accounting:
-`compute`, `bytes_per_token`), whatif.py (`what_if`), render.py (`render_text`). Pure but for
-reading a config.json a user names and the package's own tables.
+`compute`, `bytes_per_token`), defaults.py (vLLM's defaults, asked of observe.vllmflags), whatif.py
+(`what_if`), render.py (`render_text`). Pure but for the package's own tables: a config.json a user
+names is read at the edge (observe.modelfiles).
 """
 
 from observe.capacity.render import render_text
@@ -18,7 +19,6 @@ from observe.capacity.tables import (
     GpuSpec,
     ModelSpec,
     gpu_spec,
-    load_config,
     model_spec,
     spec_from_config,
 )
@@ -34,7 +34,6 @@ __all__ = [
     "compute",
     "gpu_spec",
     "kv_bytes_per_element",
-    "load_config",
     "model_spec",
     "render_text",
     "spec_from_config",

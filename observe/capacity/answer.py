@@ -1,17 +1,16 @@
 """`observe capacity`'s answer: the model and GPU named, the sizing for the asked KV dtype and the
-other one, as text or JSON, and whether vLLM would refuse to start (the CLI's exit 1). Pure but
-for reading a config.json the user names."""
+other one, as text or JSON, and whether vLLM would refuse to start (the CLI's exit 1). Pure: a
+config.json the user names arrives read (observe.modelfiles.model_argument)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from observe.capacity.render import render_text
 from observe.capacity.sizing import CapacityResult, compute, kv_bytes_per_element
-from observe.capacity.tables import gpu_spec, model_spec
+from observe.capacity.tables import ModelSpec, gpu_spec, model_spec
 from observe.errors import ConfigError
 
 _ALT_KEYS = (
@@ -39,7 +38,7 @@ def refuses_to_start(r: CapacityResult) -> bool:
 
 
 def answer(
-    model: str | None,
+    model: str | ModelSpec | None,
     *,
     gpu: str | None,
     gpu_memory_gib: float | None,
@@ -47,13 +46,12 @@ def answer(
     fmt: str = "text",
     **kwargs: Any,
 ) -> Answer:
-    """Size `model` on `gpu` (or `gpu_memory_gib`); `kwargs` go to `compute`."""
+    """Size `model` (a built-in name, or a config.json read by observe.modelfiles) on `gpu` (or
+    `gpu_memory_gib`); `kwargs` go to `compute`."""
     if fmt not in ("text", "json"):
         raise ConfigError(f"--format must be text or json, not {fmt!r}")
     if not model:
         raise ConfigError("give --model NAME (built-in) or --model path/to/config.json")
-    if Path(model).is_dir():
-        model = str(Path(model) / "config.json")
     spec = model_spec(model)
     total, gpu_name = gpu_memory_gib, ""
     if gpu:

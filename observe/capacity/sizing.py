@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from observe import vllmflags
-from observe.capacity import nonkv, quantized
+from observe.capacity import defaults, nonkv, quantized
 from observe.capacity.tables import GIB, ModelSpec, gpu_has_p2p, model_spec
 from observe.errors import ConfigError, DoesNotFit, UnknownConfig
 from observe.versions import parse_version
@@ -108,36 +108,6 @@ class CapacityResult:
             if isinstance(v, float):
                 d[k] = round(v, 4)
         return d
-
-
-# ------------------------------------------------------------------------------ vLLM versions
-def engine_for(ver: tuple[int, int, int] | None, engine: str | None) -> str:
-    """ "v0" or "v1": `engine` when given (else ConfigError), otherwise what the version implies."""
-    if engine:
-        e = engine.strip().lower()
-        if e not in ("v0", "v1"):
-            raise ConfigError(f"engine must be v0 or v1, not {engine!r}")
-        return e
-    return "v0" if ver is not None and ver < (0, 8, 0) else "v1"
-
-
-def _defaults(
-    engine: str, ver: tuple[int, int, int] | None, total_gib: float, gpu_name: str, max_model_len: int
-) -> tuple[int, int, list[str]]:
-    """vLLM's default (max_num_seqs, max_num_batched_tokens) for `vllm serve`, by engine, version and GPU."""
-    notes: list[str] = []
-    if engine == "v0":
-        seqs = 256
-        if ver is not None and ver >= (0, 5, 0) and max_model_len > 32768:  # chunked prefill
-            mnbt = 512 if ver < (0, 6, 6) else 2048
-            notes.append(f"V0 turns chunked prefill on above 32,768 tokens: profile pass of {mnbt} tokens")
-        else:
-            mnbt = max(max_model_len, 2048)
-        return seqs, mnbt, notes
-    big = total_gib >= 70 and not ("a100" in gpu_name.lower() and (ver is None or ver >= (0, 9, 0)))
-    if ver is not None and ver >= (0, 33, 0) and total_gib >= 160:
-        return 1024, 16384, notes
-    return (1024, 8192, notes) if big else (256, 2048, notes)
 
 
 # ------------------------------------------------------------------------------ the accounting
@@ -364,10 +334,10 @@ def compute(
     gpu_memory_gib: float,
     tp: int = 1,
     pp: int = 1,
-    gpu_memory_utilization: float = 0.9,
+    gpu_memory_utilization: float | None = None,
     max_model_len: int | None = None,
     kv_cache_dtype: str = "auto",
-    block_size: int = 16,
+    block_size: int | None = None,
     max_num_batched_tokens: int | None = None,
     max_num_seqs: int | None = None,
     vllm_version: str | None = None,
@@ -384,7 +354,8 @@ def compute(
 
     `weights_gib` (per GPU) overrides the table's checkpoint size; `quantization` ("fp8", "awq",
     "gptq", "mxfp4") sizes the checkpoint in that format (quantized.py). `engine` ("v0"/"v1")
-    overrides what the version implies. `gpu_free_gib`: each GPU's free memory before vLLM starts
+    overrides what the version implies. `gpu_memory_utilization` and `block_size` default to vLLM's for
+    the release (defaults.py; no `vllm_version`: the newest release read). `gpu_free_gib`: each GPU's free memory before vLLM starts
     (one figure or one per rank), for vLLM's least-free-memory rule (nonkv.least_free_rule).
     """
     m = model_spec(model)
@@ -403,13 +374,17 @@ def compute(
         weights_gib=weights_gib,
         quantization=quantization,
     )
+    if gpu_memory_utilization is None:
+        gpu_memory_utilization = defaults.gpu_memory_utilization(vllm_version)
+    if block_size is None:
+        block_size = defaults.block_size(vllm_version)
     tp, pp, block_size = int(tp), int(pp), int(block_size)
     measured = measured or Measured()
     if measured.block_size:
         block_size = int(measured.block_size)
     notes: list[str] = []
     ver = parse_version(vllm_version)
-    eng = engine_for(ver, engine)
+    eng = defaults.engine_for(vllm_version, engine)
     mml = int(max_model_len or m.max_pos or 0)
     if not mml:
         raise ConfigError(f"{m.name}: the model states no max_position_embeddings; give --max-model-len")
@@ -427,7 +402,7 @@ def compute(
     if m.sliding_layers and eng == "v0":
         notes.append("V0 keeps sliding-window layers at full length: counted as full attention")
 
-    seqs_d, mnbt_d, dnotes = _defaults(eng, ver, gpu_memory_gib, gpu_name, mml)
+    seqs_d, mnbt_d, dnotes = defaults.batch(eng, vllm_version, gpu_memory_gib, gpu_name, mml)
     seqs = int(max_num_seqs or seqs_d)
     mnbt = int(max_num_batched_tokens or mnbt_d)
     if max_num_batched_tokens is None:

@@ -1,9 +1,10 @@
 """Model architectures and GPUs: the built-in tables (package data) and Hugging Face config.json.
 
-`model_spec()` answers with a ModelSpec for a table name (forgiving spelling), a config.json
-dict, or its path; `gpu_spec()` with a GpuSpec carrying the total memory torch reports. The
-accounting (sizing.py) works on these facts. Pure except `load_config` (reads a user's
-config.json) and the two tables shipped as package data (observe/data/models.json, gpus.json).
+`model_spec()` answers with a ModelSpec for a table name (forgiving spelling) or a config.json
+dict; `gpu_spec()` with a GpuSpec carrying the total memory torch reports. The accounting
+(sizing.py) works on these facts. Pure but for the two tables shipped as package data
+(observe/data/models.json, gpus.json): a config.json a user names is read at the edge
+(observe.modelfiles), never here — a model name a log printed is never opened as a file.
 """
 
 from __future__ import annotations
@@ -137,14 +138,17 @@ def _spec_from_table(name: str, e: Mapping[str, Any]) -> ModelSpec:
     )
 
 
-def model_spec(model: str | PathLike | Mapping[str, Any] | ModelSpec) -> ModelSpec:
-    """A built-in model by name (forgiving: 'llama-3-70b' works), a HF config.json dict, or its path."""
+def model_spec(model: str | Mapping[str, Any] | ModelSpec) -> ModelSpec:
+    """A built-in model by name (forgiving: 'llama-3-70b' works) or a HF config.json dict (its file is
+    read at the edge: observe.modelfiles.model_argument)."""
     if isinstance(model, ModelSpec):
         return model
     if isinstance(model, Mapping):
         return spec_from_config(model)
     if isinstance(model, PathLike) or (isinstance(model, str) and model.strip().endswith(".json")):
-        return spec_from_config(load_config(model), name=str(model))
+        raise ConfigError(
+            f"{str(model)!r} names a file: the capacity model reads no files (the CLI reads it)"
+        )
     if not isinstance(model, str) or not model.strip():
         raise ConfigError("give a model name or the path of a Hugging Face config.json")
     table = _models_table()
@@ -192,22 +196,6 @@ def gpu_has_p2p(name: str) -> bool:
 
 
 # ------------------------------------------------------------------------------ HF config.json
-def load_config(path: str | PathLike) -> dict[str, Any]:
-    """Read a Hugging Face config.json; any problem becomes one ConfigError."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        raise ConfigError(f"config file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"{path} is not valid JSON (line {e.lineno}: {e.msg})") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path} holds no JSON object (expected a Hugging Face config.json)")
-    return data
-
-
 def _int(cfg: Mapping[str, Any], *keys: str) -> int | None:
     for k in keys:
         v = cfg.get(k)

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from observe import cmdline
+from observe.capacity import defaults
 from observe.capacity.nonkv import forward_activation_gib as estimate_activation_gib
 from observe.capacity.sizing import (
     KV_DTYPE_BYTES,
@@ -20,13 +21,11 @@ from observe.capacity.sizing import (
     bytes_per_token,
     check_range,
     compute,
-    engine_for,
     kv_bytes_per_element,
 )
 from observe.capacity.tables import GB, GIB, ModelSpec, model_spec
 from observe.errors import ConfigError
 from observe.model import EngineConfig
-from observe.versions import parse_version
 
 
 @dataclass
@@ -120,8 +119,8 @@ def _engine_facts(cfg: EngineConfig, m: ModelSpec | None, gpu_total_gib: float |
 
     e = _Engine(
         m=m,
-        eng=cfg.engine if cfg.engine in ("v0", "v1") else engine_for(parse_version(cfg.version), None),
-        bs=num("block_size", "--block-size", True, 16),
+        eng=cfg.engine if cfg.engine in ("v0", "v1") else defaults.engine_for(cfg.version, None),
+        bs=num("block_size", "--block-size", True, defaults.block_size(cfg.version)),
         tp=num("tensor_parallel_size", "--tensor-parallel-size", True, 1),
         pp=num("pipeline_parallel_size", "--pipeline-parallel-size", True, 1),
         util=float(num("gpu_memory_utilization", "--gpu-memory-utilization", False, -1.0)),
@@ -136,8 +135,11 @@ def _engine_facts(cfg: EngineConfig, m: ModelSpec | None, gpu_total_gib: float |
         e.util_lost = True
         e.notes.append("--gpu-memory-utilization unknown: the log's non-default args line was cut")
     elif e.util < 0:
-        e.util, e.util_assumed = 0.9, True
-        e.notes.append("--gpu-memory-utilization not in the log: assumed vLLM's default 0.9")
+        e.util, e.util_assumed = defaults.gpu_memory_utilization(cfg.version), True
+        e.notes.append(
+            f"--gpu-memory-utilization not in the log: assumed vLLM's default {e.util:g}"
+            + ("" if cfg.version else f" (vLLM {defaults.release(None)}'s: the log names no release)")
+        )
     if e.dtype not in KV_DTYPE_BYTES:  # as a log printed it, e.g. "torch.bfloat16", "fp8_e4m3fn"
         e.dtype = "fp8" if "fp8" in e.dtype or "float8" in e.dtype else "auto"
     e.tokens = (

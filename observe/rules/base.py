@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from observe.rules.ids import FindingId
+from observe.findingids import FindingId
 
 if TYPE_CHECKING:
     from observe.advise.plan import Plan

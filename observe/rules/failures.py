@@ -11,11 +11,11 @@ from typing import Any
 
 from observe import failing
 from observe.advise import oom, rejected, start
+from observe.findingids import FindingId
 from observe.model import EngineConfig, Finding
 from observe.quote import quote
 from observe.rules.base import SECTIONS, Doc, Rule, on
 from observe.rules.context import Context
-from observe.rules.ids import FindingId
 
 _ERROR_FINDINGS = {
     "max_seq_len_exceeds_kv": (

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from observe.findingids import FindingId
 from observe.model import Finding
 from observe.rules.base import SECTIONS, Doc, Rule
 from observe.rules.context import Context
-from observe.rules.ids import FindingId
 
 
 def vllm_hints(c: Context) -> list[Finding]:

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 
 from observe import timeline as tl
 from observe.advise import load
+from observe.findingids import FindingId
 from observe.model import Finding, StatsSample
 from observe.rules.base import SECTIONS, Doc, Lever, Rule
 from observe.rules.context import Context
 from observe.rules.context import span as _span
 from observe.rules.context import when as _when
 from observe.rules.context import where as _where
-from observe.rules.ids import FindingId
 
 if TYPE_CHECKING:
     from observe.settings import Settings

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 from observe import stuck
 from observe import timeline as tl
 from observe.advise import load
+from observe.findingids import FindingId
 from observe.model import Finding
 from observe.rules.base import SECTIONS, Doc, Lever, Rule
 from observe.rules.context import Context
 from observe.rules.context import span as _span
 from observe.rules.context import when as _when
-from observe.rules.ids import FindingId
 
 if TYPE_CHECKING:
     import pandas as pd

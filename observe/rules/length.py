@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from observe.advise import load
+from observe.findingids import FindingId
 from observe.model import Finding
 from observe.rules.base import SECTIONS, Doc, Rule, on
 from observe.rules.context import Context
 from observe.rules.context import where as _where
-from observe.rules.ids import FindingId
 
 
 def max_model_len_unused(c: Context) -> list[Finding]:

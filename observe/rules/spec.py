@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from observe.findingids import FindingId
 from observe.model import Finding
 from observe.rules.base import SECTIONS, Doc, Rule
 from observe.rules.context import Context
 from observe.rules.context import where as _where
-from observe.rules.ids import FindingId
 
 
 def spec_decode_acceptance(c: Context) -> list[Finding]:

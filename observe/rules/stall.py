@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from observe import stuck
+from observe.findingids import FindingId
 from observe.model import Finding
 from observe.rules.base import SECTIONS, Doc, Rule
 from observe.rules.context import Context
 from observe.rules.context import span as _span
 from observe.rules.context import where as _where
-from observe.rules.ids import FindingId
 
 if TYPE_CHECKING:
     import pandas as pd

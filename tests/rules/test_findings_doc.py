@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from observe import pipeline
+from observe.findingids import FindingId
 from observe.rules import doc, table
 from observe.rules.base import SECTIONS
-from observe.rules.ids import FindingId
 from observe.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,7 +87,7 @@ def test_each_finding_id_is_a_literal_in_one_module_only() -> None:
     # observe/stuck.py exports a function of that name (its __all__)
     allowed = {"engine_stuck": {"observe/sidecar.py", "observe/stuck.py"}}
     for fid, files in sorted(where.items()):
-        extra = files - {"observe/rules/ids.py"} - allowed.get(fid, set())
+        extra = files - {"observe/findingids.py"} - allowed.get(fid, set())
         if fid in other_meaning:
             continue
         assert not extra, f"{fid} is written as a literal in {sorted(extra)}"

@@ -1,8 +1,10 @@
-"""Config: the sidecar's settings (what to follow, what to scrape, how often, how far back).
+"""The sidecar's settings (what to follow, what to scrape, how often, how far back) — not the
+thresholds `--config` reads (observe.settings).
 
 Plain dataclasses with validated constructors; `SidecarSettings.from_cli` turns the command-line
 strings (`127.0.0.1:9400`, `1h`, `15s`) into typed values and raises `ConfigError` with one clear
-sentence for anything that makes no sense.
+sentence for anything that makes no sense. Pure: the token file is read at the edge
+(observe.tokenfile), which hands its text to `parse_api_token`.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ import ipaddress
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from observe import promql
 from observe.errors import ConfigError
@@ -20,10 +21,11 @@ from observe.settings import Settings
 __all__ = [
     "API_DIAGNOSIS_MODES",
     "SidecarSettings",
+    "api_token_from_env",
     "check_url",
+    "parse_api_token",
     "parse_duration",
     "parse_listen",
-    "read_api_token",
 ]
 
 #: who may read /api/diagnosis: auto — open on loopback, beyond it only with a token;
@@ -207,16 +209,16 @@ class SidecarSettings:
         )
 
 
-def read_api_token(path: str | Path | None, environ: Mapping[str, str]) -> str | None:
-    """The /api/diagnosis bearer token: the first line of `path`, else $OBSERVE_API_TOKEN, else None."""
-    if path is not None:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise ConfigError(f"--api-token-file {str(path)!r}: cannot read it ({e})") from None
-        token = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-        if not token:
-            raise ConfigError(f"--api-token-file {str(path)!r} is empty")
-        return token
+def parse_api_token(text: str, *, source: str) -> str:
+    """The /api/diagnosis bearer token a token file holds: its first non-empty line. `source` names
+    the file in the ConfigError when it holds none."""
+    token = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    if not token:
+        raise ConfigError(f"{source} is empty")
+    return token
+
+
+def api_token_from_env(environ: Mapping[str, str]) -> str | None:
+    """The /api/diagnosis bearer token from $OBSERVE_API_TOKEN; None when unset or blank."""
     token = environ.get(API_TOKEN_ENV, "").strip()
     return token or None

@@ -1,0 +1,76 @@
+"""vLLM's defaults the capacity model sizes with, asked of the vocabulary (observe.vllmflags): the
+engine a release runs, --max-num-seqs and --max-num-batched-tokens by release and GPU,
+--gpu-memory-utilization and --block-size. The facts live in observe/data/vllm_flags.json with the
+vLLM source they were read from; this module only picks the release to ask for: a release the data
+did not read is sized as the nearest read one (`vllmflags.nearest_read`), the newest when none is
+given. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from observe import vllmflags
+from observe.errors import ConfigError
+from observe.versions import parse_version
+
+# vllmflags.default_engine's answer → the capacity model's engine names
+_ENGINES = {"V0": "v0", "V1": "v1"}
+# V0's --max-num-seqs in every release that has V0 (vllm_flags.json), for V0 asked of a newer release
+_V0_SEQS = 256
+
+
+def release(vllm_version: str | None) -> str:
+    """The read release whose defaults stand for `vllm_version` (None: the newest read)."""
+    return vllmflags.nearest_read(vllm_version)
+
+
+def engine_for(vllm_version: str | None, engine: str | None) -> str:
+    """ "v0" or "v1": `engine` when given (else ConfigError), otherwise the engine the release runs
+    when VLLM_USE_V1 is not set."""
+    if engine:
+        e = engine.strip().lower()
+        if e not in _ENGINES.values():
+            raise ConfigError(f"engine must be v0 or v1, not {engine!r}")
+        return e
+    return _ENGINES[vllmflags.default_engine(release(vllm_version)) or "V1"]
+
+
+def gpu_memory_utilization(vllm_version: str | None) -> float:
+    """vLLM's --gpu-memory-utilization when it is not given (0.9; 0.92 from 0.20)."""
+    got = vllmflags.gpu_memory_utilization(release(vllm_version))
+    assert got is not None, "vllm_flags.json states the default for every read release"
+    return got
+
+
+def block_size(vllm_version: str | None) -> int:
+    """The KV-cache block size vLLM uses on a GPU when --block-size is not given (16)."""
+    got = vllmflags.block_size(release(vllm_version))
+    assert got is not None, "vllm_flags.json states the GPU block size for every read release"
+    return got
+
+
+def batch(
+    engine: str, vllm_version: str | None, total_gib: float, gpu_name: str, max_model_len: int
+) -> tuple[int, int, list[str]]:
+    """vLLM's default (max_num_seqs, max_num_batched_tokens) for `vllm serve`, by engine, release and
+    GPU (`gpu_name` as torch reports it or the GPU table's name; "" when only the memory is known),
+    with notes on what was assumed."""
+    rel = release(vllm_version)
+    notes: list[str] = []
+    if engine == "v0":
+        seqs = vllmflags.default("--max-num-seqs", rel, engine="V0")
+        mnbt, chunked = vllmflags.v0_batched_tokens(vllm_version, max_model_len)
+        if chunked:
+            notes.append(f"V0 turns chunked prefill on above 32,768 tokens: profile pass of {mnbt} tokens")
+        return int(seqs) if seqs is not None else _V0_SEQS, mnbt, notes
+    got = vllmflags.batch_defaults(rel, gpu=gpu_name or None, gpu_memory_gib=total_gib)
+    if got is None and (parse_version(rel) or (0, 0, 0)) < (0, 7, 0):  # V1 before V1 existed: its first
+        rel = "0.7.0"
+        got = vllmflags.batch_defaults(rel, gpu=gpu_name or None, gpu_memory_gib=total_gib)
+    if got is None and not gpu_name:  # the release's rule needs the GPU's name (vLLM < 0.8.5)
+        got = vllmflags.batch_defaults(rel, gpu="unnamed GPU", gpu_memory_gib=total_gib)
+        notes.append(
+            f"vLLM {rel} picks its batch defaults by the GPU's name: give --gpu; sized as a GPU that "
+            "is no H100 or H200"
+        )
+    assert got is not None, f"vllm_flags.json has V1 batch defaults for vLLM {rel}"
+    return got["max_num_seqs"], got["max_num_batched_tokens"], notes
