@@ -13,6 +13,7 @@ from observe.advise import known, sched
 from observe.advise.plan import Plan
 from observe.advise.start import _fp8, _is_gpu
 from observe.advise.units import fmt_bytes, parse_bytes, pow2_at_least
+from observe.capacity import defaults
 from observe.findingids import FindingId
 from observe.model import Finding, Recommendation
 
@@ -274,7 +275,7 @@ def _bytes_effect(p: Plan, cur_b: int, new_b: int) -> str | None:
     cfg, tokens = p.cfg, p.cfg.kv_cache_tokens
     if not tokens:
         return None
-    bs = cfg.block_size or 16
+    bs = cfg.block_size or defaults.block_size(cfg.version)
     new_tokens = int(tokens * new_b / cur_b) // bs * bs
     out = f"KV cache {tokens:,} → ~{new_tokens:,} tokens ({cur_b / 2**20:,.0f} → {new_b / 2**20:,.0f} MiB)"
     req = _req(p)

@@ -13,6 +13,7 @@ from typing import Any
 
 from observe.advise.plan import Plan
 from observe.advise.units import ceil_to, fmt_bytes, parse_bytes, round_down
+from observe.capacity import defaults
 from observe.model import Finding
 
 
@@ -81,7 +82,7 @@ def max_model_len_does_not_fit(p: Plan, f: Finding) -> None:
         )
         return
     factor = want / tokens  # how many times the cache must grow for one request of `want`
-    bs = int(cfg.block_size or 16)
+    bs = int(cfg.block_size or defaults.block_size(cfg.version))
     fits = round_down(int(tokens), bs) if tokens >= bs else int(tokens)
     opts: list[Any] = []
     lost = f"; requests longer than {fits:,} tokens are rejected"
@@ -204,22 +205,23 @@ def model_len_over_model(p: Plan, f: Finding) -> None:
 def no_kv_memory(p: Plan, f: Finding) -> None:
     cfg = p.cfg
     cur = cfg.gpu_memory_utilization
+    target = defaults.gpu_memory_utilization(cfg.version)  # vLLM's default for the release (0.92 from 0.20)
     if (
         cur is not None
-        and cur < 0.9
+        and cur < target
         and p.add(
             "--gpu-memory-utilization",
-            0.9,
+            target,
             "after the weights and activations nothing was left for the KV cache",
             [f.id],
-            effect=f"{0.9 - cur:.0%} more of the GPU for the KV cache",
+            effect=f"{target - cur:.0%} more of the GPU for the KV cache",
         )
     ):
         return
     p.note(
         [f.id],
         "after the weights and the profile run nothing was left for the KV cache, and the log gives "
-        "no memory figures to size a fix: raise --gpu-memory-utilization if it is below 0.9, lower "
+        "no memory figures to size a fix: raise --gpu-memory-utilization if it is below vLLM's default, lower "
         "--max-model-len / --max-num-batched-tokens (a smaller profile pass), or give the model more "
         "GPUs (--tensor-parallel-size) or a quantized checkpoint",
     )

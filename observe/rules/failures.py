@@ -11,6 +11,7 @@ from typing import Any
 
 from observe import failing
 from observe.advise import oom, rejected, start
+from observe.capacity import defaults
 from observe.findingids import FindingId
 from observe.model import EngineConfig, Finding
 from observe.quote import quote
@@ -48,12 +49,17 @@ _ERROR_FINDINGS = {
 _KV_KINDS = ("max_seq_len_exceeds_kv", "kv_needed_exceeds_available")
 
 
+def _round(tokens: int, cfg: EngineConfig) -> int:
+    bs = int(cfg.block_size or defaults.block_size(cfg.version))
+    return tokens // bs * bs
+
+
 def kv_fit(errors: Sequence[Any], cfg: EngineConfig) -> dict[str, Any]:
     """What the "KV cache too small for one request" messages say, merged over their pieces (a
     wrapped or cut traceback gives its numbers on several lines), and the largest --max-model-len
     that fits: vLLM's own estimate when it printed one; else the KV-cache tokens (V0's form gives
     them); else the requested length scaled by available / needed GiB (KV memory grows linearly with
-    the length), rounded down to a multiple of 16. Keys: max_model_len, needed_gib, available_gib,
+    the length), rounded down to a multiple of the block size. Keys: max_model_len, needed_gib, available_gib,
     kv_tokens, estimated_max_model_len (as printed), max_model_len_fits, fits_from
     ("vllm_estimate" | "kv_tokens" | "ratio" | None)."""
     d: dict[str, Any] = {}
@@ -84,7 +90,7 @@ def kv_fit(errors: Sequence[Any], cfg: EngineConfig) -> dict[str, Any]:
         if d["available_gib"] <= 0:
             fits, how = 0, "ratio"
         else:
-            fits, how = int(d["max_model_len"] * d["available_gib"] / d["needed_gib"]) // 16 * 16, "ratio"
+            fits, how = _round(int(d["max_model_len"] * d["available_gib"] / d["needed_gib"]), cfg), "ratio"
     d["max_model_len_fits"] = fits
     d["fits_from"] = how
     return d
@@ -359,7 +365,7 @@ ENGINE_ERRORS = Rule(
             SECTIONS[0],
             evidence='"No available memory for the cache blocks"',
             advice=(
-                "`--gpu-memory-utilization 0.9` when it was set lower; otherwise a note: no "
+                "`--gpu-memory-utilization` = vLLM's default for the release (0.9; 0.92 from 0.20) when it was set lower; otherwise a note: no "
                 "memory figures in the log — raise the utilization, lower `--max-model-len` / "
                 "`--max-num-batched-tokens` (smaller profile pass), more GPUs or a quantized "
                 "checkpoint"

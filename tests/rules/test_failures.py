@@ -208,3 +208,16 @@ def test_a_crash_reports_its_first_exception() -> None:
     d = _diag(next(CORPUS.glob("053-*.log")).read_text())  # cut before the exception line
     (f,) = [f for f in d.findings if f.id == "engine_startup_failed"]
     assert f.data["root_cause"] is None
+
+
+@pytest.mark.parametrize(("version", "target"), [("0.10.2", 0.9), ("0.30.0", 0.92)])
+def test_no_kv_memory_raises_utilization_to_the_release_default(version: str, target: float) -> None:
+    """vLLM's default --gpu-memory-utilization is 0.9, 0.92 from 0.20: the lever raises a lower
+    value to the release's own default (a literal 0.9 was one fact restated; issue 19)."""
+    from observe.advise import plan
+    from observe.model import EngineConfig, Finding
+
+    cfg = EngineConfig(version=version, gpu_memory_utilization=0.7, flags={"--gpu-memory-utilization": 0.7})
+    f = Finding(id="no_kv_cache_memory", severity="critical", title="no KV memory", evidence="")
+    recs = {r.flag: r for r in plan(cfg, [f]).recommendations}
+    assert recs["--gpu-memory-utilization"].suggested == target
