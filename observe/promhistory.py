@@ -37,7 +37,7 @@ from typing import Any
 import requests
 
 from observe import names
-from observe.errors import ConfigError, TargetError
+from observe.errors import ConfigError, ObserveError, TargetError
 from observe.model import Sample, Scrape
 from observe.scrape import _canonical as canonical_sample_name
 
@@ -51,6 +51,7 @@ __all__ = [
     "choose_step",
     "parse_duration",
     "parse_selector",
+    "parse_time",
     "read_history",
     "to_instances",
 ]
@@ -93,6 +94,17 @@ _REPLICA_LABELS = ("prometheus_replica", "replica", "__replica__", "prometheus",
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
 _UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _MATCHER = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!=|!~|=)\s*"((?:[^"\\]|\\.)*)"\s*(?:,|$)')
+
+
+def parse_time(flag: str, text: str | None) -> datetime | None:
+    """``--start``/``--end``: an ISO 8601 time (``Z`` or an offset; none means UTC), or None."""
+    if text is None:
+        return None
+    try:
+        t = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ObserveError(f"{flag} needs an ISO 8601 time like 2026-11-29T19:00:00Z, not {text!r}") from None
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
 
 
 def parse_duration(text: str) -> float:

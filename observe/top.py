@@ -21,7 +21,7 @@ import select
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -33,11 +33,11 @@ from rich.table import Table
 from rich.text import Text
 
 from observe import scrape
-from observe.errors import TargetError
+from observe.errors import ObserveError, TargetError
 from observe.model import Scrape
 from observe.topstate import ServerView, TopState, sparkline
 
-__all__ = ["Target", "render", "run"]
+__all__ = ["Target", "render", "run", "targets"]
 
 _SEV_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -49,6 +49,29 @@ class Target:
     url: str
     sidecar_url: str | None = None
     logs: tuple[str, ...] = ()
+
+
+def targets(urls: Sequence[str], sidecar_urls: Sequence[str] = (), logs: Sequence[str] = ()) -> list[Target]:
+    """The servers to watch: each URL checked, the sidecars in the servers' order (at most one
+    each), the logs only with a single server; one-line ObserveError otherwise."""
+    from observe.config import check_url
+
+    for u in [*urls, *sidecar_urls]:
+        check_url(u, what="URL")
+    if len(sidecar_urls) > len(urls):
+        raise ObserveError(
+            f"{len(sidecar_urls)} --sidecar for {len(urls)} server(s): give at most one per server"
+        )
+    if logs and len(urls) != 1:
+        raise ObserveError("--log goes with exactly one server URL")
+    return [
+        Target(
+            url=u,
+            sidecar_url=sidecar_urls[i] if i < len(sidecar_urls) else None,
+            logs=tuple(logs) if i == 0 else (),
+        )
+        for i, u in enumerate(urls)
+    ]
 
 
 # ---------------------------------------------------------------- drawing

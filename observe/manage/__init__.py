@@ -14,20 +14,15 @@ when applying it is safe. So this package
   starts the previous one again, and every start, change, failure and rollback is a line in a
   JSON-lines history file. A vLLM that fails to start is reported with the cause read from its
   log (`failure`). Nothing is applied without the caller asking for it;
+- turns a diagnosis into checked flag changes and the new command (`propose`), for the launch it
+  supervises or for a running vLLM it did not launch (`observe recommend`);
 - compares two launches and supervises a running one (`compare`).
 
 Nothing here prints: the terminal stream is passed in by the CLI.
 """
 
 from observe.manage.apply import apply, checked_recommendations, flag_diff
-from observe.manage.compare import (
-    Proposal,
-    compare_runs,
-    diagnosis_summary,
-    propose,
-    run_summary,
-    supervise,
-)
+from observe.manage.compare import compare_runs, diagnosis_summary, run_summary, supervise
 from observe.manage.failure import failure_cause
 from observe.manage.flags import VllmFlags, installed_flags
 from observe.manage.launcher import (
@@ -40,6 +35,7 @@ from observe.manage.launcher import (
     record,
     save_metrics,
 )
+from observe.manage.propose import Proposal, propose, propose_for_url
 from observe.manage.spec import LaunchSpec, parse_command
 from observe.model import Recommendation
 
@@ -61,6 +57,7 @@ __all__ = [
     "installed_flags",
     "parse_command",
     "propose",
+    "propose_for_url",
     "read_history",
     "read_log",
     "record",

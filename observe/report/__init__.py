@@ -1,7 +1,8 @@
 """Diagnosis → text | json | markdown | html, and rich tables for the terminal.
 
 text.py (plain text and rich), markdown.py, html.py (one self-contained page; its plots are
-chosen in plots.py and drawn by svg.py) and jsonout.py (the `observe.diagnosis/v1` document).
+chosen in plots.py and drawn by svg.py) and jsonout.py (the `observe.diagnosis/v1` document, and
+every other command's `--format json` document); proposal.py prints a manage.Proposal.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from typing import TYPE_CHECKING
 from observe.errors import ObserveError
 from observe.model import SEVERITIES, severity_rank
 from observe.report.html import render_html
-from observe.report.jsonout import SCHEMA, to_dict
+from observe.report.jsonout import SCHEMA, capacity_json, compare_json, recommend_json, settings_json, to_dict
 from observe.report.markdown import render_markdown
 from observe.report.plots import KV_FULL_PCT, KV_HIGH_PCT
+from observe.report.proposal import proposal_text
 from observe.report.text import print_rich, render_text
 
 if TYPE_CHECKING:
@@ -23,11 +25,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SCHEMA",
+    "capacity_json",
+    "compare_json",
     "print_rich",
+    "proposal_text",
+    "recommend_json",
     "render",
     "render_html",
     "render_markdown",
     "render_text",
+    "settings_json",
     "to_dict",
     "worst_at_least",
 ]
