@@ -3,6 +3,7 @@ where a PrometheusRule manifest may be written."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +20,18 @@ def alert_settings(
     itl_slo: float | None = None,
     runbook_base: str | None = None,
     vllm_selector: str | None = None,
-    rule_labels: dict[str, str] | None = None,
+    rule_label: Sequence[str] = (),
     namespace: str | None = None,
     min_request_rate: float | None = None,
 ) -> Settings:
-    """`base` with each knob given; a KV usage ratio below base's "high" level lowers that too."""
+    """`base` with each knob given (`rule_label`: KEY=VALUE texts); a KV usage ratio below base's
+    "high" level lowers that too."""
+    labels = {}
+    for item in rule_label:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise ObserveError(f"--rule-label needs KEY=VALUE, not {item!r}")
+        labels[key.strip()] = value.strip()
     if runbook_base is not None and not runbook_base.startswith(("http://", "https://")):
         raise ObserveError(f"--runbook-base must be an http(s) URL, not {runbook_base!r}")
     knobs: dict[str, Any] = {
@@ -33,7 +41,7 @@ def alert_settings(
         "itl_slo_seconds": itl_slo,
         "runbook_base": runbook_base,
         "vllm_selector": vllm_selector,
-        "rule_labels": rule_labels or None,
+        "rule_labels": labels or None,
         "namespace": namespace,
         "min_request_rate": min_request_rate,
     }

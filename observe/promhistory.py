@@ -49,6 +49,7 @@ __all__ = [
     "METRICS",
     "History",
     "choose_step",
+    "from_options",
     "parse_duration",
     "parse_selector",
     "parse_time",
@@ -94,6 +95,26 @@ _REPLICA_LABELS = ("prometheus_replica", "replica", "__replica__", "prometheus",
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
 _UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _MATCHER = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!=|!~|=)\s*"((?:[^"\\]|\\.)*)"\s*(?:,|$)')
+
+
+def from_options(
+    url: str | None,
+    *,
+    since: str | None = None,
+    start: str | None = None,
+    end: str | None = None,
+    selector: str | None = None,
+    step: str | None = None,
+    now: datetime,
+) -> dict[str, list[Scrape]] | None:
+    """`diagnose --prometheus URL` with its range options → each instance's Scrapes (None without
+    a URL; the range options without one are one ObserveError)."""
+    if not url:
+        if since or start or end or selector or step:
+            raise ObserveError("--since, --start, --end, --selector and --step go with --prometheus URL")
+        return None
+    t0, t1 = parse_time("--start", start), parse_time("--end", end)
+    return read_history(url, start=t0, end=t1, since=since, selector=selector, step=step, now=now).instances
 
 
 def parse_time(flag: str, text: str | None) -> datetime | None:

@@ -9,10 +9,14 @@ import typer
 from observe import errors
 from observe.cli.common import emit, number, user_errors
 
-N, GIB = "N", "GIB"
-
-
 # fmt: off
+N, GIB = "N", "GIB"
+# the options that are numbers (parsed here, so that a bad one is one line), and those not whole
+_NUMBERS = ("gpu_memory_gib", "tp", "pp", "gpu_memory_utilization", "max_model_len", "block_size",
+            "max_num_batched_tokens", "max_num_seqs", "context", "concurrency", "weights_gib")
+_FRACTIONS = ("gpu_memory_gib", "gpu_memory_utilization", "weights_gib")
+
+
 @user_errors
 def capacity(
     model: str | None = typer.Option(None, "--model", help="Model name (built-in table) or path of a Hugging Face config.json (or its folder)."),
@@ -21,7 +25,7 @@ def capacity(
     vllm_version: str | None = typer.Option(None, "--vllm-version", help="vLLM version; decides V0/V1 accounting and defaults (default: newest)."),
     tp: str = typer.Option("1", "--tp", "--tensor-parallel-size", metavar=N, help="Tensor parallel size."),
     pp: str = typer.Option("1", "--pp", "--pipeline-parallel-size", metavar=N, help="Pipeline parallel size."),
-    utilization: str = typer.Option("0.9", "--gpu-memory-utilization", metavar="U", help="Fraction of total GPU memory vLLM may use."),
+    gpu_memory_utilization: str = typer.Option("0.9", "--gpu-memory-utilization", metavar="U", help="Fraction of total GPU memory vLLM may use."),
     max_model_len: str | None = typer.Option(None, "--max-model-len", metavar="L", help="Default: the model's max_position_embeddings."),
     kv_cache_dtype: str = typer.Option("auto", "--kv-cache-dtype", help="auto (model dtype) or fp8 (fp8_e4m3, fp8_e5m2)."),
     block_size: str = typer.Option("16", "--block-size", metavar="B", help="KV-cache block size in tokens."),
@@ -40,33 +44,11 @@ def capacity(
     from observe import report
     from observe.capacity.answer import answer
 
-    a = answer(
-        model,
-        gpu=gpu,
-        gpu_memory_gib=number("--gpu-memory-gib", gpu_memory_gib, integer=False),
-        kv_cache_dtype=kv_cache_dtype,
-        fmt=fmt,
-        tp=number("--tp", tp),
-        pp=number("--pp", pp),
-        gpu_memory_utilization=number("--gpu-memory-utilization", utilization, integer=False),
-        max_model_len=number("--max-model-len", max_model_len),
-        block_size=number("--block-size", block_size),
-        max_num_batched_tokens=number("--max-num-batched-tokens", max_num_batched_tokens),
-        max_num_seqs=number("--max-num-seqs", max_num_seqs),
-        vllm_version=vllm_version,
-        context=number("--context", context),
-        concurrency=number("--concurrency", concurrency),
-        weights_gib=number("--weights-gib", weights_gib, integer=False),
-        quantization=quantization,
-        gpu_free_gib=[number("--gpu-free-gib", x, integer=False) for x in gpu_free_gib.split(",")]
-        if gpu_free_gib
-        else None,
-    )
+    given = dict(locals())
+    nums = {k: number("--" + k.replace("_", "-"), given[k], integer=k not in _FRACTIONS) for k in _NUMBERS}
+    free = [number("--gpu-free-gib", x, integer=False) for x in gpu_free_gib.split(",")] if gpu_free_gib else None
+    a = answer(model, gpu=gpu, kv_cache_dtype=kv_cache_dtype, fmt=fmt, vllm_version=vllm_version, quantization=quantization, gpu_free_gib=free, **nums)
     emit(report.capacity_json(a.result, a.alternative) if fmt == "json" else a.text, output)
     if a.refuses:
         raise typer.Exit(errors.EXIT_FOUND)
 # fmt: on
-
-
-def register(app: typer.Typer) -> None:
-    app.command()(capacity)

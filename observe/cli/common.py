@@ -18,7 +18,7 @@ from observe.errors import ObserveError
 CONFIG_HELP = "YAML file of settings (thresholds, SLOs, alert knobs); `observe config show` lists them."
 
 
-def config_option() -> Any:
+def config_option() -> Any:  # --config FILE, as every command that judges by settings takes it
     return typer.Option(None, "--config", help=CONFIG_HELP)
 
 
@@ -47,9 +47,7 @@ def user_errors(fn: Callable) -> Callable:
 def emit(text: str, output: Path | None = None) -> None:
     """`text` on stdout (ending in a newline), or into the file `output`."""
     if output is None:
-        sys.stdout.write(text)
-        if not text.endswith("\n"):
-            sys.stdout.write("\n")
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
         return
     try:
         output.write_text(text, encoding="utf-8")
@@ -72,21 +70,7 @@ def number(flag: str, text: str | None, integer: bool = True) -> Any:
     return v
 
 
-class Fmt(str, Enum):
-    text = "text"
-    json = "json"
-    markdown = "markdown"
-    html = "html"
-
-
-class TextOrJson(str, Enum):
-    """For commands whose output is a short table: text for people, json for programs."""
-
-    text = "text"
-    json = "json"
-
-
-class FailOn(str, Enum):
-    info = "info"
-    warning = "warning"
-    critical = "critical"
+# the choices of --format and --fail-on
+Fmt = Enum("Fmt", {v: v for v in ("text", "json", "markdown", "html")}, type=str)  # type: ignore[misc]
+TextOrJson = Enum("TextOrJson", {v: v for v in ("text", "json")}, type=str)  # type: ignore[misc]
+FailOn = Enum("FailOn", {v: v for v in ("info", "warning", "critical")}, type=str)  # type: ignore[misc]

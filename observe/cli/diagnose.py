@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -10,7 +9,7 @@ import typer
 
 from observe import errors
 from observe.cli.common import FailOn, Fmt, config_option, emit, user_errors
-from observe.errors import ConfigError, InputError, ObserveError
+from observe.errors import ConfigError, InputError
 
 
 # fmt: off
@@ -33,30 +32,15 @@ def diagnose(
 ) -> None:
     """Read vLLM logs (any version), say what is wrong and which flags to change."""
     from observe import pipeline, report, settingsfile
+    from observe import promhistory as ph
+    from observe.report.progressbar import progress_bar
 
     if not paths and not prometheus:
-        raise ConfigError(
-            "give at least one log file or folder (or `-` for standard input, or --prometheus URL)"
-        )
+        raise ConfigError("give at least one log file or folder (or `-` for standard input, or --prometheus URL)")
     settings = settingsfile.load(config)
-    history = None
-    if prometheus:
-        from observe import promhistory as ph
-
-        t0, t1 = ph.parse_time("--start", start), ph.parse_time("--end", end)
-        history = ph.read_history(
-            prometheus, start=t0, end=t1, since=since, selector=selector, step=step, now=datetime.now(UTC)
-        ).instances
-    elif since or start or end or selector or step:
-        raise ObserveError("--since, --start, --end, --selector and --step go with --prometheus URL")
-    from observe.report.progressbar import ProgressBar
-
-    bar = ProgressBar() if progress and sys.stderr.isatty() else None
-    try:
+    history = ph.from_options(prometheus, since=since, start=start, end=end, selector=selector, step=step, now=datetime.now(UTC))
+    with progress_bar(progress) as bar:
         diag = pipeline.diagnose_paths(paths or [], metrics, progress=bar, settings=settings, history=history)
-    finally:
-        if bar is not None:
-            bar.close()
     if fmt == Fmt.text and output is None:
         report.print_rich(diag)
     else:
@@ -67,7 +51,3 @@ def diagnose(
     if fail_on is not None and report.worst_at_least(diag, fail_on.value):
         raise typer.Exit(errors.EXIT_FOUND)
 # fmt: on
-
-
-def register(app: typer.Typer) -> None:
-    app.command()(diagnose)

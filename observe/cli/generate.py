@@ -8,7 +8,6 @@ from pathlib import Path
 import typer
 
 from observe.cli.common import config_option, user_errors
-from observe.errors import ObserveError
 
 generate_app = typer.Typer(
     help="Write dashboards/*.json or alerts/*.yml from the generators.", no_args_is_help=True
@@ -20,6 +19,7 @@ class AlertFormat(str, Enum):
     prometheus_operator = "prometheus-operator"
 
 
+# one line per option
 # fmt: off
 @generate_app.command("dashboards")
 @user_errors
@@ -31,10 +31,8 @@ def generate_dashboards(
 
     for path in dashboards.write_dashboards(out):
         typer.echo(str(path))
-# fmt: on
 
 
-# fmt: off
 @generate_app.command("alerts")
 @user_errors
 def generate_alerts(
@@ -52,34 +50,16 @@ def generate_alerts(
     config: Path | None = config_option(),
 ) -> None:
     """Write the Prometheus recording and alerting rules (alerts/*.yml) from one settings object."""
+    knobs = {k: v for k, v in locals().items() if k not in ("out", "fmt", "config")}  # alertopts' names
     from observe import alertopts, alerts, settingsfile
 
-    labels = {}
-    for item in rule_label:
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            raise ObserveError(f"--rule-label needs KEY=VALUE, not {item!r}")
-        labels[key.strip()] = value.strip()
-    settings = alertopts.alert_settings(
-        settingsfile.load(config),
-        max_num_seqs=max_num_seqs,
-        kv_usage=kv_usage,
-        ttft_slo=ttft_slo,
-        itl_slo=itl_slo,
-        runbook_base=runbook_base,
-        vllm_selector=vllm_selector,
-        rule_labels=labels,
-        namespace=namespace,
-        min_request_rate=min_request_rate,
-    )
+    settings = alertopts.alert_settings(settingsfile.load(config), **knobs)
     if fmt is AlertFormat.prometheus_operator:
         out = alertopts.operator_out(out, alerts.RULES_FILE)
     for path in alerts.write_alerts(out or Path("alerts"), fmt.value, settings):
         typer.echo(str(path))
-# fmt: on
 
 
-# fmt: off
 @generate_app.command("kubernetes")
 @user_errors
 def generate_kubernetes(
@@ -92,7 +72,3 @@ def generate_kubernetes(
     for path in kubernetes.write_manifests(out, settingsfile.load(config)):
         typer.echo(str(path))
 # fmt: on
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(generate_app, name="generate")

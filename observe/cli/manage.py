@@ -1,5 +1,5 @@
-"""`observe run`, `recommend`, `compare`: the vLLM observe launches (observe.manage), advice for one
-it did not launch, and before/after."""
+"""`observe run`, `recommend`, `compare`: the vLLM observe launches and supervises, advice for one it
+did not launch, before/after (observe.manage; proposals printed by report.proposal)."""
 
 from __future__ import annotations
 
@@ -33,29 +33,9 @@ def run_cmd(
     """Launch vLLM (`observe run [OPTIONS] -- vllm serve MODEL [FLAGS]`), log it, watch it, advise, apply on request."""
     from observe import manage, report
 
-    argv = ctx.args[1:] if ctx.args[:1] == ["--"] else list(ctx.args)
-    spec = manage.parse_command(argv)
-    flags = manage.installed_flags(spec.python)
-    if flags is not None:
-        spec = manage.parse_command(argv, flags=flags)
-        flags.check_argv(spec.argv[len(spec.program) :])
-
-    def sidecar_factory(sp, log_path):
-        from observe.config import SidecarSettings
-        from observe.sidecar import Sidecar
-
-        return Sidecar(
-            SidecarSettings.from_cli(logs=[str(log_path)], vllm_url=sp.url, listen=listen, from_start=True)
-        )
-
-    launcher = manage.Launcher(
-        spec,
-        run_dir,
-        echo=None if quiet else sys.stdout,
-        log_max_bytes=log_max_bytes,
-        log_backups=log_backups,
-        sidecar_factory=sidecar_factory if sidecar else None,
-    )
+    spec, flags = manage.launch_spec(ctx.args)
+    launcher = manage.Launcher(spec, run_dir, echo=None if quiet else sys.stdout, log_max_bytes=log_max_bytes,
+                               log_backups=log_backups, sidecar_factory=manage.sidecar_factory(listen) if sidecar else None)
     stop, trigger = threading.Event(), threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGUSR1, lambda *_: trigger.set())
@@ -66,33 +46,11 @@ def run_cmd(
             return False
         return yes or typer.confirm("Restart vLLM with the new command?", default=False)
 
-    def notify(m: str) -> None:
-        typer.echo(f"observe: {m}", err=True)
-
-    try:
-        launcher.start(timeout=startup_timeout)
-        notify(f"vLLM ready at {spec.url}; log {launcher.log_path}")
-        if launcher.sidecar_error:
-            notify(launcher.sidecar_error)
-        manage.supervise(
-            launcher,
-            stop=stop,
-            notify=notify,
-            decide=decide,
-            flags=flags,
-            snapshot_every=snapshot_every,
-            recommend_after=recommend_after,
-            max_changes=max_changes,
-            trigger=trigger,
-        )
-    except KeyboardInterrupt:
-        pass
-    finally:
-        launcher.stop()
-# fmt: on
+    manage.run_session(launcher, startup_timeout=startup_timeout, notify=lambda m: typer.echo(f"observe: {m}", err=True),
+                       stop=stop, trigger=trigger, decide=decide, flags=flags, snapshot_every=snapshot_every,
+                       recommend_after=recommend_after, max_changes=max_changes)
 
 
-# fmt: off
 @user_errors
 def recommend(
     vllm_url: str = typer.Option(..., "--vllm-url", help="Base URL of a running vLLM (http://127.0.0.1:8000)."),
@@ -106,15 +64,12 @@ def recommend(
 
     prop = manage.propose_for_url(vllm_url, log, interval=interval, vllm_python=vllm_python)
     if fmt == TextOrJson.json:
-        emit(report.recommend_json(prop, vllm_url))
-        return
+        return emit(report.recommend_json(prop, vllm_url))
     typer.echo(report.proposal_text(prop), nl=False)
     if prop.flags is None:
         typer.echo("(vLLM is not importable here: flags not validated; use --vllm-python)", err=True)
-# fmt: on
 
 
-# fmt: off
 @user_errors
 def compare(
     before: Path = typer.Argument(..., metavar="BEFORE", help="Before the change: a run folder (log + snapshots), or a saved diagnosis JSON (`diagnose --format json`, or the sidecar's /api/diagnosis: one window of its history)."),
@@ -123,14 +78,7 @@ def compare(
 ) -> None:
     """Before/after: throughput, TTFT/ITL quantiles, preemptions, KV usage, and whether the change helped."""
     from observe import manage, report
-    from observe.report.compare import compare_text
 
     res = manage.compare_runs(before, after)
-    emit(report.compare_json(res) if fmt == TextOrJson.json else compare_text(res))
+    emit(report.compare_json(res) if fmt == TextOrJson.json else report.compare_text(res))
 # fmt: on
-
-
-def register(app: typer.Typer) -> None:
-    app.command("run", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(run_cmd)
-    app.command()(recommend)
-    app.command()(compare)

@@ -45,19 +45,11 @@ def sidecar(
     from observe.config import SidecarSettings, read_api_token
     from observe.sidecar import Sidecar
 
+    logs = [*log, *podlogs.patterns(_pod_selectors(pods, container), pods_root)]
     settings = SidecarSettings.from_cli(
-        logs=[*log, *podlogs.patterns(_pod_selectors(pods, container), pods_root)],
-        vllm_url=vllm_url,
-        listen=listen,
-        scrape_interval=scrape_interval,
-        window=window,
-        analyze_interval=analyze_interval,
-        from_start=from_start,
-        use_watchdog=not polling,
-        name=name,
-        thresholds=settingsfile.load(config),
-        warn_every=warn_every,
-        api_diagnosis=api_diagnosis,
+        logs=logs, vllm_url=vllm_url, listen=listen, scrape_interval=scrape_interval, window=window,
+        analyze_interval=analyze_interval, from_start=from_start, use_watchdog=not polling, name=name,
+        thresholds=settingsfile.load(config), warn_every=warn_every, api_diagnosis=api_diagnosis,
         api_token=read_api_token(api_token_file, os.environ),
     )
     try:
@@ -73,7 +65,3 @@ def sidecar(
     if car.stopped_by == signal.SIGINT:
         raise fail("interrupted", errors.EXIT_INTERRUPTED)
 # fmt: on
-
-
-def register(app: typer.Typer) -> None:
-    app.command()(sidecar)

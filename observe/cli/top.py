@@ -24,7 +24,3 @@ def top(
     secs = parse_duration(interval, what="--interval")
     top_mod.run(targets, interval=secs, timeout=min(5.0, max(1.0, secs)), once=once)
 # fmt: on
-
-
-def register(app: typer.Typer) -> None:
-    app.command()(top)

@@ -16,7 +16,8 @@ when applying it is safe. So this package
   log (`failure`). Nothing is applied without the caller asking for it;
 - turns a diagnosis into checked flag changes and the new command (`propose`), for the launch it
   supervises or for a running vLLM it did not launch (`observe recommend`);
-- compares two launches and supervises a running one (`compare`).
+- compares two launches and supervises a running one (`compare`); `observe run`'s whole session
+  (the command read, a sidecar per launch, start, supervise, stop) is `session`.
 
 Nothing here prints: the terminal stream is passed in by the CLI.
 """
@@ -36,6 +37,7 @@ from observe.manage.launcher import (
     save_metrics,
 )
 from observe.manage.propose import Proposal, propose, propose_for_url
+from observe.manage.session import launch_spec, run_session, sidecar_factory
 from observe.manage.spec import LaunchSpec, parse_command
 from observe.model import Recommendation
 
@@ -55,13 +57,16 @@ __all__ = [
     "failure_cause",
     "flag_diff",
     "installed_flags",
+    "launch_spec",
     "parse_command",
     "propose",
     "propose_for_url",
     "read_history",
     "read_log",
     "record",
+    "run_session",
     "run_summary",
     "save_metrics",
+    "sidecar_factory",
     "supervise",
 ]

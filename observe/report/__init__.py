@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from observe.errors import ObserveError
 from observe.model import SEVERITIES, severity_rank
+from observe.report.compare import compare_text
 from observe.report.html import render_html
 from observe.report.jsonout import SCHEMA, capacity_json, compare_json, recommend_json, settings_json, to_dict
 from observe.report.markdown import render_markdown
@@ -27,6 +28,7 @@ __all__ = [
     "SCHEMA",
     "capacity_json",
     "compare_json",
+    "compare_text",
     "print_rich",
     "proposal_text",
     "recommend_json",
@@ -35,6 +37,7 @@ __all__ = [
     "render_markdown",
     "render_text",
     "settings_json",
+    "settings_text",
     "to_dict",
     "worst_at_least",
 ]
@@ -55,6 +58,17 @@ def render(diag: Diagnosis, fmt: str, *, settings: Settings | None = None) -> st
     if fmt == "html":
         return render_html(diag, kv_high_pct=kv_high_pct, kv_full_pct=kv_full_pct)
     raise ObserveError(f"unknown format {fmt!r} ({', '.join(FORMATS)})")
+
+
+def settings_text(s: Settings, fmt: str) -> str:
+    """`observe config show`: the commented YAML that --config reads, or the JSON list."""
+    from observe.settings import to_yaml
+
+    if fmt == "json":
+        return settings_json(s) + "\n"
+    if fmt == "yaml":
+        return to_yaml(s)
+    raise ObserveError(f"--format must be yaml or json, not {fmt!r}")
 
 
 def worst_at_least(diag: Diagnosis, level: str) -> bool:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,3 +38,14 @@ class ProgressBar:
     def close(self) -> None:
         if self._p is not None:
             self._p.stop()
+
+
+@contextlib.contextmanager
+def progress_bar(wanted: bool = True) -> Iterator[ProgressBar | None]:
+    """A bar while the block runs, when wanted and stderr is a terminal (else None)."""
+    bar = ProgressBar() if wanted and sys.stderr.isatty() else None
+    try:
+        yield bar
+    finally:
+        if bar is not None:
+            bar.close()
