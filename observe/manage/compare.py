@@ -65,8 +65,8 @@ def diagnosis_summary(path: Path) -> dict[str, Any]:
         d = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as e:
         raise ConfigError(f"{path}: neither a run folder nor a saved diagnosis JSON ({e})") from None
-    if not isinstance(d, dict) or d.get("schema") != "observe.diagnosis/v1":
-        raise ConfigError(f"{path}: not an observe diagnosis (expected schema observe.diagnosis/v1)")
+    if not isinstance(d, dict) or d.get("schema") != report.SCHEMA:
+        raise ConfigError(f"{path}: not an observe diagnosis (expected schema {report.SCHEMA})")
     return _summary(str(path), d)
 
 
