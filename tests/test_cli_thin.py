@@ -50,27 +50,30 @@ def _cli(*args: str) -> tuple[int, str, str]:
     return r.exit_code, r.stdout, r.stderr
 
 
-def test_recommend_prints_what_manage_proposes() -> None:
-    """The same vLLM (replayed real kv-pressure snapshots and its log): `recommend --format json`
-    is report.recommend_json of manage.propose_for_url's Proposal, and the text is
-    report.proposal_text of it."""
+def test_recommend_prints_what_manage_proposes(monkeypatch) -> None:
+    """The same vLLM (replayed real kv-pressure snapshots and its log): manage.propose_for_url
+    proposes the KV-cache change; `recommend` prints the very Proposal it gets from there, as
+    report.recommend_json (--format json) or report.proposal_text (text)."""
     with replay_metrics_server(SNAPS, mode="per_request") as (url, _):
         prop = manage.propose_for_url(url, [str(KV_LOG)], sleep=lambda s: None)
     assert prop.before is None and prop.after is None  # a vLLM observe did not launch
     assert prop.accepted and prop.command and "--kv-cache-memory-bytes" in prop.command
     assert "kv_cache_saturated" in [f.id for f in prop.findings]
-    for fmt, expected in (
-        ("json", report.recommend_json(prop, url) + "\n"),
-        ("text", report.proposal_text(prop)),
-    ):
-        with replay_metrics_server(SNAPS, mode="per_request") as (url2, _):
-            rc, out, _err = _cli(
-                "recommend", "--vllm-url", url2, "--log", str(KV_LOG), "--interval", "0", "--format", fmt
-            )
-        assert rc == 0
-        assert out == expected.replace(url, url2)
     doc = json.loads(report.recommend_json(prop, url))
     assert doc["schema"] == "observe.recommend/v1" and doc["command"] == prop.command
+
+    seen: list[manage.Proposal] = []
+    real = manage.propose_for_url
+    monkeypatch.setattr(manage, "propose_for_url", lambda *a, **k: seen.append(real(*a, **k)) or seen[-1])
+    for fmt in ("json", "text"):
+        with replay_metrics_server(SNAPS, mode="per_request") as (url, _):
+            rc, out, _err = _cli(
+                "recommend", "--vllm-url", url, "--log", str(KV_LOG), "--interval", "0", "--format", fmt
+            )
+        assert rc == 0 and seen
+        assert out == (
+            report.recommend_json(seen[-1], url) + "\n" if fmt == "json" else report.proposal_text(seen[-1])
+        )
 
 
 def _rec(flag: str, current, suggested, reason: str = "r") -> Recommendation:
