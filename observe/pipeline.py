@@ -541,6 +541,17 @@ def nothing_read_text(unreadable: Sequence[dict]) -> str:
     return text
 
 
+def not_read_text(unreadable: Sequence[dict]) -> str | None:
+    """The one line when a file could be read only in part (a truncated .gz) or not at all, after
+    a report of the rest; None when every file was read."""
+    partial = [u for u in unreadable if u.get("kind") in NOT_READ]
+    if not partial:
+        return None
+    return "; ".join(f"{u['path']}: {u['reason']}" for u in partial[:3]) + (
+        " (the report above is of the rest; --partial-ok accepts this)"
+    )
+
+
 def match_history(instances: Sequence[str], logs: Sequence[str]) -> dict[str, str]:
     """Which log belongs to which Prometheus instance: the log whose path names the pod (or the
     instance's host); one log and one instance are each other's. Unmatched ones stay apart."""

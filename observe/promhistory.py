@@ -36,7 +36,7 @@ from typing import Any
 import requests
 
 from observe import names, promql
-from observe.errors import ConfigError, TargetError
+from observe.errors import ConfigError, ObserveError, TargetError
 from observe.model import Sample, Scrape
 from observe.scrape import _canonical as canonical_sample_name
 
@@ -48,8 +48,10 @@ __all__ = [
     "METRICS",
     "History",
     "choose_step",
+    "from_options",
     "parse_duration",
     "parse_selector",
+    "parse_time",
     "read_history",
     "to_instances",
 ]
@@ -88,6 +90,37 @@ METRICS = (*_GAUGES, *_COUNTERS, *_HISTOGRAMS)
 _TARGET_LABELS = ("job", "instance", "namespace", "pod", "container", "endpoint", "service")
 # Labels HA pairs and Thanos add per replica: series differing only by these are one series.
 _REPLICA_LABELS = ("prometheus_replica", "replica", "__replica__", "prometheus", "cluster")
+
+
+def from_options(
+    url: str | None,
+    *,
+    since: str | None = None,
+    start: str | None = None,
+    end: str | None = None,
+    selector: str | None = None,
+    step: str | None = None,
+    now: datetime,
+) -> dict[str, list[Scrape]] | None:
+    """`diagnose --prometheus URL` with its range options → each instance's Scrapes (None without
+    a URL; the range options without one are one ObserveError)."""
+    if not url:
+        if since or start or end or selector or step:
+            raise ObserveError("--since, --start, --end, --selector and --step go with --prometheus URL")
+        return None
+    t0, t1 = parse_time("--start", start), parse_time("--end", end)
+    return read_history(url, start=t0, end=t1, since=since, selector=selector, step=step, now=now).instances
+
+
+def parse_time(flag: str, text: str | None) -> datetime | None:
+    """``--start``/``--end``: an ISO 8601 time (``Z`` or an offset; none means UTC), or None."""
+    if text is None:
+        return None
+    try:
+        t = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ObserveError(f"{flag} needs an ISO 8601 time like 2026-11-29T19:00:00Z, not {text!r}") from None
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
 
 
 def parse_duration(text: str) -> float:

@@ -21,7 +21,7 @@ import select
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -33,12 +33,12 @@ from rich.table import Table
 from rich.text import Text
 
 from observe import scrape
-from observe.errors import TargetError
+from observe.errors import ObserveError, TargetError
 from observe.model import Scrape
 from observe.report import style
 from observe.topstate import ServerView, TopState, sparkline
 
-__all__ = ["Target", "render", "run"]
+__all__ = ["Target", "render", "run", "targets"]
 
 
 @dataclass
@@ -48,6 +48,29 @@ class Target:
     url: str
     sidecar_url: str | None = None
     logs: tuple[str, ...] = ()
+
+
+def targets(urls: Sequence[str], sidecar_urls: Sequence[str] = (), logs: Sequence[str] = ()) -> list[Target]:
+    """The servers to watch: each URL checked, the sidecars in the servers' order (at most one
+    each), the logs only with a single server; one-line ObserveError otherwise."""
+    from observe.sidecarconfig import check_url
+
+    for u in [*urls, *sidecar_urls]:
+        check_url(u, what="URL")
+    if len(sidecar_urls) > len(urls):
+        raise ObserveError(
+            f"{len(sidecar_urls)} --sidecar for {len(urls)} server(s): give at most one per server"
+        )
+    if logs and len(urls) != 1:
+        raise ObserveError("--log goes with exactly one server URL")
+    return [
+        Target(
+            url=u,
+            sidecar_url=sidecar_urls[i] if i < len(sidecar_urls) else None,
+            logs=tuple(logs) if i == 0 else (),
+        )
+        for i, u in enumerate(urls)
+    ]
 
 
 # ---------------------------------------------------------------- drawing
@@ -142,11 +165,18 @@ def render(state: TopState, *, width: int = 100, clock: str | None = None) -> Gr
 class _Feed:
     """Reads one target: /metrics, and its findings (remote sidecar or in-process one over logs)."""
 
-    def __init__(self, target: Target, timeout: float, analyze_every: float) -> None:
+    def __init__(
+        self,
+        target: Target,
+        timeout: float,
+        analyze_every: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.target = target
         self.timeout = timeout
         self.analyze_every = analyze_every
-        self._last_analysis = 0.0
+        self._clock = clock  # when the logs were last analysed (a test passes its own)
+        self._last_analysis: float | None = None
         self._car = None
         if target.logs:
             from observe.sidecar import Sidecar
@@ -181,8 +211,8 @@ class _Feed:
             except (requests.RequestException, ValueError) as e:
                 return None, self.target.sidecar_url, f"cannot read {url}: {type(e).__name__}"
         if self._car is not None:
-            now = time.monotonic()
-            if now - self._last_analysis >= self.analyze_every:
+            now = self._clock()
+            if self._last_analysis is None or now - self._last_analysis >= self.analyze_every:
                 self._last_analysis = now
                 self._car.analyze_once()
             doc = self._car.diagnosis_dict()
@@ -195,8 +225,9 @@ class _Feed:
 
 
 def _poll(state: TopState, feeds: dict[str, _Feed], lock: threading.Lock, pool) -> None:
+    """One read of every server at once, then their findings at once: an analysis over logs
+    (`--log`) sees the read just made, so the first screen's findings are of the logs and it."""
     futures = {pool.submit(f.read): n for n, f in feeds.items()}
-    finds = {pool.submit(f.findings): n for n, f in feeds.items()}
     for fut, name in futures.items():
         try:
             sc = fut.result()
@@ -204,6 +235,7 @@ def _poll(state: TopState, feeds: dict[str, _Feed], lock: threading.Lock, pool) 
             sc = Scrape(at=None, samples=[], ok=False, error=f"{type(e).__name__}: {e}")
         with lock:
             state.observe(name, sc)
+    finds = {pool.submit(f.findings): n for n, f in feeds.items()}
     for fut, name in finds.items():
         try:
             doc, source, err = fut.result()
@@ -245,14 +277,16 @@ def run(
     analyze_every: float = 10.0,
     once: bool = False,
     console: Console | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> None:
-    """Show the servers until `q` (or Ctrl-C); `once`: read each server once, print, return."""
+    """Show the servers until `q` (or Ctrl-C); `once`: read each server once, print, return.
+    `clock` paces the analyses of `--log` (every `analyze_every` seconds of it)."""
     from rich.live import Live
 
     console = console or Console()
     names = [t.url for t in targets]
     state = TopState(names)
-    feeds = {t.url: _Feed(t, timeout, analyze_every) for t in targets}
+    feeds = {t.url: _Feed(t, timeout, analyze_every, clock) for t in targets}
     lock = threading.Lock()
     stop = threading.Event()
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=2 * len(feeds), thread_name_prefix="observe-top")

@@ -9,7 +9,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from observe import rotation
@@ -108,15 +107,31 @@ def test_stdin_mode_like_a_pipe(tmp_path: Path):
 
 
 def test_a_leftover_child_holding_the_pipe_does_not_hold_the_tee(tmp_path: Path):
-    # the main process exits while a grandchild keeps stdout open (an engine process left behind)
-    start = time.monotonic()
-    r = subprocess.run(
-        [sys.executable, str(TEE), str(tmp_path / "v.log"), "--", "sh", "-c", "echo a; sleep 30 & exit 0"],
+    # the main process exits while a grandchild keeps stdout open (an engine process left behind,
+    # sleeping for an hour): the tee has returned while that grandchild still runs
+    pidfile = tmp_path / "grandchild.pid"
+    script = f"echo a; sleep 3600 & echo $! > {pidfile}; exit 0"
+    r = subprocess.run(  # the timeout only guards against a hang
+        [sys.executable, str(TEE), str(tmp_path / "v.log"), "--", "sh", "-c", script],
         capture_output=True,
-        timeout=25,
+        timeout=120,
     )
-    assert r.returncode == 0 and time.monotonic() - start < 20
-    assert (tmp_path / "v.log").read_text() == "a\n"
+    grandchild = int(pidfile.read_text())
+    try:
+        assert r.returncode == 0
+        assert _running(grandchild), "the grandchild ended first: this test proves nothing"
+        assert (tmp_path / "v.log").read_text() == "a\n"
+    finally:
+        os.kill(grandchild, signal.SIGKILL)
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != b"Z"
 
 
 def test_bad_input_is_one_clear_message(tmp_path: Path):

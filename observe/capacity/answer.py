@@ -1,10 +1,10 @@
 """`observe capacity`'s answer: the model and GPU named, the sizing for the asked KV dtype and the
-other one, as text or JSON, and whether vLLM would refuse to start (the CLI's exit 1). Pure: a
-config.json the user names arrives read (observe.modelfiles.model_argument)."""
+other one (as text; the JSON document is report.jsonout's `capacity_json`), and whether vLLM would
+refuse to start (the CLI's exit 1). Pure: a config.json the user names arrives read
+(observe.modelfiles.model_argument)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,23 +13,13 @@ from observe.capacity.sizing import CapacityResult, compute, kv_bytes_per_elemen
 from observe.capacity.tables import ModelSpec, gpu_spec, model_spec
 from observe.errors import ConfigError
 
-_ALT_KEYS = (
-    "kv_cache_dtype",
-    "bytes_per_token",
-    "kv_cache_tokens",
-    "num_blocks",
-    "required_kv_gib",
-    "required_kv_gib_total",
-    "concurrency_fits",
-    "max_concurrency",
-)
-
 
 @dataclass(frozen=True)
 class Answer:
-    text: str  # what the CLI prints (text or JSON)
+    text: str  # what the CLI prints for --format text ("" for json: report.jsonout.capacity_json)
     refuses: bool  # vLLM would refuse to start with this configuration (no KV blocks, or max_model_len)
     result: CapacityResult
+    alternative: CapacityResult | None = None  # the same question for the other KV-cache dtype
 
 
 def refuses_to_start(r: CapacityResult) -> bool:
@@ -66,11 +56,5 @@ def answer(
     if result.required_kv_gib is not None:  # the classic question: also answer for the other KV dtype
         other = "auto" if kv_bytes_per_element(kv_cache_dtype, spec) == 1 else "fp8"
         alt = compute(spec, kv_cache_dtype=other, **kwargs)
-    if fmt == "json":
-        d = {"schema": "observe.capacity/v1", **result.to_dict()}
-        if alt is not None:
-            d["alternative"] = {k: alt.to_dict()[k] for k in _ALT_KEYS}
-        text = json.dumps(d, indent=2)
-    else:
-        text = render_text(result, alt)
-    return Answer(text=text, refuses=refuses_to_start(result), result=result)
+    text = "" if fmt == "json" else render_text(result, alt)
+    return Answer(text=text, refuses=refuses_to_start(result), result=result, alternative=alt)

@@ -14,20 +14,16 @@ when applying it is safe. So this package
   starts the previous one again, and every start, change, failure and rollback is a line in a
   JSON-lines history file. A vLLM that fails to start is reported with the cause read from its
   log (`failure`). Nothing is applied without the caller asking for it;
-- compares two launches and supervises a running one (`compare`).
+- turns a diagnosis into checked flag changes and the new command (`propose`), for the launch it
+  supervises or for a running vLLM it did not launch (`observe recommend`);
+- compares two launches and supervises a running one (`compare`); `observe run`'s whole session
+  (the command read, a sidecar per launch, start, supervise, stop) is `session`.
 
 Nothing here prints: the terminal stream is passed in by the CLI.
 """
 
 from observe.manage.apply import apply, checked_recommendations, flag_diff
-from observe.manage.compare import (
-    Proposal,
-    compare_runs,
-    diagnosis_summary,
-    propose,
-    run_summary,
-    supervise,
-)
+from observe.manage.compare import compare_runs, diagnosis_summary, run_summary, supervise
 from observe.manage.failure import failure_cause
 from observe.manage.flags import VllmFlags, installed_flags
 from observe.manage.launcher import (
@@ -40,6 +36,8 @@ from observe.manage.launcher import (
     record,
     save_metrics,
 )
+from observe.manage.propose import Proposal, propose, propose_for_url
+from observe.manage.session import launch_spec, run_session, sidecar_factory
 from observe.manage.spec import LaunchSpec, parse_command
 from observe.model import Recommendation
 
@@ -59,12 +57,16 @@ __all__ = [
     "failure_cause",
     "flag_diff",
     "installed_flags",
+    "launch_spec",
     "parse_command",
     "propose",
+    "propose_for_url",
     "read_history",
     "read_log",
     "record",
+    "run_session",
     "run_summary",
     "save_metrics",
+    "sidecar_factory",
     "supervise",
 ]

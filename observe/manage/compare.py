@@ -7,18 +7,15 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from observe import names, pipeline, report
 from observe.diagnosis import Diagnosis
 from observe.errors import ConfigError, ObserveError
-from observe.manage.apply import apply, checked_recommendations
 from observe.manage.flags import VllmFlags
 from observe.manage.launcher import Launcher, RolledBack, record
-from observe.manage.spec import LaunchSpec
-from observe.model import Recommendation
+from observe.manage.propose import Proposal, propose
 
 _QUANTILES = names.LATENCY_QUANTILES
 _HISTS = names.LATENCY_HISTOGRAMS
@@ -68,8 +65,8 @@ def diagnosis_summary(path: Path) -> dict[str, Any]:
         d = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as e:
         raise ConfigError(f"{path}: neither a run folder nor a saved diagnosis JSON ({e})") from None
-    if not isinstance(d, dict) or d.get("schema") != "observe.diagnosis/v1":
-        raise ConfigError(f"{path}: not an observe diagnosis (expected schema observe.diagnosis/v1)")
+    if not isinstance(d, dict) or d.get("schema") != report.SCHEMA:
+        raise ConfigError(f"{path}: not an observe diagnosis (expected schema {report.SCHEMA})")
     return _summary(str(path), d)
 
 
@@ -140,34 +137,6 @@ def compare_runs(before: Path, after: Path, *, max_throughput_drop: float = 0.10
 
 
 # ---------------------------------------------------------------- watch, propose, apply
-
-
-@dataclass
-class Proposal:
-    """What observe would change for the running launch, checked against the installed vLLM."""
-
-    before: LaunchSpec
-    after: LaunchSpec
-    accepted: list[Recommendation]
-    rejected: list[tuple[Recommendation, str]]
-    findings: list[Any]
-    folder: Path
-
-
-def propose(spec: LaunchSpec, folder: Path, flags: VllmFlags | None) -> Proposal:
-    """Diagnose one launch folder (log + snapshots) and turn its recommendations into a new command."""
-    diag = pipeline.diagnose_paths([folder])
-    inst = max(diag.instances, key=lambda i: sum(s.get("parsed_lines") or 0 for s in i.sources), default=None)
-    recs = list(inst.recommendations) if inst else []
-    ok, bad = checked_recommendations(spec, recs, flags)
-    return Proposal(
-        before=spec,
-        after=apply(spec, ok),
-        accepted=ok,
-        rejected=bad,
-        findings=list(inst.findings) if inst else [],
-        folder=folder,
-    )
 
 
 def supervise(

@@ -1,7 +1,8 @@
 """Diagnosis → text | json | markdown | html, and rich tables for the terminal.
 
 text.py (plain text and rich), markdown.py, html.py (one self-contained page; its plots are
-chosen in plots.py and drawn by svg.py) and jsonout.py (the `observe.diagnosis/v1` document).
+chosen in plots.py and drawn by svg.py) and jsonout.py (the `observe.diagnosis/v1` document, and
+every other command's `--format json` document); proposal.py prints a manage.Proposal.
 """
 
 from __future__ import annotations
@@ -11,10 +12,12 @@ from typing import TYPE_CHECKING
 
 from observe.errors import ObserveError
 from observe.model import SEVERITIES, severity_rank
+from observe.report.compare import compare_text
 from observe.report.html import render_html
-from observe.report.jsonout import SCHEMA, to_dict
+from observe.report.jsonout import SCHEMA, capacity_json, compare_json, recommend_json, settings_json, to_dict
 from observe.report.markdown import render_markdown
 from observe.report.plots import KV_FULL_PCT, KV_HIGH_PCT
+from observe.report.proposal import proposal_text
 from observe.report.text import print_rich, render_text
 
 if TYPE_CHECKING:
@@ -23,11 +26,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SCHEMA",
+    "capacity_json",
+    "compare_json",
+    "compare_text",
     "print_rich",
+    "proposal_text",
+    "recommend_json",
     "render",
     "render_html",
     "render_markdown",
     "render_text",
+    "settings_json",
+    "settings_text",
     "to_dict",
     "worst_at_least",
 ]
@@ -48,6 +58,17 @@ def render(diag: Diagnosis, fmt: str, *, settings: Settings | None = None) -> st
     if fmt == "html":
         return render_html(diag, kv_high_pct=kv_high_pct, kv_full_pct=kv_full_pct)
     raise ObserveError(f"unknown format {fmt!r} ({', '.join(FORMATS)})")
+
+
+def settings_text(s: Settings, fmt: str) -> str:
+    """`observe config show`: the commented YAML that --config reads, or the JSON list."""
+    from observe.settings import to_yaml
+
+    if fmt == "json":
+        return settings_json(s) + "\n"
+    if fmt == "yaml":
+        return to_yaml(s)
+    raise ObserveError(f"--format must be yaml or json, not {fmt!r}")
 
 
 def worst_at_least(diag: Diagnosis, level: str) -> bool:

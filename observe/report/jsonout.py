@@ -1,4 +1,8 @@
-"""Diagnosis → the JSON document (a dict; schema `observe.diagnosis/v1`, docs/architecture.md).
+"""Every `--format json` document observe prints, each with its schema version (observe/schemas/):
+the diagnosis (`observe.diagnosis/v1`, a dict: `to_dict`), and, below it, `recommend/v1`,
+`capacity/v1`, `compare/v1` and the settings list (`config show --format json`) as text.
+
+The diagnosis document (docs/architecture.md):
 
 `instances` is the place to read each instance's results from. With one instance the top-level
 `engine`/`stats`/`events`/`command` describe it too; with several they are null (no instance is
@@ -14,15 +18,23 @@ earlier ones are history, each with its own status, reason, flags, findings and 
 
 from __future__ import annotations
 
+import json
 import math
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from observe.diagnosis import Diagnosis, InstanceDiagnosis
 from observe.launches import Launch
 from observe.model import AdviceNote, Finding, Recommendation
+from observe.settings import Settings, describe
+
+if TYPE_CHECKING:
+    from observe.capacity.sizing import CapacityResult
 
 SCHEMA = "observe.diagnosis/v1"
+RECOMMEND_SCHEMA = "observe.recommend/v1"
+CAPACITY_SCHEMA = "observe.capacity/v1"
+COMPARE_SCHEMA = "observe.compare/v1"
 
 
 def _iso(t: datetime | None) -> str | None:
@@ -175,3 +187,52 @@ def to_dict(diag: Diagnosis) -> dict:
         "unreadable": diag.unreadable,
     }
     return _clean(out)
+
+
+# ---------------------------------------------------------------- the other commands' documents
+def recommend_json(prop: Any, vllm_url: str) -> str:
+    """`observe recommend --format json`: a manage.Proposal for the vLLM at `vllm_url`."""
+    doc = {
+        "schema": RECOMMEND_SCHEMA,
+        "vllm_url": vllm_url,
+        "findings": [f.id for f in prop.findings],
+        "recommendations": [
+            {"flag": r.flag, "current": r.current, "suggested": r.suggested, "reason": r.reason}
+            for r in prop.accepted
+        ],
+        "rejected": [{"flag": r.flag, "suggested": r.suggested, "why": w} for r, w in prop.rejected],
+        "validated_against": prop.flags.version if prop.flags else None,
+        "command": prop.command,
+    }
+    return json.dumps(doc, indent=2, default=str)
+
+
+# what `capacity --format json` says of the other KV-cache dtype
+_CAPACITY_ALT_KEYS = (
+    "kv_cache_dtype",
+    "bytes_per_token",
+    "kv_cache_tokens",
+    "num_blocks",
+    "required_kv_gib",
+    "required_kv_gib_total",
+    "concurrency_fits",
+    "max_concurrency",
+)
+
+
+def capacity_json(result: CapacityResult, alternative: CapacityResult | None = None) -> str:
+    """`observe capacity --format json`: the sizing, and the same question for the other KV dtype."""
+    d: dict[str, Any] = {"schema": CAPACITY_SCHEMA, **result.to_dict()}
+    if alternative is not None:
+        d["alternative"] = {k: alternative.to_dict()[k] for k in _CAPACITY_ALT_KEYS}
+    return json.dumps(d, indent=2)
+
+
+def compare_json(res: dict[str, Any]) -> str:
+    """`observe compare --format json`: manage.compare_runs's answer."""
+    return json.dumps({"schema": COMPARE_SCHEMA, **res}, indent=2, default=str)
+
+
+def settings_json(s: Settings) -> str:
+    """`observe config show --format json`: every setting with its value and note."""
+    return json.dumps(describe(s), indent=2, default=list)

@@ -1,0 +1,5 @@
+"""`python -m observe`: the `observe` command."""
+
+from observe.cli import main
+
+main()

@@ -1,0 +1,5 @@
+"""`python -m observe.cli`."""
+
+from observe.cli import main
+
+main()

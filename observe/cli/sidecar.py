@@ -1,0 +1,68 @@
+"""`observe sidecar`: run beside one vLLM (observe.sidecar) until a signal stops it."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import typer
+
+from observe import errors, podlogs
+from observe.cli.common import config_option, fail, user_errors
+from observe.errors import ConfigError, ObserveError
+
+
+def _pod_selectors(texts: list[str], container: str) -> list[podlogs.Selector]:
+    try:
+        return [podlogs.parse_selector(t, container) for t in texts]
+    except ValueError as e:
+        raise ConfigError(f"--pods: {e}") from None
+
+
+# fmt: off
+@user_errors
+def sidecar(
+    log: list[str] = typer.Option([], "--log", help="Glob of vLLM log files to follow (repeatable)."),
+    pods: list[str] = typer.Option([], "--pods", help="NAMESPACE/POD shell patterns: follow those pods' CRI logs under --pods-root (a DaemonSet)."),
+    pods_root: str = typer.Option("/var/log/pods", "--pods-root", help="The kubelet's pod log folder."),
+    container: str = typer.Option("vllm", "--container", help="The container of --pods whose log is read."),
+    vllm_url: str | None = typer.Option(None, "--vllm-url", help="Base URL of vLLM (its /metrics is scraped)."),
+    listen: str = typer.Option("127.0.0.1:9400", "--listen", help="HOST:PORT for the sidecar's /metrics, /healthz, /api/diagnosis."),
+    scrape_interval: str = typer.Option("15s", "--scrape-interval", help="How often to scrape vLLM's /metrics (e.g. 5s)."),
+    window: str = typer.Option("1h", "--window", help="How far back the analysis looks (e.g. 30m, 1h)."),
+    analyze_interval: str = typer.Option("30s", "--analyze-interval", help="How often to re-run detection and advice."),
+    from_start: bool = typer.Option(False, "--from-start", help="Read the logs' history instead of starting at their end."),
+    polling: bool = typer.Option(False, "--polling", help="Poll files instead of inotify/watchdog events."),
+    name: str | None = typer.Option(None, "--name", help="Instance name in the diagnosis."),
+    warn_every: str = typer.Option("5m", "--warn-every", help="Repeat a lasting warning (vLLM unreachable, no log file) this often."),
+    config: Path | None = config_option(),
+    api_diagnosis: str = typer.Option("auto", "--api-diagnosis", help="Who may read /api/diagnosis: auto (loopback only, unless a token is set), public, off."),
+    api_token_file: Path | None = typer.Option(None, "--api-token-file", help="File whose first line is the bearer token /api/diagnosis requires (else $OBSERVE_API_TOKEN)."),
+) -> None:
+    """Run beside one vLLM: follow its logs, scrape /metrics, export findings and advice."""
+    from observe import settingsfile
+    from observe.sidecar import Sidecar
+    from observe.sidecarconfig import SidecarSettings
+    from observe.tokenfile import read_api_token
+
+    logs = [*log, *podlogs.patterns(_pod_selectors(pods, container), pods_root)]
+    settings = SidecarSettings.from_cli(
+        logs=logs, vllm_url=vllm_url, listen=listen, scrape_interval=scrape_interval, window=window,
+        analyze_interval=analyze_interval, from_start=from_start, use_watchdog=not polling, name=name,
+        thresholds=settingsfile.load(config), warn_every=warn_every, api_diagnosis=api_diagnosis,
+        api_token=read_api_token(api_token_file, os.environ),
+    )
+    try:
+        car = Sidecar(settings, warn=lambda msg: typer.echo(f"observe sidecar: {msg}", err=True))
+        car.stop_on_signals()  # before it serves: a signal that comes once /healthz answers must stop it cleanly
+        car.start()
+    except OSError as e:
+        raise ObserveError(f"cannot listen on {listen}: {e.strerror or e}")
+    typer.echo(f"observe sidecar: serving {car.listen_url}/metrics", err=True)
+    if settings.api_warning:
+        typer.echo(f"observe sidecar: {settings.api_warning}", err=True)
+    car.wait()
+    if car.stopped_by == signal.SIGINT:
+        raise fail("interrupted", errors.EXIT_INTERRUPTED)
+# fmt: on
