@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 from observe import rotation
 from observe.model import LogLine
 from observe.parse.scan import COUNT, COUNTED, Classifier
+from observe.tailwake import Waker
 
 __all__ = ["CountedLines", "Follower", "FollowerStats"]
 
@@ -70,7 +71,6 @@ _MAX_READ_PER_POLL = 8 << 20  # per file and poll: bounded memory when catching 
 _HEAD = 256  # first bytes kept of a file let go, to tell a reused inode number from it
 _MAX_HEADS = 1024
 _MAX_LINGER = 16  # rotated files kept open for late writers (about one per writing process)
-_WAKING = frozenset({"modified", "created", "moved", "deleted", "closed"})
 
 
 @dataclass
@@ -170,13 +170,12 @@ class Follower:
         self._heads: dict[tuple[int, int], bytes] = {}  # first bytes of files let go, by inode
         self._wake = threading.Event()
         self._more = False  # a file has unread bytes left after the per-poll cap
-        self._observer = None
-        self._watched: set[str] = set()
+        self._waker = Waker(self.patterns, self._wake, self.stats) if use_watchdog else None
         self._closed = False
         self._last_discovery = time.monotonic()
         self._classifier = Classifier(max_line_bytes) if bulk else None
-        if use_watchdog:
-            self._start_watchdog()
+        if self._waker is not None:
+            self._waker.start()
         for path in self._discover():
             st = self._open(path, at_end=not from_start)
             if st is not None and from_start and bulk:
@@ -195,8 +194,8 @@ class Follower:
         if now - self._last_discovery >= self.poll_interval or not self._streams:
             # globbing costs a directory listing: once per poll_interval, not on every wake-up
             self._last_discovery = now
-            if self._observer is not None:
-                self._watch_dirs()
+            if self._waker is not None:
+                self._waker.watch_dirs()
             found = self._discover()
         else:
             found = []
@@ -234,13 +233,9 @@ class Follower:
         if self._closed:
             return
         self._closed = True
-        obs, self._observer = self._observer, None
-        if obs is not None:
-            try:
-                obs.stop()
-                obs.join(timeout=2)
-            except Exception:
-                pass
+        waker, self._waker = self._waker, None
+        if waker is not None:
+            waker.stop()
         for st in [*self._streams.values(), *self._linger]:
             _close_fd(st.fd)
         self._streams.clear()
@@ -545,57 +540,6 @@ class Follower:
         st.lineno += 1
         self.stats.lines[st.path] = self.stats.lines.get(st.path, 0) + 1
         out.append(LogLine(source=st.path, lineno=st.lineno, text=text, arrival=now))
-
-    # ------------------------------------------------------------------ wake-ups
-    def _start_watchdog(self) -> None:
-        try:
-            from watchdog.events import FileSystemEventHandler
-            from watchdog.observers import Observer
-        except ImportError:
-            return
-        wake = self._wake
-
-        class _Handler(FileSystemEventHandler):
-            def on_any_event(self, event) -> None:
-                if event.event_type in _WAKING:  # not opened/closed: our own reads make those
-                    wake.set()
-
-        try:
-            obs = Observer()
-            obs.daemon = True
-            self._handler = _Handler()
-            self._observer = obs
-            self._watch_dirs()
-            obs.start()
-            self.stats.watchdog = True
-        except Exception as e:
-            try:
-                obs.unschedule_all()
-            except Exception:
-                pass
-            self._observer = None
-            self.stats.watchdog = False
-            self.stats.last_error = f"watchdog unavailable, polling instead: {e}"
-
-    def _watch_dirs(self) -> None:
-        for pat in self.patterns:
-            d = _static_dir(pat)
-            if d in self._watched or not os.path.isdir(d):
-                continue
-            try:
-                self._observer.schedule(self._handler, d, recursive=glob.has_magic(os.path.dirname(pat)))
-                self._watched.add(d)
-            except Exception as e:
-                self.stats.last_error = f"cannot watch {d}: {e}"
-                self._watched.add(d)
-
-
-def _static_dir(pattern: str) -> str:
-    """The deepest directory of `pattern` without glob characters."""
-    d = os.path.dirname(pattern)
-    while glob.has_magic(d):
-        d = os.path.dirname(d)
-    return d or "."
 
 
 def _siblings(d: str, base: str) -> dict[str, tuple[int, int]]:

@@ -148,7 +148,12 @@ def test_names_is_a_leaf_module():
     imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert imported <= {"__future__", "dataclasses", "typing", "observe"}
     assert [
-        n.names[0].name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == "observe"
-    ] == ["names_recent"]
-    data = ast.parse(Path(names.names_recent.__file__).read_text())
-    assert {n.module for n in ast.walk(data) if isinstance(n, ast.ImportFrom)} == {"__future__"}
+        a.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and n.module == "observe"
+        for a in n.names
+    ] == ["names_histograms", "names_recent"]
+    root = Path(names.__file__).parent
+    for leaf, allowed in (("names_recent", {"__future__"}), ("names_catalog", {"__future__", "dataclasses"})):
+        data = ast.parse((root / f"{leaf}.py").read_text())
+        assert {n.module for n in ast.walk(data) if isinstance(n, ast.ImportFrom)} == allowed
