@@ -95,17 +95,38 @@ def _help(name: str) -> str:
     return OBSERVE_METRICS.get(name, name)
 
 
-class ObserveCollector:
-    """A prometheus_client Collector: `collect()` builds fresh families from `get_state()`."""
+Labelled = list[tuple[dict[str, str], ExportState]]
 
-    def __init__(self, get_state: Callable[[], ExportState]) -> None:
+
+class ObserveCollector:
+    """A prometheus_client Collector: `collect()` builds fresh families from `get_state()` — one
+    state, or several with their labels (a node's sidecar: one per pod, labelled `namespace` and
+    `pod`). One state without labels gives exactly what a single state gives."""
+
+    def __init__(self, get_state: Callable[[], ExportState] | Callable[[], Labelled]) -> None:
         self._get_state = get_state
 
     def collect(self) -> Iterator[Metric]:
-        s = self._get_state()
-        yield from _self_metrics(s)
-        yield from _log_facts(s)
-        yield from _analysis(s)
+        got = self._get_state()
+        states: Labelled = [({}, got)] if isinstance(got, ExportState) else got
+        if len(states) == 1 and not states[0][0]:
+            yield from _families(states[0][1])
+            return
+        merged: dict[str, Metric] = {}
+        for labels, s in states:
+            for fam in _families(s):
+                out = merged.get(fam.name)
+                if out is None:
+                    out = merged[fam.name] = Metric(fam.name, fam.documentation, fam.type, fam.unit)
+                for smp in fam.samples:
+                    out.samples.append(smp._replace(labels={**labels, **smp.labels}))
+        yield from merged.values()
+
+
+def _families(s: ExportState) -> Iterator[Metric]:
+    yield from _self_metrics(s)
+    yield from _log_facts(s)
+    yield from _analysis(s)
 
 
 def _gauge(name: str, value: float | None, labels: dict[str, str] | None = None) -> GaugeMetricFamily:
@@ -235,7 +256,7 @@ def _runbooks() -> bytes:
     return runbooks_html(resources.files("observe").joinpath("data/runbooks.md").read_text("utf-8"))
 
 
-def make_registry(get_state: Callable[[], ExportState]) -> CollectorRegistry:
+def make_registry(get_state: Callable[[], ExportState] | Callable[[], Labelled]) -> CollectorRegistry:
     """A fresh registry holding only the observe collector (no process/gc collectors)."""
     reg = CollectorRegistry(auto_describe=False)
     reg.register(ObserveCollector(get_state))

@@ -114,7 +114,7 @@ def test_the_daemonsets_args_follow_kubelet_rotated_pod_logs(tmp_path: Path):
     url = f"http://127.0.0.1:{port}"
 
     def metric(name: str) -> float | None:
-        m = re.search(rf"^{name} (\S+)$", requests.get(url + "/metrics", timeout=2).text, re.M)
+        m = re.search(rf"^{re.escape(name)} (\S+)$", requests.get(url + "/metrics", timeout=2).text, re.M)
         return float(m.group(1)) if m else None
 
     try:
@@ -140,7 +140,9 @@ def test_the_daemonsets_args_follow_kubelet_rotated_pod_logs(tmp_path: Path):
                 )
         stats = sum(1 for t in NORMAL if "Engine 000:" in t)
         wait_until(
-            lambda: metric("observe_vllm_stats_lines_total") == stats, timeout=60, what="every stats line"
+            lambda: metric('observe_vllm_stats_lines_total{namespace="llm",pod="vllm-7d9f-abcde"}') == stats,
+            timeout=60,
+            what="every stats line (the pod's own series)",
         )
         assert metric("observe_log_rotations_total") == rotations == len(NORMAL) // 150
         # every CRI record the runtime wrote was read once (lines counted = lines written)
