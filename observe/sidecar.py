@@ -33,14 +33,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from observe import cri, diagnosis, exporter, podlogs, report, scrape
+from observe import cri, diagnosis, exporter, kubeapi, podlogs, report, scrape
 from observe.config import SidecarSettings
 from observe.liveinstance import Instance, stuck_finding
 from observe.model import Scrape, StartupFact
 from observe.parse import Parser, scan
 from observe.tail import Follower
 
-__all__ = ["Sidecar"]
+__all__ = ["DISCOVER_EVERY", "Sidecar"]
+
+DISCOVER_EVERY = 60.0  # seconds between two lists of the node's pods (--pod-selector)
 
 
 class Sidecar:
@@ -52,8 +54,15 @@ class Sidecar:
         *,
         clock: Callable[[], float] = time.time,
         warn: Callable[[str], None] | None = None,
+        discover: Callable[[], list[kubeapi.Pod]] | None = None,
     ) -> None:
         self.settings = settings
+        # the node's pods a label selector matches (kubeapi.Client.pods): only those are exported,
+        # analyzed and scraped; None: every pod whose log is followed
+        self._discover = discover
+        self._selected: dict[str, kubeapi.Pod] | None = None
+        self._discover_error: str | None = None
+        self._discovered_at = float("-inf")
         self._clock = clock
         self._warn = warn  # where warnings go (the CLI: stderr); None: only /healthz shows them
         self._warned: dict[str, float] = {}  # warning → when it was last told
@@ -102,9 +111,13 @@ class Sidecar:
             ("observe-analyze", self._analyze_loop),
             ("observe-warn", self._warn_loop),
         ]
+        if self._discover is not None:  # the node's pods now, and their first scrape
+            self.discover_once()
+            self.scrape_pods_once()
         if s.vllm_url:  # the first scrape now: a wrong URL is told at start, not ~10 s later
             self.scrape_once()
             self.check_once()
+        if s.vllm_url or self._discover is not None:
             loops.append(("observe-scrape", self._scrape_loop))
         for name, fn in loops:
             t = threading.Thread(target=self._guard(fn), name=name, daemon=True)
@@ -195,7 +208,7 @@ class Sidecar:
                 inst.state.log_lines = files.get(key, {})
                 inst.state.parse_errors = sum(p.parse_errors for p in inst.parsers.values())
                 inst.prune(now)
-                if key in open_now or key in groups:
+                if key in open_now or key in groups or (self._selected and key in self._selected):
                     inst.seen = now
                 elif key and now - inst.seen > self.settings.thresholds.pod_retention_s:
                     del self._instances[key]  # a pod gone that long: its series go
@@ -209,6 +222,34 @@ class Sidecar:
             raise RuntimeError("no --vllm-url to scrape")
         self._one.url = url
         return self._scrape(self._one, url, now)
+
+    def discover_once(self) -> list[kubeapi.Pod] | None:
+        """Ask the Kubernetes API which of the node's pods the selector matches; each gets its
+        instance (and its /metrics URL). None (the error told as a warning) when it cannot answer:
+        the pods known stay as they were."""
+        if self._discover is None:
+            return None
+        self._discovered_at = time.monotonic()
+        try:
+            pods = self._discover()
+        except kubeapi.ApiError as e:
+            with self._lock:
+                self._discover_error = str(e)
+            return None
+        now = self._clock()
+        with self._lock:
+            self._discover_error = None
+            self._selected = {p.key: p for p in pods}
+            for p in pods:
+                inst = self._instance(p.key)
+                inst.url, inst.seen = p.metrics_url, now
+        return pods
+
+    def scrape_pods_once(self, now: datetime | None = None) -> int:
+        """GET the /metrics of every selected pod that has a URL; returns how many answered."""
+        with self._lock:
+            todo = [(i, i.url) for k, i in self._instances.items() if k and i.url and self._visible(k)]
+        return sum(1 for inst, url in todo if url and self._scrape(inst, url, now).ok)
 
     def _scrape(self, inst: Instance, url: str, now: datetime | None) -> Scrape:
         at = now or datetime.fromtimestamp(self._clock(), UTC)
@@ -228,7 +269,11 @@ class Sidecar:
         results. Returns the one instance's diagnosis (None when it failed, or several are read)."""
         at = now or datetime.fromtimestamp(self._clock(), UTC).replace(tzinfo=None)
         with self._lock:
-            insts = [i for k, i in self._instances.items() if k or self._one_counts()]
+            insts = [
+                i
+                for k, i in self._instances.items()
+                if (k and self._visible(k)) or (not k and self._one_counts())
+            ]
         results = [inst.analyze(self._lock, at) for inst in insts]
         with self._lock:
             if insts == [self._one]:
@@ -242,6 +287,8 @@ class Sidecar:
     def problems(self) -> list[str]:
         """What is wrong now, one sentence each: vLLM unreachable, a --log glob matching nothing."""
         out = []
+        if self._discover_error:
+            out.append(self._discover_error)
         for pat in self.settings.logs:
             path = os.path.expanduser(pat)
             if not (glob.glob(path) if glob.has_magic(path) else os.path.isfile(path)):
@@ -283,7 +330,8 @@ class Sidecar:
         with self._lock:
             return [
                 (inst.labels, inst.export(2 * self.settings.analyze_interval))
-                for inst in self._instances.values()
+                for key, inst in self._instances.items()
+                if self._visible(key)
             ]
 
     def diagnosis_dict(self) -> dict[str, Any] | None:
@@ -319,7 +367,7 @@ class Sidecar:
                         "vllm_up": i.state.up,
                     }
                     for key, i in sorted(self._instances.items())
-                    if key
+                    if key and self._visible(key)
                 }
         body["warnings"] = self.problems()
         return alive and wedged is None, body
@@ -359,6 +407,11 @@ class Sidecar:
         if inst is None:
             inst = self._instances[key] = self._make(key)
         return inst
+
+    def _visible(self, key: str) -> bool:
+        """Whether an instance is exported and analyzed: the one instance always; a pod's unless a
+        label selector is in use and does not select it (lock held)."""
+        return not key or self._selected is None or key in self._selected
 
     def _one_counts(self) -> bool:
         """Whether the one instance has anything to analyze beside pods (lock held)."""
@@ -430,7 +483,12 @@ class Sidecar:
             self._stop.wait(max(0.0, nxt - time.monotonic()))
             if self._stop.is_set():
                 break
-            self.scrape_once()
+            if self._discover is not None:
+                if time.monotonic() - self._discovered_at >= max(interval, DISCOVER_EVERY):
+                    self.discover_once()
+                self.scrape_pods_once()
+            if self.settings.vllm_url:
+                self.scrape_once()
             if time.monotonic() - nxt > interval:  # fell far behind (suspend): do not burst
                 nxt = time.monotonic()
 
