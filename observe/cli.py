@@ -388,6 +388,25 @@ def sidecar(
     ),
     pods_root: str = typer.Option("/var/log/pods", "--pods-root", help="The kubelet's pod log folder."),
     container: str = typer.Option("vllm", "--container", help="The container of --pods whose log is read."),
+    pod_selector: str | None = typer.Option(
+        None,
+        "--pod-selector",
+        help="Label selector (app=vllm): this node's pods it matches, from the Kubernetes API (NODE_NAME), "
+        "are followed under --pods-root and scraped, one instance each.",
+    ),
+    pod_metrics_port: int | None = typer.Option(
+        None,
+        "--pod-metrics-port",
+        help="Port of their /metrics (default: prometheus.io/port, else port 'http').",
+    ),
+    pod_metrics_path: str = typer.Option("/metrics", "--pod-metrics-path", help="Path of their /metrics."),
+    kube_api: str | None = typer.Option(None, "--kube-api", help="Kubernetes API URL (default: in-cluster)."),
+    kube_token_file: str | None = typer.Option(
+        None, "--kube-token-file", help="Bearer token file (default: the pod's)."
+    ),
+    kube_ca_file: str | None = typer.Option(
+        None, "--kube-ca-file", help="CA of the API (default: the pod's)."
+    ),
     vllm_url: str | None = typer.Option(
         None, "--vllm-url", help="Base URL of vLLM (its /metrics is scraped)."
     ),
@@ -422,9 +441,22 @@ def sidecar(
     ),
 ) -> None:
     """Run beside one vLLM: follow its logs, scrape /metrics, export findings and advice."""
+    from observe import kubeapi
     from observe.config import SidecarSettings, read_api_token
     from observe.sidecar import Sidecar
 
+    client = kubeapi.from_cli(
+        pod_selector,
+        env=os.environ,
+        server=kube_api,
+        token_file=kube_token_file,
+        ca_file=kube_ca_file,
+        container=container,
+        metrics_port=pod_metrics_port,
+        metrics_path=pod_metrics_path,
+    )
+    if client is not None and not pods:
+        pods = ["*/*"]  # every pod's container on the node; the selector picks among them
     settings = SidecarSettings.from_cli(
         logs=[*log, *podlogs.patterns(_pod_selectors(pods, container), pods_root)],
         vllm_url=vllm_url,
@@ -441,7 +473,11 @@ def sidecar(
         api_token=read_api_token(api_token_file, os.environ),
     )
     try:
-        car = Sidecar(settings, warn=lambda msg: typer.echo(f"observe sidecar: {msg}", err=True))
+        car = Sidecar(
+            settings,
+            warn=lambda msg: typer.echo(f"observe sidecar: {msg}", err=True),
+            discover=client.pods if client is not None else None,
+        )
         car.stop_on_signals()  # before it serves: a signal that comes once /healthz answers must stop it cleanly
         car.start()
     except OSError as e:

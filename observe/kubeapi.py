@@ -28,7 +28,9 @@ from typing import Any
 
 import requests
 
-__all__ = ["ApiError", "Client", "Pod", "in_cluster_server", "pods_from", "check_selector"]
+from observe.errors import ConfigError
+
+__all__ = ["ApiError", "Client", "Pod", "check_selector", "from_cli", "in_cluster_server", "pods_from"]
 
 TOKEN_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 CA_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
@@ -115,12 +117,13 @@ class Client:
         metrics_path: str = "/metrics",
         timeout: float = 10.0,
     ) -> None:
+        self.selector = check_selector(selector)
         if not node:
             raise ValueError(
                 "the node's name is unknown: set NODE_NAME from the downward API (spec.nodeName)"
             )
         self.server = server.rstrip("/")
-        self.node, self.selector = node, check_selector(selector)
+        self.node = node
         self.token_file, self.ca_file = token_file, ca_file
         self.container, self.metrics_port, self.metrics_path = container, metrics_port, metrics_path
         self.timeout = timeout
@@ -214,3 +217,42 @@ def _port(v: Any) -> int | None:
 def env_node(env: Mapping[str, str] = os.environ) -> str:
     """The node's name from the downward API's NODE_NAME ("" when unset)."""
     return env.get("NODE_NAME", "")
+
+
+def from_cli(
+    selector: str | None,
+    *,
+    env: Mapping[str, str],
+    server: str | None = None,
+    token_file: str | None = None,
+    ca_file: str | None = None,
+    container: str = "vllm",
+    metrics_port: int | None = None,
+    metrics_path: str = "/metrics",
+) -> Client | None:
+    """The `observe sidecar --pod-selector` client (None without a selector); ConfigError, one
+    sentence, for what cannot work: no API address outside a cluster, no NODE_NAME, a bad selector."""
+    if not selector:
+        return None
+    server = server or in_cluster_server(env)
+    if not server:
+        raise ConfigError(
+            "--pod-selector: no Kubernetes API: run in a pod (KUBERNETES_SERVICE_HOST) or give --kube-api URL"
+        )
+    if metrics_port is not None and _port(metrics_port) is None:
+        raise ConfigError(f"--pod-metrics-port {metrics_port}: expected 1-65535")
+    if not metrics_path.startswith("/"):
+        raise ConfigError(f"--pod-metrics-path {metrics_path!r}: expected a path such as /metrics")
+    try:
+        return Client(
+            server,
+            node=env_node(env),
+            selector=selector,
+            token_file=token_file or TOKEN_FILE,
+            ca_file=ca_file or (CA_FILE if server.startswith("https:") else None),
+            container=container,
+            metrics_port=metrics_port,
+            metrics_path=metrics_path,
+        )
+    except ValueError as e:
+        raise ConfigError(f"--pod-selector: {e}") from None

@@ -273,3 +273,24 @@ def test_an_api_that_cannot_answer_is_a_warning_and_keeps_what_was_known(tmp_pat
     assert car.discover_once() is None  # the server is gone
     assert any("cannot list pods" in w for w in car.problems())
     assert "llm/vllm-a-7d9f" in car.health()[1]["pods"]
+
+
+def test_the_sidecar_command_says_what_a_pod_selector_lacks(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    from typer.testing import CliRunner
+
+    from observe.cli import app
+
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.delenv("NODE_NAME", raising=False)
+    for args, said in (
+        (["--pod-selector", "app=vllm"], "no Kubernetes API"),
+        (["--pod-selector", "app=vllm", "--kube-api", "https://10.96.0.1"], "NODE_NAME"),
+        (["--pod-selector", "app=$(x)", "--kube-api", "https://10.96.0.1"], "label selector"),
+        (
+            ["--pod-selector", "app=vllm", "--kube-api", "https://x", "--pod-metrics-port", "0"],
+            "--pod-metrics-port",
+        ),
+    ):
+        r = CliRunner().invoke(app, ["sidecar", *args, "--pods-root", str(tmp_path)])
+        assert r.exit_code != 0, r.output
+        assert said in r.output and "Traceback" not in r.output
