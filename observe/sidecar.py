@@ -349,13 +349,14 @@ class Sidecar:
         with self._lock:
             st = self._one.state
             wedged = self._one.stuck
+            shown = [i for k, i in self._instances.items() if self._visible(k)]
             body = {
                 "engine_stuck": None if wedged is None else stuck_finding(wedged, None).data,
-                "files": sorted(p for i in self._instances.values() for p in i.state.log_lines),
-                "log_lines": sum(n for i in self._instances.values() for n in i.state.log_lines.values()),
+                "files": sorted(p for i in shown for p in i.state.log_lines),
+                "log_lines": sum(n for i in shown for n in i.state.log_lines.values()),
                 "vllm_up": st.up,
                 "last_scrape_error": st.last_scrape_error,
-                "window_events": sum(i.state.window_events for i in self._instances.values()),
+                "window_events": sum(i.state.window_events for i in shown),
                 "analyzed": self._diagnosis is not None,
                 "loop_errors": self._thread_errors,
             }
