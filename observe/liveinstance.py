@@ -131,6 +131,8 @@ class Instance:
                 st.kv_cache_tokens = _num(ev.value, int)
             elif ev.name == "max_concurrency":
                 st.max_concurrency = _num(ev.value, float)
+            elif ev.name in exporter.CUDA_GRAPH_GAUGES and _num(ev.value, float) is not None:
+                st.cuda_graph[ev.name] = float(ev.value)
             if ev.name in _FACT_GAUGES:
                 self.update_info()
             return
@@ -149,6 +151,8 @@ class Instance:
                 v = getattr(ev, attr, None)
                 if v is not None:
                     fields[attr] = float(v)
+            if ev.kv_fetch is not None or engine in st.kv_fetch:  # printed only while any is > 0
+                st.kv_fetch[engine] = ev.kv_fetch or (0, 0, 0)
             st.stats_lines += 1
             st.last_stats_time = now
             if ev.preemptions:
@@ -179,6 +183,8 @@ class Instance:
         self.stuck = None
         st = self.state
         st.kv_cache_tokens = st.max_concurrency = None
+        st.cuda_graph = {}
+        st.kv_fetch = {}
         st.engine_stuck = None if st.engine_stuck is None else False
         self.prune(self._clock())
 
@@ -292,6 +298,8 @@ class Instance:
             stats={k: dict(v) for k, v in st.stats.items()},
             engine_errors=dict(st.engine_errors),
             engine_crashes=dict(st.engine_crashes),
+            kv_fetch=dict(st.kv_fetch),
+            cuda_graph=dict(st.cuda_graph),
             startup_failure=self.launch.exported_failure(self._clock(), failure_for),
             info=dict(st.info) if st.info else None,
             findings=list(st.findings),
