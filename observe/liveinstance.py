@@ -4,7 +4,8 @@ its last diagnosis and the ``exporter.ExportState`` it exports.
 
 The sidecar (``observe.sidecar``) holds one ``Instance`` beside one vLLM, or one per pod when it
 reads a node's pod logs (``--pods``): the lines of ``/var/log/pods/<ns>_<pod>_<uid>/…`` go to that
-pod's instance, labelled ``namespace`` and ``pod``. No thread and no file here: the sidecar calls
+pod's instance, labelled ``namespace``, ``pod`` and ``instance`` (``<ns>/<pod>``, as the PodMonitor
+labels vLLM's own series). No thread and no file here: the sidecar calls
 every method with its lock held, except ``parse`` (the follow loop's own parsers) and ``analyze``
 (which takes what it needs under the lock it is given).
 """

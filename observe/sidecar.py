@@ -399,7 +399,11 @@ class Sidecar:
             )
         ns, _, pod = key.partition("/")
         return Instance(
-            s, key, clock=self._clock, labels={"namespace": ns, "pod": pod}, on_failure=self._analyze_now.set
+            s,
+            key,
+            clock=self._clock,
+            labels={"namespace": ns, "pod": pod, "instance": key},
+            on_failure=self._analyze_now.set,
         )
 
     def _instance(self, key: str) -> Instance:

@@ -189,7 +189,12 @@ def test_the_daemonsets_args_follow_kubelet_rotated_pod_logs(tmp_path: Path):
                 )
         stats = sum(1 for t in NORMAL if "Engine 000:" in t)
         wait_until(
-            lambda: metric('observe_vllm_stats_lines_total{namespace="llm",pod="vllm-7d9f-abcde"}') == stats,
+            lambda: (
+                metric(
+                    'observe_vllm_stats_lines_total{instance="llm/vllm-7d9f-abcde",namespace="llm",pod="vllm-7d9f-abcde"}'
+                )
+                == stats
+            ),
             timeout=60,
             what="every stats line (the pod's own series)",
         )

