@@ -33,7 +33,24 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from observe.names import OBSERVE_METRICS
 
-__all__ = ["ExportState", "ObserveCollector", "STATS_GAUGES", "make_registry", "Server"]
+__all__ = [
+    "CUDA_GRAPH_GAUGES",
+    "ExportState",
+    "KV_FETCH_STAGES",
+    "ObserveCollector",
+    "STATS_GAUGES",
+    "make_registry",
+    "Server",
+]
+
+# the stages of the stats line's "KV fetch:" clause, named as vllm:num_requests_kv_fetch_by_stage's
+KV_FETCH_STAGES = ("waiting_to_start", "in_progress", "completed_waiting")
+# CUDA-graph startup facts (observe.parse.startup) → (exported gauge, scale to apply)
+CUDA_GRAPH_GAUGES: dict[str, tuple[str, float]] = {
+    "cuda_graph_gib": ("observe_vllm_cuda_graph_memory_bytes", 2.0**30),
+    "cuda_graph_estimated_gib": ("observe_vllm_cuda_graph_estimated_memory_bytes", 2.0**30),
+    "cuda_graph_capture_seconds": ("observe_vllm_cuda_graph_capture_seconds", 1.0),
+}
 
 # stats-line field (model.StatsSample attribute) → (exported gauge, scale to apply)
 STATS_GAUGES: dict[str, tuple[str, float]] = {
@@ -87,6 +104,9 @@ class ExportState:
     engine_crashes: dict[str, int] = field(default_factory=dict)  # cause → unexpected exits
     startup_failure: tuple[str, str, str] | None = None  # (kind, reason, fix) of the latest launch
     engine_stuck: bool | None = None  # None: vLLM not scraped (yet)
+    # 0.32+ stats lines' "KV fetch:" clause, per engine label, once one was seen (absent later: 0s)
+    kv_fetch: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    cuda_graph: dict[str, float] = field(default_factory=dict)  # startup fact name -> value
     findings: list[tuple[str, str]] = field(default_factory=list)  # (id, severity)
     recommendations: list[tuple[str, str, str]] = field(default_factory=list)  # (flag, current, suggested)
 
@@ -95,17 +115,38 @@ def _help(name: str) -> str:
     return OBSERVE_METRICS.get(name, name)
 
 
-class ObserveCollector:
-    """A prometheus_client Collector: `collect()` builds fresh families from `get_state()`."""
+Labelled = list[tuple[dict[str, str], ExportState]]
 
-    def __init__(self, get_state: Callable[[], ExportState]) -> None:
+
+class ObserveCollector:
+    """A prometheus_client Collector: `collect()` builds fresh families from `get_state()` — one
+    state, or several with their labels (a node's sidecar: one per pod, labelled `namespace` and
+    `pod`). One state without labels gives exactly what a single state gives."""
+
+    def __init__(self, get_state: Callable[[], ExportState] | Callable[[], Labelled]) -> None:
         self._get_state = get_state
 
     def collect(self) -> Iterator[Metric]:
-        s = self._get_state()
-        yield from _self_metrics(s)
-        yield from _log_facts(s)
-        yield from _analysis(s)
+        got = self._get_state()
+        states: Labelled = [({}, got)] if isinstance(got, ExportState) else got
+        if len(states) == 1 and not states[0][0]:
+            yield from _families(states[0][1])
+            return
+        merged: dict[str, Metric] = {}
+        for labels, s in states:
+            for fam in _families(s):
+                out = merged.get(fam.name)
+                if out is None:
+                    out = merged[fam.name] = Metric(fam.name, fam.documentation, fam.type, fam.unit)
+                for smp in fam.samples:
+                    out.samples.append(smp._replace(labels={**labels, **smp.labels}))
+        yield from merged.values()
+
+
+def _families(s: ExportState) -> Iterator[Metric]:
+    yield from _self_metrics(s)
+    yield from _log_facts(s)
+    yield from _analysis(s)
 
 
 def _gauge(name: str, value: float | None, labels: dict[str, str] | None = None) -> GaugeMetricFamily:
@@ -153,6 +194,19 @@ def _log_facts(s: ExportState) -> Iterator[Metric]:
             )
             fam.add_metric([engine], v * scale)
     yield from fams.values()
+    if s.kv_fetch:
+        fetch = GaugeMetricFamily(
+            "observe_vllm_kv_fetch_requests",
+            _help("observe_vllm_kv_fetch_requests"),
+            labels=["engine", "stage"],
+        )
+        for engine, counts in sorted(s.kv_fetch.items()):
+            for stage, n in zip(KV_FETCH_STAGES, counts, strict=True):
+                fetch.add_metric([engine, stage], float(n))
+        yield fetch
+    for fact, (name, scale) in CUDA_GRAPH_GAUGES.items():
+        if fact in s.cuda_graph:
+            yield _gauge(name, s.cuda_graph[fact] * scale)
     yield _counter("observe_vllm_stats_lines_total", s.stats_lines)
     yield _gauge("observe_vllm_last_stats_timestamp_seconds", s.last_stats_time)
     yield _counter("observe_vllm_preemptions_total", s.interval_preemptions)
@@ -235,7 +289,7 @@ def _runbooks() -> bytes:
     return runbooks_html(resources.files("observe").joinpath("data/runbooks.md").read_text("utf-8"))
 
 
-def make_registry(get_state: Callable[[], ExportState]) -> CollectorRegistry:
+def make_registry(get_state: Callable[[], ExportState] | Callable[[], Labelled]) -> CollectorRegistry:
     """A fresh registry holding only the observe collector (no process/gc collectors)."""
     reg = CollectorRegistry(auto_describe=False)
     reg.register(ObserveCollector(get_state))

@@ -291,6 +291,13 @@ class Settings:
         "longest lines (the engine config) are a few KB.",
         "input",
     )
+    pod_retention_s: float = _f(
+        600.0,
+        "Seconds a pod's series stay on a node's sidecar (`observe sidecar --pods`) after its log files "
+        "went (the pod was deleted): then its instance, window and series are dropped. Longer than a "
+        "scrape interval so that a pod's last findings are recorded.",
+        "input",
+    )
 
     def __post_init__(self) -> None:
         if not isinstance(self.max_line_bytes, int) or self.max_line_bytes < 256:
@@ -370,6 +377,7 @@ class Settings:
         for name in (
             "stall_factor",
             "stuck_after_s",
+            "pod_retention_s",
             "max_model_len_slack",
             "ttft_spike_ratio",
             "ttft_spike_min_s",

