@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from observe import parse
+from observe import parse, shutdown
 from observe.model import EngineError
 
 # log lines that say why vLLM went away when the parser found no error event (a killed engine, the OOM killer)
@@ -31,7 +31,8 @@ def failure_cause(log_text: str, *, source: str = "vllm.log") -> str:
         e
         for e in events
         if isinstance(e, EngineError)
-        and e.kind not in ("shutdown_noise", "exception", "error_line", "engine_hang")
+        and not shutdown.is_noise(e)
+        and e.kind not in ("exception", "error_line", "engine_hang")
     ]
     if errors and all(e.kind == "engine_crashed" for e in errors):
         e = errors[0]  # killed or crashed with no failure of its own in the log: what vLLM said of it
