@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from observe import advise as advise_mod
-from observe import cmdline, launches, metricmath, redact, timeline, versions
+from observe import cmdline, launches, metricmath, redact, shutdown, timeline, versions
 from observe.advise.rejected import rejected_flags
 from observe.model import (
     AccessLog,
@@ -247,7 +247,7 @@ class InstanceBuilder:
             self.timeline.add_preemption(ev)
         elif isinstance(ev, StartupFact):
             self._fact(ev)
-        elif isinstance(ev, EngineError) and ev.kind == "shutdown_noise":
+        elif isinstance(ev, EngineError) and ev.kind == shutdown.NOISE_KIND:
             s.shutdown_noise += 1  # the shutdown race vLLM prints on a clean stop: not a crash
         elif isinstance(ev, EngineError):
             ev = redact.redact_error(ev)  # the message may quote a request: reports get it redacted
