@@ -34,6 +34,7 @@ import requests
 import yaml
 
 from tests import realvllm as rv
+from tests.drillkit import Evidence, iso_time
 from tests.services import (
     alertmanager,
     alertmanager_config,
@@ -114,9 +115,18 @@ class Load:
         return self.result
 
 
+def ever_alerted(prom: str, since: float, names: tuple[str, ...]) -> list[dict]:
+    """The ALERTS series (pending or firing) of ``names`` Prometheus held at any evaluation since
+    ``since`` (Unix time)."""
+    window = max(1, int(time.time() - since) + 1)
+    expr = f'max_over_time(ALERTS{{alertname=~"{"|".join(names)}"}}[{window}s])'
+    return prom_query(prom, expr)["data"]["result"]
+
+
 def test_fault_drill_pages_with_causes_and_resolves(tmp_path: Path) -> None:
     rv.require_vllm()
     started = time.monotonic()
+    ev = Evidence()
     cfg = tmp_path / "drill.yml"
     cfg.write_text(yaml.safe_dump(DRILL_CONFIG))
     rules = tmp_path / "rules"
@@ -157,119 +167,167 @@ def test_fault_drill_pages_with_causes_and_resolves(tmp_path: Path) -> None:
                 rule_files=sorted(rules.glob("*.yml")),
                 tmp=tmp_path,
             ) as prom:
-                wait_until(lambda: healthz(side_url) == 200, 60, what="the sidecar's /healthz")
-                wait_until(
-                    lambda: len(prom_query(prom, "up == 1")["data"]["result"]) == 2,
-                    60,
-                    what="Prometheus scraping vLLM and the sidecar",
-                )
 
-                # ---- 1. hung engine: SIGSTOP under load
-                core = rv.engine_core_pid(server.proc.pid)
-                assert core is not None
-                stuck_s = DRILL_CONFIG["stuck_after_s"]
-                # one load for the stop and the kill: it outlasts the stuck page's worst case, and
-                # ends early (load.py's --max-requests) once the killed server refuses connections
-                load = Load(port, duration=15 + stuck_s + 240)
-                wait_until(
-                    lambda: prom_query(prom, "vllm:num_requests_running > 0")["data"]["result"],
-                    60,
-                    what="requests running",
-                )
-                time.sleep(5)  # tokens flowing for a few scrapes before the stop (not an assertion)
-                assert not [
-                    a
-                    for a in prom_alerts(prom, "pending") + prom_alerts(prom)
-                    if a["labels"]["alertname"] in PAGES
-                ]
-                os.kill(core, signal.SIGSTOP)
-                try:
-                    wait_until(
-                        lambda: rv.process_state(core) == "T", 10, what="the EngineCore stopped (state T)"
+                def evidence(prom: str, e: Exception | None) -> str:
+                    keep = os.environ.get("OBSERVE_DRILL_EVIDENCE")
+                    out = Path(keep) if keep else tmp_path / "evidence"
+                    timeline = ev.dump(
+                        out,
+                        prom=prom,
+                        side_url=side_url,
+                        received=received,
+                        rules=rules,
+                        files={
+                            "sidecar.err": tmp_path / "sidecar.err",
+                            "vllm.log": log,
+                            "prometheus.log": tmp_path / "prometheus-*" / "prometheus.log",
+                            "alertmanager.log": tmp_path / "alertmanager-*" / "alertmanager.log",
+                        },
                     )
-                    [stuck, *_] = wait_until(
-                        lambda: notified(received, "VLLMEngineStuck", "firing"),
+                    return f"{e!s}\nevidence kept in {out}\ntimeline (s since the drill began):\n{timeline}"
+
+                try:
+                    ev.mark("prometheus up")
+                    wait_until(lambda: healthz(side_url) == 200, 60, what="the sidecar's /healthz")
+                    wait_until(
+                        lambda: len(prom_query(prom, "up == 1")["data"]["result"]) == 2,
+                        60,
+                        what="Prometheus scraping vLLM and the sidecar",
+                    )
+
+                    # ---- 1. hung engine: SIGSTOP under load
+                    core = rv.engine_core_pid(server.proc.pid)
+                    assert core is not None
+                    stuck_s = DRILL_CONFIG["stuck_after_s"]
+                    # one load for the stop and the kill: it outlasts the stuck page's worst case, and
+                    # ends early (load.py's --max-requests) once the killed server refuses connections
+                    load = Load(port, duration=15 + stuck_s + 240)
+                    wait_until(
+                        lambda: prom_query(prom, "vllm:num_requests_running > 0")["data"]["result"],
+                        60,
+                        what="requests running",
+                    )
+                    time.sleep(5)  # tokens flowing for a few scrapes before the stop (not an assertion)
+                    assert not [
+                        a
+                        for a in prom_alerts(prom, "pending") + prom_alerts(prom)
+                        if a["labels"]["alertname"] in PAGES
+                    ]
+                    # healthy load, cold start included, paged nothing (nor pended: for: may be 0)
+                    assert not [
+                        a for p in PAGES for s in ("firing", "resolved") for a in notified(received, p, s)
+                    ]
+                    assert not ever_alerted(prom, ev.t0, PAGES)
+                    ev.mark("SIGSTOP")
+                    os.kill(core, signal.SIGSTOP)
+                    try:
+                        wait_until(
+                            lambda: rv.process_state(core) == "T", 10, what="the EngineCore stopped (state T)"
+                        )
+                        [stuck, *_] = wait_until(
+                            lambda: notified(received, "VLLMEngineStuck", "firing"),
+                            stuck_s + 120,
+                            interval=1,
+                            what="VLLMEngineStuck at the webhook",
+                        )
+                        ev.mark("stuck page")
+                        assert iso_time(stuck["startsAt"]) > ev.since("SIGSTOP") - 2, stuck  # this stop's
+                        assert stuck["labels"]["severity"] == "critical"
+                        assert stuck["labels"]["instance"] == vllm_hostport
+                        assert stuck["annotations"]["runbook_url"].endswith("#vllmenginestuck")
+                        wait_until(
+                            lambda: healthz(side_url) == 503,
+                            30,
+                            what="the sidecar's /healthz 503 while stuck",
+                        )
+                        # vLLM's own /health says nothing is wrong (the drill's finding)
+                        assert requests.get(server.url + "/health", timeout=5).status_code == 200
+                    finally:
+                        os.kill(core, signal.SIGCONT)
+                        ev.mark("SIGCONT")
+                    wait_until(
+                        lambda: notified(received, "VLLMEngineStuck", "resolved"),
                         stuck_s + 120,
                         interval=1,
-                        what="VLLMEngineStuck at the webhook",
+                        what="VLLMEngineStuck resolved after SIGCONT",
                     )
-                    assert stuck["labels"]["severity"] == "critical"
-                    assert stuck["labels"]["instance"] == vllm_hostport
-                    assert stuck["annotations"]["runbook_url"].endswith("#vllmenginestuck")
+                    wait_until(lambda: healthz(side_url) == 200, 60, what="the sidecar's /healthz 200 again")
+
+                    # ---- 2. killed engine: SIGKILL under load
+                    if not load.t.is_alive():  # the stuck page took long: load again
+                        res = load.join(1)
+                        assert res.get("requests_ok", 0) > 0, res
+                        load = Load(port, duration=30)
                     wait_until(
-                        lambda: healthz(side_url) == 503, 30, what="the sidecar's /healthz 503 while stuck"
+                        lambda: prom_query(prom, "vllm:num_requests_running > 0")["data"]["result"],
+                        60,
+                        what="requests running again",
                     )
-                    # vLLM's own /health says nothing is wrong (the drill's finding)
-                    assert requests.get(server.url + "/health", timeout=5).status_code == 200
-                finally:
-                    os.kill(core, signal.SIGCONT)
-                wait_until(
-                    lambda: notified(received, "VLLMEngineStuck", "resolved"),
-                    stuck_s + 120,
-                    interval=1,
-                    what="VLLMEngineStuck resolved after SIGCONT",
-                )
-                wait_until(lambda: healthz(side_url) == 200, 60, what="the sidecar's /healthz 200 again")
-
-                # ---- 2. killed engine: SIGKILL under load
-                if not load.t.is_alive():  # the stuck page took long: load again
-                    res = load.join(1)
+                    ev.mark("SIGKILL")
+                    os.kill(core, signal.SIGKILL)
+                    [crash, *_] = wait_until(
+                        lambda: notified(received, "VLLMEngineCrashed", "firing"),
+                        120,
+                        interval=1,
+                        what="VLLMEngineCrashed at the webhook",
+                    )
+                    assert crash["labels"]["severity"] == "critical"
+                    assert "kill" in text_of(crash).lower(), crash  # the cause: killed (SIGKILL)
+                    server.proc.wait(timeout=120)  # the API server shuts itself down
+                    res = load.join(300)
                     assert res.get("requests_ok", 0) > 0, res
-                    load = Load(port, duration=30)
-                wait_until(
-                    lambda: prom_query(prom, "vllm:num_requests_running > 0")["data"]["result"],
-                    60,
-                    what="requests running again",
-                )
-                os.kill(core, signal.SIGKILL)
-                [crash, *_] = wait_until(
-                    lambda: notified(received, "VLLMEngineCrashed", "firing"),
-                    120,
-                    interval=1,
-                    what="VLLMEngineCrashed at the webhook",
-                )
-                assert crash["labels"]["severity"] == "critical"
-                assert "kill" in text_of(crash).lower(), crash  # the cause: killed (SIGKILL)
-                server.proc.wait(timeout=120)  # the API server shuts itself down
-                res = load.join(300)
-                assert res.get("requests_ok", 0) > 0, res
-                assert not notified(received, "VLLMEngineStartupFailed", "firing")
+                    assert not notified(received, "VLLMEngineStartupFailed", "firing")
 
-                # ---- 3. a relaunch vLLM rejects, appended to the same log
-                rejected = rv.VllmServer(rv.DRILL_REJECTED_FLAGS, log, port=port)
-                with pytest.raises(RuntimeError, match="exited"):
-                    rejected.start(timeout=300)
-                assert REJECT_REASON in log.read_text()
-                [fail, *_] = wait_until(
-                    lambda: notified(received, "VLLMEngineStartupFailed", "firing"),
-                    120,
-                    interval=1,
-                    what="VLLMEngineStartupFailed at the webhook",
-                )
-                assert fail["labels"]["severity"] == "critical"
-                assert "max_num_batched_tokens (8)" in text_of(fail), fail  # vLLM's reason, quoted
-
-                # ---- 4. a healthy relaunch: everything resolves
-                server = rv.VllmServer(rv.DRILL_FLAGS, log, port=port).start()
-                load = Load(port, duration=20)
-
-                def all_resolved() -> bool:
-                    firing_now = {a["labels"]["alertname"] for a in prom_alerts(prom)}
-                    last = {}  # alertname -> status of its latest notification
-                    for payload in list(received):
-                        for a in payload.get("alerts", []):
-                            last[a["labels"]["alertname"]] = a["status"]
-                    return all(last.get(n) == "resolved" for n in PAGES) and not (
-                        firing_now & {*PAGES, "VLLMDown"}
+                    # ---- 3. a relaunch vLLM rejects, appended to the same log
+                    ev.mark("rejected relaunch")
+                    rejected = rv.VllmServer(rv.DRILL_REJECTED_FLAGS, log, port=port)
+                    with pytest.raises(RuntimeError, match="exited"):
+                        rejected.start(timeout=300)
+                    assert REJECT_REASON in log.read_text()
+                    [fail, *_] = wait_until(
+                        lambda: notified(received, "VLLMEngineStartupFailed", "firing"),
+                        120,
+                        interval=1,
+                        what="VLLMEngineStartupFailed at the webhook",
                     )
+                    assert fail["labels"]["severity"] == "critical"
+                    assert "max_num_batched_tokens (8)" in text_of(fail), fail  # vLLM's reason, quoted
 
-                wait_until(
-                    all_resolved, 240, interval=2, what="every page resolved after the healthy relaunch"
-                )
-                res = load.join(120)
-                assert res.get("requests_ok", 0) > 0 and res.get("requests_failed") == 0, res
-                assert healthz(side_url) == 200
-                print(f"drill took {time.monotonic() - started:.0f} s")
+                    # ---- 4. a healthy relaunch: everything resolves
+                    ev.mark("healthy relaunch")
+                    server = rv.VllmServer(rv.DRILL_FLAGS, log, port=port).start()
+                    ev.mark("relaunched")
+                    load = Load(port, duration=20)
+
+                    def all_resolved() -> bool:
+                        firing_now = {a["labels"]["alertname"] for a in prom_alerts(prom)}
+                        last = {}  # alertname -> status of its latest notification
+                        for payload in list(received):
+                            for a in payload.get("alerts", []):
+                                last[a["labels"]["alertname"]] = a["status"]
+                        return all(last.get(n) == "resolved" for n in PAGES) and not (
+                            firing_now & {*PAGES, "VLLMDown"}
+                        )
+
+                    wait_until(
+                        all_resolved, 240, interval=2, what="every page resolved after the healthy relaunch"
+                    )
+                    res = load.join(120)
+                    assert res.get("requests_ok", 0) > 0 and res.get("requests_failed") == 0, res
+                    assert healthz(side_url) == 200
+                    # the relaunch's cold start under load did not page stuck again
+                    again = [
+                        a
+                        for a in notified(received, "VLLMEngineStuck", "firing")
+                        if iso_time(a["startsAt"]) > ev.since("healthy relaunch")
+                    ]
+                    assert not again, again
+                    print(f"drill took {time.monotonic() - started:.0f} s")
+                except Exception as e:
+                    raise AssertionError(evidence(prom, e)) from e
+                if os.environ.get("OBSERVE_DRILL_EVIDENCE"):
+                    print(evidence(prom, None))
+
     finally:
         server.stop()
         sidecar.terminate()
