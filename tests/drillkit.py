@@ -185,3 +185,31 @@ def slow_scrapes(result: list[dict], over: float) -> list[tuple[float, str]]:
             if float(v) > over:
                 out.append((float(t), f"scrape {short(series['metric'])} took {float(v):.2f}s"))
     return out
+
+
+def in_flight(text: str) -> tuple[float, float, float]:
+    """(running, waiting, prompt + generation tokens) in a vLLM /metrics exposition."""
+    got = {"vllm:num_requests_running": 0.0, "vllm:num_requests_waiting": 0.0, "tokens": 0.0}
+    for ln in text.splitlines():
+        m = re.match(r"^(vllm:[a-z_]+)(?:\{[^}]*\})? (\S+)$", ln)
+        if not m:
+            continue
+        if m.group(1) in got:
+            got[m.group(1)] += float(m.group(2))
+        elif m.group(1) in ("vllm:prompt_tokens_total", "vllm:generation_tokens_total"):
+            got["tokens"] += float(m.group(2))
+    return got["vllm:num_requests_running"], got["vllm:num_requests_waiting"], got["tokens"]
+
+
+def settled_in_flight(url: str, timeout: float = 20.0) -> tuple[float, float]:
+    """vLLM's running and waiting once two reads of /metrics a second apart agree (after a stop the
+    API server still drains the engine core's last reports for a moment)."""
+    prev = None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        cur = in_flight(requests.get(url + "/metrics", timeout=5).text)
+        if cur == prev:
+            return cur[0], cur[1]
+        prev = cur
+        time.sleep(1.0)
+    raise AssertionError(f"vLLM's /metrics did not settle within {timeout:.0f} s after the stop: {prev}")
