@@ -93,6 +93,7 @@ class Sidecar:
         self._launch = livelaunch.LaunchTracker()  # where the launch is: served, crashed, failed
         self._points: collections.deque[tuple[float, progress.Point]] = collections.deque(maxlen=10_000)
         self._stuck: progress.Stuck | None = None
+        self._failed_in_row = 0  # failed /metrics reads since the last good one
         self._state.engine_crashes = dict(self._launch.crashes)
         self.stopped_by: int | None = None  # the signal that stopped it, if one did
         if settings.logs:  # open now: "the end of the log" means the end when the sidecar was made
@@ -262,8 +263,13 @@ class Sidecar:
             if not sc.ok:
                 st.scrape_errors += 1
                 st.last_scrape_error = sc.error
-                self._stuck = None  # vLLM down is not a hung engine (VLLMDown says it)
+                self._failed_in_row += 1
+                # vLLM down is not a hung engine (VLLMDown says it); one read missed by a hung
+                # engine's busy API server is not "down": the stuck state (gauge, /healthz) stays
+                if self._failed_in_row >= 2:
+                    self._stuck = None
             else:
+                self._failed_in_row = 0
                 self._scrapes.append((wall, sc))
                 self._launch.answered(wall, took)
                 self._points.append((wall, progress.from_scrape(sc, at)))
