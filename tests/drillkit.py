@@ -154,6 +154,7 @@ def changes(name: str, result: list[dict], how: str, step: float = 1.0) -> list[
         last_t: float | None = None
         last_state: str | None = None
         prev_v: float | None = None
+        last_move = 0.0
         for t, v in series["values"]:
             t, fv = float(t), float(v)
             if last_t is not None and t - last_t > 1.5 * step:
@@ -161,16 +162,15 @@ def changes(name: str, result: list[dict], how: str, step: float = 1.0) -> list[
                 last_state = None
             if how == "value":
                 state = f"{fv:g}"
-            elif how == "moving":
-                state = (
-                    "moving"
-                    if prev_v is not None and fv != prev_v
-                    else ("flat" if prev_v is not None else "")
-                )
+            elif how == "moving":  # flat: no move for 3 steps (a step may repeat one scrape's sample)
+                if prev_v is not None and fv != prev_v:
+                    last_move = t
+                state = "" if prev_v is None else "moving" if t - last_move < 3 * step else "flat"
             else:
                 state = "present"
             if state and state != last_state:
-                out.append((t, f"{label} {state}"))
+                # flat: dated at the last move
+                out.append((last_move if state == "flat" else t, f"{label} {state}"))
                 last_state = state
             last_t, prev_v = t, fv
         if last_t is not None:
