@@ -201,13 +201,16 @@ def in_flight(text: str) -> tuple[float, float, float]:
     return got["vllm:num_requests_running"], got["vllm:num_requests_waiting"], got["tokens"]
 
 
-def settled_in_flight(url: str, timeout: float = 20.0) -> tuple[float, float]:
+def settled_in_flight(url: str, timeout: float = 30.0) -> tuple[float, float]:
     """vLLM's running and waiting once two reads of /metrics a second apart agree (after a stop the
     API server still drains the engine core's last reports for a moment)."""
     prev = None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        cur = in_flight(requests.get(url + "/metrics", timeout=5).text)
+        try:
+            cur = in_flight(requests.get(url + "/metrics", timeout=5).text)
+        except requests.RequestException:  # a starved machine: read again
+            continue
         if cur == prev:
             return cur[0], cur[1]
         prev = cur
