@@ -119,7 +119,7 @@ class Load:
         return self.result
 
 
-def stop_with_requests_in_flight(core: int, url: str, ev: Evidence, tries: int = 8) -> None:
+def stop_with_requests_in_flight(core: int, url: str, ev: Evidence, tries: int = 15) -> None:
     """SIGSTOP the EngineCore at a moment vLLM's own /metrics counts requests in flight.
 
     vLLM's running/waiting gauges are the engine core's last report, drained by the API server a

@@ -136,7 +136,7 @@ def reported_in_flight(port: int) -> tuple[float, float, float]:
     return got["running"], got["waiting"], got["tokens"]
 
 
-def stop_with_requests_in_flight(core: int, port: int, mark: Any, tries: int = 8) -> None:
+def stop_with_requests_in_flight(core: int, port: int, mark: Any, tries: int = 15) -> None:
     """SIGSTOP the EngineCore when vLLM's /metrics counts requests in flight.
 
     The gauges are the engine core's last report, drained by the API server a moment after the
