@@ -157,12 +157,16 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         _alert(
             s,
             "VLLMEngineStuck",
-            f"(\n  instance:vllm_requests_running:sum\n  + on ({BY})\n  instance:vllm_requests_waiting:sum\n"
-            f") > 0\nand on ({BY})\n(\n"
+            # requests in flight at every evaluation of the window (a subquery), not only now: the first
+            # requests at an idle server find the counters flat until their first step ends; and most
+            # scrapes of the window answered, not the last one: a failed scrape (series stale for one
+            # evaluation) must not reset for: nor resolve the page
+            f"min_over_time((\n  instance:vllm_requests_running:sum\n  + on ({BY})\n"
+            f"  instance:vllm_requests_waiting:sum\n)[{stuck_window(s)}:]) > 0\nand on ({BY})\n(\n"
             f"  sum by ({BY}) (increase(vllm:generation_tokens_total{_sel(s)}[{stuck_window(s)}]))\n"
             f"  + on ({BY})\n"
             f"  sum by ({BY}) (increase(vllm:prompt_tokens_total{_sel(s)}[{stuck_window(s)}]))\n"
-            f") == 0\nand on ({TBY})\nup{_sel(s)} == 1",
+            f") == 0\nand on ({TBY})\navg_over_time(up{_sel(s)}[{stuck_window(s)}]) >= 0.5",
             stuck_for(s),
             "critical",
             "vllm",

@@ -78,6 +78,7 @@ class Instance:
         self.launch = livelaunch.LaunchTracker()  # where the launch is: served, crashed, failed
         self.points: collections.deque[tuple[float, progress.Point]] = collections.deque(maxlen=10_000)
         self.stuck: progress.Stuck | None = None
+        self.failed_in_row = 0  # failed /metrics reads since the last good one
         self.state.engine_crashes = dict(self.launch.crashes)
         self.seen = clock()  # when its files were last open (a pod's instance is dropped long after)
 
@@ -183,6 +184,7 @@ class Instance:
         self.scrapes.clear()
         self.points.clear()
         self.stuck = None
+        self.failed_in_row = 0  # failed /metrics reads since the last good one
         st = self.state
         st.kv_cache_tokens = st.max_concurrency = None
         st.cuda_graph = {}
@@ -219,8 +221,13 @@ class Instance:
         if not sc.ok:
             st.scrape_errors += 1
             st.last_scrape_error = sc.error
-            self.stuck = None  # vLLM down is not a hung engine (VLLMDown says it)
+            self.failed_in_row += 1
+            # vLLM down is not a hung engine (VLLMDown says it); one read missed by a hung
+            # engine's busy API server is not "down": the stuck state (gauge, /healthz) stays
+            if self.failed_in_row >= 2:
+                self.stuck = None
         else:
+            self.failed_in_row = 0
             self.scrapes.append((wall, sc))
             self.launch.answered(wall, took)
             self.points.append((wall, progress.from_scrape(sc, at)))

@@ -58,7 +58,7 @@ def test_http_and_sidecar_rules_drop_model_name_and_the_sidecar_job() -> None:
     assert rules["VLLMEngineStartupFailed"].startswith(
         "max by (cluster, namespace, pod, instance, kind, reason) (observe_engine_startup_failure_info)"
     )
-    assert "and on (cluster, namespace, pod, job, instance)\nup{" in rules["VLLMEngineStuck"]
+    assert "and on (cluster, namespace, pod, job, instance)\navg_over_time(up{" in rules["VLLMEngineStuck"]
 
 
 def test_rule_by_is_a_setting() -> None:

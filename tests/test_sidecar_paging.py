@@ -121,6 +121,32 @@ def test_a_busy_server_whose_counters_move_is_never_stuck(tmp_path: Path) -> Non
     assert car.health()[0]
 
 
+def test_one_missed_read_does_not_clear_stuck_two_do(tmp_path: Path) -> None:
+    """A hung engine's API server may miss a read (slow, timed out): the gauge and /healthz stay
+    stuck through one failed read and the next good read still counts the whole stretch; vLLM
+    unreachable for two reads in a row is down, not stuck."""
+    busy = (METRICS / "metrics-normal-8.txt").read_text()
+    clock = Clock()
+    car, _ = _car(tmp_path, clock=clock, thresholds=Settings(stuck_after_s=60))
+    t0 = datetime.fromtimestamp(T0, UTC)
+
+    def read(dt: float, down: bool = False) -> bool:
+        ctl.down = down
+        clock.t = T0 + dt
+        return car.scrape_once(now=t0 + timedelta(seconds=dt)).ok
+
+    with replay_metrics_server([busy]) as (url, ctl):
+        car.settings.vllm_url = url
+        assert read(0) and read(30) and read(60)
+        assert sample(car, "observe_engine_stuck") == 1.0
+        assert not read(75, down=True)
+        assert sample(car, "observe_engine_stuck") == 1.0 and not car.health()[0]
+        assert read(90)
+        assert car.health()[1]["engine_stuck"]["seconds"] == 90.0
+        assert not read(105, down=True) and not read(120, down=True)
+        assert sample(car, "observe_engine_stuck") == 0.0 and car.health()[1]["engine_stuck"] is None
+
+
 def test_vllm_down_is_not_stuck(tmp_path: Path) -> None:
     busy = (METRICS / "metrics-normal-8.txt").read_text()
     car, _ = _car(tmp_path)

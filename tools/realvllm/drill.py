@@ -122,6 +122,48 @@ def engine_core_pid(api_pid: int) -> int | None:
     return None
 
 
+def reported_in_flight(port: int) -> tuple[float, float, float]:
+    """(running, waiting, prompt + generation tokens) as vLLM's /metrics reports them now."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+        text = r.read().decode("utf-8", "replace")
+    got = {"running": 0.0, "waiting": 0.0, "tokens": 0.0}
+    for ln in text.splitlines():
+        m = re.match(r"^vllm:(num_requests_running|num_requests_waiting|prompt_tokens_total|"
+                     r"generation_tokens_total)(?:\{[^}]*\})? (\S+)$", ln)  # fmt: skip
+        if m:
+            key = m.group(1).removeprefix("num_requests_") if "num_requests" in m.group(1) else "tokens"
+            got[key] += float(m.group(2))
+    return got["running"], got["waiting"], got["tokens"]
+
+
+def stop_with_requests_in_flight(core: int, port: int, mark: Any, tries: int = 15) -> None:
+    """SIGSTOP the EngineCore when vLLM's /metrics counts requests in flight.
+
+    The gauges are the engine core's last report, drained by the API server a moment after the
+    stop. Between two batches the last report counts none in flight (measured: 2 of 30 stops under
+    the drill's load), and a core stopped there shows running + waiting 0 for the whole stop, which
+    nothing tells from idle; such a stop is resumed and tried again a moment later."""
+    for attempt in range(tries):
+        at = now()
+        os.kill(core, signal.SIGSTOP)
+        prev, deadline = None, time.monotonic() + 20
+        while time.monotonic() < deadline:  # two reads a second apart agree: drained
+            cur = reported_in_flight(port)
+            if cur == prev:
+                break
+            prev = cur
+            time.sleep(1.0)
+        running, waiting, _ = prev or (0.0, 0.0, 0.0)
+        if running + waiting > 0:  # one "SIGSTOP" mark, at the stop that stayed (pack reads it)
+            mark("SIGSTOP", pid=core, at=at, running=running, waiting=waiting, state=proc_state(core))
+            return
+        mark("SIGSTOP-between-batches", pid=core, at=at, state=proc_state(core))
+        os.kill(core, signal.SIGCONT)
+        mark("SIGCONT-retry", pid=core)
+        time.sleep(1.0 + 0.37 * attempt)
+    raise SystemExit(f"drill.py: the EngineCore stopped between batches {tries} times in a row")
+
+
 def proc_state(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -284,10 +326,7 @@ def record(raw: Path, every: float, stop_s: float, healthy_s: float) -> int:
     rec.mark("start")
     t = run_load("b-sigstop", 20 + stop_s + 40, request_timeout=stop_s + 200)
     time.sleep(20)
-    os.kill(core, signal.SIGSTOP)
-    rec.mark("SIGSTOP", pid=core)
-    time.sleep(0.5)
-    rec.mark("SIGSTOP-state", pid=core, state=proc_state(core))  # "T" while stopped
+    stop_with_requests_in_flight(core, port, rec.mark)
     time.sleep(stop_s)
     os.kill(core, signal.SIGCONT)
     rec.mark("SIGCONT", pid=core)
