@@ -765,6 +765,60 @@ def run_cmd(
         launcher.stop()
 
 
+@app.command("tune", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@user_errors
+def tune_cmd(
+    ctx: typer.Context,
+    out: Path = typer.Option(
+        Path("observe-tune"), "--out", help="DIR/history.jsonl, DIR/report.*, DIR/launches/NNN/."
+    ),
+    objective: str = typer.Option(
+        "throughput",
+        "--objective",
+        help="throughput (output tokens/s) or goodput (requests/s meeting the SLOs of --config).",
+    ),
+    trials: int = typer.Option(6, "--trials", help="Launches at most, the starting one included."),
+    time_budget: float = typer.Option(1800.0, "--time-budget", help="Start no trial after S seconds."),
+    repeats: int = typer.Option(
+        2, "--repeats", help="Benchmark runs per configuration (at least 2: the spread)."
+    ),
+    dataset: str = typer.Option("random", "--dataset", help="vllm bench serve --dataset-name."),
+    num_prompts: int = typer.Option(60, "--num-prompts"),
+    input_len: int = typer.Option(128, "--input-len", help="--random-input-len"),
+    output_len: int = typer.Option(64, "--output-len", help="--random-output-len"),
+    max_concurrency: int = typer.Option(16, "--max-concurrency", help="0: no limit (use --request-rate)."),
+    request_rate: str = typer.Option("inf", "--request-rate"),
+    seed: int = typer.Option(0, "--seed"),
+    bench_arg: list[str] = typer.Option(
+        [], "--bench-arg", help="One more vllm bench serve word (repeatable)."
+    ),
+    config: Path | None = typer.Option(None, "--config", help="Settings (SLOs, tune_* fields)."),
+    quiet: bool = typer.Option(
+        True, "--quiet/--echo", help="Echo vLLM's output (it always goes to the log)."
+    ),
+    fmt: str = typer.Option("text", "--format", help="text or json."),
+) -> None:
+    """Tune a vLLM's flags by diagnosis (`observe tune [OPTIONS] -- vllm serve MODEL [FLAGS]`)."""
+    import json
+
+    from observe import tune
+
+    argv = list(ctx.args)
+    argv = argv[1:] if argv and argv[0] == "--" else argv
+    workload = tune.Workload(
+        dataset=dataset, num_prompts=num_prompts, input_len=input_len, output_len=output_len,
+        max_concurrency=max_concurrency or None, request_rate=request_rate, seed=seed, extra=tuple(bench_arg),
+    )  # fmt: skip
+    budget = tune.Budget(trials=trials, seconds=time_budget, repeats=repeats)
+    _, doc = tune.tune(
+        argv, out, workload=workload, settings=_settings(config), objective=objective, budget=budget,
+        notify=lambda m: typer.echo(f"observe: {m}", err=True), echo=None if quiet else sys.stdout,
+    )  # fmt: skip
+    typer.echo(
+        json.dumps(doc, indent=2, default=str) if fmt == "json" else tune.report.to_text(doc), nl=False
+    )
+
+
 @app.command()
 @user_errors
 def recommend(
