@@ -24,7 +24,9 @@ RESULT = json.loads((ROOT / "tests" / "data" / "tune" / "bench-result.json").rea
 S = Settings()
 
 
-def fig(tps: float, *, completed: float = 60, failed: float = 0, ttft: float = 500, tpot: float = 20, goodput=None):
+def fig(
+    tps: float, *, completed: float = 60, failed: float = 0, ttft: float = 500, tpot: float = 20, goodput=None
+):
     return {
         **dict.fromkeys(trials.FIGURE_KEYS),
         "completed": completed,
@@ -100,7 +102,9 @@ def test_goodput_slos_come_from_settings() -> None:
     assert trials.goodput_slos(S) == {"ttft": 1000.0, "tpot": 100.0}
     s = from_mapping({"ttft_slo_seconds": 0.5, "tune_e2el_slo_seconds": 4})
     assert trials.goodput_slos(s) == {"ttft": 500.0, "tpot": 100.0, "e2el": 4000.0}
-    assert trials.slo_breaks(fig(1, ttft=100) | {"p99_e2el_ms": 4100.0}, s) == ["p99 E2EL 4,100 ms > 4,000 ms"]
+    assert trials.slo_breaks(fig(1, ttft=100) | {"p99_e2el_ms": 4100.0}, s) == [
+        "p99 E2EL 4,100 ms > 4,000 ms"
+    ]
 
 
 def test_settings_refuse_impossible_tune_fields() -> None:
