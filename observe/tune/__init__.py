@@ -20,9 +20,12 @@ from typing import IO, Any
 from observe.errors import ConfigError
 from observe.manage import installed_flags, parse_command
 from observe.settings import Settings
+from observe.trials import OBJECTIVES
 from observe.tune import bench, report
 from observe.tune.bench import Workload, WorkloadError
 from observe.tune.loop import Budget, Outcome, Tuner
+from observe.tune.loop import model_name as _model_name
+from observe.tune.loop import tokenizer as _tokenizer
 
 __all__ = ["Budget", "Outcome", "Tuner", "Workload", "WorkloadError", "bench", "report", "tune"]
 
@@ -43,6 +46,8 @@ def tune(
     """Tune `command` (`vllm serve MODEL [FLAGS]`); write OUT/report.{json,txt,html}; return the
     outcome and the report document. Bad input (a zero budget, a vLLM without `bench serve`, a
     command that is not a vLLM launch) is a one-line ObserveError before anything starts."""
+    if objective not in OBJECTIVES:
+        raise ConfigError(f"--objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
     if budget.trials < 1:
         raise ConfigError("--trials must be at least 1 (the starting configuration is trial 1)")
     if budget.seconds <= 0:
@@ -57,8 +62,9 @@ def tune(
     if flags is not None:
         spec = parse_command(command, flags=flags)
         flags.check_argv(spec.argv[len(spec.program) :])  # the starting command, as vLLM reads it
-    bench.has_bench(python)
     stop = threading.Event()
+    notify("checking the workload with the installed vLLM's benchmark client")
+    bench.preflight(python, _model_name(spec), _tokenizer(spec), workload)
     tuner = Tuner(
         spec,
         out,

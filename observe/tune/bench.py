@@ -9,6 +9,7 @@ passed through as the client takes them.
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -64,24 +65,55 @@ class Workload:
         return d
 
 
-def has_bench(python: str, *, timeout: float = 300.0) -> None:
-    """ConfigError (one line) when the vLLM installed for `python` has no `vllm bench serve`."""
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+_NO_BENCH = ("No module named", "invalid choice", "unrecognized arguments: bench", "has no attribute")
+
+
+def preflight(
+    python: str, model: str, tokenizer: str | None, workload: Workload, *, timeout: float = 600.0
+) -> None:
+    """Before anything is launched: does the installed vLLM have `vllm bench serve`, and does its
+    client take this workload? The client is run against a closed local port: it builds the
+    workload's requests (dataset, lengths, rate) and then finds no server, which it reports as
+    failed requests with exit code 0; a workload it rejects exits non-zero first.
+
+    ConfigError (no `bench serve`) or WorkloadError (the client's own words), one line each.
+    """
+    argv = [
+        python,
+        *CLI,
+        "--backend",
+        "vllm",
+        "--base-url",
+        f"http://127.0.0.1:{_closed_port()}",
+        "--model",
+        model,
+        *(["--tokenizer", tokenizer] if tokenizer else []),
+        "--disable-tqdm",
+        *workload.args(),
+    ]
     try:
-        cp = subprocess.run(
-            [python, *CLI, "--help"],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise ConfigError(f"cannot run the installed vLLM's benchmark client ({python}): {e}") from None
-    if cp.returncode != 0 or "bench serve" not in cp.stdout + cp.stderr:
-        last = _last_line(cp.stderr or cp.stdout)
+        cp = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
         raise ConfigError(
-            f"the vLLM installed for {python} has no `vllm bench serve` (observe tune drives its workload "
-            f"with it; vLLM 0.10 or later has it): {last}"
+            f"the installed vLLM's benchmark client ({python}) did not answer within {timeout:.0f} s"
+        ) from None
+    except OSError as e:
+        raise ConfigError(f"cannot run the installed vLLM's benchmark client ({python}): {e}") from None
+    if cp.returncode == 0:
+        return
+    out = cp.stderr + cp.stdout
+    if any(m in out for m in _NO_BENCH) and "vllm/benchmarks" not in out:  # never reached the client
+        raise ConfigError(
+            f"the vLLM installed for {python} has no `vllm bench serve` (observe tune drives its "
+            f"workload with it; vLLM 0.10 or later has it): {_last_line(out)}"
         )
+    raise WorkloadError(f"vllm bench serve rejects the workload: {_last_line(out)}")
 
 
 def _last_line(text: str) -> str:

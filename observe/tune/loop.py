@@ -29,6 +29,20 @@ from observe.tune.bench import Workload
 STATS_INTERVAL_S = "2"
 
 
+def model_name(spec: LaunchSpec) -> str:
+    """The name the server answers to: --served-model-name (its first), else the model."""
+    name = spec.get("--served-model-name")
+    if isinstance(name, list):
+        name = name[0]
+    return str(name or spec.model)
+
+
+def tokenizer(spec: LaunchSpec) -> str | None:
+    """The tokenizer the client counts tokens with: the server's --tokenizer, else the model."""
+    tok = spec.get("--tokenizer")
+    return str(tok) if isinstance(tok, str) else spec.model
+
+
 @dataclass
 class Budget:
     trials: int = 6  # launches, the baseline's included
@@ -98,15 +112,11 @@ class Tuner:
 
     @property
     def model_name(self) -> str:
-        name = self.spec.get("--served-model-name")
-        if isinstance(name, list):
-            name = name[0]
-        return str(name or self.spec.model)
+        return model_name(self.spec)
 
     @property
     def tokenizer(self) -> str | None:
-        tok = self.spec.get("--tokenizer")
-        return str(tok) if isinstance(tok, str) else self.spec.model
+        return tokenizer(self.spec)
 
     def _measure(self, trial: trials.Trial, k: int) -> dict[str, float | None]:
         """One benchmark run on the running launch, with /metrics snapshots around and during it."""
