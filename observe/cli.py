@@ -789,6 +789,9 @@ def tune_cmd(
     max_concurrency: int = typer.Option(16, "--max-concurrency", help="0: no limit (use --request-rate)."),
     request_rate: str = typer.Option("inf", "--request-rate"),
     seed: int = typer.Option(0, "--seed"),
+    warmups: int = typer.Option(
+        8, "--warmups", help="Requests sent before each measured run (the client's --num-warmups)."
+    ),
     bench_arg: list[str] = typer.Option(
         [], "--bench-arg", help="One more vllm bench serve word (repeatable)."
     ),
@@ -807,7 +810,8 @@ def tune_cmd(
     argv = argv[1:] if argv and argv[0] == "--" else argv
     workload = tune.Workload(
         dataset=dataset, num_prompts=num_prompts, input_len=input_len, output_len=output_len,
-        max_concurrency=max_concurrency or None, request_rate=request_rate, seed=seed, extra=tuple(bench_arg),
+        max_concurrency=max_concurrency or None, request_rate=request_rate, seed=seed, warmups=warmups,
+        extra=tuple(bench_arg),
     )  # fmt: skip
     budget = tune.Budget(trials=trials, seconds=time_budget, repeats=repeats)
     _, doc = tune.tune(

@@ -38,6 +38,7 @@ class Workload:
     request_rate: str = "inf"
     seed: int = 0
     ignore_eos: bool = True
+    warmups: int = 0  # requests sent before the measured ones (the client's --num-warmups)
     extra: tuple[str, ...] = field(default_factory=tuple)  # more `vllm bench serve` words, as given
 
     def args(self) -> list[str]:
@@ -57,6 +58,8 @@ class Workload:
             a += ["--max-concurrency", str(self.max_concurrency)]
         if self.ignore_eos:
             a.append("--ignore-eos")
+        if self.warmups:
+            a += ["--num-warmups", str(self.warmups)]
         return [*a, *self.extra]
 
     def to_dict(self) -> dict[str, Any]:
