@@ -225,7 +225,11 @@ class Tuner:
                     stopped = "interrupted (Ctrl-C): the best configuration so far is kept"
                     break
                 if rec is None:
-                    stopped = "no finding calls for a change"
+                    stopped = (
+                        "no finding calls for a change"
+                        if best is self.trials[-1]
+                        else "no other change in the plan: the levers the findings named did not help"
+                    )
                     break
                 if len(self.trials) >= self.budget.trials:
                     stopped = f"the trial budget ({self.budget.trials}) is spent"
