@@ -204,40 +204,55 @@ def tune_run(cache: Path, name: str) -> dict:
 
 
 def report(cache: Path) -> str:
+    """The results so far as Markdown: the grid's points, then each tune run against the grid's best."""
     grid = [json.loads(p.read_text()) for p in sorted(cache.glob("grid-*-*.json")) if "bench" not in p.name]
     tunes = {
         n: json.loads((cache / f"tune-{n}.json").read_text())
         for n in STARTS
         if (cache / f"tune-{n}.json").exists()
     }
-    lines = []
+    total = len(NUM_SEQS) * len(BATCHED)
     scored = [g for g in grid if g["objective"] is not None]
     best = max(scored, key=lambda g: g["objective"]) if scored else None
-    lines.append(
-        f"grid: {len(grid)} of {len(NUM_SEQS) * len(BATCHED)} points measured ({len(grid)} launches)"
-    )
+    lines = [
+        f"Grid (auto_tune's procedure): {len(grid)} of {total} points measured, one launch each.",
+        "",
+        "| --max-num-seqs | --max-num-batched-tokens | output tokens/s (mean of runs) | runs | launch + runs |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for g in sorted(grid, key=lambda g: (g["max_num_seqs"], g["max_num_batched_tokens"])):
-        obj = f"{g['objective']:,.0f}" if g["objective"] is not None else "failed"
-        sp = f" ±{g['spread'] / 2:.1%}" if g.get("spread") is not None else ""
+        obj = f"{g['objective']:,.0f}" if g["objective"] is not None else f"failed: {g['error']}"
+        runs = ", ".join(f"{x:,.0f}" for x in g["runs"])
         lines.append(
-            f"| {g['max_num_seqs']} | {g['max_num_batched_tokens']} | {obj}{sp} | {g['seconds']:.0f} s |"
+            f"| {g['max_num_seqs']} | {g['max_num_batched_tokens']} | {obj} | {runs} | {g['seconds']:.0f} s |"
         )
     if best:
-        lines.append(
-            f"grid best: --max-num-seqs {best['max_num_seqs']} --max-num-batched-tokens "
-            f"{best['max_num_batched_tokens']}: {best['objective']:,.0f} output tokens/s"
-        )
+        lines += [
+            "",
+            f"Grid best: `--max-num-seqs {best['max_num_seqs']} --max-num-batched-tokens "
+            f"{best['max_num_batched_tokens']}`, {best['objective']:,.0f} output tokens/s"
+            + ("" if len(grid) == total else f" (best of the {len(grid)} points measured)"),
+        ]
+    lines += [
+        "",
+        "| start | start tokens/s | tune's best | vs grid best | tune launches | grid launches | trials | stopped |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for n, t in tunes.items():
         ratio = t["best_objective"] / best["objective"] if best and t["best_objective"] else None
         moves = [
-            f"{x['change']['flag']} {x['change']['from']}→{x['change']['to']} {x['outcome']}"
+            f"`{x['change']['flag']} {x['change']['from']}→{x['change']['to']}` "
+            f"({(x.get('finding') or {}).get('id')}) {x['outcome']} "
+            f"[{', '.join(f'{v:,.0f}' for v in x['objective']['runs'])}]"
             for x in t["trials"]
             if x.get("change")
         ]
+        start = t["trials"][0]["objective"]["runs"]
         lines.append(
-            f"| {n} | {t['start_objective'] or 0:,.0f} | {t['best_objective'] or 0:,.0f} | "
+            f"| {n} (`{' '.join(t['flags'])}`) | {t['start_objective'] or 0:,.0f} "
+            f"[{', '.join(f'{v:,.0f}' for v in start)}] | {t['best_objective'] or 0:,.0f} | "
             + (f"{ratio:.1%}" if ratio else "—")
-            + f" | {t['launches']} | {len(grid)} | {'; '.join(moves)} | {t['stopped']} |"
+            + f" | {t['launches']} | {total} | {'; '.join(moves) or '—'} | {t['stopped']} |"
         )
     return "\n".join(lines)
 
