@@ -270,12 +270,12 @@ def main() -> int:
         return 0
     t0 = time.monotonic()
     todo: list[tuple[str, object]] = []
-    if a.only in (None, "tune"):
-        todo += [("tune", n) for n in STARTS]
     if a.only in (None, "grid"):
         # auto_tune walks the grid in order; the order does not change its result, only which points a
         # partial run has measured: the larger batches first here, spread over the token budgets
         todo += [("grid", (s, b)) for s in reversed(NUM_SEQS) for b in BATCHED]
+    if a.only in (None, "tune"):
+        todo += [("tune", n) for n in STARTS]
     for kind, what in todo:
         done = (
             (a.cache / f"tune-{what}.json").exists()
