@@ -164,6 +164,25 @@ class Settings:
         5.0, "TTFT p99 this many times its p50 within one interval is a spike (bursts, long prefills).", "slo"
     )
     ttft_spike_min_s: float = _f(1.0, "A TTFT spike must also have p99 above this many seconds.", "slo")
+    # ---------------------------------------------------------------- observe tune
+    tune_max_error_share: float = _f(
+        0.05,
+        "`observe tune`: a trial whose benchmark requests failed in a larger share than this is a failed "
+        "trial, however fast the rest were.",
+        "tune",
+    )
+    tune_min_gain: float = _f(
+        0.03,
+        "`observe tune`: the least objective gain (a ratio) a change must show to be kept, even when the "
+        "measured run-to-run spread is smaller; the gain must also exceed the spread.",
+        "tune",
+    )
+    tune_e2el_slo_seconds: float | None = _f(
+        None,
+        "`observe tune --objective goodput`: an end-to-end latency SLO in seconds, besides the TTFT and ITL "
+        "ones (None: none).",
+        "tune",
+    )
     # ---------------------------------------------------------------- alert rules
     vllm_job: str = _f("vllm", "Prometheus job label of the vLLM targets.", "alerts")
     observe_job: str = _f("observe", "Prometheus job label of the observe sidecars.", "alerts")
@@ -348,6 +367,10 @@ class Settings:
             raise ConfigError(
                 f"itl_slo_seconds must be a vLLM bucket bound {ITL_BUCKETS}, got {self.itl_slo_seconds}"
             )
+        if not 0 <= self.tune_max_error_share < 1 or not 0 <= self.tune_min_gain < 1:
+            raise ConfigError("tune_max_error_share and tune_min_gain must be in [0, 1)")
+        if self.tune_e2el_slo_seconds is not None and not self.tune_e2el_slo_seconds > 0:
+            raise ConfigError(f"tune_e2el_slo_seconds must be positive, got {self.tune_e2el_slo_seconds}")
         if self.max_num_seqs is not None and self.max_num_seqs < 1:
             raise ConfigError(f"max_num_seqs must be >= 1, got {self.max_num_seqs}")
         if self.min_request_rate < 0:
@@ -513,6 +536,7 @@ _SECTION_TITLES = {
     "slo": "latency SLOs",
     "alerts": "alert rules",
     "input": "reading logs",
+    "tune": "observe tune",
 }
 
 

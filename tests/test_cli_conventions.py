@@ -149,6 +149,7 @@ def test_schemas_are_shipped_as_package_data() -> None:
         "diagnosis-v1.json",
         "recommend-v1.json",
         "settings-v1.json",
+        "tune-v1.json",
     ]
 
 

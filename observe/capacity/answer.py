@@ -11,7 +11,7 @@ from typing import Any
 from observe.capacity.render import render_text
 from observe.capacity.sizing import CapacityResult, compute, kv_bytes_per_element
 from observe.capacity.tables import ModelSpec, gpu_spec, model_spec
-from observe.errors import ConfigError
+from observe.errors import ConfigError, ObserveError
 
 
 @dataclass(frozen=True)
@@ -58,3 +58,49 @@ def answer(
         alt = compute(spec, kv_cache_dtype=other, **kwargs)
     text = "" if fmt == "json" else render_text(result, alt)
     return Answer(text=text, refuses=refuses_to_start(result), result=result, alternative=alt)
+
+
+# the options that are numbers (parsed here, so that a bad one is one line, not a usage panel), and
+# those that need not be whole
+NUMBER_OPTIONS = (
+    "gpu_memory_gib",
+    "tp",
+    "pp",
+    "gpu_memory_utilization",
+    "max_model_len",
+    "block_size",
+    "max_num_batched_tokens",
+    "max_num_seqs",
+    "context",
+    "concurrency",
+    "weights_gib",
+)
+_FRACTIONS = ("gpu_memory_gib", "gpu_memory_utilization", "weights_gib", "gpu_free_gib")
+
+
+def number(flag: str, text: str | None, integer: bool = True) -> Any:
+    """An option's text as a number; a bad one is one ObserveError naming the flag."""
+    if text is None:
+        return None
+    try:
+        v = float(text)
+    except ValueError:
+        raise ObserveError(f"{flag} needs a number, not {text!r}") from None
+    if integer:
+        if v != v or v in (float("inf"), float("-inf")) or v != int(v):
+            raise ObserveError(f"{flag} needs a whole number, not {text!r}")
+        return int(v)
+    return v
+
+
+def from_options(model: str | ModelSpec | None, *, gpu_free_gib: str | None, **options: Any) -> Answer:
+    """`observe capacity`'s options as typed → the answer: the numbers in NUMBER_OPTIONS parsed,
+    ``gpu_free_gib`` as one figure or one per GPU (``40,38``); the rest go to `answer`."""
+    for k in NUMBER_OPTIONS:
+        options[k] = number("--" + k.replace("_", "-"), options.get(k), integer=k not in _FRACTIONS)
+    free = (
+        [number("--gpu-free-gib", x, integer=False) for x in gpu_free_gib.split(",")]
+        if gpu_free_gib
+        else None
+    )
+    return answer(model, gpu_free_gib=free, **options)

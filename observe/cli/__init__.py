@@ -8,14 +8,13 @@ beside them and its line here).
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import typer
 import typer.core
 
-from observe import __version__, errors
-from observe.cli import capacity, config, diagnose, generate, manage, sidecar, top
+from observe import __version__, errors, helpstyle
+from observe.cli import capacity, config, diagnose, generate, manage, sidecar, top, tune
 
 app = typer.Typer(
     name="observe",
@@ -56,67 +55,13 @@ app.command("run", context_settings={"allow_extra_args": True, "ignore_unknown_o
 )
 app.command()(manage.recommend)
 app.command()(manage.compare)
-
-
-# ---------------------------------------------------------------- how --help reads
-ENVVAR_PREFIX = "OBSERVE"  # every option OPT of command CMD is also read from OBSERVE_CMD_OPT
-
-
-def with_envvars(cmd: Any, path: tuple[str, ...] = ()) -> None:
-    """Give every option of every command its OBSERVE_<COMMAND>_<OPTION> variable (shown in --help),
-    a metavar named after it, and a usage line without typer's braces."""
-    _no_bool_placeholder(cmd)
-    if hasattr(cmd, "commands"):
-        for name, sub in cmd.commands.items():
-            with_envvars(sub, (*path, name))
-        return
-    for p in cmd.params:
-        if isinstance(p, typer.core.TyperArgument):  # usage line: PATH..., not typer's {PATH...}
-            p._usage_display_name = functools.partial(_usage_name, p)  # type: ignore[method-assign]
-        is_opt = isinstance(p, typer.core.TyperOption)
-        if is_opt and p.metavar is None and not p.is_flag and "|" not in _shown_type(p):
-            p.metavar = p.name.upper().rstrip("_")  # --log LOG, not --log <list[str]>
-        if is_opt and not p.is_eager and p.name and not p.hidden:
-            long = max(p.opts, key=len).lstrip("-")  # as the user types it: --tp → tensor-parallel-size
-            p.envvar = "_".join([ENVVAR_PREFIX, *path, long]).upper().replace("-", "_")
-            p.show_envvar = True
-
-
-def _no_bool_placeholder(cmd: Any) -> None:
-    """A switch takes no value: no `<bool>` placeholder beside it in --help (-h/--help included)."""
-    make = cmd.get_help_option
-
-    def get_help_option(ctx: Any) -> Any:
-        opt = make(ctx)
-        if opt is not None:
-            opt.metavar = ""
-        return opt
-
-    cmd.get_help_option = get_help_option
-    for p in cmd.params:  # the group's own switches (--version, --install-completion) as well
-        if isinstance(p, typer.core.TyperOption) and p.is_flag:
-            p.metavar = ""
-
-
-def _shown_type(p: Any) -> str:
-    """What typer would show as the value placeholder (`<text|json>` for a choice)."""
-    try:
-        return str(p.display_type(None) or "")
-    except Exception:
-        return ""
-
-
-def _usage_name(p: Any) -> str:
-    name = p.metavar or p.name.upper()
-    if p.nargs != 1 and not name.endswith("..."):
-        name += "..."
-    return name if p.required else f"[{name}]"
+app.command("tune", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(tune.tune)
 
 
 def command() -> Any:
     """The click command behind `observe`, with the environment variables wired."""
     cmd = typer.main.get_command(app)
-    with_envvars(cmd)
+    helpstyle.with_envvars(cmd)
     return cmd
 
 

@@ -7,14 +7,10 @@ from pathlib import Path
 import typer
 
 from observe import errors
-from observe.cli.common import emit, number, user_errors
+from observe.cli.common import emit, user_errors
 
 # fmt: off
 N, GIB = "N", "GIB"
-# the options that are numbers (parsed here, so that a bad one is one line), and those not whole
-_NUMBERS = ("gpu_memory_gib", "tp", "pp", "gpu_memory_utilization", "max_model_len", "block_size",
-            "max_num_batched_tokens", "max_num_seqs", "context", "concurrency", "weights_gib")
-_FRACTIONS = ("gpu_memory_gib", "gpu_memory_utilization", "weights_gib")
 
 
 @user_errors
@@ -41,14 +37,12 @@ def capacity(
 ) -> None:
     """KV-cache capacity: bytes/token, blocks, tokens, concurrency, and whether --max-model-len fits.
     Exits 1 when vLLM would refuse to start with it."""
+    opts = dict(locals())  # the options as typed: numbers are parsed below the CLI
     from observe import report
-    from observe.capacity.answer import answer
+    from observe.capacity.answer import from_options
     from observe.modelfiles import model_argument
 
-    given = dict(locals())
-    nums = {k: number("--" + k.replace("_", "-"), given[k], integer=k not in _FRACTIONS) for k in _NUMBERS}
-    free = [number("--gpu-free-gib", x, integer=False) for x in gpu_free_gib.split(",")] if gpu_free_gib else None
-    a = answer(model_argument(model), gpu=gpu, kv_cache_dtype=kv_cache_dtype, fmt=fmt, vllm_version=vllm_version, quantization=quantization, gpu_free_gib=free, **nums)
+    a = from_options(**{k: v for k, v in opts.items() if k != "output"} | {"model": model_argument(model)})
     emit(report.capacity_json(a.result, a.alternative) if fmt == "json" else a.text, output)
     if a.refuses:
         raise typer.Exit(errors.EXIT_FOUND)

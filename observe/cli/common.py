@@ -1,5 +1,5 @@
 """What the commands share: one line on stderr for a user's error, output to stdout or a file,
-the --config option, the small choice types, numbers parsed from option text."""
+the --config option, the small choice types."""
 
 from __future__ import annotations
 
@@ -53,21 +53,6 @@ def emit(text: str, output: Path | None = None) -> None:
         output.write_text(text, encoding="utf-8")
     except OSError as e:
         raise ObserveError(f"cannot write {output}: {e.strerror or e}")
-
-
-def number(flag: str, text: str | None, integer: bool = True) -> Any:
-    """Numbers are parsed here, not by typer, so a bad value is one line, not a usage panel."""
-    if text is None:
-        return None
-    try:
-        v = float(text)
-    except ValueError:
-        raise ObserveError(f"{flag} needs a number, not {text!r}") from None
-    if integer:
-        if v != v or v in (float("inf"), float("-inf")) or v != int(v):
-            raise ObserveError(f"{flag} needs a whole number, not {text!r}")
-        return int(v)
-    return v
 
 
 # the choices of --format and --fail-on

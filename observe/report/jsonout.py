@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,7 @@ SCHEMA = "observe.diagnosis/v1"
 RECOMMEND_SCHEMA = "observe.recommend/v1"
 CAPACITY_SCHEMA = "observe.capacity/v1"
 COMPARE_SCHEMA = "observe.compare/v1"
+TUNE_SCHEMA = "observe.tune/v1"
 
 
 def _iso(t: datetime | None) -> str | None:
@@ -236,3 +238,35 @@ def compare_json(res: dict[str, Any]) -> str:
 def settings_json(s: Settings) -> str:
     """`observe config show --format json`: every setting with its value and note."""
     return json.dumps(describe(s), indent=2, default=list)
+
+
+TUNE_UNITS = {"throughput": "output tokens/s", "goodput": "requests/s meeting the SLOs"}
+
+
+def tune_doc(o: Any) -> dict[str, Any]:
+    """`observe tune`'s report (a tune.Outcome) as one JSON document."""
+    rows = [t.to_dict(o.objective, o.workload) for t in o.trials]
+    base = rows[0]["objective"]["mean"] if rows else None
+    best = o.best.to_dict(o.objective, o.workload) if o.best is not None else None
+    gain = None
+    if best is not None and base and best["objective"]["mean"] is not None:
+        gain = best["objective"]["mean"] / base - 1
+    return {
+        "schema": TUNE_SCHEMA,
+        "objective": {"kind": o.objective, "unit": TUNE_UNITS[o.objective]},
+        "workload": o.workload,
+        "stopped": o.stopped,
+        "trials": rows,
+        "launches": len(o.trials),
+        "best": None
+        if best is None
+        else {
+            "trial": best["trial"],
+            "objective": best["objective"]["mean"],
+            "gain_over_start": gain,
+            "flags": best["flags"],
+            "command": shlex.join(best["argv"]),
+        },
+        "rejected_by_vllm": o.rejected,
+        "history": str(o.out / "history.jsonl"),
+    }

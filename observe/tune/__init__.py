@@ -1,0 +1,130 @@
+"""`observe tune`: the managed vLLM finds its best flags by diagnosis, one lever at a time.
+
+Launch the command (`manage.Launcher`), drive vLLM's own benchmark client (`bench`), diagnose the
+run (the same pipeline as `observe diagnose`), take the plan's first recommendation that the
+installed vLLM's parser accepts, relaunch with it, measure again, keep it only when the objective
+gained more than the measured spread (`observe.trials`, pure), else revert and try the next lever.
+Every trial is a line of `OUT/history.jsonl`; `report` writes the final text, JSON and HTML.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from observe.errors import ConfigError
+from observe.manage import installed_flags, parse_command
+from observe.settings import Settings
+from observe.trials import OBJECTIVES
+from observe.tune import bench, report
+from observe.tune.bench import Workload, WorkloadError
+from observe.tune.loop import Budget, Outcome, Tuner
+from observe.tune.loop import model_name as _model_name
+from observe.tune.loop import tokenizer as _tokenizer
+
+__all__ = ["Budget", "Outcome", "Tuner", "Workload", "WorkloadError", "bench", "report", "tune"]
+
+
+def tune(
+    command: Sequence[str],
+    out: Path,
+    *,
+    workload: Workload,
+    settings: Settings,
+    objective: str = "throughput",
+    budget: Budget,
+    notify: Callable[[str], None],
+    echo: IO[str] | None = None,
+    env: dict[str, str] | None = None,
+    launch_timeout: float = 600.0,
+) -> tuple[Outcome, dict[str, Any]]:
+    """Tune `command` (`vllm serve MODEL [FLAGS]`); write OUT/report.{json,txt,html}; return the
+    outcome and the report document. Bad input (a zero budget, a vLLM without `bench serve`, a
+    command that is not a vLLM launch) is a one-line ObserveError before anything starts."""
+    if objective not in OBJECTIVES:
+        raise ConfigError(f"--objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    if budget.trials < 1:
+        raise ConfigError("--trials must be at least 1 (the starting configuration is trial 1)")
+    if budget.seconds <= 0:
+        raise ConfigError("--time-budget must be more than 0 seconds")
+    if budget.repeats < 2:
+        raise ConfigError("--repeats must be at least 2: one measurement has no spread to judge a gain by")
+    if workload.num_prompts < 1:
+        raise WorkloadError("--num-prompts must be at least 1")
+    spec = parse_command(command)
+    python = spec.python or sys.executable
+    flags = installed_flags(python)
+    if flags is not None:
+        spec = parse_command(command, flags=flags)
+        flags.check_argv(spec.argv[len(spec.program) :])  # the starting command, as vLLM reads it
+    stop = threading.Event()
+    notify("checking the workload with the installed vLLM's benchmark client")
+    bench.preflight(python, _model_name(spec), _tokenizer(spec), workload)
+    tuner = Tuner(
+        spec,
+        out,
+        workload=workload,
+        settings=settings,
+        objective=objective,
+        budget=budget,
+        flags=flags,
+        python=python,
+        env=env,
+        notify=notify,
+        echo=echo,
+        stop=stop,
+        launch_timeout=launch_timeout,
+    )
+    previous = signal.getsignal(signal.SIGTERM)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        outcome = tuner.run()
+    finally:
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, previous)
+    doc = report.to_dict(outcome)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.json").write_text(json.dumps(doc, indent=2, default=str) + "\n", encoding="utf-8")
+    (out / "report.txt").write_text(report.to_text(doc), encoding="utf-8")
+    (out / "report.html").write_text(report.to_html(doc), encoding="utf-8")
+    return outcome, doc
+
+
+def run_options(
+    argv: Sequence[str],
+    out: Path,
+    *,
+    settings: Settings,
+    objective: str,
+    trials: int,
+    time_budget: float,
+    repeats: int,
+    fmt: str,
+    notify: Callable[[str], None],
+    echo: IO[str] | None,
+    **workload: Any,
+) -> str:
+    """`observe tune`'s options → the tune, and its report as the text or JSON to print."""
+    if fmt not in ("text", "json"):
+        raise ConfigError(f"--format must be text or json, not {fmt!r}")
+    argv = list(argv)
+    argv = argv[1:] if argv and argv[0] == "--" else argv
+    workload["max_concurrency"] = workload.get("max_concurrency") or None  # 0: no limit
+    workload["extra"] = tuple(workload.pop("bench_arg", ()))
+    _, doc = tune(
+        argv,
+        out,
+        workload=Workload(**workload),
+        settings=settings,
+        objective=objective,
+        budget=Budget(trials=trials, seconds=time_budget, repeats=repeats),
+        notify=notify,
+        echo=echo,
+    )
+    return json.dumps(doc, indent=2, default=str) if fmt == "json" else report.to_text(doc)

@@ -1,0 +1,324 @@
+"""The tuning loop: launch, measure with `vllm bench serve`, diagnose, move the one lever the plan
+ranks first, relaunch, measure again; keep the change only when the gain beats the measured spread.
+
+Each launch runs through `manage.Launcher` (its own folder: vLLM's log and /metrics snapshots, so
+`observe diagnose OUT/launches/NNN` reads any of them); each trial is one line of
+`OUT/history.jsonl` (`trials.Trial.to_dict`). The decisions are `observe.trials`' (pure).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from observe import trials
+from observe.errors import ObserveError
+from observe.manage import Launcher, LaunchError, LaunchSpec, VllmFlags, apply, propose, record
+from observe.model import Recommendation
+from observe.settings import Settings
+from observe.tune import bench
+from observe.tune.bench import Workload
+
+# vLLM prints its stats line every 10 s by default; a short benchmark would leave the diagnosis
+# one line or none. The operator's own VLLM_LOG_STATS_INTERVAL wins.
+STATS_INTERVAL_S = "2"
+
+
+def model_name(spec: LaunchSpec) -> str:
+    """The name the server answers to: --served-model-name (its first), else the model."""
+    name = spec.get("--served-model-name")
+    if isinstance(name, list):
+        name = name[0]
+    return str(name or spec.model)
+
+
+def tokenizer(spec: LaunchSpec) -> str | None:
+    """The tokenizer the client counts tokens with: the server's --tokenizer, else the model."""
+    tok = spec.get("--tokenizer")
+    return str(tok) if isinstance(tok, str) else spec.model
+
+
+@dataclass
+class Budget:
+    trials: int = 6  # launches, the baseline's included
+    seconds: float = 1800.0
+    repeats: int = 2  # measurements of each configuration on its launch
+
+
+@dataclass
+class Outcome:
+    """The loop's result: every trial, the best one, why it stopped."""
+
+    trials: list[trials.Trial]
+    best: trials.Trial | None
+    stopped: str
+    objective: str
+    workload: dict[str, Any]
+    out: Path
+    started_at: str = ""
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Tuner:
+    """One tuning session over a launch command. Nothing here prints: `notify` gets one line per
+    step (the CLI prints them)."""
+
+    def __init__(
+        self,
+        spec: LaunchSpec,
+        out: Path,
+        *,
+        workload: Workload,
+        settings: Settings,
+        objective: str = "throughput",
+        budget: Budget | None = None,
+        flags: VllmFlags | None = None,
+        python: str,
+        env: dict[str, str] | None = None,
+        notify: Callable[[str], None] = lambda s: None,
+        echo: IO[str] | None = None,
+        stop: threading.Event | None = None,
+        launch_timeout: float = 600.0,
+        snapshot_every: float = 5.0,
+    ) -> None:
+        if objective not in trials.OBJECTIVES:
+            raise ObserveError(f"--objective must be one of {', '.join(trials.OBJECTIVES)}")
+        self.spec = spec
+        self.out = out
+        self.workload = workload
+        self.settings = settings
+        self.objective = objective
+        self.budget = budget or Budget()
+        self.flags = flags
+        self.python = python
+        env = dict(os.environ if env is None else env)
+        env.setdefault("VLLM_LOG_STATS_INTERVAL", STATS_INTERVAL_S)
+        self.launcher = Launcher(spec, out / "launches", env=env, echo=echo)
+        self.notify = notify
+        self.stop = stop or threading.Event()
+        self.launch_timeout = launch_timeout
+        self.snapshot_every = snapshot_every
+        self.history = out / "history.jsonl"
+        self.trials: list[trials.Trial] = []
+        self.rejected: list[dict[str, Any]] = []
+        self.noisy = 2 * settings.tune_min_gain
+
+    # ------------------------------------------------------------ one measurement
+
+    @property
+    def model_name(self) -> str:
+        return model_name(self.spec)
+
+    @property
+    def tokenizer(self) -> str | None:
+        return tokenizer(self.spec)
+
+    def _measure(self, trial: trials.Trial, k: int) -> dict[str, float | None]:
+        """One benchmark run on the running launch, with /metrics snapshots around and during it."""
+        folder = self.launcher.launch_dir
+        assert folder is not None
+        done = threading.Event()
+
+        def snapshots() -> None:
+            while not done.wait(self.snapshot_every):
+                try:
+                    self.launcher.snapshot("tune")
+                except (OSError, ObserveError):
+                    pass
+
+        self.launcher.snapshot(f"tune before run {k}")
+        t = threading.Thread(target=snapshots, daemon=True)
+        t.start()
+        try:
+            doc = bench.run(
+                self.python,
+                self.launcher.spec.url,
+                self.model_name,
+                self.tokenizer,
+                self.workload,
+                self.out / "bench" / f"{folder.name}-{k}.json",
+                goodput=trials.goodput_slos(self.settings) if self.objective == "goodput" else None,
+                log=self.out / "bench" / f"{folder.name}-{k}.txt",
+            )
+        finally:
+            done.set()
+            t.join(timeout=10)
+        self.launcher.snapshot(f"tune after run {k}")
+        return trials.figures(doc)
+
+    def _launch_and_measure(self, trial: trials.Trial, repeats: int) -> None:
+        t0 = time.monotonic()
+        self.launcher.spec = LaunchSpec(
+            program=self.spec.program, form=self.spec.form, model=self.spec.model, flags=dict(trial.flags)
+        )
+        try:
+            self.launcher.start(timeout=self.launch_timeout)
+            trial.dir = str(self.launcher.launch_dir)
+            k = 0
+            while not self.stop.is_set() and k < repeats + 1:
+                k += 1
+                trial.runs.append(self._measure(trial, k))
+                if k >= repeats and (trials.spread(trial.values(self.objective)) or 0.0) <= self.noisy:
+                    break  # a third run only where the first two disagree by more than `noisy`
+        finally:
+            trial.dir = str(self.launcher.launch_dir)
+            trial.seconds = round(time.monotonic() - t0, 1)
+
+    def _record(self, trial: trials.Trial) -> None:
+        record(self.history, "trial", **trial.to_dict(self.objective, self.workload.to_dict()))
+
+    def _breaks(self, trial: trials.Trial) -> list[str]:
+        if self.objective != "goodput":
+            return []
+        return sorted({b for r in trial.runs for b in trials.slo_breaks(r, self.settings)})
+
+    # ------------------------------------------------------------ the loop
+
+    def _diagnose(self, trial: trials.Trial, tried: set[tuple[str, str]]) -> Recommendation | None:
+        """The next change for the configuration `trial` measured: the plan's first untried one that
+        the installed vLLM's parser accepts."""
+        if trial.dir is None:
+            return None
+        spec = LaunchSpec(self.spec.program, self.spec.form, self.spec.model, dict(trial.flags))
+        prop = propose(spec, Path(trial.dir), self.flags)
+        for r, why in prop.rejected:
+            self.rejected.append({"flag": r.flag, "suggested": r.suggested, "why": why})
+            tried.add(trials.change_key(r))
+        self._findings = {f.id: f for f in prop.findings}
+        self._plan = list(prop.accepted)
+        return trials.next_change(self._plan, tried)
+
+    def run(self) -> Outcome:
+        self.out.mkdir(parents=True, exist_ok=True)
+        started = time.monotonic()
+        stopped = ""
+        tried: set[tuple[str, str]] = set()
+        best = trials.Trial(n=1, flags=dict(self.spec.flags), argv=self.spec.argv, outcome="baseline")
+        self.trials.append(best)
+        self._findings: dict[str, Any] = {}
+        self._plan: list[Recommendation] = []
+        try:
+            self.notify(f"trial 1 (baseline): {self.spec.command()}")
+            try:
+                self._launch_and_measure(best, self.budget.repeats)
+            except LaunchError as e:
+                best.outcome, best.why = "failed", f"the starting command did not start: {e}"
+                self._record(best)
+                raise
+            finally:
+                self.launcher.stop()
+            why = trials.failed_why(best.runs, self.settings)
+            if why:
+                best.outcome, best.why = "failed", why
+                self._record(best)
+                return self._outcome(None, f"the starting configuration failed: {why}")
+            best.why = "the starting configuration"
+            self._record(best)
+            rec = self._diagnose(best, tried)
+            while True:
+                if self.stop.is_set():
+                    stopped = "interrupted (Ctrl-C): the best configuration so far is kept"
+                    break
+                if rec is None:
+                    stopped = (
+                        "no finding calls for a change"
+                        if best is self.trials[-1]
+                        else "no other change in the plan: the levers the findings named did not help"
+                    )
+                    break
+                if len(self.trials) >= self.budget.trials:
+                    stopped = f"the trial budget ({self.budget.trials}) is spent"
+                    break
+                if time.monotonic() - started >= self.budget.seconds:
+                    stopped = f"the time budget ({self.budget.seconds:.0f} s) is spent"
+                    break
+                self._trial(best, rec, tried)
+                last = self.trials[-1]
+                if last.outcome == "kept":
+                    best = last
+                    rec = self._diagnose(best, tried)
+                else:
+                    rec = trials.next_change(self._plan, tried)
+        except KeyboardInterrupt:
+            self.stop.set()
+            stopped = "interrupted (Ctrl-C): the best configuration so far is kept"
+            last = self.trials[-1]
+            if last.outcome == "pending":
+                last.outcome, last.why = "interrupted", "Ctrl-C during the trial"
+                self._record(last)
+        finally:
+            self.launcher.stop()
+        return self._outcome(best if best.outcome != "failed" else None, stopped)
+
+    def _trial(self, best: trials.Trial, rec: Recommendation, tried: set[tuple[str, str]]) -> None:
+        """One candidate: `best`'s flags with `rec` applied, launched, measured, judged."""
+        tried.add(trials.change_key(rec))
+        base_spec = LaunchSpec(self.spec.program, self.spec.form, self.spec.model, dict(best.flags))
+        new = apply(base_spec, [rec])
+        flag = next(iter(k for k in new.flags if new.flags.get(k) != best.flags.get(k)), rec.flag)
+        trial = trials.Trial(
+            n=len(self.trials) + 1,
+            flags=dict(new.flags),
+            argv=new.argv,
+            change={"flag": flag, "from": best.flags.get(flag, rec.current), "to": new.flags.get(flag)},
+            finding=trials.motivating(rec, self._findings.values()),
+            reason=rec.reason,
+            expected_effect=rec.expected_effect,
+        )
+        self.trials.append(trial)
+        self.notify(
+            f"trial {trial.n}: {flag} {trial.change['from']} → {trial.change['to']}"
+            f" ({', '.join(rec.finding_ids) or 'plan'})"
+        )
+        try:
+            self._launch_and_measure(trial, self.budget.repeats)
+        except LaunchError as e:
+            trial.outcome, trial.why = "failed", f"did not start: {e}; reverted"
+            self._record(trial)
+            self.notify(f"  failed: {e}")
+            return
+        except ObserveError as e:
+            trial.outcome, trial.why = "failed", f"{e}; reverted"
+            self._record(trial)
+            self.notify(f"  failed: {e}")
+            return
+        finally:
+            self.launcher.stop()
+        if self.stop.is_set() and len(trial.runs) < self.budget.repeats:
+            trial.outcome, trial.why = "interrupted", "Ctrl-C during the trial: not judged, reverted"
+            self._record(trial)
+            return
+        why = trials.failed_why(trial.runs, self.settings)
+        if why:
+            trial.outcome, trial.why = "failed", why + "; reverted"
+            self._record(trial)
+            self.notify(f"  failed: {why}")
+            return
+        v = trials.judge(
+            best.values(self.objective),
+            trial.values(self.objective),
+            self.settings,
+            cand_slo_breaks=self._breaks(trial),
+            base_slo_breaks=self._breaks(best),
+        )
+        trial.outcome = {"keep": "kept", "revert": "reverted"}.get(v.action, "reverted")
+        trial.why = v.why
+        self._record(trial)
+        self.notify(f"  {trial.outcome}: {v.why}")
+
+    def _outcome(self, best: trials.Trial | None, stopped: str) -> Outcome:
+        self.notify(f"stopped: {stopped}")
+        return Outcome(
+            trials=self.trials,
+            best=best,
+            stopped=stopped,
+            objective=self.objective,
+            workload=self.workload.to_dict(),
+            out=self.out,
+            rejected=self.rejected,
+        )
