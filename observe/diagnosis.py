@@ -15,8 +15,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from observe import advise as advise_mod
-from observe import cmdline, launches, metricmath, redact, shutdown, timeline, versions
+from observe import launches, metricmath, redact, shutdown, timeline, versions
 from observe.advise.rejected import rejected_flags
+from observe.flags import cmdline
 from observe.model import (
     AccessLog,
     AdviceNote,

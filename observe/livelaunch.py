@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from observe import cmdline, crashes, launches, shutdown
+from observe import crashes, launches, shutdown
+from observe.flags import cmdline
 from observe.model import EngineError, LogEvent, Recommendation, StartupFact, StatsSample
 
 __all__ = ["Failure", "LaunchTracker", "fix_text", "info"]

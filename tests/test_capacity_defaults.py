@@ -1,4 +1,4 @@
-"""The capacity model sizes with vLLM's own defaults as the vocabulary (observe.vllmflags, from
+"""The capacity model sizes with vLLM's own defaults as the vocabulary (observe.flags.vllmflags, from
 vLLM's source release by release) states them: one fact in one place.
 
 Before, capacity/sizing.py restated the V1 batch defaults in code and disagreed with the data on
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from observe import vllmflags
 from observe.capacity import compute, tables, what_if
+from observe.flags import vllmflags
 from observe.model import EngineConfig
 
 ROOT = Path(__file__).resolve().parent.parent

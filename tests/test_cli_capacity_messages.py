@@ -9,9 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from observe import vllmflags
 from observe.capacity.sizing import KV_DTYPE_BYTES
 from observe.errors import EXIT_CONFIG
+from observe.flags import vllmflags
 
 ROOT = Path(__file__).parent.parent
 MODEL = ("--model", "meta-llama/Llama-3.1-8B", "--gpu", "H100")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from observe import cmdline
+from observe.flags import cmdline
 from observe.model import EngineConfig, Envelope, LogLine, StartupFact
 from observe.parse import Parser
 

@@ -33,7 +33,7 @@ def test_version_gates_flags() -> None:
 
 
 def test_defaults_come_from_vllm_by_release() -> None:
-    from observe.advise import known
+    from observe.flags import known
 
     assert known.default("--gpu-memory-utilization", EngineConfig(version="0.32.0")) == 0.92
     assert known.default("--gpu-memory-utilization", EngineConfig(version="0.10.1")) == 0.9

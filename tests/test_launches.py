@@ -15,7 +15,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from observe import cmdline, diagnosis, parse, pipeline, report
+from observe import diagnosis, parse, pipeline, report
+from observe.flags import cmdline
 from observe.model import EngineError, Envelope, StartupFact
 
 ROOT = Path(__file__).resolve().parent.parent

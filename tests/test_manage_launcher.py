@@ -18,7 +18,7 @@ import pytest
 
 from observe import manage
 from observe.errors import TargetError
-from observe.manage import probe
+from observe.flags import probe
 from tests.realvllm import free_port
 
 METRICS = Path(__file__).parent / "data" / "metrics" / "metrics-normal-1.txt"

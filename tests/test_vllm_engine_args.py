@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from observe import vllmflags as F
+from observe.flags import vllmflags as F
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASES = sorted((ROOT / "tests" / "data" / "vllm-engine-args").glob("vllm-*.json"))

@@ -1,4 +1,4 @@
-"""observe.vllmflags: facts pinned from vLLM's source; each test names the file and release read."""
+"""observe.flags.vllmflags: facts pinned from vLLM's source; each test names the file and release read."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from importlib import resources
 
 import pytest
 
-from observe import vllmflags as vf
+from observe.flags import vllmflags as vf
 from observe.versions import parse_version
 
 H100 = {"gpu": "NVIDIA H100 80GB HBM3", "gpu_memory_gib": 79.19}

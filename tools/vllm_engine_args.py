@@ -17,7 +17,7 @@ Step 2 (releases' JSONs → ``observe/data/vllm_flags.json``): every field with 
 flag entry of the hand-read table's shape (``present``, ``default``, ``introduced``, ``removed_in``)
 over the releases extracted; the hand-read entries (history back to 0.1.7, effective defaults) are
 kept as they are and only get their ``category``. A generated entry carries ``read``: the releases
-it was read in, so ``observe.vllmflags`` answers "unknown" for releases outside them (a flag first
+it was read in, so ``observe.flags.vllmflags`` answers "unknown" for releases outside them (a flag first
 seen in the oldest extracted release may be older). The next release takes one download and two
 commands.
 """

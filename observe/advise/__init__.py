@@ -15,10 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from observe import cmdline
-from observe.advise.known import supported as flag_supported
 from observe.advise.plan import Plan  # loaded before `def plan` below, which the name then means
 from observe.advise.units import parse_bytes
+from observe.flags import cmdline
+from observe.flags.known import supported as flag_supported
 from observe.model import AdviceNote, EngineConfig, Finding, Recommendation
 from observe.rules.facts import Facts
 from observe.settings import Settings

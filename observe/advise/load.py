@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from observe.advise import known, sched
+from observe.advise import sched
 from observe.advise.plan import Plan
 from observe.advise.start import _fp8, _is_gpu
 from observe.advise.units import fmt_bytes, parse_bytes, pow2_at_least
 from observe.capacity import defaults
 from observe.findingids import FindingId
+from observe.flags import known
 from observe.model import Finding, Recommendation
 
 KV_IDS = (

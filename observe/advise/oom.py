@@ -255,7 +255,7 @@ _CAPTURE_CAP = 512
 def _capture_size(p: Plan, f: Finding) -> Recommendation | None:
     """Half the largest captured batch size, with the release's flag (only where the release is
     known to have it and its default is known)."""
-    from observe.advise import known
+    from observe.flags import known
     from observe.versions import parse_version
 
     v = parse_version(p.cfg.version)

@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from observe import cmdline
-from observe.advise import known
+from observe.flags import cmdline, known
 from observe.model import AdviceNote, EngineConfig, Recommendation
 from observe.rules.facts import Facts
 from observe.settings import Settings

@@ -10,9 +10,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from observe.advise import known
 from observe.advise.plan import Plan
 from observe.findingids import FindingId
+from observe.flags import known
 from observe.model import Finding, Recommendation
 
 _Lever = Callable[[Plan, Finding, re.Match[str]], Sequence[Recommendation | None]]

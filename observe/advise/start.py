@@ -31,7 +31,7 @@ def _is_gpu(p: Plan) -> bool:
 
 def _fp8(p: Plan) -> str:
     """The fp8 KV-cache value this vLLM accepts."""
-    from observe.advise import known
+    from observe.flags import known
 
     return "fp8" if known.valid_value("--kv-cache-dtype", "fp8", p.cfg) else "fp8_e5m2"
 
@@ -115,7 +115,7 @@ def max_model_len_does_not_fit(p: Plan, f: Finding) -> None:
             ),
         )
     total = cfg.total_gpu_memory_gib or _num(d, "total_gpu_memory_gib", "total_gib")
-    from observe.advise import known
+    from observe.flags import known
 
     util, util_is_default = cfg.gpu_memory_utilization, False
     if util is None:

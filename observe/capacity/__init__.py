@@ -2,7 +2,7 @@
 a flag change would do to that.
 
 tables.py (built-in models and GPUs, Hugging Face config.json), sizing.py (the accounting:
-`compute`, `bytes_per_token`), defaults.py (vLLM's defaults, asked of observe.vllmflags), whatif.py
+`compute`, `bytes_per_token`), defaults.py (vLLM's defaults, asked of observe.flags.vllmflags), whatif.py
 (`what_if`), render.py (`render_text`). Pure but for the package's own tables: a config.json a user
 names is read at the edge (observe.modelfiles).
 """

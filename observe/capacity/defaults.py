@@ -1,4 +1,4 @@
-"""vLLM's defaults the capacity model sizes with, asked of the vocabulary (observe.vllmflags): the
+"""vLLM's defaults the capacity model sizes with, asked of the vocabulary (observe.flags.vllmflags): the
 engine a release runs, --max-num-seqs and --max-num-batched-tokens by release and GPU,
 --gpu-memory-utilization and --block-size. The facts live in observe/data/vllm_flags.json with the
 vLLM source they were read from; this module only picks the release to ask for: a release the data
@@ -8,8 +8,8 @@ given. Pure: no I/O.
 
 from __future__ import annotations
 
-from observe import vllmflags
 from observe.errors import ConfigError
+from observe.flags import vllmflags
 from observe.versions import parse_version
 
 # vllmflags.default_engine's answer → the capacity model's engine names

@@ -20,10 +20,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from observe import vllmflags
 from observe.capacity import defaults, nonkv, quantized
 from observe.capacity.tables import GIB, ModelSpec, gpu_has_p2p, model_spec
 from observe.errors import ConfigError, DoesNotFit, UnknownConfig
+from observe.flags import vllmflags
 from observe.versions import parse_version
 
 KV_DTYPE_BYTES = {

@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from observe import cmdline
 from observe.capacity import defaults
 from observe.capacity.nonkv import forward_activation_gib as estimate_activation_gib
 from observe.capacity.sizing import (
@@ -25,6 +24,7 @@ from observe.capacity.sizing import (
 )
 from observe.capacity.tables import GB, GIB, ModelSpec, model_spec
 from observe.errors import ConfigError
+from observe.flags import cmdline
 from observe.model import EngineConfig
 
 
@@ -57,7 +57,7 @@ WHAT_IF_FLAGS = (
 
 
 def _current(cfg: EngineConfig, attr: str, flag: str) -> Any:
-    """The value in force (observe.cmdline's one rule); ``attr`` names the EngineConfig field."""
+    """The value in force (observe.flags.cmdline's one rule); ``attr`` names the EngineConfig field."""
     return cmdline.in_force(cfg, flag)
 
 

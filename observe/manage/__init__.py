@@ -22,10 +22,10 @@ when applying it is safe. So this package
 Nothing here prints: the terminal stream is passed in by the CLI.
 """
 
+from observe.flags.installed import VllmFlags, installed_flags
 from observe.manage.apply import apply, checked_recommendations, flag_diff
 from observe.manage.compare import compare_runs, diagnosis_summary, run_summary, supervise
 from observe.manage.failure import failure_cause
-from observe.manage.flags import VllmFlags, installed_flags
 from observe.manage.launcher import (
     Launcher,
     LaunchError,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from observe.manage.flags import VllmFlags
+from observe.flags.installed import VllmFlags
 from observe.manage.spec import LaunchSpec, normalize_flag
 from observe.model import Recommendation
 

@@ -13,7 +13,7 @@ from typing import Any
 from observe import names, pipeline, report
 from observe.diagnosis import Diagnosis
 from observe.errors import ConfigError, ObserveError
-from observe.manage.flags import VllmFlags
+from observe.flags.installed import VllmFlags
 from observe.manage.launcher import Launcher, RolledBack, record
 from observe.manage.propose import Proposal, propose
 

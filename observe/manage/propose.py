@@ -15,8 +15,8 @@ from typing import Any
 
 from observe import advise, pipeline, scrape
 from observe.errors import ObserveError, TargetError
+from observe.flags.installed import VllmFlags, installed_flags
 from observe.manage.apply import apply, checked_recommendations
-from observe.manage.flags import VllmFlags, installed_flags
 from observe.manage.launcher import save_metrics
 from observe.manage.spec import LaunchSpec
 from observe.model import Recommendation

@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from observe.flags.installed import VllmFlags, installed_flags
 from observe.manage.compare import supervise
-from observe.manage.flags import VllmFlags, installed_flags
 from observe.manage.launcher import Launcher
 from observe.manage.spec import LaunchSpec, parse_command
 

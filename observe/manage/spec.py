@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from observe import cmdline
 from observe.errors import ConfigError
+from observe.flags import cmdline
 
 if TYPE_CHECKING:
-    from observe.manage.flags import VllmFlags
+    from observe.flags.installed import VllmFlags
 
 API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 CLI_MODULE = "vllm.entrypoints.cli.main"
@@ -79,12 +79,12 @@ class LaunchSpec:
 
 
 def normalize_flag(flag: str) -> str:
-    """`--max_num_seqs`, `--max-num-seqs` and `-tp` → one spelling (observe.cmdline.norm)."""
+    """`--max_num_seqs`, `--max-num-seqs` and `-tp` → one spelling (observe.flags.cmdline.norm)."""
     return cmdline.norm(flag) if flag.startswith("-") else flag
 
 
 def render_flag(flag: str, value: Any) -> list[str]:
-    """The command-line words for one flag (observe.cmdline.render): False is `--no-X`."""
+    """The command-line words for one flag (observe.flags.cmdline.render): False is `--no-X`."""
     return cmdline.render(flag, value)
 
 

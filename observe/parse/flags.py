@@ -1,5 +1,5 @@
 """Launch flags as a log shows them → one spelling (``{"--max-model-len": 2048, …}``), through the
-project's one command-line vocabulary (observe.cmdline).
+project's one command-line vocabulary (observe.flags.cmdline).
 
 Two sources: the args dict / Namespace vLLM logs at startup (already read by ``reprs``), and a
 ``vllm serve …`` command pasted above a log (only tokenised, never run).
@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from observe import cmdline
+from observe.flags import cmdline
 from observe.parse.reprs import MAX_LITERAL
 
 

@@ -1,7 +1,7 @@
 """What the advisor's levers read besides the findings: the load seen, typed. Pure.
 
 Built by ``Context.facts()`` from the window (the stats lines, /metrics scrapes and the summary).
-The GPU's name is not a fact: it is ``EngineConfig.device`` (see advise.known.gpu_name). ``Facts.of`` takes a mapping of the same
+The GPU's name is not a fact: it is ``EngineConfig.device`` (see flags.known.gpu_name). ``Facts.of`` takes a mapping of the same
 names (tests, callers that build facts by hand); an unknown name is an error, never ignored.
 """
 

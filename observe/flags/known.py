@@ -1,5 +1,5 @@
 """What the advisor asks of vLLM's flags for one engine: does its release have the flag, does it
-take the value, what is the default. A thin reading of observe.vllmflags (the data, with its vLLM
+take the value, what is the default. A thin reading of observe.flags.vllmflags (the data, with its vLLM
 sources) for an EngineConfig; None = not known, never guessed.
 """
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from observe import vllmflags
+from observe.flags import vllmflags
 from observe.model import EngineConfig
 from observe.versions import parse_version
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from observe.errors import ConfigError
-from observe.manage import probe
+from observe.flags import probe
 from observe.manage.spec import normalize_flag, render_flag
 
 _PROBE = Path(probe.__file__)
