@@ -31,14 +31,15 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
-
-import requests
+from typing import TYPE_CHECKING, Any
 
 from observe import names, promql
 from observe.errors import ConfigError, ObserveError, TargetError
 from observe.model import Sample, Scrape
 from observe.scrape import _canonical as canonical_sample_name
+
+if TYPE_CHECKING:  # requests is imported where a Prometheus is read: `diagnose` without one never pays for it
+    import requests
 
 __all__ = [
     "MAX_POINTS",
@@ -179,6 +180,8 @@ def _get(
     session: requests.Session, url: str, params: dict[str, str], timeout: float, env: Mapping[str, str]
 ) -> Any:
     """One API call; every failure is one TargetError (down, slow, HTTP error, not Prometheus)."""
+    import requests
+
     headers, basic = _auth(env)
     where = url.split("?", 1)[0]
     try:
@@ -288,6 +291,8 @@ def read_history(
         raise ConfigError(f"--end ({end.isoformat()}) must be after --start ({start.isoformat()})")
     span = (end - start).total_seconds()
     sel = parse_selector(selector)
+    import requests
+
     session = session or requests.Session()
     if step is None and span <= RAW_MAX_SPAN_S:
         window = max(1, math.ceil(span))
