@@ -20,20 +20,11 @@ import pytest
 from observe.capacity import compute, tables, what_if
 from observe.flags import vllmflags
 from observe.model import EngineConfig
+from tests.capacitykit import OPT_125M
 
 ROOT = Path(__file__).resolve().parent.parent
 
-OPT = {
-    "_name_or_path": "facebook/opt-125m",
-    "num_hidden_layers": 12,
-    "num_attention_heads": 12,
-    "hidden_size": 768,
-    "ffn_dim": 3072,
-    "vocab_size": 50272,
-    "max_position_embeddings": 2048,
-    "torch_dtype": "float16",
-    "tie_word_embeddings": True,
-}
+OPT = OPT_125M
 _TEXT = lambda v: ".".join(map(str, v))
 V1_RELEASES = [_TEXT(v) for v in vllmflags.versions_read() if vllmflags.default_engine(_TEXT(v)) == "V1"]
 GPUS = tables.known_gpus()

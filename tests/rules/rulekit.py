@@ -48,3 +48,19 @@ def ids(inst) -> set[str]:
 
 def recs(inst) -> dict:
     return {r.flag: r.suggested for r in inst.recommendations}
+
+
+def v0_stats(i: int, running: int, waiting: int, kv: float, prompt: float = 0.0) -> StatsSample:
+    """A V0 stats line (no timestamp): running, waiting, GPU KV usage, prompt throughput."""
+    env = Envelope(source="t", lineno=i)
+    return StatsSample(
+        env,
+        "v0",
+        prompt_tps=prompt,
+        generation_tps=30.0,
+        running=running,
+        waiting=waiting,
+        swapped=0,
+        kv_usage_pct=kv,
+        cpu_kv_usage_pct=0.0,
+    )

