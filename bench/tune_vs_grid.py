@@ -29,6 +29,7 @@ The grid, line by line against auto_tune.sh (vllm-project/vllm, benchmarks/auto_
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
@@ -100,18 +101,11 @@ def base_argv(extra: list[str]) -> list[str]:
 
 
 def env() -> dict[str, str]:
-    e = dict(os.environ)
-    e.update(
-        VLLM_HOST_IP="127.0.0.1",
-        VLLM_NO_USAGE_STATS="1",
-        DO_NOT_TRACK="1",
-        HF_HUB_OFFLINE="1",
-        TRANSFORMERS_OFFLINE="1",
-        PYTHONUNBUFFERED="1",
-        VLLM_LOG_STATS_INTERVAL=STATS_INTERVAL_S,
-    )
-    e.pop("VLLM_CPU_KVCACHE_SPACE", None)
-    return e
+    """The drill's environment for a quiet offline vLLM, with the tune's stats interval."""
+    spec = importlib.util.spec_from_file_location("realvllm_drill", ROOT / "tools" / "realvllm" / "drill.py")
+    drill = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(drill)
+    return drill.env({"VLLM_LOG_STATS_INTERVAL": STATS_INTERVAL_S})
 
 
 def grid_point(cache: Path, seqs: int, batched: int) -> dict:

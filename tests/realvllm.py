@@ -77,22 +77,8 @@ def free_port() -> int:
 
 
 def vllm_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """Environment for a loopback-only, offline, quiet vLLM (REAL-VLLM.md pitfalls 7 and 3)."""
-    env = dict(os.environ)
-    env.update(
-        {
-            "VLLM_HOST_IP": "127.0.0.1",
-            "VLLM_NO_USAGE_STATS": "1",
-            "DO_NOT_TRACK": "1",
-            "HF_HUB_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
-            "PYTHONUNBUFFERED": "1",
-        }
-    )
-    env.pop("VLLM_CPU_KVCACHE_SPACE", None)
-    if extra:
-        env.update(extra)
-    return env
+    """Environment for a loopback-only, offline, quiet vLLM: the drill's (tools/realvllm/drill.py)."""
+    return drill_module().env(extra)
 
 
 def serve_argv(py: Path, model: Path, port: int, flags: Sequence[str]) -> list[str]:

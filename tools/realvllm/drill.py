@@ -74,7 +74,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def env() -> dict[str, str]:
+def env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment for a loopback-only, offline, quiet vLLM (REAL-VLLM.md pitfalls 7 and 3): the one
+    the drill, the real-vLLM tests (tests/realvllm.vllm_env) and bench/tune_vs_grid.py launch with."""
     e = dict(os.environ)
     e.update(
         VLLM_HOST_IP="127.0.0.1",
@@ -85,6 +87,7 @@ def env() -> dict[str, str]:
         PYTHONUNBUFFERED="1",
     )
     e.pop("VLLM_CPU_KVCACHE_SPACE", None)
+    e.update(extra or {})
     return e
 
 
