@@ -4,6 +4,7 @@ sequences in the batch, throughput that collapses under load. Pure.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from observe import stuck
@@ -22,17 +23,23 @@ else:
     from observe.timeline import pd  # imported on first use
 
 
+def _waiting_span(
+    df: pd.DataFrame | None, full_pct: float, *, full: bool
+) -> tuple[datetime | None, datetime | None]:
+    """When requests waited with the KV cache full (``full``: usage ≥ ``full_pct``) or with room."""
+    if df is None or not {"waiting", "kv_usage_pct"} <= set(df.columns):
+        return None, None
+    kv = df["kv_usage_pct"]
+    m = (df["waiting"] > 0) & ((kv >= full_pct) if full else (kv < full_pct))
+    return _when(df, m) if len(m) else (None, None)
+
+
 def queue_bound(c: Context) -> list[Finding]:
     """Requests wait: because the KV cache is full (memory-bound) or while it has room (seqs/prefill)."""
     s, df, cfg = c.summary, c.frame, c.config
     out = []
     if s.waiting_while_full:
-        m = (
-            (df["waiting"] > 0) & (df["kv_usage_pct"] >= c.settings.kv_queue_full_pct)
-            if df is not None and {"waiting", "kv_usage_pct"} <= set(df.columns)
-            else pd.Series([], dtype=bool)
-        )
-        a, b = _when(df, m) if len(m) else (None, None)
+        a, b = _waiting_span(df, c.settings.kv_queue_full_pct, full=True)
         out.append(
             Finding(
                 id=FindingId.QUEUE_MEMORY_BOUND,
@@ -50,12 +57,7 @@ def queue_bound(c: Context) -> list[Finding]:
             )
         )
     if s.waiting_with_room >= 2 or (s.waiting_with_room and s.samples < 4):
-        m = (
-            (df["waiting"] > 0) & (df["kv_usage_pct"] < c.settings.kv_queue_full_pct)
-            if df is not None and {"waiting", "kv_usage_pct"} <= set(df.columns)
-            else pd.Series([], dtype=bool)
-        )
-        a, b = _when(df, m) if len(m) else (None, None)
+        a, b = _waiting_span(df, c.settings.kv_queue_full_pct, full=False)
         cap = cfg.max_num_seqs
         at_cap = cap is not None and s.max_running is not None and s.max_running >= cap
         if at_cap:
