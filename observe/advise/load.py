@@ -334,6 +334,44 @@ def _batched_tokens(p: Plan) -> tuple[int | None, bool]:
     return (int(d), True) if d else (None, False)
 
 
+def _prefill_budget(p: Plan, cur: int) -> tuple[int, str]:
+    """How many prompt tokens a step should take when first tokens wait behind prefill chunks, and
+    what that budget prefills in one step (for the advice's words).
+
+    The queue seen (running + waiting at its peak) × the mean prompt is what one step would need to
+    start every queued prompt at once; at least double the budget (a smaller step is lost in the
+    noise), at most vLLM's own default for this release and hardware when that is above `cur` (the
+    budget vLLM balances against inter-token latency) else double, and never past vLLM's own bound,
+    `--max-num-seqs` × `--max-model-len` (it warns beyond). Without a queue seen, one whole
+    `--max-model-len` prompt a step is the most a step needs. 256-token steps."""
+    prompt, demand = p.facts.prompt_tokens_mean, _demand(p)
+    seqs, _ = p.current("--max-num-seqs")
+    mml = p.cfg.max_model_len
+    if prompt and demand:
+        want = int(demand * prompt)
+        what = f"the prompts of the {demand} requests seen at once (~{prompt:,.0f} tokens each)"
+    elif prompt:
+        want = int(prompt)
+        what = f"a mean prompt of {prompt:,.0f} tokens"
+    else:
+        want, what = 0, ""
+    default = p.default("--max-num-batched-tokens")
+    ceiling = max(2 * cur, int(default) if default and int(default) > cur else 0)
+    new = min(max(2 * cur, -(-want // 256) * 256), ceiling)
+    if want and cur >= want:
+        return cur, what
+    if mml and not (prompt and demand) and new > max(cur, int(mml)):
+        # no queue seen: one whole prompt a step is the most a step is known to need
+        return max(cur, int(mml)), f"a whole --max-model-len prompt ({int(mml):,} tokens)"
+    if seqs and mml:
+        new = min(new, max(cur, int(seqs) * int(mml)))
+    if not what:
+        what = f"{new:,} prompt tokens"
+    elif new < want:
+        what = f"{new / want:.0%} of {what}"
+    return new, what
+
+
 def prefill(p: Plan, by_id: Mapping[str, Finding], kv_pressure: bool) -> None:
     """Prefill vs decode balance. Under KV pressure a slow first token is the queue waiting for KV
     blocks, not prefill chunking: leave --max-num-batched-tokens alone."""
@@ -343,22 +381,15 @@ def prefill(p: Plan, by_id: Mapping[str, Finding], kv_pressure: bool) -> None:
     slow_first = [i for i in (FindingId.TTFT_SPIKES, FindingId.QUEUE_PREFILL_BOUND) if i in by_id]
     if slow_first and FindingId.ITL_HIGH not in by_id:
         if cur:
-            prompt = p.facts.prompt_tokens_mean
-            new = int(cur) * 2
-            whole = ""
-            if prompt and prompt > cur:  # one typical prompt per step, in 256-token steps
-                new = max(new, -(-int(prompt) // 256) * 256)
-                whole = f" (a mean prompt of {prompt:,.0f} tokens then prefills in one step, not {-(-int(prompt) // int(cur))})"
-            if p.cfg.max_model_len:
-                new = min(new, max(int(cur), int(p.cfg.max_model_len)))
+            new, whole = _prefill_budget(p, int(cur))
             if new < int(cur) * 1.25:
-                # a step already takes a whole prompt of --max-model-len: a few more tokens a step
-                # change nothing measurable (never a +1): the first tokens wait for something else
+                # a step already takes what the queue brought (or a whole --max-model-len prompt):
+                # a few more tokens a step change nothing measurable (never a +1)
                 p.note(
                     slow_first,
-                    f"--max-num-batched-tokens ({int(cur):,}) already prefills a whole --max-model-len prompt in "
-                    "one step, so the slow first tokens are not prefill chunking: they waited in the queue "
-                    "(see the KV and queue findings) or for a stalled engine",
+                    f"--max-num-batched-tokens ({int(cur):,}) already prefills {whole} in one step, so the "
+                    "slow first tokens are not prefill chunking: they waited in the queue (see the KV and "
+                    "queue findings) or for a stalled engine",
                 )
                 return
             p.add(
@@ -366,7 +397,8 @@ def prefill(p: Plan, by_id: Mapping[str, Finding], kv_pressure: bool) -> None:
                 new,
                 "prompts queue behind small prefill chunks: take more prompt tokens per step",
                 slow_first,
-                effect=f"up to {new:,} prompt tokens a step instead of {cur:,}{whole}: queued prompts start sooner; "
+                effect=f"up to {new:,} prompt tokens a step instead of {cur:,} ({whole} in one step): queued "
+                "prompts start sooner; "
                 "the cost is inter-token latency: a step that carries a full chunk takes longer for the "
                 "running requests (watch ITL p95)",
             )

@@ -44,6 +44,11 @@ class Plan:
         """current_value, with the GPU's name where the engine config gives it."""
         return current_value(self.cfg, flag, known.gpu_name(self.cfg))
 
+    def default(self, flag: str) -> Any:
+        """vLLM's default for `flag` on this release and hardware (None where not known), whatever
+        the value in force."""
+        return known.default(flag, self.cfg, known.gpu_name(self.cfg))
+
     def taken(self, flag: str) -> bool:
         return flag in self.recs or any(a.flag == flag for r in self.recs.values() for a in r.alternatives)
 

@@ -1,5 +1,6 @@
 """The tuning loop: launch, measure with `vllm bench serve`, diagnose, move the one lever the plan
-ranks first, relaunch, measure again; keep the change only when the gain beats the measured spread.
+ranks first, relaunch, measure again; keep the change only when the gain beats the measured noise (more runs
+of the candidate while it is undecided).
 
 Each launch runs through `manage.Launcher` (its own folder: vLLM's log and /metrics snapshots, so
 `observe diagnose OUT/launches/NNN` reads any of them); each trial is one line of
@@ -48,6 +49,7 @@ class Budget:
     trials: int = 6  # launches, the baseline's included
     seconds: float = 1800.0
     repeats: int = 2  # measurements of each configuration on its launch
+    max_repeats: int = 5  # at most, while a candidate's gain is between tune_min_gain and the noise
 
 
 @dataclass
@@ -151,7 +153,12 @@ class Tuner:
         self.launcher.snapshot(f"tune after run {k}")
         return trials.figures(doc)
 
-    def _launch_and_measure(self, trial: trials.Trial, repeats: int) -> None:
+    def _launch_and_measure(
+        self, trial: trials.Trial, repeats: int, undecided: Callable[[trials.Trial], bool] | None = None
+    ) -> None:
+        """Launch `trial`'s flags and measure them `repeats` times (one more where the runs disagree);
+        while `undecided` says more runs could decide the trial, measure again, up to
+        `Budget.max_repeats` runs on the launch."""
         t0 = time.monotonic()
         self.launcher.spec = LaunchSpec(
             program=self.spec.program, form=self.spec.form, model=self.spec.model, flags=dict(trial.flags)
@@ -165,6 +172,14 @@ class Tuner:
                 trial.runs.append(self._measure(trial, k))
                 if k >= repeats and (trials.spread(trial.values(self.objective)) or 0.0) <= self.noisy:
                     break  # a third run only where the first two disagree by more than `noisy`
+            while (
+                undecided is not None
+                and not self.stop.is_set()
+                and k < self.budget.max_repeats
+                and undecided(trial)
+            ):
+                k += 1
+                trial.runs.append(self._measure(trial, k))
         finally:
             trial.dir = str(self.launcher.launch_dir)
             trial.seconds = round(time.monotonic() - t0, 1)
@@ -255,6 +270,14 @@ class Tuner:
             self.launcher.stop()
         return self._outcome(best if best.outcome != "failed" else None, stopped)
 
+    def _undecided(self, best: trials.Trial, cand: trials.Trial) -> bool:
+        """Could more runs of `cand` decide it? Its gain beats tune_min_gain but not yet the noise
+        (and it has not failed)."""
+        if trials.failed_why(cand.runs, self.settings):
+            return False
+        v = trials.judge(best.values(self.objective), cand.values(self.objective), self.settings)
+        return v.action == "revert" and v.undecided
+
     def _trial(self, best: trials.Trial, rec: Recommendation, tried: set[tuple[str, str]]) -> None:
         """One candidate: `best`'s flags with `rec` applied, launched, measured, judged."""
         tried.add(trials.change_key(rec))
@@ -276,7 +299,7 @@ class Tuner:
             f" ({', '.join(rec.finding_ids) or 'plan'})"
         )
         try:
-            self._launch_and_measure(trial, self.budget.repeats)
+            self._launch_and_measure(trial, self.budget.repeats, lambda t: self._undecided(best, t))
         except LaunchError as e:
             trial.outcome, trial.why = "failed", f"did not start: {e}; reverted"
             self._record(trial)

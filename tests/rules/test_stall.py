@@ -277,3 +277,48 @@ def test_stuck_and_stalled_for_one_incident_report_only_stuck(tmp_path: Path) ->
     assert (
         got["engine_stuck"].data["seconds"] == 485
     )  # since the last line with tokens, to one interval before the resume
+
+
+def _prefill_plan(facts: dict, **cfg: object) -> tuple[object, str]:
+    base = {"version": "0.32.0", "engine": "v1", "device": "cpu", "max_model_len": 1024, "max_num_seqs": 128}
+    c = EngineConfig(**{**base, **cfg})  # type: ignore[arg-type]
+    f = Finding(id="queue_prefill_bound", severity="warning", title="t", evidence="e")
+    plan = advise.plan(c, [f], facts=facts)
+    rec = next(r for r in plan.recommendations if r.flag == "--max-num-batched-tokens")
+    return rec.suggested, rec.expected_effect or ""
+
+
+def test_prefill_budget_sized_by_the_queue_up_to_vllms_default() -> None:
+    """128 requests at once with prompts of ~128 tokens want 16,384 tokens a step; vLLM 0.32's own
+    default on CPU for the API server (2,048, engine/arg_utils.py get_batch_defaults) bounds it: the
+    lever moves 128 → 2,048 in one trial, not a doubling at a time."""
+    facts = {"max_running": 40, "max_waiting": 88, "prompt_tokens_mean": 128.0}
+    new, effect = _prefill_plan(facts, max_num_batched_tokens=128)
+    assert new == 2048
+    assert "128 requests seen at once" in effect and "12%" in effect
+
+
+def test_prefill_budget_is_what_the_queue_needs_when_that_is_less() -> None:
+    """12 requests of ~100 tokens need 1,200 tokens a step: 1,280 (256-token steps), not vLLM's default."""
+    new, _ = _prefill_plan(
+        {"max_running": 8, "max_waiting": 4, "prompt_tokens_mean": 100.0}, max_num_batched_tokens=256
+    )
+    assert new == 1280
+
+
+def test_prefill_budget_doubles_at_least_and_never_past_seqs_times_len() -> None:
+    """Already at vLLM's default: double it (a smaller step is lost in the noise); never past
+    --max-num-seqs × --max-model-len (vLLM warns beyond)."""
+    big = {"max_running": 64, "max_waiting": 64, "prompt_tokens_mean": 1000.0}
+    assert _prefill_plan(big, max_num_batched_tokens=4096)[0] == 8192
+    assert _prefill_plan(big, max_num_batched_tokens=4096, max_num_seqs=6)[0] == 6144
+
+
+def test_prefill_budget_note_when_the_queue_already_fits_one_step() -> None:
+    cfg = EngineConfig(
+        version="0.32.0", engine="v1", device="cpu", max_model_len=1024, max_num_batched_tokens=4096
+    )
+    f = Finding(id="queue_prefill_bound", severity="warning", title="t", evidence="e")
+    plan = advise.plan(cfg, [f], facts={"max_running": 4, "max_waiting": 4, "prompt_tokens_mean": 200.0})
+    assert "--max-num-batched-tokens" not in {r.flag for r in plan.recommendations}
+    assert any("8 requests seen at once" in n.text for n in plan.notes)
