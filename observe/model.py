@@ -231,7 +231,8 @@ class Finding:
 class Recommendation:
     """One flag change of the plan. `alternatives` are other single changes any one of which has
     the same effect (e.g. each makes the engine start); the plan applies this one, the least
-    disruptive, and never several of them at once."""
+    disruptive, and never several of them at once. `coupled` are the changes vLLM would refuse this
+    one without (its limits tie two flags): the only case where one recommendation moves two flags."""
 
     flag: str  # "--max-num-seqs"
     current: Any  # value in force; None = unknown (never "the default": see current_is_default)
@@ -241,6 +242,9 @@ class Recommendation:
     expected_effect: str | None = None
     alternatives: tuple[Recommendation, ...] = ()
     current_is_default: bool = False  # `current` is vLLM's default for this version and hardware
+    # changes vLLM refuses this one without: applied with it, in the same launch; each one's
+    # `reason` says why they are coupled (never an alternative: both are needed)
+    coupled: tuple[Recommendation, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

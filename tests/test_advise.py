@@ -341,3 +341,55 @@ def test_rejections_are_bounded_from_the_prompt_and_output_histograms() -> None:
     # 986 prompts are over 200 tokens, so over 128 for certain; any of them may be over 64
     assert load.rejected(p, 128) == (986, 3819, 3819)
     assert load.rejected(Plan(EngineConfig(), {}), 128) is None
+
+
+def test_max_num_seqs_past_the_token_budget_carries_the_budget_coupled() -> None:
+    """vLLM 0.32 refuses max_num_batched_tokens < max_num_seqs (config/scheduler.py: "must be greater
+    than or equal to max_num_seqs"): a queue bound by 128 sequences under a 128-token budget raises
+    both in one change, and says why; the command and apply() carry both."""
+    from observe.manage import LaunchSpec, apply
+
+    cfg = EngineConfig(
+        version="0.32.0",
+        engine="v1",
+        device="cpu",
+        max_num_seqs=128,
+        max_num_batched_tokens=128,
+        kv_cache_tokens=65536,
+        flags={"--max-num-seqs": 128, "--max-num-batched-tokens": 128},
+    )
+    f = Finding(id="queue_seq_bound", severity="warning", title="t", evidence="e", data={"max_num_seqs": 128})
+    facts = {"max_running": 128, "max_waiting": 72, "request_tokens": 192, "max_kv_pct": 40.0}
+    plan = advise.plan(cfg, [f], facts=facts)
+    rec = next(r for r in plan.recommendations if r.flag == "--max-num-seqs")
+    assert rec.suggested == 200
+    (tie,) = rec.coupled
+    assert (tie.flag, tie.current, tie.suggested) == ("--max-num-batched-tokens", 128, 200)
+    assert "refuses" in tie.reason and "max_num_seqs (200)" in tie.reason
+    assert "--max-num-batched-tokens" not in {r.flag for r in plan.recommendations}  # one change, not two
+    cmd = advise.command_line(cfg, plan.recommendations)
+    assert "--max-num-seqs 200" in cmd and "--max-num-batched-tokens 200" in cmd
+    spec = LaunchSpec(
+        program=["vllm", "serve"],
+        form="serve",
+        model="m",
+        flags={"--max-num-seqs": 128, "--max-num-batched-tokens": 128},
+    )
+    new = apply(spec, [rec])
+    assert new.flags["--max-num-seqs"] == 200 and new.flags["--max-num-batched-tokens"] == 200
+
+
+def test_no_coupling_while_the_budget_holds_the_new_sequences() -> None:
+    cfg = EngineConfig(version="0.32.0", engine="v1", device="cpu", max_num_seqs=16, kv_cache_tokens=65536)
+    f = Finding(id="queue_seq_bound", severity="warning", title="t", evidence="e", data={"max_num_seqs": 16})
+    facts = {"max_running": 16, "max_waiting": 48, "request_tokens": 192, "max_kv_pct": 20.0}
+    rec = next(r for r in advise.plan(cfg, [f], facts=facts).recommendations if r.flag == "--max-num-seqs")
+    assert rec.suggested == 64 and rec.coupled == ()  # vLLM 0.32's CPU default budget, 2,048, holds 64
+
+
+def test_itl_halving_never_goes_under_max_num_seqs() -> None:
+    cfg = EngineConfig(version="0.32.0", engine="v1", max_num_seqs=1024, max_num_batched_tokens=1536)
+    f = Finding(id="itl_high", severity="warning", title="t", evidence="e")
+    recs = advise.plan(cfg, [f]).recommendations
+    halves = [x for r in recs for x in (r, *r.alternatives) if x.flag == "--max-num-batched-tokens"]
+    assert halves and all(x.suggested >= 1024 for x in halves)

@@ -71,13 +71,14 @@ def advise(
 
 def command_line(cfg: EngineConfig, recs: Sequence[Recommendation], *, drop: Sequence[str] = ()) -> str:
     """The whole `vllm serve MODEL ...` command with the recommendations applied (shell-quoted);
-    of a recommendation's alternatives only the first (itself) is applied. Flags in ``drop`` (a
+    of a recommendation's alternatives only the first (itself) is applied, with its coupled changes. Flags in ``drop`` (a
     value vLLM rejected, see rejected.rejected_flags) are left out unless a recommendation sets them."""
     flags = dict(cfg.flags)
     for flag in drop:
         flags.pop(flag, None)
     for r in recs:
-        flags[r.flag] = r.suggested
+        for x in (r, *r.coupled):  # a coupled change goes with the one vLLM refuses without it
+            flags[x.flag] = x.suggested
     model = cmdline.model_name(flags, cfg.model)
     flags.pop("--model-tag", None)
     return cmdline.render_command(str(model) if model else None, flags)

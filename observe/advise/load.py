@@ -418,8 +418,10 @@ def prefill(p: Plan, by_id: Mapping[str, Finding], kv_pressure: bool) -> None:
     elif FindingId.ITL_HIGH in by_id and FindingId.TTFT_SPIKES not in by_id:
         # any one of these shortens the gaps between tokens; the most specific first
         halve = None
-        if cur and cur > 512:
-            new = max(512, cur // 2)
+        seqs, _ = p.current("--max-num-seqs")
+        floor = max(512, int(seqs) if seqs else 0)  # vLLM refuses a budget under --max-num-seqs
+        if cur and cur > floor:
+            new = max(floor, cur // 2)
             halve = p.make(
                 "--max-num-batched-tokens",
                 new,

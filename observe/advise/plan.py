@@ -3,7 +3,8 @@
 Rules every lever obeys (enforced here, in `Plan.make`):
 - never a flag already at the suggested value, nor a flag or value the detected vLLM lacks;
 - one value per flag (conflicting pulls are resolved by the first lever that claims the flag);
-- every recommendation names the findings it answers and, where the numbers allow, its effect.
+- every recommendation names the findings it answers and, where the numbers allow, its effect;
+- a change vLLM would refuse alone carries the one it needs, `coupled`, saying why (`couple`).
 """
 
 from __future__ import annotations
@@ -91,6 +92,29 @@ class Plan:
         self.recs[first.flag] = first
         return first
 
+    def couple(self) -> None:
+        """Tie the changes vLLM's own limits tie. vLLM refuses to start with
+        max_num_batched_tokens < max_num_seqs (SchedulerConfig: "max_num_batched_tokens (B) must be
+        greater than or equal to max_num_seqs (S)"): a --max-num-seqs raised past the token budget in
+        force (the plan's own new budget, else the value in force or vLLM's default) carries the
+        budget raised to match. An unknown budget is not guessed at."""
+        seqs = self.recs.get("--max-num-seqs")
+        if seqs is None or not isinstance(seqs.suggested, int) or "--max-num-batched-tokens" in self.recs:
+            return
+        budget, _ = self.current("--max-num-batched-tokens")
+        if budget is None or int(budget) >= seqs.suggested:
+            return
+        tie = self.make(
+            "--max-num-batched-tokens",
+            seqs.suggested,
+            f"coupled with --max-num-seqs {seqs.suggested}: vLLM refuses to start with "
+            f"max_num_batched_tokens ({int(budget):,}) < max_num_seqs ({seqs.suggested:,})",
+            seqs.finding_ids,
+            effect="the least budget vLLM accepts with that many sequences; nothing else changes",
+        )
+        if tie is not None:
+            self.recs["--max-num-seqs"] = replace(seqs, coupled=(tie,))
+
     def note(self, fids: Sequence[str], text: str) -> None:
         fids = tuple(dict.fromkeys(str(i) for i in fids))
         if not any(n.finding_ids == fids and n.text == text for n in self.notes):
@@ -100,7 +124,7 @@ class Plan:
         out = {i for n in self.notes for i in n.finding_ids}
         for r in self.recs.values():
             out.update(r.finding_ids)
-            for a in r.alternatives:
+            for a in (*r.alternatives, *r.coupled):
                 out.update(a.finding_ids)
         return out
 

@@ -13,11 +13,12 @@ from observe.model import Recommendation
 def apply(spec: LaunchSpec, recommendations: Iterable[Recommendation]) -> LaunchSpec:
     """The same command with each recommended flag set to its suggested value (added if absent).
 
-    `suggested` True adds a bare switch, False or None removes the flag. The model, the program
-    and every other flag stay as they were, in their order.
+    `suggested` True adds a bare switch, False or None removes the flag. A recommendation's
+    `coupled` changes go with it (vLLM refuses it alone). The model, the program and every other
+    flag stay as they were, in their order.
     """
     flags = dict(spec.flags)
-    for rec in recommendations:
+    for rec in (x for r in recommendations for x in (r, *r.coupled)):
         name = normalize_flag(rec.flag)
         if rec.suggested is False or rec.suggested is None:
             flags.pop(name, None)
@@ -38,7 +39,10 @@ def checked_recommendations(
         return list(recs), []
     ok: list[Recommendation] = []
     bad: list[tuple[Recommendation, str]] = []
-    for r, err in zip(recs, flags.validate_many([(r.flag, r.suggested) for r in recs])):
+    every = [(x.flag, x.suggested) for r in recs for x in (r, *r.coupled)]
+    errs = iter(flags.validate_many(every))
+    for r in recs:
+        err = next((e for e in [next(errs) for _ in (r, *r.coupled)] if e is not None), None)
         if err is None:
             ok.append(r)
         else:

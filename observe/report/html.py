@@ -199,6 +199,11 @@ def _recommendations_section(recs: Sequence[Any], command: str | None, notes: Se
             cur += " (vLLM default)"
         sug = "(switch on)" if r.suggested is True else _flag_value(r.suggested)
         alts = "".join(
+            f'<div class="small">together with <code>{_e(c.flag)} {_e(_flag_value(c.suggested))}</code>'
+            f" — {_e(c.reason)}</div>"
+            for c in getattr(r, "coupled", ())
+        )
+        alts += "".join(
             f'<div class="small">or instead: <code>{_e(a.flag)} {_e(_flag_value(a.suggested))}</code>'
             + (f" — {_e(a.expected_effect)}" if a.expected_effect else "")
             + "</div>"

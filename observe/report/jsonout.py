@@ -9,7 +9,8 @@ The diagnosis document (docs/architecture.md):
 "the" one), while `findings`/`recommendations`/`advice_notes` list every instance's (each item
 names its `instance`).
 A recommendation's `alternatives` are other single changes, any one of which has the same effect
-(the `command` applies the recommendation itself, never its alternatives); `advice_notes` say,
+(the `command` applies the recommendation itself, never its alternatives); its `coupled` are the
+changes vLLM refuses it without, applied with it (each one's reason says why); `advice_notes` say,
 for the findings no flag change answers, why and what to do instead.
 `launches` lists every launch of vLLM the instance's log holds (a restart, a rejected launch and its
 fix): the findings, recommendations and command above are the latest launch's (`current`); the
@@ -106,6 +107,7 @@ def _recommendation(r: Recommendation, instance: str | None = None) -> dict:
         "expected_effect": r.expected_effect,
         "current_is_default": r.current_is_default,
         "alternatives": [_recommendation(a) for a in r.alternatives],
+        "coupled": [_recommendation(c) for c in r.coupled],
     }
     if instance is not None:
         d["instance"] = instance
@@ -199,7 +201,16 @@ def recommend_json(prop: Any, vllm_url: str) -> str:
         "vllm_url": vllm_url,
         "findings": [f.id for f in prop.findings],
         "recommendations": [
-            {"flag": r.flag, "current": r.current, "suggested": r.suggested, "reason": r.reason}
+            {
+                "flag": r.flag,
+                "current": r.current,
+                "suggested": r.suggested,
+                "reason": r.reason,
+                "coupled": [
+                    {"flag": c.flag, "current": c.current, "suggested": c.suggested, "reason": c.reason}
+                    for c in r.coupled
+                ],
+            }
             for r in prop.accepted
         ],
         "rejected": [{"flag": r.flag, "suggested": r.suggested, "why": w} for r, w in prop.rejected],

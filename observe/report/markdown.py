@@ -47,6 +47,12 @@ def render_markdown(diag: Diagnosis) -> str:
                 for r in inst.recommendations
             ]
             for r in inst.recommendations:
+                for c in r.coupled:
+                    out += [
+                        "",
+                        f"`{r.flag} {_md_cell(flag_text(r.suggested))}` goes together with "
+                        f"`{c.flag} {_md_cell(flag_text(c.suggested))}`: {_md_cell(c.reason)}",
+                    ]
                 if r.alternatives:
                     out += ["", f"Instead of `{r.flag} {_md_cell(flag_text(r.suggested))}`, any one of:", ""]
                     out += [

@@ -15,7 +15,9 @@ def proposal_text(prop: Any, *, title: str | None = None) -> str:
     lines += [f"{pad}[{f.severity}] {f.id}: {f.evidence}" for f in prop.findings]
     if not prop.accepted:
         lines.append(f"{pad}no flag changes recommended")
-    lines += [f"{pad}{r.flag}: {current_text(r)} → {r.suggested}  # {r.reason}" for r in prop.accepted]
+    for r in prop.accepted:
+        lines.append(f"{pad}{r.flag}: {current_text(r)} → {r.suggested}  # {r.reason}")
+        lines += [f"{pad}  with {c.flag}: {current_text(c)} → {c.suggested}  # {c.reason}" for c in r.coupled]
     lines += [f"{pad}not suggested: {r.flag} {r.suggested} ({why})" for r, why in prop.rejected]
     if prop.command:
         lines += ["new command:", "  " + prop.command]

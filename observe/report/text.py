@@ -275,6 +275,10 @@ def render_text(diag: Diagnosis) -> str:
                 out.append(f"              {r.reason}")
                 if r.expected_effect:
                     out.append(f"              expected: {r.expected_effect}")
+                for c in r.coupled:
+                    out.append(
+                        f"              together with {c.flag} {current_text(c)} → {flag_text(c.suggested)}: {c.reason}"
+                    )
                 if r.alternatives:
                     out.append("              or, instead, any one of:")
                     for a in r.alternatives:
@@ -328,7 +332,10 @@ def print_rich(diag: Diagnosis, console: Console | None = None) -> None:
             for col in ("flag", "current → suggested", "why", "expected effect"):
                 rt.add_column(col)
             for r in inst.recommendations:
-                alts = "".join(f"\nor instead: {alternative_text(a)}" for a in r.alternatives)
+                alts = "".join(
+                    f"\ntogether with: {c.flag} {flag_text(c.suggested)} ({c.reason})" for c in r.coupled
+                )
+                alts += "".join(f"\nor instead: {alternative_text(a)}" for a in r.alternatives)
                 rt.add_row(
                     escape(r.flag),
                     escape(f"{current_text(r)} → {flag_text(r.suggested)}"),

@@ -213,8 +213,10 @@ QUEUE = Rule(
             SECTIONS[4],
             evidence="requests waiting with KV room, Running below the cap",
             advice=(
-                "`--max-num-batched-tokens` × 2 with its cost: inter-token latency rises for the "
-                "running requests"
+                "`--max-num-batched-tokens` = the prompts of the requests seen at once (running + waiting × "
+                "mean prompt), at least × 2, at most vLLM's default for the release and hardware (else × 2) "
+                "and `--max-num-seqs` × `--max-model-len`; a note when a step already takes them; its cost: "
+                "inter-token latency rises for the running requests"
             ),
             versions="V1 / chunked prefill",
             settings=("kv_queue_full_pct",),

@@ -19,7 +19,10 @@ why no flag helps (or which number is missing) and what to do instead. Notes are
 
 Recommendations that are **alternatives** (any one fixes the finding) ride on the first, least
 disruptive one (`alternatives` in the JSON, "or, instead, any one of" in the reports); the
-command to paste applies the first only."""
+command to paste applies the first only. A change vLLM refuses alone carries the change it needs
+(`coupled` in the JSON, "together with" in the reports, with why): `--max-num-seqs` raised past the
+`--max-num-batched-tokens` in force raises the budget with it (vLLM refuses a budget under the
+sequence cap). That is the only way one recommendation moves two flags."""
 
 #: prose under a section's heading, before its table
 BEFORE = {

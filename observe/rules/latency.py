@@ -95,9 +95,9 @@ LATENCY = Rule(
                 "after it is the stall: those requests waited for the engine)"
             ),
             advice=(
-                "`--max-num-batched-tokens` × 2 (and its ITL cost), capped at `--max-model-len`; "
-                "when that is no real increase (< 1.25×) a note instead (never a +1); a note when"
-                " its value is unknown"
+                "`--max-num-batched-tokens` sized by the queue seen as for `queue_prefill_bound` (and its "
+                "ITL cost); with no queue seen × 2 capped at `--max-model-len`; when that is no real "
+                "increase (< 1.25×) a note instead (never a +1); a note when its value is unknown"
             ),
             versions="needs /metrics",
             settings=("ttft_spike_min_s", "ttft_spike_ratio"),

@@ -84,5 +84,6 @@ def plan(
     p = Plan(cfg, Facts.of(facts), settings=settings or Settings())
     for lever in levers():
         lever.act(p, by_id)
+    p.couple()
     notes.close(p, findings, docs())  # never silent
     return Advice(recommendations=list(p.recs.values()), notes=p.notes)

@@ -66,6 +66,20 @@ class Outcome:
     rejected: list[dict[str, Any]] = field(default_factory=list)
 
 
+def _change(flag: str, rec: Recommendation, before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """A trial's change: the one lever moved, and the changes coupled to it (vLLM refuses the lever
+    alone), each with the plan's reason why."""
+    return {
+        "flag": flag,
+        "from": before.get(flag, rec.current),
+        "to": after.get(flag),
+        "coupled": [
+            {"flag": c.flag, "from": before.get(c.flag, c.current), "to": after.get(c.flag), "why": c.reason}
+            for c in rec.coupled
+        ],
+    }
+
+
 class Tuner:
     """One tuning session over a launch command. Nothing here prints: `notify` gets one line per
     step (the CLI prints them)."""
@@ -288,14 +302,15 @@ class Tuner:
             n=len(self.trials) + 1,
             flags=dict(new.flags),
             argv=new.argv,
-            change={"flag": flag, "from": best.flags.get(flag, rec.current), "to": new.flags.get(flag)},
+            change=_change(flag, rec, best.flags, new.flags),
             finding=trials.motivating(rec, self._findings.values()),
             reason=rec.reason,
             expected_effect=rec.expected_effect,
         )
         self.trials.append(trial)
+        tied = "".join(f" with {c['flag']} {c['from']} → {c['to']}" for c in trial.change["coupled"])
         self.notify(
-            f"trial {trial.n}: {flag} {trial.change['from']} → {trial.change['to']}"
+            f"trial {trial.n}: {flag} {trial.change['from']} → {trial.change['to']}{tied}"
             f" ({', '.join(rec.finding_ids) or 'plan'})"
         )
         try:

@@ -19,7 +19,11 @@ def _change(row: dict[str, Any]) -> str:
     c = row.get("change")
     if not c:
         return "start"
-    return f"{c['flag']} {c['from'] if c['from'] is not None else '(default)'} → {c['to']}"
+
+    def one(x: dict[str, Any]) -> str:
+        return f"{x['flag']} {x['from'] if x['from'] is not None else '(default)'} → {x['to']}"
+
+    return " with ".join([one(c), *(one(x) for x in c.get("coupled") or ())])
 
 
 def to_text(doc: dict[str, Any]) -> str:
