@@ -340,7 +340,8 @@ def report(cache: Path) -> str:
     if h2h:
         lines += [
             "",
-            f"Head to head (both launched at once, {H2H_ROUNDS} runs each, alternated; see `head_to_head`):",
+            f"Head to head (both launched at once, {len(next(iter(h2h.values()))['runs']['grid'])} runs each, "
+            "alternated; see `head_to_head`):",
             "",
             "| start | tune's configuration | runs | grid's best | runs | tune / grid | noise (2 × SE) |",
             "| --- | --- | --- | --- | --- | --- | --- |",
@@ -365,7 +366,9 @@ def main() -> int:
     ap.add_argument("--chunk-s", type=float, default=840.0, help="start no new point after this many seconds")
     ap.add_argument("--report", action="store_true", help="only print the results so far")
     ap.add_argument("--only", choices=["grid", "tune", "h2h"], default=None)
+    ap.add_argument("--h2h-rounds", type=int, default=H2H_ROUNDS, help="runs of each side head to head")
     a = ap.parse_args()
+    globals()["H2H_ROUNDS"] = a.h2h_rounds
     a.cache.mkdir(parents=True, exist_ok=True)
     if a.report:
         print(report(a.cache))
