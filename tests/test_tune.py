@@ -174,7 +174,12 @@ def outcome(tmp_path: Path) -> Outcome:
         n=3,
         flags={"--max-num-seqs": 16, "--max-num-batched-tokens": 4096},
         argv=["vllm", "serve", "m", "<script>"],
-        change={"flag": "--max-num-batched-tokens", "from": None, "to": 4096},
+        change={
+            "flag": "--max-num-seqs",
+            "from": 16,
+            "to": 4096,
+            "coupled": [{"flag": "--max-num-batched-tokens", "from": None, "to": 4096, "why": "vLLM refuses"}],
+        },
     )
     t3.outcome, t3.why = "failed", "did not start: vLLM said <no>; reverted"
     return Outcome(
@@ -205,7 +210,9 @@ def test_report_text_and_html(tmp_path: Path) -> None:
     text = report.to_text(doc)
     assert "trial 2: --max-num-seqs 2 → 16 [queue_seq_bound]" in text
     assert "winning command:\n  vllm serve m --max-num-seqs 16" in text
-    assert "trial 3: --max-num-batched-tokens (default) → 4096" in text and "failed" in text
+    # a coupled change is one trial that names both flags
+    assert "trial 3: --max-num-seqs 16 → 4096 with --max-num-batched-tokens (default) → 4096" in text
+    assert "failed" in text
     html = report.to_html(doc)
     assert html.count("<svg") == 1 and html.count("<circle") == 4  # two runs each of trials 1 and 2
     assert "<script>" not in html and "&lt;no&gt;" in html  # what vLLM said is escaped
