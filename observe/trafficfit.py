@@ -198,7 +198,7 @@ def fit_range_ratio(mean: float, cumulative: Sequence[tuple[float, float]]) -> t
     fixed = sorted(cumulative)
     n = fixed[-1][1] if fixed else 0.0
     edges = [(le, c / n) for le, c in fixed if not math.isinf(le)] if n > 0 else []
-    grid = [i / 100 for i in range(int(MAX_RANGE_RATIO * 100) + 1)]
+    grid = [i / 100 for i in range(round(MAX_RANGE_RATIO * 100) + 1)]
     losses = []
     for r in grid:
         low = max(1, math.floor(mean * (1 - r)))
