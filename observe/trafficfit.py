@@ -143,8 +143,7 @@ class Traffic:
         return (
             f"{self.requests} requests in {self.seconds:.0f} s: {self.request_rate:.3g} requests/s, "
             f"prompts {self.prompt.mean:.0f} tokens ±{self.prompt.range_ratio:.0%}, "
-            f"outputs {self.output.mean:.0f} tokens ±{self.output.range_ratio:.0%}, {b}; "
-            f"{self.num_prompts} prompts per run"
+            f"outputs {self.output.mean:.0f} tokens ±{self.output.range_ratio:.0%}, {b}"
         )
 
 

@@ -146,7 +146,10 @@ def test_explicit_options_win_and_the_source_is_recorded(runs: tuple[Path, Path]
     assert src["prompt_tokens"]["mean"] == pytest.approx(traffic.from_folder(poisson).prompt.mean, abs=0.1)
     w = Workload(**out)
     assert w.to_dict()["source"] == src  # recorded in report.json and every history line
-    assert any("workload from" in m and "requests/s" in m for m in msgs)
+    said = next(m for m in msgs if m.startswith("workload from"))
+    assert "requests/s" in said and said.endswith(
+        "7 prompts per run; given explicitly: --input-len, --num-prompts"
+    )
 
 
 # ---------------------------------------------------------------- the pure parts

@@ -36,10 +36,12 @@ def fill(
     except those named in `given` (options set explicitly win), and `source` recording where they
     came from (the derived figures and which of them an option overrode)."""
     seen = read(source, window=window, notify=notify)
-    notify(f"workload from {seen.source}: {seen.summary()}")
     derived = seen.workload()
     out = {**workload, **{k: v for k, v in derived.items() if k not in given}}
-    out["source"] = {**seen.to_dict(), "overridden": sorted(set(given) & set(derived))}
+    kept = sorted(set(given) & set(derived))
+    out["source"] = {**seen.to_dict(), "overridden": kept}
+    won = f"; given explicitly: {', '.join('--' + k.replace('_', '-') for k in kept)}" if kept else ""
+    notify(f"workload from {seen.source}: {seen.summary()}; {out.get('num_prompts')} prompts per run{won}")
     return out
 
 
