@@ -216,6 +216,39 @@ def test_the_installed_client_accepts_the_derived_workload(runs: tuple[Path, Pat
     bench.preflight(str(py), rv.SERVED_NAME, str(rv.tiny_model(py)), w)
 
 
+@pytest.mark.slow
+@pytest.mark.realvllm
+def test_a_tune_on_real_vllm_replays_the_recorded_traffic(tmp_path: Path, runs: tuple[Path, Path]) -> None:
+    """`observe tune --workload-from` on the real vLLM (run under `flock /tmp/realvllm.lock`): the
+    client's own result JSON says it sent the derived rate, burstiness and lengths, with no
+    concurrency cap, and the given --num-prompts; report.json and history.jsonl record the source."""
+    from tests import realvllm as rv
+
+    py = rv.require_vllm()
+    serve = rv.serve_argv(py, rv.tiny_model(py), rv.free_port(), ["--max-model-len", "1024"])
+    out = tmp_path / "out"
+    r = subprocess.run(
+        [sys.executable, "-m", "observe.cli", "tune", "--out", str(out), "--trials", "1",
+         "--num-prompts", "20", "--warmups", "0", "--workload-from", str(runs[0]), "--format", "json",
+         "--", *serve],
+        capture_output=True, text=True, env={**rv.vllm_env(), "PYTHONPATH": str(ROOT)}, timeout=900,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    derived = traffic.from_folder(runs[0]).workload()
+    doc = json.loads(r.stdout)
+    assert doc["workload"]["source"]["overridden"] == ["num_prompts"]
+    history = [json.loads(ln) for ln in (out / "history.jsonl").read_text().splitlines()]
+    assert all(h["workload"]["source"] == doc["workload"]["source"] for h in history if h["event"] == "trial")
+    sent = [json.loads(p.read_text()) for p in sorted((out / "bench").glob("*.json"))]
+    assert sent
+    for s in sent:
+        assert s["num_prompts"] == 20 and s["max_concurrency"] is None
+        assert (
+            s["request_rate"] == float(derived["request_rate"]) and s["burstiness"] == derived["burstiness"]
+        )
+        assert s["total_output_tokens"] / s["completed"] == pytest.approx(derived["output_len"], rel=0.5)
+
+
 # ---------------------------------------------------------------- bad input
 
 
@@ -250,7 +283,7 @@ def test_a_folder_without_snapshots_or_a_missing_path(tmp_path: Path, runs: tupl
     d = _copy(poisson, tmp_path / "logonly", ["vllm.log"])
     with pytest.raises(errors.InputError, match="no /metrics snapshots"):
         traffic.from_folder(d)
-    with pytest.raises(errors.InputError, match="no such file or folder"):
+    with pytest.raises(errors.InputError, match=r"no such folder: .* \(a live server is http://"):
         traffic.read(str(tmp_path / "nope"))
     with pytest.raises(errors.InputError, match="not a file"):
         traffic.read(str(poisson / "vllm.log"))

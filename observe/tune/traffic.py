@@ -87,7 +87,7 @@ def launch_folder(path: Path) -> Path:
     """The folder whose snapshots to read: `path` itself when it holds `metrics-*.txt`, else the
     last of its launch folders (`NNN/`, as `observe run` writes them) that holds some."""
     if not path.exists():
-        raise InputError(f"--workload-from: no such file or folder: {path}")
+        raise InputError(f"--workload-from: no such folder: {path} (a live server is http://HOST:PORT)")
     if not path.is_dir():
         raise InputError(f"--workload-from takes a run folder or a URL, not a file: {path}")
     candidates = [path, *sorted(p for p in path.iterdir() if p.is_dir() and _LAUNCH.fullmatch(p.name))]
