@@ -155,6 +155,14 @@ def test_explicit_options_win_and_the_source_is_recorded(runs: tuple[Path, Path]
 # ---------------------------------------------------------------- the pure parts
 
 
+def test_the_series_read_are_in_the_metric_catalog() -> None:
+    """Names taken from vLLM, never invented: each is a canonical name of observe's catalog."""
+    from observe import names
+
+    for name in (trafficfit.PROMPT, trafficfit.OUTPUT, trafficfit.FINISHED, trafficfit.E2E):
+        assert names.canonical(name) == name
+
+
 def _uniform_buckets(low: int, high: int, bounds: list[float]) -> list[tuple[float, float]]:
     n = high - low + 1
     return [(b, float(sum(1 for x in range(low, high + 1) if x <= b))) for b in bounds] + [(float("inf"), n)]
