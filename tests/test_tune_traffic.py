@@ -233,7 +233,9 @@ def test_a_tune_on_real_vllm_replays_the_recorded_traffic(tmp_path: Path, runs: 
     from tests import realvllm as rv
 
     py = rv.require_vllm()
-    serve = rv.serve_argv(py, rv.tiny_model(py), rv.free_port(), ["--max-model-len", "1024"])
+    # 64M of KV: the CPU backend's default reserves 92 % of the machine's memory
+    flags = ["--max-model-len", "1024", "--kv-cache-memory-bytes", "64M"]
+    serve = rv.serve_argv(py, rv.tiny_model(py), rv.free_port(), flags)
     out = tmp_path / "out"
     r = subprocess.run(
         [sys.executable, "-m", "observe.cli", "tune", "--out", str(out), "--trials", "1",
