@@ -28,6 +28,8 @@ def tune(
     seed: int = typer.Option(0, "--seed", help="The client's random seed."),
     warmups: int = typer.Option(8, "--warmups", help="Requests sent before each measured run (the client's --num-warmups)."),
     bench_arg: list[str] = typer.Option([], "--bench-arg", help="One more vllm bench serve word (repeatable)."),
+    workload_from: str | None = typer.Option(None, "--workload-from", metavar="DIR|URL", help="Replay a vLLM's own traffic: a run folder (metrics-K.txt, vllm.log) or a live URL; given options win (docs/tune.md)."),
+    traffic_window: float = typer.Option(60.0, "--traffic-window", help="With --workload-from URL: seconds between its two /metrics reads."),
     config: Path | None = config_option(),
     quiet: bool = typer.Option(True, "--quiet/--echo", help="Echo vLLM's output (it always goes to the log)."),
     fmt: TextOrJson = typer.Option(TextOrJson.text, "--format", help="text or json."),
@@ -36,5 +38,6 @@ def tune(
     from observe import settingsfile, tune
 
     opts = {k: v for k, v in locals().items() if k not in ("ctx", "out", "config", "quiet", "fmt", "settingsfile", "tune")}
+    opts["given"] = {k for k in opts if getattr(ctx.get_parameter_source(k), "name", "") in ("COMMANDLINE", "ENVIRONMENT")}
     emit(tune.run_options(ctx.args, out, settings=settingsfile.load(config), fmt=fmt.value, notify=lambda m: typer.echo(f"observe: {m}", err=True), echo=None if quiet else sys.stdout, **opts))
 # fmt: on

@@ -115,6 +115,13 @@ def run_options(
         raise ConfigError(f"--format must be text or json, not {fmt!r}")
     argv = list(argv)
     argv = argv[1:] if argv and argv[0] == "--" else argv
+    given = set(workload.pop("given", ()))  # the options the command line (or OBSERVE_TUNE_*) set
+    window = workload.pop("traffic_window", 60.0)
+    source = workload.pop("workload_from", None)
+    if source:  # the traffic's figures, except where an option was given explicitly
+        from observe.tune import traffic
+
+        workload = traffic.fill(workload, source, given=given, window=window, notify=notify)
     workload["max_concurrency"] = workload.get("max_concurrency") or None  # 0: no limit
     workload["extra"] = tuple(workload.pop("bench_arg", ()))
     _, doc = tune(

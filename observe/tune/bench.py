@@ -40,6 +40,13 @@ class Workload:
     ignore_eos: bool = True
     warmups: int = 0  # requests sent before the measured ones (the client's --num-warmups)
     extra: tuple[str, ...] = field(default_factory=tuple)  # more `vllm bench serve` words, as given
+    # the random dataset's spread: lengths drawn from [L·(1−r), L·(1+r)] (--random-range-ratio);
+    # output_range_ratio None: the same r for the outputs
+    range_ratio: float | None = None
+    output_range_ratio: float | None = None
+    burstiness: float | None = None  # the gamma shape of the arrivals at a finite rate (--burstiness)
+    # where the figures came from when `--workload-from` derived them (trafficfit.Traffic.to_dict)
+    source: dict[str, Any] | None = field(default=None, compare=False)
 
     def args(self) -> list[str]:
         a = [
@@ -54,6 +61,9 @@ class Workload:
         ]
         if self.dataset == "random":
             a += ["--random-input-len", str(self.input_len), "--random-output-len", str(self.output_len)]
+            a += self._range_ratio()
+        if self.burstiness is not None:
+            a += ["--burstiness", f"{self.burstiness:g}"]
         if self.max_concurrency is not None:
             a += ["--max-concurrency", str(self.max_concurrency)]
         if self.ignore_eos:
@@ -61,6 +71,15 @@ class Workload:
         if self.warmups:
             a += ["--num-warmups", str(self.warmups)]
         return [*a, *self.extra]
+
+    def _range_ratio(self) -> list[str]:
+        """One float for both lengths, else the client's JSON form (`{"input": r, "output": r}`)."""
+        r, o = self.range_ratio, self.output_range_ratio
+        if r is None and o is None:
+            return []
+        r, o = r if r is not None else 0.0, o if o is not None else r
+        value = f"{r:g}" if r == o else json.dumps({"input": r, "output": o})
+        return ["--random-range-ratio", value]
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
