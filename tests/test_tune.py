@@ -178,7 +178,9 @@ def outcome(tmp_path: Path) -> Outcome:
             "flag": "--max-num-seqs",
             "from": 16,
             "to": 4096,
-            "coupled": [{"flag": "--max-num-batched-tokens", "from": None, "to": 4096, "why": "vLLM refuses"}],
+            "coupled": [
+                {"flag": "--max-num-batched-tokens", "from": None, "to": 4096, "why": "vLLM refuses"}
+            ],
         },
     )
     t3.outcome, t3.why = "failed", "did not start: vLLM said <no>; reverted"
