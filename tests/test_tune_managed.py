@@ -59,7 +59,12 @@ def _dead_pid() -> int:
 def _session(run_dir: Path, pid: int, argv: list[str] | None = None) -> None:
     tr.write_atomic(
         run_dir / tr.SESSION,
-        {"pid": pid, "url": "http://127.0.0.1:1", "argv": argv or ["vllm", "serve", "m"], "command": "vllm serve m"},
+        {
+            "pid": pid,
+            "url": "http://127.0.0.1:1",
+            "argv": argv or ["vllm", "serve", "m"],
+            "command": "vllm serve m",
+        },
     )
 
 
@@ -105,7 +110,10 @@ def test_a_session_file_that_is_not_one_is_one_line(tmp_path: Path) -> None:
         (["--time-budget", "0"], "--time-budget must be more than 0 seconds"),
         (["--num-prompts", "0"], "--num-prompts must be at least 1"),
         (["--objective", "speed"], "--objective must be one of throughput, goodput"),
-        (["--", "vllm", "serve", "m"], "--run-dir tunes the vLLM `observe run` manages there: give no command"),
+        (
+            ["--", "vllm", "serve", "m"],
+            "--run-dir tunes the vLLM `observe run` manages there: give no command",
+        ),
     ],
 )
 def test_bad_options_are_refused_as_observe_tune_refuses_them_and_nothing_is_asked(
@@ -129,7 +137,9 @@ def test_a_pending_request_is_not_overwritten(tmp_path: Path) -> None:
 
 
 @pytest.mark.realvllm
-def test_a_workload_the_installed_client_rejects_is_refused_before_the_session_is_asked(tmp_path: Path) -> None:
+def test_a_workload_the_installed_client_rejects_is_refused_before_the_session_is_asked(
+    tmp_path: Path,
+) -> None:
     py = rv.require_vllm()
     argv = rv.serve_argv(py, rv.tiny_model(py), rv.free_port(), [])
     _session(tmp_path, os.getpid(), argv)
@@ -148,7 +158,13 @@ def test_a_workload_the_installed_client_rejects_is_refused_before_the_session_i
 def test_follow_returns_the_report_that_answers_its_request(tmp_path: Path) -> None:
     rid = tr.write_request(tmp_path, {"objective": "throughput"})
     assert tr.take_request(tmp_path)["id"] == rid and not (tmp_path / tr.REQUEST).exists()
-    trial = {"trial": 1, "change": None, "objective": {"mean": 12.5}, "outcome": "baseline", "why": "the start"}
+    trial = {
+        "trial": 1,
+        "change": None,
+        "objective": {"mean": 12.5},
+        "outcome": "baseline",
+        "why": "the start",
+    }
     (tmp_path / tr.TUNE / "history.jsonl").write_text(json.dumps(trial) + "\n")
     tr.write_atomic(tmp_path / tr.TUNE / "report.json", {"schema": "x", "trials": [trial]})
     tr.finish(tmp_path, rid)
@@ -209,7 +225,9 @@ def test_session_json_is_written_at_each_launch_and_removed_at_the_end(tmp_path:
     t = threading.Thread(
         target=manage.run_session,
         args=(launcher,),
-        kwargs=dict(startup_timeout=60, notify=lambda m: None, stop=stop, decide=lambda p: False, snapshot_every=0),
+        kwargs=dict(
+            startup_timeout=60, notify=lambda m: None, stop=stop, decide=lambda p: False, snapshot_every=0
+        ),
     )
     t.start()
     try:
