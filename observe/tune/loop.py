@@ -115,6 +115,7 @@ class Tuner:
         self.trials: list[trials.Trial] = []
         self.rejected: list[dict[str, Any]] = []
         self.noisy = 2 * settings.tune_min_gain
+        self.interrupted = False
 
     # ------------------------------------------------------------ one measurement
 
@@ -259,6 +260,7 @@ class Tuner:
                     rec = trials.next_change(self._plan, tried)
         except KeyboardInterrupt:
             self.stop.set()
+            self.interrupted = True  # a managed tune's caller ends its session after `settle`
             stopped = "interrupted (Ctrl-C): the best configuration so far is kept"
             last = self.trials[-1]
             if last.outcome == "pending":

@@ -252,7 +252,10 @@ def _serve_one(
             launcher=launcher,
             running=True,
         )
-        write_report(run_dir / tr.TUNE, tuner.run())
+        outcome = tuner.run()
+        write_report(run_dir / tr.TUNE, outcome)
+        if tuner.interrupted:  # Ctrl-C at `observe run`'s terminal: the tune settled, now the session ends
+            raise KeyboardInterrupt
     except ObserveError as e:
         error = (str(e), e.exit_code)
     except Exception as e:  # the session must outlive any failure of its tune
