@@ -14,6 +14,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,9 @@ def test_tune_asked_of_observe_run_measures_the_running_launch_and_leaves_the_be
     )
     try:
         first = rv.wait_ready(history, 1, proc)
+        while not (runs / "session.json").exists():  # written just after the launch is ready
+            assert proc.poll() is None, proc.stdout.read()[-3000:] if proc.stdout else ""
+            time.sleep(0.2)
         session = json.loads((runs / "session.json").read_text())
         assert session["pid"] == proc.pid and session["launch_dir"] == first["dir"]
         assert session["url"] == f"http://127.0.0.1:{port}" and session["argv"] == first["argv"]
