@@ -189,6 +189,51 @@ def test_follow_stops_with_one_line_when_the_session_dies(tmp_path: Path) -> Non
         managed.follow(tmp_path, rid, _dead_pid(), notify=lambda m: None, sleep=lambda s: None)
 
 
+def test_ctrl_c_before_the_session_took_the_request_withdraws_it(tmp_path: Path) -> None:
+    rid = tr.write_request(tmp_path, {})
+
+    def ctrl_c(_: float) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(managed.TuneFailed, match="nothing was changed") as e:
+        managed.follow(tmp_path, rid, os.getpid(), notify=lambda m: None, sleep=ctrl_c)
+    assert e.value.exit_code == errors.EXIT_INTERRUPTED
+    _untouched(tmp_path)
+
+
+def test_ctrl_c_during_the_tune_asks_the_session_to_stop_and_still_waits_for_the_report(
+    tmp_path: Path,
+) -> None:
+    # a stand-in session process that takes SIGUSR2 as `observe run` does: without dying
+    session = subprocess.Popen(
+        [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGUSR2, signal.SIG_IGN); "
+         "print('ready', flush=True); time.sleep(120)"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert session.stdout is not None and session.stdout.readline().strip() == "ready"
+    try:
+        rid = tr.write_request(tmp_path, {})
+        tr.take_request(tmp_path)
+        lines: list[str] = []
+        calls = []
+
+        def sleep(_: float) -> None:
+            calls.append(1)
+            if len(calls) == 1:
+                raise KeyboardInterrupt
+            assert tr.cancelled(tmp_path, rid)  # the session's watcher reads this
+            tr.write_atomic(tmp_path / tr.TUNE / "report.json", {"stopped": "interrupted (Ctrl-C)"})
+            tr.finish(tmp_path, rid)
+
+        doc = managed.follow(tmp_path, rid, session.pid, notify=lines.append, sleep=sleep)
+        assert doc == {"stopped": "interrupted (Ctrl-C)"}
+        assert any("asked the session to stop the tune" in m for m in lines)
+        assert session.poll() is None
+    finally:
+        session.kill()
+        session.wait()
+
+
 def test_an_earlier_tune_is_kept_beside_the_new_one(tmp_path: Path) -> None:
     first = tr.write_request(tmp_path, {})
     tr.take_request(tmp_path)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from observe import settings as settings_mod
-from observe.errors import ObserveError, TargetError
+from observe.errors import EXIT_INTERRUPTED, ObserveError, TargetError
 from observe.flags.installed import VllmFlags
 from observe.manage import Launcher, LaunchError, parse_command
 from observe.manage import tunerequest as tr
@@ -148,7 +148,7 @@ def follow(
             try:
                 (run_dir / tr.REQUEST).unlink()  # not taken yet: withdrawn, nothing ran
                 raise TuneFailed(
-                    "interrupted before the session started the tune: nothing was changed", 130
+                    "interrupted before the session started the tune: nothing was changed", EXIT_INTERRUPTED
                 ) from None
             except FileNotFoundError:
                 pass
