@@ -327,7 +327,8 @@ class Tuner:
             self.notify(f"  failed: {e}")
             return
         finally:
-            self.launcher.stop()
+            if not self.managed:  # managed: it runs on while judged; if kept last, no relaunch to settle
+                self.launcher.stop()
         if self.stop.is_set() and len(trial.runs) < self.budget.repeats:
             trial.outcome, trial.why = "interrupted", "Ctrl-C during the trial: not judged, reverted"
             self._record(trial)
