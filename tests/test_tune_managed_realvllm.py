@@ -5,7 +5,9 @@
 of 1 ms that no request on a CPU meets. Trial 1 must be measured on the launch `observe run` made
 (no launch for it), trial 2 must move `--max-num-seqs` because of `queue_seq_bound`, be reverted,
 and the instance must be left up, answering /health, running the best (the starting) flags, with
-session.json saying so. Run under `flock /tmp/realvllm.lock` (one real vLLM at a time).
+session.json saying so. A second request, for throughput, must then measure the launch the first
+left running, keep the same change (16 requests in flight instead of 2) and leave that last trial
+running without a relaunch. Run under `flock /tmp/realvllm.lock` (one real vLLM at a time).
 """
 
 from __future__ import annotations
@@ -86,6 +88,27 @@ def test_tune_asked_of_observe_run_measures_the_running_launch_and_leaves_the_be
         assert session["flags"] == doc["best"]["flags"] and session["argv"] == first["argv"]
         assert rv.healthy(port)
         assert proc.poll() is None  # supervision goes on
+
+        # a second request, for throughput: the same lever now helps (16 requests in flight, not 2);
+        # trial 1 is the launch the first tune left running, and the kept last trial is not relaunched
+        first_id = json.loads((tune_dir / "request.json").read_text())["id"]
+        tune[tune.index("goodput")] = "throughput"
+        r = subprocess.run(tune, capture_output=True, text=True, env=rv.vllm_env(), cwd=rv.ROOT, timeout=600)
+        print(r.stderr[-3000:])
+        assert r.returncode == 0, r.stderr[-3000:]
+        doc = json.loads(r.stdout)
+        assert (runs / f"tune-{first_id}" / "report.json").exists()  # the first tune's record is kept
+        starts = [e for e in manage.read_history(history) if e["event"] == "start"]
+        base, tried = doc["trials"]
+        assert base["dir"] == starts[2]["dir"] and base["outcome"] == "baseline"
+        assert tried["finding"]["id"] == "queue_seq_bound" and tried["change"]["flag"] == "--max-num-seqs"
+        assert tried["outcome"] == "kept", tried["why"]
+        assert doc["best"]["trial"] == 2 and tried["dir"] == starts[3]["dir"]
+        assert len(starts) == 4, [e["dir"] for e in starts]  # no relaunch to settle on the best
+        session = json.loads((runs / "session.json").read_text())
+        assert session["launch_dir"] == tried["dir"] and session["flags"] == doc["best"]["flags"]
+        assert str(session["flags"]["--max-num-seqs"]) == str(tried["change"]["to"]) != "2"
+        assert rv.healthy(port) and proc.poll() is None
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
