@@ -32,13 +32,17 @@ def run_cmd(
 ) -> None:
     """Launch vLLM (`observe run [OPTIONS] -- vllm serve MODEL [FLAGS]`), log it, watch it, advise, apply on request."""
     from observe import manage, report
+    from observe.manage.tunerequest import SessionLauncher
+    from observe.tune import managed
 
     spec, flags = manage.launch_spec(ctx.args)
-    launcher = manage.Launcher(spec, run_dir, echo=None if quiet else sys.stdout, log_max_bytes=log_max_bytes,
+    launcher = SessionLauncher(spec, run_dir, echo=None if quiet else sys.stdout, log_max_bytes=log_max_bytes,
                                log_backups=log_backups, sidecar_factory=manage.sidecar_factory(listen) if sidecar else None)
-    stop, trigger = threading.Event(), threading.Event()
+    stop, trigger, tune_trigger = threading.Event(), threading.Event(), threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGUSR1, lambda *_: trigger.set())
+    signal.signal(signal.SIGUSR2, lambda *_: tune_trigger.set())  # `observe tune --run-dir DIR` asks
+    notify = lambda m: typer.echo(f"observe: {m}", err=True)
 
     def decide(prop: manage.Proposal) -> bool:
         typer.echo(report.proposal_text(prop, title=f"diagnosis of {prop.folder}"), nl=False)
@@ -46,9 +50,10 @@ def run_cmd(
             return False
         return yes or typer.confirm("Restart vLLM with the new command?", default=False)
 
-    manage.run_session(launcher, startup_timeout=startup_timeout, notify=lambda m: typer.echo(f"observe: {m}", err=True),
-                       stop=stop, trigger=trigger, decide=decide, flags=flags, snapshot_every=snapshot_every,
-                       recommend_after=recommend_after, max_changes=max_changes)
+    manage.run_session(launcher, startup_timeout=startup_timeout, notify=notify, stop=stop, trigger=trigger, decide=decide,
+                       flags=flags, snapshot_every=snapshot_every, recommend_after=recommend_after, max_changes=max_changes,
+                       tune=managed.server(run_dir, flags=flags, notify=notify, stop=stop, launch_timeout=startup_timeout),
+                       tune_trigger=tune_trigger)
 
 
 @user_errors

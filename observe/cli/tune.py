@@ -15,6 +15,7 @@ from observe.cli.common import TextOrJson, config_option, emit, user_errors
 def tune(
     ctx: typer.Context,
     out: Path = typer.Option(Path("observe-tune"), "--out", help="DIR/history.jsonl, DIR/report.*, DIR/launches/NNN/."),
+    run_dir: Path | None = typer.Option(None, "--run-dir", help="Tune the vLLM `observe run --run-dir DIR` manages (no command); its record: DIR/tune/."),
     objective: str = typer.Option("throughput", "--objective", help="throughput (output tokens/s) or goodput (requests/s meeting the SLOs of --config)."),
     trials: int = typer.Option(6, "--trials", help="Launches at most, the starting one included."),
     time_budget: float = typer.Option(1800.0, "--time-budget", help="Start no trial after S seconds."),
@@ -34,7 +35,7 @@ def tune(
     quiet: bool = typer.Option(True, "--quiet/--echo", help="Echo vLLM's output (it always goes to the log)."),
     fmt: TextOrJson = typer.Option(TextOrJson.text, "--format", help="text or json."),
 ) -> None:
-    """Tune a vLLM's flags by diagnosis (`observe tune [OPTIONS] -- vllm serve MODEL [FLAGS]`)."""
+    """Tune a vLLM's flags by diagnosis (`observe tune [OPTIONS] -- vllm serve MODEL [FLAGS]`, or `--run-dir DIR`)."""
     from observe import settingsfile, tune
 
     opts = {k: v for k, v in locals().items() if k not in ("ctx", "out", "config", "quiet", "fmt", "settingsfile", "tune")}

@@ -152,10 +152,13 @@ def supervise(
     trigger: threading.Event | None = None,
     clock: Callable[[], float] = time.monotonic,
     tick: float = 1.0,
+    tune: Callable[[Launcher], bool] | None = None,
+    tune_trigger: threading.Event | None = None,
 ) -> None:
     """Watch a started launcher until `stop` is set: snapshots, one proposal per launch (after
     `recommend_after` seconds, or whenever `trigger` is set), applying it only when `decide` says
-    yes. A crash ends the loop with LaunchError (the cause from the log).
+    yes. A crash ends the loop with LaunchError (the cause from the log). Whenever `tune_trigger` is
+    set, `tune(launcher)` runs (observe tune --run-dir's requests); True: the launch changed.
     """
     changes = 0
     t0 = clock()
@@ -170,6 +173,13 @@ def supervise(
 
     while not stop.wait(tick):
         launcher.check()
+        if tune is not None and tune_trigger is not None and tune_trigger.is_set():
+            tune_trigger.clear()
+            if tune(launcher):
+                t0 = clock()
+                next_snap = t0 + snapshot_every if snapshot_every > 0 else None
+                proposed = False
+            continue
         now = clock()
         if next_snap is not None and now >= next_snap:
             next_snap = now + snapshot_every

@@ -1,5 +1,6 @@
 """`observe run`'s session: the launch command read with the installed vLLM's own parser, a sidecar
-for each launch, and the launcher started, supervised and stopped."""
+for each launch, and the launcher started, supervised and stopped; a `SessionLauncher` records the
+session in DIR/session.json (for `observe tune --run-dir DIR`), which goes when the session ends."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from observe.flags.installed import VllmFlags, installed_flags
 from observe.manage.compare import supervise
 from observe.manage.launcher import Launcher
 from observe.manage.spec import LaunchSpec, parse_command
+from observe.manage.tunerequest import SessionLauncher
 
 
 def launch_spec(argv: Sequence[str]) -> tuple[LaunchSpec, VllmFlags | None]:
@@ -53,3 +55,5 @@ def run_session(
         pass
     finally:
         launcher.stop()
+        if isinstance(launcher, SessionLauncher):
+            launcher.forget()  # no DIR/session.json once the session is over

@@ -46,16 +46,7 @@ def tune(
     """Tune `command` (`vllm serve MODEL [FLAGS]`); write OUT/report.{json,txt,html}; return the
     outcome and the report document. Bad input (a zero budget, a vLLM without `bench serve`, a
     command that is not a vLLM launch) is a one-line ObserveError before anything starts."""
-    if objective not in OBJECTIVES:
-        raise ConfigError(f"--objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
-    if budget.trials < 1:
-        raise ConfigError("--trials must be at least 1 (the starting configuration is trial 1)")
-    if budget.seconds <= 0:
-        raise ConfigError("--time-budget must be more than 0 seconds")
-    if budget.repeats < 2:
-        raise ConfigError("--repeats must be at least 2: one measurement has no spread to judge a gain by")
-    if workload.num_prompts < 1:
-        raise WorkloadError("--num-prompts must be at least 1")
+    check(objective, budget, workload)
     spec = parse_command(command)
     python = spec.python or sys.executable
     flags = installed_flags(python)
@@ -88,6 +79,25 @@ def tune(
     finally:
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, previous)
+    return outcome, write_report(out, outcome)
+
+
+def check(objective: str, budget: Budget, workload: Workload) -> None:
+    """The options `observe tune` refuses before anything starts (one-line ObserveError)."""
+    if objective not in OBJECTIVES:
+        raise ConfigError(f"--objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    if budget.trials < 1:
+        raise ConfigError("--trials must be at least 1 (the starting configuration is trial 1)")
+    if budget.seconds <= 0:
+        raise ConfigError("--time-budget must be more than 0 seconds")
+    if budget.repeats < 2:
+        raise ConfigError("--repeats must be at least 2: one measurement has no spread to judge a gain by")
+    if workload.num_prompts < 1:
+        raise WorkloadError("--num-prompts must be at least 1")
+
+
+def write_report(out: Path, outcome: Outcome) -> dict[str, Any]:
+    """OUT/report.{json,txt,html}; the report document."""
     doc = report.to_dict(outcome)
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(json.dumps(doc, indent=2, default=str) + "\n", encoding="utf-8")
@@ -108,9 +118,11 @@ def run_options(
     fmt: str,
     notify: Callable[[str], None],
     echo: IO[str] | None,
+    run_dir: Path | None = None,
     **workload: Any,
 ) -> str:
-    """`observe tune`'s options → the tune, and its report as the text or JSON to print."""
+    """`observe tune`'s options → the tune, and its report as the text or JSON to print. With
+    `run_dir` (and no command) the tune is asked of the `observe run` managing it (`managed.ask`)."""
     if fmt not in ("text", "json"):
         raise ConfigError(f"--format must be text or json, not {fmt!r}")
     argv = list(argv)
@@ -124,13 +136,22 @@ def run_options(
         workload = traffic.fill(workload, source, given=given, window=window, notify=notify)
     workload["max_concurrency"] = workload.get("max_concurrency") or None  # 0: no limit
     workload["extra"] = tuple(workload.pop("bench_arg", ()))
+    budget = Budget(trials=trials, seconds=time_budget, repeats=repeats)
+    if run_dir is not None:
+        from observe.tune import managed
+
+        if argv:
+            raise ConfigError("--run-dir tunes the vLLM `observe run` manages there: give no command")
+        doc = managed.ask(run_dir, objective=objective, budget=budget, workload=Workload(**workload),
+                          settings=settings, notify=notify)  # fmt: skip
+        return json.dumps(doc, indent=2, default=str) if fmt == "json" else report.to_text(doc)
     _, doc = tune(
         argv,
         out,
         workload=Workload(**workload),
         settings=settings,
         objective=objective,
-        budget=Budget(trials=trials, seconds=time_budget, repeats=repeats),
+        budget=budget,
         notify=notify,
         echo=echo,
     )

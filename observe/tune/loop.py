@@ -101,7 +101,13 @@ class Tuner:
         stop: threading.Event | None = None,
         launch_timeout: float = 600.0,
         snapshot_every: float = 5.0,
+        launcher: Launcher | None = None,
+        running: bool = False,
     ) -> None:
+        """`launcher`: an existing one (`observe run`'s) instead of a new one under OUT/launches,
+        each trial a launch of its own; with it the instance is left RUNNING the best configuration
+        at the end (`settle`). `running`: that launcher already runs `spec`, so trial 1 is measured
+        on that launch without relaunching."""
         if objective not in trials.OBJECTIVES:
             raise ObserveError(f"--objective must be one of {', '.join(trials.OBJECTIVES)}")
         self.spec = spec
@@ -114,7 +120,9 @@ class Tuner:
         self.python = python
         env = dict(os.environ if env is None else env)
         env.setdefault("VLLM_LOG_STATS_INTERVAL", STATS_INTERVAL_S)
-        self.launcher = Launcher(spec, out / "launches", env=env, echo=echo)
+        self.managed = launcher is not None
+        self.launcher = launcher or Launcher(spec, out / "launches", env=env, echo=echo)
+        self._adopt = running and launcher is not None and launcher.alive()
         self.notify = notify
         self.stop = stop or threading.Event()
         self.launch_timeout = launch_timeout
@@ -123,6 +131,7 @@ class Tuner:
         self.trials: list[trials.Trial] = []
         self.rejected: list[dict[str, Any]] = []
         self.noisy = 2 * settings.tune_min_gain
+        self.interrupted = False
 
     # ------------------------------------------------------------ one measurement
 
@@ -178,7 +187,10 @@ class Tuner:
             program=self.spec.program, form=self.spec.form, model=self.spec.model, flags=dict(trial.flags)
         )
         try:
-            self.launcher.start(timeout=self.launch_timeout)
+            if self._adopt:  # trial 1 on the launch the caller runs already: measured, not relaunched
+                self._adopt = False
+            else:
+                self.launcher.start(timeout=self.launch_timeout)
             trial.dir = str(self.launcher.launch_dir)
             k = 0
             while not self.stop.is_set() and k < repeats + 1:
@@ -240,7 +252,8 @@ class Tuner:
                 self._record(best)
                 raise
             finally:
-                self.launcher.stop()
+                if not self.managed:
+                    self.launcher.stop()
             why = trials.failed_why(best.runs, self.settings)
             if why:
                 best.outcome, best.why = "failed", why
@@ -266,6 +279,7 @@ class Tuner:
                 if time.monotonic() - started >= self.budget.seconds:
                     stopped = f"the time budget ({self.budget.seconds:.0f} s) is spent"
                     break
+                self.launcher.stop()  # a no-op unless the managed baseline still runs
                 self._trial(best, rec, tried)
                 last = self.trials[-1]
                 if last.outcome == "kept":
@@ -275,13 +289,17 @@ class Tuner:
                     rec = trials.next_change(self._plan, tried)
         except KeyboardInterrupt:
             self.stop.set()
+            self.interrupted = True  # a managed tune's caller ends its session after `settle`
             stopped = "interrupted (Ctrl-C): the best configuration so far is kept"
             last = self.trials[-1]
             if last.outcome == "pending":
                 last.outcome, last.why = "interrupted", "Ctrl-C during the trial"
                 self._record(last)
         finally:
-            self.launcher.stop()
+            if self.managed:
+                self.settle(best if best.outcome != "failed" else None)
+            else:
+                self.launcher.stop()
         return self._outcome(best if best.outcome != "failed" else None, stopped)
 
     def _undecided(self, best: trials.Trial, cand: trials.Trial) -> bool:
@@ -291,6 +309,27 @@ class Tuner:
             return False
         v = trials.judge(best.values(self.objective), cand.values(self.objective), self.settings)
         return v.action == "revert" and v.undecided
+
+    def settle(self, best: trials.Trial | None) -> None:
+        """Managed: leave the launcher running `best`'s flags (the starting command without a
+        best), relaunched only when something else runs or nothing does; if that launch fails,
+        the starting command again. LaunchError only when neither starts."""
+        want = LaunchSpec(
+            self.spec.program, self.spec.form, self.spec.model, dict(best.flags if best else self.spec.flags)
+        )
+        if self.launcher.alive() and self.launcher.spec.argv == want.argv:
+            return
+        self.launcher.stop()
+        self.launcher.spec = want
+        self.notify(f"leaving vLLM running the best configuration: {want.command()}")
+        try:
+            self.launcher.start(timeout=self.launch_timeout)
+        except LaunchError as e:
+            if want.argv == self.spec.argv:
+                raise
+            self.notify(f"  it did not start ({e}); starting the starting command again")
+            self.launcher.spec = self.spec
+            self.launcher.start(timeout=self.launch_timeout)
 
     def _trial(self, best: trials.Trial, rec: Recommendation, tried: set[tuple[str, str]]) -> None:
         """One candidate: `best`'s flags with `rec` applied, launched, measured, judged."""
@@ -326,7 +365,8 @@ class Tuner:
             self.notify(f"  failed: {e}")
             return
         finally:
-            self.launcher.stop()
+            if not self.managed:  # managed: it runs on while judged; if kept last, no relaunch to settle
+                self.launcher.stop()
         if self.stop.is_set() and len(trial.runs) < self.budget.repeats:
             trial.outcome, trial.why = "interrupted", "Ctrl-C during the trial: not judged, reverted"
             self._record(trial)
