@@ -83,6 +83,7 @@ def test_tune_asked_of_observe_run_measures_the_running_launch_and_leaves_the_be
             assert (tune_dir / name).stat().st_size > 0
         # left running the best configuration (relaunched: the last launch was the reverted trial)
         assert len(starts) == 3, [e["dir"] for e in starts]
+        assert doc["launches"] == 2  # the trial's and the settling one; trial 1 was observe run's
         session = json.loads((runs / "session.json").read_text())
         assert session["pid"] == proc.pid and session["launch_dir"] == starts[2]["dir"]
         assert session["flags"] == doc["best"]["flags"] and session["argv"] == first["argv"]
@@ -105,6 +106,7 @@ def test_tune_asked_of_observe_run_measures_the_running_launch_and_leaves_the_be
         assert tried["outcome"] == "kept", tried["why"]
         assert doc["best"]["trial"] == 2 and tried["dir"] == starts[3]["dir"]
         assert len(starts) == 4, [e["dir"] for e in starts]  # no relaunch to settle on the best
+        assert doc["launches"] == 1
         session = json.loads((runs / "session.json").read_text())
         assert session["launch_dir"] == tried["dir"] and session["flags"] == doc["best"]["flags"]
         assert str(session["flags"]["--max-num-seqs"]) == str(tried["change"]["to"]) != "2"

@@ -268,7 +268,7 @@ def tune_doc(o: Any) -> dict[str, Any]:
         "workload": o.workload,
         "stopped": o.stopped,
         "trials": rows,
-        "launches": len(o.trials),
+        "launches": o.launches if getattr(o, "launches", None) is not None else len(o.trials),
         "best": None
         if best is None
         else {

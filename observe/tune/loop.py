@@ -64,6 +64,7 @@ class Outcome:
     out: Path
     started_at: str = ""
     rejected: list[dict[str, Any]] = field(default_factory=list)
+    launches: int | None = None  # vLLM launches the tune made (None: not counted, one per trial)
 
 
 def _change(flag: str, rec: Recommendation, before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
@@ -129,6 +130,7 @@ class Tuner:
         self.snapshot_every = snapshot_every
         self.history = out / "history.jsonl"
         self.trials: list[trials.Trial] = []
+        self.launches = 0  # launcher starts made by this tune (settling relaunch included)
         self.rejected: list[dict[str, Any]] = []
         self.noisy = 2 * settings.tune_min_gain
         self.interrupted = False
@@ -190,7 +192,7 @@ class Tuner:
             if self._adopt:  # trial 1 on the launch the caller runs already: measured, not relaunched
                 self._adopt = False
             else:
-                self.launcher.start(timeout=self.launch_timeout)
+                self._start()
             trial.dir = str(self.launcher.launch_dir)
             k = 0
             while not self.stop.is_set() and k < repeats + 1:
@@ -209,6 +211,11 @@ class Tuner:
         finally:
             trial.dir = str(self.launcher.launch_dir)
             trial.seconds = round(time.monotonic() - t0, 1)
+
+    def _start(self) -> None:
+        """Launch the launcher's spec, counting it (a managed tune's trial 1 is no launch)."""
+        self.launches += 1
+        self.launcher.start(timeout=self.launch_timeout)
 
     def _record(self, trial: trials.Trial) -> None:
         record(self.history, "trial", **trial.to_dict(self.objective, self.workload.to_dict()))
@@ -323,13 +330,13 @@ class Tuner:
         self.launcher.spec = want
         self.notify(f"leaving vLLM running the best configuration: {want.command()}")
         try:
-            self.launcher.start(timeout=self.launch_timeout)
+            self._start()
         except LaunchError as e:
             if want.argv == self.spec.argv:
                 raise
             self.notify(f"  it did not start ({e}); starting the starting command again")
             self.launcher.spec = self.spec
-            self.launcher.start(timeout=self.launch_timeout)
+            self._start()
 
     def _trial(self, best: trials.Trial, rec: Recommendation, tried: set[tuple[str, str]]) -> None:
         """One candidate: `best`'s flags with `rec` applied, launched, measured, judged."""
@@ -399,4 +406,5 @@ class Tuner:
             workload=self.workload.to_dict(),
             out=self.out,
             rejected=self.rejected,
+            launches=self.launches,
         )
