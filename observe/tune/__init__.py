@@ -103,7 +103,7 @@ def write_report(out: Path, outcome: Outcome) -> dict[str, Any]:
     (out / "report.json").write_text(json.dumps(doc, indent=2, default=str) + "\n", encoding="utf-8")
     (out / "report.txt").write_text(report.to_text(doc), encoding="utf-8")
     (out / "report.html").write_text(report.to_html(doc), encoding="utf-8")
-    return outcome, doc
+    return doc
 
 
 def run_options(

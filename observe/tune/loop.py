@@ -24,6 +24,7 @@ from observe.model import Recommendation
 from observe.settings import Settings
 from observe.tune import bench
 from observe.tune.bench import Workload
+from observe.trials import Trial
 
 # vLLM prints its stats line every 10 s by default; a short benchmark would leave the diagnosis
 # one line or none. The operator's own VLLM_LOG_STATS_INTERVAL wins.
@@ -56,8 +57,8 @@ class Budget:
 class Outcome:
     """The loop's result: every trial, the best one, why it stopped."""
 
-    trials: list[trials.Trial]
-    best: trials.Trial | None
+    trials: list[Trial]
+    best: Trial | None
     stopped: str
     objective: str
     workload: dict[str, Any]
@@ -134,6 +135,8 @@ class Tuner:
         self.rejected: list[dict[str, Any]] = []
         self.noisy = 2 * settings.tune_min_gain
         self.interrupted = False
+        self._findings: dict[str, Any] = {}
+        self._plan: list[Recommendation] = []
 
     # ------------------------------------------------------------ one measurement
 
@@ -248,8 +251,8 @@ class Tuner:
         tried: set[tuple[str, str]] = set()
         best = trials.Trial(n=1, flags=dict(self.spec.flags), argv=self.spec.argv, outcome="baseline")
         self.trials.append(best)
-        self._findings: dict[str, Any] = {}
-        self._plan: list[Recommendation] = []
+        self._findings = {}
+        self._plan = []
         try:
             self.notify(f"trial 1 (baseline): {self.spec.command()}")
             try:
@@ -354,9 +357,10 @@ class Tuner:
             expected_effect=rec.expected_effect,
         )
         self.trials.append(trial)
-        tied = "".join(f" with {c['flag']} {c['from']} → {c['to']}" for c in trial.change["coupled"])
+        change = trial.change or {}
+        tied = "".join(f" with {c['flag']} {c['from']} → {c['to']}" for c in change.get("coupled", ()))
         self.notify(
-            f"trial {trial.n}: {flag} {trial.change['from']} → {trial.change['to']}{tied}"
+            f"trial {trial.n}: {flag} {change.get('from')} → {change.get('to')}{tied}"
             f" ({', '.join(rec.finding_ids) or 'plan'})"
         )
         try:
