@@ -22,9 +22,9 @@ from observe.errors import ObserveError
 from observe.manage import Launcher, LaunchError, LaunchSpec, VllmFlags, apply, propose, record
 from observe.model import Recommendation
 from observe.settings import Settings
+from observe.trials import Trial
 from observe.tune import bench
 from observe.tune.bench import Workload
-from observe.trials import Trial
 
 # vLLM prints its stats line every 10 s by default; a short benchmark would leave the diagnosis
 # one line or none. The operator's own VLLM_LOG_STATS_INTERVAL wins.
