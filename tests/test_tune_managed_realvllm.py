@@ -51,8 +51,10 @@ def test_tune_asked_of_observe_run_measures_the_running_launch_and_leaves_the_be
         session = json.loads((runs / "session.json").read_text())
         assert session["pid"] == proc.pid and session["launch_dir"] == first["dir"]
         assert session["url"] == f"http://127.0.0.1:{port}" and session["argv"] == first["argv"]
+        # 240 prompts: each run outlasts two of vLLM's 10 s stats intervals (observe run leaves vLLM's
+        # default), so the diagnosis sees the queue; 60 took 4.5 s and fell between the lines
         tune = [sys.executable, "-m", "observe.cli", "tune", "--run-dir", str(runs), "--config", str(cfg),
-                "--objective", "goodput", "--trials", "2", "--num-prompts", "60", "--max-concurrency", "16",
+                "--objective", "goodput", "--trials", "2", "--num-prompts", "240", "--max-concurrency", "16",
                 "--format", "json"]  # fmt: skip
         r = subprocess.run(tune, capture_output=True, text=True, env=rv.vllm_env(), cwd=rv.ROOT, timeout=600)
         print(r.stderr[-3000:])

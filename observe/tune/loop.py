@@ -135,6 +135,7 @@ class Tuner:
         self.rejected: list[dict[str, Any]] = []
         self.noisy = 2 * settings.tune_min_gain
         self.interrupted = False
+        self._warned_short = False
         self._findings: dict[str, Any] = {}
         self._plan: list[Recommendation] = []
 
@@ -179,7 +180,30 @@ class Tuner:
             done.set()
             t.join(timeout=10)
         self.launcher.snapshot(f"tune after run {k}")
-        return trials.figures(doc)
+        fig = trials.figures(doc)
+        self._warn_short(fig.get("duration"))
+        return fig
+
+    def _stats_interval(self) -> float:
+        """vLLM's stats-line interval in force for the launcher's vLLM (its env; vLLM's default 10 s)."""
+        env = self.launcher.env if self.launcher.env is not None else os.environ
+        try:
+            return float(env.get("VLLM_LOG_STATS_INTERVAL", "10"))
+        except ValueError:
+            return 10.0
+
+    def _warn_short(self, duration: float | None) -> None:
+        """Once: a measured run shorter than two stats intervals may fall between vLLM's stats lines,
+        and the diagnosis then sees no load to name a lever by."""
+        every = self._stats_interval()
+        if duration is None or duration >= 2 * every or self._warned_short:
+            return
+        self._warned_short = True
+        self.notify(
+            f"a measured run took {duration:.1f} s, less than two of vLLM's stats intervals ({every:g} s): "
+            "the diagnosis may see no load between its stats lines; raise --num-prompts"
+            + (" (or VLLM_LOG_STATS_INTERVAL for the managed vLLM)" if self.managed else "")
+        )
 
     def _launch_and_measure(
         self, trial: trials.Trial, repeats: int, undecided: Callable[[trials.Trial], bool] | None = None
