@@ -234,3 +234,14 @@ def engine_core_pid(api_pid: int) -> int | None:
 def process_state(pid: int) -> str:
     """The one-letter state in /proc/PID/stat ("T" while stopped), or "gone"."""
     return drill_module().proc_state(pid)
+
+
+def end_session(proc: subprocess.Popen) -> str:
+    """SIGTERM an `observe run` session (it stops its vLLM), wait up to 90 s (then kill); its output."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        out, _ = proc.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+    return str(out or "")

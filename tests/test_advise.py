@@ -9,6 +9,7 @@ import pytest
 from observe import advise, pipeline, report
 from observe.model import EngineConfig, Finding
 from observe.report.text import render_text
+from tests.rules.rulekit import seq_bound_over_budget
 
 DATA = Path(__file__).parent / "data"
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -349,17 +350,7 @@ def test_max_num_seqs_past_the_token_budget_carries_the_budget_coupled() -> None
     both in one change, and says why; the command and apply() carry both."""
     from observe.manage import LaunchSpec, apply
 
-    cfg = EngineConfig(
-        version="0.32.0",
-        engine="v1",
-        device="cpu",
-        max_num_seqs=128,
-        max_num_batched_tokens=128,
-        kv_cache_tokens=65536,
-        flags={"--max-num-seqs": 128, "--max-num-batched-tokens": 128},
-    )
-    f = Finding(id="queue_seq_bound", severity="warning", title="t", evidence="e", data={"max_num_seqs": 128})
-    facts = {"max_running": 128, "max_waiting": 72, "request_tokens": 192, "max_kv_pct": 40.0}
+    cfg, f, facts = seq_bound_over_budget()
     plan = advise.plan(cfg, [f], facts=facts)
     rec = next(r for r in plan.recommendations if r.flag == "--max-num-seqs")
     assert rec.suggested == 200

