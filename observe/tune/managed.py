@@ -32,7 +32,7 @@ from observe.manage import Launcher, LaunchError, parse_command
 from observe.manage import tunerequest as tr
 from observe.settings import Settings
 from observe.trials import OBJECTIVES
-from observe.tune import bench, check, write_report
+from observe.tune import bench, check, report, write_report
 from observe.tune.bench import Workload
 from observe.tune.loop import Budget, Tuner, model_name, tokenizer
 
@@ -92,8 +92,7 @@ def ask(
 
 
 def _progress_line(t: dict[str, Any]) -> str:
-    c = t.get("change")
-    what = f"{c['flag']} {c['from'] if c['from'] is not None else '(default)'} → {c['to']}" if c else "start"
+    what = report.change_text(t)
     mean = (t.get("objective") or {}).get("mean")
     value = f"{mean:,.2f}" if isinstance(mean, (int, float)) else "—"
     return f"trial {t.get('trial')}: {what}: {value} — {t.get('outcome')}: {t.get('why')}"

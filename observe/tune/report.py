@@ -15,7 +15,8 @@ def to_dict(o: Outcome) -> dict[str, Any]:
     return jsonout.tune_doc(o)
 
 
-def _change(row: dict[str, Any]) -> str:
+def change_text(row: dict[str, Any]) -> str:
+    """A trial's change in words (its coupled changes after `with`); `start` for the baseline."""
     c = row.get("change")
     if not c:
         return "start"
@@ -34,7 +35,9 @@ def to_text(doc: dict[str, Any]) -> str:
         mean = svg.fmt_num(obj["mean"]) if obj["mean"] is not None else "—"
         spread = f" ±{obj['spread'] / 2:.1%}" if obj["spread"] is not None else ""
         fid = f" [{r['finding']['id']}]" if r.get("finding") else ""
-        lines.append(f"  trial {r['trial']}: {_change(r)}{fid}: {mean}{spread} — {r['outcome']}: {r['why']}")
+        lines.append(
+            f"  trial {r['trial']}: {change_text(r)}{fid}: {mean}{spread} — {r['outcome']}: {r['why']}"
+        )
     lines += ["", f"stopped: {doc['stopped']}"]
     best = doc["best"]
     if best is None:
@@ -103,7 +106,7 @@ def trajectory_svg(doc: dict[str, Any]) -> str:
             f'<text x="{cx:.1f}" y="{base_y + 14:.1f}" font-size="11" text-anchor="middle">'
             f"{r['trial']}: {svg.escape(r['outcome'])}</text>"
             f'<text x="{cx:.1f}" y="{base_y + 28:.1f}" font-size="10" text-anchor="middle">'
-            f"{svg.escape(_change(r))}</text>"
+            f"{svg.escape(change_text(r))}</text>"
         )
     out.append("</svg>")
     return "".join(out)
@@ -119,7 +122,7 @@ def to_html(doc: dict[str, Any]) -> str:
                 f"<td>{svg.escape(x)}</td>"
                 for x in (
                     r["trial"],
-                    _change(r),
+                    change_text(r),
                     (r.get("finding") or {}).get("id", ""),
                     svg.fmt_num(obj["mean"]),
                     "" if obj["spread"] is None else f"{obj['spread']:.1%}",
