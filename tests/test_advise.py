@@ -384,3 +384,21 @@ def test_itl_halving_never_goes_under_max_num_seqs() -> None:
     recs = advise.plan(cfg, [f]).recommendations
     halves = [x for r in recs for x in (r, *r.alternatives) if x.flag == "--max-num-batched-tokens"]
     assert halves and all(x.suggested >= 1024 for x in halves)
+
+
+def test_a_budget_the_plan_sets_itself_is_never_under_its_new_sequence_cap() -> None:
+    from observe.advise.plan import Plan
+    from observe.model import Recommendation
+
+    cfg = EngineConfig(
+        version="0.32.0", engine="v1", device="cpu", max_num_seqs=16, max_num_batched_tokens=128
+    )
+    p = Plan(cfg, {})
+    p.recs["--max-num-seqs"] = Recommendation("--max-num-seqs", 16, 300, "r")
+    p.recs["--max-num-batched-tokens"] = Recommendation("--max-num-batched-tokens", 128, 256, "prefill")
+    p.couple()
+    assert (
+        p.recs["--max-num-batched-tokens"].suggested == 300
+        and "vLLM refuses less" in p.recs["--max-num-batched-tokens"].reason
+    )
+    assert p.recs["--max-num-seqs"].coupled == ()

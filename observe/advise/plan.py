@@ -96,10 +96,19 @@ class Plan:
         """Tie the changes vLLM's own limits tie. vLLM refuses to start with
         max_num_batched_tokens < max_num_seqs (SchedulerConfig: "max_num_batched_tokens (B) must be
         greater than or equal to max_num_seqs (S)"): a --max-num-seqs raised past the token budget in
-        force (the plan's own new budget, else the value in force or vLLM's default) carries the
-        budget raised to match. An unknown budget is not guessed at."""
+        force (the value in force, else vLLM's default) carries the budget raised to match; a budget
+        the plan sets itself is raised to the new cap. An unknown budget is not guessed at."""
         seqs = self.recs.get("--max-num-seqs")
-        if seqs is None or not isinstance(seqs.suggested, int) or "--max-num-batched-tokens" in self.recs:
+        if seqs is None or not isinstance(seqs.suggested, int):
+            return
+        own = self.recs.get("--max-num-batched-tokens")
+        if own is not None:  # the plan moves the budget itself: never under the new sequence cap
+            if isinstance(own.suggested, int) and own.suggested < seqs.suggested:
+                self.recs[own.flag] = replace(
+                    own,
+                    suggested=seqs.suggested,
+                    reason=f"{own.reason}; at least --max-num-seqs {seqs.suggested} (vLLM refuses less)",
+                )
             return
         budget, _ = self.current("--max-num-batched-tokens")
         if budget is None or int(budget) >= seqs.suggested:
