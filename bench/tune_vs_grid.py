@@ -271,27 +271,33 @@ def head_to_head(cache: Path, name: str, grid_best: dict) -> dict | None:
     return res
 
 
-def _grid_best(cache: Path) -> dict | None:
-    grid = [json.loads(p.read_text()) for p in sorted(cache.glob("grid-*-*.json")) if "bench" not in p.name]
+def _grid(cache: Path) -> list[dict]:
+    """The grid points measured so far."""
+    return [json.loads(p.read_text()) for p in sorted(cache.glob("grid-*-*.json")) if "bench" not in p.name]
+
+
+def _best(grid: list[dict]) -> dict | None:
+    """The grid's best point by its objective (None before any point scored)."""
     scored = [g for g in grid if g["objective"] is not None]
-    return (
-        max(scored, key=lambda g: g["objective"])
-        if len(grid) == len(NUM_SEQS) * len(BATCHED) and scored
-        else None
-    )
+    return max(scored, key=lambda g: g["objective"]) if scored else None
+
+
+def _grid_best(cache: Path) -> dict | None:
+    """The grid's best point once every point is measured (the head-to-head needs the whole grid)."""
+    grid = _grid(cache)
+    return _best(grid) if len(grid) == len(NUM_SEQS) * len(BATCHED) else None
 
 
 def report(cache: Path) -> str:
     """The results so far as Markdown: the grid's points, then each tune run against the grid's best."""
-    grid = [json.loads(p.read_text()) for p in sorted(cache.glob("grid-*-*.json")) if "bench" not in p.name]
+    grid = _grid(cache)
     tunes = {
         n: json.loads((cache / f"tune-{n}.json").read_text())
         for n in STARTS
         if (cache / f"tune-{n}.json").exists()
     }
     total = len(NUM_SEQS) * len(BATCHED)
-    scored = [g for g in grid if g["objective"] is not None]
-    best = max(scored, key=lambda g: g["objective"]) if scored else None
+    best = _best(grid)
     lines = [
         f"Grid (auto_tune's procedure): {len(grid)} of {total} points measured, one launch each.",
         "",

@@ -40,10 +40,15 @@ def _core_layers() -> list[set[str]]:
     return parsed[edges + 1 :]
 
 
+# typed beyond the core: observe.tune (a merge once left a wrong return type there)
+TYPED_EDGE = {"observe.tune"}
+
+
 def test_the_mypy_core_is_the_core_layers() -> None:
+    """mypy checks the whole core, and beyond it only TYPED_EDGE."""
     core = set().union(*_core_layers())
     files = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]["files"]
-    checked = {".".join(Path(f).with_suffix("").parts) for f in files}
+    checked = {".".join(Path(f).with_suffix("").parts) for f in files} - TYPED_EDGE
     assert core == checked, (sorted(core - checked), sorted(checked - core))
 
 
