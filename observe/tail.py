@@ -18,11 +18,14 @@ Semantics (google/mtail `internal/tailer/logstream/filestream.go`, adapted):
   rotated file we have read stays open, linked or not (once rotated past backupCount only our
   descriptor can still read what a late writer adds), and what lands in it late is read on each
   poll (after the live file's lines: order across files is not kept). At most `_MAX_LINGER` stay
-  open; the largest is let go first: a file its writer filled up is never written again (the
-  handler rolls over first), while each process's own file, partly filled, may be, minutes later
-  (vLLM's engine core logs its shutdown into the file it last wrote at start-up). The file just
-  rotated away is never the one let go: the writers that have not reopened yet write on in it
-  (the container runtime between the kubelet's rename and its ReopenContainerLog).
+  open (a deleted one holds its disk space). A vLLM line names its process (`(EngineCore_DP0
+  pid=12) INFO …`), and a process writes one file at a time, moving only to newer ones: a file
+  all of whose writers have written a newer generation is never written again, and goes first.
+  Failing that, the largest goes (a file its writer filled is not written again, while a process's
+  own file may be, minutes later: vLLM's engine core logs its shutdown or fatal error into the file
+  it last wrote at start-up, which the API server filled up to a slack a short line fits in). The
+  file just rotated away is never let go: writers not reopened yet write on in it (the container
+  runtime between the kubelet's rename and its ReopenContainerLog).
 - **Reused inode numbers**: a generation is known as read by its inode, and the kubelet deletes
   and creates files all the time, so a new generation may get the number of a file we read and
   let go. The first bytes of each file let go are kept: a file whose first bytes differ is new.
@@ -53,6 +56,7 @@ from __future__ import annotations
 
 import collections
 import glob
+import itertools
 import os
 import threading
 import time
@@ -71,6 +75,8 @@ _MAX_READ_PER_POLL = 8 << 20  # per file and poll: bounded memory when catching 
 _HEAD = 256  # first bytes kept of a file let go, to tell a reused inode number from it
 _MAX_HEADS = 1024
 _MAX_LINGER = 16  # rotated files kept open for late writers (about one per writing process)
+_MAX_WRITERS = 4096  # processes remembered with the newest generation they wrote in
+_WRITER_END = 96  # a writer's "(name pid=N)" prefix ends within this many bytes
 
 
 @dataclass
@@ -140,6 +146,8 @@ class _Stream:
     seen: collections.deque = field(default_factory=lambda: collections.deque(maxlen=256))
     opened_mtime_ns: int = 0  # the file's mtime when we opened it: later generations are newer
     grew_at: float = 0.0  # time.monotonic() of the last read that got bytes (lingering files)
+    gen: int = 0  # the order the follower met files in: a later generation is newer
+    writers: set[bytes] = field(default_factory=set)  # "(name pid=N)" prefixes of the lines read in it
 
 
 class Follower:
@@ -168,6 +176,8 @@ class Follower:
         self._gone: dict[str, tuple[int, list[tuple[int, int]]]] = {}  # retired, not back yet
         self._linger: list[_Stream] = []  # rotated away, still linked: a late writer may add lines
         self._heads: dict[tuple[int, int], bytes] = {}  # first bytes of files let go, by inode
+        self._gens = itertools.count(1)
+        self._newest: dict[bytes, int] = {}  # writer → the newest generation it wrote a line in
         self._wake = threading.Event()
         self._more = False  # a file has unread bytes left after the per-poll cap
         self._waker = Waker(self.patterns, self._wake, self.stats) if use_watchdog else None
@@ -279,7 +289,9 @@ class Follower:
             self._fail(path, e)
             return None
         self._failed.pop(path, None)
-        st = _Stream(path=path, fd=fd, dev_ino=key, offset=offset, opened_mtime_ns=fs.st_mtime_ns)
+        st = _Stream(
+            path=path, fd=fd, dev_ino=key, offset=offset, opened_mtime_ns=fs.st_mtime_ns, gen=next(self._gens)
+        )
         st.seen.append(key)
         self._streams[path] = st
         self.stats.opens += 1
@@ -366,12 +378,21 @@ class Follower:
             return
         st.grew_at = time.monotonic()
         self._linger.append(st)
-        while len(self._linger) > _MAX_LINGER:  # the fullest, never the one just rotated away (the
-            # writers not yet reopened — the container runtime until the kubelet's reopen — write on in it)
+        while len(self._linger) > _MAX_LINGER:  # never the one just rotated away (the writers not yet
+            # reopened — the container runtime until the kubelet's reopen — write on in it)
             older = [s for s in self._linger if s is not st]
-            self._let_go(max(older, key=lambda s: (s.offset, -s.grew_at)), out)
+            left = [s for s in older if self._left(s)]
+            if left:  # its writers all write newer files: never written again
+                self._let_go(min(left, key=lambda s: s.gen), out)
+            else:  # the fullest
+                self._let_go(max(older, key=lambda s: (s.offset, -s.grew_at)), out)
         while len(self._heads) > _MAX_HEADS:  # bounded: the oldest go first
             del self._heads[next(iter(self._heads))]
+
+    def _left(self, st: _Stream) -> bool:
+        """Whether every writer of `st` has since written a newer generation (known writers only)."""
+        newest = self._newest
+        return bool(st.writers) and all(newest.get(w, 0) > st.gen for w in st.writers)
 
     def _service_lingering(self, st: _Stream, out: list[LogLine]) -> None:
         before = st.offset
@@ -457,7 +478,7 @@ class Follower:
 
     def _read_whole(self, fd: int, path: str, out: list[LogLine], seen: list[tuple[int, int]]) -> None:
         fs = os.fstat(fd)
-        st = _Stream(path=path, fd=fd, dev_ino=(fs.st_dev, fs.st_ino))
+        st = _Stream(path=path, fd=fd, dev_ino=(fs.st_dev, fs.st_ino), gen=next(self._gens))
         seen.append(st.dev_ino)
         self.stats.lost_generations_recovered += 1
         while not self._read(st, out):
@@ -526,6 +547,15 @@ class Follower:
             self._emit(st, st.partial, self._clock(), out)
             st.partial = b""
 
+    def _wrote(self, st: _Stream, writer: bytes) -> None:
+        """`writer` wrote a line in `st`: it writes no older generation than `st` from now on."""
+        st.writers.add(writer)
+        if self._newest.get(writer, 0) < st.gen:
+            newest = self._newest
+            if writer not in newest and len(newest) >= _MAX_WRITERS:
+                del newest[next(iter(newest))]  # the process remembered longest ago
+            newest[writer] = st.gen
+
     def _emit(self, st: _Stream, raw: bytes, now: float, out: list[LogLine]) -> None:
         if len(raw) > self.max_line_bytes:
             raw = raw[: self.max_line_bytes]
@@ -539,6 +569,10 @@ class Follower:
             self.stats.invalid_utf8 += 1
         st.lineno += 1
         self.stats.lines[st.path] = self.stats.lines.get(st.path, 0) + 1
+        if raw[:1] == b"(":  # a vLLM line names its writer: "(EngineCore_DP0 pid=12) INFO ..."
+            end = raw.find(b")", 1, _WRITER_END)
+            if end > 0 and b" pid=" in raw[1:end]:
+                self._wrote(st, raw[1:end])
         out.append(LogLine(source=st.path, lineno=st.lineno, text=text, arrival=now))
 
 

@@ -52,17 +52,16 @@ FLAGS = [
 ]
 
 
-def sidecar_counts(url: str) -> tuple[float, float]:
+def sidecar_counts(url: str) -> tuple[float, float, dict[str, float]]:
+    """Lines counted and rotations seen by the sidecar, and all its own counters (for a failure's message)."""
     with urllib.request.urlopen(url + "/metrics", timeout=10) as r:
         text = r.read().decode()
-    lines = rotations = 0.0
+    own: dict[str, float] = {}
     for fam in text_string_to_metric_families(text):
         for s in fam.samples:
-            if s.name == "observe_log_lines_total":
-                lines += s.value
-            elif s.name == "observe_log_rotations_total":
-                rotations += s.value
-    return lines, rotations
+            if s.name.startswith("observe_") and s.name.endswith("_total"):
+                own[s.name] = own.get(s.name, 0.0) + s.value
+    return own.get("observe_log_lines_total", 0.0), own.get("observe_log_rotations_total", 0.0), own
 
 
 class Keeper:
@@ -157,13 +156,15 @@ def test_vllm_logging_config_rotates_and_the_sidecar_counts_every_line(tmp_path:
         keeper.sweep()
         written = keeper.lines()
         deadline = time.monotonic() + 60
-        counted, rotated = sidecar_counts(sc.listen_url)
+        counted, rotated, own = sidecar_counts(sc.listen_url)
         while counted < len(written) and time.monotonic() < deadline:
             time.sleep(0.5)
-            counted, rotated = sidecar_counts(sc.listen_url)
+            counted, rotated, own = sidecar_counts(sc.listen_url)
     assert rotated >= 5, f"only {rotated} rotations"
     assert len(keeper.inodes) >= rotated + 1, "the keeper saw fewer generations than the sidecar rotations"
-    assert counted == len(written), f"sidecar counted {counted} lines, vLLM wrote {len(written)} to the file"
+    assert counted == len(written), (
+        f"sidecar counted {counted} lines, vLLM wrote {len(written)} to the file; {own}"
+    )
     # the oracle against stdout: every file line was printed; a printed line not in the file is a
     # shutdown line of a process the API server force-killed (never the API server's own)
     printed = [ln for ln in stdout.read_text(encoding="utf-8").splitlines() if VLLM_LINE.match(ln)]

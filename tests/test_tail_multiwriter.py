@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from observe import tail
 from observe.tail import Follower
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,3 +88,74 @@ def test_two_processes_rotating_one_file_lose_and_double_nothing(tmp_path: Path)
     ]
     assert len(lines) == len(set(lines)), "a line was read twice"
     assert sorted(lines) == sorted(expected), f"lost: {sorted(set(expected) - set(lines))[:10]}"
+
+
+QUIET = r"""
+import json, logging, logging.config, os, sys, time
+name, path, n, every, pad, handler = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+late, wait_for = int(sys.argv[7]), sys.argv[8]  # the last `late` lines wait for the file wait_for
+logging.config.dictConfig({
+    "version": 1, "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "(%(processName)s pid=%(process)07d) %(levelname)s %(message)s"}},
+    "handlers": {"file": dict(json.loads(handler), formatter="plain")},
+    "loggers": {"vllm": {"handlers": ["file"], "level": "INFO", "propagate": False}},
+})
+log = logging.getLogger("vllm.x")
+for i in range(n):
+    if i == n - late:
+        while not os.path.exists(wait_for):
+            time.sleep(0.01)
+    log.info("%s line %06d %s", name, i, "x" * pad)
+    time.sleep(every)
+"""
+
+
+def test_a_quiet_writers_start_up_file_outlives_more_rotations_than_the_follower_keeps(tmp_path: Path):
+    """vLLM's engine core writes its start-up lines into the first file, which the API server then fills
+    up to a slack of less than one of its (long, request-logging) lines, and writes nothing more until
+    its shutdown lines, short enough to fit in that slack: they land in the first file, long rotated
+    away. By then the API server has rotated more files away than the follower keeps open
+    (_MAX_LINGER), all of them only its own, and smaller than the first: the follower lets those go
+    (their one writer writes newer files), never the first. Sizes are exact: the busy writer's lines
+    are 1,001 bytes, the quiet one's 50, so the first file ends at 50 + 8 × 1,001 = 8,058 bytes and
+    its two late lines fit below 8,192; every other file ends at 8,008 (the old rule, fullest first,
+    let the first go and lost the two)."""
+    path = tmp_path / "vllm.log"
+    # backupCount high: a generation the follower is slow to meet (a loaded machine) is not deleted
+    # meanwhile; one it let go is never read again, deleted or not, so the scenario is the same
+    handler = json.dumps(dict(HANDLER, filename=str(path), maxBytes=8192, backupCount=1000))
+    busy_done = tmp_path / "busy-done"
+    rollovers = tail._MAX_LINGER + 8  # the busy writer's, each after 8 lines
+    busy_n = 8 * (rollovers + 1)
+
+    def start(name: str, n: int, every: float, pad: int, late: int) -> subprocess.Popen:
+        argv = [name, str(path), str(n), str(every), str(pad), handler, str(late), str(busy_done)]
+        return subprocess.Popen([sys.executable, "-c", QUIET, *argv])
+
+    got: list[str] = []
+    with Follower([str(path)], use_watchdog=False, poll_interval=0.01) as f:
+        quiet = start("quiet", 3, 0.0, 0, 2)  # one line, then two late ones
+        deadline = time.monotonic() + 30
+        while not got and time.monotonic() < deadline:  # the follower has read the quiet one's first line
+            got.extend(ln.text for ln in f.poll())
+            time.sleep(0.01)
+        busy = start("busy", busy_n, 0.003, 952, 0)
+        while quiet.poll() is None:
+            if busy.poll() is not None:
+                busy_done.touch()
+            got.extend(ln.text for ln in f.poll())
+            time.sleep(0.002)
+        while len(got) < busy_n + 3 and time.monotonic() < deadline + 60:
+            got.extend(ln.text for ln in f.poll())
+            time.sleep(0.01)
+        rotations = f.stats.rotations
+    assert busy.returncode == 0 and quiet.returncode == 0
+    lengths = {t.split(")", 1)[1].split()[1]: len(t) + 1 for t in got}
+    assert lengths == {"quiet": 50, "busy": 1001}, lengths  # the sizes the scenario rests on
+    lines = sorted(t.split(" INFO ", 1)[1][:17] for t in got)
+    assert lines == sorted(
+        [f"busy line {i:06d} " for i in range(busy_n)] + [f"quiet line {i:06d}" for i in range(3)]
+    )
+    assert rotations == rollovers, (
+        "the quiet writer rolled over: its late lines missed the first file's slack"
+    )
