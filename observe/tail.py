@@ -147,7 +147,8 @@ class _Stream:
     opened_mtime_ns: int = 0  # the file's mtime when we opened it: later generations are newer
     grew_at: float = 0.0  # time.monotonic() of the last read that got bytes (lingering files)
     gen: int = 0  # the order the follower met files in: a later generation is newer
-    writers: set[bytes] = field(default_factory=set)  # "(name pid=N)" prefixes of the lines read in it
+    writers: set[bytes] = field(default_factory=set)  # "name pid=N" of the lines read in it
+    writer: bytes = b"\0"  # the last line's "(name pid=N)": the next line's is most often the same
 
 
 class Follower:
@@ -381,18 +382,16 @@ class Follower:
         while len(self._linger) > _MAX_LINGER:  # never the one just rotated away (the writers not yet
             # reopened — the container runtime until the kubelet's reopen — write on in it)
             older = [s for s in self._linger if s is not st]
-            left = [s for s in older if self._left(s)]
-            if left:  # its writers all write newer files: never written again
+            if left := [s for s in older if self._left(s)]:  # its writers all write newer files now
                 self._let_go(min(left, key=lambda s: s.gen), out)
-            else:  # the fullest
+            else:
                 self._let_go(max(older, key=lambda s: (s.offset, -s.grew_at)), out)
         while len(self._heads) > _MAX_HEADS:  # bounded: the oldest go first
             del self._heads[next(iter(self._heads))]
 
     def _left(self, st: _Stream) -> bool:
         """Whether every writer of `st` has since written a newer generation (known writers only)."""
-        newest = self._newest
-        return bool(st.writers) and all(newest.get(w, 0) > st.gen for w in st.writers)
+        return bool(st.writers) and all(self._newest.get(w, 0) > st.gen for w in st.writers)
 
     def _service_lingering(self, st: _Stream, out: list[LogLine]) -> None:
         before = st.offset
@@ -569,9 +568,10 @@ class Follower:
             self.stats.invalid_utf8 += 1
         st.lineno += 1
         self.stats.lines[st.path] = self.stats.lines.get(st.path, 0) + 1
-        if raw[:1] == b"(":  # a vLLM line names its writer: "(EngineCore_DP0 pid=12) INFO ..."
-            end = raw.find(b")", 1, _WRITER_END)
+        if not raw.startswith(st.writer) and raw[:1] == b"(":  # a vLLM line names its writer
+            end = raw.find(b")", 1, _WRITER_END)  # "(EngineCore_DP0 pid=12) INFO ..."
             if end > 0 and b" pid=" in raw[1:end]:
+                st.writer = raw[: end + 1]
                 self._wrote(st, raw[1:end])
         out.append(LogLine(source=st.path, lineno=st.lineno, text=text, arrival=now))
 
