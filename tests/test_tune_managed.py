@@ -111,6 +111,8 @@ def test_a_session_file_that_is_not_one_is_one_line(tmp_path: Path) -> None:
             ["--", "vllm", "serve", "m"],
             "--run-dir tunes the vLLM `observe run` manages there: give no command",
         ),
+        (["--out", "elsewhere"], "--out does not apply with --run-dir: the tune's record goes to"),
+        (["--echo"], "--echo/--quiet does not apply with --run-dir"),
     ],
 )
 def test_bad_options_are_refused_as_observe_tune_refuses_them_and_nothing_is_asked(

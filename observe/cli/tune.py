@@ -39,6 +39,6 @@ def tune(
     from observe import settingsfile, tune
 
     opts = {k: v for k, v in locals().items() if k not in ("ctx", "out", "config", "quiet", "fmt", "settingsfile", "tune")}
-    opts["given"] = {k for k in opts if getattr(ctx.get_parameter_source(k), "name", "") in ("COMMANDLINE", "ENVIRONMENT")}
+    opts["given"] = {k for k in [*opts, "out", "quiet"] if getattr(ctx.get_parameter_source(k), "name", "") in ("COMMANDLINE", "ENVIRONMENT")}
     emit(tune.run_options(ctx.args, out, settings=settingsfile.load(config), fmt=fmt.value, notify=lambda m: typer.echo(f"observe: {m}", err=True), echo=None if quiet else sys.stdout, **opts))
 # fmt: on

@@ -129,6 +129,14 @@ def run_options(
     argv = argv[1:] if argv and argv[0] == "--" else argv
     given = set(workload.pop("given", ()))  # the options the command line (or OBSERVE_TUNE_*) set
     window = workload.pop("traffic_window", 60.0)
+    if run_dir is not None:  # refused before any traffic is read
+        if argv:
+            raise ConfigError("--run-dir tunes the vLLM `observe run` manages there: give no command")
+        if given & {"out", "quiet"}:  # the session writes the record and owns vLLM's output
+            raise ConfigError(
+                f"--{'out' if 'out' in given else 'echo/--quiet'} does not apply with --run-dir: the tune's "
+                f"record goes to {run_dir / 'tune'}, and vLLM's output to the `observe run` session"
+            )
     source = workload.pop("workload_from", None)
     if source:  # the traffic's figures, except where an option was given explicitly
         from observe.tune import traffic
@@ -140,8 +148,6 @@ def run_options(
     if run_dir is not None:
         from observe.tune import managed
 
-        if argv:
-            raise ConfigError("--run-dir tunes the vLLM `observe run` manages there: give no command")
         doc = managed.ask(run_dir, objective=objective, budget=budget, workload=Workload(**workload),
                           settings=settings, notify=notify)  # fmt: skip
         return json.dumps(doc, indent=2, default=str) if fmt == "json" else report.to_text(doc)
