@@ -147,7 +147,7 @@ class _Stream:
     opened_mtime_ns: int = 0  # the file's mtime when we opened it: later generations are newer
     grew_at: float = 0.0  # time.monotonic() of the last read that got bytes (lingering files)
     gen: int = 0  # the order the follower met files in: a later generation is newer
-    writers: set[bytes] = field(default_factory=set)  # "name pid=N" of the lines read in it
+    writers: set[bytes] = field(default_factory=set)  # "name pid=N" of its lines (b"": one names none)
     writer: bytes = b"\0"  # the last line's "(name pid=N)": the next line's is most often the same
 
 
@@ -390,7 +390,7 @@ class Follower:
             del self._heads[next(iter(self._heads))]
 
     def _left(self, st: _Stream) -> bool:
-        """Whether every writer of `st` has since written a newer generation (known writers only)."""
+        """Whether every writer of `st` has since written a newer generation (all of them known)."""
         return bool(st.writers) and all(self._newest.get(w, 0) > st.gen for w in st.writers)
 
     def _service_lingering(self, st: _Stream, out: list[LogLine]) -> None:
@@ -546,11 +546,15 @@ class Follower:
             self._emit(st, st.partial, self._clock(), out)
             st.partial = b""
 
-    def _wrote(self, st: _Stream, writer: bytes) -> None:
-        """`writer` wrote a line in `st`: it writes no older generation than `st` from now on."""
+    def _wrote(self, st: _Stream, raw: bytes) -> None:
+        """`raw`'s writer (vLLM starts every line with it: "(EngineCore_DP0 pid=12) INFO …") wrote in `st`."""
+        end = raw.find(b")", 1, _WRITER_END) if raw[:1] == b"(" else -1
+        if end < 0 or b" pid=" not in raw[1:end]:
+            st.writers.add(b"")  # a writer we cannot follow: never known to have left
+            return
+        st.writer, writer, newest = raw[: end + 1], raw[1:end], self._newest
         st.writers.add(writer)
-        if self._newest.get(writer, 0) < st.gen:
-            newest = self._newest
+        if newest.get(writer, 0) < st.gen:
             if writer not in newest and len(newest) >= _MAX_WRITERS:
                 del newest[next(iter(newest))]  # the process remembered longest ago
             newest[writer] = st.gen
@@ -568,11 +572,8 @@ class Follower:
             self.stats.invalid_utf8 += 1
         st.lineno += 1
         self.stats.lines[st.path] = self.stats.lines.get(st.path, 0) + 1
-        if not raw.startswith(st.writer) and raw[:1] == b"(":  # a vLLM line names its writer
-            end = raw.find(b")", 1, _WRITER_END)  # "(EngineCore_DP0 pid=12) INFO ..."
-            if end > 0 and b" pid=" in raw[1:end]:
-                st.writer = raw[: end + 1]
-                self._wrote(st, raw[1:end])
+        if not raw.startswith(st.writer):  # most lines are the last one's writer's
+            self._wrote(st, raw)
         out.append(LogLine(source=st.path, lineno=st.lineno, text=text, arrival=now))
 
 

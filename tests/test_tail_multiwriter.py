@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from observe import tail
 from observe.tail import Follower
 
@@ -52,19 +54,23 @@ def test_two_processes_rotating_one_file_lose_and_double_nothing(tmp_path: Path)
     busy_n, rare_n, idle_n = 3000, 60, 6
     rotated, busy_done = tmp_path / "rotated", tmp_path / "busy-done"
     args = [str(path), "8192", json.dumps(HANDLER)]
-    procs = [
-        subprocess.Popen([sys.executable, "-c", WRITER, name, args[0], str(n), str(every), *args[1:], *more])
-        for name, n, every, more in (
-            ("busy", busy_n, 0.0005, []),
-            ("rare", rare_n, 0.03, []),
-            # like vLLM's engine core: a line at start; one once the file has rotated (so it rolls
-            # over into a file of its own, then falls silent); the rest at shutdown, long after that
-            # file was rotated past backupCount and deleted
-            ("idle", idle_n, 0.0, [str(rotated), str(busy_done)]),
-        )
-    ]
     got: list[str] = []
+    # the follower first: the file it meets later is read from its first byte (one there already
+    # would be read from its end, and a loaded machine can let the writers start first)
     with Follower([str(path)], use_watchdog=False, poll_interval=0.01) as f:
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", WRITER, name, args[0], str(n), str(every), *args[1:], *more]
+            )
+            for name, n, every, more in (
+                ("busy", busy_n, 0.0005, []),
+                ("rare", rare_n, 0.03, []),
+                # like vLLM's engine core: a line at start; one once the file has rotated (so it rolls
+                # over into a file of its own, then falls silent); the rest at shutdown, long after that
+                # file was rotated past backupCount and deleted
+                ("idle", idle_n, 0.0, [str(rotated), str(busy_done)]),
+            )
+        ]
         while any(p.poll() is None for p in procs):
             if f.stats.rotations >= 2:
                 rotated.touch()
@@ -93,10 +99,10 @@ def test_two_processes_rotating_one_file_lose_and_double_nothing(tmp_path: Path)
 QUIET = r"""
 import json, logging, logging.config, os, sys, time
 name, path, n, every, pad, handler = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
-late, wait_for = int(sys.argv[7]), sys.argv[8]  # the last `late` lines wait for the file wait_for
+late, wait_for, brackets = int(sys.argv[7]), sys.argv[8], sys.argv[9]  # the last `late` lines wait for wait_for
 logging.config.dictConfig({
     "version": 1, "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "(%(processName)s pid=%(process)07d) %(levelname)s %(message)s"}},
+    "formatters": {"plain": {"format": brackets[0] + "%(processName)s pid=%(process)07d" + brackets[1] + " %(levelname)s %(message)s"}},
     "handlers": {"file": dict(json.loads(handler), formatter="plain")},
     "loggers": {"vllm": {"handlers": ["file"], "level": "INFO", "propagate": False}},
 })
@@ -110,7 +116,10 @@ for i in range(n):
 """
 
 
-def test_a_quiet_writers_start_up_file_outlives_more_rotations_than_the_follower_keeps(tmp_path: Path):
+@pytest.mark.parametrize("brackets", ["()", "<>"], ids=["named", "unnamed"])
+def test_a_quiet_writers_start_up_file_outlives_more_rotations_than_the_follower_keeps(
+    tmp_path: Path, brackets: str
+) -> None:
     """vLLM's engine core writes its start-up lines into the first file, which the API server then fills
     up to a slack of less than one of its (long, request-logging) lines, and writes nothing more until
     its shutdown lines, short enough to fit in that slack: they land in the first file, long rotated
@@ -119,7 +128,8 @@ def test_a_quiet_writers_start_up_file_outlives_more_rotations_than_the_follower
     (their one writer writes newer files), never the first. Sizes are exact: the busy writer's lines
     are 1,001 bytes, the quiet one's 50, so the first file ends at 50 + 8 × 1,001 = 8,058 bytes and
     its two late lines fit below 8,192; every other file ends at 8,008 (the old rule, fullest first,
-    let the first go and lost the two)."""
+    let the first go and lost the two). A quiet writer whose lines do not name it ("<…>", not vLLM's
+    "(…)") is one the follower cannot know has left: the first file is kept just the same."""
     path = tmp_path / "vllm.log"
     # backupCount high: a generation the follower is slow to meet (a loaded machine) is not deleted
     # meanwhile; one it let go is never read again, deleted or not, so the scenario is the same
@@ -128,13 +138,13 @@ def test_a_quiet_writers_start_up_file_outlives_more_rotations_than_the_follower
     rollovers = tail._MAX_LINGER + 8  # the busy writer's, each after 8 lines
     busy_n = 8 * (rollovers + 1)
 
-    def start(name: str, n: int, every: float, pad: int, late: int) -> subprocess.Popen:
-        argv = [name, str(path), str(n), str(every), str(pad), handler, str(late), str(busy_done)]
+    def start(name: str, n: int, every: float, pad: int, late: int, brackets: str = "()") -> subprocess.Popen:
+        argv = [name, str(path), str(n), str(every), str(pad), handler, str(late), str(busy_done), brackets]
         return subprocess.Popen([sys.executable, "-c", QUIET, *argv])
 
     got: list[str] = []
     with Follower([str(path)], use_watchdog=False, poll_interval=0.01) as f:
-        quiet = start("quiet", 3, 0.0, 0, 2)  # one line, then two late ones
+        quiet = start("quiet", 3, 0.0, 0, 2, brackets)  # one line, then two late ones
         deadline = time.monotonic() + 30
         while not got and time.monotonic() < deadline:  # the follower has read the quiet one's first line
             got.extend(ln.text for ln in f.poll())
@@ -148,14 +158,14 @@ def test_a_quiet_writers_start_up_file_outlives_more_rotations_than_the_follower
         while len(got) < busy_n + 3 and time.monotonic() < deadline + 60:
             got.extend(ln.text for ln in f.poll())
             time.sleep(0.01)
-        rotations = f.stats.rotations
     assert busy.returncode == 0 and quiet.returncode == 0
-    lengths = {t.split(")", 1)[1].split()[1]: len(t) + 1 for t in got}
+    lengths = {t.split(" INFO ", 1)[1].split()[0]: len(t) + 1 for t in got}
     assert lengths == {"quiet": 50, "busy": 1001}, lengths  # the sizes the scenario rests on
     lines = sorted(t.split(" INFO ", 1)[1][:17] for t in got)
     assert lines == sorted(
         [f"busy line {i:06d} " for i in range(busy_n)] + [f"quiet line {i:06d}" for i in range(3)]
     )
-    assert rotations == rollovers, (
+    files = len(list(tmp_path.glob("vllm.log*")))  # backupCount 1000: every generation is still there
+    assert files == rollovers + 1, (
         "the quiet writer rolled over: its late lines missed the first file's slack"
     )
