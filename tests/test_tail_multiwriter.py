@@ -28,48 +28,48 @@ HANDLER = next(
 )
 
 WRITER = r"""
-import json, logging, logging.config, sys, time
-name, path, n, every, max_bytes = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
-resume = sys.argv[7:]  # line i waits for file resume[i - 1] (if any)
-handler = dict(json.loads(sys.argv[6]), filename=path, maxBytes=max_bytes, formatter="plain")
+import json, logging, logging.config, os, sys, time
+w = json.loads(sys.argv[1])  # name, n, every, pad, handler, brackets, waits: {line: file it waits for}
 logging.config.dictConfig({
     "version": 1, "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "(%(processName)s pid=%(process)d) %(levelname)s %(message)s"}},
-    "handlers": {"file": handler},
+    "formatters": {"plain": {"format": w["brackets"][0] + "%(processName)s pid=%(process)07d" + w["brackets"][1] + " %(levelname)s %(message)s"}},
+    "handlers": {"file": dict(w["handler"], formatter="plain")},
     "loggers": {"vllm": {"handlers": ["file"], "level": "INFO", "propagate": False}},
 })
 log = logging.getLogger("vllm.x")
-import os
-for i in range(n):
-    if 0 < i <= len(resume):
-        while not os.path.exists(resume[i - 1]):
-            time.sleep(0.01)
-    log.info("%s line %06d %s", name, i, "x" * 60)
-    time.sleep(every)
+for i in range(w["n"]):
+    while str(i) in w["waits"] and not os.path.exists(w["waits"][str(i)]):
+        time.sleep(0.01)
+    log.info("%s line %06d %s", w["name"], i, "x" * w["pad"])
+    time.sleep(w["every"])
 """
+
+
+def start(name: str, n: int, every: float, handler: dict, *, pad: int = 60, brackets: str = "()",
+          waits: dict[int, Path] | None = None) -> subprocess.Popen:  # fmt: skip
+    """A process logging n lines of `name` through its own RotatingFileHandler `handler` (line i waits for
+    the file waits[i], if any); "(name pid=N)" heads each line, as vLLM's formatter does, or "<…>"."""
+    spec = {"name": name, "n": n, "every": every, "pad": pad, "handler": handler, "brackets": brackets,
+            "waits": {str(i): str(f) for i, f in (waits or {}).items()}}  # fmt: skip
+    return subprocess.Popen([sys.executable, "-c", WRITER, json.dumps(spec)])
 
 
 def test_two_processes_rotating_one_file_lose_and_double_nothing(tmp_path: Path):
     path = tmp_path / "vllm.log"
     busy_n, rare_n, idle_n = 3000, 60, 6
     rotated, busy_done = tmp_path / "rotated", tmp_path / "busy-done"
-    args = [str(path), "8192", json.dumps(HANDLER)]
+    handler = dict(HANDLER, filename=str(path), maxBytes=8192)
     got: list[str] = []
     # the follower first: the file it meets later is read from its first byte (one there already
     # would be read from its end, and a loaded machine can let the writers start first)
     with Follower([str(path)], use_watchdog=False, poll_interval=0.01) as f:
         procs = [
-            subprocess.Popen(
-                [sys.executable, "-c", WRITER, name, args[0], str(n), str(every), *args[1:], *more]
-            )
-            for name, n, every, more in (
-                ("busy", busy_n, 0.0005, []),
-                ("rare", rare_n, 0.03, []),
-                # like vLLM's engine core: a line at start; one once the file has rotated (so it rolls
-                # over into a file of its own, then falls silent); the rest at shutdown, long after that
-                # file was rotated past backupCount and deleted
-                ("idle", idle_n, 0.0, [str(rotated), str(busy_done)]),
-            )
+            start("busy", busy_n, 0.0005, handler),
+            start("rare", rare_n, 0.03, handler),
+            # like vLLM's engine core: a line at start; one once the file has rotated (so it rolls
+            # over into a file of its own, then falls silent); the rest at shutdown, long after that
+            # file was rotated past backupCount and deleted
+            start("idle", idle_n, 0.0, handler, waits={1: rotated, 2: busy_done}),
         ]
         while any(p.poll() is None for p in procs):
             if f.stats.rotations >= 2:
@@ -96,26 +96,6 @@ def test_two_processes_rotating_one_file_lose_and_double_nothing(tmp_path: Path)
     assert sorted(lines) == sorted(expected), f"lost: {sorted(set(expected) - set(lines))[:10]}"
 
 
-QUIET = r"""
-import json, logging, logging.config, os, sys, time
-name, path, n, every, pad, handler = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
-late, wait_for, brackets = int(sys.argv[7]), sys.argv[8], sys.argv[9]  # the last `late` lines wait for wait_for
-logging.config.dictConfig({
-    "version": 1, "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": brackets[0] + "%(processName)s pid=%(process)07d" + brackets[1] + " %(levelname)s %(message)s"}},
-    "handlers": {"file": dict(json.loads(handler), formatter="plain")},
-    "loggers": {"vllm": {"handlers": ["file"], "level": "INFO", "propagate": False}},
-})
-log = logging.getLogger("vllm.x")
-for i in range(n):
-    if i == n - late:
-        while not os.path.exists(wait_for):
-            time.sleep(0.01)
-    log.info("%s line %06d %s", name, i, "x" * pad)
-    time.sleep(every)
-"""
-
-
 @pytest.mark.parametrize("brackets", ["()", "<>"], ids=["named", "unnamed"])
 def test_a_quiet_writers_start_up_file_outlives_more_rotations_than_the_follower_keeps(
     tmp_path: Path, brackets: str
@@ -133,23 +113,19 @@ def test_a_quiet_writers_start_up_file_outlives_more_rotations_than_the_follower
     path = tmp_path / "vllm.log"
     # backupCount high: a generation the follower is slow to meet (a loaded machine) is not deleted
     # meanwhile; one it let go is never read again, deleted or not, so the scenario is the same
-    handler = json.dumps(dict(HANDLER, filename=str(path), maxBytes=8192, backupCount=1000))
+    handler = dict(HANDLER, filename=str(path), maxBytes=8192, backupCount=1000)
     busy_done = tmp_path / "busy-done"
     rollovers = tail._MAX_LINGER + 8  # the busy writer's, each after 8 lines
     busy_n = 8 * (rollovers + 1)
 
-    def start(name: str, n: int, every: float, pad: int, late: int, brackets: str = "()") -> subprocess.Popen:
-        argv = [name, str(path), str(n), str(every), str(pad), handler, str(late), str(busy_done), brackets]
-        return subprocess.Popen([sys.executable, "-c", QUIET, *argv])
-
     got: list[str] = []
     with Follower([str(path)], use_watchdog=False, poll_interval=0.01) as f:
-        quiet = start("quiet", 3, 0.0, 0, 2, brackets)  # one line, then two late ones
+        quiet = start("quiet", 3, 0.0, handler, pad=0, brackets=brackets, waits={1: busy_done})
         deadline = time.monotonic() + 30
         while not got and time.monotonic() < deadline:  # the follower has read the quiet one's first line
             got.extend(ln.text for ln in f.poll())
             time.sleep(0.01)
-        busy = start("busy", busy_n, 0.003, 952, 0)
+        busy = start("busy", busy_n, 0.003, handler, pad=952)
         while quiet.poll() is None:
             if busy.poll() is not None:
                 busy_done.touch()
