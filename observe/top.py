@@ -327,7 +327,12 @@ def run(
         def loop() -> None:
             while not stop.is_set():
                 t0 = time.monotonic()
-                _poll(state, feeds, lock, pool, recent)
+                try:
+                    _poll(state, feeds, lock, pool, recent)
+                except RuntimeError:  # q or Ctrl-C shut the pool while a read was in flight
+                    if stop.is_set():
+                        return
+                    raise
                 stop.wait(max(0.0, interval - (time.monotonic() - t0)))
 
         poller = threading.Thread(target=loop, name="observe-top-poll", daemon=True)

@@ -333,3 +333,41 @@ def test_a_busy_server_with_moving_counters_is_never_stuck() -> None:
     for i in range(1, 9):
         st.observe("a", scrape.parse_text((DATA / f"metrics-normal-{i}.txt").read_text()))
         assert st.servers["a"].stuck is None
+
+
+def test_ctrl_c_while_a_read_is_in_flight_ends_the_poller_quietly(monkeypatch) -> None:
+    """Ctrl-C shuts the read pool while the poller waits on a read: the poller must end without a
+    thread traceback (CI once printed `Exception in thread observe-top-poll` on Ctrl-C)."""
+    import contextlib
+    import io
+
+    from observe import top
+
+    entered, release = threading.Event(), threading.Event()
+
+    def read(self) -> Scrape:  # a slow server: the read is in flight when Ctrl-C comes
+        entered.set()
+        release.wait(10)
+        return Scrape(at=None, samples=[], ok=False, error="slow")
+
+    @contextlib.contextmanager
+    def keys():
+        def key(timeout: float) -> str | None:
+            assert entered.wait(10), "the poller never read"
+            raise KeyboardInterrupt
+
+        yield key
+
+    thread_errors: list[BaseException | None] = []
+    monkeypatch.setattr(top._Feed, "read", read)
+    monkeypatch.setattr(top, "_keys", keys)
+    monkeypatch.setattr(threading, "excepthook", lambda a: thread_errors.append(a.exc_value))
+    with pytest.raises(KeyboardInterrupt):
+        top.run([top.Target("http://127.0.0.1:9")], interval=0.05, console=Console(file=io.StringIO()))
+    pollers = [t for t in threading.enumerate() if t.name == "observe-top-poll"]
+    assert pollers, "the poller ended before its read returned: the race was not set up"
+    release.set()
+    for t in pollers:
+        t.join(10)
+        assert not t.is_alive()
+    assert thread_errors == []
