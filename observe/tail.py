@@ -556,7 +556,7 @@ class Follower:
         st.writers.add(writer)
         if newest.get(writer, 0) < st.gen:
             if writer not in newest and len(newest) >= _MAX_WRITERS:
-                del newest[next(iter(newest))]  # the process remembered longest ago
+                del newest[next(iter(newest))]  # the process first remembered (forgotten: its files stay)
             newest[writer] = st.gen
 
     def _emit(self, st: _Stream, raw: bytes, now: float, out: list[LogLine]) -> None:

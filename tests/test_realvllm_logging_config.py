@@ -89,8 +89,8 @@ class Keeper:
             self.sweep()
 
     def sweep(self) -> None:
+        tmp = self.keep / "tmp"
         for name in os.listdir(self.folder):
-            tmp = self.keep / "tmp"
             try:
                 if os.stat(self.folder / name).st_ino in self.inodes:
                     continue  # kept already (linking again would wake the sidecar's inotify for nothing)

@@ -17,7 +17,7 @@ from observe.errors import ConfigError
 from observe.model import Finding, Recommendation
 from observe.settings import Settings, from_mapping
 from observe.tune import report
-from observe.tune.loop import Outcome
+from observe.tune.loop import Outcome, Tuner
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULT = json.loads((ROOT / "tests" / "data" / "tune" / "bench-result.json").read_text())
@@ -221,10 +221,9 @@ def test_report_text_and_html(tmp_path: Path) -> None:
     assert "vllm serve m --max-num-seqs 16" in html
 
 
-def _tuner(tmp_path: Path, env: dict[str, str]) -> tuple[object, list[str]]:
+def _tuner(tmp_path: Path, env: dict[str, str]) -> tuple[Tuner, list[str]]:
     from observe.manage import parse_command
     from observe.tune.bench import Workload
-    from observe.tune.loop import Tuner
 
     said: list[str] = []
     spec = parse_command(["vllm", "serve", "m", "--max-num-seqs", "2"])
@@ -236,11 +235,11 @@ def test_a_run_shorter_than_two_stats_intervals_is_said_once(tmp_path: Path) -> 
     """A 4.5 s run under vLLM's default 10 s stats interval can fall between two stats lines (the
     managed real-vLLM test's 60 prompts did): said once; a run of 25 s, or under tune's own 2 s, is not."""
     t, said = _tuner(tmp_path, {"VLLM_LOG_STATS_INTERVAL": "10"})
-    t._warn_short(25.0)  # type: ignore[attr-defined]
+    t._warn_short(25.0)
     assert said == []
-    t._warn_short(4.5)  # type: ignore[attr-defined]
-    t._warn_short(3.0)  # type: ignore[attr-defined]
+    t._warn_short(4.5)
+    t._warn_short(3.0)
     assert len(said) == 1 and "4.5 s" in said[0] and "(10 s)" in said[0] and "--num-prompts" in said[0]
     t, said = _tuner(tmp_path, {})  # observe tune's own launches: VLLM_LOG_STATS_INTERVAL=2
-    t._warn_short(4.5)  # type: ignore[attr-defined]
+    t._warn_short(4.5)
     assert said == []
