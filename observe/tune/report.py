@@ -38,7 +38,8 @@ def to_text(doc: dict[str, Any]) -> str:
         lines.append(
             f"  trial {r['trial']}: {change_text(r)}{fid}: {mean}{spread} — {r['outcome']}: {r['why']}"
         )
-    lines += ["", f"stopped: {doc['stopped']}"]
+    reason = f" [{doc['stop_reason']}]" if doc.get("stop_reason") else ""
+    lines += ["", f"stopped: {doc['stopped']}{reason}"]
     best = doc["best"]
     if best is None:
         lines.append("no configuration was measured: nothing to recommend")
