@@ -9,6 +9,7 @@ terminal stream the caller passes in; nothing here prints.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -130,8 +131,8 @@ def port_taken(spec: LaunchSpec) -> str | None:
         with socket.socket(family, socket.SOCK_STREAM) as s:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             s.bind((host, spec.port))
-    except OSError as e:
-        return f"[Errno {e.errno}] {e.strerror}" if e.errno is not None else str(e)
+    except OSError as e:  # only a port in use: another address or a privileged port is vLLM's to report
+        return f"[Errno {e.errno}] {e.strerror}" if e.errno == errno.EADDRINUSE else None
     return None
 
 

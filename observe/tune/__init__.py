@@ -3,7 +3,8 @@
 Launch the command (`manage.Launcher`), drive vLLM's own benchmark client (`bench`), diagnose the
 run (the same pipeline as `observe diagnose`), take the plan's first recommendation that the
 installed vLLM's parser accepts, relaunch with it, measure again, keep it only when the objective
-gained more than the measured noise (`observe.trials`, pure), else revert and try the next lever.
+gained more than the measured noise (`observe.trials`, pure; the start and the change remeasured in
+turn while the noise leaves it undecided), else revert and try the next finding's lever.
 Every trial is a line of `OUT/history.jsonl`; `report` writes the final text, JSON and HTML.
 """
 

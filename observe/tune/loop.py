@@ -1,6 +1,8 @@
 """The tuning loop: launch, measure with `vllm bench serve`, diagnose, move the one lever the plan
-ranks first, relaunch, measure again; keep the change only when the gain beats the measured noise (more runs
-of the candidate while it is undecided).
+ranks first, relaunch, measure again; keep the change only when the gain beats the measured noise
+(while it is undecided, the start and the change relaunched in turn, A B B A, up to
+`Budget.max_repeats` runs); a lever that stopped paying hands over to the next finding's, until no
+finding is left, two levers in a row did not pay, or the budget is spent (`STOP_REASONS`).
 
 Each launch runs through `manage.Launcher` (its own folder: vLLM's log and /metrics snapshots, so
 `observe diagnose OUT/launches/NNN` reads any of them); each trial is one line of
