@@ -11,6 +11,11 @@ Ctrl-C records the trial in flight as interrupted, exits 130 and names no unmeas
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -53,10 +58,12 @@ class Rig:
         plan: Callable[[dict[str, Any]], list[Recommendation]],
         *,
         interrupt_at: int | None = None,
+        hang_at: tuple[int, Path] | None = None,
         failed: Callable[[dict[str, Any]], int] = lambda f: 0,
     ) -> None:
         self.tps, self.plan, self.failed = tps, plan, failed
         self.interrupt_at = interrupt_at  # the benchmark run (1-based, all configurations) Ctrl-C hits
+        self.hang_at = hang_at  # (run, marker): that run writes the marker and waits for a signal
         self.launches: list[dict[str, Any]] = []
         self.runs: list[dict[str, Any]] = []
         self.current: dict[str, Any] | None = None
@@ -92,6 +99,9 @@ class Rig:
             rig.runs.append(dict(rig.current))
             if rig.interrupt_at == len(rig.runs):
                 raise KeyboardInterrupt
+            if rig.hang_at is not None and rig.hang_at[0] == len(rig.runs):
+                rig.hang_at[1].write_text("in flight")
+                time.sleep(120)  # a real SIGINT ends it
             key = json.dumps(rig.current, sort_keys=True)
             series = rig._series.setdefault(key, rig.tps(rig.current))
             bad = rig.failed(rig.current)
@@ -312,3 +322,44 @@ def test_max_repeats_below_repeats_is_refused(tmp_path: Path) -> None:
     r = _cli_tune(tmp_path, "--repeats", "3", "--max-repeats", "2")
     assert r.exit_code == errors.EXIT_USAGE and "--max-repeats must be at least --repeats (3)" in r.stderr
     assert not (tmp_path / "out").exists()
+
+
+CHILD = """
+import sys
+from pathlib import Path
+import pytest
+from observe.cli import main
+from tests.test_tune_loop import Rig, rec, steady, SEQS
+marker, port = Path(sys.argv[1]), sys.argv[3]
+Rig(lambda f: steady(100), lambda f: [rec(SEQS, 8, "queue_seq_bound")], hang_at=(3, marker)).install(
+    pytest.MonkeyPatch()
+)
+sys.argv = ["observe", "tune", "--out", sys.argv[2], "--", "vllm", "serve", "m", SEQS, "4", "--port", port]
+main()
+"""
+
+
+def test_a_real_sigint_during_a_trial_exits_130_with_the_record(tmp_path: Path) -> None:
+    """SIGINT, as the terminal sends it, to an `observe tune` whose third benchmark run (the
+    change's first) is in flight."""
+    marker, out = tmp_path / "in-flight", tmp_path / "out"
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("OBSERVE_")}, "PYTHONPATH": str(ROOT)}
+    p = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(marker), str(out), str(free_port())],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():
+            assert p.poll() is None and time.monotonic() < deadline, p.stderr and p.stderr.read()
+            time.sleep(0.05)
+        p.send_signal(signal.SIGINT)
+        stdout, stderr = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == errors.EXIT_INTERRUPTED, stderr
+    assert "Traceback" not in stderr and "winning command" not in stdout
+    assert stderr.splitlines()[-1].startswith("observe: error: interrupted (Ctrl-C) during trial 2")
+    assert [(t["trial"], t["outcome"]) for t in history(out)] == [(1, "baseline"), (2, "interrupted")]
+    assert json.loads((out / "report.json").read_text())["best"]["trial"] == 1

@@ -390,7 +390,12 @@ class Tuner:
                         f"({', '.join(dict.fromkeys(flat))})",
                         "plateau",
                     )
-                extra += self._plan_of(last, tried)  # the findings of the configuration it measured
+                try:  # the findings of the configuration it measured: what binds once it moved
+                    extra += self._plan_of(last, tried)
+                except ObserveError as e:
+                    self.notify(
+                        f"  trial {last.n}'s launch could not be diagnosed ({e}): its findings are not used"
+                    )
             rec = trials.next_change([*self._plan, *extra], tried, spent)
             if rec is not None and last.outcome == "reverted":
                 self.notify(
