@@ -174,7 +174,9 @@ def test_a_change_the_noise_leaves_undecided_is_measured_against_the_start_in_tu
     line = history(tmp_path)[1]
     assert line["decision"] == d and line["baseline_runs"] == [100.0, 100.0]
     assert "interleaved with the start (B B A A B B)" in line["why"]
-    validate(report.to_dict(o))
+    doc = report.to_dict(o)
+    validate(doc)
+    assert doc["launches"] == 4  # the interleaved relaunches are counted
 
 
 def test_still_undecided_at_max_repeats_is_reverted_with_its_interval(
