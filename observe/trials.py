@@ -9,8 +9,10 @@ are only numbers in, decisions out, so each rule is tested without a server:
 - `slo_breaks`: the SLOs (Settings) a measurement breaks; a kept change may never break one;
 - `judge`: keep a change only when its gain exceeds the measured noise (and `Settings.tune_min_gain`),
   else revert; `remeasure` when the baseline has too few measurements to know its spread; a revert
-  is `undecided` when more runs of the candidate could still decide it;
-- `next_change`: the plan's first recommendation not yet tried (one change per trial).
+  is `undecided` when more runs (interleaved with the baseline's, A B B A) could still decide it;
+  `Verdict.to_dict` is the confidence a trial records (the gain and its ±2·SE interval);
+- `next_change`: the plan's first recommendation not yet tried whose lever has not stopped paying,
+  then the plan's alternatives (one change per trial).
 """
 
 from __future__ import annotations
@@ -130,14 +132,35 @@ def failed_why(figs: Sequence[Mapping[str, float | None]], settings: Settings) -
 @dataclass(frozen=True)
 class Verdict:
     """keep / revert / remeasure (the baseline needs another measurement to know its spread).
-    `undecided`: a revert whose gain beat `tune_min_gain` but not the noise — more runs of the
-    candidate could still decide it."""
+    `noise`: the bar the gain had to beat (the larger of `two_se` and tune_min_gain); `two_se`: twice
+    the standard error of the relative difference, the half-width of the gain's interval.
+    `undecided`: a revert whose gain beat `tune_min_gain` but not the noise — more runs could still
+    decide it."""
 
     action: str
     why: str
     gain: float | None = None
     noise: float | None = None
     undecided: bool = False
+    two_se: float | None = None
+    runs: tuple[int, int] = (0, 0)  # (baseline, candidate) measurements judged
+
+    def to_dict(self, order: str = "") -> dict[str, Any]:
+        """The confidence a trial records: the gain, its ±2·SE interval, the bar, the runs, the
+        decision; `order` the runs in the order measured (A: the baseline, B: the candidate)."""
+        g, e = self.gain, self.two_se
+        finite = g is not None and e is not None and g != float("inf")
+        return {
+            "action": self.action,
+            "gain": g if g != float("inf") else None,
+            "two_se": e,
+            "interval": [g - e, g + e] if finite and g is not None and e is not None else None,
+            "bar": self.noise,
+            "baseline_runs": self.runs[0],
+            "candidate_runs": self.runs[1],
+            "undecided": self.undecided,
+            "order": order,
+        }
 
 
 def judge(
@@ -163,17 +186,24 @@ def judge(
         gain = float("inf") if mc > 0 else 0.0
     else:
         gain = mc / mb - 1
-    bar = max(noise(base, cand), settings.tune_min_gain)
+    se2 = noise(base, cand)
+    bar = max(se2, settings.tune_min_gain)
+    runs = (len(base), len(cand))
     if new_breaks:
-        return Verdict("revert", "breaks the SLO: " + "; ".join(new_breaks), gain, bar)
+        return Verdict("revert", "breaks the SLO: " + "; ".join(new_breaks), gain, bar, two_se=se2, runs=runs)
+    said = f"objective {gain:+.1%} ± {se2:.1%} (2·SE, {runs[0]} vs {runs[1]} runs)"
     if gain > bar:
-        return Verdict("keep", f"objective {gain:+.1%}, more than the measured noise {bar:.1%}", gain, bar)
+        return Verdict(
+            "keep", f"{said}, more than the measured noise {bar:.1%}", gain, bar, two_se=se2, runs=runs
+        )
     return Verdict(
         "revert",
-        f"objective {gain:+.1%}, not more than the measured noise {bar:.1%}: no gain to trust",
+        f"{said}, not more than the measured noise {bar:.1%}: no gain to trust",
         gain,
         bar,
         undecided=gain > settings.tune_min_gain,
+        two_se=se2,
+        runs=runs,
     )
 
 
@@ -181,11 +211,16 @@ def change_key(rec: Recommendation) -> tuple[str, str]:
     return rec.flag, str(rec.suggested)
 
 
-def next_change(recs: Iterable[Recommendation], tried: Iterable[tuple[str, str]]) -> Recommendation | None:
-    """The plan's first recommendation (its ranking) whose (flag, value) has not been tried."""
-    seen = set(tried)
-    for r in recs:
-        if change_key(r) not in seen:
+def next_change(
+    recs: Iterable[Recommendation], tried: Iterable[tuple[str, str]], spent: Iterable[str] = ()
+) -> Recommendation | None:
+    """The plan's first recommendation (its ranking) whose (flag, value) has not been tried and
+    whose lever has not stopped paying (`spent`: flags reverted since the last kept change); then,
+    in the same order, the recommendations' alternatives (another lever for the same finding)."""
+    seen, dead = set(tried), set(spent)
+    recs = list(recs)
+    for r in [*recs, *(a for x in recs for a in x.alternatives)]:
+        if change_key(r) not in seen and r.flag not in dead:
             return r
     return None
 
@@ -221,6 +256,10 @@ class Trial:
     why: str = ""
     dir: str | None = None
     seconds: float | None = None
+    # the baseline re-measured within this trial, interleaved with the candidate (A B B A)
+    base_runs: list[dict[str, float | None]] = field(default_factory=list)
+    order: str = ""  # the runs in the order measured: A the baseline, B this configuration
+    decision: dict[str, Any] | None = None  # Verdict.to_dict: the gain, its interval, the decision
 
     def values(self, kind: str) -> list[float]:
         return [v for v in (objective(r, kind) for r in self.runs) if v is not None]
@@ -248,6 +287,8 @@ class Trial:
                 "sem": rel_sem(vals),
             },
             "figures": figs,
+            "baseline_runs": [v for v in (objective(r, kind) for r in self.base_runs) if v is not None],
+            "decision": self.decision,
             "outcome": self.outcome,
             "why": self.why,
             "dir": self.dir,

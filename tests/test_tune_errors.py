@@ -18,6 +18,7 @@ import pytest
 from observe import errors
 from observe.errors import TargetError
 from observe.tune import Workload, bench
+from tests.standin import HANDLER
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -100,3 +101,79 @@ def test_workload_words_are_the_clients() -> None:
         "--temperature", "0",
     ]  # fmt: skip
     assert "--random-input-len" not in Workload(dataset="sharegpt").args()
+
+
+# ---------------------------------------------------------------- another server on the port
+
+
+def listening(port: int) -> socket.socket:
+    """A server socket on 127.0.0.1:`port`, as another server holding it (closed by the caller)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", port))
+    s.listen()
+    return s
+
+
+def test_a_port_another_server_holds_is_exit_4_before_anything_starts(tmp_path: Path) -> None:
+    """Before: tune launched vLLM anyway, measured the other server, and exited 0."""
+    port = closed_port()
+    with listening(port):
+        r = observe("--out", str(tmp_path / "out"), "--", *COMMAND[1:-1], str(port))
+    assert r.returncode == errors.EXIT_LAUNCH
+    line = one_line(r)
+    assert f"port {port} is already in use" in line and "another --port" in line
+    assert not (tmp_path / "out").exists()  # nothing launched, no traffic, nothing written
+
+
+def test_observe_run_says_it_checks_the_flags_and_refuses_a_taken_port(tmp_path: Path) -> None:
+    port = closed_port()
+    e = {k: v for k, v in os.environ.items() if not k.startswith("OBSERVE_")}
+    e["PYTHONPATH"] = str(ROOT)
+    with listening(port):
+        r = subprocess.run(
+            [sys.executable, "-m", "observe.cli", "run", "--no-sidecar", "--run-dir", str(tmp_path / "runs"),
+             "--", *COMMAND[1:-1], str(port)],
+            capture_output=True, text=True, env=e, timeout=300,
+        )  # fmt: skip
+    assert r.returncode == errors.EXIT_LAUNCH and "Traceback" not in r.stderr
+    said = r.stderr.splitlines()
+    assert said[0].startswith("observe: checking the command's flags with the installed vLLM's parser")
+    assert said[-1].startswith("observe: error: port") and f"{port} is already in use" in said[-1]
+    assert not (tmp_path / "runs" / "001").exists()  # no launch folder: nothing was started
+
+
+STANDIN = (
+    "import http.server, sys\n"
+    "args = dict(zip(sys.argv[1::2], sys.argv[2::2]))\n"
+    "body = b'# no metrics'\n"
+    "models = ['another/model']\n" + HANDLER + "\n"
+    "http.server.ThreadingHTTPServer(('127.0.0.1', int(args['--port'])), H).serve_forever()\n"
+)
+
+
+def test_a_server_answering_for_another_model_is_exit_4_before_any_traffic(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The launch answers /health, but /v1/models lists another model: no benchmark run is made."""
+    from observe.manage import LaunchError, LaunchSpec
+    from observe.settings import Settings
+    from observe.tune import Tuner
+
+    script = tmp_path / "standin.py"
+    script.write_text(STANDIN)
+    runs: list[str] = []
+    monkeypatch.setattr(bench, "run", lambda *a, **k: runs.append("run") or {})
+    spec = LaunchSpec(
+        program=(sys.executable, str(script)),
+        form="api_server",
+        model="m",
+        flags={"--port": str(closed_port())},
+    )
+    t = Tuner(spec, tmp_path / "out", workload=Workload(), settings=Settings(), python=sys.executable)
+    with pytest.raises(LaunchError) as e:
+        t.run()
+    assert e.value.exit_code == errors.EXIT_LAUNCH
+    assert "answers for another/model, not m" in str(e.value) and "\n" not in str(e.value)
+    assert runs == []  # no traffic
+    assert not t.launcher.alive()
+    assert t.trials[0].outcome == "failed"

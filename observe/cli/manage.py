@@ -33,16 +33,18 @@ def run_cmd(
     """Launch vLLM (`observe run [OPTIONS] -- vllm serve MODEL [FLAGS]`), log it, watch it, advise, apply on request."""
     from observe import manage, report
     from observe.manage.tunerequest import SessionLauncher
+    from observe.report.progressbar import waiting
     from observe.tune import managed
 
-    spec, flags = manage.launch_spec(ctx.args)
+    notify = lambda m: typer.echo(f"observe: {m}", err=True)
+    with waiting("checking the flags with the installed vLLM's parser"):
+        spec, flags = manage.launch_spec(ctx.args, notify=notify)
     launcher = SessionLauncher(spec, run_dir, echo=None if quiet else sys.stdout, log_max_bytes=log_max_bytes,
                                log_backups=log_backups, sidecar_factory=manage.sidecar_factory(listen) if sidecar else None)
     stop, trigger, tune_trigger = threading.Event(), threading.Event(), threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGUSR1, lambda *_: trigger.set())
     signal.signal(signal.SIGUSR2, lambda *_: tune_trigger.set())  # `observe tune --run-dir DIR` asks
-    notify = lambda m: typer.echo(f"observe: {m}", err=True)
 
     def decide(prop: manage.Proposal) -> bool:
         typer.echo(report.proposal_text(prop, title=f"diagnosis of {prop.folder}"), nl=False)

@@ -9,9 +9,11 @@ terminal stream the caller passes in; nothing here prints.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -115,6 +117,56 @@ def _reason(e: BaseException) -> str:
             return f"[Errno {seen.errno}] {seen.strerror}"
         seen = seen.__cause__ or seen.__context__
     return str(e).splitlines()[0] if str(e) else type(e).__name__
+
+
+def port_taken(spec: LaunchSpec) -> str | None:
+    """Why `spec`'s port cannot be bound, or None when it is free: another server listening there
+    would answer /health for vLLM, which then dies with "Address already in use". Bound as vLLM
+    binds it (its --host, every interface by default), with SO_REUSEADDR as uvicorn does, so a
+    previous launch's closing connections do not count."""
+    host = spec.get("--host")
+    host = "" if host in (None, True, "") else str(host)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind((host, spec.port))
+    except OSError as e:  # only a port in use: another address or a privileged port is vLLM's to report
+        return f"[Errno {e.errno}] {e.strerror}" if e.errno == errno.EADDRINUSE else None
+    return None
+
+
+def check_port(spec: LaunchSpec) -> None:
+    """LaunchError (exit 4, one line) when `spec`'s port is already taken, before anything starts."""
+    why = port_taken(spec)
+    if why is not None:
+        raise LaunchError(_port_message(spec, why))
+
+
+def _port_message(spec: LaunchSpec, why: str) -> str:
+    return f"port {spec.port} is already in use ({why}): another server answers there; stop it or give the command another --port"
+
+
+def served_models(url: str, timeout: float = 5.0) -> list[str] | None:
+    """The model ids `url`/v1/models lists (vLLM's OpenAI server), or None when it gives no list."""
+    try:
+        r = requests.get(url.rstrip("/") + "/v1/models", timeout=timeout)
+        data = r.json().get("data") if r.status_code == 200 else None
+    except (requests.RequestException, ValueError, AttributeError):
+        return None
+    if not isinstance(data, list):
+        return None
+    return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m]
+
+
+def _names(spec: LaunchSpec) -> set[str]:
+    """The names a launch answers to: its --served-model-name(s), else its model."""
+    served = spec.get("--served-model-name")
+    if isinstance(served, list):
+        return {str(x) for x in served}
+    if isinstance(served, str):
+        return {served}
+    return {spec.model} if spec.model else set()
 
 
 def _healthy(url: str) -> bool:
@@ -250,7 +302,13 @@ class Launcher:
             self._pump.join(timeout=10)
 
     def start(self, *, timeout: float = 600.0) -> None:
-        """Start vLLM and wait for /health; LaunchError with the cause from the log if it fails."""
+        """Start vLLM and wait for /health; LaunchError with the cause from the log if it fails, or
+        before anything starts when its port is taken; and when the server that answers lists other
+        models than the launch's (another server on the port), after stopping it."""
+        why = port_taken(self.spec)
+        if why is not None:
+            record(self.history, "failed", argv=self.spec.argv, cause=f"port {self.spec.port} in use: {why}")
+            raise LaunchError(_port_message(self.spec, why))
         self.launch_dir = self._next_dir()  # only vLLM's log and snapshots go here: `diagnose` reads it all
         self._tee = RotatingTee(
             self.log_path, max_bytes=self.log_max_bytes, backups=self.log_backups, echo=self.echo
@@ -290,7 +348,8 @@ class Launcher:
                 raise LaunchError(
                     f"vLLM failed to start (exit code {proc.returncode}): {cause}; log: {self.log_path}"
                 )
-            if _healthy(self.spec.url):
+            if _healthy(self.spec.url) and proc.poll() is None:  # exited: answered by another
+                self._check_model()
                 record(self.history, "ready", argv=self.spec.argv, dir=str(self.launch_dir))
                 self._start_sidecar()
                 return
@@ -301,6 +360,17 @@ class Launcher:
             self.history, "failed", argv=self.spec.argv, dir=str(self.launch_dir), cause=f"timeout; {cause}"
         )
         raise LaunchError(f"vLLM did not answer {self.spec.url}/health within {timeout:.0f} s; last: {cause}")
+
+    def _check_model(self) -> None:
+        """LaunchError, the launch stopped, when the server lists models and none is this launch's."""
+        want = _names(self.spec)
+        got = served_models(self.spec.url) if want else None
+        if got is None or want & set(got):
+            return
+        self.stop()
+        cause = f"{self.spec.url} answers for {', '.join(got) or 'no model'}, not {', '.join(sorted(want))}"
+        record(self.history, "failed", argv=self.spec.argv, dir=str(self.launch_dir), cause=cause)
+        raise LaunchError(f"{cause}: another server on port {self.spec.port}? stop it or give another --port")
 
     def _start_sidecar(self) -> None:
         if self.sidecar_factory is None:

@@ -4,6 +4,7 @@ session in DIR/session.json (for `observe tune --run-dir DIR`), which goes when 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,15 +16,23 @@ from observe.manage.spec import LaunchSpec, parse_command
 from observe.manage.tunerequest import SessionLauncher
 
 
-def launch_spec(argv: Sequence[str]) -> tuple[LaunchSpec, VllmFlags | None]:
+def launch_spec(
+    argv: Sequence[str], notify: Callable[[str], None] = lambda _: None
+) -> tuple[LaunchSpec, VllmFlags | None]:
     """`[--] vllm serve MODEL [FLAGS]` → the LaunchSpec, parsed (and its flags checked) with the
-    installed vLLM's parser when its interpreter can be asked; that parser, or None."""
+    installed vLLM's parser when its interpreter can be asked; that parser, or None. `notify` hears
+    of the check before it starts (it imports vLLM: seconds to a minute) and how it ended."""
     argv = list(argv[1:] if argv[:1] == ["--"] else argv)
     spec = parse_command(argv)
+    python = spec.python or sys.executable
+    notify(f"checking the command's flags with the installed vLLM's parser ({python}; it imports vLLM)")
     flags = installed_flags(spec.python)
     if flags is not None:
         spec = parse_command(argv, flags=flags)
         flags.check_argv(spec.argv[len(spec.program) :])
+        notify(f"the installed vLLM {flags.version} accepts the command")
+    else:
+        notify(f"no vLLM answered in {python}: the flags are read without its parser")
     return spec, flags
 
 

@@ -267,6 +267,7 @@ def tune_doc(o: Any) -> dict[str, Any]:
         "objective": {"kind": o.objective, "unit": TUNE_UNITS[o.objective]},
         "workload": o.workload,
         "stopped": o.stopped,
+        "stop_reason": getattr(o, "stop_reason", "") or None,
         "trials": rows,
         "launches": o.launches if getattr(o, "launches", None) is not None else len(o.trials),
         "best": None

@@ -1,4 +1,5 @@
-"""A rich progress bar on stderr for `observe diagnose` over large inputs (pipeline's `progress`)."""
+"""A rich progress bar on stderr for `observe diagnose` over large inputs (pipeline's `progress`),
+and a spinner for a wait of unknown length (`observe run` checking flags with vLLM's parser)."""
 
 from __future__ import annotations
 
@@ -49,3 +50,15 @@ def progress_bar(wanted: bool = True) -> Iterator[ProgressBar | None]:
     finally:
         if bar is not None:
             bar.close()
+
+
+@contextlib.contextmanager
+def waiting(text: str) -> Iterator[None]:
+    """A spinner saying `text` on stderr while the block runs, when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status(text):
+        yield

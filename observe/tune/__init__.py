@@ -3,13 +3,15 @@
 Launch the command (`manage.Launcher`), drive vLLM's own benchmark client (`bench`), diagnose the
 run (the same pipeline as `observe diagnose`), take the plan's first recommendation that the
 installed vLLM's parser accepts, relaunch with it, measure again, keep it only when the objective
-gained more than the measured noise (`observe.trials`, pure), else revert and try the next lever.
+gained more than the measured noise (`observe.trials`, pure; the start and the change remeasured in
+turn while the noise leaves it undecided), else revert and try the next finding's lever.
 Every trial is a line of `OUT/history.jsonl`; `report` writes the final text, JSON and HTML.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 import signal
 import sys
 import threading
@@ -17,8 +19,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from observe.errors import ConfigError
-from observe.manage import installed_flags, parse_command
+from observe.errors import EXIT_INTERRUPTED, ConfigError, ObserveError
+from observe.manage import check_port, installed_flags, parse_command
 from observe.settings import Settings
 from observe.trials import OBJECTIVES
 from observe.tune import bench, report
@@ -27,7 +29,23 @@ from observe.tune.loop import Budget, Outcome, Tuner
 from observe.tune.loop import model_name as _model_name
 from observe.tune.loop import tokenizer as _tokenizer
 
-__all__ = ["Budget", "Outcome", "Tuner", "Workload", "WorkloadError", "bench", "report", "tune"]
+__all__ = [
+    "Budget",
+    "Interrupted",
+    "Outcome",
+    "Tuner",
+    "Workload",
+    "WorkloadError",
+    "bench",
+    "report",
+    "tune",
+]
+
+
+class Interrupted(ObserveError):
+    """Ctrl-C: the record is written (the trial in flight marked `interrupted`); exit 130."""
+
+    exit_code = EXIT_INTERRUPTED
 
 
 def tune(
@@ -45,10 +63,13 @@ def tune(
 ) -> tuple[Outcome, dict[str, Any]]:
     """Tune `command` (`vllm serve MODEL [FLAGS]`); write OUT/report.{json,txt,html}; return the
     outcome and the report document. Bad input (a zero budget, a vLLM without `bench serve`, a
-    command that is not a vLLM launch) is a one-line ObserveError before anything starts."""
+    command that is not a vLLM launch, a port another server holds) is a one-line ObserveError
+    before anything starts; Ctrl-C is `Interrupted` (exit 130) once the record is written."""
     check(objective, budget, workload)
     spec = parse_command(command)
+    check_port(spec)  # another server there would answer for vLLM: exit 4 before any traffic
     python = spec.python or sys.executable
+    notify(f"checking the command's flags with the installed vLLM's parser ({python})")
     flags = installed_flags(python)
     if flags is not None:
         spec = parse_command(command, flags=flags)
@@ -79,7 +100,24 @@ def tune(
     finally:
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, previous)
-    return outcome, write_report(out, outcome)
+    doc = write_report(out, outcome)
+    if outcome.interrupted:
+        raise Interrupted(interrupted_line(outcome))
+    return outcome, doc
+
+
+def interrupted_line(o: Outcome) -> str:
+    """The one line Ctrl-C ends `observe tune` with: where the record is, the best measured."""
+    cut = [t.n for t in o.trials if t.outcome == "interrupted"]
+    best = (
+        f"best measured: trial {o.best.n}: {shlex.join(o.best.argv)}"
+        if o.best is not None
+        else "no configuration was measured: nothing to recommend"
+    )
+    return (
+        f"interrupted (Ctrl-C){f' during trial {cut[0]}' if cut else ''}: the record is in "
+        f"{o.out / 'history.jsonl'} and {o.out / 'report.txt'}; {best}"
+    )
 
 
 def check(objective: str, budget: Budget, workload: Workload) -> None:
@@ -92,6 +130,8 @@ def check(objective: str, budget: Budget, workload: Workload) -> None:
         raise ConfigError("--time-budget must be more than 0 seconds")
     if budget.repeats < 2:
         raise ConfigError("--repeats must be at least 2: one measurement has no spread to judge a gain by")
+    if budget.max_repeats < budget.repeats:
+        raise ConfigError(f"--max-repeats must be at least --repeats ({budget.repeats})")
     if workload.num_prompts < 1:
         raise WorkloadError("--num-prompts must be at least 1")
 
@@ -116,6 +156,7 @@ def run_options(
     time_budget: float,
     repeats: int,
     fmt: str,
+    max_repeats: int = 6,
     notify: Callable[[str], None],
     echo: IO[str] | None,
     run_dir: Path | None = None,
@@ -144,7 +185,7 @@ def run_options(
         workload = traffic.fill(workload, source, given=given, window=window, notify=notify)
     workload["max_concurrency"] = workload.get("max_concurrency") or None  # 0: no limit
     workload["extra"] = tuple(workload.pop("bench_arg", ()))
-    budget = Budget(trials=trials, seconds=time_budget, repeats=repeats)
+    budget = Budget(trials=trials, seconds=time_budget, repeats=repeats, max_repeats=max_repeats)
     if run_dir is not None:
         from observe.tune import managed
 

@@ -1,6 +1,8 @@
 """The tuning loop: launch, measure with `vllm bench serve`, diagnose, move the one lever the plan
-ranks first, relaunch, measure again; keep the change only when the gain beats the measured noise (more runs
-of the candidate while it is undecided).
+ranks first, relaunch, measure again; keep the change only when the gain beats the measured noise
+(while it is undecided, the start and the change relaunched in turn, A B B A, up to
+`Budget.max_repeats` runs); a lever that stopped paying hands over to the next finding's, until no
+finding is left, two levers in a row did not pay, or the budget is spent (`STOP_REASONS`).
 
 Each launch runs through `manage.Launcher` (its own folder: vLLM's log and /metrics snapshots, so
 `observe diagnose OUT/launches/NNN` reads any of them); each trial is one line of
@@ -47,10 +49,17 @@ def tokenizer(spec: LaunchSpec) -> str | None:
 
 @dataclass
 class Budget:
-    trials: int = 6  # launches, the baseline's included
+    trials: int = 6  # configurations measured, the baseline's included
     seconds: float = 1800.0
-    repeats: int = 2  # measurements of each configuration on its launch
-    max_repeats: int = 5  # at most, while a candidate's gain is between tune_min_gain and the noise
+    repeats: int = 2  # measurements of each configuration on its launch (and per interleaved launch)
+    # a candidate's runs at most: while its gain is between tune_min_gain and the noise, the baseline
+    # and the candidate are relaunched in turn (A B B A), `repeats` runs each, up to this many
+    max_repeats: int = 6
+    plateau: int = 2  # stop when this many levers in a row stopped paying (reverted) since the last keep
+
+
+# why a tune stopped (`Outcome.stop_reason`, the report's `stop_reason`)
+STOP_REASONS = ("no_finding", "plateau", "trial_budget", "time_budget", "interrupted", "start_failed")
 
 
 @dataclass
@@ -66,6 +75,8 @@ class Outcome:
     started_at: str = ""
     rejected: list[dict[str, Any]] = field(default_factory=list)
     launches: int | None = None  # vLLM launches the tune made (None: not counted, one per trial)
+    stop_reason: str = ""  # one of STOP_REASONS
+    interrupted: bool = False  # Ctrl-C: the trial in flight is recorded `interrupted`
 
 
 def _change(flag: str, rec: Recommendation, before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
@@ -135,6 +146,7 @@ class Tuner:
         self.rejected: list[dict[str, Any]] = []
         self.noisy = 2 * settings.tune_min_gain
         self.interrupted = False
+        self._started = time.monotonic()
         self._warned_short = False
         self._findings: dict[str, Any] = {}
         self._plan: list[Recommendation] = []
@@ -205,16 +217,10 @@ class Tuner:
             + (" (or VLLM_LOG_STATS_INTERVAL for the managed vLLM)" if self.managed else "")
         )
 
-    def _launch_and_measure(
-        self, trial: trials.Trial, repeats: int, undecided: Callable[[trials.Trial], bool] | None = None
-    ) -> None:
-        """Launch `trial`'s flags and measure them `repeats` times (one more where the runs disagree);
-        while `undecided` says more runs could decide the trial, measure again, up to
-        `Budget.max_repeats` runs on the launch."""
+    def _launch_and_measure(self, trial: trials.Trial, repeats: int) -> None:
+        """Launch `trial`'s flags and measure them `repeats` times (one more where the runs disagree)."""
         t0 = time.monotonic()
-        self.launcher.spec = LaunchSpec(
-            program=self.spec.program, form=self.spec.form, model=self.spec.model, flags=dict(trial.flags)
-        )
+        self.launcher.spec = self._spec(trial.flags)
         try:
             if self._adopt:  # trial 1 on the launch the caller runs already: measured, not relaunched
                 self._adopt = False
@@ -227,17 +233,31 @@ class Tuner:
                 trial.runs.append(self._measure(trial, k))
                 if k >= repeats and (trials.spread(trial.values(self.objective)) or 0.0) <= self.noisy:
                     break  # a third run only where the first two disagree by more than `noisy`
-            while (
-                undecided is not None
-                and not self.stop.is_set()
-                and k < self.budget.max_repeats
-                and undecided(trial)
-            ):
-                k += 1
-                trial.runs.append(self._measure(trial, k))
         finally:
-            trial.dir = str(self.launcher.launch_dir)
+            trial.dir = trial.dir or str(self.launcher.launch_dir)
             trial.seconds = round(time.monotonic() - t0, 1)
+
+    def _spec(self, flags: dict[str, Any]) -> LaunchSpec:
+        return LaunchSpec(
+            program=self.spec.program, form=self.spec.form, model=self.spec.model, flags=dict(flags)
+        )
+
+    def _segment(self, trial: trials.Trial, flags: dict[str, Any], letter: str) -> None:
+        """One launch of an interleaved remeasurement: `flags` relaunched, `repeats` runs, kept in
+        `trial.base_runs` (A, the baseline) or `trial.runs` (B, the candidate)."""
+        t0 = time.monotonic()
+        self.launcher.stop()
+        self.launcher.spec = self._spec(flags)
+        try:
+            self._start()
+            runs = trial.base_runs if letter == "A" else trial.runs
+            for k in range(1, self.budget.repeats + 1):
+                if self.stop.is_set():
+                    break
+                runs.append(self._measure(trial, k))
+                trial.order += letter
+        finally:
+            trial.seconds = round((trial.seconds or 0.0) + time.monotonic() - t0, 1)
 
     def _start(self) -> None:
         """Launch the launcher's spec, counting it (a managed tune's trial 1 is no launch)."""
@@ -257,100 +277,163 @@ class Tuner:
     def _diagnose(self, trial: trials.Trial, tried: set[tuple[str, str]]) -> Recommendation | None:
         """The next change for the configuration `trial` measured: the plan's first untried one that
         the installed vLLM's parser accepts."""
-        if trial.dir is None:
-            return None
-        spec = LaunchSpec(self.spec.program, self.spec.form, self.spec.model, dict(trial.flags))
-        prop = propose(spec, Path(trial.dir), self.flags)
-        for r, why in prop.rejected:
-            self.rejected.append({"flag": r.flag, "suggested": r.suggested, "why": why})
-            tried.add(trials.change_key(r))
-        self._findings = {f.id: f for f in prop.findings}
-        self._plan = list(prop.accepted)
+        self._findings = {}
+        self._plan = self._plan_of(trial, tried)
         return trials.next_change(self._plan, tried)
+
+    def _plan_of(self, trial: trials.Trial, tried: set[tuple[str, str]]) -> list[Recommendation]:
+        """The accepted recommendations of the diagnosis of `trial`'s launch (its findings kept to
+        name the finding behind each trial; the ones vLLM rejects listed once, never tried)."""
+        if trial.dir is None:
+            return []
+        prop = propose(self._spec(trial.flags), Path(trial.dir), self.flags)
+        for r, why in prop.rejected:
+            row = {"flag": r.flag, "suggested": r.suggested, "why": why}
+            if row not in self.rejected:
+                self.rejected.append(row)
+            tried.add(trials.change_key(r))
+        self._findings.update({f.id: f for f in prop.findings})
+        return list(prop.accepted)
 
     def run(self) -> Outcome:
         self.out.mkdir(parents=True, exist_ok=True)
-        started = time.monotonic()
-        stopped = ""
+        self._started = time.monotonic()
         tried: set[tuple[str, str]] = set()
-        best = trials.Trial(n=1, flags=dict(self.spec.flags), argv=self.spec.argv, outcome="baseline")
-        self.trials.append(best)
-        self._findings = {}
-        self._plan = []
+        start = trials.Trial(n=1, flags=dict(self.spec.flags), argv=self.spec.argv)
+        best: trials.Trial | None = None  # the best configuration measured
+        self.trials.append(start)
+        self._findings, self._plan = {}, []
+        stopped, reason = "", ""
         try:
             self.notify(f"trial 1 (baseline): {self.spec.command()}")
             try:
-                self._launch_and_measure(best, self.budget.repeats)
+                self._launch_and_measure(start, self.budget.repeats)
             except LaunchError as e:
-                best.outcome, best.why = "failed", f"the starting command did not start: {e}"
-                self._record(best)
+                start.outcome, start.why = "failed", f"the starting command did not start: {e}"
+                self._record(start)
                 raise
             finally:
                 if not self.managed:
                     self.launcher.stop()
-            why = trials.failed_why(best.runs, self.settings)
+            if self.stop.is_set() and len(start.runs) < self.budget.repeats:
+                start.outcome, start.why = "interrupted", "stopped before the start was measured"
+                self._record(start)
+                return self._outcome(None, "interrupted before the start was measured", "interrupted")
+            why = trials.failed_why(start.runs, self.settings)
             if why:
-                best.outcome, best.why = "failed", why
-                self._record(best)
-                return self._outcome(None, f"the starting configuration failed: {why}")
-            best.why = "the starting configuration"
-            self._record(best)
-            rec = self._diagnose(best, tried)
-            while True:
-                if self.stop.is_set():
-                    stopped = "interrupted (Ctrl-C): the best configuration so far is kept"
-                    break
-                if rec is None:
-                    stopped = (
-                        "no finding calls for a change"
-                        if best is self.trials[-1]
-                        else "no other change in the plan: the levers the findings named did not help"
-                    )
-                    break
-                if len(self.trials) >= self.budget.trials:
-                    stopped = f"the trial budget ({self.budget.trials}) is spent"
-                    break
-                if time.monotonic() - started >= self.budget.seconds:
-                    stopped = f"the time budget ({self.budget.seconds:.0f} s) is spent"
-                    break
-                self.launcher.stop()  # a no-op unless the managed baseline still runs
-                self._trial(best, rec, tried)
-                last = self.trials[-1]
-                if last.outcome == "kept":
-                    best = last
-                    rec = self._diagnose(best, tried)
-                else:
-                    rec = trials.next_change(self._plan, tried)
+                start.outcome, start.why = "failed", why
+                self._record(start)
+                return self._outcome(None, f"the starting configuration failed: {why}", "start_failed")
+            start.outcome, start.why = "baseline", "the starting configuration"
+            self._record(start)
+            best = start
+            stopped, reason = self._loop(best, tried)
         except KeyboardInterrupt:
             self.stop.set()
             self.interrupted = True  # a managed tune's caller ends its session after `settle`
-            stopped = "interrupted (Ctrl-C): the best configuration so far is kept"
-            last = self.trials[-1]
-            if last.outcome == "pending":
-                last.outcome, last.why = "interrupted", "Ctrl-C during the trial"
-                self._record(last)
+            for t in self.trials:
+                if t.outcome == "pending":
+                    t.outcome, t.why = (
+                        "interrupted",
+                        f"Ctrl-C during the trial ({len(t.runs)} runs measured): not judged",
+                    )
+                    self._record(t)
+            stopped, reason = (
+                "interrupted (Ctrl-C): the best configuration measured so far is kept",
+                "interrupted",
+            )
         finally:
+            good = [t for t in self.trials if t.outcome in ("baseline", "kept")]
+            best = good[-1] if good else None
             if self.managed:
-                self.settle(best if best.outcome != "failed" else None)
+                self.settle(best)
             else:
                 self.launcher.stop()
-        return self._outcome(best if best.outcome != "failed" else None, stopped)
+        return self._outcome(best, stopped, reason)
 
-    def _undecided(self, best: trials.Trial, cand: trials.Trial) -> bool:
-        """Could more runs of `cand` decide it? Its gain beats tune_min_gain but not yet the noise
-        (and it has not failed)."""
-        if trials.failed_why(cand.runs, self.settings):
-            return False
-        v = trials.judge(best.values(self.objective), cand.values(self.objective), self.settings)
-        return v.action == "revert" and v.undecided
+    def _loop(self, best: trials.Trial, tried: set[tuple[str, str]]) -> tuple[str, str]:
+        """Trials after the baseline until a stop reason: (the words, the STOP_REASONS code)."""
+        spent: set[str] = set()  # levers that stopped paying (reverted) since the last kept change
+        flat: list[str] = []  # those levers in order: `Budget.plateau` of them in a row is a plateau
+        extra: list[Recommendation] = []  # the other findings' levers, from the reverted trials' diagnoses
+        rec = self._diagnose(best, tried)
+        while True:
+            if self.stop.is_set():
+                return "interrupted: the best configuration measured so far is kept", "interrupted"
+            if rec is None:
+                if len(self.trials) == 1:
+                    return "no finding calls for a change", "no_finding"
+                return (
+                    "no finding is left with a lever to try (the levers the findings named did not pay)",
+                    "no_finding",
+                )
+            if len(self.trials) >= self.budget.trials:
+                return f"the trial budget ({self.budget.trials}) is spent", "trial_budget"
+            if self._time_left() <= 0:
+                return f"the time budget ({self.budget.seconds:.0f} s) is spent", "time_budget"
+            self.launcher.stop()  # a no-op unless the managed baseline still runs
+            self._trial(best, rec, tried)
+            last = self.trials[-1]
+            if last.outcome == "kept":
+                best = last
+                spent.clear()
+                flat.clear()
+                extra.clear()
+                rec = self._diagnose(best, tried)
+                continue
+            if last.outcome == "reverted":
+                spent.add(rec.flag)
+                flat.append(rec.flag)
+                if len(set(flat)) >= self.budget.plateau:
+                    return (
+                        f"the objective plateaued: {len(set(flat))} levers in a row did not pay "
+                        f"({', '.join(dict.fromkeys(flat))})",
+                        "plateau",
+                    )
+                try:  # the findings of the configuration it measured: what binds once it moved
+                    extra += self._plan_of(last, tried)
+                except ObserveError as e:
+                    self.notify(
+                        f"  trial {last.n}'s launch could not be diagnosed ({e}): its findings are not used"
+                    )
+            rec = trials.next_change([*self._plan, *extra], tried, spent)
+            if rec is not None and last.outcome == "reverted":
+                self.notify(
+                    f"  {last.change and last.change.get('flag')} stopped paying: next lever {rec.flag}"
+                )
+
+    def _time_left(self) -> float:
+        return self.budget.seconds - (time.monotonic() - self._started)
+
+    def _judge(self, best: trials.Trial, cand: trials.Trial) -> trials.Verdict:
+        """The candidate against the baseline: against the baseline's runs interleaved with its own
+        when there are any (the same stretch of time), else the baseline's own runs."""
+        base = [v for v in (trials.objective(r, self.objective) for r in cand.base_runs) if v is not None]
+        v = trials.judge(
+            base or best.values(self.objective),
+            cand.values(self.objective),
+            self.settings,
+            cand_slo_breaks=self._breaks(cand),
+            base_slo_breaks=self._breaks(best),
+        )
+        if v.undecided and trials.failed_why(cand.runs, self.settings):
+            return trials.Verdict(v.action, v.why, v.gain, v.noise, False, v.two_se, v.runs)
+        return v
+
+    def _may_interleave(self, cand: trials.Trial) -> bool:
+        """Room for one more A B round: the candidate's runs stay within `Budget.max_repeats`, time
+        is left, no stop was asked."""
+        return (
+            not self.stop.is_set()
+            and len(cand.runs) + self.budget.repeats <= self.budget.max_repeats
+            and self._time_left() > 0
+        )
 
     def settle(self, best: trials.Trial | None) -> None:
         """Managed: leave the launcher running `best`'s flags (the starting command without a
         best), relaunched only when something else runs or nothing does; if that launch fails,
         the starting command again. LaunchError only when neither starts."""
-        want = LaunchSpec(
-            self.spec.program, self.spec.form, self.spec.model, dict(best.flags if best else self.spec.flags)
-        )
+        want = self._spec(best.flags if best else self.spec.flags)
         if self.launcher.alive() and self.launcher.spec.argv == want.argv:
             return
         self.launcher.stop()
@@ -366,10 +449,10 @@ class Tuner:
             self._start()
 
     def _trial(self, best: trials.Trial, rec: Recommendation, tried: set[tuple[str, str]]) -> None:
-        """One candidate: `best`'s flags with `rec` applied, launched, measured, judged."""
+        """One candidate: `best`'s flags with `rec` applied, launched, measured, judged; while the
+        noise leaves it undecided, the baseline and the candidate relaunched in turn (A B B A)."""
         tried.add(trials.change_key(rec))
-        base_spec = LaunchSpec(self.spec.program, self.spec.form, self.spec.model, dict(best.flags))
-        new = apply(base_spec, [rec])
+        new = apply(self._spec(best.flags), [rec])
         flag = next(iter(k for k in new.flags if new.flags.get(k) != best.flags.get(k)), rec.flag)
         trial = trials.Trial(
             n=len(self.trials) + 1,
@@ -387,15 +470,23 @@ class Tuner:
             f"trial {trial.n}: {flag} {change.get('from')} → {change.get('to')}{tied}"
             f" ({', '.join(rec.finding_ids) or 'plan'})"
         )
+        note = ""
         try:
-            self._launch_and_measure(trial, self.budget.repeats, lambda t: self._undecided(best, t))
-        except LaunchError as e:
-            trial.outcome, trial.why = "failed", f"did not start: {e}; reverted"
-            self._record(trial)
-            self.notify(f"  failed: {e}")
-            return
-        except ObserveError as e:
-            trial.outcome, trial.why = "failed", f"{e}; reverted"
+            self._launch_and_measure(trial, self.budget.repeats)
+            trial.order = "B" * len(trial.runs)
+            v = self._judge(best, trial)
+            while v.undecided and self._may_interleave(trial):
+                self.notify(f"  undecided ({v.why}): the start and the change relaunched in turn")
+                try:
+                    self._segment(trial, best.flags, "A")
+                except LaunchError as e:
+                    note = f"; the start did not relaunch to interleave: {e}"
+                    break
+                self._segment(trial, trial.flags, "B")
+                v = self._judge(best, trial)
+        except (LaunchError, ObserveError) as e:
+            what = f"did not start: {e}" if isinstance(e, LaunchError) else str(e)
+            trial.outcome, trial.why = "failed", f"{what}; reverted"
             self._record(trial)
             self.notify(f"  failed: {e}")
             return
@@ -403,7 +494,7 @@ class Tuner:
             if not self.managed:  # managed: it runs on while judged; if kept last, no relaunch to settle
                 self.launcher.stop()
         if self.stop.is_set() and len(trial.runs) < self.budget.repeats:
-            trial.outcome, trial.why = "interrupted", "Ctrl-C during the trial: not judged, reverted"
+            trial.outcome, trial.why = "interrupted", "stopped during the trial: not judged, reverted"
             self._record(trial)
             return
         why = trials.failed_why(trial.runs, self.settings)
@@ -412,19 +503,17 @@ class Tuner:
             self._record(trial)
             self.notify(f"  failed: {why}")
             return
-        v = trials.judge(
-            best.values(self.objective),
-            trial.values(self.objective),
-            self.settings,
-            cand_slo_breaks=self._breaks(trial),
-            base_slo_breaks=self._breaks(best),
-        )
+        trial.decision = v.to_dict(trial.order)
         trial.outcome = {"keep": "kept", "revert": "reverted"}.get(v.action, "reverted")
-        trial.why = v.why
+        if "A" in trial.order:
+            note = f"; interleaved with the start ({' '.join(trial.order)}){note}"
+        if v.undecided:
+            note += f"; still undecided at {len(trial.runs)} runs (--max-repeats {self.budget.max_repeats})"
+        trial.why = v.why + note
         self._record(trial)
-        self.notify(f"  {trial.outcome}: {v.why}")
+        self.notify(f"  {trial.outcome}: {trial.why}")
 
-    def _outcome(self, best: trials.Trial | None, stopped: str) -> Outcome:
+    def _outcome(self, best: trials.Trial | None, stopped: str, reason: str) -> Outcome:
         self.notify(f"stopped: {stopped}")
         return Outcome(
             trials=self.trials,
@@ -435,4 +524,6 @@ class Tuner:
             out=self.out,
             rejected=self.rejected,
             launches=self.launches,
+            stop_reason=reason,
+            interrupted=self.interrupted,
         )

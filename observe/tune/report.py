@@ -38,7 +38,8 @@ def to_text(doc: dict[str, Any]) -> str:
         lines.append(
             f"  trial {r['trial']}: {change_text(r)}{fid}: {mean}{spread} — {r['outcome']}: {r['why']}"
         )
-    lines += ["", f"stopped: {doc['stopped']}"]
+    reason = f" [{doc['stop_reason']}]" if doc.get("stop_reason") else ""
+    lines += ["", f"stopped: {doc['stopped']}{reason}"]
     best = doc["best"]
     if best is None:
         lines.append("no configuration was measured: nothing to recommend")
@@ -141,7 +142,8 @@ def to_html(doc: dict[str, Any]) -> str:
         "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px}"
         "pre{white-space:pre-wrap;background:#f6f8fa;padding:.5em}</style></head><body>"
         f"<h1>observe tune</h1><p>objective: {svg.escape(doc['objective']['kind'])} "
-        f"({svg.escape(doc['objective']['unit'])}); stopped: {svg.escape(doc['stopped'])}</p>"
+        f"({svg.escape(doc['objective']['unit'])}); stopped: {svg.escape(doc['stopped'])}"
+        f"{' [' + svg.escape(doc['stop_reason']) + ']' if doc.get('stop_reason') else ''}</p>"
         f"<h2>trajectory</h2>{trajectory_svg(doc)}"
         "<h2>trials</h2><table><tr><th>trial</th><th>change</th><th>finding</th><th>objective</th>"
         f"<th>spread</th><th>outcome</th><th>why</th></tr>{''.join(rows)}</table>"
