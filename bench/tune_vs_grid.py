@@ -190,7 +190,7 @@ def tune_run(cache: Path, name: str) -> dict:
     res = {
         "start": name,
         "flags": STARTS[name],
-        "launches": len(o.trials),
+        "launches": o.launches if o.launches is not None else len(o.trials),  # interleaved relaunches count
         "trials": [t.to_dict(o.objective, o.workload) for t in o.trials],
         "best_objective": trials.mean(o.best.values("throughput")) if o.best else None,
         "start_objective": trials.mean(o.trials[0].values("throughput")) if o.trials[0].runs else None,
