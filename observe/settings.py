@@ -131,6 +131,17 @@ class Settings:
         "gpu_memory_utilization_too_high. Above it activation peaks and CUDA graphs have no room left.",
         "kv",
     )
+    seq_step_min_factor: float = _f(
+        2.0,
+        "The smallest --max-num-seqs step the advisor proposes, as a factor of the cap in force: a "
+        "smaller one is lost in the noise of a measured run (never 4 → 5).",
+        "kv",
+    )
+    seq_step_max_factor: float = _f(
+        4.0,
+        "The largest --max-num-seqs step the advisor proposes at once, as a factor of the cap in force.",
+        "kv",
+    )
     seq_bound_kv_share: float = _f(
         0.9,
         "When requests wait for a --max-num-seqs slot while the KV cache has room, the advisor raises "
@@ -392,6 +403,8 @@ class Settings:
         for k, v in self.rule_labels:
             if not re.match(r"^[A-Za-z_][A-Za-z0-9_./-]*$", k) or not isinstance(v, str):
                 raise ConfigError(f"rule_labels: bad label {k!r}: {v!r}")
+        if not 1 < self.seq_step_min_factor <= self.seq_step_max_factor:
+            raise ConfigError("seq_step_min_factor must be > 1 and <= seq_step_max_factor")
         if self.error_ratio <= 0 or self.preemptions_per_s < 0:
             raise ConfigError("error_ratio must be > 0 and preemptions_per_s >= 0")
         for name in ("max_gpu_util", "seq_bound_kv_share"):
