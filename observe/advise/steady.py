@@ -29,9 +29,13 @@ from observe.settings import Settings
 __all__ = ["OUTAGE", "TUNING", "Steady", "contradicts", "hold", "outage"]
 
 #: findings that say the engine did not serve: the window says nothing about tuning
-OUTAGE = frozenset(
-    FindingId(i) for i in ("engine_stuck", "engine_stalled", "engine_crashed", "engine_startup_failed")
+_DOWN = (
+    FindingId.ENGINE_STUCK,
+    FindingId.ENGINE_STALLED,
+    FindingId.ENGINE_CRASHED,
+    FindingId.ENGINE_STARTUP_FAILED,
 )
+OUTAGE = frozenset(_DOWN)
 
 #: findings of the load: what the window's traffic says about the flags
 TUNING = frozenset(
@@ -103,18 +107,24 @@ def _same(a: Recommendation | None, b: Recommendation | None, margin: float) -> 
     return max(x, y) / min(x, y) < margin
 
 
-def contradicts(r: Recommendation, findings: Sequence[Finding]) -> bool:
-    """A recommendation that pulls against a finding beside it: a lower sequence cap beside a queue
-    bound by --max-num-seqs, a higher one beside throughput that falls with more sequences."""
+def contradicts(r: Recommendation, findings: Sequence[Finding]) -> str | None:
+    """The finding beside it that a recommendation pulls against (None: none does): a lower sequence
+    cap beside a queue bound by --max-num-seqs, a higher one beside throughput that falls with more
+    sequences (and no such queue)."""
     if r.flag not in _SEQ_FLAGS:
-        return False
-    ids = {f.id for f in findings}
+        return None
+    ids = {f.id: f for f in findings}
     new, cur = _num(r.suggested), _num(r.current)
+    queue = ids.get(FindingId.QUEUE_SEQ_BOUND)
+    if cur is None and queue is not None:  # a new admission cap: below the --max-num-seqs in force
+        cur = _num(queue.data.get("max_num_seqs"))
     if new is None or cur is None:
-        return False
-    return (new < cur and FindingId.QUEUE_SEQ_BOUND in ids) or (
-        new > cur and FindingId.TOO_MANY_SEQS in ids and FindingId.QUEUE_SEQ_BOUND not in ids
-    )
+        return None
+    if new < cur and FindingId.QUEUE_SEQ_BOUND in ids:
+        return str(FindingId.QUEUE_SEQ_BOUND)
+    if new > cur and FindingId.TOO_MANY_SEQS in ids and FindingId.QUEUE_SEQ_BOUND not in ids:
+        return str(FindingId.TOO_MANY_SEQS)
+    return None
 
 
 def _step(st: Steady, flag: str, rec: Recommendation | None, now: float, s: Settings) -> None:
@@ -136,6 +146,7 @@ def _step(st: Steady, flag: str, rec: Recommendation | None, now: float, s: Sett
         return
     old = shown.rec.suggested if shown is not None and shown.rec is not None else None
     st.changes.append((now, flag, old, rec.suggested if rec is not None else None))
+    del st.changes[:-100]  # the latest hundred are kept
     del st.pending[flag]
     if rec is None:
         st.shown.pop(flag, None)

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from observe import stuck
-from observe.advise import load, sched
+from observe.advise import sched, seqs
 from observe.findingids import FindingId
 from observe.model import Finding
 from observe.rules.base import SECTIONS, Doc, Lever, Rule
@@ -228,7 +228,7 @@ QUEUE = Rule(
     settings=("kv_queue_full_pct", "seq_bound_kv_share", "seq_step_min_factor", "seq_step_max_factor"),
     needs=("stats",),
     levers=(
-        Lever(41, load.seq_bound),
+        Lever(41, seqs.seq_bound),
         Lever(60, sched.queue_bound),
     ),
 )
@@ -251,7 +251,7 @@ TOO_MANY_SEQS = Rule(
         ),
     ),
     needs=("stats",),
-    levers=(Lever(40, load.fewer_seqs),),
+    levers=(Lever(40, seqs.fewer_seqs),),
 )
 
 

@@ -60,3 +60,18 @@ def test_queue_seq_bound_never_beside_a_lowered_cap() -> None:
     assert {"queue_seq_bound", "too_many_seqs"} <= ids(inst)
     got = {r.flag: r.suggested for r in inst.recommendations}
     assert got.get("--max-num-seqs", 257) > 256
+
+
+def test_a_window_both_kv_full_and_seq_bound_never_caps_beside_the_queue() -> None:
+    """Requests waited with KV room at the cap, then with the cache full: the KV plan's admission cap
+    (half the running, from the preemption) would sit beside "bound by --max-num-seqs"; it is left out
+    and said, and the queue finding says why --max-num-seqs is not raised yet."""
+    rows = [(16, 10, 30.0)] * 3 + [(16, 12, 99.0)] * 4
+    evs = [fact("engine", "v1"), fact("version", "0.32.0"), flags(max_num_seqs=16)]
+    evs += [stats(i, running=r, waiting=w, kv=k, device="CPU") for i, (r, w, k) in enumerate(rows)]
+    inst = diagnosis.analyze_instance("x", evs)
+    assert {"queue_seq_bound", "kv_cache_saturated"} <= ids(inst)
+    caps = [r for r in inst.recommendations if r.flag in ("--max-num-seqs", "--max-num-active-seqs")]
+    assert all(int(r.suggested) > 16 for r in caps)
+    assert any("pulls against queue_seq_bound" in n.text for n in inst.notes)
+    assert not any("knows no launch flag" in n.text for n in inst.notes)
