@@ -21,7 +21,9 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from observe import diagnosis, exporter, livelaunch, progress, report, shutdown, stuck
+from observe import advise, diagnosis, exporter, livelaunch, progress, report, shutdown, stuck
+from observe.advise import steady
+from observe.advise.rejected import rejected_flags
 from observe.findingids import FindingId
 from observe.model import (
     AccessLog,
@@ -78,6 +80,7 @@ class Instance:
         self.launch = livelaunch.LaunchTracker()  # where the launch is: served, crashed, failed
         self.points: collections.deque[tuple[float, progress.Point]] = collections.deque(maxlen=10_000)
         self.stuck: progress.Stuck | None = None
+        self.steady = steady.Steady()  # the advice shown across diagnoses (advise.steady)
         self.failed_in_row = 0  # failed /metrics reads since the last good one
         self.state.engine_crashes = dict(self.launch.crashes)
         self.seen = clock()  # when its files were last open (a pod's instance is dropped long after)
@@ -282,6 +285,8 @@ class Instance:
             wedged = self.stuck
         if wedged is not None and not any(f.id == FindingId.ENGINE_STUCK for f in inst.findings):
             inst.findings.insert(0, stuck_finding(wedged, self.url))
+        with lock:
+            self._hold(inst, wall)
         doc = report.to_dict(diagnosis.Diagnosis(instances=[inst], generated_at=at))
         with lock:
             st = self.state
@@ -297,6 +302,26 @@ class Instance:
             self.doc = doc
             self.last = inst
         return inst
+
+    def _hold(self, inst: diagnosis.InstanceDiagnosis, wall: float) -> None:
+        """Advice that holds still (advise.steady): no tuning from a window with an outage, a new value
+        only once it persisted and the last one dwelt, nothing beside a finding it contradicts."""
+        down = self.state.up is False and self.failed_in_row >= 2
+        why = steady.outage(inst.findings, up=not down)
+        inst.findings, recs = steady.hold(
+            self.steady,
+            inst.findings,
+            inst.recommendations,
+            wall,
+            self.settings.thresholds,
+            why_out=why,
+            exclude_s=self.settings.window,
+        )
+        if recs != inst.recommendations:
+            inst.recommendations = recs
+            drop = rejected_flags(inst.findings)
+            keep = recs or any(f in inst.config.flags for f in drop)
+            inst.command = advise.command_line(inst.config, recs, drop=drop) if keep else None
 
     def export(self, failure_for: float) -> exporter.ExportState:
         """A copy of the state for one /metrics scrape."""

@@ -131,6 +131,31 @@ class Settings:
         "gpu_memory_utilization_too_high. Above it activation peaks and CUDA graphs have no room left.",
         "kv",
     )
+    seq_step_min_factor: float = _f(
+        2.0,
+        "The smallest --max-num-seqs step the advisor proposes, as a factor of the cap in force: a "
+        "smaller one is lost in the noise of a measured run (never 4 → 5).",
+        "kv",
+    )
+    seq_step_max_factor: float = _f(
+        4.0,
+        "The largest --max-num-seqs step the advisor proposes at once, as a factor of the cap in force.",
+        "kv",
+    )
+    advice_confirm: int = _f(
+        3,
+        "The sidecar shows a new tuning recommendation once this many diagnoses in a row propose it.",
+        "engine",
+    )
+    advice_dwell_s: float = _f(
+        3600.0,
+        "Seconds the sidecar keeps a tuning recommendation before it may change it (at most one change "
+        "per this long under steady load).",
+        "engine",
+    )
+    advice_margin: float = _f(
+        1.5, "A tuning recommendation changes only to a value more than this many times apart.", "engine"
+    )
     seq_bound_kv_share: float = _f(
         0.9,
         "When requests wait for a --max-num-seqs slot while the KV cache has room, the advisor raises "
@@ -392,6 +417,12 @@ class Settings:
         for k, v in self.rule_labels:
             if not re.match(r"^[A-Za-z_][A-Za-z0-9_./-]*$", k) or not isinstance(v, str):
                 raise ConfigError(f"rule_labels: bad label {k!r}: {v!r}")
+        if not isinstance(self.advice_confirm, int) or self.advice_confirm < 1 or self.advice_dwell_s < 0:
+            raise ConfigError("advice_confirm must be an integer >= 1 and advice_dwell_s >= 0")
+        if not self.advice_margin > 1:
+            raise ConfigError(f"advice_margin must be > 1, got {self.advice_margin}")
+        if not 1 < self.seq_step_min_factor <= self.seq_step_max_factor:
+            raise ConfigError("seq_step_min_factor must be > 1 and <= seq_step_max_factor")
         if self.error_ratio <= 0 or self.preemptions_per_s < 0:
             raise ConfigError("error_ratio must be > 0 and preemptions_per_s >= 0")
         for name in ("max_gpu_util", "seq_bound_kv_share"):

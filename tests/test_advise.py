@@ -120,9 +120,28 @@ def test_seq_bound_queue_raises_max_num_seqs_to_the_demand_the_cache_holds() -> 
     facts = {"max_running": 32, "max_waiting": 40, "request_tokens": 1000}
     r = {x.flag: x for x in advise.plan(cfg, [f], facts=facts).recommendations}
     assert r["--max-num-seqs"].suggested == 72  # 32 running + 40 waiting; the cache holds 180
-    small = EngineConfig(engine="v1", version="0.10.1", max_num_seqs=32, kv_cache_tokens=50_000)
+    small = EngineConfig(engine="v1", version="0.10.1", max_num_seqs=32, kv_cache_tokens=80_000)
     r = {x.flag: x for x in advise.plan(small, [f], facts=facts).recommendations}
-    assert r["--max-num-seqs"].suggested == 45  # 90% of 50,000 tokens / 1,000
+    assert r["--max-num-seqs"].suggested == 72  # the cache holds exactly 72 (90% of 80,000 / 1,000)
+    # the cache holds 45 (90% of 50,000 / 1,000): a step 32 → 45 is under ×2, lost in the noise; with no
+    # KV lever known (no --kv-cache-memory-bytes, no KV memory stated, not a GPU) it is a note, never 32 → 45
+    small = EngineConfig(engine="v1", version="0.10.1", max_num_seqs=32, kv_cache_tokens=50_000)
+    plan = advise.plan(small, [f], facts=facts)
+    assert "--max-num-seqs" not in {x.flag for x in plan.recommendations}
+    assert any("holds only ~45 requests" in n.text for n in plan.notes)
+    # with the KV memory known, the step to 72 carries the KV growth it needs
+    sized = EngineConfig(
+        engine="v1",
+        version="0.32.0",
+        max_num_seqs=32,
+        kv_cache_tokens=50_000,
+        flags={"--kv-cache-memory-bytes": "1G"},
+    )
+    r = {x.flag: x for x in advise.plan(sized, [f], facts=facts).recommendations}
+    assert (
+        r["--max-num-seqs"].suggested == 72
+        and r["--max-num-seqs"].coupled[0].flag == "--kv-cache-memory-bytes"
+    )
 
 
 def test_prefill_bound_queue_gets_bigger_chunks_and_their_itl_cost() -> None:
@@ -353,13 +372,13 @@ def test_max_num_seqs_past_the_token_budget_carries_the_budget_coupled() -> None
     cfg, f, facts = seq_bound_over_budget()
     plan = advise.plan(cfg, [f], facts=facts)
     rec = next(r for r in plan.recommendations if r.flag == "--max-num-seqs")
-    assert rec.suggested == 200
+    assert rec.suggested == 256  # 200 wanted; ×2 is the smallest step (seq_step_min_factor)
     (tie,) = rec.coupled
-    assert (tie.flag, tie.current, tie.suggested) == ("--max-num-batched-tokens", 128, 200)
-    assert "refuses" in tie.reason and "max_num_seqs (200)" in tie.reason
+    assert (tie.flag, tie.current, tie.suggested) == ("--max-num-batched-tokens", 128, 256)
+    assert "refuses" in tie.reason and "max_num_seqs (256)" in tie.reason
     assert "--max-num-batched-tokens" not in {r.flag for r in plan.recommendations}  # one change, not two
     cmd = advise.command_line(cfg, plan.recommendations)
-    assert "--max-num-seqs 200" in cmd and "--max-num-batched-tokens 200" in cmd
+    assert "--max-num-seqs 256" in cmd and "--max-num-batched-tokens 256" in cmd
     spec = LaunchSpec(
         program=["vllm", "serve"],
         form="serve",
@@ -367,7 +386,7 @@ def test_max_num_seqs_past_the_token_budget_carries_the_budget_coupled() -> None
         flags={"--max-num-seqs": 128, "--max-num-batched-tokens": 128},
     )
     new = apply(spec, [rec])
-    assert new.flags["--max-num-seqs"] == 200 and new.flags["--max-num-batched-tokens"] == 200
+    assert new.flags["--max-num-seqs"] == 256 and new.flags["--max-num-batched-tokens"] == 256
 
 
 def test_no_coupling_while_the_budget_holds_the_new_sequences() -> None:

@@ -75,7 +75,9 @@ def test_seq_bound_diagnosis_names_the_cap_and_raises_it() -> None:
 def test_seq_bound_advice_admits_the_queue_seen() -> None:
     i = _diag("seq-bound")
     seen = i.stats["max_running"] + i.stats["max_waiting"]
-    assert int(_recs("seq-bound")["--max-num-seqs"].suggested) >= seen
+    cap = _flag("seq-bound", "--max-num-seqs")
+    # the queue seen, in one geometric step: at least ×2, at most ×4 (Settings.seq_step_*_factor)
+    assert int(_recs("seq-bound")["--max-num-seqs"].suggested) == max(2 * cap, min(seen, 4 * cap))
 
 
 # -------------------------------------------------------------- prefill-bound

@@ -1,8 +1,8 @@
-"""Levers for a server under load: KV pressure, batch size, prefill vs decode, unused context.
+"""Levers for a server under load: KV pressure, prefill vs decode, unused context (--max-num-seqs
+for a queue or a throughput peak: advise.seqs).
 
 The KV cache is grown only when it was near full (or no load was seen and vLLM's own figure
-says it holds fewer than two requests); --max-num-seqs is raised to what the queue and the KV
-cache call for, and capped only under KV pressure. Pure.
+says it holds fewer than two requests); --max-num-seqs is capped only under KV pressure. Pure.
 """
 
 from __future__ import annotations
@@ -32,6 +32,12 @@ def _req(p: Plan) -> int | None:
     return int(round(t)) if t else None
 
 
+def _req_words(p: Plan) -> str:
+    """'~N tokens (where measured)': the request length the advice sized from, and its source."""
+    req, src = _req(p), p.facts.request_tokens_source
+    return f"~{req:,} tokens" + (f" ({src})" if src else "") if req else "unknown length"
+
+
 def _demand(p: Plan) -> int:
     """Requests that wanted to run at once: the most running plus the most waiting seen."""
     return int((p.facts.max_running or 0) + (p.facts.max_waiting or 0))
@@ -43,12 +49,6 @@ def kv_plan(p: Plan, by_id: Mapping[str, Finding]) -> None:
     p.kv_ids = pressure_ids(p, by_id)
     if p.kv_ids:
         kv_pressure(p, p.kv_ids, oom=FindingId.CUDA_OOM in by_id)
-
-
-def seq_bound(p: Plan, by_id: Mapping[str, Finding]) -> None:
-    """A queue bound by --max-num-seqs, answered only without KV pressure (a lever of rules.batch)."""
-    if FindingId.QUEUE_SEQ_BOUND in by_id and not p.kv_ids:
-        queue_seq_bound(p, by_id[FindingId.QUEUE_SEQ_BOUND])
 
 
 def prefill_balance(p: Plan, by_id: Mapping[str, Finding]) -> None:
@@ -151,7 +151,7 @@ def kv_pressure(p: Plan, kv_ids: list[str], oom: bool) -> None:
         if most < need and (util_factor is not None or not util_rec):
             p.note(
                 kv_ids,
-                f"the load seen ({demand} requests of ~{req:,} tokens = {demand * (req or 0):,} tokens) needs "
+                f"the load seen ({demand} requests of {_req_words(p)} = {demand * (req or 0):,} tokens) needs "
                 f"{need:.1f}× this KV cache ({tokens:,} tokens); the flags above give at most {most:.1f}×: "
                 "add replicas, or more GPUs per replica (a larger --tensor-parallel-size)",
             )
@@ -256,7 +256,7 @@ def _fit_max_num_seqs(p: Plan, fids: list[str], growth: float | None) -> None:
         p.add(
             flag,
             fit,
-            f"{tokens:,} KV tokens hold {fit} requests of ~{req:,} tokens: admit no more than fit, so "
+            f"{tokens:,} KV tokens hold {fit} requests of {_req_words(p)}: admit no more than fit, so "
             "none is preempted and recomputed",
             fids,
             effect=f"at most {fit} running; the rest wait instead of being preempted",
@@ -281,49 +281,11 @@ def _bytes_effect(p: Plan, cur_b: int, new_b: int) -> str | None:
     out = f"KV cache {tokens:,} → ~{new_tokens:,} tokens ({cur_b / 2**20:,.0f} → {new_b / 2**20:,.0f} MiB)"
     req = _req(p)
     if req:
-        out += f"; requests of ~{req:,} tokens held at once: {tokens // req} → {new_tokens // req}"
+        out += f"; requests of {_req_words(p)} held at once: {tokens // req} → {new_tokens // req}"
     return out
 
 
 # ---------------------------------------------------------------- batch size and scheduling
-
-
-def too_many_seqs(p: Plan, f: Finding) -> None:
-    best = int(f.data.get("best_running") or 0)
-    if best > 0:
-        tps = f.data.get("best_tps")
-        p.add(
-            "--max-num-seqs",
-            best,
-            f"throughput peaked at {best} running sequences and falls beyond",
-            [f.id],
-            effect=f"keeps the batch where generation peaked ({tps:,.0f} tokens/s)" if tps else None,
-        )
-
-
-def queue_seq_bound(p: Plan, f: Finding) -> None:
-    """Requests wait while the KV cache has room: admit what the queue and the cache call for."""
-    cfg = p.cfg
-    cur = cfg.max_num_seqs or f.data.get("max_num_seqs")
-    if not cur:
-        return
-    cur = int(cur)
-    demand = max(_demand(p), cur + 1)
-    req, tokens = _req(p), cfg.kv_cache_tokens
-    fit = int(tokens * p.settings.seq_bound_kv_share // req) if (tokens and req) else None
-    new = min(demand, fit) if fit is not None else demand
-    if new <= cur:
-        return
-    why = f"{_demand(p)} requests wanted to run at once (running + waiting) while the KV cache had room"
-    held = f"; the KV cache holds ~{fit} requests of ~{req:,} tokens" if fit is not None else ""
-    p.add(
-        "--max-num-seqs",
-        new,
-        why,
-        [f.id],
-        effect=f"admits {new} at once instead of {cur}: the queue seen starts without waiting for a slot{held}"
-        + ("" if fit is not None else " (KV room per request not measured: watch KV usage after the change)"),
-    )
 
 
 def _batched_tokens(p: Plan) -> tuple[int | None, bool]:
@@ -497,7 +459,7 @@ def unused_context(p: Plan, f: Finding) -> None:
         return
     effect = p.effect("--max-model-len", new)
     keep = (
-        f"the requests seen (~{used:,} tokens: the most a running request held, or p95 from /metrics) "
+        f"the requests seen (~{used:,} tokens, {f.data.get('length_source') or 'measured'}) "
         f"fit with 25% room; {_rejected_words(counts, new)}"
     )
     p.add(

@@ -122,7 +122,7 @@ class Plan:
             effect="the least budget vLLM accepts with that many sequences; nothing else changes",
         )
         if tie is not None:
-            self.recs["--max-num-seqs"] = replace(seqs, coupled=(tie,))
+            self.recs["--max-num-seqs"] = replace(seqs, coupled=(*seqs.coupled, tie))
 
     def note(self, fids: Sequence[str], text: str) -> None:
         fids = tuple(dict.fromkeys(str(i) for i in fids))

@@ -8,10 +8,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from observe import stuck
-from observe.advise import load, sched
+from observe.advise import sched, seqs
 from observe.findingids import FindingId
 from observe.model import Finding
-from observe.rules.base import SECTIONS, Doc, Lever, Rule, on
+from observe.rules.base import SECTIONS, Doc, Lever, Rule
 from observe.rules.context import Context
 from observe.rules.context import span as _span
 from observe.rules.context import when as _when
@@ -203,8 +203,11 @@ QUEUE = Rule(
             SECTIONS[4],
             evidence="requests waiting with KV room while Running sits at `--max-num-seqs`",
             advice=(
-                "`--max-num-seqs` = running + waiting seen, at most what `seq_bound_kv_share` (90%) of the KV cache "
-                "holds at the request length seen"
+                "`--max-num-seqs` = running + waiting seen, in a geometric step (× `seq_step_min_factor` to "
+                "× `seq_step_max_factor`), at most what `seq_bound_kv_share` (90%) of the KV cache holds at the "
+                "measured request length (KV per running request from the stats lines, else the /metrics mean); "
+                "where the cache holds less than the smallest step, the step carries the KV growth it needs "
+                "(`--kv-cache-memory-bytes`, else `--gpu-memory-utilization`)"
             ),
         ),
         Doc(
@@ -222,10 +225,10 @@ QUEUE = Rule(
             settings=("kv_queue_full_pct",),
         ),
     ),
-    settings=("kv_queue_full_pct", "seq_bound_kv_share"),
+    settings=("kv_queue_full_pct", "seq_bound_kv_share", "seq_step_min_factor", "seq_step_max_factor"),
     needs=("stats",),
     levers=(
-        Lever(41, load.seq_bound),
+        Lever(41, seqs.seq_bound),
         Lever(60, sched.queue_bound),
     ),
 )
@@ -248,7 +251,7 @@ TOO_MANY_SEQS = Rule(
         ),
     ),
     needs=("stats",),
-    levers=(on(FindingId.TOO_MANY_SEQS, 40, load.too_many_seqs),),
+    levers=(Lever(40, seqs.fewer_seqs),),
 )
 
 

@@ -46,52 +46,49 @@ class Context:
             total = col.iloc[0]
         return int(total)
 
-    def request_tokens_p95(self) -> float | None:
-        """Request length in tokens: p95 prompt + p95 generation from the /metrics histograms when
-        given (vllm:request_prompt_tokens / vllm:request_generation_tokens; a family without buckets
-        gives its mean, _sum/_count), else the most KV any running request held (KV usage × KV
-        tokens / running, from the logs). Never above --max-model-len: no request is longer (the
-        interpolation inside the last bucket can overshoot it)."""
+    def request_length(self) -> tuple[float | None, str | None]:
+        """A request's length in tokens for sizing, and where it was measured:
+
+        - the stats lines: the most KV a running request held (KV usage × KV tokens / running, the
+          largest over the samples) — what the cache itself held per request;
+        - else /metrics: mean prompt + mean generation, exact, from the increases of the histograms'
+          ``_sum`` / ``_count`` over the window (the last scrape's totals when only one was read).
+
+        A percentile from the histograms' coarse 1-2-5 buckets is never the length (prompts of 512
+        tokens all fall in 500–1000). Never above --max-model-len: no request is longer."""
+        got: float | None = self.summary.max_tokens_per_running
+        source: str | None = "KV per running request, stats lines" if got else None
+        if not got:
+            got = self.mean_request_tokens()
+            source = "mean from /metrics _sum/_count" if got else None
+        cap = self.config.max_model_len
+        if got and cap:
+            got = min(got, float(cap))
+        return (got or None), source
+
+    def _mean_of(self, family: str) -> float | None:
+        """Mean observation of a histogram over the window: increase of ``_sum`` / increase of
+        ``_count`` between the first and the last scrape (reset-aware); one scrape: its totals."""
         from observe import metricmath
 
-        last = next(
-            (
-                s
-                for s in sorted(
-                    (s for s in self.scrapes if s.ok), key=lambda s: s.at or datetime.min, reverse=True
-                )
-            ),
-            None,
-        )
-        got: float | None = None
-        if last is not None:
-            parts = []
-            for fam in ("vllm:request_prompt_tokens", "vllm:request_generation_tokens"):
-                q = metricmath.histogram_quantile(0.95, metricmath.buckets(last, fam))
-                if q is None:
-                    total, n = metricmath.value(last, fam + "_sum"), metricmath.value(last, fam + "_count")
-                    q = total / n if total is not None and n else None
-                parts.append(q)
-            if all(p is not None for p in parts):
-                got = float(sum(parts))  # type: ignore[arg-type]
-        if got is None:
-            got = self.summary.max_tokens_per_running
-        cap = self.config.max_model_len
-        if got is not None and cap:
-            got = min(got, float(cap))
-        return got
+        ok = sorted((s for s in self.scrapes if s.ok), key=lambda s: s.at or datetime.min)
+        reads = ok[-1:] if len(ok) < 2 else [ok[0], ok[-1]]
+        sums = [metricmath.value(s, family + "_sum") for s in reads]
+        counts = [metricmath.value(s, family + "_count") for s in reads]
+        if not reads or None in sums or None in counts:
+            return None
+        total = metricmath.counter_increase(sums) if len(reads) == 2 else sums[0]  # type: ignore[arg-type]
+        n = metricmath.counter_increase(counts) if len(reads) == 2 else counts[0]  # type: ignore[arg-type]
+        return total / n if total is not None and n else None
+
+    def mean_request_tokens(self) -> float | None:
+        """Mean prompt + mean generation over the window (/metrics _sum/_count); None without both."""
+        parts = [self._mean_of(f) for f in ("vllm:request_prompt_tokens", "vllm:request_generation_tokens")]
+        return sum(p for p in parts if p is not None) if None not in parts else None
 
     def prompt_tokens_mean(self) -> float | None:
-        """Mean prompt length in tokens from the last scrape's vllm:request_prompt_tokens _sum / _count."""
-        from observe import metricmath
-
-        ok = [(s.at, s) for s in self.scrapes if s.ok and s.at is not None]
-        if not ok:
-            return None
-        last = max(ok, key=lambda pair: pair[0])[1]
-        total = metricmath.value(last, "vllm:request_prompt_tokens_sum")
-        count = metricmath.value(last, "vllm:request_prompt_tokens_count")
-        return total / count if total is not None and count else None
+        """Mean prompt length in tokens over the window (vllm:request_prompt_tokens _sum / _count)."""
+        return self._mean_of("vllm:request_prompt_tokens")
 
     def length_buckets(self) -> dict[str, list[tuple[float, float]]] | None:
         """The last scrape's cumulative (le, count) buckets of vllm:request_prompt_tokens and
@@ -121,6 +118,7 @@ class Context:
     def facts(self) -> Facts:
         """What the levers read of this window (see Facts)."""
         s = self.summary
+        length, source = self.request_length()
         return Facts(
             prompt_tokens_mean=self.prompt_tokens_mean(),
             max_kv_pct=s.max_kv,
@@ -130,7 +128,8 @@ class Context:
             waiting_last=self._at("waiting", -1),
             max_running=s.max_running,
             max_waiting=s.max_waiting,
-            request_tokens=self.request_tokens_p95(),
+            request_tokens=length,
+            request_tokens_source=source,
             length_buckets=self.length_buckets(),
         )
 

@@ -22,7 +22,8 @@ class Facts:
     waiting_last: float | None = None
     max_running: float | None = None
     max_waiting: float | None = None
-    request_tokens: float | None = None  # a request's length: p95 prompt + p95 output, else the KV held
+    request_tokens: float | None = None  # a request's length: the KV a running request held, else the mean
+    request_tokens_source: str | None = None  # where request_tokens was measured (Context.request_length)
     length_buckets: dict[str, list[tuple[float, float]]] | None = None  # prompt / generation histograms
 
     @classmethod

@@ -12,7 +12,7 @@ from observe.rules.context import where as _where
 
 def max_model_len_unused(c: Context) -> list[Finding]:
     cfg, s = c.config, c.summary
-    used = c.request_tokens_p95()
+    used, source = c.request_length()
     if not cfg.max_model_len or not used or s.samples < 3:
         return []
     if cfg.max_model_len < c.settings.max_model_len_slack * used or cfg.max_model_len <= 4096:
@@ -23,11 +23,19 @@ def max_model_len_unused(c: Context) -> list[Finding]:
             severity="info",
             title="--max-model-len far above what requests use",
             evidence=(
-                f"--max-model-len is {cfg.max_model_len:,} but the KV cache held at most {used:,.0f} tokens "
-                f"per running request ({s.samples} samples)"
+                f"--max-model-len is {cfg.max_model_len:,} but "
+                + (
+                    f"the KV cache held at most {used:,.0f} tokens per running request ({s.samples} samples)"
+                    if source and "stats" in source
+                    else f"requests used {used:,.0f} tokens on average ({source})"
+                )
             ),
             where=_where(s),
-            data={"max_model_len": cfg.max_model_len, "max_tokens_per_request": round(used)},
+            data={
+                "max_model_len": cfg.max_model_len,
+                "max_tokens_per_request": round(used),
+                "length_source": source,
+            },
         )
     ]
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from observe import stuck
-from observe.advise import Advice, notes
+from observe.advise import Advice, notes, steady
 from observe.advise.plan import Plan
 from observe.model import EngineConfig, Finding, severity_rank
 from observe.rules import batch, failures, hints, kv, latency, length, spec, stall
@@ -84,6 +84,14 @@ def plan(
     p = Plan(cfg, Facts.of(facts), settings=settings or Settings())
     for lever in levers():
         lever.act(p, by_id)
+    for flag, r in list(p.recs.items()):
+        against = steady.contradicts(r, findings)  # e.g. a cap lowered beside "bound by --max-num-seqs"
+        if against is not None:
+            del p.recs[flag]
+            p.note(
+                r.finding_ids,
+                f"{flag} {r.suggested} is not advised: it pulls against {against}, found beside it",
+            )
     p.couple()
     notes.close(p, findings, docs())  # never silent
     return Advice(recommendations=list(p.recs.values()), notes=p.notes)

