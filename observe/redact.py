@@ -271,15 +271,20 @@ _TEMPLATES: tuple[tuple[str, str], ...] = (
         "CPython's UnicodeDecodeError (a request's bytes)",
         "'utf-8' codec can't decode byte {hex} in position {int}: {rest}",
     ),
+    (
+        "pydantic-core's error line (the request models of entrypoints/openai/protocol.py)",
+        "{rest} [type={name}, input_value={any}, input_type={name}]",
+    ),
 )
 _HOLES = {
     "{hex}": r"(0x[0-9a-f]{2})",
+    "{name}": r"([A-Za-z_]\w{0,40})",
     "{int}": r"(-?\d+)",
     "{num}": r"(-?\d+(?:\.\d+)?)",
     "{any}": r"(.+?)",
     "{rest}": r"(.*)",
 }
-_HOLE_RE = re.compile(r"\{(?:hex|int|num|any|rest)\}")
+_HOLE_RE = re.compile(r"\{(?:hex|name|int|num|any|rest)\}")
 
 
 def _compile(fmt: str) -> tuple[re.Pattern[str], tuple[str, ...]]:
@@ -393,7 +398,7 @@ def deny(text: str) -> str:
         for k, hole in enumerate(holes, 1):
             out.append(body[pos : t.start(k)])
             value = t.group(k)
-            if hole in ("{hex}", "{int}", "{num}"):
+            if hole in ("{hex}", "{name}", "{int}", "{num}"):
                 out.append(value)
             elif hole == "{rest}":
                 out.append(deny(value))

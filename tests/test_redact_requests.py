@@ -327,10 +327,11 @@ def test_each_record_loses_its_secret_and_keeps_vllms_words(lines, secrets, kept
 def test_the_same_records_while_a_launch_is_starting_keep_their_text() -> None:
     """The deny applies from the engine being up: a launch's own start-up errors (printed between
     its banner and `init engine … took`) quote the operator's values, not a user's."""
-    starting = "\n".join(NORMAL[:20]) + "\n" + "\n".join(CORPUS[13][1])  # the banner, then the record
+    [record] = [lines for name, lines, _, _ in CORPUS if "Invalid role" in lines[-1]]
+    starting = "\n".join(NORMAL[:20] + record)  # the banner, then the record
     [err] = [e for e in parse_text(starting) if isinstance(e, EngineError) and e.kind == "exception"]
     assert err.message == "ValueError: Invalid role: SECRET-14-superuser"
-    up = "\n".join(NORMAL[:SERVING]) + "\n" + "\n".join(CORPUS[13][1])
+    up = "\n".join(NORMAL[:SERVING] + record)
     [err] = [e for e in parse_text(up) if isinstance(e, EngineError) and e.kind == "exception"]
     assert "SECRET-14" not in err.message
 
@@ -363,6 +364,10 @@ def test_access_lines_keep_their_route_not_their_query() -> None:
         ),
         # what a user sent
         (
+            "Input should be a valid list [type=list_type, input_value='x y', input_type=str]",
+            "Input should be a valid list [type=list_type, input_value=<redacted 5 chars>, input_type=str]",
+        ),
+        (
             "fetch http://u:pw@h.example:8080/p?q=1 failed.",
             "fetch http://<redacted 5 chars>h.example:8080<redacted 6 chars> failed.",
         ),
@@ -385,6 +390,9 @@ def test_every_template_keeps_its_own_words_and_drops_its_values() -> None:
     for (_, fmt), (rx, holes) in zip(R._TEMPLATES, R._COMPILED, strict=True):
         filled = fmt
         for h in holes:
+            if h == "{name}":
+                filled = filled.replace(h, "value_error", 1)
+                continue
             # {any} is a value of the user's; {rest} another library's message, whose values are quoted
             value = {"{int}": "71", "{num}": "7.5", "{hex}": "0xe4", "{rest}": "no such 'ZQ9'"}.get(
                 h, "'ZQ9' ZQ9"
@@ -432,8 +440,17 @@ def test_sidecar_labels_and_alert_text_carry_no_secret(tmp_path: Path) -> None:
     car.poll_logs_once()
     assert car.analyze_once() is not None
     metrics = generate_latest(exporter.make_registry(car.export_state)).decode()
-    [series] = [x for x in metrics.splitlines() if x.startswith("observe_engine_startup_failure_info{")]
-    assert "Logits processor <redacted 20 chars> is not allowed" in series
+    [labels] = [
+        x.labels
+        for m in exporter.make_registry(car.export_state).collect()
+        if m.name == "observe_engine_startup_failure_info"
+        for x in m.samples
+    ]
+    assert labels["kind"] == "invalid_config"
+    assert labels["reason"] == (
+        "Logits processor <redacted 20 chars> is not allowed by this server. See "
+        "--logits-processor-pattern engine argument for more information."
+    )
     assert "secret_31" not in metrics and "SECRET-31" not in metrics
     # the alert that pages on it quotes only these labels
     rule = next(
