@@ -324,19 +324,17 @@ def _url(m: re.Match[str]) -> str:
     rest = m.group("rest")
     keep = len(rest) - len(rest.rstrip(_TRAIL))  # a sentence's full stop after the URL
     body = rest[: len(rest) - keep]
-    if m.group("host").lower() in _DOCS:
+    page = ""
+    if m.group("host").lower() in _DOCS:  # the page kept, and its fragment; a query never
         page, sep, query = body.partition("?")
         body = sep + query.partition("#")[0]
-        out = m.group("scheme") + (redacted(len(m.group("user"))) if m.group("user") else "")
-        out += m.group("host") + page + (redacted(len(body)) if body else "")
-        return out + rest[len(page) + len(body) :]
     out = m.group("scheme")
     if m.group("user"):
         out += redacted(len(m.group("user")))
-    out += m.group("host")
+    out += m.group("host") + page
     if body:
         out += redacted(len(body))
-    return out + rest[len(body) :]
+    return out + rest[len(page) + len(body) :]
 
 
 def _structural(s: str) -> str:
