@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from observe import advise as advise_mod
-from observe import launches, metricmath, redact, shutdown, timeline, versions
+from observe import launches, metricmath, shutdown, timeline, versions
 from observe.advise.rejected import rejected_flags
 from observe.flags import cmdline
 from observe.model import (
@@ -251,7 +251,6 @@ class InstanceBuilder:
         elif isinstance(ev, EngineError) and ev.kind == shutdown.NOISE_KIND:
             s.shutdown_noise += 1  # the shutdown race vLLM prints on a clean stop: not a crash
         elif isinstance(ev, EngineError):
-            ev = redact.redact_error(ev)  # the message may quote a request: reports get it redacted
             if ev.details.get("phase") == "startup" and s.phase is not None and ev.kind in _PHASED:
                 ev = dataclasses.replace(ev, details={**ev.details, "phase": s.phase})  # loading, profiling…
             s.error_kinds[ev.kind] = s.error_kinds.get(ev.kind, 0) + 1

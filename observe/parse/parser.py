@@ -23,6 +23,7 @@ import re
 from datetime import datetime
 from typing import Any
 
+from observe import redact
 from observe.model import (
     AccessLog,
     EngineError,
@@ -108,6 +109,7 @@ class Parser:
         self._last_stamp: tuple[int, int, int, tuple[str, str, str] | None] | None = None
         self._cur = 0  # physical line counter (what the dedup window counts)
         self._groups = triggers.ALL  # the literal groups the line being fed may hold
+        self._redact = redact.Stream()  # what users sent leaves through no event (observe.redact)
 
     # ------------------------------------------------------------------ public API
     def feed(self, line: LogLine, groups: int = triggers.ALL) -> list[LogEvent]:
@@ -131,7 +133,7 @@ class Parser:
             self.parse_errors += 1
         self._groups = triggers.ALL
         self.events += len(out)
-        return out
+        return self._redact.events(out)
 
     @property
     def holding(self) -> bool:
@@ -172,7 +174,7 @@ class Parser:
         except Exception:
             self.parse_errors += 1
         self.events += len(out)
-        return out
+        return self._redact.events(out)
 
     # ------------------------------------------------------------------ one logical line
     def _segment(
