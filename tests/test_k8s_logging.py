@@ -41,10 +41,12 @@ def kustomize(path: Path) -> list[dict]:
 
 def with_component(tmp_path: Path, docs: list[dict], component: Path = COMPONENT) -> list[dict]:
     """`docs` as resources of a kustomization that lists the component (as a user's would)."""
-    shutil.copytree(component, tmp_path / "vllm-logging")
+    # the component and the image it names (../../image), laid out as in the tree
+    shutil.copytree(component, tmp_path / "components" / component.name)
+    shutil.copytree(component.parents[1] / "image", tmp_path / "image")
     (tmp_path / "all.yaml").write_text(yaml.safe_dump_all(docs))
     (tmp_path / "kustomization.yaml").write_text(
-        yaml.safe_dump({"resources": ["all.yaml"], "components": ["vllm-logging"]})
+        yaml.safe_dump({"resources": ["all.yaml"], "components": [f"components/{component.name}"]})
     )
     return kustomize(tmp_path)
 
