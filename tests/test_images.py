@@ -83,7 +83,9 @@ def test_the_sidecar_image_is_named_in_one_place():
     users = sorted(
         p.parent.name
         for p in (K8S / "components").glob("*/kustomization.yaml")
-        if "observe-sidecar" in "".join(f.read_text() for f in p.parent.glob("*.yaml"))
+        if re.search(
+            r"image: observe-sidecar$", "".join(f.read_text() for f in p.parent.glob("*.yaml")), re.M
+        )
     )
     assert users == ["node-daemonset", "tee", "vllm-logging", "vllm-logging-kserve"]
     for name in users:

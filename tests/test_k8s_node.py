@@ -59,6 +59,7 @@ def test_renders_and_validates_strictly(tmp_path: Path):
         "ClusterRole",
         "ClusterRoleBinding",
         "DaemonSet",
+        "NetworkPolicy",
         "PodMonitor",
         "PodMonitor",
         "ServiceAccount",
