@@ -153,6 +153,9 @@ def test_kserve_predictor_keeps_its_args_and_env(tmp_path: Path):
     after = check_wiring(before, with_component(tmp_path, [before], KSERVE))
     side = {c["name"]: c for c in after["spec"]["predictor"]["initContainers"]}["observe"]
     assert side["args"][side["args"].index("--vllm-url") + 1] == "http://127.0.0.1:8080"  # KServe's port
+    # the one image name (deploy/kubernetes/image/image.yaml) reaches a custom resource's containers too
+    tag = yaml.safe_load((K8S / "image" / "image.yaml").read_text())["imageTag"]
+    assert side["image"] == f"{tag['newName']}:{tag['newTag']}"
     assert (
         after["spec"]["predictor"]["model"]["modelFormat"]
         == before["spec"]["predictor"]["model"]["modelFormat"]
