@@ -11,7 +11,12 @@ through prometheus_client's exposition, which escapes them; the JSON endpoints g
 `json.dumps`. The one HTML page, /runbooks (docs/runbooks.md, shipped in the package, which the
 alerts' default runbook_url points at), is escaped text under anchored headings. /api/diagnosis answers by `diagnosis_access` (see
 `config.SidecarSettings.diagnosis_access`): open, behind a bearer token (compared in constant
-time), closed (403) or off (404); /metrics and /healthz are always open.
+time), closed (403) or off (404); /metrics, /healthz and /readyz/vllm are always open.
+
+/healthz is what Kubernetes probes (liveness and readiness of observe): it depends on observe's own
+process only — 200 while its loops run, 503 when one died — and says in its body what it sees of
+vLLM. /readyz/vllm is the explicit opt-in for gating vLLM's readiness on progress: 503 while vLLM is
+unreachable or its engine stuck (docs/kubernetes.md says when to use it, and never for liveness).
 """
 
 from __future__ import annotations
@@ -297,8 +302,9 @@ def make_registry(get_state: Callable[[], ExportState] | Callable[[], Labelled])
 
 
 class Server:
-    """HTTP on `host:port` (default loopback): /metrics, /healthz, /api/diagnosis, /runbooks; port
-    0 = free."""
+    """HTTP on `host:port` (default loopback): /metrics, /healthz, /readyz/vllm, /api/diagnosis,
+    /runbooks; port 0 = free. `health` is observe's own (its probes); `vllm_ready` the opt-in
+    gate on vLLM's progress."""
 
     def __init__(
         self,
@@ -307,11 +313,12 @@ class Server:
         host: str = "127.0.0.1",
         port: int = 9400,
         health: Callable[[], tuple[bool, dict[str, Any]]] = lambda: (True, {}),
+        vllm_ready: Callable[[], tuple[bool, dict[str, Any]]] = lambda: (True, {}),
         diagnosis: Callable[[], dict[str, Any] | None] = lambda: None,
         diagnosis_access: str = "open",
         token: str | None = None,
     ) -> None:
-        reg, get_health, get_diag = registry, health, diagnosis
+        reg, get_health, get_ready, get_diag = registry, health, vllm_ready, diagnosis
         if diagnosis_access == "token" and not token:
             raise ValueError("diagnosis_access 'token' needs a token")
         want = (token or "").encode("utf-8")
@@ -330,6 +337,9 @@ class Server:
                     elif path == "/healthz":
                         ok, body = get_health()
                         self._json(200 if ok else 503, {"status": "ok" if ok else "degraded", **body})
+                    elif path == "/readyz/vllm":
+                        ok, body = get_ready()
+                        self._json(200 if ok else 503, {"status": "ready" if ok else "not ready", **body})
                     elif path == "/api/diagnosis":
                         if self._refused():
                             return
@@ -348,7 +358,7 @@ class Server:
                     elif path == "/":
                         self._send(
                             200,
-                            b"observe sidecar: /metrics /healthz /api/diagnosis /runbooks\n",
+                            b"observe sidecar: /metrics /healthz /readyz/vllm /api/diagnosis /runbooks\n",
                             "text/plain; charset=utf-8",
                         )
                     else:

@@ -9,11 +9,22 @@ kustomize base lists them); tests/test_k8s.py fails when the committed files dri
 - ``grafana-dashboards.yaml``: one ConfigMap per dashboard of ``observe.dashboards``, labelled
   ``grafana_dashboard: "1"``, the label Grafana's dashboard sidecar (k8s-sidecar, as configured
   by kube-prometheus-stack and the Grafana Helm chart) looks for by default.
+
+``observe generate vllm-logging`` writes components/vllm-logging's ``logging.json`` (vLLM's
+``VLLM_LOGGING_CONFIG_PATH``) from the operator's own logging choices (`VllmLogging`): a dictConfig
+file replaces vLLM's built-in configuration, so it restates vLLM's (0.32+: vllm/logger.py's
+DEFAULT_LOGGING_CONFIG, vllm/logging_utils' uvicorn config) with those choices, and adds the
+rotated file observe reads, always in vLLM's text line format at INFO. Its defaults give the
+committed file (tests/test_k8s_logging_config.py fails on drift).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import re
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -21,7 +32,14 @@ from observe import alerts, dashboards
 from observe.errors import ConfigError
 from observe.settings import Settings
 
-__all__ = ["DASHBOARD_LABEL", "manifests", "write_manifests"]
+__all__ = [
+    "DASHBOARD_LABEL",
+    "VllmLogging",
+    "manifests",
+    "vllm_logging_config",
+    "write_manifests",
+    "write_vllm_logging",
+]
 
 DASHBOARD_LABEL = ("grafana_dashboard", "1")
 RULE_NAME = "observe-vllm"
@@ -92,3 +110,142 @@ def write_manifests(out_dir: Path, s: Settings | None = None) -> list[Path]:
         return paths
     except OSError as e:
         raise ConfigError(f"cannot write Kubernetes manifests to {out_dir}: {e.strerror or e}") from e
+
+
+# ---------------------------------------------------------------- vLLM's logging configuration
+# vLLM's line format (vllm/logger.py's _FORMAT without VLLM_LOGGING_PREFIX), its date format and its
+# JSON format (vllm/logging_utils/formatter.py's JSON_FORMAT), as 0.32 and 0.33 define them
+VLLM_FORMAT = (
+    "(%(vllm_process_name)s pid=%(process)d) %(levelname)s %(asctime)s [%(fileinfo)s:%(lineno)d] %(message)s"
+)
+VLLM_DATEFMT = "%m-%d %H:%M:%S"
+VLLM_JSON_FORMAT = "%(asctime)s %(levelname)s %(name)s %(processName)s %(process)d %(message)s"
+JSON_FORMATTER = "pythonjsonlogger.jsonlogger.JsonFormatter"
+ACCESS_FILTER = "vllm.logging_utils.uvicorn_logging.UvicornAccessLogFilter"
+FIRST_RELEASE = (0, 32)  # %(vllm_process_name)s: the record factory vLLM installs from 0.32
+LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
+STREAMS = ("ext://sys.stdout", "ext://sys.stderr")
+
+
+@dataclasses.dataclass(frozen=True)
+class VllmLogging:
+    """The operator's logging choices, as vLLM takes them without a configuration file."""
+
+    vllm_version: str = "0.32.0"  # the release in the image (a version or an image's tag)
+    level: str = "INFO"  # VLLM_LOGGING_LEVEL, --log-level
+    prefix: str = ""  # VLLM_LOGGING_PREFIX
+    stream: str = "ext://sys.stdout"  # VLLM_LOGGING_STREAM
+    formatter: str = "text"  # --logging-config.formatter (text | json)
+    excluded_paths: tuple[str, ...] = ()  # --disable-access-log-for-endpoints
+    uvicorn_level: str = "info"  # --uvicorn-log-level
+    filename: str = "/var/log/vllm/vllm.log"  # the file observe follows (100 MiB x 6)
+
+
+def _release(text: str) -> tuple[int, int]:
+    m = re.search(r"(?:^|[:v])(\d+)\.(\d+)(?:\.\d+)?[^:/]*$", text.strip())
+    if not m:
+        raise ConfigError(
+            f"--vllm-version {text!r}: expected a release such as 0.33.0 or an image such as vllm/vllm-openai:v0.33.0"
+        )
+    return int(m[1]), int(m[2])
+
+
+def vllm_logging_config(c: VllmLogging) -> dict[str, Any]:
+    """The dictConfig vLLM loads from VLLM_LOGGING_CONFIG_PATH: vLLM's own configuration with the
+    operator's choices, plus the rotated file; ConfigError where vLLM cannot take it."""
+    major, minor = _release(c.vllm_version)
+    if (major, minor) < FIRST_RELEASE:
+        raise ConfigError(
+            f"vLLM {major}.{minor} cannot take this logging configuration: its line format needs "
+            "%(vllm_process_name)s, which vLLM sets from 0.32; use components/tee (overlays/tee)"
+        )
+    level, ulevel = c.level.upper(), c.uvicorn_level.upper()
+    for given, up in ((c.level, level), (c.uvicorn_level, ulevel)):
+        if up not in LEVELS:
+            raise ConfigError(f"log level {given!r}: expected one of {', '.join(LEVELS)}")
+    if c.stream not in STREAMS:
+        raise ConfigError(
+            f"stream {c.stream!r}: expected {' or '.join(STREAMS)} (what VLLM_LOGGING_STREAM takes)"
+        )
+    if c.formatter not in ("text", "json"):
+        raise ConfigError(f"formatter {c.formatter!r}: expected text or json")
+    bad = [p for p in c.excluded_paths if not p.startswith("/")]
+    if bad:
+        raise ConfigError(f"endpoints to leave out of the access log must be paths: {', '.join(bad)}")
+    text = {"()": "vllm.logging_utils.NewLineFormatter", "format": VLLM_FORMAT, "datefmt": VLLM_DATEFMT}
+    jsonf = {"class": JSON_FORMATTER, "format": VLLM_JSON_FORMAT}
+    formatters: dict[str, Any] = {"vllm": {**text, "log_level": "INFO"}}
+    shown = "vllm"  # the formatter of vLLM's own stream, as the operator chose it
+    if c.formatter == "json":
+        formatters[shown := "vllm_json"] = dict(jsonf)
+    elif c.prefix or level != "INFO":
+        formatters[shown := "vllm_stream"] = {**text, "format": c.prefix + VLLM_FORMAT, "log_level": level}
+    if c.formatter == "json":
+        formatters.update(default=dict(jsonf), access=dict(jsonf))
+    else:
+        formatters["default"] = {
+            "()": "uvicorn.logging.DefaultFormatter",
+            "fmt": "%(levelprefix)s %(message)s",
+            "use_colors": False,
+        }
+        formatters["access"] = {
+            "()": "uvicorn.logging.AccessFormatter",
+            "fmt": '%(levelprefix)s %(client_addr)s - "%(request_line)s" %(status_code)s',
+            "use_colors": False,
+        }
+    access: dict[str, Any] = {
+        "class": "logging.StreamHandler",
+        "formatter": "access",
+        "stream": "ext://sys.stdout",
+    }
+    config: dict[str, Any] = {"version": 1, "disable_existing_loggers": False}
+    if c.excluded_paths:
+        config["filters"] = {
+            "access_log_filter": {"()": ACCESS_FILTER, "excluded_paths": list(c.excluded_paths)}
+        }
+        access["filters"] = ["access_log_filter"]
+    # the file is read at INFO whatever the stream shows: the vllm logger passes the lower of the two
+    logger_level = level if LEVELS.index(level) > LEVELS.index("INFO") else "INFO"
+    config.update(
+        formatters=formatters,
+        handlers={
+            "vllm": {
+                "class": "logging.StreamHandler",
+                "formatter": shown,
+                "level": level,
+                "stream": c.stream,
+            },
+            "vllm_file": {
+                "class": "logging.handlers.RotatingFileHandler",
+                "formatter": "vllm",
+                "level": "INFO",
+                "filename": c.filename,
+                "maxBytes": 104857600,
+                "backupCount": 5,
+                "encoding": "utf-8",
+            },
+            "default": {
+                "class": "logging.StreamHandler",
+                "formatter": "default",
+                "stream": "ext://sys.stderr",
+            },
+            "access": access,
+        },
+        loggers={
+            "vllm": {"handlers": ["vllm", "vllm_file"], "level": logger_level, "propagate": False},
+            "uvicorn": {"handlers": ["default"], "level": ulevel, "propagate": False},
+            "uvicorn.error": {"level": ulevel},
+            "uvicorn.access": {"handlers": ["access"], "level": ulevel, "propagate": False},
+        },
+    )
+    return config
+
+
+def write_vllm_logging(out: Path, c: VllmLogging) -> Path:
+    """Write `vllm_logging_config(c)` as the JSON file vLLM reads."""
+    text = json.dumps(vllm_logging_config(c), indent=2) + "\n"
+    try:
+        Path(out).write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"cannot write {out}: {e.strerror or e}") from e
+    return Path(out)

@@ -82,6 +82,7 @@ class Instance:
         self.stuck: progress.Stuck | None = None
         self.steady = steady.Steady()  # the advice shown across diagnoses (advise.steady)
         self.failed_in_row = 0  # failed /metrics reads since the last good one
+        self.down_since: float | None = None  # wall time of the first of those failed reads
         self.state.engine_crashes = dict(self.launch.crashes)
         self.seen = clock()  # when its files were last open (a pod's instance is dropped long after)
 
@@ -225,12 +226,13 @@ class Instance:
             st.scrape_errors += 1
             st.last_scrape_error = sc.error
             self.failed_in_row += 1
+            self.down_since = wall if self.down_since is None else self.down_since
             # vLLM down is not a hung engine (VLLMDown says it); one read missed by a hung
             # engine's busy API server is not "down": the stuck state (gauge, /healthz) stays
             if self.failed_in_row >= 2:
                 self.stuck = None
         else:
-            self.failed_in_row = 0
+            self.failed_in_row, self.down_since = 0, None
             self.scrapes.append((wall, sc))
             self.launch.answered(wall, took)
             self.points.append((wall, progress.from_scrape(sc, at)))

@@ -98,6 +98,7 @@ class Sidecar:
                 host=s.listen_host,
                 port=s.listen_port,
                 health=self.health,
+                vllm_ready=self.vllm_ready,
                 diagnosis=self.diagnosis_dict,
                 diagnosis_access=s.diagnosis_access,
                 token=s.api_token,
@@ -341,16 +342,20 @@ class Sidecar:
             return self._diagnosis
 
     def health(self) -> tuple[bool, dict[str, Any]]:
-        """Healthy while every loop thread runs and vLLM's engine is not stuck (requests in flight,
-        token counters flat for stuck_after_s: answered 503); the body says what the sidecar sees.
-        A pod's stuck engine is told in the body's `pods`, not by a 503: the node's observe serves
-        every pod, and a restart would not help the one that is stuck."""
-        alive = all(t.is_alive() for t in self._threads) and not self._stop.is_set()
+        """observe's own health, what its probes read (/healthz): True while every loop thread
+        runs, whatever vLLM does. vLLM's state is only told in the body (`vllm`, one sentence;
+        `engine_stuck`, `vllm_up`): a stuck or unreachable vLLM is exported and alerted, never
+        enforced by observe's probes, which would take vLLM's pod out of its Service or restart
+        observe in a loop. `threads`: each loop and whether it runs (a dead one: False, 503). A
+        pod's state (a node's observe) is in `pods`."""
+        threads = {t.name: t.is_alive() for t in self._threads}
+        alive = all(threads.values()) and not self._stop.is_set()
         with self._lock:
             st = self._one.state
             wedged = self._one.stuck
             shown = [i for k, i in self._instances.items() if self._visible(k)]
             body = {
+                "vllm": self._vllm_said(self._one),
                 "engine_stuck": None if wedged is None else stuck_finding(wedged, None).data,
                 "files": sorted(p for i in shown for p in i.state.log_lines),
                 "log_lines": sum(n for i in shown for n in i.state.log_lines.values()),
@@ -359,10 +364,12 @@ class Sidecar:
                 "window_events": sum(i.state.window_events for i in shown),
                 "analyzed": self._diagnosis is not None,
                 "loop_errors": self._thread_errors,
+                "threads": threads,
             }
             if len(self._instances) > 1:
                 body["pods"] = {
                     key: {
+                        "vllm": self._vllm_said(i),
                         "log_lines": sum(i.state.log_lines.values()),
                         "engine_stuck": i.stuck is not None,
                         "vllm_up": i.state.up,
@@ -371,7 +378,39 @@ class Sidecar:
                     if key and self._visible(key)
                 }
         body["warnings"] = self.problems()
-        return alive and wedged is None, body
+        return alive, body
+
+    def vllm_ready(self) -> tuple[bool, dict[str, Any]]:
+        """The opt-in gate (/readyz/vllm), for those who make vLLM's readiness wait on progress:
+        False while observe sees the one vLLM unreachable or its engine stuck. Never False on
+        observe's own account: with a loop dead (its view of vLLM no longer current) it answers
+        True, so that a bug in observe cannot drain a vLLM that serves."""
+        alive, body = self.health()
+        with self._lock:
+            bad = self._one.stuck is not None or self._one.state.up is False
+        return not (alive and bad), body
+
+    @staticmethod
+    def _vllm_said(inst: Instance) -> str:
+        """What observe sees of one vLLM, in one sentence (lock held)."""
+        st = inst.state
+        if inst.stuck is not None:
+            d = stuck_finding(inst.stuck, None).data
+            return (
+                f"engine stuck: no tokens produced for {d['seconds']:.0f} s with requests in flight "
+                f"(running {d['running']:g}, waiting {d['waiting']:g})"
+            )
+        if st.up is False:
+            since = inst.down_since
+            when = (
+                ""
+                if since is None
+                else " since " + datetime.fromtimestamp(since, UTC).isoformat(timespec="seconds")
+            )
+            return f"unreachable{when}: {st.last_scrape_error}"
+        if st.up is None:
+            return "not read" + ("" if inst.url else " (no --vllm-url)")
+        return "serving: /metrics answers, no stuck engine"
 
     # ------------------------------------------------------------------ tests' views of the one instance
     @property

@@ -92,3 +92,106 @@ CHART_DEPLOYMENT = {
         },
     },
 }
+
+
+# ---------------------------------------------------------------- Pod Security Standards
+# The checks of https://kubernetes.io/docs/concepts/security/pod-security-standards/ that a pod
+# template can fail (policy version 1.30): baseline's, then restricted's on top.
+BASELINE_CAPS = {
+    "AUDIT_WRITE",
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "FSETID",
+    "KILL",
+    "MKNOD",
+    "NET_BIND_SERVICE",
+    "SETFCAP",
+    "SETGID",
+    "SETPCAP",
+    "SETUID",
+    "SYS_CHROOT",
+}
+RESTRICTED_VOLUMES = {
+    "configMap",
+    "csi",
+    "downwardAPI",
+    "emptyDir",
+    "ephemeral",
+    "persistentVolumeClaim",
+    "projected",
+    "secret",
+}
+
+
+def _containers(spec: dict) -> list[dict]:
+    return [
+        *spec.get("initContainers", []),
+        *spec.get("containers", []),
+        *spec.get("ephemeralContainers", []),
+    ]
+
+
+def baseline_violations(spec: dict) -> list[str]:
+    """What keeps a pod spec out of `baseline` (each a sentence naming the container or volume)."""
+    out = [f"host namespace {k}" for k in ("hostNetwork", "hostPID", "hostIPC") if spec.get(k)]
+    out += [f"hostPath volume {v['name']}" for v in spec.get("volumes", []) if "hostPath" in v]
+    pod_sc = spec.get("securityContext") or {}
+    if (pod_sc.get("seccompProfile") or {}).get("type") == "Unconfined":
+        out.append("pod seccomp Unconfined")
+    for c in _containers(spec):
+        sc = c.get("securityContext") or {}
+        if sc.get("privileged"):
+            out.append(f"{c['name']}: privileged")
+        extra = set((sc.get("capabilities") or {}).get("add", [])) - BASELINE_CAPS
+        if extra:
+            out.append(f"{c['name']}: adds {sorted(extra)}")
+        if any(p.get("hostPort") for p in c.get("ports", [])):
+            out.append(f"{c['name']}: hostPort")
+        if (sc.get("seccompProfile") or {}).get("type") == "Unconfined":
+            out.append(f"{c['name']}: seccomp Unconfined")
+        if sc.get("procMount", "Default") != "Default":
+            out.append(f"{c['name']}: procMount")
+    return out
+
+
+def restricted_violations(spec: dict, only: set[str] | None = None) -> list[str]:
+    """What keeps a pod spec (or, with `only`, those of its containers) out of `restricted`, beyond
+    baseline's checks."""
+    pod_sc = spec.get("securityContext") or {}
+    out = (
+        []
+        if only
+        else [
+            f"volume {v['name']}"
+            for v in spec.get("volumes", [])
+            if not set(v) - {"name"} <= RESTRICTED_VOLUMES
+        ]
+    )
+    for c in _containers(spec):
+        if only is not None and c["name"] not in only:
+            continue
+        sc = c.get("securityContext") or {}
+        name = c["name"]
+        if sc.get("allowPrivilegeEscalation") is not False:
+            out.append(f"{name}: allowPrivilegeEscalation not false")
+        if not sc.get("runAsNonRoot", pod_sc.get("runAsNonRoot")):
+            out.append(f"{name}: runAsNonRoot not true")
+        if sc.get("runAsUser", pod_sc.get("runAsUser")) == 0:
+            out.append(f"{name}: runAsUser 0")
+        seccomp = (sc.get("seccompProfile") or pod_sc.get("seccompProfile") or {}).get("type")
+        if seccomp not in ("RuntimeDefault", "Localhost"):
+            out.append(f"{name}: seccompProfile {seccomp}")
+        caps = sc.get("capabilities") or {}
+        if "ALL" not in caps.get("drop", []):
+            out.append(f"{name}: capabilities not dropping ALL")
+        if set(caps.get("add", [])) - {"NET_BIND_SERVICE"}:
+            out.append(f"{name}: adds {caps['add']}")
+    return out
+
+
+def pod_security_level(spec: dict) -> str:
+    """The most restrictive Pod Security level a pod spec meets."""
+    if baseline_violations(spec):
+        return "privileged"
+    return "baseline" if restricted_violations(spec) else "restricted"

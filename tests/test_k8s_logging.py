@@ -41,10 +41,12 @@ def kustomize(path: Path) -> list[dict]:
 
 def with_component(tmp_path: Path, docs: list[dict], component: Path = COMPONENT) -> list[dict]:
     """`docs` as resources of a kustomization that lists the component (as a user's would)."""
-    shutil.copytree(component, tmp_path / "vllm-logging")
+    # the component and the image it names (../../image), laid out as in the tree
+    shutil.copytree(component, tmp_path / "components" / component.name)
+    shutil.copytree(component.parents[1] / "image", tmp_path / "image")
     (tmp_path / "all.yaml").write_text(yaml.safe_dump_all(docs))
     (tmp_path / "kustomization.yaml").write_text(
-        yaml.safe_dump({"resources": ["all.yaml"], "components": ["vllm-logging"]})
+        yaml.safe_dump({"resources": ["all.yaml"], "components": [f"components/{component.name}"]})
     )
     return kustomize(tmp_path)
 
@@ -151,6 +153,9 @@ def test_kserve_predictor_keeps_its_args_and_env(tmp_path: Path):
     after = check_wiring(before, with_component(tmp_path, [before], KSERVE))
     side = {c["name"]: c for c in after["spec"]["predictor"]["initContainers"]}["observe"]
     assert side["args"][side["args"].index("--vllm-url") + 1] == "http://127.0.0.1:8080"  # KServe's port
+    # the one image name (deploy/kubernetes/image/image.yaml) reaches a custom resource's containers too
+    tag = yaml.safe_load((K8S / "image" / "image.yaml").read_text())["imageTag"]
+    assert side["image"] == f"{tag['newName']}:{tag['newTag']}"
     assert (
         after["spec"]["predictor"]["model"]["modelFormat"]
         == before["spec"]["predictor"]["model"]["modelFormat"]

@@ -34,9 +34,11 @@ needs_kubectl = pytest.mark.skipif(not have("kubectl"), reason="kubectl not inst
 
 
 def render(tmp_path: Path) -> list[dict]:
-    shutil.copytree(COMPONENT, tmp_path / "node-daemonset")
+    # the component and the image it names (../../image), laid out as in the tree
+    shutil.copytree(COMPONENT, tmp_path / "components" / "node-daemonset")
+    shutil.copytree(COMPONENT.parents[1] / "image", tmp_path / "image")
     (tmp_path / "kustomization.yaml").write_text(
-        yaml.safe_dump({"namespace": "llm", "components": ["node-daemonset"]})
+        yaml.safe_dump({"namespace": "llm", "components": ["components/node-daemonset"]})
     )
     r = subprocess.run(["kubectl", "kustomize", str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
@@ -57,6 +59,7 @@ def test_renders_and_validates_strictly(tmp_path: Path):
         "ClusterRole",
         "ClusterRoleBinding",
         "DaemonSet",
+        "NetworkPolicy",
         "PodMonitor",
         "PodMonitor",
         "ServiceAccount",
@@ -83,7 +86,7 @@ def test_reads_the_host_pod_logs_read_only_with_one_capability(tmp_path: Path):
     assert sc["capabilities"] == {"drop": ["ALL"], "add": ["DAC_READ_SEARCH"]}
     # its one API call: list pods (read-only), with its own ServiceAccount bound in its namespace
     assert spec["serviceAccountName"] == "observe-node" and spec["automountServiceAccountToken"] is True
-    assert re.fullmatch(r"observe-sidecar:\d+\.\d+\.\d+", c["image"])  # pinned by tag
+    assert re.fullmatch(r"[\w./-]+/observe-sidecar:\d+\.\d+\.\d+", c["image"])  # a registry's, pinned by tag
     args = c["args"]
     assert args[0] == "sidecar" and args[args.index("--pods-root") + 1] == mount["mountPath"]
     kubeapi.check_selector(args[args.index("--pod-selector") + 1])

@@ -42,7 +42,8 @@ def _failure_series(car: Sidecar) -> list[dict[str, str]]:
 
 def test_flat_token_counters_with_requests_in_flight_are_stuck_then_healthy_again(tmp_path: Path) -> None:
     """metrics-normal-8 (32 running, 16 waiting) read again and again: the counters do not move.
-    Stuck once stuck_after_s has passed — gauge 1, /healthz 503, finding engine_stuck — and
+    Stuck once stuck_after_s has passed — gauge 1, the opt-in /readyz/vllm 503 (/healthz, observe's
+    own probe, stays 200 and says it), finding engine_stuck — and
     healthy at the next read whose counters moved (metrics-normal-idle: later, higher counters)."""
     busy = (METRICS / "metrics-normal-8.txt").read_text()
     idle = (METRICS / "metrics-normal-idle.txt").read_text()
@@ -57,10 +58,11 @@ def test_flat_token_counters_with_requests_in_flight_are_stuck_then_healthy_agai
             if i < 2:
                 ctl.advance()
                 assert sample(car, "observe_engine_stuck") == 0.0
-                assert car.health()[0]
+                assert car.vllm_ready()[0]
         assert sample(car, "observe_engine_stuck") == 1.0
         ok, body = car.health()
-        assert not ok
+        assert ok and not car.vllm_ready()[0]
+        assert body["vllm"].startswith("engine stuck: no tokens produced for 180 s")
         assert body["engine_stuck"]["seconds"] == 180.0
         assert (body["engine_stuck"]["running"], body["engine_stuck"]["waiting"]) == (32.0, 16.0)
         inst = car.analyze_once(now=(t0 + timedelta(seconds=180)).replace(tzinfo=None))
@@ -83,7 +85,7 @@ def test_flat_token_counters_with_requests_in_flight_are_stuck_then_healthy_agai
         clock.t = T0 + 240
         assert car.scrape_once(now=t0 + timedelta(seconds=240)).ok
     assert sample(car, "observe_engine_stuck") == 0.0
-    assert car.health()[0] and car.health()[1]["engine_stuck"] is None
+    assert car.vllm_ready()[0] and car.health()[1]["engine_stuck"] is None
 
 
 def test_a_stuck_period_longer_than_the_window_is_still_the_finding(tmp_path: Path) -> None:
@@ -140,7 +142,7 @@ def test_one_missed_read_does_not_clear_stuck_two_do(tmp_path: Path) -> None:
         assert read(0) and read(30) and read(60)
         assert sample(car, "observe_engine_stuck") == 1.0
         assert not read(75, down=True)
-        assert sample(car, "observe_engine_stuck") == 1.0 and not car.health()[0]
+        assert sample(car, "observe_engine_stuck") == 1.0 and not car.vllm_ready()[0]
         assert read(90)
         assert car.health()[1]["engine_stuck"]["seconds"] == 90.0
         assert not read(105, down=True) and not read(120, down=True)

@@ -1,4 +1,4 @@
-"""`observe generate dashboards|alerts|kubernetes`: the generated files, from one settings object."""
+"""`observe generate dashboards|alerts|kubernetes|vllm-logging`: the generated files, from one settings object."""
 
 from __future__ import annotations
 
@@ -71,4 +71,22 @@ def generate_kubernetes(
 
     for path in kubernetes.write_manifests(out, settingsfile.load(config)):
         typer.echo(str(path))
+
+
+@generate_app.command("vllm-logging")
+@user_errors
+def generate_vllm_logging(
+    out: Path = typer.Option(Path("deploy/kubernetes/components/vllm-logging/logging.json"), "--out", help="The logging.json vLLM reads (VLLM_LOGGING_CONFIG_PATH)."),
+    vllm_version: str = typer.Option("0.32.0", "--vllm-version", help="The vLLM release in the image, or the image (vllm/vllm-openai:v0.33.0)."),
+    level: str = typer.Option("INFO", "--level", help="What VLLM_LOGGING_LEVEL / --log-level would be (vLLM's stream; the file stays INFO)."),
+    prefix: str = typer.Option("", "--prefix", help="What VLLM_LOGGING_PREFIX would be (vLLM's stream only)."),
+    stream: str = typer.Option("ext://sys.stdout", "--stream", help="What VLLM_LOGGING_STREAM would be."),
+    formatter: str = typer.Option("text", "--formatter", help="text or json (--logging-config.formatter), for vLLM's stream and uvicorn's."),
+    exclude_endpoints: list[str] = typer.Option([], "--exclude-endpoint", help="A path left out of the access log (--disable-access-log-for-endpoints; repeatable)."),
+    uvicorn_level: str = typer.Option("info", "--uvicorn-log-level", help="What --uvicorn-log-level would be."),
+) -> None:
+    """Write vLLM's logging configuration with the rotated file observe follows, keeping your own logging choices."""
+    from observe import kubernetes
+
+    typer.echo(str(kubernetes.write_vllm_logging(out, kubernetes.VllmLogging(vllm_version, level, prefix, stream, formatter, tuple(exclude_endpoints), uvicorn_level))))
 # fmt: on

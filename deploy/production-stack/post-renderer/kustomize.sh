@@ -7,7 +7,9 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-cp -R "$here/../../kubernetes/components/vllm-logging" "$dir/vllm-logging"
+mkdir "$dir/components"  # the component and the image it names (../../image), as laid out in the tree
+cp -R "$here/../../kubernetes/components/vllm-logging" "$dir/components/vllm-logging"
+cp -R "$here/../../kubernetes/image" "$dir/image"
 cat > "$dir"/all.yaml
 cat > "$dir"/kustomization.yaml <<KUST
 apiVersion: kustomize.config.k8s.io/v1beta1
@@ -15,6 +17,6 @@ kind: Kustomization
 resources:
   - all.yaml
 components:
-  - vllm-logging
+  - components/vllm-logging
 KUST
 kubectl kustomize "$dir"
