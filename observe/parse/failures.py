@@ -29,10 +29,19 @@ REQUESTED_LITERALS = (
     "received signal",
     "Received KeyboardInterrupt",
 )
+#: shutdown messages vLLM prints whoever stopped it: the Ray executor's teardown ("Shutting down Ray
+#: distributed executor. … this is the expected termination process in Ray.", ray_distributed_executor.py
+#: 0.7.3 → v1/executor/ray_executor.py) runs after an engine death too. A shutdown, never a request.
+CLEANUP_LITERALS = ("Shutting down Ray distributed executor",)
 #: messages that begin a shutdown (vLLM's "[shutdown] …" steps, uvicorn's stop)
 SHUTDOWN_LITERALS = ("[shutdown]", *REQUESTED_LITERALS)
 # a traceback's source-code line quoting the message, not the error itself
 _QUOTED_SOURCE = ("raise ", 'File "', "#", "self.", "return ")
+#: failures read from the source line that raises them, when a paste is cut inside the traceback before
+#: its exception line: vLLM's own `raise ValueError("No available memory for the cache blocks. "` (V0
+#: worker.py raise_if_cache_size_invalid, V1 kv_cache_utils check_enough_kv_cache_memory) is the
+#: traceback's innermost frame; the exception line under it, when there, is the same failure (deduplicated).
+RAISED_LITERALS = ("No available memory for the cache blocks",)
 
 # kinds reported once per traceback: the same failure re-logged line by line, or re-raised by
 # the parent process, within this many physical lines counts once.
@@ -188,6 +197,18 @@ def _max_seq_kv(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
 
 def _no_memory(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     return Failure("no_available_memory", {}, True, ("noavail",))
+
+
+_BLOCKS_RE = re.compile(r"# (?P<dev>\w+) blocks: (?P<n>-?\d+)", _A)
+
+
+def _no_blocks(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
+    """V0's start-up count "# GPU blocks: 0, # CPU blocks: 256" (-1 in 0.1.x): nothing was left for the KV
+    cache. vLLM raises "No available memory for the cache blocks" next (0.2 →), the same failure."""
+    n = int(m.group("n"))
+    if n > 0:
+        return None
+    return Failure("no_available_memory", {"gpu_blocks": n}, True, ("noavail",))
 
 
 def _no_memory_auto_fit(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
@@ -444,6 +465,7 @@ RULES: tuple[Rule[Failure], ...] = (
         _max_seq_kv,
     ),
     _rule("no-available-memory", "No available memory for the cache blocks", None, _no_memory),
+    _rule("no-gpu-blocks", " blocks: ", _BLOCKS_RE.pattern, _no_blocks),
     _rule(
         "auto-fit-no-memory",
         "Cannot auto-fit max_model_len: not enough GPU memory",
@@ -552,11 +574,19 @@ _GATE = gate(RULES)
 
 
 def failure(msg: str, ctx: Ctx, run: RunState) -> Failure | None:
-    """The failure one message reports, if any."""
-    if _GATE.search(msg) is None or msg.lstrip().startswith(_QUOTED_SOURCE):
+    """The failure one message reports, if any (a quoted source line only when it raises one of
+    RAISED_LITERALS: marked ``from_source``)."""
+    if _GATE.search(msg) is None:
+        return None
+    head = msg.lstrip()
+    quoted = head.startswith(_QUOTED_SOURCE) and _BLOCKS_RE.match(head) is None  # "# GPU blocks: N" is vLLM's
+    if quoted and not (head.startswith("raise ") and any(lit in msg for lit in RAISED_LITERALS)):
         return None
     found = fire(RULES, msg, ctx, run)
-    return found[0] if found else None
+    if not found:
+        return None
+    f = found[0]
+    return Failure(f.kind, {**f.details, "from_source": True}, f.fatal, f.key) if quoted else f
 
 
 def begins_shutdown(msg: str) -> bool:
@@ -564,8 +594,9 @@ def begins_shutdown(msg: str) -> bool:
 
 
 def requested_shutdown(msg: str) -> bool:
-    """Whether a shutdown message says the stop was asked for (see REQUESTED_LITERALS)."""
-    return any(lit in msg for lit in REQUESTED_LITERALS)
+    """Whether a shutdown message says the stop was asked for (see REQUESTED_LITERALS; never vLLM's own
+    clean-up, CLEANUP_LITERALS)."""
+    return any(lit in msg for lit in REQUESTED_LITERALS) and not any(lit in msg for lit in CLEANUP_LITERALS)
 
 
 def _same_failure(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:

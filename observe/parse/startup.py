@@ -336,7 +336,10 @@ RULES: tuple[Rule[list[Fact]], ...] = (
     ),
     _rule("namespace-args", "args: Namespace(", r"(?:^| )args: Namespace\(", _namespace_args, group="args"),
     _rule(
-        "blocks", " blocks: ", r"# (?P<dev>\w+) blocks: (?P<n>\d+)(?:, # CPU blocks: (?P<cpu>\d+))?", _blocks
+        "blocks",
+        " blocks: ",
+        r"# (?P<dev>\w+) blocks: (?P<n>-?\d+)(?:, # CPU blocks: (?P<cpu>\d+))?",
+        _blocks,
     ),
     _rule(
         "kv-cache-size",

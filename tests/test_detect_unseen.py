@@ -1,0 +1,78 @@
+"""Real excerpts from public issues that observe misread (issue 32), each with the finding and the lever a
+senior vLLM engineer insists on. The excerpts are in tests/data/excerpts/, their sources in
+tests/data/PROVENANCE.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from observe import pipeline, report
+
+EXCERPTS = Path(__file__).parent / "data" / "excerpts"
+
+
+def _diagnose(name: str) -> dict:
+    return report.to_dict(pipeline.diagnose_paths([EXCERPTS / name]))
+
+
+def _ids(d: dict) -> list[str]:
+    return [f["id"] for f in d["findings"] if f["severity"] in ("critical", "warning")]
+
+
+def _text(name: str) -> str:
+    return report.render(pipeline.diagnose_paths([EXCERPTS / name]), "text")
+
+
+# ---------------------------------------------------------------- vLLM's own clean-up is no operator's stop
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["ray-cleanup-after-engine-dead-gpustack-2738.log", "ray-cleanup-after-pyarrow-crash-vllm-16259.log"],
+)
+def test_the_ray_executors_teardown_is_not_a_requested_stop(name: str) -> None:
+    """The line "Shutting down Ray distributed executor … the expected termination process in Ray" is printed by the
+    executor's shutdown(), whoever caused it: the EngineDeadError after it is the engine dying."""
+    d = _diagnose(name)
+    assert "engine_crashed" in _ids(d)
+    assert "no problems found" not in _text(name).lower()
+
+
+# ---------------------------------------------------------------- a paste cut inside the traceback
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "cut-traceback-no-cache-memory-v1-vllm-27508.log",
+        "cut-traceback-no-cache-memory-v0-ray-vllm-16318.log",
+    ],
+)
+def test_the_raising_source_line_of_a_cut_traceback_is_the_finding(name: str) -> None:
+    """No "Traceback" header, no exception line: the innermost frame's `raise ValueError("No available memory
+    for the cache blocks. "` (V1 kv_cache_utils, V0 worker.py) is what failed."""
+    d = _diagnose(name)
+    assert "no_kv_cache_memory" in _ids(d)
+    (f,) = [f for f in d["findings"] if f["id"] == "no_kv_cache_memory"]
+    assert "source line that raises it" in f["evidence"]
+
+
+def test_a_full_traceback_counts_its_raise_and_exception_lines_once() -> None:
+    corpus = Path(__file__).parent / "data" / "corpus"
+    d = report.to_dict(pipeline.diagnose_paths([next(corpus.glob("051-*.log"))]))
+    (f,) = [f for f in d["findings"] if f["id"] == "no_kv_cache_memory"]
+    assert f["data"]["count"] == 1
+
+
+@pytest.mark.parametrize(
+    "name,blocks",
+    [("v0-gpu-blocks-0-qanything-302.log", 0), ("v0-gpu-blocks-minus-1-vllm-184.log", -1)],
+)
+def test_v0_no_gpu_blocks_at_start_up_is_no_memory_for_the_kv_cache(name: str, blocks: int) -> None:
+    """V0 logs "# GPU blocks: N" before it raises "No available memory for the cache blocks" (0.2 →; -1 and a
+    negative-dimension tensor in 0.1.x): a paste that stops there has already failed."""
+    d = _diagnose(name)
+    (f,) = [f for f in d["findings"] if f["id"] == "no_kv_cache_memory"]
+    assert f["severity"] == "critical" and f["data"]["gpu_blocks"] == blocks
