@@ -76,3 +76,23 @@ def test_v0_no_gpu_blocks_at_start_up_is_no_memory_for_the_kv_cache(name: str, b
     d = _diagnose(name)
     (f,) = [f for f in d["findings"] if f["id"] == "no_kv_cache_memory"]
     assert f["severity"] == "critical" and f["data"]["gpu_blocks"] == blocks
+
+
+# ---------------------------------------------------------------- advice a release can take
+
+
+def test_a_release_before_vllm_serve_gets_the_api_server_command() -> None:
+    """`vllm serve` (the `vllm` console script) first shipped in 0.5.2 (wheels 0.5.1 → 0.5.2); the engine
+    banner without "(vX)" is 0.3.3 or older (0.4.0 added it): the paste-ready command is the api_server."""
+    d = _diagnose("v0-3-kv-short-of-max-seq-len-fastchat-3177.log")
+    assert d["command"].startswith(
+        "python -m vllm.entrypoints.openai.api_server --model /data/models/qwen1.5-4b-chat "
+    )
+    assert "--max-model-len 29472" in d["command"] and "vllm serve" not in d["command"]
+
+
+def test_an_unversioned_engine_banner_bounds_the_release() -> None:
+    inst = pipeline.diagnose_paths([EXCERPTS / "v0-gpu-blocks-0-qanything-302.log"]).instances[0]
+    r = inst.config.version_range
+    assert r.hi == (0, 3, 3) and r.lo is None
+    assert any("without '(vX)'" in e for e in r.evidence)

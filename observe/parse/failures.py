@@ -10,7 +10,6 @@ its failure on every re-logged line and the parent process re-raises it, so a
 from __future__ import annotations
 
 import re
-from collections import deque
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -42,27 +41,6 @@ _QUOTED_SOURCE = ("raise ", 'File "', "#", "self.", "return ")
 #: worker.py raise_if_cache_size_invalid, V1 kv_cache_utils check_enough_kv_cache_memory) is the
 #: traceback's innermost frame; the exception line under it, when there, is the same failure (deduplicated).
 RAISED_LITERALS = ("No available memory for the cache blocks",)
-
-# kinds reported once per traceback: the same failure re-logged line by line, or re-raised by
-# the parent process, within this many physical lines counts once.
-_DEDUP_KINDS = frozenset(
-    {
-        "oom",
-        "max_seq_len_exceeds_kv",
-        "kv_needed_exceeds_available",
-        "no_available_memory",
-        "free_memory_below_utilization",
-        "engine_core_failed",
-        "max_position_exceeded",
-        "shutdown_noise",
-        "exception",
-        "invalid_launch_args",
-        "invalid_config",
-        "engine_crashed",
-        "error_line",
-    }
-)
-DEDUP_WINDOW = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -597,34 +575,3 @@ def requested_shutdown(msg: str) -> bool:
     """Whether a shutdown message says the stop was asked for (see REQUESTED_LITERALS; never vLLM's own
     clean-up, CLEANUP_LITERALS)."""
     return any(lit in msg for lit in REQUESTED_LITERALS) and not any(lit in msg for lit in CLEANUP_LITERALS)
-
-
-def _same_failure(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
-    """Two error keys name the same failure: same kind, and every detail known on both sides equal
-    (a detail-less vLLM OOM hint matches the PyTorch OOM it wraps)."""
-    if a[0] != b[0] or len(a) != len(b):
-        return False
-    return all(x is None or y is None or x == y for x, y in zip(a[1:], b[1:]))
-
-
-class DedupWindow:
-    """The failures reported in the last DEDUP_WINDOW physical lines."""
-
-    def __init__(self) -> None:
-        self._recent: deque[tuple[int, tuple[Any, ...]]] = deque()  # (physical line, key)
-
-    def clear(self) -> None:
-        self._recent.clear()
-
-    def is_new(self, f: Failure, line: int) -> bool:
-        """Whether f should be reported at this physical line (and, if so, remember it)."""
-        if f.kind not in _DEDUP_KINDS or f.key is None:
-            return True
-        recent = self._recent
-        while recent and line - recent[0][0] > DEDUP_WINDOW:
-            recent.popleft()
-        for _, k in recent:
-            if _same_failure(k, f.key):
-                return False
-        recent.append((line, f.key))
-        return True

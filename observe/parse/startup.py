@@ -70,6 +70,9 @@ def _engine_init(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
         useful = {k: cfg[k] for k in _CONFIG_ORDER if k in cfg}
         if useful:
             out.append(("config", useful))
+        if msg.rfind("(v", 0, i) < 0:
+            # "Initializing an LLM engine with config:" — no version: 0.1.0 → 0.3.3 (0.4.0 added "(v0.4.0)")
+            out.append(("unversioned_banner", True))
     return out
 
 
