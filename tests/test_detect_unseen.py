@@ -96,3 +96,41 @@ def test_an_unversioned_engine_banner_bounds_the_release() -> None:
     r = inst.config.version_range
     assert r.hi == (0, 3, 3) and r.lo is None
     assert any("without '(vX)'" in e for e in r.evidence)
+
+
+# ---------------------------------------------------------------- the OOM's lever for its phase
+
+
+def test_one_allocation_larger_than_the_free_memory_gets_a_smaller_batch_never_eager() -> None:
+    """74.16 GiB asked with 29.89 of 44.40 GiB free: one tensor sized by the batch; neither eager mode nor a
+    lower utilization shrinks it. The share is the allocation's: 29.89 / (74.16 × 1.2) → 33 %."""
+    text = _text("one-large-allocation-oom-dots-ocr-196.log")
+    assert "first step: --max-num-batched-tokens to at most 33 % of the value in force" in text
+    assert "--enforce-eager and a lower --gpu-memory-utilization do not shrink" in text
+    assert "memory is fragmented" not in text  # 0.72 GiB reserved-unallocated cannot serve 74 GiB
+    assert "Command:" not in text  # no flag changes without the values in force
+
+
+def test_the_sampler_warm_up_oom_gets_fewer_sequences_sized_from_its_allocation() -> None:
+    """V1's _dummy_sampler_run (`sampling_metadata=dummy_metadata`): 786 MiB of logits, one row per
+    sequence, with 141 MiB free → at most 0.137 / (0.768 × 1.2) = 14 % of --max-num-seqs."""
+    d = _diagnose("v1-sampler-warmup-oom-vllm-27508.log")
+    (f,) = [f for f in d["findings"] if f["id"] == "cuda_oom"]
+    assert f["data"]["phase"] == "sampler_warmup"
+    text = _text("v1-sampler-warmup-oom-vllm-27508.log")
+    assert "first step: --max-num-seqs to at most 14 % of the value in force" in text
+    assert "enforce-eager" not in text
+
+
+def test_with_the_value_in_force_the_batch_is_cut_to_what_fits() -> None:
+    from observe import advise
+    from observe.model import EngineConfig, Finding
+
+    data = dict(
+        tried_to_allocate_gib=74.16, free_gib=29.89, total_capacity_gib=44.40, process_in_use_gib=14.51
+    )
+    cfg = EngineConfig(engine="v1", version="0.11.0", device="GPU", max_num_batched_tokens=16384)
+    plan = advise.plan(cfg, [Finding(id="cuda_oom", severity="critical", title="t", evidence="e", data=data)])
+    r = plan.recommendations[0]
+    assert (r.flag, r.suggested) == ("--max-num-batched-tokens", 16384 * 29.89 / (74.16 * 1.2) // 8 * 8)
+    assert not any(x.flag == "--enforce-eager" for x in plan.recommendations)

@@ -270,6 +270,7 @@ _PHASE_FRAMES = {
     "_capture_cudagraphs": "cuda_graph_capture",
     "capture": "cuda_graph_capture",
     "_warmup_sampler": "warmup",
+    "_dummy_sampler_run": "sampler_warmup",  # V1: max_num_seqs rows of logits through the sampler
     "compile_or_warm_up_model": "warmup",
     "_initialize_kv_caches": "kv_cache_init",
     "initialize_cache": "kv_cache_init",
@@ -445,6 +446,8 @@ RULES: tuple[Rule[list[Fact]], ...] = (
         _phase("cuda_graph_capture"),
     ),
     _rule("phase-captured", "Graph capturing finished", r"Graph capturing finished", _phase("warmup")),
+    # V1's _dummy_sampler_run: `self.sampler(logits=logits, sampling_metadata=dummy_metadata)` (gpu_model_runner)
+    _rule("phase-sampler", "sampling_metadata=dummy_metadata", r"dummy_metadata", _phase("sampler_warmup")),
     # CUDA-graph memory (0.33): the profiler's estimate, capture's own account, and the two compared
     _rule(
         "cuda-graph-took",
