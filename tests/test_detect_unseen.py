@@ -134,3 +134,19 @@ def test_with_the_value_in_force_the_batch_is_cut_to_what_fits() -> None:
     r = plan.recommendations[0]
     assert (r.flag, r.suggested) == ("--max-num-batched-tokens", 16384 * 29.89 / (74.16 * 1.2) // 8 * 8)
     assert not any(x.flag == "--enforce-eager" for x in plan.recommendations)
+
+
+@pytest.mark.parametrize(
+    "name", ["unknown-flag-temperature-ramalama-2635.log", "unknown-flag-temperature-ramalama-758.log"]
+)
+def test_an_unknown_sampling_flag_is_removed_and_placed_where_it_belongs(name: str) -> None:
+    """argparse's "unrecognized arguments: --temperature 0.8": no value of --temperature passes; it is a
+    sampling parameter (per request), or the server's default through --override-generation-config
+    (0.7.1 →; the log names no release)."""
+    d = _diagnose(name)
+    assert "launch_rejected" in _ids(d)
+    text = _text(name)
+    assert "this vLLM has no --temperature flag: remove it and its value 0.8" in text
+    assert 'send it with each request ("temperature": 0.8)' in text
+    assert "--override-generation-config '{\"temperature\": 0.8}' (0.7.1 →)" in text
+    assert "to a value that passes" not in text
