@@ -150,3 +150,23 @@ def test_an_unknown_sampling_flag_is_removed_and_placed_where_it_belongs(name: s
     assert 'send it with each request ("temperature": 0.8)' in text
     assert "--override-generation-config '{\"temperature\": 0.8}' (0.7.1 →)" in text
     assert "to a value that passes" not in text
+
+
+@pytest.mark.parametrize(
+    "name,asked,limit,key",
+    [
+        ("derived-max-model-len-wrapped-xinference-1715.log", 4096, 2048, "seq_length"),
+        ("derived-max-model-len-none-qanything-457.log", 4096, 2048, "its context length"),
+        ("derived-max-model-len-longvt-9.log", 131072, 32768, "max_position_embeddings"),
+    ],
+)
+def test_an_error_naming_the_models_limit_gets_that_value(
+    name: str, asked: int, limit: int, key: str
+) -> None:
+    """ "User-specified max_model_len (A) is greater than the derived max_model_len (key=L …)": wrapped by
+    another server ([address=…, pid=…]), in 0.3's wording (None=L) or a pydantic "Value error, …" line."""
+    d = _diagnose(name)
+    (r,) = [r for r in d["recommendations"] if r["flag"] == "--max-model-len"]
+    assert (r["current"], r["suggested"]) == (asked, limit)
+    assert f"({key} in its config.json)" in r["reason"]
+    assert f"--max-model-len {limit}" in d["command"]
