@@ -170,3 +170,19 @@ def test_an_error_naming_the_models_limit_gets_that_value(
     assert (r["current"], r["suggested"]) == (asked, limit)
     assert f"({key} in its config.json)" in r["reason"]
     assert f"--max-model-len {limit}" in d["command"]
+
+
+# ---------------------------------------------------------------- numbers and phases read right
+
+
+@pytest.mark.parametrize(
+    "name", ["serving-crash-engine-dead-vllm-15100.log", "ray-cleanup-after-engine-dead-gpustack-2738.log"]
+)
+def test_a_request_failed_by_the_dead_engine_dates_the_crash_to_serving(name: str) -> None:
+    """V1 async_llm's "Request X failed (engine dead).": a request was in flight, so the engine had started;
+    the EngineDeadError before it is a crash while serving, never "Engine failed to start" (startup)."""
+    d = _diagnose(name)
+    assert _ids(d) == ["engine_crashed"]
+    (f,) = d["findings"]
+    assert f["data"]["phase"] == "serving" and f["data"]["count"] == 1
+    assert "(startup)" not in _text(name)

@@ -348,7 +348,15 @@ def _engine_dead(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure
         return Failure("shutdown_noise", {}, False, ("shutdown",))
     if run.shutdown or run.stats_seen:
         return _crash("engine_dead", run)
-    return _engine_core(m, msg, ctx, run)
+    f = _engine_core(m, msg, ctx, run)
+    return Failure(f.kind, {**f.details, "engine_dead": True}, f.fatal, f.key)
+
+
+def _request_engine_dead(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """V1 async_llm's "Request X failed (engine dead).": a request was in flight, so the engine had
+    started and was serving when it died (the EngineDeadError before it read alone says neither)."""
+    f = _crash("request_engine_dead", run._replace(stats_seen=True), cause=_DEAD_CAUSE)
+    return Failure(f.kind, f.details, f.fatal, ("crashed", "request"))  # its own key: it dates the death
 
 
 def _engine_core(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
@@ -363,6 +371,9 @@ def _prompt_length(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failu
 _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
 
 
+_DEAD_CAUSE = "the engine core died (EngineDeadError): it crashed or was killed"
+
+
 def _crash(form: str, run: RunState, **d: Any) -> Failure:
     """engine_crashed (fatal) — or, after a requested shutdown, the noise of stopping."""
     if run.requested:
@@ -373,7 +384,7 @@ def _crash(form: str, run: RunState, **d: Any) -> Failure:
         "cause",
         "the engine core process exited while the server was running (killed or crashed)"
         if form != "engine_dead"
-        else "the engine core died (EngineDeadError): it crashed or was killed",
+        else _DEAD_CAUSE,
     )
     return Failure("engine_crashed", d, True, ("crashed",))
 
@@ -538,6 +549,7 @@ RULES: tuple[Rule[Failure], ...] = (
     _rule("worker-proc-exception", "WorkerProc hit an exception", None, _worker_proc),
     _rule("failed-execution", "Writing input of failed execution to ", None, _failed_execution),
     _rule("engine-dead", "EngineDeadError", None, _engine_dead),
+    _rule("request-engine-dead", "failed (engine dead)", None, _request_engine_dead),
     _rule("output-handler-failed", "output_handler failed", None, _engine_dead),
     _rule("engine-core-init-failed", "Engine core initialization failed", None, _engine_core),
     _rule("engine-core-failed-to-start", "EngineCore failed to start", None, _engine_core),

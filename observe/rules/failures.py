@@ -136,9 +136,10 @@ def engine_errors(c: Context) -> list[Finding]:
     None: unknown); for engine_error / engine_startup_failed ``root_cause`` (see failing.root_cause())."""
     s, cfg, th = c.summary, c.config, c.settings
     out: dict[str, Finding] = {}
+    crashed = any(x.kind == "engine_crashed" for x in s.errors)
     for e in s.errors:
         spec = _ERROR_FINDINGS.get(e.kind)
-        if spec is None:
+        if spec is None or (crashed and e.details.get("engine_dead")):  # it had served: a crash, not a start
             continue
         fid, sev, title = spec
         if fid in out:
