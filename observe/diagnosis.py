@@ -448,7 +448,7 @@ class InstanceBuilder:
     def _finish_config(self, scrapes: Sequence[Scrape] = ()) -> None:
         s = self.summary
         cfg = self.config
-        _complete_config(cfg, s, scrapes)
+        _complete_config(cfg, s, scrapes, bool(self.facts.get("unversioned_banner")))
         if s.max_tokens_per_running is None and cfg.kv_cache_tokens:
             per = [kv / 100.0 * cfg.kv_cache_tokens / r for kv, r in s._kv_usage_running if r]
             if per:
@@ -489,7 +489,7 @@ class InstanceBuilder:
         )
 
 
-def _complete_config(cfg: EngineConfig, s: Summary, scrapes: Sequence[Scrape]) -> None:
+def _complete_config(cfg: EngineConfig, s: Summary, scrapes: Sequence[Scrape], v03: bool = False) -> None:
     """Fill what the startup lines did not say from derived facts and vllm:cache_config_info."""
     if cfg.engine is None and s.stats_formats:
         cfg.engine = "v0" if "v0" in s.stats_formats else "v1"
@@ -520,6 +520,7 @@ def _complete_config(cfg: EngineConfig, s: Summary, scrapes: Sequence[Scrape]) -
         clauses=s.stats_clauses,
         call_sites=s.call_sites,
         processes=s.processes,
+        unversioned_banner=v03,  # the engine banner named no version
     )
 
 

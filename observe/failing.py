@@ -81,8 +81,12 @@ def engine_crashed(c: Context) -> list[Finding]:
     crashes = [e for e in s.errors if e.kind == "engine_crashed"]
     if not crashes:
         return []
-    e = next((x for x in crashes if x.details.get("signal")), crashes[0])
-    d = e.details
+    # "Request X failed (engine dead)" dates the death (a request was in flight: serving); another
+    # crash message, when there, says more of it
+    served = any(x.details.get("phase") == "serving" for x in crashes)
+    deaths = [x for x in crashes if x.details.get("form") != "request_engine_dead"] or crashes
+    e = next((x for x in deaths if x.details.get("signal")), deaths[0])
+    d = dict(e.details, phase="serving") if served else e.details
     root = innermost([x for x in s.errors if x.kind in _RAW and x.env.lineno < crashes[0].env.lineno])
     cause = str(d.get("cause") or "the engine exited unexpectedly")
     if root and not d.get("signal"):
@@ -98,7 +102,7 @@ def engine_crashed(c: Context) -> list[Finding]:
         "phase": phase_name(d.get("phase")),
         "rank": d.get("rank"),
         "root_cause": root,
-        "count": s.error_kinds.get("engine_crashed", 1),
+        "count": s.error_kinds.get("engine_crashed", 1) - (len(crashes) - len(deaths)),
     }
     return [
         Finding(

@@ -10,7 +10,6 @@ its failure on every re-logged line and the parent process re-raises it, so a
 from __future__ import annotations
 
 import re
-from collections import deque
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -29,31 +28,19 @@ REQUESTED_LITERALS = (
     "received signal",
     "Received KeyboardInterrupt",
 )
+#: shutdown messages vLLM prints whoever stopped it: the Ray executor's teardown ("Shutting down Ray
+#: distributed executor. … this is the expected termination process in Ray.", ray_distributed_executor.py
+#: 0.7.3 → v1/executor/ray_executor.py) runs after an engine death too. A shutdown, never a request.
+CLEANUP_LITERALS = ("Shutting down Ray distributed executor",)
 #: messages that begin a shutdown (vLLM's "[shutdown] …" steps, uvicorn's stop)
 SHUTDOWN_LITERALS = ("[shutdown]", *REQUESTED_LITERALS)
 # a traceback's source-code line quoting the message, not the error itself
 _QUOTED_SOURCE = ("raise ", 'File "', "#", "self.", "return ")
-
-# kinds reported once per traceback: the same failure re-logged line by line, or re-raised by
-# the parent process, within this many physical lines counts once.
-_DEDUP_KINDS = frozenset(
-    {
-        "oom",
-        "max_seq_len_exceeds_kv",
-        "kv_needed_exceeds_available",
-        "no_available_memory",
-        "free_memory_below_utilization",
-        "engine_core_failed",
-        "max_position_exceeded",
-        "shutdown_noise",
-        "exception",
-        "invalid_launch_args",
-        "invalid_config",
-        "engine_crashed",
-        "error_line",
-    }
-)
-DEDUP_WINDOW = 400
+#: failures read from the source line that raises them, when a paste is cut inside the traceback before
+#: its exception line: vLLM's own `raise ValueError("No available memory for the cache blocks. "` (V0
+#: worker.py raise_if_cache_size_invalid, V1 kv_cache_utils check_enough_kv_cache_memory) is the
+#: traceback's innermost frame; the exception line under it, when there, is the same failure (deduplicated).
+RAISED_LITERALS = ("No available memory for the cache blocks",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +175,18 @@ def _max_seq_kv(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
 
 def _no_memory(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     return Failure("no_available_memory", {}, True, ("noavail",))
+
+
+_BLOCKS_RE = re.compile(r"# (?P<dev>\w+) blocks: (?P<n>-?\d+)", _A)
+
+
+def _no_blocks(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
+    """V0's start-up count "# GPU blocks: 0, # CPU blocks: 256" (-1 in 0.1.x): nothing was left for the KV
+    cache. vLLM raises "No available memory for the cache blocks" next (0.2 →), the same failure."""
+    n = int(m.group("n"))
+    if n > 0:
+        return None
+    return Failure("no_available_memory", {"gpu_blocks": n}, True, ("noavail",))
 
 
 def _no_memory_auto_fit(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
@@ -349,7 +348,15 @@ def _engine_dead(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure
         return Failure("shutdown_noise", {}, False, ("shutdown",))
     if run.shutdown or run.stats_seen:
         return _crash("engine_dead", run)
-    return _engine_core(m, msg, ctx, run)
+    f = _engine_core(m, msg, ctx, run)
+    return Failure(f.kind, {**f.details, "engine_dead": True}, f.fatal, f.key)
+
+
+def _request_engine_dead(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """V1 async_llm's "Request X failed (engine dead).": a request was in flight, so the engine had
+    started and was serving when it died (the EngineDeadError before it read alone says neither)."""
+    f = _crash("request_engine_dead", run._replace(stats_seen=True), cause=_DEAD_CAUSE)
+    return Failure(f.kind, f.details, f.fatal, ("crashed", "request"))  # its own key: it dates the death
 
 
 def _engine_core(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
@@ -364,6 +371,9 @@ def _prompt_length(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failu
 _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
 
 
+_DEAD_CAUSE = "the engine core died (EngineDeadError): it crashed or was killed"
+
+
 def _crash(form: str, run: RunState, **d: Any) -> Failure:
     """engine_crashed (fatal) — or, after a requested shutdown, the noise of stopping."""
     if run.requested:
@@ -374,7 +384,7 @@ def _crash(form: str, run: RunState, **d: Any) -> Failure:
         "cause",
         "the engine core process exited while the server was running (killed or crashed)"
         if form != "engine_dead"
-        else "the engine core died (EngineDeadError): it crashed or was killed",
+        else _DEAD_CAUSE,
     )
     return Failure("engine_crashed", d, True, ("crashed",))
 
@@ -444,6 +454,7 @@ RULES: tuple[Rule[Failure], ...] = (
         _max_seq_kv,
     ),
     _rule("no-available-memory", "No available memory for the cache blocks", None, _no_memory),
+    _rule("no-gpu-blocks", " blocks: ", _BLOCKS_RE.pattern, _no_blocks),
     _rule(
         "auto-fit-no-memory",
         "Cannot auto-fit max_model_len: not enough GPU memory",
@@ -538,6 +549,7 @@ RULES: tuple[Rule[Failure], ...] = (
     _rule("worker-proc-exception", "WorkerProc hit an exception", None, _worker_proc),
     _rule("failed-execution", "Writing input of failed execution to ", None, _failed_execution),
     _rule("engine-dead", "EngineDeadError", None, _engine_dead),
+    _rule("request-engine-dead", "failed (engine dead)", None, _request_engine_dead),
     _rule("output-handler-failed", "output_handler failed", None, _engine_dead),
     _rule("engine-core-init-failed", "Engine core initialization failed", None, _engine_core),
     _rule("engine-core-failed-to-start", "EngineCore failed to start", None, _engine_core),
@@ -552,11 +564,19 @@ _GATE = gate(RULES)
 
 
 def failure(msg: str, ctx: Ctx, run: RunState) -> Failure | None:
-    """The failure one message reports, if any."""
-    if _GATE.search(msg) is None or msg.lstrip().startswith(_QUOTED_SOURCE):
+    """The failure one message reports, if any (a quoted source line only when it raises one of
+    RAISED_LITERALS: marked ``from_source``)."""
+    if _GATE.search(msg) is None:
+        return None
+    head = msg.lstrip()
+    quoted = head.startswith(_QUOTED_SOURCE) and _BLOCKS_RE.match(head) is None  # "# GPU blocks: N" is vLLM's
+    if quoted and not (head.startswith("raise ") and any(lit in msg for lit in RAISED_LITERALS)):
         return None
     found = fire(RULES, msg, ctx, run)
-    return found[0] if found else None
+    if not found:
+        return None
+    f = found[0]
+    return Failure(f.kind, {**f.details, "from_source": True}, f.fatal, f.key) if quoted else f
 
 
 def begins_shutdown(msg: str) -> bool:
@@ -564,36 +584,6 @@ def begins_shutdown(msg: str) -> bool:
 
 
 def requested_shutdown(msg: str) -> bool:
-    """Whether a shutdown message says the stop was asked for (see REQUESTED_LITERALS)."""
-    return any(lit in msg for lit in REQUESTED_LITERALS)
-
-
-def _same_failure(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
-    """Two error keys name the same failure: same kind, and every detail known on both sides equal
-    (a detail-less vLLM OOM hint matches the PyTorch OOM it wraps)."""
-    if a[0] != b[0] or len(a) != len(b):
-        return False
-    return all(x is None or y is None or x == y for x, y in zip(a[1:], b[1:]))
-
-
-class DedupWindow:
-    """The failures reported in the last DEDUP_WINDOW physical lines."""
-
-    def __init__(self) -> None:
-        self._recent: deque[tuple[int, tuple[Any, ...]]] = deque()  # (physical line, key)
-
-    def clear(self) -> None:
-        self._recent.clear()
-
-    def is_new(self, f: Failure, line: int) -> bool:
-        """Whether f should be reported at this physical line (and, if so, remember it)."""
-        if f.kind not in _DEDUP_KINDS or f.key is None:
-            return True
-        recent = self._recent
-        while recent and line - recent[0][0] > DEDUP_WINDOW:
-            recent.popleft()
-        for _, k in recent:
-            if _same_failure(k, f.key):
-                return False
-        recent.append((line, f.key))
-        return True
+    """Whether a shutdown message says the stop was asked for (see REQUESTED_LITERALS; never vLLM's own
+    clean-up, CLEANUP_LITERALS)."""
+    return any(lit in msg for lit in REQUESTED_LITERALS) and not any(lit in msg for lit in CLEANUP_LITERALS)

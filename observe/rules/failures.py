@@ -136,20 +136,25 @@ def engine_errors(c: Context) -> list[Finding]:
     None: unknown); for engine_error / engine_startup_failed ``root_cause`` (see failing.root_cause())."""
     s, cfg, th = c.summary, c.config, c.settings
     out: dict[str, Finding] = {}
+    crashed = any(x.kind == "engine_crashed" for x in s.errors)
     for e in s.errors:
         spec = _ERROR_FINDINGS.get(e.kind)
-        if spec is None:
+        if spec is None or (crashed and e.details.get("engine_dead")):  # it had served: a crash, not a start
             continue
         fid, sev, title = spec
         if fid in out:
             continue
         detail = ", ".join(
-            f"{k}={v}" for k, v in e.details.items() if isinstance(v, (int, float, str)) and v != ""
+            f"{k}={v}"
+            for k, v in e.details.items()
+            if isinstance(v, (int, float, str)) and v != "" and k != "from_source"
         )
         count = s.error_kinds.get(e.kind, 1)
         ev = (
             quote(e.message, 500) + (f" [{detail}]" if detail else "") + (f" ({count}×)" if count > 1 else "")
         )
+        if e.details.get("from_source"):
+            ev += " (read from the source line that raises it, the traceback's innermost frame)"
         data = dict(e.details, kind=e.kind, count=count, hints=_hints_in(s.hints, e.message))
         if fid == FindingId.MAX_MODEL_LEN_EXCEEDS_KV_CACHE:
             fit = kv_fit(s.errors, cfg)
@@ -363,7 +368,10 @@ ENGINE_ERRORS = Rule(
             FindingId.NO_KV_CACHE_MEMORY,
             "critical",
             SECTIONS[0],
-            evidence='"No available memory for the cache blocks"',
+            evidence=(
+                '"No available memory for the cache blocks" (or its raising source line, a paste cut inside the '
+                'traceback), V0\'s "# GPU blocks: 0" (-1 in 0.1.x)'
+            ),
             advice=(
                 "`--gpu-memory-utilization` = vLLM's default for the release (0.9; 0.92 from 0.20) when it was set lower; otherwise a note: no "
                 "memory figures in the log — raise the utilization, lower `--max-model-len` / "
