@@ -26,9 +26,9 @@ __all__ = [
 
 #: crash cause (label value) → what it means, one sentence (the runbook and the alert text)
 CAUSES: dict[str, str] = {
-    "killed": "the engine process was killed by a signal",
+    "killed": "the engine process was killed by a signal (kill -9, the OOM killer, a runtime): it logged no error of its own",
     "oom_killer": "the kernel's OOM killer ended the engine (host memory ran out)",
-    "engine_dead": "the engine core process exited while serving, unasked (killed, or died without a traceback)",
+    "engine_dead": "the engine core process exited while serving, unasked (the log does not say how)",
     "exception": "an exception in the engine or a worker ended it",
 }
 
@@ -53,6 +53,9 @@ MAX_LABEL = 200  # characters of a label value taken from a log line
 
 _OOM_KILLER = re.compile(r"oom[-_ ]?kill|Out of memory: Kill", re.I)
 _PYDANTIC_TAIL = re.compile(r"\s*\[type=\w+,.*$")  # pydantic's "[type=value_error, input_value=…]"
+#: the parser's form for vLLM 0.32's "[shutdown] MPClient: engine core exited unexpectedly; starting
+#: cleanup" (vllm/v1/engine/core_client.py, monitor_engine_cores): the only line a SIGKILLed engine core leaves
+_SILENT_EXIT = "mpclient_exited"
 _SIGNAL = re.compile(r"\bSIG[A-Z]{2,6}\b|signal \d+|exit code -\d+|exitcode=-\d+", re.I)
 
 
@@ -70,6 +73,12 @@ def crash_cause(ev: EngineError) -> str | None:
         if _OOM_KILLER.search(text):
             return "oom_killer"
         if ev.details.get("signal") or _SIGNAL.search(text):
+            return "killed"
+        if ev.details.get("form") == _SILENT_EXIT:
+            # vLLM 0.32+: the API server's monitor saw the engine core process vanish. An engine core
+            # that raised logs "EngineCore encountered a fatal error." first (counted as `exception`
+            # before this line comes), and SIGTERM/SIGINT are logged by its own handler; gone without
+            # a word, it was ended by a signal it could not catch (SIGKILL: kill -9, the OOM killer)
             return "killed"
         return "engine_dead"
     if ev.kind == "worker_exception" and ev.fatal:

@@ -1,0 +1,48 @@
+"""A crash's cause, as the sidecar pages it (observe_engine_crashes_total{cause}), read from real
+vLLM logs: an engine core SIGKILLed under load is `killed`, not `engine_dead`; one that raised is
+`exception`. vllm-cpu 0.32 logs nothing of a SIGKILLed engine core but the API server's
+"[shutdown] MPClient: engine core exited unexpectedly; starting cleanup" (see observe.crashes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from observe import crashes, livelaunch, parse
+
+DATA = Path(__file__).parent / "data"
+
+
+def _live_crashes(log: Path) -> dict[str, int]:
+    lt = livelaunch.LaunchTracker()
+    for i, ev in enumerate(parse.parse_text(log.read_text(errors="replace"), str(log))):
+        lt.see(ev, float(i))
+    return {c: n for c, n in lt.crashes.items() if n}
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        DATA / "drill" / "c-sigkill" / "vllm.log",  # the drill's SIGKILL of the EngineCore under load
+        DATA / "vllm-cpu-0.32-managed" / "engine-killed.log",  # observe.manage's launch, SIGKILLed
+    ],
+    ids=["drill-sigkill", "managed-sigkill"],
+)
+def test_a_sigkilled_engine_core_is_paged_as_killed(log: Path) -> None:
+    assert _live_crashes(log) == {"killed": 1}
+
+
+def test_a_killed_worker_names_its_signal() -> None:
+    # "Worker proc VllmWorker-0 died unexpectedly (exit code: -9)": the signal is in the line
+    assert _live_crashes(DATA / "forms" / "v1-0.32-worker-killed.log") == {"killed": 1}
+
+
+def test_older_vllm_that_does_not_say_how_stays_engine_dead() -> None:
+    # vLLM 0.10: "Engine core proc EngineCore_0 died unexpectedly, shutting down client." names no
+    # signal, and that form is also what an engine that raised leaves: not evidence of a kill
+    assert _live_crashes(DATA / "forms" / "v1-0.10-engine-core-died.log") == {"engine_dead": 1}
+
+
+def test_the_causes_stay_a_closed_set() -> None:
+    assert set(crashes.CAUSES) == {"killed", "oom_killer", "engine_dead", "exception"}
