@@ -341,7 +341,7 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
             "0m",
             "critical",
             "vllm-logs",
-            f"vLLM at {inst} failed to start ({{{{ $labels.kind }}}}): {{{{ $labels.reason }}}}",
+            f"{{{{ $labels.reason }}}} (vLLM at {inst} failed to start: {{{{ $labels.kind }}}})",
             "vLLM rejected its launch or failed during start-up; the observe sidecar read the reason in its "
             "log: {{ $labels.reason }} Fix: "
             + _query_label("observe_engine_startup_failure_info", f"{SBY} kind reason", "fix")

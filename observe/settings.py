@@ -265,7 +265,9 @@ class Settings:
         "alerts",
     )
     queue_for: str = _f(
-        "5m", "How long the backlog must last before the alert fires (during the overload, not after).", "alerts"
+        "5m",
+        "How long the backlog must last before the alert fires (during the overload, not after).",
+        "alerts",
     )
     burn_windows: tuple[tuple[str, str, float, str, str], ...] = _f(
         (

@@ -46,3 +46,22 @@ def test_older_vllm_that_does_not_say_how_stays_engine_dead() -> None:
 
 def test_the_causes_stay_a_closed_set() -> None:
     assert set(crashes.CAUSES) == {"killed", "oom_killer", "engine_dead", "exception"}
+
+
+def test_a_failed_start_is_named_by_its_cause_and_fix_first() -> None:
+    """The real 0.32 launch with VLLM_CPU_KVCACHE_SPACE=1000: vLLM's own headline is "EngineCore
+    failed to start."; the page leads with the numbers and the knob. The flags (non-default args)
+    lack --kv-cache-memory-bytes, so the explicit size came from the environment."""
+    lt = livelaunch.LaunchTracker()
+    log = DATA / "paging" / "kvcache-space-too-big.log"
+    for i, ev in enumerate(parse.parse_text(log.read_text(), str(log))):
+        lt.see(ev, float(i))
+    assert lt.failure is not None and lt.failure.kind == "engine_core_failed"
+    assert lt.failure.reason == "KV cache 1000 GiB > 21.72 GiB available: lower VLLM_CPU_KVCACHE_SPACE"
+    assert "--kv-cache-memory-bytes" not in lt.flags and lt.flags.get("--max-num-seqs") == 16
+    # the same sentence from a launch that set the flag names the flag
+    text = log.read_text().split("ValueError: ", 1)[1].split("\n", 1)[0]
+    assert crashes.headline(text, {"--kv-cache-memory-bytes": "1000G"}) == (
+        "KV cache 1000 GiB > 21.72 GiB available: lower --kv-cache-memory-bytes"
+    )
+    assert crashes.headline("EngineCore failed to start.", {}) is None
