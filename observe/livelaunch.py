@@ -21,6 +21,11 @@ from observe.model import EngineError, LogEvent, Recommendation, StartupFact, St
 
 __all__ = ["Failure", "LaunchTracker", "fix_text", "info"]
 
+# crash causes that, in a launch still starting, are its failure to start rather than a crash (an
+# exception, or an exit with no signal: vLLM 0.32's worker "died unexpectedly (exit code: 0)" after
+# raising). A signal (killed, oom_killer) stays a crash, whenever it comes.
+_START_UP_EXITS = ("exception", "engine_dead")
+
 
 @dataclass(slots=True)
 class Failure:
@@ -75,6 +80,12 @@ class LaunchTracker:
                     " ".join(str(v) for v in (ev.message, *ev.details.values())), self.flags
                 )
             cause = crashes.crash_cause(ev)
+            if (
+                cause in _START_UP_EXITS
+                and not self.served
+                and ev.details.get("phase", "startup") == "startup"
+            ):
+                cause = None  # a launch that raised while starting failed to start: that page says why
             if cause is not None and not self.crashed:
                 self.crashed = True  # an engine dies once per launch, however many lines say so
                 if live:

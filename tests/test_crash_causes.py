@@ -65,3 +65,10 @@ def test_a_failed_start_is_named_by_its_cause_and_fix_first() -> None:
         "KV cache 1000 GiB > 21.72 GiB available: lower --kv-cache-memory-bytes"
     )
     assert crashes.headline("EngineCore failed to start.", {}) is None
+
+
+def test_a_launch_that_raised_while_starting_is_a_failed_start_not_a_crash() -> None:
+    """The same launch: the worker raised ("WorkerProc hit an exception.") and then "died
+    unexpectedly (exit code: 0)" — before this rule one crash (`exception`) beside the start-up
+    failure, a second page before the start-up failure's could inhibit it."""
+    assert _live_crashes(DATA / "paging" / "kvcache-space-too-big.log") == {}
