@@ -282,7 +282,18 @@ class Settings:
     waiting_requests: float | None = _f(
         None, "Queue-backlog threshold in waiting requests; empty = one full batch (max_num_seqs).", "alerts"
     )
-    queue_for: str = _f("10m", "How long the backlog must last before the alert fires.", "alerts")
+    queue_batch_share: float = _f(
+        0.25,
+        "Queue-backlog threshold as a share of the server's own --max-num-seqs (the sidecar exports it "
+        "from the launch's flags): more waiting than this share of a full batch is an overload (24 "
+        "concurrent on 16 slots: 8 waiting, 50%). Where no sidecar reports it, waiting_threshold.",
+        "alerts",
+    )
+    queue_for: str = _f(
+        "5m",
+        "How long the backlog must last before the alert fires (during the overload, not after).",
+        "alerts",
+    )
     burn_windows: tuple[tuple[str, str, float, str, str], ...] = _f(
         (
             ("20m", "2m", 14.4, "1m", "critical"),
@@ -376,6 +387,8 @@ class Settings:
             v = getattr(self, name)
             if not 0 < v <= 100:
                 raise ConfigError(f"{name} must be a percentage in (0, 100], got {v}")
+        if not 0 < self.queue_batch_share <= 1:
+            raise ConfigError(f"queue_batch_share must be in (0, 1], got {self.queue_batch_share}")
         if self.kv_high_pct > self.kv_full_pct:
             raise ConfigError(
                 f"kv_high_pct ({self.kv_high_pct}) must not be above kv_full_pct ({self.kv_full_pct})"
