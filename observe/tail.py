@@ -260,7 +260,7 @@ class Follower:
         gens = tailstate.Generations()
         gens.merge(self._done)
         for st in [*self._linger, *self._streams.values()]:
-            gens.record(st.head, st.offset - len(st.partial))
+            gens.record(st.path, st.head, st.offset - len(st.partial))
         files = {p: s.opened_mtime_ns for p, s in self._streams.items()}
         return tailstate.Saved(gens, {**self._gone, **files})
 
@@ -271,7 +271,7 @@ class Follower:
             return None
         try:
             with open(path, "rb") as f:
-                return self._done.known(f.read(tailstate.HEAD)) or 0
+                return self._done.known(path, f.read(tailstate.HEAD)) or 0
         except OSError:
             return 0
 
@@ -324,7 +324,7 @@ class Follower:
             # a generation already read (met again under this name, or where a restart resumes)
             offset = os.lseek(
                 fd,
-                0 if at_end else min(self._known(head) or 0, fs.st_size),
+                0 if at_end else min(self._known(path, head) or 0, fs.st_size),
                 os.SEEK_END if at_end else os.SEEK_SET,
             )
         except OSError as e:
@@ -391,7 +391,7 @@ class Follower:
     def _truncated(self, st: _Stream, out: list[LogLine]) -> None:
         """Truncated in place (copytruncate): the generation read is remembered; the lines its copy
         holds past our offset are read from the copy; then the file from its start."""
-        self._done.record(st.head, st.offset - len(st.partial))
+        self._done.record(st.path, st.head, st.offset - len(st.partial))
         os.lseek(st.fd, 0, os.SEEK_SET)
         st.offset = st.lineno = 0
         st.partial, st.head, st.skipping = b"", b"", False
@@ -464,7 +464,7 @@ class Follower:
         while not self._read(st, out):
             pass
         self._flush_partial(st, out)
-        self._done.record(st.head, st.offset)  # met again under any name: read only past that
+        self._done.record(st.path, st.head, st.offset)  # met again under any name: read only past that
         tailstate.close_fd(st.fd)
         self._linger.remove(st)
 
@@ -473,18 +473,18 @@ class Follower:
     ) -> list[tuple[int, int]]:
         """``tailstate.unread_siblings`` of `path`: (where to start, descriptor), oldest first."""
         open_now = {s.dev_ino for s in (*self._streams.values(), *self._linger)}
-        found = tailstate.unread_siblings(path, since_ns, open_now, self._known, fence)
+        found = tailstate.unread_siblings(path, since_ns, open_now, lambda h: self._known(path, h), fence)
         if found is None:
             self.stats.errors += 1
             self.stats.last_error = f"{path}: rotated siblings kept changing; generations may be lost"
         return found or []
 
-    def _known(self, head: bytes) -> int | None:
-        """How far we read the generation of a file that starts with `head` (None: never): one let go,
-        or one still open (a copytruncate copy of a file we follow is a new inode)."""
-        best = self._done.known(head)
+    def _known(self, path: str, head: bytes) -> int | None:
+        """How far we read the generation of `path` whose file starts with `head` (None: never): one let
+        go, or one still open (a copytruncate copy of a file we follow is a new inode)."""
+        best = self._done.known(path, head)
         for st in (*self._streams.values(), *self._linger):
-            if st.head and head.startswith(st.head):
+            if st.path == path and st.head and head.startswith(st.head):
                 best = max(best or 0, st.offset - len(st.partial))
         return best
 

@@ -53,61 +53,64 @@ def fingerprint(head: bytes) -> str:
 
 
 class Generations:
-    """Generations read and how far (bounded: the oldest recorded are forgotten first)."""
+    """Generations read and how far, per followed path (the name the follower knows a log by: its
+    rotated files are its generations; two logs are never taken for each other). Bounded: the
+    oldest recorded are forgotten first."""
 
     def __init__(self, limit: int = _MAX_GENERATIONS) -> None:
-        self._read: collections.OrderedDict[tuple[int, str], int] = collections.OrderedDict()
-        self._lengths: collections.Counter[int] = collections.Counter()  # head lengths recorded
+        self._read: collections.OrderedDict[tuple[str, int, str], int] = collections.OrderedDict()
+        self._lengths: collections.Counter[tuple[str, int]] = collections.Counter()  # head lengths
         self._limit = limit
 
     def __len__(self) -> int:
         return len(self._read)
 
-    def record(self, head: bytes, read: int) -> None:
-        """The generation whose file starts with `head` was read up to byte `read` (an empty head
-        tells nothing: not recorded)."""
+    def record(self, path: str, head: bytes, read: int) -> None:
+        """The generation of `path` whose file starts with `head` was read up to byte `read` (an
+        empty head tells nothing: not recorded)."""
         if head:
-            self._put((len(head), fingerprint(head)), read)
+            self._put((path, len(head), fingerprint(head)), read)
 
     def merge(self, other: Generations) -> None:
         for key, read in other._read.items():
             self._put(key, read)
 
-    def _put(self, key: tuple[int, str], read: int) -> None:
+    def _put(self, key: tuple[str, int, str], read: int) -> None:
         if key in self._read:
             read = max(read, self._read.pop(key))
         else:
-            self._lengths[key[0]] += 1
+            self._lengths[key[:2]] += 1
         self._read[key] = read
         while len(self._read) > self._limit:
             old, _ = self._read.popitem(last=False)
-            self._lengths[old[0]] -= 1
-            if not self._lengths[old[0]]:
-                del self._lengths[old[0]]
+            self._lengths[old[:2]] -= 1
+            if not self._lengths[old[:2]]:
+                del self._lengths[old[:2]]
 
-    def known(self, head: bytes) -> int | None:
-        """How far the generation of a file starting with `head` was read; None: never met. A
-        generation recorded with a shorter head (a small file then) is this one if it is a prefix."""
+    def known(self, path: str, head: bytes) -> int | None:
+        """How far the generation of `path` whose file starts with `head` was read; None: never met.
+        One recorded with a shorter head (a small file then) is this one if it is a prefix."""
         best: int | None = None
-        for n in self._lengths:
-            if n <= len(head):
-                read = self._read.get((n, fingerprint(head[:n])))
+        for p, n in self._lengths:
+            if p == path and n <= len(head):
+                read = self._read.get((p, n, fingerprint(head[:n])))
                 if read is not None and (best is None or read > best):
                     best = read
         return best
 
     def to_json(self) -> list[list[Any]]:
-        return [[n, digest, read] for (n, digest), read in self._read.items()]
+        return [[path, n, digest, read] for (path, n, digest), read in self._read.items()]
 
     @classmethod
     def from_json(cls, rows: Any) -> Generations:
         g = cls()
-        for n, digest, read in rows:
-            if not (isinstance(n, int) and isinstance(digest, str) and isinstance(read, int)) or n <= 0:
-                raise ValueError("a generation is [head length, digest, bytes read]")
-            key = (n, digest)
-            g._lengths[n] += key not in g._read
-            g._read[key] = read
+        for path, n, digest, read in rows:
+            if (
+                not all(isinstance(v, t) for v, t in ((path, str), (n, int), (digest, str), (read, int)))
+                or n <= 0
+            ):
+                raise ValueError("a generation is [path, head length, digest, bytes read]")
+            g._put((path, n, digest), read)
         return g
 
 
