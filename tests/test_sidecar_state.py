@@ -125,3 +125,56 @@ def test_the_state_file_holds_no_log_text(tmp_path: Path) -> None:
     text = (tmp_path / "s" / tailstate.STATE_FILE).read_text()
     assert json.loads(text)["generations"]
     assert not any(word in text for line in REAL[:20] for word in line.split() if len(word) > 8)
+
+
+def test_the_cli_takes_the_state_dir_from_its_variable_and_warns_once(tmp_path: Path) -> None:
+    """`observe sidecar` with OBSERVE_SIDECAR_STATE_DIR naming a folder whose state file is corrupt:
+    one warning line, no traceback, a clean exit on SIGTERM, and a good state file left behind."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    import requests
+
+    from tests.services import free_port, wait_until
+
+    (tmp_path / "vllm.log").write_bytes(BEFORE)
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / tailstate.STATE_FILE).write_bytes(b"\x00not json")
+    port = free_port()
+    cmd = [sys.executable, "-m", "observe.cli", "sidecar", "--log", str(tmp_path / "vllm.log")]
+    proc = subprocess.Popen(
+        [*cmd, "--listen", f"127.0.0.1:{port}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "OBSERVE_SIDECAR_STATE_DIR": str(state)},
+    )
+    try:
+
+        def up() -> bool:
+            try:
+                return requests.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200
+            except requests.ConnectionError:
+                return False
+
+        wait_until(up, timeout=30, what="sidecar listening")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    (told,) = [line for line in err.splitlines() if "state file" in line]
+    assert told.startswith("observe sidecar: warning: state file ") and "unreadable" in told, err
+    assert told.endswith("starting at the end of the logs")
+    saved, problem = tailstate.load(str(state))
+    assert (
+        problem is None
+        and saved is not None
+        and saved.files == {str(tmp_path / "vllm.log"): (tmp_path / "vllm.log").stat().st_mtime_ns}
+    )
