@@ -355,6 +355,9 @@ class Follower:
 
     # ------------------------------------------------------------------ reading
     def _service(self, st: _Stream, out: list[LogLine]) -> None:
+        if self._rewritten(st):  # truncated and written past our offset since the last poll
+            self._truncated(st, out)
+            return
         at_eof = self._read(st, out)
         if not at_eof:
             self._more = True
@@ -377,12 +380,12 @@ class Follower:
             return
         if (ps.st_dev, ps.st_ino) != st.dev_ino:
             self._rotate(st, out)
-        elif fs.st_size < st.offset or self._rewritten(st):
+        elif fs.st_size < st.offset:
             self._truncated(st, out)
 
     def _rewritten(self, st: _Stream) -> bool:
-        """Whether the file was truncated and written past our offset between two polls: its head
-        is not the one we read."""
+        """Whether the file's head is not the one we read: truncated and written past our offset
+        between two polls (its size alone would not tell)."""
         try:
             return bool(st.head) and os.pread(st.fd, len(st.head), 0) != st.head
         except OSError:

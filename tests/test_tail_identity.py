@@ -134,3 +134,21 @@ def test_a_copy_gives_the_lines_written_after_the_last_read(tmp_path: Path) -> N
     got, f = _run(tmp_path, _copytruncate, read_before_rotating=False)
     assert _double_and_lost(got) == (0, 0)
     assert f.stats.lost_generations_recovered >= 1
+
+
+def test_a_file_truncated_and_written_past_our_offset_between_two_polls_is_read_from_its_start(
+    tmp_path: Path,
+) -> None:
+    """Its size never drops below our offset: only its first bytes tell a new generation (before, the
+    follower read on from its old offset, in the middle of the new content)."""
+    path = tmp_path / "vllm.log"
+    path.write_text("")
+    f = Follower([str(path)], use_watchdog=False)
+    path.write_text("".join(line + "\n" for line in REAL[:10]))
+    assert [ln.text for ln in f.poll()] == REAL[:10]
+    path.write_text("".join(line + "\n" for line in REAL[10:60]))  # open(…, "w"): truncates, then writes more
+    assert path.stat().st_size > sum(len(line) + 1 for line in REAL[:10])
+    got = f.poll()
+    assert [ln.text for ln in got] == REAL[10:60]
+    assert got[0].lineno == 1 and f.stats.truncations == 1
+    f.close()
