@@ -8,9 +8,9 @@ Semantics (google/mtail `internal/tailer/logstream/filestream.go`, adapted):
   saved, ``observe.tailstate``'s file) each file resumes where that run stopped, generations
   rotated away meanwhile are read from where it stopped in them, and a file it never met is read
   from its start: what was written while no follower ran is read once (mtail checkpoints nothing).
-- **Identity.** A generation (one file's content from its first byte) is known by its first
-  ``tailstate.HEAD`` bytes, not by its name or inode: one read is never read again, whatever it is
-  renamed or copied to, and a file met again is read only past what we read of it.
+- **Identity.** A generation (one file's content from its first byte) of a followed path is known
+  by its first ``tailstate.HEAD`` bytes (vLLM's carry time stamps), not by name or inode: one read is
+  never read again, whatever it is renamed or copied to; a file met again is read past that only.
 - **Rotation** (rename; RotatingFileHandler, logrotate `create`): when a read hits EOF and the
   path now names another inode, the old descriptor is drained to EOF, its unterminated tail (if
   any) is emitted, and it is retired; the new file is read from offset 0. If the writer rotated
