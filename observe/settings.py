@@ -257,6 +257,9 @@ class Settings:
     rate_window: str = _f(
         "5m", "Window of rate() in recording rules; at least 4x the scrape interval.", "alerts"
     )
+    gpu_idle_util_pct: float = _f(
+        5.0, "GPU utilisation (%) at or below which a vLLM pod's GPU with no request is idle.", "alerts"
+    )
     runbook_base: str = _f(
         "http://127.0.0.1:9400/runbooks",
         "Where docs/runbooks.md is published; each alert links to its section (#<alert name in "
@@ -398,6 +401,8 @@ class Settings:
             raise ConfigError(f"tune_e2el_slo_seconds must be positive, got {self.tune_e2el_slo_seconds}")
         if self.max_num_seqs is not None and self.max_num_seqs < 1:
             raise ConfigError(f"max_num_seqs must be >= 1, got {self.max_num_seqs}")
+        if not 0 <= self.gpu_idle_util_pct <= 100:
+            raise ConfigError(f"gpu_idle_util_pct must be in [0, 100], got {self.gpu_idle_util_pct}")
         if self.min_request_rate < 0:
             raise ConfigError(f"min_request_rate must be >= 0, got {self.min_request_rate}")
         for name in ("vllm_selector", "observe_selector"):
