@@ -237,7 +237,10 @@ def gpu_rules(s: Settings) -> list[dict[str, str]]:
     """dcgm-exporter's series per GPU under the holder's ``namespace`` / ``pod`` (either label
     form), then, per vLLM pod (joined on Settings.rule_by's cluster, namespace, pod): its GPUs, their
     power, tokens per joule, GPU-seconds per thousand tokens and idle allocated GPUs / GPU-hours.
-    Reads vLLM only through the instance rules above (the catalog's names, folded)."""
+    Reads vLLM only through the instance rules above (the catalog's names, folded). None when
+    rule_by lacks namespace or pod: vLLM's recorded series then carry nothing to join a GPU to."""
+    if not {"namespace", "pod"} <= set(s.rule_by):
+        return []
     w, pby = s.rate_window, pod_by(s)
     vllm_pod = "instance:vllm_requests_running:sum"  # any series of a vLLM pod: `and on` keeps its GPUs
     rules = [

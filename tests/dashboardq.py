@@ -12,6 +12,13 @@ from observe import dashboards
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = {p.name: json.loads(p.read_text()) for p in sorted((ROOT / "dashboards").glob("*.json"))}
 
+# what NVIDIA's dcgm-exporter exports by default (the GPU rules and board read only these),
+# tests/data/dcgm/default-counters.csv
+DCGM = {
+    ln.split(",")[0].strip()
+    for ln in (ROOT / "tests" / "data" / "dcgm" / "default-counters.csv").read_text().splitlines()
+    if ln.startswith("DCGM_")
+}
 _DCGM = "NVIDIA dcgm-exporter (a GPU node), not vLLM"
 _SPEC = "only with --speculative-config"
 _OFFLOAD = "only with a KV offload connector (--kv-transfer-config OffloadingConnector)"

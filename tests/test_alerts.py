@@ -14,6 +14,7 @@ from observe import alerts, names
 from observe.errors import ConfigError
 from observe.model import EngineConfig
 from observe.settings import Settings
+from tests.dashboardq import DCGM
 from tests.services import have, promql_metric_names
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,12 +22,6 @@ RULE_FILES = sorted((ROOT / "alerts").glob("*.yml"))
 TEST_FILES = sorted((ROOT / "tests" / "alerts").glob("*_test.yml"))
 RUNBOOKS = ROOT / "docs" / "runbooks.md"
 PROM_BUILTIN = {"up", "scrape_duration_seconds", "scrape_samples_scraped"}
-# what NVIDIA's dcgm-exporter exports by default (the GPU rules), tests/data/dcgm/default-counters.csv
-DCGM = {
-    ln.split(",")[0].strip()
-    for ln in (ROOT / "tests" / "data" / "dcgm" / "default-counters.csv").read_text().splitlines()
-    if ln.startswith("DCGM_")
-}
 
 needs_promtool = pytest.mark.skipif(
     not have("promtool"), reason="promtool (Debian `prometheus`) not installed"

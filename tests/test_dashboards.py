@@ -14,18 +14,12 @@ import yaml
 from observe import alerts, dashboards, names
 from observe.recording_rules import gpu_rules
 from observe.settings import Settings
-from tests.dashboardq import FEATURE_ONLY, MODELS, grafana_to_promql
+from tests.dashboardq import DCGM, FEATURE_ONLY, MODELS, grafana_to_promql
 from tests.services import exposition_samples, have, promql_metric_names
 
 ROOT = Path(__file__).resolve().parents[1]
 PANEL_TYPES = {"timeseries", "stat", "table", "bargauge", "heatmap"}
 PROM_BUILTIN = {"up"}
-# what NVIDIA's dcgm-exporter exports by default (the GPU board), tests/data/dcgm/default-counters.csv
-DCGM = {
-    ln.split(",")[0].strip()
-    for ln in (ROOT / "tests" / "data" / "dcgm" / "default-counters.csv").read_text().splitlines()
-    if ln.startswith("DCGM_")
-}
 # vLLM's own generated Grafana boards (vLLM's examples/observability dashboards)
 VLLM_UIDS = {"vllm-overview", "vllm-kv-cache", "vllm-instances"}
 VLLM_TAGS = {"vllm"}
