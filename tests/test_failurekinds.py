@@ -68,12 +68,16 @@ def test_the_sets_are_derived_from_the_table() -> None:
 
 
 def test_the_kinds_the_parser_emits_on_the_golden_events_have_rows() -> None:
+    """Each kind the parser emits has a row, and the row says whether it is fatal as the events do."""
     seen = set()
     for path in (ROOT / "tests" / "data" / "logs").glob("*.events.jsonl"):
         for line in path.read_text(encoding="utf-8").splitlines():
             ev = json.loads(line)
             if ev.get("type") == "EngineError":
                 seen.add(ev["kind"])
+                header = ev["details"].get("config_class") is not None  # pydantic's header: not the record
+                if ev["kind"] in KINDS and not header:
+                    assert ev["fatal"] == KINDS[FailureKind(ev["kind"])].fatal, (path.name, ev["kind"])
     assert seen, "no engine error in the golden events"
     assert seen <= {str(k) for k in FailureKind}
     assert len(seen) >= 10  # the real logs exercise most kinds
