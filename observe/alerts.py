@@ -19,8 +19,9 @@ from typing import Any
 
 import yaml
 
-from observe import crashes, promql
+from observe import crashes, failurekinds, promql
 from observe.errors import ConfigError
+from observe.failurekinds import ALERT_CRASHED, ALERT_OOM, ALERT_STARTUP_FAILED
 from observe.recording_rules import (  # the recording rules, and the helpers the alerts share with them
     _num,
     _sel,
@@ -324,8 +325,8 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         ),
         _alert(
             s,
-            "VLLMEngineOOM",
-            _recent_errors(s, ("oom",), s.engine_error_window),
+            ALERT_OOM,
+            _recent_errors(s, failurekinds.kinds_alerted(ALERT_OOM), s.engine_error_window),
             "0m",
             "critical",
             "vllm-logs",
@@ -336,7 +337,7 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         ),
         _alert(
             s,
-            "VLLMEngineStartupFailed",
+            ALERT_STARTUP_FAILED,
             f"max by ({SBY}, kind, reason) (observe_engine_startup_failure_info) > 0",
             "0m",
             "critical",
@@ -349,7 +350,7 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         ),
         _alert(
             s,
-            "VLLMEngineCrashed",
+            ALERT_CRASHED,
             _recent_increase(s, "observe_engine_crashes_total", "cause", s.engine_error_window),
             "0m",
             "critical",

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from observe import advise as advise_mod
 from observe import launches, metricmath, shutdown, timeline, versions
 from observe.advise.rejected import rejected_flags
+from observe.failurekinds import KV_KINDS, FailureKind
 from observe.flags import cmdline
 from observe.model import (
     AccessLog,
@@ -39,7 +40,7 @@ from observe.rules.context import Context
 from observe.settings import Settings
 
 #: error kinds whose "startup" phase the start-up phase facts refine (loading_weights, profiling, …)
-_PHASED = ("exception", "error_line", "engine_crashed")
+_PHASED = (FailureKind.EXCEPTION, FailureKind.ERROR_LINE, FailureKind.ENGINE_CRASHED)
 
 if TYPE_CHECKING:  # pandas lives in timeline.py (and the detectors that read its frame)
     import pandas as pd
@@ -254,15 +255,11 @@ class InstanceBuilder:
             if ev.details.get("phase") == "startup" and s.phase is not None and ev.kind in _PHASED:
                 ev = dataclasses.replace(ev, details={**ev.details, "phase": s.phase})  # loading, profiling…
             s.error_kinds[ev.kind] = s.error_kinds.get(ev.kind, 0) + 1
-            if ev.kind == "oom":
+            if ev.kind == FailureKind.OOM:
                 s.oom_errors += 1
                 s.oom_phases.append(s.phase if s.phase is not None or not s.samples else "serving")
             mml = ev.details.get("max_model_len") or ev.details.get("max_seq_len")
-            if (
-                mml
-                and self.config.max_model_len is None
-                and ev.kind in ("max_seq_len_exceeds_kv", "kv_needed_exceeds_available")
-            ):
+            if mml and self.config.max_model_len is None and ev.kind in KV_KINDS:
                 self.config.max_model_len = int(mml)
             if len(s.errors) < Summary.MAX_ERRORS:
                 s.errors.append(ev)
