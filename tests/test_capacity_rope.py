@@ -141,3 +141,37 @@ def test_awq_mixtral_from_its_config_at_tp2_counts_the_expert_loop() -> None:
     flag = compute("mistralai/Mixtral-8x7B-v0.1", quantization="awq", max_model_len=32768, **kw)
     assert r.num_blocks == flag.num_blocks  # the config's quantisation counts as --quantization
     assert abs(r.weights_gib * 2 * 2**30 / 1e9 - 24.65) < 0.1  # TheBloke's 24.65 GB checkpoint
+
+
+# microsoft/Phi-3-vision-128k-instruct's text config as huggingface/diffusers vendors it in
+# tests/pipelines/omnigen/test_pipeline_omnigen.py @ ec58fbe2 (its 48-entry long/short_factor
+# lists shortened: vLLM reads only the rope type for the length).
+PHI3_128K = {
+    "_name_or_path": "Phi-3-vision-128k-instruct",
+    "architectures": ["Phi3ForCausalLM"],
+    "hidden_size": 3072,
+    "intermediate_size": 8192,
+    "max_position_embeddings": 131072,
+    "model_type": "phi3",
+    "num_attention_heads": 32,
+    "num_hidden_layers": 32,
+    "num_key_value_heads": 32,
+    "original_max_position_embeddings": 4096,
+    "rope_scaling": {"long_factor": [1.03, 64.81], "short_factor": [1.05, 3.05], "type": "su"},
+    "sliding_window": 131072,
+    "torch_dtype": "bfloat16",
+    "vocab_size": 32064,
+}
+
+
+def test_phi3_longrope_limit_and_default_by_release() -> None:
+    # su/longrope is never multiplied from 0.4.3: the limit is the 131,072 of the config
+    for v in ("0.8.5", "0.11.1", "0.32.0"):
+        assert (
+            compute(PHI3_128K, gpu_memory_gib=H100, max_model_len=131072, vllm_version=v).max_model_len
+            == 131072
+        )
+    # with no --max-model-len, 0.11.1+ serves it at original_max_position_embeddings; 0.11.0 at the limit
+    assert compute(PHI3_128K, gpu_memory_gib=H100, vllm_version="0.11.0").max_model_len == 131072
+    r = compute(PHI3_128K, gpu_memory_gib=H100, vllm_version="0.11.1")
+    assert r.max_model_len == 4096 and "original_max_position_embeddings" in r.notes[0]

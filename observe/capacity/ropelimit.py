@@ -18,6 +18,10 @@ scaling `factor`; which rope types it multiplies changed between releases. Read 
   Qwen3 config with max_position_embeddings 40,960 and YaRN factor 4 is limited to 40,960 there,
   131,072 in 0.29 and before.
 
+With no --max-model-len, vLLM 0.11.1 and later serve a `longrope` model (Phi-3 128k) at its
+top-level `original_max_position_embeddings` ("to avoid performance degradation for shorter
+sequences"; read in 0.11.1, 0.12.0, 0.15.0, 0.32, absent from 0.11.0), not at the derived limit.
+
 `dynamic` (dynamic NTK) is multiplied in every release read. Releases between two read ones take
 the older one's rule. Above the derived limit vLLM refuses (`User-specified max_model_len ... is
 greater than the derived max_model_len`) unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. Pure: no I/O.
@@ -35,6 +39,7 @@ YARN_ALREADY_SCALED = (0, 30, 0)  # first release read whose exclusion list hold
 LLAMA3_EXCLUDED = (0, 6, 3)  # first release read that leaves longrope / llama3 unscaled
 SU_EXCLUDED = (0, 4, 3)  # first release read that leaves "su" unscaled
 GEMMA3_SKIPPED = (0, 8, 5)
+LONGROPE_DEFAULT = (0, 11, 1)  # first release whose default max_model_len for longrope is the original
 
 
 @dataclass(frozen=True)
@@ -155,3 +160,18 @@ def yarn_hint(ropes: Sequence[Rope], max_pos: int, vllm_version: str | None) -> 
                     "0.29 and earlier derived it"
                 )
     return ""
+
+
+def default_len(
+    limit: int, ropes: Sequence[Rope], top_original: int | None, vllm_version: str | None
+) -> tuple[int, str]:
+    """vLLM's max_model_len when none is given: the derived limit, or for `longrope` models in
+    0.11.1+ the config's top-level original_max_position_embeddings (why, or '' when the limit)."""
+    ver = parse_version(vllm_version)
+    if top_original and any(r.rope_type in ("longrope", "su") for r in ropes):
+        if ver is None or ver >= LONGROPE_DEFAULT:
+            return top_original, (
+                f"vLLM 0.11.1+ defaults a longrope model to its original_max_position_embeddings "
+                f"({top_original:,}); give --max-model-len for up to {limit:,}"
+            )
+    return limit, ""

@@ -396,12 +396,15 @@ def compute(
     ver = parse_version(vllm_version)
     eng = defaults.engine_for(vllm_version, engine)
     limit = model_limit(m, vllm_version)
-    mml = int(max_model_len or (limit.tokens if limit else 0))
+    dflt, dwhy = (
+        ropelimit.default_len(limit.tokens, m.rope, m.original_max_pos, vllm_version) if limit else (0, "")
+    )
+    mml = int(max_model_len or dflt)
     if not mml:
         raise ConfigError(f"{m.name}: the model states no max_position_embeddings; give --max-model-len")
     check_model_limit(m, max_model_len=max_model_len, context=context, vllm_version=vllm_version)
     if max_model_len is None:
-        notes.append(f"--max-model-len defaults to the model's {mml:,} tokens")
+        notes.append(dwhy or f"--max-model-len defaults to the model's {mml:,} tokens")
     if limit and limit.tokens != m.max_pos:
         notes.append(f"the model's own limit: {limit.why}")
     kvb = kv_bytes_per_element(kv_cache_dtype, m, vllm_version)

@@ -54,6 +54,7 @@ class ModelSpec:
     embedding_params: int = 0  # embeddings + lm_head: stay 16-bit in AWQ/GPTQ/MXFP4 checkpoints
     quant: str = ""  # the checkpoint's own quantisation ("mxfp4" for gpt-oss), "" for 16-bit
     rope: tuple[Rope, ...] = ()  # config.json's rope_scaling (ropelimit.py derives the limit)
+    original_max_pos: int | None = None  # config.json's top-level original_max_position_embeddings
     model_type: str = ""
 
     @property
@@ -265,6 +266,7 @@ def spec_from_config(config: Mapping[str, Any], name: str | None = None) -> Mode
         if isinstance(cfg.get("quantization_config"), Mapping)
         else "",
         rope=ropes_from_config(cfg),
+        original_max_pos=_int(cfg, "original_max_position_embeddings"),
         model_type=str(cfg.get("model_type") or ""),
     )
     return replace(spec, weights_gb=_estimate_weights_gb(cfg, spec))
