@@ -64,6 +64,11 @@ def nearest_read(version: str | None) -> str:
     return _text(max((r for r in read if r <= v), default=read[0]))
 
 
+def flag_entries() -> dict[str, dict[str, Any]]:
+    """Every flag the data knows, as the data file states it (read-only: do not change it)."""
+    return _data()["flags"]
+
+
 def _flag(flag: str) -> dict[str, Any] | None:
     return _data()["flags"].get(flag)
 
@@ -304,7 +309,7 @@ def v0_batched_tokens(version: str | None, max_model_len: int) -> tuple[int, boo
 
 
 #: the tuning areas a flag may belong to (data file's ``category``)
-CATEGORIES = ("memory", "batching", "scheduling", "cuda_graphs", "kv_offload", "prefix_caching")
+CATEGORIES = ("memory", "batching", "scheduling", "cuda_graphs", "kv_offload", "prefix_caching", "startup")
 
 
 def categories(flag: str) -> list[str]:
