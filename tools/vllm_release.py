@@ -177,8 +177,8 @@ def _derived(dest: str, f: dict[str, Any], new: str) -> list[dict[str, Any]] | N
                 "to": new,
                 "device": "GPU",
                 "value": ext["value"],
-                "computed": "extensible_kv_cache",
-                "fallback": base["value"],
+                "when": "extensible_kv_cache",
+                "otherwise": base["value"],
                 "note": "unset: 1.0 with the extensible KV cache (on by default on CUDA and ROCm unless "
                 "--kv-cache-memory-bytes, --num-gpu-blocks-override or a connector rules it out: "
                 "vllm/config/vllm.py _resolve_extensible_kv_cache), else DEFAULT_GPU_MEMORY_UTILIZATION",

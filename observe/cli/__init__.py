@@ -14,7 +14,7 @@ import typer
 import typer.core
 
 from observe import __version__, errors, helpstyle
-from observe.cli import capacity, config, diagnose, generate, manage, sidecar, top, tune
+from observe.cli import capacity, config, diagnose, generate, manage, sidecar, top, tune, upgrade
 
 app = typer.Typer(
     name="observe",
@@ -56,6 +56,7 @@ app.command("run", context_settings={"allow_extra_args": True, "ignore_unknown_o
 app.command()(manage.recommend)
 app.command()(manage.compare)
 app.command("tune", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(tune.tune)
+app.command("upgrade", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(upgrade.upgrade)
 
 
 def command() -> Any:
