@@ -163,7 +163,9 @@ def extract(sources: dict[str, str]) -> tuple[list[dict], list[str]]:
         for name, call, doc in _tuple_definitions(tree):
             if NAME.match(name) and (t := _type(call)) is not None:
                 wire = name + "_total" if t == "counter" and not name.endswith("_total") else name
-                found.setdefault(wire, {"name": wire, "type": t, "help": doc, "file": path, "line": call.lineno})
+                found.setdefault(
+                    wire, {"name": wire, "type": t, "help": doc, "file": path, "line": call.lineno}
+                )
     defined = {m["name"] for m in found.values()} | {m["name"].removesuffix("_total") for m in found.values()}
     return sorted(found.values(), key=lambda m: m["name"]), sorted(mentioned - defined)
 

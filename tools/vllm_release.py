@@ -67,7 +67,9 @@ def facts(z: zipfile.ZipFile) -> dict[str, Any]:
     for st in cls.body:
         if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.target.id.isupper():
             try:
-                out[st.target.id] = {"value": ast.literal_eval(st.value), "line": st.lineno} if st.value else None
+                out[st.target.id] = (
+                    {"value": ast.literal_eval(st.value), "line": st.lineno} if st.value else None
+                )
             except ValueError:
                 continue
         if isinstance(st, ast.FunctionDef) and st.name == "resolved_gpu_memory_utilization":
@@ -225,7 +227,11 @@ def carry(data: dict[str, Any], rel: dict[str, Any], prev_rel: dict[str, Any] | 
             continue  # generated: rebuilt by merge
         f = fields.get(flag)
         if f is None:
-            if flag in before and entry.get("removed_in") is None and any(e["to"] == prev for e in entry["present"]):
+            if (
+                flag in before
+                and entry.get("removed_in") is None
+                and any(e["to"] == prev for e in entry["present"])
+            ):
                 entry["removed_in"], entry["last"] = new, prev
                 notes.append(f"{flag}: gone in {new}")
             continue
@@ -250,14 +256,16 @@ def carry(data: dict[str, Any], rel: dict[str, Any], prev_rel: dict[str, Any] | 
             elif entry.get("effective_default"):
                 notes.append(f"{flag}: default changed in {new}; its effective default needs reading by hand")
         _extend(entry, prev, new, frozenset(skip))
-    batch_same = (prev_rel or {}).get("facts", {}).get("get_batch_defaults_sha256") == rel.get("facts", {}).get(
-        "get_batch_defaults_sha256"
-    )
+    batch_same = (prev_rel or {}).get("facts", {}).get("get_batch_defaults_sha256") == rel.get(
+        "facts", {}
+    ).get("get_batch_defaults_sha256")
     for table in ("engines", "v0_batched_tokens", "cpu_backend", "v1_batch_defaults"):
         if table != "v1_batch_defaults" or batch_same:
             _extend(data[table], prev, new)
         else:
-            notes.append(f"EngineArgs.get_batch_defaults changed in {new}: v1_batch_defaults needs reading by hand")
+            notes.append(
+                f"EngineArgs.get_batch_defaults changed in {new}: v1_batch_defaults needs reading by hand"
+            )
     read.append(new)
     return notes
 
@@ -294,14 +302,19 @@ def moved_wordings() -> list[str]:
             if was and not where:
                 out.append(f"{b['version']}: parser rule {name}: its wording is gone from vLLM's source")
             elif files_a != files_b and was:
-                out.append(f"{b['version']}: parser rule {name}: moved {sorted(files_a)} -> {sorted(files_b)}")
+                out.append(
+                    f"{b['version']}: parser rule {name}: moved {sorted(files_a)} -> {sorted(files_b)}"
+                )
     return out
 
 
 def newest_on_pypi() -> str | None:
     """The newest vLLM release `pip index versions vllm` lists (network; never called by tests)."""
     got = subprocess.run(
-        [sys.executable, "-m", "pip", "index", "versions", "vllm"], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "pip", "index", "versions", "vllm"],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     m = re.search(r"vllm \(([^)]+)\)", got.stdout)
     return m.group(1) if m else None
@@ -316,7 +329,9 @@ def main(argv: list[str]) -> int:
             return 2
         read = json.loads(flags_path.read_text())["_meta"]["versions_read"]
         if _vkey(newest) > _vkey(read[-1]):
-            print(f"vLLM {newest} is on PyPI; observe's data stops at {read[-1]}: run tools/vllm_release.py on its wheel")
+            print(
+                f"vLLM {newest} is on PyPI; observe's data stops at {read[-1]}: run tools/vllm_release.py on its wheel"
+            )
             return 1
         print(f"observe's data covers the newest vLLM on PyPI ({newest})")
         return 0
@@ -324,7 +339,10 @@ def main(argv: list[str]) -> int:
         flags, names, _ = build(json.loads(flags_path.read_text()))
         bad = [p for p, t in ((flags_path, flags), (NAMES_RECENT, names)) if p.read_text() != t]
         for p in bad:
-            print(f"{p.relative_to(ROOT)} drifted: run tools/vllm_release.py on the newest wheel", file=sys.stderr)
+            print(
+                f"{p.relative_to(ROOT)} drifted: run tools/vllm_release.py on the newest wheel",
+                file=sys.stderr,
+            )
         return 1 if bad else 0
     if len(argv) != 1 or not argv[0].endswith(".whl") or not Path(argv[0]).is_file():
         print("usage: vllm_release.py WHEEL | --check | --pypi", file=sys.stderr)

@@ -66,10 +66,24 @@ def _flag_changes(flags: Mapping[str, Any], frm: str, to: str, where: Mapping[st
         new = _renamed(flag, to)
         if new:
             out.append(
-                Change("renamed", flag, f"{flag} is {new} in vLLM {to}", f"{_line(flag, value)} -> {_line(new, value)}", where.get(flag, ""))
+                Change(
+                    "renamed",
+                    flag,
+                    f"{flag} is {new} in vLLM {to}",
+                    f"{_line(flag, value)} -> {_line(new, value)}",
+                    where.get(flag, ""),
+                )
             )
         else:
-            out.append(Change("removed", flag, f"vLLM {gone} removed {flag}: vllm serve refuses it", f"delete {_line(flag, value)}", where.get(flag, "")))
+            out.append(
+                Change(
+                    "removed",
+                    flag,
+                    f"vLLM {gone} removed {flag}: vllm serve refuses it",
+                    f"delete {_line(flag, value)}",
+                    where.get(flag, ""),
+                )
+            )
     return out
 
 
@@ -87,7 +101,9 @@ def _memory(flags: Mapping[str, Any], to: str, device: str, where: Mapping[str, 
     if not isinstance(u, (int, float)) or isinstance(u, bool):
         return []
     extensible = flags.get("--enable-extensible-kv-cache")
-    off = extensible is False or flags.get("--kv-cache-memory-bytes") or flags.get("--num-gpu-blocks-override")
+    off = (
+        extensible is False or flags.get("--kv-cache-memory-bytes") or flags.get("--num-gpu-blocks-override")
+    )
     unset = vllmflags.default("--gpu-memory-utilization", to, device=device, fallback=bool(off))
     if not isinstance(unset, (int, float)) or float(u) >= float(unset):
         return []
@@ -117,7 +133,14 @@ def _default_changes(flags: Mapping[str, Any], frm: str, to: str, device: str) -
         if had is False and has:
             out.append(Change("new", flag, f"new in vLLM {to}; unset it means {_show(b)}"))
         elif had and has and a != b and a is not None:
-            out.append(Change("default", flag, f"default {_show(a)} -> {_show(b)}", f"to keep the old behaviour: {_line(flag, a)}"))
+            out.append(
+                Change(
+                    "default",
+                    flag,
+                    f"default {_show(a)} -> {_show(b)}",
+                    f"to keep the old behaviour: {_line(flag, a)}",
+                )
+            )
     return out
 
 
@@ -171,13 +194,17 @@ def plan(
     notes: list[str] = []
     frm = from_version or vllmflags.nearest_read(None)
     if from_version is None:
-        notes.append(f"the deployment's vLLM release is unknown: compared from {frm}, the newest observe read")
+        notes.append(
+            f"the deployment's vLLM release is unknown: compared from {frm}, the newest observe read"
+        )
     read = vllmflags.versions_read()
     if parse_version(to_version) is None:
         raise ValueError(f"not a vLLM release: {to_version!r}")
     for v in (frm, to_version):
         if (parse_version(v) or (0, 0, 0)) > read[-1]:
-            notes.append(f"observe's release data stops at {'.'.join(map(str, read[-1]))}: facts for {v} are unknown")
+            notes.append(
+                f"observe's release data stops at {'.'.join(map(str, read[-1]))}: facts for {v} are unknown"
+            )
     changes = (
         _flag_changes(flags, frm, to_version, where)
         + _memory(flags, to_version, device, where)

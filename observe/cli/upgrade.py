@@ -12,8 +12,8 @@ def upgrade(
     ctx: typer.Context,
     to: str = typer.Option(..., "--to", help="The vLLM release to move to (e.g. 0.34.0)."),
     log: Path | None = typer.Option(None, "--log", help="A vLLM log: its last launch's release and flags."),
-    url: str | None = typer.Option(None, "--url", help="A running vLLM: /version and vllm:cache_config_info."),
-    from_version: str | None = typer.Option(None, "--from", help="The release now run (default: what the input says)."),
+    url: str | None = typer.Option(None, "--url", help="A running vLLM (/version, /metrics)."),
+    from_version: str | None = typer.Option(None, "--from", help="The release run now (default: input's)."),
     device: str = typer.Option("GPU", "--device", help="GPU (CUDA, ROCm) or CPU."),
     fmt: str = typer.Option("text", "--format", help="text or json."),
 ) -> None:

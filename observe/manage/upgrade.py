@@ -92,7 +92,11 @@ def from_server(url: str, timeout: float = 5.0) -> tuple[str | None, dict[str, A
     flags: dict[str, Any] = {}
     for key in _INFO_FLAGS:
         flag = "--" + key.replace("_", "-").replace("cache-dtype", "kv-cache-dtype")
-        if key in cfg and cfg[key] is not None and cfg[key] != vllmflags.default(flag, version, fallback=True):
+        if (
+            key in cfg
+            and cfg[key] is not None
+            and cfg[key] != vllmflags.default(flag, version, fallback=True)
+        ):
             flags[flag] = cfg[key]
     return version, flags, dict.fromkeys(flags, f"{base}/metrics vllm:cache_config_info")
 

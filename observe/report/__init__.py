@@ -14,7 +14,15 @@ from observe.errors import ObserveError
 from observe.model import SEVERITIES, severity_rank
 from observe.report.compare import compare_text
 from observe.report.html import render_html
-from observe.report.jsonout import SCHEMA, capacity_json, compare_json, recommend_json, settings_json, to_dict, upgrade_json
+from observe.report.jsonout import (
+    SCHEMA,
+    capacity_json,
+    compare_json,
+    recommend_json,
+    settings_json,
+    to_dict,
+    upgrade_json,
+)
 from observe.report.markdown import render_markdown
 from observe.report.plots import KV_FULL_PCT, KV_HIGH_PCT
 from observe.report.proposal import proposal_text
