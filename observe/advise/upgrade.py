@@ -50,7 +50,7 @@ class Upgrade:
 
 
 def _show(v: Any) -> str:
-    return "unset (vLLM decides)" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
+    return "vLLM decides" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
 
 
 def _line(flag: str, value: Any) -> str:
@@ -104,7 +104,7 @@ def _memory(flags: Mapping[str, Any], to: str, device: str, where: Mapping[str, 
     off = (
         extensible is False or flags.get("--kv-cache-memory-bytes") or flags.get("--num-gpu-blocks-override")
     )
-    unset = vllmflags.default("--gpu-memory-utilization", to, device=device, fallback=bool(off))
+    unset = vllmflags.default("--gpu-memory-utilization", to, device=device, extensible_kv_cache=not off)
     if not isinstance(unset, (int, float)) or float(u) >= float(unset):
         return []
     why = "the extensible KV cache sizes itself from memory measured after warmup" if unset == 1.0 else ""
@@ -131,8 +131,8 @@ def _default_changes(flags: Mapping[str, Any], frm: str, to: str, device: str) -
         b = vllmflags.default(flag, to, device=device, fallback=True)
         had, has = vllmflags.has_flag(flag, frm), vllmflags.has_flag(flag, to)
         if had is False and has:
-            out.append(Change("new", flag, f"new in vLLM {to}; unset it means {_show(b)}"))
-        elif had and has and a != b and a is not None:
+            out.append(Change("new", flag, f"new in vLLM {to}; unset: {_show(b)}"))
+        elif had and has and a != b and a is not None and b is not None:  # None: unknown or computed
             out.append(
                 Change(
                     "default",

@@ -55,10 +55,10 @@ def from_log(path: Path) -> tuple[str | None, dict[str, Any], dict[str, str]]:
     where: dict[str, str] = {}
     for ev in parse_text(text, str(path)):
         if isinstance(ev, StartupFact) and ev.name == "version":
-            version, flags, where = str(ev.value), {}, {}
+            version = str(ev.value)  # the engine repeats it after the flags: it ends no launch
         elif isinstance(ev, StartupFact) and ev.name == "flags" and isinstance(ev.value, dict):
-            flags.update(ev.value)
-            where.update(dict.fromkeys(ev.value, f"{path.name} line {ev.env.lineno} (non-default args)"))
+            flags = dict(ev.value)  # a later launch's flags replace the earlier one's
+            where = dict.fromkeys(ev.value, f"{path.name} line {ev.env.lineno} (non-default args)")
     if version is None and not flags:
         raise ConfigError(f"{path}: no vLLM startup lines (version, non-default args) in this log")
     return version, flags, where
