@@ -105,9 +105,17 @@ def test_json_validates_against_its_schema() -> None:
 def test_a_flag_the_target_removed_is_named() -> None:
     """--enable-mamba-fine-grained-prefix-cache: read in 0.30.0's EngineArgs, gone from 0.31.0."""
     code, out, err = _cli(
-        "upgrade", "--to", "0.34.0", "--from", "0.30.0", "--", "vllm", "serve", "m",
+        "upgrade",
+        "--to",
+        "0.34.0",
+        "--from",
+        "0.30.0",
+        "--",
+        "vllm",
+        "serve",
+        "m",
         "--enable-mamba-fine-grained-prefix-cache",
-    )  # fmt: skip
+    )
     assert code == 0, err
     assert "[removed] --enable-mamba-fine-grained-prefix-cache: vLLM 0.31.0 removed it" in out.replace(
         "removed --enable-mamba-fine-grained-prefix-cache", "removed it"
