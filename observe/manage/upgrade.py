@@ -14,7 +14,13 @@ from observe.flags import vllmflags
 
 _METRIC = re.compile(r"\bvllm:[a-z0-9_]+")
 # vllm:cache_config_info's labels that are flags of vllm serve
-_INFO_FLAGS = ("gpu_memory_utilization", "block_size", "enable_prefix_caching", "cache_dtype", "swap_space")
+_INFO_FLAGS = (
+    "gpu_memory_utilization",
+    "block_size",
+    "enable_prefix_caching",
+    "cache_dtype",
+    "kv_cache_memory_bytes",
+)
 
 
 def used_metrics() -> dict[str, list[str]]:
@@ -72,33 +78,34 @@ def from_command(argv: Sequence[str]) -> tuple[dict[str, Any], dict[str, str]]:
     return flags, dict.fromkeys(flags, "the command line")
 
 
-def from_server(url: str, timeout: float = 5.0) -> tuple[str | None, dict[str, Any], dict[str, str]]:
-    """(release from /version, flags from vllm:cache_config_info, where). A label equal to the
-    release's own default is taken as unset: /metrics does not say which values were passed."""
+def from_server(
+    url: str, given: str | None = None, device: str = "GPU", timeout: float = 5.0
+) -> tuple[str | None, dict[str, Any], dict[str, str]]:
+    """(release: `given`, else /version's; flags from vllm:cache_config_info; where). A label equal to
+    the release's own default is taken as unset: /metrics does not say which values were passed."""
     import requests
 
     from observe import metricmath, scrape
 
     base = scrape.base_url(url)
-    try:
-        got = requests.get(base + "/version", timeout=timeout)
-        version = got.json().get("version") if got.status_code == 200 else None
-    except (requests.RequestException, ValueError):
-        version = None
+    version = given
+    if version is None:
+        try:
+            got = requests.get(base + "/version", timeout=timeout)
+            version = got.json().get("version") if got.status_code == 200 else None
+        except (requests.RequestException, ValueError, AttributeError):
+            version = None
     sc = scrape.fetch(url, timeout=timeout)
-    if not sc.ok and version is None:
-        raise ConfigError(f"no vLLM answered at {base}: {sc.error}")
+    if not sc.ok:
+        raise ConfigError("no vLLM /metrics answered at the --url given")
     cfg = metricmath.running_config(sc)
     flags: dict[str, Any] = {}
     for key in _INFO_FLAGS:
         flag = "--" + key.replace("_", "-").replace("cache-dtype", "kv-cache-dtype")
-        if (
-            key in cfg
-            and cfg[key] is not None
-            and cfg[key] != vllmflags.default(flag, version, fallback=True)
-        ):
+        unset = vllmflags.default(flag, version, device=device, fallback=True)
+        if cfg.get(key) is not None and cfg[key] != unset:
             flags[flag] = cfg[key]
-    return version, flags, dict.fromkeys(flags, f"{base}/metrics vllm:cache_config_info")
+    return version, flags, dict.fromkeys(flags, "/metrics vllm:cache_config_info")
 
 
 def run(
@@ -120,7 +127,7 @@ def run(
         version, flags, where = from_log(log)
         source = "log"
     elif url:
-        version, flags, where = from_server(url)
+        version, flags, where = from_server(url, from_version, device)
         source = "server"
     else:
         flags, where = from_command(command)
