@@ -140,3 +140,18 @@ def test_the_pypi_check_names_a_release_the_data_lacks(tool, monkeypatch, capsys
         )
         assert tool.main(["--pypi"]) == rc
         assert shown in capsys.readouterr().out
+
+
+def test_the_advisor_does_not_lower_034s_unset_utilization() -> None:
+    """A full KV cache with requests waiting: on 0.33 the plan raises the unset utilization (0.92) to
+    Settings.max_gpu_util; on 0.34 unset means 1.0 with the extensible KV cache, which 0.95 would lower."""
+    from observe import diagnosis
+    from tests.rules.rulekit import fact, flags, recs, stats
+
+    def advice(version: str) -> dict:
+        evs = [fact("engine", "v1"), fact("version", version), flags(max_num_seqs=32)]
+        evs += [stats(i, running=32, waiting=20, kv=99.0) for i in range(6)]
+        return recs(diagnosis.analyze_instance("x", evs))
+
+    assert "--gpu-memory-utilization" in advice("0.33.0")
+    assert "--gpu-memory-utilization" not in advice("0.34.0")
