@@ -507,7 +507,7 @@ def _complete_config(cfg: EngineConfig, s: Summary, scrapes: Sequence[Scrape], v
     if cfg.kv_cache_tokens is None and cfg.num_gpu_blocks and cfg.engine == "v0" and cfg.block_size is None:
         from observe.capacity import defaults  # the capacity package only where it is needed
 
-        cfg.kv_cache_tokens = cfg.num_gpu_blocks * defaults.block_size(cfg.version)
+        cfg.kv_cache_tokens = cfg.num_gpu_blocks * defaults.block_size(cfg.version, engine="v0")
     if cfg.max_model_len is None and cfg.max_concurrency_len:
         cfg.max_model_len = cfg.max_concurrency_len
     cfg.version_range = versions.infer_range(

@@ -8,13 +8,21 @@ every other command's `--format json` document); proposal.py prints a manage.Pro
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from observe.errors import ObserveError
 from observe.model import SEVERITIES, severity_rank
 from observe.report.compare import compare_text
 from observe.report.html import render_html
-from observe.report.jsonout import SCHEMA, capacity_json, compare_json, recommend_json, settings_json, to_dict
+from observe.report.jsonout import (
+    SCHEMA,
+    capacity_json,
+    compare_json,
+    recommend_json,
+    settings_json,
+    to_dict,
+    upgrade_json,
+)
 from observe.report.markdown import render_markdown
 from observe.report.plots import KV_FULL_PCT, KV_HIGH_PCT
 from observe.report.proposal import proposal_text
@@ -39,10 +47,19 @@ __all__ = [
     "settings_json",
     "settings_text",
     "to_dict",
+    "upgrade_json",
+    "upgrade_text",
     "worst_at_least",
 ]
 
 FORMATS = ("text", "json", "markdown", "html")
+
+
+def upgrade_text(u: Any) -> str:
+    """`observe upgrade`'s text: the plan as observe.advise.upgrade words it."""
+    from observe.advise.upgrade import text
+
+    return text(u)
 
 
 def render(diag: Diagnosis, fmt: str, *, settings: Settings | None = None) -> str:

@@ -39,6 +39,7 @@ RECOMMEND_SCHEMA = "observe.recommend/v1"
 CAPACITY_SCHEMA = "observe.capacity/v1"
 COMPARE_SCHEMA = "observe.compare/v1"
 TUNE_SCHEMA = "observe.tune/v1"
+UPGRADE_SCHEMA = "observe.upgrade/v1"
 
 
 def _iso(t: datetime | None) -> str | None:
@@ -245,6 +246,11 @@ def capacity_json(result: CapacityResult, alternative: CapacityResult | None = N
 def compare_json(res: dict[str, Any]) -> str:
     """`observe compare --format json`: manage.compare_runs's answer."""
     return json.dumps({"schema": COMPARE_SCHEMA, **res}, indent=2, default=str)
+
+
+def upgrade_json(u: Any) -> str:
+    """`observe upgrade --format json`: observe.advise.upgrade's plan (an Upgrade)."""
+    return json.dumps({"schema": UPGRADE_SCHEMA, **u.to_dict()}, indent=2, default=str)
 
 
 def settings_json(s: Settings) -> str:
