@@ -40,9 +40,44 @@ def _num(x: float) -> str:
     return f"{round(float(x), 9):g}"
 
 
-def _le(x: float) -> str:
-    """The ``le`` label value vLLM (Python's float repr) writes for a bucket bound: 1.0, 0.1."""
-    return repr(float(x))
+def _digits(lo: int, hi: int) -> str:
+    return str(lo) if lo == hi else f"[{lo}-{hi}]"
+
+
+def _int_below(digits: str) -> list[str]:
+    """Regex alternatives for the integers (no leading zeros) below the integer ``digits``."""
+    out = []
+    if len(digits) > 1:
+        out.append("[0-9]" if len(digits) == 2 else f"[0-9]|[1-9][0-9]{{1,{len(digits) - 2}}}")
+    for k, d in enumerate(digits):
+        lo = 1 if k == 0 and len(digits) > 1 else 0
+        if int(d) > lo:
+            rest = f"[0-9]{{{len(digits) - k - 1}}}" if k < len(digits) - 1 else ""
+            out.append(f"{digits[:k]}{_digits(lo, int(d) - 1)}{rest}")
+    return out
+
+
+def promql_regex(regex: str) -> str:
+    """A regex as the text of a PromQL string (backslashes doubled)."""
+    return regex.replace("\\", "\\\\")
+
+
+def le_at_most(x: float) -> str:
+    """A regex (RE2, anchored) for every ``le`` text whose value is at most ``x``, in each form a
+    bound is written: vLLM's Python repr (``1.0``, ``0.25``, ``1e-05``) and Prometheus 3's
+    normalised one (``1``). Custom buckets may lack ``x`` itself; the largest bound below it
+    (``max without (le)`` of the cumulative buckets) then counts as "within the SLO"."""
+    text = f"{float(x):.9f}".rstrip("0")
+    whole, _, frac = text.partition(".")
+    within = ["(\\.0+)?"]
+    for k, d in enumerate(frac):
+        if d != "0":
+            within.append(f"\\.{frac[:k]}{_digits(0, int(d) - 1)}[0-9]*")
+    within += [f"\\.{frac[:k]}0*" for k in range(1, len(frac) + 1)]  # x's digits cut short
+    alts = [f"({a})(\\.[0-9]+)?" for a in _int_below(whole)] + [f"{whole}({'|'.join(within)})"]
+    if x >= 0.001:  # the exponent forms (below 1e-4) are all smaller
+        alts.append("[0-9](\\.[0-9]+)?e-[0-9]+")
+    return "|".join(alts)
 
 
 # ---------------------------------------------------------------- recording rules
@@ -54,8 +89,8 @@ def _sel(s: Settings, extra: str = "") -> str:
 
 
 def _slo_error_ratio(s: Settings, canonical: str, threshold: float, window: str, by: str) -> str:
-    le = _sel(s, f'le="{_le(threshold)}"')
-    good = promql.fold(canonical, f"sum by ({by}) (rate({{m}}_bucket{le}[{window}]))")
+    le = _sel(s, f'le=~"{promql_regex(le_at_most(threshold))}"')
+    good = promql.fold(canonical, f"sum by ({by}) (max without (le) (rate({{m}}_bucket{le}[{window}])))")
     total = promql.fold(canonical, f"sum by ({by}) (rate({{m}}_count{_sel(s)}[{window}]))")
     return f"1 - (\n  ({good})\n/\n  ({total})\n)"
 
