@@ -14,7 +14,17 @@ from typing import Any
 from observe import promql
 from observe.settings import Settings
 
-__all__ = ["recording_rules", "slo_windows", "slo_levels", "by", "target_by", "sidecar_by"]
+__all__ = [
+    "recording_rules",
+    "slo_windows",
+    "slo_levels",
+    "by",
+    "target_by",
+    "sidecar_by",
+    "vllm_up",
+    "sidecar_up",
+    "vllm_absent",
+]
 
 # Labels that tell one replica of a model from another: a per-model rule aggregates them away.
 REPLICA_LABELS = ("pod", "instance", "job")
@@ -84,8 +94,35 @@ def le_at_most(x: float) -> str:
 
 
 def _sel(s: Settings, extra: str = "") -> str:
-    """A selector of the vLLM targets (Settings.vllm_matchers), with ``extra`` matchers."""
-    return "{" + s.vllm_matchers + ("," + extra if extra else "") + "}"
+    """A selector of the vLLM targets (Settings.vllm_matchers), with ``extra`` matchers; nothing
+    when both are empty (the metric's name alone picks vLLM's series)."""
+    inner = ",".join(m for m in (s.vllm_matchers, extra) if m)
+    return "{" + inner + "}" if inner else ""
+
+
+def _up(s: Settings, matchers: str, chosen: bool, present: str) -> str:
+    sel = "{" + matchers + "}" if matchers else ""
+    if chosen:  # the operator's selector picks the targets
+        return f"up{sel}"
+    # no job-name assumption: the targets whose /metrics held ``present`` within the lookback
+    return f"(up{sel} and on ({target_by(s)}) present_over_time({present}{sel}[{s.target_lookback}]))"
+
+
+def vllm_up(s: Settings) -> str:
+    """``up`` of the vLLM targets: those vllm_selector picks, else those (of ``selector``) that
+    exposed vLLM's series within target_lookback."""
+    return _up(s, s.vllm_matchers, bool(s.vllm_selector), "vllm:num_requests_running")
+
+
+def sidecar_up(s: Settings) -> str:
+    """``up`` of the observe sidecars, as vllm_up (their own series: observe_up)."""
+    return _up(s, s.observe_matchers, bool(s.observe_selector), "observe_up")
+
+
+def vllm_absent(s: Settings) -> str:
+    """True while no vLLM target is scraped: no ``up`` the vllm_selector picks, else no series of
+    vLLM's at all."""
+    return f"absent(up{_sel(s)})" if s.vllm_selector else f"absent(vllm:num_requests_running{_sel(s)})"
 
 
 def _slo_error_ratio(s: Settings, canonical: str, threshold: float, window: str, by: str) -> str:
