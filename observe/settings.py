@@ -207,37 +207,19 @@ class Settings:
     # ---------------------------------------------------------------- alert rules
     selector: str = _f(
         "",
-        "Label matchers every rule adds to its vLLM and sidecar selectors (a mixin's _config selector), "
-        'e.g. namespace="llm" or cluster="prod",namespace=~"llm-.*". Empty = no restriction and no '
-        "job-name assumption: vLLM's series are told by their vllm: names, its `up` by the targets "
-        "whose /metrics held vLLM's series within target_lookback, so every deployment's job names "
-        "(compose's vllm, a PodMonitor's <namespace>/<name>, production-stack's, llm-d's, KServe's) work.",
+        'Matchers every rule adds, e.g. namespace="llm" (a mixin\'s _config selector). Empty: no '
+        "job-name assumption; vLLM's series are told by their names, `up` by target_lookback.",
         "alerts",
     )
     vllm_selector: str | None = _f(
-        None,
-        "Label matchers that pick the vLLM targets in every rule instead of `selector`, e.g. "
-        'job="vllm",namespace="llm". Set, it also picks `up` directly: VLLMDown then pages for a target '
-        "that never answered (a pod still loading its model, or failing to start).",
-        "alerts",
+        None, "Matchers of the vLLM targets instead of `selector`; set, it picks `up` itself.", "alerts"
     )
-    observe_selector: str | None = _f(
-        None,
-        "Label matchers that pick the observe sidecars instead of `selector`, as for vllm_selector.",
-        "alerts",
-    )
+    observe_selector: str | None = _f(None, "Matchers of the sidecars instead of `selector`.", "alerts")
     target_lookback: str = _f(
-        "6h",
-        "With no vllm_selector / observe_selector: VLLMDown and ObserveSidecarDown watch the targets "
-        "that exposed vLLM's (the sidecar's) series within this window; one down longer is no longer paged.",
-        "alerts",
+        "6h", "Unselected `up`: targets that exposed vLLM's (the sidecar's) series this recently.", "alerts"
     )
-    vllm_job: str = _f(
-        "vllm", "Job label observe's scrape configs and PodMonitors give the vLLM targets.", "alerts"
-    )
-    observe_job: str = _f(
-        "observe", "Job label observe's scrape configs and PodMonitors give the observe sidecars.", "alerts"
-    )
+    vllm_job: str = _f("vllm", "Job label observe's scrape configs give vLLM.", "alerts")
+    observe_job: str = _f("observe", "Job label observe's scrape configs give the sidecars.", "alerts")
     rule_by: tuple[str, ...] = _f(
         ("cluster", "namespace", "pod", "job", "instance", "model_name"),
         "Labels every recording rule aggregates by and every alert joins on, so the labels a cluster "
