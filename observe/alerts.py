@@ -19,8 +19,9 @@ from typing import Any
 
 import yaml
 
-from observe import crashes, promql
+from observe import crashes, failurekinds, promql
 from observe.errors import ConfigError
+from observe.failurekinds import ALERT_CRASHED, ALERT_OOM, ALERT_STARTUP_FAILED
 from observe.recording_rules import (  # the recording rules, and the helpers the alerts share with them
     _num,
     _sel,
@@ -73,6 +74,63 @@ def stuck_for(s: Settings) -> str:
     """VLLMEngineStuck's for: the counters must be flat over stuck_window, then stay so for the
     rest of stuck_after_s — so the page comes stuck_after_s after the last token."""
     return promql.format_duration(s.stuck_after_s - _seconds(stuck_window(s)))
+
+
+def _traffic_window(s: Settings, short_w: str) -> str:
+    """The window a burn alert requires traffic in NOW: the pair's short window, or rate_window
+    when that is shorter — a server idle since the incident has no one left to hurt, and a 30m
+    short window would otherwise keep paging for half an hour after the load stopped."""
+    return short_w if _seconds(short_w) <= _seconds(s.rate_window) else s.rate_window
+
+
+def _traffic_text(s: Settings, short_w: str) -> str:
+    now = _traffic_window(s, short_w)
+    return f"over {short_w}" if now == short_w else f"over {short_w} and over the last {now}"
+
+
+def _burn(s: Settings, level: str, level_by: str, key: str, long_w: str, short_w: str, limit: str) -> str:
+    """One burn-rate pair at one level: both windows over the limit, with traffic (the floor) over
+    the short window and over the last _traffic_window."""
+    floor = _num(s.min_request_rate)
+    expr = (
+        f"{level}:vllm_{key}_slo_errors:ratio_rate{long_w} > {limit}\nand\n"
+        f"{level}:vllm_{key}_slo_errors:ratio_rate{short_w} > {limit}\n"
+        f"and on ({level_by})\n{level}:vllm_requests:rate{short_w} >= {floor}"
+    )
+    now = _traffic_window(s, short_w)
+    if now != short_w:
+        expr += f"\nand on ({level_by})\n{level}:vllm_requests:rate{now} >= {floor}"
+    return expr
+
+
+def queue_backlog_expr(s: Settings) -> str:
+    """Waiting requests over a share of the server's own --max-num-seqs (the sidecar's
+    observe_vllm_max_num_seqs, read from the launch's flags); where no sidecar reports it, the
+    absolute threshold (Settings.waiting_threshold). An explicit waiting_requests is used alone."""
+    absolute = f"instance:vllm_requests_waiting:sum > {_num(s.waiting_threshold)}"
+    if s.waiting_requests is not None:
+        return absolute
+    SBY = sidecar_by(s)
+    return (
+        f"instance:vllm_requests_waiting:sum\n> on ({SBY}) group_left ()\n"
+        f"({_num(s.queue_batch_share)} * max by ({SBY}) (observe_vllm_max_num_seqs))\nor\n"
+        f"(\n  {absolute}\n  unless on ({SBY}) observe_vllm_max_num_seqs\n)"
+    )
+
+
+def _queue_description(s: Settings) -> str:
+    if s.waiting_requests is not None:
+        return (
+            f"More than {_num(s.waiting_threshold)} requests have waited for {s.queue_for}. The server is over "
+            "capacity: add replicas, or if the KV cache has room raise --max-num-seqs."
+        )
+    share = _num(s.queue_batch_share * 100)
+    return (
+        f"More than {share}% of a full batch (--max-num-seqs, as the observe sidecar read it from the "
+        f"launch; {_num(s.waiting_threshold)} requests where no sidecar reports it) has waited for "
+        f"{s.queue_for}: the batch is full and requests queue for a slot, so their time to first token "
+        "grows by whole requests. Add replicas, or if the KV cache has room raise --max-num-seqs."
+    )
 
 
 # ---------------------------------------------------------------- alerting rules
@@ -209,14 +267,12 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         _alert(
             s,
             "VLLMQueueBacklog",
-            f"instance:vllm_requests_waiting:sum > {_num(s.waiting_threshold)}",
+            queue_backlog_expr(s),
             s.queue_for,
             "warning",
             "vllm",
             f"{{{{ $value | humanize }}}} requests are waiting on {model} at {inst}.",
-            f"More than {_num(s.waiting_threshold)} requests (one full batch of --max-num-seqs) have waited "
-            f"for {s.queue_for}. The server is over capacity: add replicas, or if the KV cache has room "
-            "raise --max-num-seqs.",
+            _queue_description(s),
         ),
     ]
     floor = _num(s.min_request_rate)
@@ -225,24 +281,30 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         ("itl", "ITL", "an inter-token latency", "tokens", s.itl_slo_seconds, s.itl_slo_target),
     ):
         budget = 1.0 - target
+        (_, inst_by, _), (_, model_by, _) = slo_levels(s)
         for level, level_by, prefix in slo_levels(s):
             where = f"{model} on {inst}" if level == "instance" else f"{model} (all replicas)"
             for long_w, short_w, factor, for_, severity in s.burn_windows:
                 speed = "Fast" if severity == "critical" else "Slow"
                 limit = _num(factor * budget)
+                expr = _burn(s, level, level_by, key, long_w, short_w, limit)
+                if level != "instance":
+                    # one incident, one page: a model whose replica already burns this pair pages per
+                    # instance only; the per-model alert is for a burn no single replica shows
+                    covered = _burn(s, "instance", inst_by, key, long_w, short_w, limit)
+                    expr = f"(\n{expr}\n)\nunless on ({model_by})\n(\n{covered}\n)"
                 rule = _alert(
                     s,
                     f"{prefix}{label}SLOBurn{speed}",
-                    f"{level}:vllm_{key}_slo_errors:ratio_rate{long_w} > {limit}\nand\n"
-                    f"{level}:vllm_{key}_slo_errors:ratio_rate{short_w} > {limit}\n"
-                    f"and on ({level_by})\n{level}:vllm_requests:rate{short_w} >= {floor}",
+                    expr,
                     for_,
                     severity,
                     "vllm",
                     f"{where} burns its {label} error budget {_num(factor)}x too fast.",
                     f"{{{{ $value | humanizePercentage }}}} of {unit} over the last {long_w} had {canonical_name} "
                     f"above {_num(threshold)}s (SLO: {_num(target * 100)}% under {_num(threshold)}s; burn rate above "
-                    f"{_num(factor)} over both {long_w} and {short_w}, with at least {floor} requests/s). Look "
+                    f"{_num(factor)} over both {long_w} and {short_w}, with at least {floor} requests/s "
+                    f"{_traffic_text(s, short_w)}). Look "
                     "at queueing and preemptions; lower --max-num-batched-tokens or --max-num-seqs, or add replicas.",
                 )
                 rule["labels"].update({"long_window": long_w, "short_window": short_w})
@@ -266,8 +328,8 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         ),
         _alert(
             s,
-            "VLLMEngineOOM",
-            _recent_errors(s, ("oom",), s.engine_error_window),
+            ALERT_OOM,
+            _recent_errors(s, failurekinds.kinds_alerted(ALERT_OOM), s.engine_error_window),
             "0m",
             "critical",
             "vllm-logs",
@@ -278,12 +340,12 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         ),
         _alert(
             s,
-            "VLLMEngineStartupFailed",
+            ALERT_STARTUP_FAILED,
             f"max by ({SBY}, kind, reason) (observe_engine_startup_failure_info) > 0",
             "0m",
             "critical",
             "vllm-logs",
-            f"vLLM at {inst} failed to start ({{{{ $labels.kind }}}}): {{{{ $labels.reason }}}}",
+            f"{{{{ $labels.reason }}}} (vLLM at {inst} failed to start: {{{{ $labels.kind }}}})",
             "vLLM rejected its launch or failed during start-up; the observe sidecar read the reason in its "
             "log: {{ $labels.reason }} Fix: "
             + _query_label("observe_engine_startup_failure_info", f"{SBY} kind reason", "fix")
@@ -291,7 +353,7 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         ),
         _alert(
             s,
-            "VLLMEngineCrashed",
+            ALERT_CRASHED,
             _recent_increase(s, "observe_engine_crashes_total", "cause", s.engine_error_window),
             "0m",
             "critical",

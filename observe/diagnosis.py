@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from observe import advise as advise_mod
 from observe import launches, metricmath, shutdown, timeline, versions
 from observe.advise.rejected import rejected_flags
+from observe.failurekinds import KV_KINDS, FailureKind
 from observe.flags import cmdline
 from observe.model import (
     AccessLog,
@@ -39,7 +40,7 @@ from observe.rules.context import Context
 from observe.settings import Settings
 
 #: error kinds whose "startup" phase the start-up phase facts refine (loading_weights, profiling, …)
-_PHASED = ("exception", "error_line", "engine_crashed")
+_PHASED = (FailureKind.EXCEPTION, FailureKind.ERROR_LINE, FailureKind.ENGINE_CRASHED)
 
 if TYPE_CHECKING:  # pandas lives in timeline.py (and the detectors that read its frame)
     import pandas as pd
@@ -254,15 +255,11 @@ class InstanceBuilder:
             if ev.details.get("phase") == "startup" and s.phase is not None and ev.kind in _PHASED:
                 ev = dataclasses.replace(ev, details={**ev.details, "phase": s.phase})  # loading, profiling…
             s.error_kinds[ev.kind] = s.error_kinds.get(ev.kind, 0) + 1
-            if ev.kind == "oom":
+            if ev.kind == FailureKind.OOM:
                 s.oom_errors += 1
                 s.oom_phases.append(s.phase if s.phase is not None or not s.samples else "serving")
             mml = ev.details.get("max_model_len") or ev.details.get("max_seq_len")
-            if (
-                mml
-                and self.config.max_model_len is None
-                and ev.kind in ("max_seq_len_exceeds_kv", "kv_needed_exceeds_available")
-            ):
+            if mml and self.config.max_model_len is None and ev.kind in KV_KINDS:
                 self.config.max_model_len = int(mml)
             if len(s.errors) < Summary.MAX_ERRORS:
                 s.errors.append(ev)
@@ -448,7 +445,7 @@ class InstanceBuilder:
     def _finish_config(self, scrapes: Sequence[Scrape] = ()) -> None:
         s = self.summary
         cfg = self.config
-        _complete_config(cfg, s, scrapes)
+        _complete_config(cfg, s, scrapes, bool(self.facts.get("unversioned_banner")))
         if s.max_tokens_per_running is None and cfg.kv_cache_tokens:
             per = [kv / 100.0 * cfg.kv_cache_tokens / r for kv, r in s._kv_usage_running if r]
             if per:
@@ -489,7 +486,7 @@ class InstanceBuilder:
         )
 
 
-def _complete_config(cfg: EngineConfig, s: Summary, scrapes: Sequence[Scrape]) -> None:
+def _complete_config(cfg: EngineConfig, s: Summary, scrapes: Sequence[Scrape], v03: bool = False) -> None:
     """Fill what the startup lines did not say from derived facts and vllm:cache_config_info."""
     if cfg.engine is None and s.stats_formats:
         cfg.engine = "v0" if "v0" in s.stats_formats else "v1"
@@ -520,6 +517,7 @@ def _complete_config(cfg: EngineConfig, s: Summary, scrapes: Sequence[Scrape]) -
         clauses=s.stats_clauses,
         call_sites=s.call_sites,
         processes=s.processes,
+        unversioned_banner=v03,  # the engine banner named no version
     )
 
 

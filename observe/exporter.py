@@ -104,6 +104,7 @@ class ExportState:
     cumulative_preemptions: int | None = None
     kv_cache_tokens: int | None = None
     max_concurrency: float | None = None
+    max_num_seqs: int | None = None  # the launch's --max-num-seqs (from its flags), the queue alert's batch
     engine_errors: dict[str, int] = field(default_factory=dict)
     info: dict[str, str] | None = None  # version, engine, model
     engine_crashes: dict[str, int] = field(default_factory=dict)  # cause → unexpected exits
@@ -219,6 +220,7 @@ def _log_facts(s: ExportState) -> Iterator[Metric]:
     yield _gauge("observe_vllm_cumulative_preemptions", s.cumulative_preemptions)
     yield _gauge("observe_vllm_kv_cache_tokens", s.kv_cache_tokens)
     yield _gauge("observe_vllm_max_concurrency", s.max_concurrency)
+    yield _gauge("observe_vllm_max_num_seqs", s.max_num_seqs)
     errs = CounterMetricFamily(
         "observe_vllm_engine_errors", _help("observe_vllm_engine_errors_total"), labels=["kind"]
     )

@@ -138,6 +138,8 @@ class Instance:
                 st.kv_cache_tokens = _num(ev.value, int)
             elif ev.name == "max_concurrency":
                 st.max_concurrency = _num(ev.value, float)
+            elif ev.name == "flags" and isinstance(ev.value, dict):
+                st.max_num_seqs = _num(ev.value.get("--max-num-seqs"), int)
             elif ev.name in exporter.CUDA_GRAPH_GAUGES and _num(ev.value, float) is not None:
                 st.cuda_graph[ev.name] = float(ev.value)
             if ev.name in _FACT_GAUGES:
@@ -190,7 +192,7 @@ class Instance:
         self.stuck = None
         self.failed_in_row = 0  # failed /metrics reads since the last good one
         st = self.state
-        st.kv_cache_tokens = st.max_concurrency = None
+        st.kv_cache_tokens = st.max_concurrency = st.max_num_seqs = None
         st.cuda_graph = {}
         st.kv_fetch = {}
         st.engine_stuck = None if st.engine_stuck is None else False

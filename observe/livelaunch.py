@@ -16,10 +16,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from observe import crashes, launches, shutdown
+from observe.failurekinds import CrashCause
 from observe.flags import cmdline
 from observe.model import EngineError, LogEvent, Recommendation, StartupFact, StatsSample
 
 __all__ = ["Failure", "LaunchTracker", "fix_text", "info"]
+
+# crash causes that, in a launch still starting, are its failure to start rather than a crash (an
+# exception, or an exit with no signal: vLLM 0.32's worker "died unexpectedly (exit code: 0)" after
+# raising). A signal (killed, oom_killer) stays a crash, whenever it comes.
+_START_UP_EXITS = (CrashCause.EXCEPTION, CrashCause.ENGINE_DEAD)
 
 
 @dataclass(slots=True)
@@ -48,6 +54,8 @@ class LaunchTracker:
     crashed: bool = False  # this launch's crash was counted
     crashes: dict[str, int] = field(default_factory=lambda: dict.fromkeys(crashes.CAUSES, 0))
     failure: Failure | None = None
+    flags: dict[str, Any] = field(default_factory=dict)  # this launch's flags (vLLM's non-default args)
+    cause: str | None = None  # this launch's start-up cause with its fix, when vLLM stated the numbers
     _bound: launches.Boundary = field(default_factory=launches.Boundary)  # where a launch begins
 
     def see(self, ev: LogEvent, wall: float, *, live: bool = True) -> bool:
@@ -57,15 +65,28 @@ class LaunchTracker:
         if new:
             self.launch += 1
             self.served = self.crashed = False
+            self.flags, self.cause = {}, None
             self._bound.reset()
         self._bound.note(ev)
         if isinstance(ev, StartupFact):
+            if ev.name == "flags" and isinstance(ev.value, dict):
+                self.flags = ev.value
             return new
         if isinstance(ev, StatsSample):
             self.served = True
             self.failure = None
         elif isinstance(ev, EngineError) and not shutdown.is_noise(ev):
+            if not self.served and self.cause is None:
+                self.cause = crashes.headline(
+                    " ".join(str(v) for v in (ev.message, *ev.details.values())), self.flags
+                )
             cause = crashes.crash_cause(ev)
+            if (
+                cause in _START_UP_EXITS
+                and not self.served
+                and ev.details.get("phase", "startup") == "startup"
+            ):
+                cause = None  # a launch that raised while starting failed to start: that page says why
             if cause is not None and not self.crashed:
                 self.crashed = True  # an engine dies once per launch, however many lines say so
                 if live:
@@ -75,7 +96,7 @@ class LaunchTracker:
                 cur = self.failure
                 generic = kind in crashes.GENERIC_STARTUP_KINDS
                 if cur is None or cur.launch != self.launch or (cur.generic and not generic):
-                    self.failure = Failure(kind, crashes.reason_line(ev), self.launch, wall)
+                    self.failure = Failure(kind, self.cause or crashes.reason_line(ev), self.launch, wall)
         return False
 
     def answered(self, wall: float, took: float) -> None:

@@ -62,6 +62,7 @@ OBSERVE_METRICS: dict[str, str] = {
     "observe_vllm_engine_errors_total": "Engine errors seen in the logs, by kind (oom, startup_failed, engine_core_failed, ...).",
     "observe_vllm_kv_cache_tokens": "KV-cache capacity in tokens, from the startup log line.",
     "observe_vllm_max_concurrency": "Maximum concurrency vLLM reported at startup (for max_model_len-token requests).",
+    "observe_vllm_max_num_seqs": "The launch's --max-num-seqs as its log gave it (non-default args); absent when the launch did not set it. VLLMQueueBacklog's threshold is a share of it.",
     "observe_vllm_kv_fetch_requests": "Waiting requests whose KV a connector fetches, by engine and stage (waiting_to_start, in_progress, completed_waiting), from the 0.32+ stats line's KV fetch: clause (0 while the clause is absent, once seen).",
     "observe_vllm_cuda_graph_memory_bytes": "Memory CUDA graphs took (vLLM's startup line: graph capturing finished / CUDA graph pool actual).",
     "observe_vllm_cuda_graph_estimated_memory_bytes": "Memory vLLM estimated CUDA graphs would take (its startup estimate).",

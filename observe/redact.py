@@ -468,7 +468,9 @@ class Stream:
         if isinstance(ev, EngineError):
             if ev.details.get("phase") == "serving":
                 self.starting = False
-            return redact_error(ev, request_path=not self.starting)
+            # a raising source line read from a cut traceback (`from_source`) is vLLM's own code
+            own_code = bool(ev.details.get("from_source"))
+            return redact_error(ev, request_path=not (self.starting or own_code))
         if isinstance(ev, AccessLog):
             self.starting = False
             return access(ev)

@@ -21,7 +21,7 @@ import yaml
 from observe import promql
 from observe.errors import ConfigError
 
-__all__ = ["ITL_BUCKETS", "TTFT_BUCKETS", "Settings", "describe", "from_mapping", "from_yaml", "to_yaml"]
+__all__ = ["ITL_BUCKETS", "TTFT_BUCKETS", "Settings", "from_mapping", "from_yaml"]
 
 # Bucket bounds vLLM has used for its latency histograms (V0 and V1): an SLO threshold must be one
 # of them, or "requests faster than T" cannot be read off the buckets.
@@ -252,6 +252,9 @@ class Settings:
     rate_window: str = _f(
         "5m", "Window of rate() in recording rules; at least 4x the scrape interval.", "alerts"
     )
+    gpu_idle_util_pct: float = _f(
+        5.0, "GPU utilisation (%) at or below which a vLLM pod's GPU with no request is idle.", "alerts"
+    )
     runbook_base: str = _f(
         PUBLISHED_RUNBOOKS,
         "Where docs/runbooks.md is published; each alert links to its section (#<alert name in "
@@ -277,7 +280,18 @@ class Settings:
     waiting_requests: float | None = _f(
         None, "Queue-backlog threshold in waiting requests; empty = one full batch (max_num_seqs).", "alerts"
     )
-    queue_for: str = _f("10m", "How long the backlog must last before the alert fires.", "alerts")
+    queue_batch_share: float = _f(
+        0.25,
+        "Queue-backlog threshold as a share of the server's own --max-num-seqs (the sidecar exports it "
+        "from the launch's flags): more waiting than this share of a full batch is an overload (24 "
+        "concurrent on 16 slots: 8 waiting, 50%). Where no sidecar reports it, waiting_threshold.",
+        "alerts",
+    )
+    queue_for: str = _f(
+        "5m",
+        "How long the backlog must last before the alert fires (during the overload, not after).",
+        "alerts",
+    )
     burn_windows: tuple[tuple[str, str, float, str, str], ...] = _f(
         (
             ("20m", "2m", 14.4, "1m", "critical"),
@@ -362,24 +376,12 @@ class Settings:
                 )
             for d in (burn[0], burn[1], burn[3]):
                 _check_duration("burn window", d)
-        for name in (
-            "kv_high_pct",
-            "kv_full_pct",
-            "kv_queue_full_pct",
-            "low_prefix_hit_pct",
-            "low_spec_acceptance_pct",
-        ):
-            v = getattr(self, name)
-            if not 0 < v <= 100:
-                raise ConfigError(f"{name} must be a percentage in (0, 100], got {v}")
+        for name, interval in _INTERVALS.items():
+            _check_interval(name, getattr(self, name), *interval)
         if self.kv_high_pct > self.kv_full_pct:
             raise ConfigError(
                 f"kv_high_pct ({self.kv_high_pct}) must not be above kv_full_pct ({self.kv_full_pct})"
             )
-        for name in ("ttft_slo_target", "itl_slo_target", "kv_saturated_share", "collapse_ratio"):
-            v = getattr(self, name)
-            if not 0 < v < 1:
-                raise ConfigError(f"{name} must be in (0, 1), got {v}")
         if float(self.ttft_slo_seconds) not in TTFT_BUCKETS:
             raise ConfigError(
                 f"ttft_slo_seconds must be a vLLM bucket bound {TTFT_BUCKETS}, got {self.ttft_slo_seconds}"
@@ -394,8 +396,6 @@ class Settings:
             raise ConfigError(f"tune_e2el_slo_seconds must be positive, got {self.tune_e2el_slo_seconds}")
         if self.max_num_seqs is not None and self.max_num_seqs < 1:
             raise ConfigError(f"max_num_seqs must be >= 1, got {self.max_num_seqs}")
-        if self.min_request_rate < 0:
-            raise ConfigError(f"min_request_rate must be >= 0, got {self.min_request_rate}")
         for name in ("selector", "vllm_selector", "observe_selector"):
             sel = getattr(self, name)
             if sel is None or (name == "selector" and isinstance(sel, str) and not sel.strip()):
@@ -423,20 +423,6 @@ class Settings:
             raise ConfigError("seq_step_min_factor must be > 1 and <= seq_step_max_factor")
         if self.error_ratio <= 0 or self.preemptions_per_s < 0:
             raise ConfigError("error_ratio must be > 0 and preemptions_per_s >= 0")
-        for name in ("max_gpu_util", "seq_bound_kv_share"):
-            if not 0 < getattr(self, name) <= 1:
-                raise ConfigError(f"{name} must be in (0, 1], got {getattr(self, name)}")
-        for name in (
-            "stall_factor",
-            "stuck_after_s",
-            "pod_retention_s",
-            "max_model_len_slack",
-            "ttft_spike_ratio",
-            "ttft_spike_min_s",
-            "low_concurrency",
-        ):
-            if not getattr(self, name) > 0:
-                raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
 
     @property
     def kv_usage_ratio(self) -> float:
@@ -487,6 +473,35 @@ class Settings:
 
 
 VLLM_DEFAULT_MAX_NUM_SEQS = 256  # V1 default on GPU
+
+
+#: the fields that must lie in an interval: (low, high, low excluded, high excluded); None: unbounded
+_INTERVALS: dict[str, tuple[float, float | None, bool, bool]] = {
+    **dict.fromkeys(
+        ("kv_high_pct", "kv_full_pct", "kv_queue_full_pct", "low_prefix_hit_pct", "low_spec_acceptance_pct"),
+        (0, 100, True, False),
+    ),
+    **dict.fromkeys(("queue_batch_share", "max_gpu_util", "seq_bound_kv_share"), (0, 1, True, False)),
+    **dict.fromkeys(
+        ("ttft_slo_target", "itl_slo_target", "kv_saturated_share", "collapse_ratio"), (0, 1, True, True)
+    ),
+    "gpu_idle_util_pct": (0, 100, False, False),
+    "min_request_rate": (0, None, False, False),
+    **dict.fromkeys(
+        ("stall_factor", "stuck_after_s", "pod_retention_s", "max_model_len_slack", "ttft_spike_ratio")
+        + ("ttft_spike_min_s", "low_concurrency"),
+        (0, None, True, False),
+    ),
+}
+
+
+def _check_interval(name: str, v: Any, lo: float, hi: float | None, lo_open: bool, hi_open: bool) -> None:
+    above = v > lo if lo_open else v >= lo
+    below = hi is None or (v < hi if hi_open else v <= hi)
+    if not (above and below):
+        close = "∞)" if hi is None else f"{hi}{')' if hi_open else ']'}"
+        span = f"{'(' if lo_open else '['}{lo}, {close}"
+        raise ConfigError(f"{name} must be in {span}, got {v}")
 
 
 def _check_duration(name: str, value: Any) -> None:
@@ -541,52 +556,3 @@ def from_yaml(text: str, *, source: str = "config") -> Settings:
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a mapping of setting names to values")
     return from_mapping(data, source=source)
-
-
-def describe(s: Settings) -> list[dict[str, Any]]:
-    """Every setting with its value, default, section and note (for `observe config show`)."""
-    out = []
-    for f in dataclasses.fields(Settings):
-        out.append(
-            {
-                "name": f.name,
-                "value": getattr(s, f.name),
-                "default": f.default,
-                "section": f.metadata.get("section"),
-                "note": f.metadata.get("note"),
-            }
-        )
-    return out
-
-
-_SECTION_TITLES = {
-    "kv": "KV cache",
-    "engine": "engine behaviour",
-    "slo": "latency SLOs",
-    "alerts": "alert rules",
-    "input": "reading logs",
-    "tune": "observe tune",
-}
-
-
-def to_yaml(s: Settings) -> str:
-    """The settings as a commented YAML file that ``--config`` reads back unchanged."""
-    lines = ["# observe settings (observe config show); pass with --config FILE", ""]
-    section = None
-    rows = describe(s)
-    order = {sec: i for i, sec in reversed(list(enumerate(r["section"] for r in rows)))}
-    for row in sorted(rows, key=lambda r: order[r["section"]]):  # each section once, fields in order
-        if row["section"] != section:
-            section = row["section"]
-            lines.append(f"# ---- {_SECTION_TITLES.get(section, section)}")
-        lines.append(f"# {row['note']}")
-        value = row["value"]
-        if row["name"] == "rule_labels":
-            value = dict(value)
-        elif isinstance(value, tuple):
-            value = [list(x) if isinstance(x, tuple) else x for x in value]
-        dumped = yaml.safe_dump({row["name"]: value}, default_flow_style=True, sort_keys=False).strip()
-        if dumped.startswith("{") and dumped.endswith("}"):
-            dumped = dumped[1:-1]
-        lines.append(dumped)
-    return "\n".join(lines) + "\n"

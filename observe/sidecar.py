@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from observe import cri, diagnosis, exporter, kubeapi, podlogs, report, scrape
+from observe import cri, diagnosis, exporter, kubeapi, podlogs, report, scrape, tailstate
 from observe.liveinstance import Instance, stuck_finding
 from observe.model import Scrape, StartupFact
 from observe.parse import Parser, scan
@@ -43,6 +43,7 @@ from observe.tail import Follower
 __all__ = ["DISCOVER_EVERY", "Sidecar"]
 
 DISCOVER_EVERY = 60.0  # seconds between two lists of the node's pods (--pod-selector)
+SAVE_EVERY = 2.0  # seconds between two writes of the state file while lines come (at once on a count)
 
 
 class Sidecar:
@@ -70,6 +71,12 @@ class Sidecar:
         self._stop = threading.Event()
         self._analyze_now = threading.Event()  # a launch failed: find its fix before it is exported
         self._cri = cri.Rejoiner()
+        # --state-dir: where the last run stopped and its counters (observe.tailstate)
+        self._saved, self._state_problem = (
+            tailstate.load(settings.state_dir) if settings.state_dir else (None, None)
+        )
+        self._pending = dict(self._saved.counters) if self._saved else {}  # instances not made yet
+        self._saved_at, self._saved_counts, self._state_told = float("-inf"), -1, ""
         # "" → the one instance (vLLM's --log files and --vllm-url); "NAMESPACE/POD" → a pod's, for
         # the lines of /var/log/pods/<namespace>_<pod>_<uid>/… (a node's DaemonSet)
         self._one = self._make("")
@@ -83,8 +90,10 @@ class Sidecar:
         self.stopped_by: int | None = None  # the signal that stopped it, if one did
         if settings.logs:  # open now: "the end of the log" means the end when the sidecar was made
             self._ensure_follower()
-            if not settings.from_start:
+            if not settings.from_start or self._saved is not None:
                 self.recover_startup_facts()
+        if self._state_problem is not None:  # told once, counted with the log errors
+            self._state_failed(self._state_problem)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> Sidecar:
@@ -137,6 +146,9 @@ class Sidecar:
             t.join(timeout=max(0.1, deadline - time.monotonic()))
         self._threads.clear()
         if self._follower is not None:
+            if self._saved_at != float("inf"):
+                self.save_state()
+                self._saved_at = float("inf")  # stopped: the state written last stays
             self._follower.close()
         if self._server is not None:
             self._server.stop()
@@ -214,7 +226,51 @@ class Sidecar:
                 elif key and now - inst.seen > self.settings.thresholds.pod_retention_s:
                     del self._instances[key]  # a pod gone that long: its series go
                     self._forgotten.update(inst.state.log_lines)
-        return sum(n for _, _, n in parsed)
+            counts = sum(
+                sum(i.launch.crashes.values()) + sum(i.state.engine_errors.values())
+                for i in self._instances.values()
+            )
+        lines = sum(n for _, _, n in parsed)
+        if counts != self._saved_counts or (lines and time.monotonic() - self._saved_at >= SAVE_EVERY):
+            self.save_state()  # a count at once: a restart must find it with the lines it came from
+        return lines
+
+    def save_state(self) -> None:
+        """Write where the follower is and the counters alerts read to --state-dir (if given), in one
+        atomic write: a restart resumes from there (observe.tailstate). A failure is told once and
+        counted; the sidecar goes on."""
+        if not self.settings.state_dir or self._follower is None or self._saved_at == float("inf"):
+            return
+        saved = self._follower.state()
+        with self._lock:
+            saved.counters = dict(self._pending)
+            for key, inst in self._instances.items():
+                saved.counters[key] = {
+                    "crashes": dict(inst.launch.crashes),
+                    "engine_errors": dict(inst.state.engine_errors),
+                }
+            counts = sum(
+                sum(v)
+                for c in saved.counters.values()
+                for v in (c["crashes"].values(), c["engine_errors"].values())
+            )
+        try:
+            tailstate.save(self.settings.state_dir, saved)
+        except OSError as e:
+            self._state_failed(f"cannot write the state file in {self.settings.state_dir}: {e.strerror or e}")
+            return
+        self._saved_at, self._saved_counts = time.monotonic(), counts
+
+    def _state_failed(self, msg: str) -> None:
+        """A state file that cannot be read or written: one warning per problem, counted as a log error."""
+        if msg == self._state_told:
+            return
+        self._state_told = msg
+        if self._follower is not None:
+            self._follower.stats.errors += 1
+            self._follower.stats.last_error = msg
+        if self._warn is not None:
+            self._warn(f"warning: {msg}")
 
     def scrape_once(self, now: datetime | None = None) -> Scrape:
         """GET vLLM's /metrics once (and /v1/models until it answered); count what went wrong."""
@@ -433,17 +489,24 @@ class Sidecar:
     def _make(self, key: str) -> Instance:
         s = self.settings
         if not key:
-            return Instance(
+            inst = Instance(
                 s, s.instance_name, clock=self._clock, url=s.vllm_url, on_failure=self._analyze_now.set
             )
-        ns, _, pod = key.partition("/")
-        return Instance(
-            s,
-            key,
-            clock=self._clock,
-            labels={"namespace": ns, "pod": pod, "instance": key},
-            on_failure=self._analyze_now.set,
-        )
+        else:
+            ns, _, pod = key.partition("/")
+            inst = Instance(
+                s,
+                key,
+                clock=self._clock,
+                labels={"namespace": ns, "pod": pod, "instance": key},
+                on_failure=self._analyze_now.set,
+            )
+        saved = self._pending.pop(key, None)
+        if saved:  # the counts the last run exported: they go on from there, not from 0
+            inst.launch.crashes.update(saved.get("crashes", {}))
+            inst.state.engine_crashes = dict(inst.launch.crashes)
+            inst.state.engine_errors.update(saved.get("engine_errors", {}))
+        return inst
 
     def _instance(self, key: str) -> Instance:
         """The instance of `key`, made when a pod first shows (lock held)."""
@@ -466,6 +529,7 @@ class Sidecar:
             s = self.settings
             self._follower = Follower(
                 s.logs,
+                resume=self._saved,
                 from_start=s.from_start,
                 poll_interval=s.poll_interval,
                 use_watchdog=s.use_watchdog,
@@ -492,8 +556,9 @@ class Sidecar:
                 sc = scan.Scanner(
                     path, parser, lambda ev, i=inst: i.learn(ev, now, live=False), lambda n: None
                 )
-                try:
-                    sc.read(Path(path))
+                upto = self._follower.resumed_at(path) if self._follower is not None else None
+                try:  # resuming: only what the last run read (the rest is read live, and counted)
+                    _read_upto(sc, path, upto) if upto is not None else sc.read(Path(path))
                 except (OSError, EOFError, ValueError):
                     self._one.state.log_errors += 1
             return sum(len(i.facts) for i in self._instances.values())
@@ -552,6 +617,14 @@ class Sidecar:
             self._analyze_now.clear()
             self.analyze_once()
             self._analyze_now.wait(interval)
+
+
+def _read_upto(sc: scan.Scanner, path: str, upto: int) -> None:
+    """The first `upto` bytes of a file into a scanner (its last partial line waits for the rest)."""
+    with open(path, "rb") as f:
+        while upto > 0 and (data := f.read(min(upto, 1 << 20))):
+            sc.push(data)
+            upto -= len(data)
 
 
 def _key(path: str) -> str:

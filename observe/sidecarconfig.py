@@ -100,6 +100,9 @@ class SidecarSettings:
     thresholds: Settings = field(default_factory=Settings)  # what the window is judged by
     api_diagnosis: str = "auto"  # one of API_DIAGNOSIS_MODES
     api_token: str | None = field(default=None, repr=False)  # bearer token for /api/diagnosis
+    # where read positions and the counters alerts read survive a restart (observe.tailstate);
+    # None: a restart starts at the logs' end and the counters at 0
+    state_dir: str | None = None
 
     def __post_init__(self) -> None:
         if self.api_diagnosis not in API_DIAGNOSIS_MODES:
@@ -185,6 +188,7 @@ class SidecarSettings:
         warn_every: str = "5m",
         api_diagnosis: str = "auto",
         api_token: str | None = None,
+        state_dir: str | None = None,
     ) -> SidecarSettings:
         host, port = parse_listen(listen)
         thresholds = thresholds or Settings()
@@ -206,6 +210,7 @@ class SidecarSettings:
             warn_every=parse_duration(warn_every, what="--warn-every"),
             api_diagnosis=api_diagnosis,
             api_token=api_token,
+            state_dir=state_dir or None,
         )
 
 

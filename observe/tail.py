@@ -4,8 +4,13 @@ Semantics (google/mtail `internal/tailer/logstream/filestream.go`, adapted):
 
 - **Start.** Files that match when the Follower is built are opened at their end ("ignore the
   past") unless `from_start`; files that appear later (a log missing at start, a re-created or
-  rotated-in file) are read from their first byte. No offsets are checkpointed: a restarted
-  sidecar starts at the end again (mtail FAQ — Prometheus copes with the counter reset).
+  rotated-in file) are read from their first byte. With `resume` (a ``state()`` the last run
+  saved, ``observe.tailstate``'s file) each file resumes where that run stopped, generations
+  rotated away meanwhile are read from where it stopped in them, and a file it never met is read
+  from its start: what was written while no follower ran is read once (mtail checkpoints nothing).
+- **Identity.** A generation (one file's content from its first byte) of a followed path is known
+  by its first ``tailstate.HEAD`` bytes (vLLM's carry time stamps), not by name or inode: one read is
+  never read again, whatever it is renamed or copied to; a file met again is read past that only.
 - **Rotation** (rename; RotatingFileHandler, logrotate `create`): when a read hits EOF and the
   path now names another inode, the old descriptor is drained to EOF, its unterminated tail (if
   any) is emitted, and it is retired; the new file is read from offset 0. If the writer rotated
@@ -26,12 +31,16 @@ Semantics (google/mtail `internal/tailer/logstream/filestream.go`, adapted):
   it last wrote at start-up, which the API server filled up to a slack a short line fits in). The
   file just rotated away is never let go: writers not reopened yet write on in it (the container
   runtime between the kubelet's rename and its ReopenContainerLog).
-- **Reused inode numbers**: a generation is known as read by its inode, and the kubelet deletes
-  and creates files all the time, so a new generation may get the number of a file we read and
-  let go. The first bytes of each file let go are kept: a file whose first bytes differ is new.
-- **Truncation** (copytruncate): same inode, size below our offset → seek to 0 and count it.
-  Lines written between logrotate's copy and its truncate are lost by design (as in mtail).
-- **Deletion**: the path is gone → drain, retire, and let glob discovery find a re-created file.
+- **Reused inode numbers**: the kubelet deletes and creates files all the time, so a new generation
+  may get the number of a file we read and let go: its head differs, so it is new.
+- **Truncation** (copytruncate): same inode, size below our offset (or its head changed: truncated
+  and written past our offset between two polls) → remember the generation and how far it was
+  read, read its copy (`name.1`: a new inode with that head) past that point — the lines written
+  between our last read and the copy —, then the file from 0, and count it. Lines written between
+  logrotate's copy and its truncate are lost by design (as in mtail). The copies are never read
+  again, even when the live file is deleted and recreated beside them.
+- **Deletion**: the path is gone → drain, retire, and let glob discovery find a re-created file
+  (rotated siblings written meanwhile and not read are read first, as after a rotation).
 - **Partial lines** are held until their `\n` (a trailing `\r` is stripped); never emitted half.
 - **Very long lines** are cut at `max_line_bytes` (the rest up to `\n` is dropped) and counted.
 - **Invalid UTF-8** is decoded with U+FFFD replacement and counted.
@@ -54,7 +63,6 @@ blocks and never raises for file trouble: every fault is counted in `stats`.
 
 from __future__ import annotations
 
-import collections
 import glob
 import itertools
 import os
@@ -63,7 +71,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from observe import rotation
+from observe import rotation, tailstate
 from observe.model import LogLine
 from observe.parse.scan import COUNT, COUNTED, Classifier
 from observe.tailwake import Waker
@@ -72,8 +80,6 @@ __all__ = ["CountedLines", "Follower", "FollowerStats"]
 
 _CHUNK = 1 << 20
 _MAX_READ_PER_POLL = 8 << 20  # per file and poll: bounded memory when catching up on history
-_HEAD = 256  # first bytes kept of a file let go, to tell a reused inode number from it
-_MAX_HEADS = 1024
 _MAX_LINGER = 16  # rotated files kept open for late writers (about one per writing process)
 _MAX_WRITERS = 4096  # processes remembered with the newest generation they wrote in
 _WRITER_END = 96  # a writer's "(name pid=N)" prefix ends within this many bytes
@@ -143,7 +149,7 @@ class _Stream:
     partial: bytes = b""
     skipping: bool = False  # inside an over-long line: drop bytes until the next newline
     catch_up: bool = False  # read from its start at construction, first EOF not reached yet
-    seen: collections.deque = field(default_factory=lambda: collections.deque(maxlen=256))
+    head: bytes = b""  # its first bytes (up to tailstate.HEAD): which generation it is
     opened_mtime_ns: int = 0  # the file's mtime when we opened it: later generations are newer
     grew_at: float = 0.0  # time.monotonic() of the last read that got bytes (lingering files)
     gen: int = 0  # the order the follower met files in: a later generation is newer
@@ -165,6 +171,7 @@ class Follower:
         coalesce: float = 0.02,
         clock: Callable[[], float] = time.time,
         bulk: bool = False,
+        resume: tailstate.Saved | None = None,
     ) -> None:
         self.patterns = [os.path.abspath(os.path.expanduser(p)) for p in patterns]
         self.poll_interval = poll_interval
@@ -174,9 +181,10 @@ class Follower:
         self._clock = clock
         self._streams: dict[str, _Stream] = {}
         self._failed: dict[str, str] = {}  # path → error, counted once until it opens
-        self._gone: dict[str, tuple[int, list[tuple[int, int]]]] = {}  # retired, not back yet
+        self._gone: dict[str, int] = {}  # retired, not back yet: path → its mtime when opened
         self._linger: list[_Stream] = []  # rotated away, still linked: a late writer may add lines
-        self._heads: dict[tuple[int, int], bytes] = {}  # first bytes of files let go, by inode
+        self._done = resume.generations if resume else tailstate.Generations()  # let go: how far read
+        self._resumed = resume is not None
         self._gens = itertools.count(1)
         self._newest: dict[bytes, int] = {}  # writer → the newest generation it wrote a line in
         self._wake = threading.Event()
@@ -188,6 +196,13 @@ class Follower:
         if self._waker is not None:
             self._waker.start()
         for path in self._discover():
+            if resume is not None:  # where the last run stopped, or from its start: new since
+                if path in resume.files:
+                    self._gone[path] = resume.files[path]
+                else:
+                    self._open(path, at_end=False)
+                self._last_discovery = float("-inf")  # the first poll finds them
+                continue
             st = self._open(path, at_end=not from_start)
             if st is not None and from_start and bulk:
                 st.catch_up = True
@@ -217,7 +232,7 @@ class Follower:
             if gone is None:
                 self._open(path, at_end=False)
             else:
-                self._reopen(path, gone[0], gone[1], out)
+                self._reopen(path, gone, out)
         for path in list(self._streams):
             st = self._streams.get(path)
             if st is not None and not self._closed:
@@ -239,6 +254,27 @@ class Follower:
         """Paths currently open."""
         return sorted(self._streams)
 
+    def state(self) -> tailstate.Saved:
+        """What a restarted follower resumes from (``resume=``): every generation read and how far
+        (the open files' up to their last whole line), and the files followed."""
+        gens = tailstate.Generations()
+        gens.merge(self._done)
+        for st in [*self._linger, *self._streams.values()]:
+            gens.record(st.path, st.head, st.offset - len(st.partial))
+        files = {p: s.opened_mtime_ns for p, s in self._streams.items()}
+        return tailstate.Saved(gens, {**self._gone, **files})
+
+    def resumed_at(self, path: str) -> int | None:
+        """Where reading the file at `path` resumes: the bytes the last run read of it (0: none);
+        None when not resuming (``resume=None``)."""
+        if not self._resumed:
+            return None
+        try:
+            with open(path, "rb") as f:
+                return self._done.known(path, f.read(tailstate.HEAD)) or 0
+        except OSError:
+            return 0
+
     def close(self) -> None:
         """Stop the watchdog observer and close every descriptor. Idempotent."""
         if self._closed:
@@ -248,7 +284,7 @@ class Follower:
         if waker is not None:
             waker.stop()
         for st in [*self._streams.values(), *self._linger]:
-            _close_fd(st.fd)
+            tailstate.close_fd(st.fd)
         self._streams.clear()
         self._linger.clear()
         self._wake.set()
@@ -282,18 +318,29 @@ class Follower:
             fs = os.fstat(fd)
             key = (fs.st_dev, fs.st_ino)
             if any(s.dev_ino == key for s in self._streams.values()):
-                _close_fd(fd)  # the same file under a second name: already followed
+                tailstate.close_fd(fd)  # the same file under a second name: already followed
                 return None
-            offset = os.lseek(fd, 0, os.SEEK_END) if at_end else 0
+            head = os.pread(fd, tailstate.HEAD, 0)
+            # a generation already read (met again under this name, or where a restart resumes)
+            offset = os.lseek(
+                fd,
+                0 if at_end else min(self._known(path, head) or 0, fs.st_size),
+                os.SEEK_END if at_end else os.SEEK_SET,
+            )
         except OSError as e:
-            _close_fd(fd)
+            tailstate.close_fd(fd)
             self._fail(path, e)
             return None
         self._failed.pop(path, None)
         st = _Stream(
-            path=path, fd=fd, dev_ino=key, offset=offset, opened_mtime_ns=fs.st_mtime_ns, gen=next(self._gens)
+            path=path,
+            fd=fd,
+            dev_ino=key,
+            offset=offset,
+            opened_mtime_ns=fs.st_mtime_ns,
+            gen=next(self._gens),
+            head=head,
         )
-        st.seen.append(key)
         self._streams[path] = st
         self.stats.opens += 1
         self.stats.lines.setdefault(path, 0)
@@ -308,6 +355,9 @@ class Follower:
 
     # ------------------------------------------------------------------ reading
     def _service(self, st: _Stream, out: list[LogLine]) -> None:
+        if self._rewritten(st):  # truncated and written past our offset since the last poll
+            self._truncated(st, out)
+            return
         at_eof = self._read(st, out)
         if not at_eof:
             self._more = True
@@ -315,11 +365,10 @@ class Follower:
         try:
             ps = os.stat(st.path)
         except FileNotFoundError:
-            seen = list(st.seen)
             self._retire(st, out)
             self.stats.deletions += 1
             # maybe mid-rotation: recover generations when it returns
-            self._gone[st.path] = (st.opened_mtime_ns, seen)
+            self._gone[st.path] = st.opened_mtime_ns
             return
         except OSError as e:
             self._fail(st.path, e)
@@ -332,36 +381,50 @@ class Follower:
         if (ps.st_dev, ps.st_ino) != st.dev_ino:
             self._rotate(st, out)
         elif fs.st_size < st.offset:
-            os.lseek(st.fd, 0, os.SEEK_SET)
-            st.offset = 0
-            st.lineno = 0
-            st.skipping = False
-            self.stats.truncations += 1
-            if not self._read(st, out):
-                self._more = True
+            self._truncated(st, out)
+
+    def _rewritten(self, st: _Stream) -> bool:
+        """Whether the file's head is not the one we read: truncated and written past our offset
+        between two polls (its size alone would not tell)."""
+        try:
+            return bool(st.head) and os.pread(st.fd, len(st.head), 0) != st.head
+        except OSError:
+            return False
+
+    def _truncated(self, st: _Stream, out: list[LogLine]) -> None:
+        """Truncated in place (copytruncate): the generation read is remembered; the lines its copy
+        holds past our offset are read from the copy; then the file from its start."""
+        self._done.record(st.path, st.head, st.offset - len(st.partial))
+        os.lseek(st.fd, 0, os.SEEK_SET)
+        st.offset = st.lineno = 0
+        st.partial, st.head, st.skipping = b"", b"", False
+        self.stats.truncations += 1
+        for start, fd in self._lost_generations(st.path, st.opened_mtime_ns):
+            self._read_from(fd, start, st.path, out)
+        if not self._read(st, out):
+            self._more = True
 
     def _rotate(self, st: _Stream, out: list[LogLine]) -> None:
         """Drain and retire the old file, read generations we missed, then the new file."""
-        seen = list(st.seen)
         self._retire(st, out)
         self.stats.rotations += 1
-        self._reopen(st.path, st.opened_mtime_ns, seen, out)
+        self._reopen(st.path, st.opened_mtime_ns, out)
 
-    def _reopen(self, path: str, since_ns: int, seen: list[tuple[int, int]], out: list[LogLine]) -> None:
-        """Open `path` from its start, after reading any generation rotated away unseen."""
+    def _reopen(self, path: str, since_ns: int, out: list[LogLine]) -> None:
+        """Open `path` (from its start, or where a generation read before stopped), after reading
+        any generation rotated away unseen."""
         new: _Stream | None = None
         for _ in range(4):  # scan, open the new file, scan again: it may have rotated meanwhile
-            lost = self._lost_generations(path, since_ns, seen, new.dev_ino if new else None)
-            for fd in lost:
-                self._read_whole(fd, path, out, seen)
+            lost = self._lost_generations(path, since_ns, new.dev_ino if new else None)
+            for start, fd in lost:
+                self._read_from(fd, start, path, out)
             if new is None:
                 new = self._open(path, at_end=False)
                 if new is None:
-                    self._gone[path] = (since_ns, seen)
+                    self._gone[path] = since_ns
                     return
             elif not lost:
                 break
-        new.seen.extend(seen)
         if not self._read(new, out):
             self._more = True
 
@@ -375,7 +438,7 @@ class Follower:
         """A rotated file may get lines from a late writer: keep it open (see the module's notes)."""
         self._flush_partial(st, out)  # its unterminated tail is a line: late writers add whole lines
         if self._closed:
-            _close_fd(st.fd)
+            tailstate.close_fd(st.fd)
             return
         st.grew_at = time.monotonic()
         self._linger.append(st)
@@ -386,8 +449,6 @@ class Follower:
                 self._let_go(min(left, key=lambda s: s.gen), out)
             else:
                 self._let_go(max(older, key=lambda s: (s.offset, -s.grew_at)), out)
-        while len(self._heads) > _MAX_HEADS:  # bounded: the oldest go first
-            del self._heads[next(iter(self._heads))]
 
     def _left(self, st: _Stream) -> bool:
         """Whether every writer of `st` has since written a newer generation (all of them known)."""
@@ -406,79 +467,38 @@ class Follower:
         while not self._read(st, out):
             pass
         self._flush_partial(st, out)
-        try:  # once closed (and unlinked) its inode number may be reused by a newer generation
-            self._heads[st.dev_ino] = os.pread(st.fd, _HEAD, 0)
-        except OSError:
-            self._heads[st.dev_ino] = b""
-        _close_fd(st.fd)
+        self._done.record(st.path, st.head, st.offset)  # met again under any name: read only past that
+        tailstate.close_fd(st.fd)
         self._linger.remove(st)
 
     def _lost_generations(
-        self,
-        path: str,
-        since_ns: int,
-        seen: list[tuple[int, int]],
-        fence: tuple[int, int] | None = None,
-    ) -> list[int]:
-        """Open rotated siblings of `path` written since we opened the file we held, never read by us
-        (with several writers the held file may be written after a newer generation was: its mtime
-        at open is the fence, not its last).
-
-        Returns open descriptors, oldest generation first. The writer may be rotating while we
-        look (names shift: `.1` becomes `.2`), so the directory is listed until two listings
-        agree, and files are kept by descriptor, not by name. When `fence` (the file we just
-        opened at `path`) has itself been rotated, only generations older than it are taken;
-        newer ones are found when the fence is retired.
-        """
-        d, base = os.path.split(path)
+        self, path: str, since_ns: int, fence: tuple[int, int] | None = None
+    ) -> list[tuple[int, int]]:
+        """``tailstate.unread_siblings`` of `path`: (where to start, descriptor), oldest first."""
         open_now = {s.dev_ino for s in (*self._streams.values(), *self._linger)}
-        held = open_now | set(seen)
-        for attempt in range(200):
-            first = _siblings(d, base)
-            rank = {name: i for i, name in enumerate(first)}  # oldest first
-            fence_rank = next((rank[n] for n, k in first.items() if k == fence), None)
-            fds: list[tuple[int, int]] = []
-            for name, key in first.items():
-                if key in held and (key in open_now or not self._reused(os.path.join(d, name), key)):
-                    continue
-                if fence_rank is not None and rank[name] >= fence_rank:
-                    continue
-                try:
-                    fd = os.open(os.path.join(d, name), os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-                    fs = os.fstat(fd)
-                except OSError:
-                    continue
-                if (fs.st_dev, fs.st_ino) != key or fs.st_mtime_ns < since_ns:
-                    _close_fd(fd)
-                    continue
-                self._heads.pop(key, None)
-                fds.append((rank[name], fd))
-            if _siblings(d, base) == first:
-                return [fd for _, fd in sorted(fds)]
-            for _, fd in fds:
-                _close_fd(fd)
-            time.sleep(0.001 * min(attempt + 1, 10))  # the writer is mid-rollover; let it finish
-        self.stats.errors += 1
-        self.stats.last_error = f"{path}: rotated siblings kept changing; generations may be lost"
-        return []
+        found = tailstate.unread_siblings(path, since_ns, open_now, lambda h: self._known(path, h), fence)
+        if found is None:
+            self.stats.errors += 1
+            self.stats.last_error = f"{path}: rotated siblings kept changing; generations may be lost"
+        return found or []
 
-    def _reused(self, path: str, key: tuple[int, int]) -> bool:
-        """Whether the file at `path`, whose inode is one we read and let go, is another file under
-        a reused inode number (the kubelet deletes and creates files all the time): its first bytes
-        are not those the file we let go had (or that file was empty)."""
-        head = self._heads.get(key)
-        if head is None:
-            return False
-        try:
-            with open(path, "rb") as f:
-                return not head or f.read(len(head)) != head
-        except OSError:
-            return False
+    def _known(self, path: str, head: bytes) -> int | None:
+        """How far we read the generation of `path` whose file starts with `head` (None: never): one let
+        go, or one still open (a copytruncate copy of a file we follow is a new inode)."""
+        best = self._done.known(path, head)
+        for st in (*self._streams.values(), *self._linger):
+            if st.path == path and st.head and head.startswith(st.head):
+                best = max(best or 0, st.offset - len(st.partial))
+        return best
 
-    def _read_whole(self, fd: int, path: str, out: list[LogLine], seen: list[tuple[int, int]]) -> None:
+    def _read_from(self, fd: int, start: int, path: str, out: list[LogLine]) -> None:
+        """A rotated generation from byte `start` (0, or past what we read of it) to its end."""
         fs = os.fstat(fd)
-        st = _Stream(path=path, fd=fd, dev_ino=(fs.st_dev, fs.st_ino), gen=next(self._gens))
-        seen.append(st.dev_ino)
+        head = os.pread(fd, tailstate.HEAD, 0)
+        os.lseek(fd, start, os.SEEK_SET)
+        st = _Stream(
+            path=path, fd=fd, dev_ino=(fs.st_dev, fs.st_ino), offset=start, head=head, gen=next(self._gens)
+        )
         self.stats.lost_generations_recovered += 1
         while not self._read(st, out):
             pass
@@ -497,6 +517,8 @@ class Follower:
                 st.catch_up = False
                 return True
             budget -= len(chunk)
+            if st.offset <= len(st.head) < tailstate.HEAD:  # the head not read yet: keep it
+                st.head += chunk[len(st.head) - st.offset : tailstate.HEAD - st.offset]
             st.offset += len(chunk)
             self.stats.bytes += len(chunk)
             self._split(st, chunk, out)
@@ -575,26 +597,3 @@ class Follower:
         if not raw.startswith(st.writer):  # most lines are the last one's writer's
             self._wrote(st, raw)
         out.append(LogLine(source=st.path, lineno=st.lineno, text=text, arrival=now))
-
-
-def _siblings(d: str, base: str) -> dict[str, tuple[int, int]]:
-    """Uncompressed rotated generations of `base` in `d`, oldest first: name → (dev, inode)."""
-    out: dict[str, tuple[int, int]] = {}
-    try:
-        names = os.listdir(d or ".")
-    except OSError:
-        return out
-    for name in rotation.siblings(names, base):
-        try:
-            s = os.stat(os.path.join(d, name))
-        except OSError:
-            continue
-        out[name] = (s.st_dev, s.st_ino)
-    return out
-
-
-def _close_fd(fd: int) -> None:
-    try:
-        os.close(fd)
-    except OSError:
-        pass

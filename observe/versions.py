@@ -46,6 +46,11 @@ _V1_FIRST: Version = (0, 7, 0)  # the V1 engine (vllm/v1, loggers.py) first ship
 _V0_LAST: Version = (0, 10, 99)  # the V0 engine (engine/metrics.py, Pending/Swapped) was removed in 0.11.0
 _V1_PREEMPTIONS: Version = (0, 11, 1)  # V1 stats "Preemptions: N" field (model.StatsSample.preemptions)
 _THROUGHPUT_ONLY: tuple[Version, Version] = ((0, 1, 0), (0, 1, 2))  # one "Throughput:" field
+_UNVERSIONED_LAST: Version = (
+    0,
+    3,
+    3,
+)  # the engine banner names its version from 0.4.0 (llm_engine.py, wheels)
 _DP_ENGINE_CORE: Version = (0, 10, 2)  # "(EngineCore_DP0 pid=N)" process names (corpus 053, #22205)
 
 
@@ -96,6 +101,7 @@ def infer_range(
     clauses: Iterable[str] = (),
     call_sites: Iterable[tuple[str, int]] = (),
     processes: Iterable[str] = (),
+    unversioned_banner: bool = False,
 ) -> VersionRange:
     """The releases a log can come from: its banner's version when it printed one, else what the
     line shapes bound (V0/V1 wording, stats clauses, logger call sites, process names)."""
@@ -103,6 +109,10 @@ def infer_range(
     if exact is not None:
         return VersionRange(exact, exact, (f"version {version} printed",))
     r = VersionRange()
+    if unversioned_banner:
+        r = r.narrow(
+            None, _UNVERSIONED_LAST, "'Initializing an LLM engine with config:' without '(vX)' (0.1.0–0.3.3)"
+        )
     fmts = set(stats_formats)
     cl = set(clauses)
     if "v1" in fmts or engine == "v1":

@@ -400,7 +400,7 @@ def test_startup_failure_in_the_log_reaches_the_webhook_via_the_sidecar(tmp_path
                 )
                 ann = got["VLLMEngineStartupFailed"]["annotations"]
                 assert ann["summary"] == (
-                    f"vLLM at {vllm_hostport} failed to start (kv_needed_exceeds_available): {reason}"
+                    f"{reason} (vLLM at {vllm_hostport} failed to start: kv_needed_exceeds_available)"
                 )
                 fix = ann["description"].split("Fix: ", 1)[1].split(" The alert resolves", 1)[0]
                 assert fix.startswith("--"), ann["description"]  # the first page already says what to change

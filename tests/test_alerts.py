@@ -14,6 +14,7 @@ from observe import alerts, names
 from observe.errors import ConfigError
 from observe.model import EngineConfig
 from observe.settings import PUBLISHED_RUNBOOKS, Settings
+from tests.dashboardq import DCGM
 from tests.services import have, promql_metric_names
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,7 +122,7 @@ def test_every_metric_in_rules_is_known():
     unknown = set()
     for rule in _rules("record") + _rules("alert"):
         for metric in promql_metric_names(rule["expr"]):
-            if metric in recorded or metric in names.OBSERVE_METRICS or metric in PROM_BUILTIN:
+            if metric in recorded or metric in names.OBSERVE_METRICS or metric in PROM_BUILTIN | DCGM:
                 continue
             if names.split_sample_name(metric) is None:
                 unknown.add(metric)
@@ -212,7 +213,10 @@ def test_settings_derived_from_the_instance():
     s = Settings.for_instance(engine)
     assert s.waiting_threshold == 64
     assert s.kv_usage_ratio == pytest.approx(1 - 8192 / 100_000, abs=1e-3)
-    assert _alert_expr(s, "VLLMQueueBacklog").endswith("> 64")
+    # the sidecar's observe_vllm_max_num_seqs first; the instance's --max-num-seqs where none reports it
+    queue = _alert_expr(s, "VLLMQueueBacklog")
+    assert "(0.25 * max by (cluster, namespace, pod, instance) (observe_vllm_max_num_seqs))" in queue
+    assert "instance:vllm_requests_waiting:sum > 64\n  unless on (cluster, namespace, pod, instance)" in queue
     # a tiny cache (one max_model_len request uses most of it) is clamped, not set to ~0
     assert Settings.for_instance(EngineConfig(kv_cache_tokens=9000, max_model_len=8192)).kv_usage_ratio == 0.5
     # unknown facts keep the defaults; explicit overrides win

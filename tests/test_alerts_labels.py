@@ -39,12 +39,21 @@ def test_every_aggregation_and_join_keeps_namespace_and_pod() -> None:
     seen = 0
     for rule in _all_rules(s):
         name = rule.get("record") or rule["alert"]
-        for labels in _groupings(rule["expr"]):
-            seen += 1
-            assert "namespace" in labels and "cluster" in labels, (name, labels)
-            per_model = name.startswith("model:") or name.startswith("VLLMModel")
-            assert ("pod" in labels) != per_model, (name, labels)
-            assert ("instance" in labels) != per_model, (name, labels)
+        per_model = name.startswith("model:") or name.startswith("VLLMModel")
+        per_pod = name.startswith(("gpu:", "pod:"))  # GPU rules: a GPU's holder, no vLLM instance
+        # a per-model burn alert leaves out the models whose replica already burns the same pair:
+        # after `unless on (cluster, namespace, model_name)` comes the per-instance condition
+        model_part, sep, covered = rule["expr"].partition("\nunless on (")
+        assert bool(sep) == name.startswith("VLLMModel"), name
+        if sep:
+            unless_by, _, covered = covered.partition(")")
+            assert [x.strip() for x in unless_by.split(",")] == ["cluster", "namespace", "model_name"], name
+        for part, model_level in ((model_part, per_model), (covered, False)):
+            for labels in _groupings(part):
+                seen += 1
+                assert "namespace" in labels and "cluster" in labels, (name, labels)
+                assert ("pod" in labels) != model_level, (name, labels)
+                assert ("instance" in labels) != (model_level or per_pod), (name, labels)
     assert seen > 100
 
 
@@ -66,6 +75,7 @@ def test_rule_by_is_a_setting() -> None:
     exprs = "\n".join(r["expr"] for r in _all_rules(s))
     assert "namespace" not in exprs and "cluster" not in exprs
     assert "sum by (instance, model_name) (vllm:num_requests_running" in exprs
+    assert "DCGM_" not in exprs  # no namespace / pod to join a GPU to a vLLM pod on
     with pytest.raises(ConfigError, match="rule_by"):
         Settings().replace(rule_by=["namespace", "model_name"])  # instance is the sidecar's join
     with pytest.raises(ConfigError, match="rule_by"):

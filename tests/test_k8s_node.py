@@ -76,11 +76,14 @@ def test_renders_and_validates_strictly(tmp_path: Path):
 @needs_kubectl
 def test_reads_the_host_pod_logs_read_only_with_one_capability(tmp_path: Path):
     spec = daemonset(render(tmp_path))["spec"]["template"]["spec"]
-    (vol,) = spec["volumes"]
+    vol, state = spec["volumes"]
     assert vol["hostPath"] == {"path": "/var/log/pods", "type": "Directory"}
+    assert "emptyDir" in state  # the sidecar's state file (--state-dir), its only writable folder
     (c,) = spec["containers"]
-    (mount,) = c["volumeMounts"]
+    mount, state_mount = c["volumeMounts"]
     assert mount == {"name": vol["name"], "mountPath": "/var/log/pods", "readOnly": True}
+    assert state_mount["name"] == state["name"] and not state_mount.get("readOnly")
+    assert {"name": "OBSERVE_SIDECAR_STATE_DIR", "value": state_mount["mountPath"]} in c["env"]
     sc = c["securityContext"]
     assert sc["readOnlyRootFilesystem"] is True and sc["allowPrivilegeEscalation"] is False
     assert sc["capabilities"] == {"drop": ["ALL"], "add": ["DAC_READ_SEARCH"]}

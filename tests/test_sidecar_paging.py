@@ -212,6 +212,8 @@ def test_a_sidecar_restarted_without_from_start_recovers_the_launchs_facts(tmp_p
     )
     assert sample(car, "observe_vllm_kv_cache_tokens") == 1048576.0
     assert "flags" in car._facts and car._facts["flags"].value.get("--max-model-len") == 2048
+    # the launch's --max-num-seqs, the queue alert's batch (VLLMQueueBacklog: a share of it)
+    assert sample(car, "observe_vllm_max_num_seqs") == 32.0
     assert len(car._events) == 0 and car.poll_logs_once() == 0  # a launch that served: nothing current
     # a log whose latest launch was rejected: still failing after the restart
     (tmp_path / "b").mkdir()
@@ -219,6 +221,8 @@ def test_a_sidecar_restarted_without_from_start_recovers_the_launchs_facts(tmp_p
     car2.analyze_once()
     [series] = _failure_series(car2)
     assert series["kind"] == "max_position_exceeded" and "--max-model-len" in series["fix"]
+    # the rejected launch did not set --max-num-seqs: the gauge is gone (the alert's absolute fallback)
+    assert sample(car2, "observe_vllm_max_num_seqs") is None
     assert sum(sample(car2, "observe_engine_crashes_total", {"cause": c}) or 0 for c in crashes.CAUSES) == 0
 
 
@@ -252,6 +256,7 @@ def test_a_crash_counts_once_per_launch_with_a_bounded_cause() -> None:
     assert set(lt.crashes) == set(crashes.CAUSES)
     # the log's past (read at start) marks the launch crashed but counts nothing
     past = livelaunch.LaunchTracker()
+    past.see(StatsSample(Envelope(source="t"), "v1"), 0, live=False)  # it served, then died
     past.see(_err("engine_crashed", "engine core exited unexpectedly"), 0, live=False)
     assert sum(past.crashes.values()) == 0 and past.crashed
 

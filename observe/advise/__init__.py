@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from observe import versions
 from observe.advise.plan import Plan  # loaded before `def plan` below, which the name then means
 from observe.advise.units import parse_bytes
 from observe.flags import cmdline
@@ -81,4 +82,6 @@ def command_line(cfg: EngineConfig, recs: Sequence[Recommendation], *, drop: Seq
             flags[x.flag] = x.suggested
     model = cmdline.model_name(flags, cfg.model)
     flags.pop("--model-tag", None)
-    return cmdline.render_command(str(model) if model else None, flags)
+    old = versions.available(cfg.version_range, cmdline.SERVE_SINCE) is False  # a release before `vllm serve`
+    program = cmdline.API_SERVER if old else ("vllm", "serve")
+    return cmdline.render_command(str(model) if model else None, flags, program)

@@ -10,6 +10,12 @@
   the failed allocation lacked (total, free and the allocation from the message), or smaller peaks
   (``--max-num-batched-tokens`` / ``--max-num-seqs``).
 
+One allocation larger than all that was free on a mostly free GPU (tens of GiB), or the sampler's
+logits (one row per sequence, V1's warm-up): only a smaller batch helps, cut to the share of the
+allocation that fits (``--max-num-batched-tokens``, ``--max-num-seqs``); never ``--enforce-eager``.
+Where neither the value in force nor the release is known, the note gives the first step relative to
+the value in force, then the alternatives.
+
 Where the value in force is unknown, the recommendation is computed from the release's default
 and says so ("assuming vLLM's default 0.9"). A GPU that other processes mostly hold gets "free the
 GPU" first; a utilization for the rest only when the weights are known to fit it.
@@ -29,6 +35,7 @@ from observe.model import Finding, Recommendation
 OTHERS_SHARE = 0.5  # other processes holding this share of the GPU: "free the GPU" comes first
 WEIGHTS_SHARE = 0.6  # the share of a GPU the weights may take, leaving room for KV and activations
 MARGIN = 1.2  # headroom over what the failed allocation lacked
+LARGE_FREE_SHARE = 0.5  # free share of the GPU above which a failed allocation is one tensor too large
 
 WEIGHTS = frozenset(
     {"load_model", "load", "loading", "weights", "loading_weights", "creating", "create_model"}
@@ -77,6 +84,22 @@ class _Mem:
     def others_hold_most(self) -> bool:
         return bool(self.total and self.others is not None and self.others >= OTHERS_SHARE * self.total)
 
+    def one_large(self) -> bool:
+        """One allocation larger than all that was free while most of the GPU was: a tensor sized by
+        the batch (tokens a step, or the sampler's rows), not memory held elsewhere."""
+        return bool(
+            self.total
+            and self.tried
+            and self.free is not None
+            and self.tried > self.free >= LARGE_FREE_SHARE * self.total
+        )
+
+    def share(self) -> float | None:
+        """The share of the failed allocation that fits what was free, with MARGIN (at most one half)."""
+        if not self.tried or self.free is None:
+            return None
+        return min(0.5, self.free / (self.tried * MARGIN))
+
     def lacked(self) -> float | None:
         """GiB the failed allocation lacked (at least a small step: the next one would fail too)."""
         if self.tried is None or self.free is None:
@@ -90,7 +113,7 @@ def oom(p: Plan, f: Finding) -> None:
     phase = str(d.get("phase") or "").lower()
     m = _Mem(p, d)
     frag = _num(d, "reserved_unallocated_gib")
-    if frag is not None and frag >= p.settings.oom_fragmentation_gib:
+    if frag is not None and frag >= p.settings.oom_fragmentation_gib and (m.tried is None or frag >= m.tried):
         p.note(
             [f.id],
             f"{frag:.2f} GiB was reserved by PyTorch but unallocated: memory is fragmented; set "
@@ -104,7 +127,9 @@ def oom(p: Plan, f: Finding) -> None:
             f"{m.mine or 0:.2f} GiB): free the GPU first (nvidia-smi shows who holds it; a leftover vLLM or "
             "another job), or run on a GPU nothing else uses",
         )
-    if phase in WEIGHTS:
+    if phase not in WEIGHTS and m.one_large():
+        _one_large(p, f, m, sampler=phase == "sampler_warmup")
+    elif phase in WEIGHTS:
         _weights(p, f, m)
     elif phase in GRAPHS:
         _capture(p, f, m)
@@ -326,17 +351,84 @@ def _profile(p: Plan, f: Finding, m: _Mem) -> None:
         )
 
 
+def _scaled(p: Plan, f: Finding, m: _Mem, flag: str, floor: int, why: str) -> Recommendation | None:
+    """`flag` cut to the share of the failed allocation that fits what was free (the allocation grows
+    with it: rows of the sampler's logits with --max-num-seqs, activations with the tokens a step)."""
+    cur, is_default = p.current(flag)
+    share = m.share()
+    if cur is None or share is None:
+        return None
+    new = max(floor, int(int(cur) * share) // 8 * 8)
+    if new >= int(cur):
+        return None
+    return p.make(
+        flag,
+        new,
+        why + _assumed(is_default, cur),
+        [f.id],
+        effect=f"the {m.tried or 0:.2f} GiB allocation shrinks to ~{(m.tried or 0) * new / int(cur):.2f} GiB "
+        f"({int(cur):,} → {new:,}); {m.free or 0:.2f} GiB was free",
+    )
+
+
+def _first_step(p: Plan, f: Finding, m: _Mem, flag: str, what: str, others: str) -> None:
+    """No value in force and no default for the release: the first step relative to the value in force."""
+    share = m.share() or 0.5
+    p.note(
+        [f.id],
+        f"first step: {flag} to at most {int(share * 100)} % of the value in force ({what}; the log shows "
+        f"neither the value nor the release, whose default it would be); then {others}",
+    )
+
+
+def _one_large(p: Plan, f: Finding, m: _Mem, *, sampler: bool) -> None:
+    """One allocation larger than all that was free, on a mostly free GPU: only a smaller batch helps;
+    --enforce-eager and --gpu-memory-utilization leave that one tensor as large."""
+    tried, free = m.tried or 0.0, m.free or 0.0
+    flag = "--max-num-seqs" if sampler else "--max-num-batched-tokens"
+    what = f"one allocation of {tried:.2f} GiB when {free:.2f} of {m.total or 0:.2f} GiB was free: " + (
+        "the sampler's logits, one row per sequence" if sampler else "it grows with the tokens of one step"
+    )
+    if p.add_any_of([_scaled(p, f, m, flag, 8 if sampler else 256, what)]) is None:
+        _first_step(
+            p,
+            f,
+            m,
+            flag,
+            what,
+            "--max-model-len if a single prompt is that long; --enforce-eager and a lower "
+            "--gpu-memory-utilization do not shrink one tensor larger than the free memory",
+        )
+
+
 def _after_kv(p: Plan, f: Finding, m: _Mem, *, sampler: bool) -> None:
     util = _lower_util(p, f, m, "leave room for activation peaks outside the KV cache")
     seqs = _fewer_seqs(p, f, "the sampler warm-up runs --max-num-seqs sequences at once: fewer peak lower")
     tokens = _fewer_tokens(p, f, "a smaller batch of prefill tokens lowers the activation peak")
     opts = [seqs, util, tokens] if sampler else [util, tokens, seqs]
-    if p.add_any_of(opts) is None:
+    if p.add_any_of(opts) is not None:
+        return
+    lack = m.lacked()
+    if sampler:
+        what = f"the sampler's logits are one row per sequence; {m.tried or 0:.2f} GiB was asked, {m.free or 0:.2f} free"
+        _first_step(
+            p, f, m, "--max-num-seqs", what, "a lower --gpu-memory-utilization (room outside the KV cache)"
+        )
+    elif lack is not None and m.total:
+        step = max(0.02, ceil_to(lack * MARGIN / m.total, 0.01))
+        p.note(
+            [f.id],
+            f"first step: --gpu-memory-utilization {step:g} below the value in force (the failed allocation "
+            f"lacked {lack:.2f} of {m.total:.2f} GiB{m.reading()}; the log shows neither the value nor the release, "
+            "whose default it would be); if it recurs, halve --max-num-batched-tokens or --max-num-seqs "
+            "(smaller peaks), or add GPUs (--tensor-parallel-size)",
+        )
+    else:
         _fallback(
             p,
             f,
             m,
-            "lower --gpu-memory-utilization (room for activations), lower --max-num-batched-tokens or "
-            "--max-num-seqs (smaller peaks), or more GPUs (--tensor-parallel-size); the log does not give "
-            "the numbers to choose between them",
+            "first step: halve --max-num-batched-tokens (the activation peak roughly halves; the log shows no "
+            "memory figures, no value in force and no release); then lower --gpu-memory-utilization or "
+            "--max-num-seqs, or more GPUs (--tensor-parallel-size)",
         )

@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from observe import versions
 from observe.advise.plan import Plan
 from observe.findingids import FindingId
 from observe.flags import known
@@ -91,8 +92,53 @@ _RULES: tuple[tuple[re.Pattern[str], _Lever], ...] = (
 )
 
 
+# sampling parameters: vLLM takes them per request (SamplingParams), never as a server flag; as the
+# server's defaults, `--generation-config FOLDER` (a generation_config.json) from 0.7.0 and
+# `--override-generation-config '{"temperature": 0.8}'` from 0.7.1 (vllm/engine/arg_utils.py, wheels 0.6.5 →
+# 0.7.0 → 0.7.1); the key is generation config's (ModelConfig.get_diff_sampling_param's available_params)
+_SAMPLING = {
+    "--temperature": "temperature",
+    "--top-p": "top_p",
+    "--top-k": "top_k",
+    "--min-p": "min_p",
+    "--repetition-penalty": "repetition_penalty",
+    "--presence-penalty": "presence_penalty",
+    "--frequency-penalty": "frequency_penalty",
+    "--max-tokens": "max_new_tokens",
+    "--max-new-tokens": "max_new_tokens",
+}
+_GEN_CONFIG, _OVERRIDE_GEN_CONFIG = "0.7.0", "0.7.1"
+
+
+def _unrecognized(p: Plan, f: Finding, flag: str, text: str) -> str:
+    """An unknown flag: remove it, and say where a sampling parameter belongs in this release."""
+    after = text.split(flag, 1)[1].split() if flag in text else []
+    value = after[0] if after and not after[0].startswith("-") else None
+    out = f"{_said(f)}: this vLLM has no {flag} flag: remove it" + (
+        f" and its value {value}" if value else ""
+    )
+    key = _SAMPLING.get(flag.replace("_", "-"))
+    if key is None:
+        return out + " (the command below leaves it out)"
+    field = key.replace("max_new_tokens", "max_tokens")
+    shown = value if value is not None else "…"
+    out += f'; {flag} is a sampling parameter: send it with each request ("{field}": {shown})'
+    rng = p.cfg.version_range
+    override = versions.available(rng, _OVERRIDE_GEN_CONFIG)
+    folder = versions.available(rng, _GEN_CONFIG)
+    if override is not False:
+        out += f", or make it the server's default with --override-generation-config '{{\"{key}\": {shown}}}'"
+        out += f" ({_OVERRIDE_GEN_CONFIG} →)" if override is None else ""
+    elif folder is not False:
+        out += f', or set "{key}" in a generation_config.json and launch with --generation-config FOLDER'
+    return out
+
+
 def launch_rejected(p: Plan, f: Finding) -> None:
     text = str(f.data.get("text") or f.evidence or "")
+    if f.data.get("reason") == "unrecognized" and f.data.get("flag"):
+        p.note([f.id], _unrecognized(p, f, str(f.data["flag"]), text))
+        return
     for rx, lever in _RULES:
         m = rx.search(text)
         if m and p.add_any_of(lever(p, f, m)) is not None:

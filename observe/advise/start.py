@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from typing import Any
 
 from observe.advise.plan import Plan
@@ -187,13 +188,24 @@ def max_model_len_does_not_fit(p: Plan, f: Finding) -> None:
 
 def model_len_over_model(p: Plan, f: Finding) -> None:
     n = _num(f.data, "derived_max_model_len", "max_position_embeddings")
-    if n and p.add(
-        "--max-model-len",
-        int(n),
-        "the model's config (max_position_embeddings) is the longest context it supports",
-        [f.id],
-        effect=f"the engine starts with a {int(n):,}-token context",
-    ):
+    src = str(f.data.get("derived_from") or "")
+    key = src if src and src != "None" else "its context length"
+    asked = _num(f.data, "max_model_len")
+    r = (
+        p.make(
+            "--max-model-len",
+            int(n),
+            f"vLLM's message names the model's limit: {int(n):,} ({key} in its config.json) is the longest "
+            "context it supports",
+            [f.id],
+            effect=f"the engine starts with a {int(n):,}-token context",
+        )
+        if n
+        else None
+    )
+    if r is not None and r.current is None and asked:  # the value refused, as the message names it
+        r = replace(r, current=int(asked), current_is_default=False)
+    if p.add_any_of([r]) is not None:
         return
     p.note(
         [f.id],

@@ -45,6 +45,7 @@ def sidecar(
     config: Path | None = config_option(),
     api_diagnosis: str = typer.Option("auto", "--api-diagnosis", help="Who may read /api/diagnosis: auto (loopback only, unless a token is set), public, off."),
     api_token_file: Path | None = typer.Option(None, "--api-token-file", help="File whose first line is the bearer token /api/diagnosis requires (else $OBSERVE_API_TOKEN)."),
+    state_dir: str | None = typer.Option(None, "--state-dir", help="Folder where read positions and crash counters survive a restart (the shared log volume, an emptyDir); without it a restart starts at the logs' end."),
 ) -> None:
     """Run beside one vLLM: follow its logs, scrape /metrics, export findings and advice."""
     from observe import kubeapi, settingsfile
@@ -59,7 +60,7 @@ def sidecar(
         logs=logs, vllm_url=vllm_url, listen=listen, scrape_interval=scrape_interval, window=window,
         analyze_interval=analyze_interval, from_start=from_start, use_watchdog=not polling, name=name,
         thresholds=settingsfile.load(config), warn_every=warn_every, api_diagnosis=api_diagnosis,
-        api_token=read_api_token(api_token_file, os.environ),
+        api_token=read_api_token(api_token_file, os.environ), state_dir=state_dir,
     )
     try:
         car = Sidecar(settings, warn=lambda msg: typer.echo(f"observe sidecar: {msg}", err=True), discover=client.pods if client is not None else None)

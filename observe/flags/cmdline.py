@@ -263,6 +263,11 @@ def render_argv(flags: Mapping[str, Any], *, skip: Iterable[str] = ("--model",))
     return out
 
 
+#: the server's command before `vllm serve` existed (the `vllm` console script first shipped in 0.5.2)
+API_SERVER = ("python", "-m", "vllm.entrypoints.openai.api_server")
+SERVE_SINCE = "0.5.2"
+
+
 def render_command(
     model: str | None, flags: Mapping[str, Any], program: Sequence[str] = ("vllm", "serve")
 ) -> str:
@@ -275,6 +280,11 @@ def render_command(
     names = [str(x) for x in served] if isinstance(served, (list, tuple)) else [str(served)] if served else []
     if named is not None and (model is None or (str(model) in names and str(model) != str(named))):
         model = str(named)
+    if (
+        program[-1] != "serve"
+    ):  # `python -m vllm.entrypoints.openai.api_server --model M` (before `vllm serve`)
+        rest = {k: v for k, v in flags.items() if k not in ("--model", "--model-tag")}
+        return shlex.join([*program, "--model", model or "MODEL", *render_argv(rest)])
     argv = [*program, model or "MODEL", *render_argv(flags)]
     return shlex.join(argv)
 

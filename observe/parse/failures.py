@@ -10,10 +10,10 @@ its failure on every re-logged line and the parent process re-raises it, so a
 from __future__ import annotations
 
 import re
-from collections import deque
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from observe.failurekinds import FailureKind
 from observe.parse.envelope import Ctx
 from observe.parse.rules import Rule, fire, gate
 
@@ -29,36 +29,24 @@ REQUESTED_LITERALS = (
     "received signal",
     "Received KeyboardInterrupt",
 )
+#: shutdown messages vLLM prints whoever stopped it: the Ray executor's teardown ("Shutting down Ray
+#: distributed executor. … this is the expected termination process in Ray.", ray_distributed_executor.py
+#: 0.7.3 → v1/executor/ray_executor.py) runs after an engine death too. A shutdown, never a request.
+CLEANUP_LITERALS = ("Shutting down Ray distributed executor",)
 #: messages that begin a shutdown (vLLM's "[shutdown] …" steps, uvicorn's stop)
 SHUTDOWN_LITERALS = ("[shutdown]", *REQUESTED_LITERALS)
 # a traceback's source-code line quoting the message, not the error itself
 _QUOTED_SOURCE = ("raise ", 'File "', "#", "self.", "return ")
-
-# kinds reported once per traceback: the same failure re-logged line by line, or re-raised by
-# the parent process, within this many physical lines counts once.
-_DEDUP_KINDS = frozenset(
-    {
-        "oom",
-        "max_seq_len_exceeds_kv",
-        "kv_needed_exceeds_available",
-        "no_available_memory",
-        "free_memory_below_utilization",
-        "engine_core_failed",
-        "max_position_exceeded",
-        "shutdown_noise",
-        "exception",
-        "invalid_launch_args",
-        "invalid_config",
-        "engine_crashed",
-        "error_line",
-    }
-)
-DEDUP_WINDOW = 400
+#: failures read from the source line that raises them, when a paste is cut inside the traceback before
+#: its exception line: vLLM's own `raise ValueError("No available memory for the cache blocks. "` (V0
+#: worker.py raise_if_cache_size_invalid, V1 kv_cache_utils check_enough_kv_cache_memory) is the
+#: traceback's innermost frame; the exception line under it, when there, is the same failure (deduplicated).
+RAISED_LITERALS = ("No available memory for the cache blocks",)
 
 
 @dataclass(frozen=True, slots=True)
 class Failure:
-    kind: str
+    kind: FailureKind
     details: dict[str, Any]
     fatal: bool
     key: tuple[Any, ...] | None  # what identifies the same failure re-logged (None: never deduplicated)
@@ -143,7 +131,9 @@ def _oom(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
             d[name + "_gib"] = _gib(val)
     if "warming up sampler" in msg:
         d["phase"] = "sampler_warmup"
-    return Failure("oom", d, True, ("oom", d.get("gpu"), d.get("tried_to_allocate"), d.get("free")))
+    return Failure(
+        FailureKind.OOM, d, True, (FailureKind.OOM, d.get("gpu"), d.get("tried_to_allocate"), d.get("free"))
+    )
 
 
 # ----------------------------------------------------------------------------- the other failures
@@ -172,7 +162,7 @@ def _kv_needed(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure |
         return None
     whole = d["max_model_len"] is not None and d["kv_needed_gib"] is not None
     key = ("kvneed", d["max_model_len"], d["kv_needed_gib"]) if whole else None  # a piece: never merged away
-    return Failure("kv_needed_exceeds_available", d, True, key)
+    return Failure(FailureKind.KV_NEEDED_EXCEEDS_AVAILABLE, d, True, key)
 
 
 _V0_KV_RE = re.compile(r"stored in KV cache \((?P<v>\d+)\)", _A)
@@ -183,15 +173,27 @@ def _max_seq_kv(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     can be stored in KV cache (K)"; K is missing from a line cut before it."""
     kv = _V0_KV_RE.search(msg, m.end())
     d = {"max_seq_len": int(m.group("len")), "kv_tokens": int(kv.group("v")) if kv else None}
-    return Failure("max_seq_len_exceeds_kv", d, True, ("maxseq", d["max_seq_len"], d["kv_tokens"]))
+    return Failure(FailureKind.MAX_SEQ_LEN_EXCEEDS_KV, d, True, ("maxseq", d["max_seq_len"], d["kv_tokens"]))
 
 
 def _no_memory(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    return Failure("no_available_memory", {}, True, ("noavail",))
+    return Failure(FailureKind.NO_AVAILABLE_MEMORY, {}, True, ("noavail",))
+
+
+_BLOCKS_RE = re.compile(r"# (?P<dev>\w+) blocks: (?P<n>-?\d+)", _A)
+
+
+def _no_blocks(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
+    """V0's start-up count "# GPU blocks: 0, # CPU blocks: 256" (-1 in 0.1.x): nothing was left for the KV
+    cache. vLLM raises "No available memory for the cache blocks" next (0.2 →), the same failure."""
+    n = int(m.group("n"))
+    if n > 0:
+        return None
+    return Failure(FailureKind.NO_AVAILABLE_MEMORY, {"gpu_blocks": n}, True, ("noavail",))
 
 
 def _no_memory_auto_fit(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    return Failure("no_available_memory", {"form": "auto_fit_max_model_len"}, True, ("noavail",))
+    return Failure(FailureKind.NO_AVAILABLE_MEMORY, {"form": "auto_fit_max_model_len"}, True, ("noavail",))
 
 
 def _free_memory(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
@@ -202,7 +204,7 @@ def _free_memory(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure
         "gpu_memory_utilization": float(m.group("util")),
         "requested_gib": float(m.group("req")),
     }
-    return Failure("free_memory_below_utilization", d, True, ("freemem", d["free_gib"]))
+    return Failure(FailureKind.FREE_MEMORY_BELOW_UTILIZATION, d, True, ("freemem", d["free_gib"]))
 
 
 def _max_position(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
@@ -211,7 +213,7 @@ def _max_position(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failur
         "derived_max_model_len": int(float(m.group("derived"))),
         "derived_from": m.group("src"),
     }
-    return Failure("max_position_exceeded", d, True, ("maxpos", d["max_model_len"]))
+    return Failure(FailureKind.MAX_POSITION_EXCEEDED, d, True, ("maxpos", d["max_model_len"]))
 
 
 def _prompt_limit(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
@@ -221,7 +223,7 @@ def _prompt_limit(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failur
     }
     if m.group("lim") is None:
         d["reason"] = "block_manager_capacity"
-    return Failure("prompt_too_long", d, False, None)
+    return Failure(FailureKind.PROMPT_TOO_LONG, d, False, None)
 
 
 def _context_length(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
@@ -230,7 +232,9 @@ def _context_length(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Fail
     n = m.group("n") or m.group("n2") or m.group("n3")
     if n is None:
         return None
-    return Failure("prompt_too_long", {"prompt_tokens": int(n), "limit": int(m.group("lim"))}, False, None)
+    return Failure(
+        FailureKind.PROMPT_TOO_LONG, {"prompt_tokens": int(n), "limit": int(m.group("lim"))}, False, None
+    )
 
 
 def _batched_below_len(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
@@ -240,7 +244,7 @@ def _batched_below_len(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> F
         "max_model_len": int(m.group("len")),
         "source": "config",
     }
-    return Failure("invalid_config", d, True, ("badcfg", "batched", d["max_num_batched_tokens"]))
+    return Failure(FailureKind.INVALID_CONFIG, d, True, ("badcfg", "batched", d["max_num_batched_tokens"]))
 
 
 _ARG_FLAG_RE = re.compile(r"argument (?P<flag>--[\w-]+)(?:/[\w-]+)*: (?P<why>.*)$", _A)
@@ -266,20 +270,20 @@ def _argparse(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     elif r is not None:
         d["reason"] = "required"
         d["missing"] = r.group("args")
-    return Failure("invalid_launch_args", d, True, ("badargs", text[:120]))
+    return Failure(FailureKind.INVALID_LAUNCH_ARGS, d, True, ("badargs", text[:120]))
 
 
 def _pydantic(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     """The header of a pydantic ValidationError; the line(s) under it say what is wrong (and are the
     fatal record: the header alone is not counted as the failure)."""
     d = {"source": "pydantic", "config_class": m.group("cls"), "errors": int(m.group("n"))}
-    return Failure("invalid_config", d, False, ("badcfg", "pydantic", d["config_class"]))
+    return Failure(FailureKind.INVALID_CONFIG, d, False, ("badcfg", "pydantic", d["config_class"]))
 
 
 def _pydantic_value(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     """A pydantic line "  Value error, <why> [type=value_error, …]" under its header."""
     d = {"source": "pydantic", "text": m.group("text").strip()[:300]}
-    return Failure("invalid_config", d, True, ("badcfg", "pydantic-value", d["text"][:120]))
+    return Failure(FailureKind.INVALID_CONFIG, d, True, ("badcfg", "pydantic-value", d["text"][:120]))
 
 
 _EXC_RE = re.compile(
@@ -299,7 +303,7 @@ def _exception(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure |
     d: dict[str, Any] = {"type": typ, "text": text[:300], "phase": _phase(run)}
     if run.requested:
         d["requested_shutdown"] = True  # raised while stopping as asked: not a failure of the engine
-    return Failure("exception", d, False, ("exc", typ, text[:120]))
+    return Failure(FailureKind.EXCEPTION, d, False, ("exc", typ, text[:120]))
 
 
 # the lines of a traceback that say nothing by themselves (the exception line does)
@@ -323,22 +327,22 @@ def error_line(msg: str, run: RunState) -> Failure | None:
     d: dict[str, Any] = {"text": text[:300], "phase": _phase(run)}
     if run.requested:
         d["requested_shutdown"] = True
-    return Failure("error_line", d, False, ("errline", text[:120]))
+    return Failure(FailureKind.ERROR_LINE, d, False, ("errline", text[:120]))
 
 
 def _worker(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     d = {"worker": m.group("worker"), "method": m.group("method")}
-    return Failure("worker_exception", d, True, ("worker", ctx.pid, d["method"]))
+    return Failure(FailureKind.WORKER_EXCEPTION, d, True, ("worker", ctx.pid, d["method"]))
 
 
 def _failed_execution(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     """V0 model_runner_base's "Writing input of failed execution to …": a forward pass raised."""
     d = {"worker": ctx.process, "method": "execute_model"}
-    return Failure("worker_exception", d, True, ("worker", None, "execute_model"))
+    return Failure(FailureKind.WORKER_EXCEPTION, d, True, ("worker", None, "execute_model"))
 
 
 def _worker_proc(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    return Failure("worker_exception", {"worker": ctx.process}, True, ("worker", ctx.pid, None))
+    return Failure(FailureKind.WORKER_EXCEPTION, {"worker": ctx.process}, True, ("worker", ctx.pid, None))
 
 
 def _engine_dead(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
@@ -346,37 +350,48 @@ def _engine_dead(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure
     noticing the engine it is stopping); the engine crashed when it had served or a shutdown began
     unasked (vLLM's own clean-up after the engine core exited); else it failed to start."""
     if run.requested:
-        return Failure("shutdown_noise", {}, False, ("shutdown",))
+        return Failure(FailureKind.SHUTDOWN_NOISE, {}, False, ("shutdown",))
     if run.shutdown or run.stats_seen:
         return _crash("engine_dead", run)
-    return _engine_core(m, msg, ctx, run)
+    f = _engine_core(m, msg, ctx, run)
+    return Failure(f.kind, {**f.details, "engine_dead": True}, f.fatal, f.key)
+
+
+def _request_engine_dead(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """V1 async_llm's "Request X failed (engine dead).": a request was in flight, so the engine had
+    started and was serving when it died (the EngineDeadError before it read alone says neither)."""
+    f = _crash("request_engine_dead", run._replace(stats_seen=True), cause=_DEAD_CAUSE)
+    return Failure(f.kind, f.details, f.fatal, ("crashed", "request"))  # its own key: it dates the death
 
 
 def _engine_core(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    return Failure("engine_core_failed", {"phase": _phase(run)}, True, ("enginecore",))
+    return Failure(FailureKind.ENGINE_CORE_FAILED, {"phase": _phase(run)}, True, ("enginecore",))
 
 
 def _prompt_length(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     d = {"prompt_tokens": int(m.group("n")), "limit": int(m.group("lim"))}
-    return Failure("prompt_too_long", d, False, None)
+    return Failure(FailureKind.PROMPT_TOO_LONG, d, False, None)
 
 
 _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
 
 
+_DEAD_CAUSE = "the engine core died (EngineDeadError): it crashed or was killed"
+
+
 def _crash(form: str, run: RunState, **d: Any) -> Failure:
     """engine_crashed (fatal) — or, after a requested shutdown, the noise of stopping."""
     if run.requested:
-        return Failure("shutdown_noise", {}, False, ("shutdown",))
+        return Failure(FailureKind.SHUTDOWN_NOISE, {}, False, ("shutdown",))
     d = {k: v for k, v in d.items() if v is not None}
     d.update(form=form, phase="serving" if run.stats_seen else "startup")  # where it was when it died
     d.setdefault(
         "cause",
         "the engine core process exited while the server was running (killed or crashed)"
         if form != "engine_dead"
-        else "the engine core died (EngineDeadError): it crashed or was killed",
+        else _DEAD_CAUSE,
     )
-    return Failure("engine_crashed", d, True, ("crashed",))
+    return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed",))
 
 
 def _crashed(form: str) -> Any:
@@ -404,7 +419,7 @@ def _hang(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     """vLLM's hang warning: a process waited that long for the shared-memory ring (a peer hangs or is
     busy compiling). Not fatal; repeated every interval, so every one is reported."""
     d = {"seconds": int(m.group("s")), "process": ctx.process, "phase": _phase(run)}
-    return Failure("engine_hang", d, False, None)
+    return Failure(FailureKind.ENGINE_HANG, d, False, None)
 
 
 def _rule(name: str, literal: str, pattern: str | None, read: Any, **kw: Any) -> Rule[Failure]:
@@ -444,6 +459,7 @@ RULES: tuple[Rule[Failure], ...] = (
         _max_seq_kv,
     ),
     _rule("no-available-memory", "No available memory for the cache blocks", None, _no_memory),
+    _rule("no-gpu-blocks", " blocks: ", _BLOCKS_RE.pattern, _no_blocks),
     _rule(
         "auto-fit-no-memory",
         "Cannot auto-fit max_model_len: not enough GPU memory",
@@ -538,6 +554,7 @@ RULES: tuple[Rule[Failure], ...] = (
     _rule("worker-proc-exception", "WorkerProc hit an exception", None, _worker_proc),
     _rule("failed-execution", "Writing input of failed execution to ", None, _failed_execution),
     _rule("engine-dead", "EngineDeadError", None, _engine_dead),
+    _rule("request-engine-dead", "failed (engine dead)", None, _request_engine_dead),
     _rule("output-handler-failed", "output_handler failed", None, _engine_dead),
     _rule("engine-core-init-failed", "Engine core initialization failed", None, _engine_core),
     _rule("engine-core-failed-to-start", "EngineCore failed to start", None, _engine_core),
@@ -552,11 +569,19 @@ _GATE = gate(RULES)
 
 
 def failure(msg: str, ctx: Ctx, run: RunState) -> Failure | None:
-    """The failure one message reports, if any."""
-    if _GATE.search(msg) is None or msg.lstrip().startswith(_QUOTED_SOURCE):
+    """The failure one message reports, if any (a quoted source line only when it raises one of
+    RAISED_LITERALS: marked ``from_source``)."""
+    if _GATE.search(msg) is None:
+        return None
+    head = msg.lstrip()
+    quoted = head.startswith(_QUOTED_SOURCE) and _BLOCKS_RE.match(head) is None  # "# GPU blocks: N" is vLLM's
+    if quoted and not (head.startswith("raise ") and any(lit in msg for lit in RAISED_LITERALS)):
         return None
     found = fire(RULES, msg, ctx, run)
-    return found[0] if found else None
+    if not found:
+        return None
+    f = found[0]
+    return Failure(f.kind, {**f.details, "from_source": True}, f.fatal, f.key) if quoted else f
 
 
 def begins_shutdown(msg: str) -> bool:
@@ -564,36 +589,6 @@ def begins_shutdown(msg: str) -> bool:
 
 
 def requested_shutdown(msg: str) -> bool:
-    """Whether a shutdown message says the stop was asked for (see REQUESTED_LITERALS)."""
-    return any(lit in msg for lit in REQUESTED_LITERALS)
-
-
-def _same_failure(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
-    """Two error keys name the same failure: same kind, and every detail known on both sides equal
-    (a detail-less vLLM OOM hint matches the PyTorch OOM it wraps)."""
-    if a[0] != b[0] or len(a) != len(b):
-        return False
-    return all(x is None or y is None or x == y for x, y in zip(a[1:], b[1:]))
-
-
-class DedupWindow:
-    """The failures reported in the last DEDUP_WINDOW physical lines."""
-
-    def __init__(self) -> None:
-        self._recent: deque[tuple[int, tuple[Any, ...]]] = deque()  # (physical line, key)
-
-    def clear(self) -> None:
-        self._recent.clear()
-
-    def is_new(self, f: Failure, line: int) -> bool:
-        """Whether f should be reported at this physical line (and, if so, remember it)."""
-        if f.kind not in _DEDUP_KINDS or f.key is None:
-            return True
-        recent = self._recent
-        while recent and line - recent[0][0] > DEDUP_WINDOW:
-            recent.popleft()
-        for _, k in recent:
-            if _same_failure(k, f.key):
-                return False
-        recent.append((line, f.key))
-        return True
+    """Whether a shutdown message says the stop was asked for (see REQUESTED_LITERALS; never vLLM's own
+    clean-up, CLEANUP_LITERALS)."""
+    return any(lit in msg for lit in REQUESTED_LITERALS) and not any(lit in msg for lit in CLEANUP_LITERALS)

@@ -36,8 +36,8 @@ from observe.model import (
     StartupFact,
     StatsSample,
 )
+from observe.parse import dedup, failures, startup, stats, triggers
 from observe.parse import envelope as E
-from observe.parse import failures, startup, stats, triggers
 from observe.parse.envelope import ACCESS_RE, PREFIX_RE, Ctx
 
 # a wrapped stats record is re-joined from at most this many physical lines
@@ -99,7 +99,7 @@ class Parser:
         # a wrapped "non-default args" line held back: ctx, msg, joins
         self._held_args: tuple[Ctx, str, int] | None = None
         self.damaged_lines = 0  # records cut or wrapped beyond repair: read in part, the rest lost
-        self._recent = failures.DedupWindow()
+        self._recent = dedup.DedupWindow()
         self._shutdown = False
         self._requested = False  # the shutdown under way was asked for (signal, Ctrl-C, API stop)
         self._err_site: tuple[int | None, str | None, int | None] | None = None  # last ERROR record's site

@@ -70,6 +70,9 @@ def _engine_init(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
         useful = {k: cfg[k] for k in _CONFIG_ORDER if k in cfg}
         if useful:
             out.append(("config", useful))
+        if msg.rfind("(v", 0, i) < 0:
+            # "Initializing an LLM engine with config:" — no version: 0.1.0 → 0.3.3 (0.4.0 added "(v0.4.0)")
+            out.append(("unversioned_banner", True))
     return out
 
 
@@ -267,6 +270,7 @@ _PHASE_FRAMES = {
     "_capture_cudagraphs": "cuda_graph_capture",
     "capture": "cuda_graph_capture",
     "_warmup_sampler": "warmup",
+    "_dummy_sampler_run": "sampler_warmup",  # V1: max_num_seqs rows of logits through the sampler
     "compile_or_warm_up_model": "warmup",
     "_initialize_kv_caches": "kv_cache_init",
     "initialize_cache": "kv_cache_init",
@@ -336,7 +340,10 @@ RULES: tuple[Rule[list[Fact]], ...] = (
     ),
     _rule("namespace-args", "args: Namespace(", r"(?:^| )args: Namespace\(", _namespace_args, group="args"),
     _rule(
-        "blocks", " blocks: ", r"# (?P<dev>\w+) blocks: (?P<n>\d+)(?:, # CPU blocks: (?P<cpu>\d+))?", _blocks
+        "blocks",
+        " blocks: ",
+        r"# (?P<dev>\w+) blocks: (?P<n>-?\d+)(?:, # CPU blocks: (?P<cpu>\d+))?",
+        _blocks,
     ),
     _rule(
         "kv-cache-size",
@@ -439,6 +446,8 @@ RULES: tuple[Rule[list[Fact]], ...] = (
         _phase("cuda_graph_capture"),
     ),
     _rule("phase-captured", "Graph capturing finished", r"Graph capturing finished", _phase("warmup")),
+    # V1's _dummy_sampler_run: `self.sampler(logits=logits, sampling_metadata=dummy_metadata)` (gpu_model_runner)
+    _rule("phase-sampler", "sampling_metadata=dummy_metadata", r"dummy_metadata", _phase("sampler_warmup")),
     # CUDA-graph memory (0.33): the profiler's estimate, capture's own account, and the two compared
     _rule(
         "cuda-graph-took",

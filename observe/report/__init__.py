@@ -62,7 +62,7 @@ def render(diag: Diagnosis, fmt: str, *, settings: Settings | None = None) -> st
 
 def settings_text(s: Settings, fmt: str) -> str:
     """`observe config show`: the commented YAML that --config reads, or the JSON list."""
-    from observe.settings import to_yaml
+    from observe.settingsfile import to_yaml
 
     if fmt == "json":
         return settings_json(s) + "\n"

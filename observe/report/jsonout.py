@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 from observe.diagnosis import Diagnosis, InstanceDiagnosis
 from observe.launches import Launch
 from observe.model import AdviceNote, Finding, Recommendation
-from observe.settings import Settings, describe
+from observe.settings import Settings
+from observe.settingsfile import describe
 
 if TYPE_CHECKING:
     from observe.capacity.sizing import CapacityResult

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,7 +64,18 @@ def test_the_corpus_has_failing_logs() -> None:
     assert len(FAILING) < len(LOGS) - 10
 
 
-@pytest.mark.parametrize("log", FAILING, ids=_id)
+# Logs of issue 32's measurement on unseen logs that observe reads as healthy (tests/data/eval32/
+# RESULTS.md, class B: a traceback cut at both ends; 028: a request's input-validation traceback).
+_EVAL32_MISSES = {"015", "016", "024", "028", "030"}
+
+
+def _failing_case(p: Path) -> Any:
+    miss = p.parent.name == "eval32" and p.stem in _EVAL32_MISSES
+    reason = "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)"
+    return pytest.param(p, id=_id(p), marks=[pytest.mark.xfail(strict=True, reason=reason)] if miss else [])
+
+
+@pytest.mark.parametrize("log", [_failing_case(p) for p in FAILING])
 def test_failing_log_is_not_healthy(log: Path) -> None:
     diag = pipeline.diagnose_paths([log])
     d = report.to_dict(diag)

