@@ -28,8 +28,11 @@ from observe.recording_rules import (  # the recording rules, and the helpers th
     by,
     recording_rules,
     sidecar_by,
+    sidecar_up,
     slo_levels,
     target_by,
+    vllm_absent,
+    vllm_up,
 )
 from observe.settings import Settings
 
@@ -191,7 +194,7 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         _alert(
             s,
             "VLLMDown",
-            f"up{_sel(s)} == 0",
+            f"{vllm_up(s)} == 0",
             s.down_for,
             "critical",
             "vllm",
@@ -203,12 +206,12 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         _alert(
             s,
             "VLLMTargetMissing",
-            f"absent(up{_sel(s)})",
+            vllm_absent(s),
             s.down_for,
             "critical",
             "vllm",
             "No vLLM target is being scraped.",
-            f"Prometheus has had no target matching {{{s.vllm_matchers}}} for {s.down_for}: every vLLM "
+            f"Prometheus has had no vLLM target ({vllm_absent(s)}) for {s.down_for}: every vLLM "
             "pod is gone, or the PodMonitor / scrape config no longer selects them (labels, namespace, "
             "port name). Nothing else about vLLM can alert while this fires.",
         ),
@@ -368,7 +371,7 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         _alert(
             s,
             "ObserveSidecarDown",
-            f"up{{{s.observe_matchers}}} == 0",
+            f"{sidecar_up(s)} == 0",
             s.sidecar_down_for,
             "warning",
             "observe",

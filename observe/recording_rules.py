@@ -14,7 +14,18 @@ from typing import Any
 from observe import promql
 from observe.settings import Settings
 
-__all__ = ["recording_rules", "gpu_rules", "slo_windows", "slo_levels", "by", "target_by", "sidecar_by"]
+__all__ = [
+    "recording_rules",
+    "gpu_rules",
+    "slo_windows",
+    "slo_levels",
+    "by",
+    "target_by",
+    "sidecar_by",
+    "vllm_up",
+    "sidecar_up",
+    "vllm_absent",
+]
 
 # Labels that tell one replica of a model from another: a per-model rule aggregates them away.
 REPLICA_LABELS = ("pod", "instance", "job")
@@ -40,22 +51,84 @@ def _num(x: float) -> str:
     return f"{round(float(x), 9):g}"
 
 
-def _le(x: float) -> str:
-    """The ``le`` label value vLLM (Python's float repr) writes for a bucket bound: 1.0, 0.1."""
-    return repr(float(x))
+def _digits(lo: int, hi: int) -> str:
+    return str(lo) if lo == hi else f"[{lo}-{hi}]"
+
+
+def _int_below(digits: str) -> list[str]:
+    """Regex alternatives for the integers (no leading zeros) below the integer ``digits``."""
+    out = []
+    if len(digits) > 1:
+        out.append("[0-9]" if len(digits) == 2 else f"[0-9]|[1-9][0-9]{{1,{len(digits) - 2}}}")
+    for k, d in enumerate(digits):
+        lo = 1 if k == 0 and len(digits) > 1 else 0
+        if int(d) > lo:
+            rest = f"[0-9]{{{len(digits) - k - 1}}}" if k < len(digits) - 1 else ""
+            out.append(f"{digits[:k]}{_digits(lo, int(d) - 1)}{rest}")
+    return out
+
+
+def promql_regex(regex: str) -> str:
+    """A regex as the text of a PromQL string (backslashes doubled)."""
+    return regex.replace("\\", "\\\\")
+
+
+def le_at_most(x: float) -> str:
+    """A regex (RE2, anchored) for every ``le`` text whose value is at most ``x``, in each form a
+    bound is written: vLLM's Python repr (``1.0``, ``0.25``, ``1e-05``) and Prometheus 3's
+    normalised one (``1``). Custom buckets may lack ``x`` itself; the largest bound below it
+    (``max without (le)`` of the cumulative buckets) then counts as "within the SLO"."""
+    text = f"{float(x):.9f}".rstrip("0")
+    whole, _, frac = text.partition(".")
+    within = ["(\\.0+)?"]
+    for k, d in enumerate(frac):
+        if d != "0":
+            within.append(f"\\.{frac[:k]}{_digits(0, int(d) - 1)}[0-9]*")
+    within += [f"\\.{frac[:k]}0*" for k in range(1, len(frac) + 1)]  # x's digits cut short
+    alts = [f"({a})(\\.[0-9]+)?" for a in _int_below(whole)] + [f"{whole}({'|'.join(within)})"]
+    if x >= 0.001:  # the exponent forms (below 1e-4) are all smaller
+        alts.append("[0-9](\\.[0-9]+)?e-[0-9]+")
+    return "|".join(alts)
 
 
 # ---------------------------------------------------------------- recording rules
 
 
 def _sel(s: Settings, extra: str = "") -> str:
-    """A selector of the vLLM targets (Settings.vllm_matchers), with ``extra`` matchers."""
-    return "{" + s.vllm_matchers + ("," + extra if extra else "") + "}"
+    """A selector of the vLLM targets (Settings.vllm_matchers), with ``extra`` matchers; nothing
+    when both are empty (the metric's name alone picks vLLM's series)."""
+    inner = ",".join(m for m in (s.vllm_matchers, extra) if m)
+    return "{" + inner + "}" if inner else ""
+
+
+def _up(s: Settings, matchers: str, chosen: bool, present: str) -> str:
+    sel = "{" + matchers + "}" if matchers else ""
+    if chosen:  # the operator's selector picks the targets
+        return f"up{sel}"
+    # no job-name assumption: the targets whose /metrics held ``present`` within the lookback
+    return f"(up{sel} and on ({target_by(s)}) present_over_time({present}{sel}[{s.target_lookback}]))"
+
+
+def vllm_up(s: Settings) -> str:
+    """``up`` of the vLLM targets: those vllm_selector picks, else those (of ``selector``) that
+    exposed vLLM's series within target_lookback."""
+    return _up(s, s.vllm_matchers, bool(s.vllm_selector), "vllm:num_requests_running")
+
+
+def sidecar_up(s: Settings) -> str:
+    """``up`` of the observe sidecars, as vllm_up (their own series: observe_up)."""
+    return _up(s, s.observe_matchers, bool(s.observe_selector), "observe_up")
+
+
+def vllm_absent(s: Settings) -> str:
+    """True while no vLLM target is scraped: no ``up`` the vllm_selector picks, else no series of
+    vLLM's at all."""
+    return f"absent(up{_sel(s)})" if s.vllm_selector else f"absent(vllm:num_requests_running{_sel(s)})"
 
 
 def _slo_error_ratio(s: Settings, canonical: str, threshold: float, window: str, by: str) -> str:
-    le = _sel(s, f'le="{_le(threshold)}"')
-    good = promql.fold(canonical, f"sum by ({by}) (rate({{m}}_bucket{le}[{window}]))")
+    le = _sel(s, f'le=~"{promql_regex(le_at_most(threshold))}"')
+    good = promql.fold(canonical, f"sum by ({by}) (max without (le) (rate({{m}}_bucket{le}[{window}])))")
     total = promql.fold(canonical, f"sum by ({by}) (rate({{m}}_count{_sel(s)}[{window}]))")
     return f"1 - (\n  ({good})\n/\n  ({total})\n)"
 

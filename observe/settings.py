@@ -27,14 +27,10 @@ __all__ = ["ITL_BUCKETS", "TTFT_BUCKETS", "Settings", "from_mapping", "from_yaml
 # of them, or "requests faster than T" cannot be read off the buckets.
 TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
 ITL_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5)
+# The published runbooks: docs/runbooks.md in the repository whose owner publishes the sidecar image
+# (deploy/kubernetes/image/image.yaml, .github/workflows/release.yml; a test keeps the two in step).
+PUBLISHED_RUNBOOKS = "https://github.com/observe-vllm/observe/blob/main/docs/runbooks.md"
 _LABEL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def _job_matcher(job: str) -> str:
-    """The job matcher of a default selector: ``job`` itself, the job prometheus-operator gives a
-    PodMonitor (``<namespace>/<name>``) or ServiceMonitor (the Service's name) whose name starts
-    with it."""
-    return f'job=~"(.*/)?{re.escape(job)}.*"'.replace("\\", "\\\\")
 
 
 def _f(default: Any, note: str, section: str) -> Any:
@@ -209,22 +205,21 @@ class Settings:
         "tune",
     )
     # ---------------------------------------------------------------- alert rules
-    vllm_job: str = _f("vllm", "Prometheus job label of the vLLM targets.", "alerts")
-    observe_job: str = _f("observe", "Prometheus job label of the observe sidecars.", "alerts")
+    selector: str = _f(
+        "",
+        'Matchers every rule adds, e.g. namespace="llm" (a mixin\'s _config selector). Empty: no '
+        "job-name assumption; vLLM's series are told by their names, `up` by target_lookback.",
+        "alerts",
+    )
     vllm_selector: str | None = _f(
-        None,
-        'Label matchers that pick the vLLM targets in every rule, e.g. namespace="llm",container="vllm". '
-        'Empty = job=~"(.*/)?<vllm_job>.*": the job "vllm" of a static scrape config, and the job '
-        "prometheus-operator gives a PodMonitor (<namespace>/<podmonitor name>, e.g. llm/vllm-engine) "
-        "or a ServiceMonitor (the Service's name, e.g. vllm-engine-service).",
-        "alerts",
+        None, "Matchers of the vLLM targets instead of `selector`; set, it picks `up` itself.", "alerts"
     )
-    observe_selector: str | None = _f(
-        None,
-        'Label matchers that pick the observe sidecars. Empty = job=~"(.*/)?<observe_job>.*", as for '
-        "vllm_selector.",
-        "alerts",
+    observe_selector: str | None = _f(None, "Matchers of the sidecars instead of `selector`.", "alerts")
+    target_lookback: str = _f(
+        "6h", "Unselected `up`: targets that exposed vLLM's (the sidecar's) series this recently.", "alerts"
     )
+    vllm_job: str = _f("vllm", "Job label observe's scrape configs give vLLM.", "alerts")
+    observe_job: str = _f("observe", "Job label observe's scrape configs give the sidecars.", "alerts")
     rule_by: tuple[str, ...] = _f(
         ("cluster", "namespace", "pod", "job", "instance", "model_name"),
         "Labels every recording rule aggregates by and every alert joins on, so the labels a cluster "
@@ -261,11 +256,11 @@ class Settings:
         5.0, "GPU utilisation (%) at or below which a vLLM pod's GPU with no request is idle.", "alerts"
     )
     runbook_base: str = _f(
-        "http://127.0.0.1:9400/runbooks",
+        PUBLISHED_RUNBOOKS,
         "Where docs/runbooks.md is published; each alert links to its section (#<alert name in "
-        "lower case>). The default is the copy every observe sidecar serves at /runbooks, at the "
-        "address compose publishes it on (and `kubectl port-forward <pod> 9400` in Kubernetes); "
-        "set it to your wiki or repository for links that resolve from anywhere.",
+        "lower case>, GitHub's anchors). The default is the repository's copy on GitHub, which "
+        "resolves from anywhere; every observe sidecar also serves it at /runbooks "
+        "(http://127.0.0.1:9400/runbooks under compose); set your wiki or fork here.",
         "alerts",
     )
     down_for: str = _f("2m", "How long vLLM must be down / unscraped before VLLMDown fires.", "alerts")
@@ -366,6 +361,7 @@ class Settings:
                 "engine_error_window",
                 "stuck_flat_window",
                 "kv_smooth_window",
+                "target_lookback",
             ):
                 _check_duration(f.name, getattr(self, f.name))
         if self.group_interval is not None:
@@ -400,10 +396,12 @@ class Settings:
             raise ConfigError(f"tune_e2el_slo_seconds must be positive, got {self.tune_e2el_slo_seconds}")
         if self.max_num_seqs is not None and self.max_num_seqs < 1:
             raise ConfigError(f"max_num_seqs must be >= 1, got {self.max_num_seqs}")
-        for name in ("vllm_selector", "observe_selector"):
+        for name in ("selector", "vllm_selector", "observe_selector"):
             sel = getattr(self, name)
+            if sel is None or (name == "selector" and isinstance(sel, str) and not sel.strip()):
+                continue
             try:
-                if sel is not None and not promql.parse_selector(sel):
+                if not promql.parse_selector(sel):
                     raise ConfigError("empty")
             except ConfigError:
                 raise ConfigError(f'{name} must be label matchers like job=~".*/vllm", got {sel!r}') from None
@@ -433,13 +431,13 @@ class Settings:
 
     @property
     def vllm_matchers(self) -> str:
-        """The label matchers (no braces) of the vLLM targets."""
-        return promql.unbraced(self.vllm_selector) or _job_matcher(self.vllm_job)
+        """The label matchers (no braces) of the vLLM targets; empty: all (no job-name assumption)."""
+        return promql.unbraced(self.vllm_selector) or promql.unbraced(self.selector)
 
     @property
     def observe_matchers(self) -> str:
         """The label matchers (no braces) of the observe sidecars."""
-        return promql.unbraced(self.observe_selector) or _job_matcher(self.observe_job)
+        return promql.unbraced(self.observe_selector) or promql.unbraced(self.selector)
 
     @property
     def waiting_threshold(self) -> float:
