@@ -18,6 +18,7 @@ from observe import advise as advise_mod
 from observe import launches, metricmath, redact, shutdown, timeline, versions
 from observe.advise.rejected import rejected_flags
 from observe.flags import cmdline
+from observe.launches import History
 from observe.model import (
     AccessLog,
     AdviceNote,
@@ -141,6 +142,7 @@ class InstanceDiagnosis:
     # every launch the log holds, in order (the last is this diagnosis); earlier ones are history
     launches: list[launches.Launch] = field(default_factory=list)
     launches_dropped: int = 0  # earlier launches beyond launches.MAX_LAUNCHES, not kept
+    history: History = field(default_factory=History)  # every earlier launch, bounded
 
 
 @dataclass
@@ -162,8 +164,7 @@ class InstanceBuilder:
         self.facts: dict[str, Any] = {}
         self.sources: list[dict] = []
         self.scrapes: list[Scrape] = []
-        self.launches: list[launches.Launch] = []  # the earlier launches of this log, finished
-        self.launches_dropped = 0
+        self.history = History()  # the earlier launches of this log, summarised as each ended
         self._index = 1  # the current launch's number
         self._bound = launches.Boundary()
         self._held: StartupFact | None = None  # a version fact waiting for the next event
@@ -207,11 +208,8 @@ class InstanceBuilder:
     def _next_launch(self) -> None:
         """Close the current launch (its own findings, advice and command) and start a fresh one."""
         self._finish_config()
-        closed = self._diagnose(scrapes=(), now=None)
-        self.launches.append(self._record(closed, current=False))
-        if len(self.launches) > launches.MAX_LAUNCHES:
-            del self.launches[0]
-            self.launches_dropped += 1
+        closed = self._diagnose(scrapes=(), now=None, ended=True)
+        self.history.add(self._record(closed, current=False))  # its timeline and summary go
         self.summary = Summary()
         self.timeline = timeline.Timeline(max_rows=self.timeline.max_rows)
         self.config = EngineConfig()
@@ -442,8 +440,8 @@ class InstanceBuilder:
         self._settle()
         self._finish_config(self.scrapes)
         d = self._diagnose(scrapes=self.scrapes, now=now)
-        d.launches = [*self.launches, self._record(d, current=True)]
-        d.launches_dropped = self.launches_dropped
+        d.launches = [*self.history.kept, self._record(d, current=True)]
+        d.launches_dropped, d.history = self.history.dropped, self.history
         return d
 
     def _finish_config(self, scrapes: Sequence[Scrape] = ()) -> None:
@@ -455,14 +453,17 @@ class InstanceBuilder:
             if per:
                 s.max_tokens_per_running = max(per)
 
-    def _diagnose(self, *, scrapes: Sequence[Scrape], now: datetime | None) -> InstanceDiagnosis:
+    def _diagnose(
+        self, *, scrapes: Sequence[Scrape], now: datetime | None, ended: bool = False
+    ) -> InstanceDiagnosis:
+        """ended: a launch before the latest, diagnosed as it ends for what it failed of (rules.HISTORY)."""
         s = self.summary
         cfg = self.config
         logs = None if self.timeline.empty else self.timeline.frame()
         metrics = timeline.scrape_frame(scrapes) if scrapes else None
         frame = timeline.join(logs, metrics)
         ctx = Context(s, cfg, frame, metrics, scrapes, now, self.settings)  # what every rule reads
-        findings = rules.run(ctx)
+        findings = rules.run(ctx, rules.HISTORY if ended else rules.RULES)
         advice = advise_mod.plan(cfg, findings, facts=ctx.facts(), settings=self.settings)
         recs = advice.recommendations
         drop = rejected_flags(findings)
