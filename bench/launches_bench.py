@@ -12,10 +12,12 @@ Inputs, built under bench/out/ (git-ignored) from real vLLM lines only, deleted 
 * one-launch.log — the same number of bytes as one served launch: normal.log's startup, its steady
   state repeated, its shutdown (the reference).
 
-For each: observe's time (a fresh `python -m observe.cli diagnose --format json` process; the fastest
-of --repeat runs) and peak RSS (/usr/bin/time), then the ratios launches/reference. The restart-heavy
-log's JSON must list every launch (kept or counted as dropped) and its summary must carry the worst
-failure (critical). A row goes to bench/RESULTS.md.
+For each: observe's wall and CPU time (a fresh `python -m observe.cli diagnose --format json` process;
+the fastest of --repeat runs) and peak RSS (/usr/bin/time), then the ratios launches/reference (the
+CPU ratio is the one to trust on a shared machine). `--code DIR` runs the observe of another checkout
+(the code before a change) on the same inputs. The restart-heavy
+log's JSON says how many launches it read and the worst severity it lists (earlier launches' included).
+A row goes to bench/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -120,24 +121,23 @@ def one_launch(path: Path, size: int) -> None:
         Writer(f).launch([head, steady, tail])
 
 
-def timed(cmd: list[str], env: dict) -> tuple[float, int, str]:
-    """Wall time, peak RSS (kB, from /usr/bin/time) and stdout of cmd."""
-    t0 = time.perf_counter()
-    p = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], capture_output=True, text=True, env=env)
-    dt = time.perf_counter() - t0
+def timed(cmd: list[str], env: dict) -> tuple[float, float, int, str]:
+    """Wall time, CPU time (user + sys), peak RSS (kB; all from /usr/bin/time) and stdout of cmd."""
+    p = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", *cmd], capture_output=True, text=True, env=env)
     if p.returncode not in (0, 1, 2):
         sys.exit(f"{cmd[0]} failed: {p.stderr[-800:]}")
-    return dt, int(p.stderr.strip().splitlines()[-1]), p.stdout
+    wall, user, sys_, rss = p.stderr.strip().splitlines()[-1].split()
+    return float(wall), float(user) + float(sys_), int(rss), p.stdout
 
 
 def observe(path: Path) -> list[str]:
     return [sys.executable, "-m", "observe.cli", "diagnose", str(path), "--format", "json", "--no-progress"]
 
 
-def best(path: Path, repeat: int, env: dict) -> tuple[float, int, dict]:
+def best(path: Path, repeat: int, env: dict) -> tuple[float, float, int, dict]:
     subprocess.run(["cat", str(path)], stdout=subprocess.DEVNULL, check=True)  # page cache warm
     runs = [timed(observe(path), env) for _ in range(repeat)]
-    return min(r[0] for r in runs), max(r[1] for r in runs), json.loads(runs[0][2])
+    return min(r[0] for r in runs), min(r[1] for r in runs), max(r[2] for r in runs), json.loads(runs[0][3])
 
 
 _RANK = {"info": 0, "warning": 1, "critical": 2}
@@ -162,22 +162,25 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="runs of each command; the fastest counts")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--no-record", action="store_true")
+    ap.add_argument(
+        "--code", type=Path, default=ROOT, help="the checkout whose observe runs (a before/after)"
+    )
     a = ap.parse_args()
     out = ROOT / "bench" / "out"
     out.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHONPATH=str(a.code.resolve()))
     many, one = out / "launches.log", out / "one-launch.log"
     launches_log(many, a.launches, a.size_mb * 10**6)
     one_launch(one, many.stat().st_size)
-    m_t, m_rss, m_doc = best(many, a.repeat, env)
-    o_t, o_rss, _ = best(one, a.repeat, env)
+    m_t, m_cpu, m_rss, m_doc = best(many, a.repeat, env)
+    o_t, o_cpu, o_rss, _ = best(one, a.repeat, env)
     inst = m_doc["instances"][0]
     listed = inst["launches"][-1]["of"] if inst.get("launches") else 0
-    worst = _worst(m_doc)
     row = (
-        f"| {datetime.now():%Y-%m-%d} | {a.launches} launches, {many.stat().st_size / 1e6:.0f} MB "
-        f"({listed} read as launches, worst {worst}) | {m_t:.2f} s, {m_rss / 1024:.0f} MB | "
-        f"{o_t:.2f} s, {o_rss / 1024:.0f} MB | {m_t / o_t:.2f}x | {m_rss / o_rss:.2f}x |"
+        f"| {datetime.now():%Y-%m-%d} | {a.code.resolve().name} | {a.launches} launches, "
+        f"{many.stat().st_size / 1e6:.0f} MB ({listed} read, worst {_worst(m_doc)}) | "
+        f"{m_t:.2f} s (CPU {m_cpu:.2f} s), {m_rss / 1024:.0f} MB | {o_t:.2f} s (CPU {o_cpu:.2f} s), "
+        f"{o_rss / 1024:.0f} MB | {m_t / o_t:.2f}x (CPU {m_cpu / o_cpu:.2f}x) | {m_rss / o_rss:.2f}x |"
     )
     print(row, flush=True)
     if not a.no_record:
