@@ -1,6 +1,9 @@
 """Launches: one log file often holds several starts of vLLM (a container's log, a restart loop, a
 rejected launch followed by a fixed one). Each launch has its own flags, findings and command;
-the diagnosis advises the latest one and reports the earlier ones as history. Pure: no I/O.
+the diagnosis advises the latest one and reports the earlier ones as history (`History`): each is
+summarised as it ends (its outcome, its failure findings: a rejected or failed start, a crash, a
+hang), so a restart loop of thousands of launches keeps no more than a hundred, and every one of
+them still counts for the summary and `--fail-on`. Pure: no I/O.
 
 Where a launch begins (`Boundary`): a launch-opening line — vLLM's version banner (the API
 server's "vLLM API server version X" or the logo's "version X") or its launch flags (the
