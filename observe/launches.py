@@ -256,7 +256,10 @@ class History:
             seen.launches += 1
 
     def worst(self) -> Failure | None:
-        """The worst failure of any earlier launch (the latest among equals), or None."""
+        """The worst failure of any earlier launch (a crash or hang before a rejected start, then the
+        latest among equals), or None."""
         return max(
-            self.failed.values(), key=lambda x: (severity_rank(x.finding.severity), x.last), default=None
+            self.failed.values(),
+            key=lambda x: (severity_rank(x.finding.severity), x.finding.id not in REJECT_FINDINGS, x.last),
+            default=None,
         )

@@ -44,7 +44,10 @@ def test_an_earlier_crash_leads_the_summary_and_trips_fail_on(history_log: Path)
     assert not [f for f in inst.findings if f.severity == "critical"]  # the latest launch is healthy
     assert report.worst_at_least(d, "critical")
     first = report.render(d, "text").splitlines()[0]
-    assert first.startswith("Summary: worst finding (critical): ") and "in an earlier launch" in first
+    assert first.startswith(
+        "Summary: worst finding (critical): The engine died unexpectedly [engine_crashed]"
+    )
+    assert "in an earlier launch (launch 3 of 5)" in first  # a crash before the later rejected start
     assert "Latest launch: no problems found" in first
     r = CliRunner().invoke(app, ["diagnose", str(history_log), "--fail-on", "critical", "--no-progress"])
     assert r.exit_code == errors.EXIT_FOUND, r.output
