@@ -55,11 +55,11 @@ def test_an_earlier_crash_leads_the_summary_and_trips_fail_on(history_log: Path)
 
 def test_the_text_lists_each_earlier_launchs_failures_and_cause(history_log: Path) -> None:
     text = report.render(pipeline.diagnose_paths([history_log]), "text")
-    crash = next(ln for ln in text.splitlines() if "launch 3 of 5" in ln)
+    crash = next(ln for ln in text.splitlines() if ln.lstrip().startswith("launch 3 of 5"))
     assert "crashed: The engine died unexpectedly [engine_crashed]" in crash
     after = text.split(crash + "\n", 1)[1].splitlines()[0]  # the hang before the kill, with its evidence
     assert "critical: " in after and "[engine_stuck]: nothing produced for " in after
-    failed = next(ln for ln in text.splitlines() if "launch 2 of 5" in ln)
+    failed = next(ln for ln in text.splitlines() if ln.lstrip().startswith("launch 2 of 5"))
     assert (
         "[engine_startup_failed]" in failed and "(vLLM: ValueError: To serve at least one request" in failed
     )
