@@ -77,5 +77,7 @@ def worst_at_least(diag: Diagnosis, level: str) -> bool:
     if level not in SEVERITIES:
         raise ObserveError(f"unknown severity {level!r} ({', '.join(SEVERITIES)})")
     ranks = [severity_rank(f.severity) for i in diag.instances for f in i.findings]
-    ranks += [severity_rank(x.finding.severity) for i in diag.instances for x in i.history.failed.values()]
+    for i in diag.instances:
+        history = getattr(i, "history", None)  # an instance built without its earlier launches has none
+        ranks += [severity_rank(x.finding.severity) for x in history.failed.values()] if history else []
     return bool(ranks) and max(ranks) >= severity_rank(level)

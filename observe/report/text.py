@@ -92,7 +92,7 @@ def summary_line(diag: Diagnosis) -> str:
     """One line for the top of a report: the worst finding and the one change to make for it; a
     crash, hang or failed start of an earlier launch first when it is worse than the latest's."""
     latest = _latest_line(diag)
-    earlier = [(i, x) for i in diag.instances if (x := i.history.worst()) is not None]
+    earlier = [(i, x) for i in diag.instances if (x := _history(i).worst()) is not None]
     if not earlier:
         return latest
     inst, fail = max(earlier, key=lambda p: severity_rank(p[1].finding.severity))
@@ -107,9 +107,14 @@ def summary_line(diag: Diagnosis) -> str:
     )
 
 
+def _history(inst: Any) -> launches.History:
+    """An instance's earlier launches (none for an instance built without them)."""
+    return getattr(inst, "history", None) or launches.History()
+
+
 def failed_in_text(fail: Any, inst: InstanceDiagnosis) -> str:
     """`launch 3 of 5`, or `4 launches, the latest 7 of 9`: where a history failure was seen."""
-    of = len(inst.launches) + inst.launches_dropped
+    of = len(inst.launches) + _history(inst).dropped
     if fail.launches == 1:
         return f"launch {fail.last} of {of}"
     return f"{fail.launches} launches, the latest {fail.last} of {of}"
