@@ -122,8 +122,15 @@ def one_launch(path: Path, size: int) -> None:
 
 
 def timed(cmd: list[str], env: dict) -> tuple[float, float, int, str]:
-    """Wall time, CPU time (user + sys), peak RSS (kB; all from /usr/bin/time) and stdout of cmd."""
-    p = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", *cmd], capture_output=True, text=True, env=env)
+    """Wall time, CPU time (user + sys), peak RSS (kB; all from /usr/bin/time) and stdout of cmd, run
+    in the checkout on PYTHONPATH (`python -m` puts the working folder first on the path)."""
+    p = subprocess.run(
+        ["/usr/bin/time", "-f", "%e %U %S %M", *cmd],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=env["PYTHONPATH"],
+    )
     if p.returncode not in (0, 1, 2):
         sys.exit(f"{cmd[0]} failed: {p.stderr[-800:]}")
     wall, user, sys_, rss = p.stderr.strip().splitlines()[-1].split()
@@ -131,7 +138,16 @@ def timed(cmd: list[str], env: dict) -> tuple[float, float, int, str]:
 
 
 def observe(path: Path) -> list[str]:
-    return [sys.executable, "-m", "observe.cli", "diagnose", str(path), "--format", "json", "--no-progress"]
+    return [
+        sys.executable,
+        "-m",
+        "observe.cli",
+        "diagnose",
+        str(path.resolve()),
+        "--format",
+        "json",
+        "--no-progress",
+    ]
 
 
 def best(path: Path, repeat: int, env: dict) -> tuple[float, float, int, dict]:
