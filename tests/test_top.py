@@ -377,3 +377,23 @@ def test_ctrl_c_while_a_read_is_in_flight_ends_the_poller_quietly(monkeypatch) -
         t.join(10)
         assert not t.is_alive()
     assert thread_errors == []
+
+
+def test_once_shows_throughput_from_two_reads() -> None:
+    """`--once` reads each server twice (issue 29): throughput is a rate of two reads, so a single
+    read showed none. The replay serves two real snapshots, one per read (the rate is over the
+    reads' own times, so its value is not the recording's)."""
+    from observe import top
+
+    snaps = [KV[0], KV[1]]
+    expected = TopState(["x"])
+    for p in snaps:
+        expected.observe("x", scrape.parse_text(p.read_text(), source=p.name))
+    want = next(ln for ln in screen_text(expected).splitlines() if "throughput" in ln)
+    assert re.search(r"gen [\d,.]+ tok/s", want), want  # the recording has a rate to show
+    with replay_metrics_server([p.read_text() for p in snaps], mode="once") as (url, ctl):
+        con = Console(width=120, record=True, file=open(os.devnull, "w"), color_system=None)
+        top.run(top.targets([url]), interval=0.2, once=True, console=con)
+        assert ctl.served == 2
+    got = next(ln for ln in con.export_text().splitlines() if "throughput" in ln)
+    assert re.search(r"gen [\d,.]+ tok/s", got), got  # a rate over the live reads' own interval

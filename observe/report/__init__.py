@@ -89,8 +89,12 @@ def settings_text(s: Settings, fmt: str) -> str:
 
 
 def worst_at_least(diag: Diagnosis, level: str) -> bool:
-    """Whether some finding of `diag` is `level` or worse."""
+    """Whether some finding of `diag` is `level` or worse: the latest launch's, or what an earlier
+    launch failed of (a crash, a hang, a failed start: `launches.History`)."""
     if level not in SEVERITIES:
         raise ObserveError(f"unknown severity {level!r} ({', '.join(SEVERITIES)})")
     ranks = [severity_rank(f.severity) for i in diag.instances for f in i.findings]
+    for i in diag.instances:
+        history = getattr(i, "history", None)  # an instance built without its earlier launches has none
+        ranks += [severity_rank(x.finding.severity) for x in history.failed.values()] if history else []
     return bool(ranks) and max(ranks) >= severity_rank(level)
