@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from observe import advise, diagnosis, exporter, livelaunch, progress, report, shutdown, stuck
@@ -326,6 +326,41 @@ class Instance:
             drop = rejected_flags(inst.findings)
             keep = recs or any(f in inst.config.flags for f in drop)
             inst.command = advise.command_line(inst.config, recs, drop=drop) if keep else None
+
+    def said(self) -> str:
+        """What observe sees of this vLLM, in one sentence (/healthz; the caller holds the lock)."""
+        st = self.state
+        if self.stuck is not None:
+            d = stuck_finding(self.stuck, None).data
+            return (
+                f"engine stuck: no tokens produced for {d['seconds']:.0f} s with requests in flight "
+                f"(running {d['running']:g}, waiting {d['waiting']:g})"
+            )
+        if st.up is False:
+            since = self.down_since
+            when = (
+                ""
+                if since is None
+                else " since " + datetime.fromtimestamp(since, UTC).isoformat(timespec="seconds")
+            )
+            return f"unreachable{when}: {st.last_scrape_error}"
+        if st.up is None:
+            return "not read" + ("" if self.url else " (no --vllm-url)")
+        return "serving: /metrics answers, no stuck engine"
+
+    def brief(self) -> dict[str, Any]:
+        """One pod's entry in the node sidecar's /healthz (the caller holds the lock)."""
+        st = self.state
+        return {
+            "vllm": self.said(),
+            "log_lines": sum(st.log_lines.values()),
+            "engine_stuck": self.stuck is not None,
+            "vllm_up": st.up,
+        }
+
+    def counters(self) -> dict[str, dict[str, int]]:
+        """The counts alerts read, as the state file keeps them (observe.tailstate)."""
+        return {"crashes": dict(self.launch.crashes), "engine_errors": dict(self.state.engine_errors)}
 
     def export(self, failure_for: float) -> exporter.ExportState:
         """A copy of the state for one /metrics scrape."""

@@ -244,11 +244,7 @@ class Sidecar:
         saved = self._follower.state()
         with self._lock:
             saved.counters = dict(self._pending)
-            for key, inst in self._instances.items():
-                saved.counters[key] = {
-                    "crashes": dict(inst.launch.crashes),
-                    "engine_errors": dict(inst.state.engine_errors),
-                }
+            saved.counters.update({key: inst.counters() for key, inst in self._instances.items()})
             counts = sum(
                 sum(v)
                 for c in saved.counters.values()
@@ -411,7 +407,7 @@ class Sidecar:
             wedged = self._one.stuck
             shown = [i for k, i in self._instances.items() if self._visible(k)]
             body = {
-                "vllm": self._vllm_said(self._one),
+                "vllm": self._one.said(),
                 "engine_stuck": None if wedged is None else stuck_finding(wedged, None).data,
                 "files": sorted(p for i in shown for p in i.state.log_lines),
                 "log_lines": sum(n for i in shown for n in i.state.log_lines.values()),
@@ -423,16 +419,8 @@ class Sidecar:
                 "threads": threads,
             }
             if len(self._instances) > 1:
-                body["pods"] = {
-                    key: {
-                        "vllm": self._vllm_said(i),
-                        "log_lines": sum(i.state.log_lines.values()),
-                        "engine_stuck": i.stuck is not None,
-                        "vllm_up": i.state.up,
-                    }
-                    for key, i in sorted(self._instances.items())
-                    if key and self._visible(key)
-                }
+                shown_pods = sorted((k, i) for k, i in self._instances.items() if k and self._visible(k))
+                body["pods"] = {key: i.brief() for key, i in shown_pods}
         body["warnings"] = self.problems()
         return alive, body
 
@@ -445,28 +433,6 @@ class Sidecar:
         with self._lock:
             bad = self._one.stuck is not None or self._one.state.up is False
         return not (alive and bad), body
-
-    @staticmethod
-    def _vllm_said(inst: Instance) -> str:
-        """What observe sees of one vLLM, in one sentence (lock held)."""
-        st = inst.state
-        if inst.stuck is not None:
-            d = stuck_finding(inst.stuck, None).data
-            return (
-                f"engine stuck: no tokens produced for {d['seconds']:.0f} s with requests in flight "
-                f"(running {d['running']:g}, waiting {d['waiting']:g})"
-            )
-        if st.up is False:
-            since = inst.down_since
-            when = (
-                ""
-                if since is None
-                else " since " + datetime.fromtimestamp(since, UTC).isoformat(timespec="seconds")
-            )
-            return f"unreachable{when}: {st.last_scrape_error}"
-        if st.up is None:
-            return "not read" + ("" if inst.url else " (no --vllm-url)")
-        return "serving: /metrics answers, no stuck engine"
 
     # ------------------------------------------------------------------ tests' views of the one instance
     @property
@@ -558,7 +524,7 @@ class Sidecar:
                 )
                 upto = self._follower.resumed_at(path) if self._follower is not None else None
                 try:  # resuming: only what the last run read (the rest is read live, and counted)
-                    _read_upto(sc, path, upto) if upto is not None else sc.read(Path(path))
+                    tailstate.read_upto(sc.push, path, upto) if upto is not None else sc.read(Path(path))
                 except (OSError, EOFError, ValueError):
                     self._one.state.log_errors += 1
             return sum(len(i.facts) for i in self._instances.values())
@@ -617,14 +583,6 @@ class Sidecar:
             self._analyze_now.clear()
             self.analyze_once()
             self._analyze_now.wait(interval)
-
-
-def _read_upto(sc: scan.Scanner, path: str, upto: int) -> None:
-    """The first `upto` bytes of a file into a scanner (its last partial line waits for the rest)."""
-    with open(path, "rb") as f:
-        while upto > 0 and (data := f.read(min(upto, 1 << 20))):
-            sc.push(data)
-            upto -= len(data)
 
 
 def _key(path: str) -> str:

@@ -251,3 +251,12 @@ def _siblings(d: str, base: str) -> dict[str, tuple[int, int]]:
 def close_fd(fd: int) -> None:
     with contextlib.suppress(OSError):
         os.close(fd)
+
+
+def read_upto(push: Callable[[bytes], None], path: str, upto: int) -> None:
+    """The first `upto` bytes of a file, in pieces, to `push` (a scanner: its last partial line waits
+    for the rest): what a resumed sidecar re-reads for the facts of the launch it was in."""
+    with open(path, "rb") as f:
+        while upto > 0 and (data := f.read(min(upto, 1 << 20))):
+            push(data)
+            upto -= len(data)
