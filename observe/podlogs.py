@@ -20,6 +20,8 @@ import posixpath
 import re
 from dataclasses import dataclass
 
+from observe.errors import ConfigError
+
 __all__ = ["DEFAULT_ROOT", "PodLog", "Selector", "parse_path", "parse_selector", "patterns"]
 
 DEFAULT_ROOT = "/var/log/pods"
@@ -66,6 +68,14 @@ def parse_selector(text: str, container: str = "vllm") -> Selector:
                 "with shell wildcards (*, ?, [..]), as in llm/vllm-*"
             )
     return Selector(ns, pod, container)
+
+
+def selectors(texts: list[str], container: str = "vllm") -> list[Selector]:
+    """`--pods` patterns, each parsed (`parse_selector`); a bad one is a ConfigError naming --pods."""
+    try:
+        return [parse_selector(t, container) for t in texts]
+    except ValueError as e:
+        raise ConfigError(f"--pods: {e}") from None
 
 
 def patterns(selectors: list[Selector], root: str = DEFAULT_ROOT) -> list[str]:

@@ -3,9 +3,7 @@ did not launch, before/after (observe.manage; proposals printed by report.propos
 
 from __future__ import annotations
 
-import signal
 import sys
-import threading
 from pathlib import Path
 
 import typer
@@ -31,31 +29,14 @@ def run_cmd(
     log_backups: int = typer.Option(5, "--log-backups", help="Rotated parts to keep."),
 ) -> None:
     """Launch vLLM (`observe run [OPTIONS] -- vllm serve MODEL [FLAGS]`), log it, watch it, advise, apply on request."""
-    from observe import manage, report
-    from observe.manage.tunerequest import SessionLauncher
-    from observe.report.progressbar import waiting
+    from observe import report
+    from observe.manage.runcmd import run_command
     from observe.tune import managed
 
-    notify = lambda m: typer.echo(f"observe: {m}", err=True)
-    with waiting("checking the flags with the installed vLLM's parser"):
-        spec, flags = manage.launch_spec(ctx.args, notify=notify)
-    launcher = SessionLauncher(spec, run_dir, echo=None if quiet else sys.stdout, log_max_bytes=log_max_bytes,
-                               log_backups=log_backups, sidecar_factory=manage.sidecar_factory(listen) if sidecar else None)
-    stop, trigger, tune_trigger = threading.Event(), threading.Event(), threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGUSR1, lambda *_: trigger.set())
-    signal.signal(signal.SIGUSR2, lambda *_: tune_trigger.set())  # `observe tune --run-dir DIR` asks
-
-    def decide(prop: manage.Proposal) -> bool:
-        typer.echo(report.proposal_text(prop, title=f"diagnosis of {prop.folder}"), nl=False)
-        if not apply_ or not prop.accepted:
-            return False
-        return yes or typer.confirm("Restart vLLM with the new command?", default=False)
-
-    manage.run_session(launcher, startup_timeout=startup_timeout, notify=notify, stop=stop, trigger=trigger, decide=decide,
-                       flags=flags, snapshot_every=snapshot_every, recommend_after=recommend_after, max_changes=max_changes,
-                       tune=managed.server(run_dir, flags=flags, notify=notify, stop=stop, launch_timeout=startup_timeout),
-                       tune_trigger=tune_trigger)
+    run_command(ctx.args, run_dir, sidecar=sidecar, listen=listen, echo=None if quiet else sys.stdout, log_max_bytes=log_max_bytes, log_backups=log_backups, startup_timeout=startup_timeout,
+                notify=lambda m: typer.echo(f"observe: {m}", err=True), show=lambda prop: typer.echo(report.proposal_text(prop, title=f"diagnosis of {prop.folder}"), nl=False),
+                confirm=lambda: yes or typer.confirm("Restart vLLM with the new command?", default=False), apply=apply_, tune_server=managed.server,
+                snapshot_every=snapshot_every, recommend_after=recommend_after, max_changes=max_changes)
 
 
 @user_errors

@@ -10,14 +10,7 @@ import typer
 
 from observe import errors, podlogs
 from observe.cli.common import config_option, fail, user_errors
-from observe.errors import ConfigError, ObserveError
-
-
-def _pod_selectors(texts: list[str], container: str) -> list[podlogs.Selector]:
-    try:
-        return [podlogs.parse_selector(t, container) for t in texts]
-    except ValueError as e:
-        raise ConfigError(f"--pods: {e}") from None
+from observe.errors import ObserveError
 
 
 # fmt: off
@@ -55,7 +48,7 @@ def sidecar(
 
     client = kubeapi.from_cli(pod_selector, env=os.environ, server=kube_api, token_file=kube_token_file, ca_file=kube_ca_file, container=container, metrics_port=pod_metrics_port, metrics_path=pod_metrics_path)
     pods = pods or (["*/*"] if client is not None else [])  # the selector picks among the node's pods
-    logs = [*log, *podlogs.patterns(_pod_selectors(pods, container), pods_root)]
+    logs = [*log, *podlogs.patterns(podlogs.selectors(pods, container), pods_root)]
     settings = SidecarSettings.from_cli(
         logs=logs, vllm_url=vllm_url, listen=listen, scrape_interval=scrape_interval, window=window,
         analyze_interval=analyze_interval, from_start=from_start, use_watchdog=not polling, name=name,
