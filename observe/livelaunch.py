@@ -56,6 +56,9 @@ class LaunchTracker:
     failure: Failure | None = None
     flags: dict[str, Any] = field(default_factory=dict)  # this launch's flags (vLLM's non-default args)
     cause: str | None = None  # this launch's start-up cause with its fix, when vLLM stated the numbers
+    # an earlier launch of this log served: the parser's "phase" of later errors says "serving"
+    # from then on (its run state spans the file), so only `served` tells this launch's phase
+    served_before: bool = False
     _bound: launches.Boundary = field(default_factory=launches.Boundary)  # where a launch begins
 
     def see(self, ev: LogEvent, wall: float, *, live: bool = True) -> bool:
@@ -64,6 +67,7 @@ class LaunchTracker:
         new = bool(self._bound.opens(ev, live=True))
         if new:
             self.launch += 1
+            self.served_before = self.served_before or self.served
             self.served = self.crashed = False
             self.flags, self.cause = {}, None
             self._bound.reset()
@@ -84,7 +88,7 @@ class LaunchTracker:
             if (
                 cause in _START_UP_EXITS
                 and not self.served
-                and ev.details.get("phase", "startup") == "startup"
+                and (self.served_before or ev.details.get("phase", "startup") == "startup")
             ):
                 cause = None  # a launch that raised while starting failed to start: that page says why
             if cause is not None and not self.crashed:

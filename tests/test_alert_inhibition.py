@@ -76,3 +76,51 @@ def test_a_start_up_failure_pages_once_and_a_crash_silences_down(tmp_path: Path)
     assert sorted(got["b:8000"]) == ["VLLMEngineCrashed"]
     assert got["c:8000"] == ["VLLMEngineCrashed"] and got["d:8000"] == ["VLLMDown"]
     assert got["_suppressed"] == ["VLLMDown@a:8000", "VLLMDown@b:8000", "VLLMEngineCrashed@a:8000"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 29 drill: Alertmanager sends no resolution for an alert that resolves while "
+    "inhibited, so the same crash alert (same instance and cause) firing again within "
+    "repeat_interval matches the last notified firing set and is not sent",
+)
+def test_a_second_crash_after_one_resolved_under_a_start_up_failure_pages(tmp_path: Path) -> None:
+    """A crash pages; the restart fails (the start-up failure silences the crash); the crash alert
+    resolves (its 5 m window) while silenced; the start-up failure resolves (a launch serves); the
+    engine is killed again: that second crash must page."""
+
+    def post(am: str, name: str, starts: str, ends: str) -> None:
+        a = _alert(name, "vllm-logs", "a:8000")
+        a["labels"]["cause"] = "killed"
+        a.update(startsAt=starts, endsAt=ends)
+        requests.post(am + "/api/v2/alerts", json=[a], timeout=5).raise_for_status()
+
+    def at(dt: float = 0.0) -> str:
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + dt))
+
+    with webhook_receiver() as (hook_url, received):
+        with alertmanager(alertmanager_config(tmp_path, hook_url), tmp=tmp_path) as am:
+            crash1, failed = at(), at(2)
+            post(am, "VLLMEngineCrashed", crash1, at(3600))
+            wait_until(lambda: received, 30, what="the first crash page")
+            time.sleep(2)
+            post(am, "VLLMEngineStartupFailed", failed, at(3600))
+            time.sleep(3)
+            post(am, "VLLMEngineCrashed", crash1, at())  # resolved while inhibited
+            time.sleep(3)
+            post(am, "VLLMEngineStartupFailed", failed, at())
+            time.sleep(3)
+            post(am, "VLLMEngineCrashed", at(), at(3600))  # the second crash
+
+            def crash_pages() -> int:
+                return sum(
+                    1
+                    for p in list(received)
+                    for a in p.get("alerts", [])
+                    if a["labels"]["alertname"] == "VLLMEngineCrashed" and a["status"] == "firing"
+                )
+
+            time.sleep(5)
+            assert crash_pages() >= 2, [
+                [(a["labels"]["alertname"], a["status"]) for a in p["alerts"]] for p in received
+            ]

@@ -72,3 +72,16 @@ def test_a_launch_that_raised_while_starting_is_a_failed_start_not_a_crash() -> 
     unexpectedly (exit code: 0)" — before this rule one crash (`exception`) beside the start-up
     failure, a second page before the start-up failure's could inhibit it."""
     assert _live_crashes(DATA / "paging" / "kvcache-space-too-big.log") == {}
+
+
+def test_a_failed_start_after_a_launch_that_served_is_not_a_crash_either() -> None:
+    """Issue 29's drill (tests/data/drill-faults): launch 1 served and was SIGKILLed, launch 2
+    (VLLM_CPU_KVCACHE_SPACE=1000) failed to start in the same log. The parser's phase spans the file
+    ("serving" since launch 1's stats), so launch 2's "Worker proc VllmWorker-0 died unexpectedly"
+    was counted as an engine_dead crash: a second page before the start-up failure's."""
+    both = "".join((DATA / "drill-faults" / f"gen-{n}.log").read_text() for n in (1, 2))
+    lt = livelaunch.LaunchTracker()
+    for i, ev in enumerate(parse.parse_text(both, "vllm.log")):
+        lt.see(ev, float(i))
+    assert {c: n for c, n in lt.crashes.items() if n} == {"killed": 1}
+    assert lt.failure is not None and "VLLM_CPU_KVCACHE_SPACE" in lt.failure.reason

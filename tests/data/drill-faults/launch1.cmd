@@ -1,0 +1,1 @@
+/venv/bin/python -m vllm.entrypoints.openai.api_server --model /models/tiny-llama --served-model-name tiny-llama --host 127.0.0.1 --port 53715 --dtype bfloat16 --enforce-eager --block-size 32 --kv-cache-memory-bytes 64M --max-model-len 2048 --max-num-seqs 16

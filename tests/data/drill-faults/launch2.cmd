@@ -1,0 +1,1 @@
+VLLM_CPU_KVCACHE_SPACE=1000 /venv/bin/python -m vllm.entrypoints.openai.api_server --model /models/tiny-llama --served-model-name tiny-llama --host 127.0.0.1 --port 48707 --dtype bfloat16 --enforce-eager --block-size 32 --max-model-len 2048 --max-num-seqs 16
