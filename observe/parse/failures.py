@@ -393,6 +393,11 @@ def _crashed(form: str) -> Any:
     return lambda m, msg, ctx, run: _crash(form, run)
 
 
+def _started(form: str) -> Any:
+    why = "the running engine raised an exception (its traceback, below this line, tells which)"
+    return lambda m, msg, ctx, run: _crash(form, run._replace(stats_seen=True), cause=why)
+
+
 def _proc_died(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     """Forms: "Engine core proc EngineCore_0 died unexpectedly" (0.8 → 0.11), "Worker proc X died unexpectedly
     (exit code: -9)" (0.32), "Engine core process X died unexpectedly." (0.32's API-server manager)."""
@@ -551,6 +556,10 @@ RULES: tuple[Rule[Failure], ...] = (
     _rule("engine-dead", "EngineDeadError", None, _engine_dead),
     _rule("request-engine-dead", "failed (engine dead)", None, _request_engine_dead),
     _rule("output-handler-failed", "output_handler failed", None, _engine_dead),
+    # a running engine's death, its traceback below: V1 core.py logs it once engine_core exists (else
+    # "EngineCore failed to start"), V0 async_llm_engine's background loop runs only once started
+    _rule("engine-fatal", "EngineCore encountered a fatal error", None, _started("fatal_error")),
+    _rule("background-failed", "Engine background task failed", None, _started("background_failed")),
     _rule("engine-core-init-failed", "Engine core initialization failed", None, _engine_core),
     _rule("engine-core-failed-to-start", "EngineCore failed to start", None, _engine_core),
     _rule("engine-core-exception", "EngineCore hit an exception", None, _engine_core),
