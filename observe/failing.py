@@ -245,8 +245,9 @@ def engine_error(c: Context) -> list[Finding]:
             id=FindingId.ENGINE_ERROR,
             severity="critical" if failed else "warning",
             title=f"The engine reported an error ({root['phase']})",
-            evidence=f"{quote(what, 400)}{ranks} — {len(raw)} exception line(s) or ERROR record(s) no "
-            f"specific rule explains{after}",
+            evidence=f"{quote(what, 400)}{ranks} — {len(raw)} "
+            + ("start-up frame(s) of a traceback" if cut else "exception line(s) or ERROR record(s)")
+            + f" no specific rule explains{after}",
             start=raw[0].env.ts,
             end=last.env.ts,
             where=root["where"],
