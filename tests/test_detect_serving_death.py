@@ -97,3 +97,18 @@ def test_a_requests_cut_traceback_names_no_start_up_frame() -> None:
     """028: a request's input validation raised (serving_engine frames): no start-up function, not a failure."""
     d = _diagnose("eval32/028.log")
     assert not [f for f in d["findings"] if f["severity"] == "critical"]
+
+
+@pytest.mark.parametrize(
+    ("path", "count"),
+    [
+        (
+            "eval32/017.log",
+            1,
+        ),  # "is preempted in PreemptionMode.RECOMPUTE mode … =1**": no prefix, markdown bold
+        ("excerpts/v0-preemption-unprefixed-limo-29.log", 101),  # vLLM's own "by" wording, no prefix
+    ],
+)
+def test_a_pasted_v0_preemption_warning_is_counted(path: str, count: int) -> None:
+    f = _one(_diagnose(path), "preemptions")
+    assert f"total_num_cumulative_preemption up to {count}" in f["evidence"]
