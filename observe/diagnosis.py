@@ -389,6 +389,8 @@ class InstanceBuilder:
                 c.model = str(model)
         elif name == "flags_damaged":
             c.flags_damaged = bool(value)
+        elif name == "launcher":
+            c.launcher = str(value)
         elif name == "config" and isinstance(value, dict):
             cmdline.apply_to_config(c, cmdline.config_to_flags(value), overwrite=False)
         elif name == "version":

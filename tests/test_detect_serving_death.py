@@ -112,3 +112,15 @@ def test_a_requests_cut_traceback_names_no_start_up_frame() -> None:
 def test_a_pasted_v0_preemption_warning_is_counted(path: str, count: int) -> None:
     f = _one(_diagnose(path), "preemptions")
     assert f"total_num_cumulative_preemption up to {count}" in f["evidence"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "eval32/004.log",  # no banner, no line shape that dates it: the pasted launcher decides
+        "excerpts/api-server-module-oom-vllm-188.log",  # `python -u -m …` (0.2-era OOM wording dates it too)
+    ],
+)
+def test_the_paste_ready_command_uses_the_launcher_the_log_shows(path: str) -> None:
+    d = _diagnose(path)
+    assert d["command"].startswith("python -m vllm.entrypoints.openai.api_server ")
