@@ -1,11 +1,13 @@
-"""Issue 32, classes A, B and C, on real excerpts outside the evaluation set (tests/data/excerpts/, sources in
+"""Issue 32, classes A to F, on real excerpts outside the evaluation set (tests/data/excerpts/, sources in
 tests/data/PROVENANCE.md) and on the evaluation logs that showed them (tests/data/eval32/).
 
 A. An EngineDeadError in the request path is the engine dying while serving, not a failed start.
 B. A traceback cut at both ends (ERROR frames, no header, no exception line) is a failure whose phase the frames
    name; the report says the cause is cut off and what decides it.
 C. V1's "EngineCore encountered a fatal error." and V0's "Engine background task failed" come from a running
-   engine: a crash while serving, never "(startup)"."""
+   engine: a crash while serving, never "(startup)".
+D. An OOM while the weights are created gets the weights-loading phase and only its levers.
+E. The paste-ready command uses the launcher the log shows. F. A pasted V0 preemption warning is counted."""
 
 from __future__ import annotations
 
@@ -124,3 +126,25 @@ def test_a_pasted_v0_preemption_warning_is_counted(path: str, count: int) -> Non
 def test_the_paste_ready_command_uses_the_launcher_the_log_shows(path: str) -> None:
     d = _diagnose(path)
     assert d["command"].startswith("python -m vllm.entrypoints.openai.api_server ")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "eval32/001.log",  # linear.py's "Failed to create unquantized linear weights: CUDA out of memory"
+        "excerpts/weights-oom-runtimeerror-llamafactory-9261.log",  # the RuntimeError it re-raises, alone
+    ],
+)
+def test_a_weights_creation_oom_gets_only_weights_levers(path: str) -> None:
+    d = _diagnose(path)
+    f = _one(d, "cuda_oom")
+    assert f["data"]["phase"] == "loading_weights"
+    notes = " ".join(n["text"] if isinstance(n, dict) else str(n) for n in d["advice_notes"])
+    assert "--tensor-parallel-size" in notes and "quantized" in notes
+    flags = {r["flag"] for r in d["recommendations"]}
+    assert not flags & {
+        "--gpu-memory-utilization",
+        "--max-num-seqs",
+        "--max-num-batched-tokens",
+        "--enforce-eager",
+    }

@@ -189,7 +189,12 @@ def _weights(p: Plan, f: Finding, m: _Mem) -> None:
         )
         opts = [pp_rec, tp_rec] if pp > 1 else [tp_rec]
     r = p.add_any_of(opts)
-    gpus = "use more GPUs (as above), " if r is not None else ""
+    gpus = (
+        "use more GPUs (as above), "
+        if r is not None
+        else "split the model over more GPUs (--tensor-parallel-size, or --pipeline-parallel-size across "
+        "nodes: the log does not show the size in force), "
+    )
     p.note(
         [f.id],
         "the weights alone do not fit: no KV-cache, batch or utilization flag helps; "
