@@ -22,10 +22,7 @@ DATA = Path(__file__).parent / "data" / "eval32"
 LABELS: dict[str, Any] = json.loads((DATA / "labels.json").read_text())["logs"]
 
 # The misses as scored at the branch point, by class (see RESULTS.md): (log, judgement) → the miss.
-_NOBATCH = "a profiling OOM of one large allocation gets no --max-num-seqs / batched-tokens / length lever"
-MISSES: dict[tuple[str, int], str] = {
-    ("002", 3): _NOBATCH,
-}
+MISSES: dict[tuple[str, int], str] = {}
 
 
 @cache
