@@ -424,8 +424,9 @@ class Parser:
                 out.append(Preemption(E.envelope(ctx), *q))
         else:
             groups = self._groups
-            if (groups & triggers.SERVING or ctx.level in _ERROR_LEVELS) and served.shows_serving(
-                msg, ctx.logger_file
+            err = ctx.level in _ERROR_LEVELS  # a request handler's logger tells on its ERROR records only
+            if (groups & triggers.SERVING or err) and served.shows_serving(
+                msg, ctx.logger_file if err else None
             ):
                 self._stats_seen = True  # a request handler, a request added: the engine had started
             if groups & triggers.STARTUP:

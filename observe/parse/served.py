@@ -38,5 +38,5 @@ REQUEST_LOGGERS = frozenset(
 
 
 def shows_serving(msg: str, logger_file: str | None) -> bool:
-    """Whether the message (or its logger) shows the server was serving requests."""
+    """Whether the message (or the logger of an ERROR record) shows the server was serving requests."""
     return logger_file in REQUEST_LOGGERS or any(lit in msg for lit in SERVING_LITERALS)
