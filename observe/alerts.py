@@ -19,16 +19,20 @@ from typing import Any
 
 import yaml
 
-from observe import crashes, promql
+from observe import crashes, failurekinds, promql
 from observe.errors import ConfigError
+from observe.failurekinds import ALERT_CRASHED, ALERT_OOM, ALERT_STARTUP_FAILED
 from observe.recording_rules import (  # the recording rules, and the helpers the alerts share with them
     _num,
     _sel,
     by,
     recording_rules,
     sidecar_by,
+    sidecar_up,
     slo_levels,
     target_by,
+    vllm_absent,
+    vllm_up,
 )
 from observe.settings import Settings
 
@@ -190,7 +194,7 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         _alert(
             s,
             "VLLMDown",
-            f"up{_sel(s)} == 0",
+            f"{vllm_up(s)} == 0",
             s.down_for,
             "critical",
             "vllm",
@@ -202,12 +206,12 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         _alert(
             s,
             "VLLMTargetMissing",
-            f"absent(up{_sel(s)})",
+            vllm_absent(s),
             s.down_for,
             "critical",
             "vllm",
             "No vLLM target is being scraped.",
-            f"Prometheus has had no target matching {{{s.vllm_matchers}}} for {s.down_for}: every vLLM "
+            f"Prometheus has had no vLLM target ({vllm_absent(s)}) for {s.down_for}: every vLLM "
             "pod is gone, or the PodMonitor / scrape config no longer selects them (labels, namespace, "
             "port name). Nothing else about vLLM can alert while this fires.",
         ),
@@ -324,8 +328,8 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         ),
         _alert(
             s,
-            "VLLMEngineOOM",
-            _recent_errors(s, ("oom",), s.engine_error_window),
+            ALERT_OOM,
+            _recent_errors(s, failurekinds.kinds_alerted(ALERT_OOM), s.engine_error_window),
             "0m",
             "critical",
             "vllm-logs",
@@ -336,7 +340,7 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         ),
         _alert(
             s,
-            "VLLMEngineStartupFailed",
+            ALERT_STARTUP_FAILED,
             f"max by ({SBY}, kind, reason) (observe_engine_startup_failure_info) > 0",
             "0m",
             "critical",
@@ -349,7 +353,7 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         ),
         _alert(
             s,
-            "VLLMEngineCrashed",
+            ALERT_CRASHED,
             _recent_increase(s, "observe_engine_crashes_total", "cause", s.engine_error_window),
             "0m",
             "critical",
@@ -367,7 +371,7 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         _alert(
             s,
             "ObserveSidecarDown",
-            f"up{{{s.observe_matchers}}} == 0",
+            f"{sidecar_up(s)} == 0",
             s.sidecar_down_for,
             "warning",
             "observe",

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from observe import failurekinds
+from observe.failurekinds import CrashCause, FailureKind
 from observe.model import EngineError
 
 __all__ = [
@@ -26,29 +28,14 @@ __all__ = [
 ]
 
 #: crash cause (label value) → what it means, one sentence (the runbook and the alert text)
-CAUSES: dict[str, str] = {
-    "killed": "the engine process was killed by a signal (kill -9, the OOM killer, a runtime) and logged no error of its own",
-    "oom_killer": "the kernel's OOM killer ended the engine (host memory ran out)",
-    "engine_dead": "the engine core process exited while serving, unasked (the log does not say how)",
-    "exception": "an exception in the engine or a worker ended it",
-}
-
-#: engine-error kinds (model.EngineError.kind) that mean vLLM refused the launch at start-up: the
-#: argument parser, config validation, a value the model or the memory cannot take (a `rejected`
-#: launch, observe.launches)
-REJECT_KINDS = (
-    "invalid_launch_args",
-    "invalid_config",
-    "max_position_exceeded",
-    "max_seq_len_exceeds_kv",
-    "kv_needed_exceeds_available",
-    "no_available_memory",
-    "free_memory_below_utilization",
-)
+CAUSES = failurekinds.CAUSES
+#: engine-error kinds that mean vLLM refused the launch at start-up: the argument parser, config
+#: validation, a value the model or the memory cannot take (a `rejected` launch, observe.launches)
+REJECT_KINDS = failurekinds.REJECT_KINDS
 #: the start-up failures that only say "it failed" (a specific kind of the same launch wins over them)
-GENERIC_STARTUP_KINDS = ("startup_failed", "engine_core_failed")
+GENERIC_STARTUP_KINDS = failurekinds.GENERIC_STARTUP_KINDS
 #: engine-error kinds that mean the launch was rejected or failed to start
-STARTUP_KINDS = REJECT_KINDS + GENERIC_STARTUP_KINDS
+STARTUP_KINDS = failurekinds.STARTUP_KINDS
 
 #: the parser's forms of a running engine's own fatal error, its traceback below it (V1 core.py's
 #: "EngineCore encountered a fatal error.", V0 async_llm_engine's "Engine background task failed")
@@ -73,23 +60,23 @@ def one_line(text: object, limit: int = MAX_LABEL) -> str:
 def crash_cause(ev: EngineError) -> str | None:
     """The cause (a key of CAUSES) when this error says a serving engine died unexpectedly; None
     for anything else (a start-up failure, a requested shutdown's noise, a non-fatal exception)."""
-    if ev.kind == "engine_crashed":
+    if ev.kind == FailureKind.ENGINE_CRASHED:
         text = " ".join(str(v) for v in (ev.message, *ev.details.values()))
         if _OOM_KILLER.search(text):
-            return "oom_killer"
+            return CrashCause.OOM_KILLER
         if ev.details.get("signal") or _SIGNAL.search(text):
-            return "killed"
+            return CrashCause.KILLED
         if ev.details.get("form") in FATAL_FORMS:
-            return "exception"
+            return CrashCause.EXCEPTION
         if ev.details.get("form") == _SILENT_EXIT:
             # vLLM 0.32+: the API server's monitor saw the engine core process vanish. An engine core
             # that raised logs "EngineCore encountered a fatal error." first (counted as `exception`
             # before this line comes), and SIGTERM/SIGINT are logged by its own handler; gone without
             # a word, it was ended by a signal it could not catch (SIGKILL: kill -9, the OOM killer)
-            return "killed"
-        return "engine_dead"
-    if ev.kind == "worker_exception" and ev.fatal:
-        return "exception"
+            return CrashCause.KILLED
+        return CrashCause.ENGINE_DEAD
+    if ev.kind == FailureKind.WORKER_EXCEPTION and ev.fatal:
+        return CrashCause.EXCEPTION
     return None
 
 

@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any
 from observe import advise as advise_mod
 from observe import launches, metricmath, shutdown, timeline, versions
 from observe.advise.rejected import rejected_flags
+from observe.failurekinds import KV_KINDS, FailureKind
 from observe.flags import cmdline
+from observe.launches import History
 from observe.model import (
     AccessLog,
     AdviceNote,
@@ -32,14 +34,13 @@ from observe.model import (
     StartupFact,
     StatsSample,
 )
-from observe.quote import quote
 from observe.rules import kv as kv_rules
 from observe.rules import table as rules
-from observe.rules.context import Context
+from observe.rules.context import Context, events_dict, stats_dict
 from observe.settings import Settings
 
 #: error kinds whose "startup" phase the start-up phase facts refine (loading_weights, profiling, …)
-_PHASED = ("exception", "error_line", "engine_crashed")
+_PHASED = (FailureKind.EXCEPTION, FailureKind.ERROR_LINE, FailureKind.ENGINE_CRASHED)
 
 if TYPE_CHECKING:  # pandas lives in timeline.py (and the detectors that read its frame)
     import pandas as pd
@@ -141,6 +142,7 @@ class InstanceDiagnosis:
     # every launch the log holds, in order (the last is this diagnosis); earlier ones are history
     launches: list[launches.Launch] = field(default_factory=list)
     launches_dropped: int = 0  # earlier launches beyond launches.MAX_LAUNCHES, not kept
+    history: History = field(default_factory=History)  # every earlier launch, bounded
 
 
 @dataclass
@@ -162,8 +164,7 @@ class InstanceBuilder:
         self.facts: dict[str, Any] = {}
         self.sources: list[dict] = []
         self.scrapes: list[Scrape] = []
-        self.launches: list[launches.Launch] = []  # the earlier launches of this log, finished
-        self.launches_dropped = 0
+        self.history = History()  # the earlier launches of this log, summarised as each ended
         self._index = 1  # the current launch's number
         self._bound = launches.Boundary()
         self._held: StartupFact | None = None  # a version fact waiting for the next event
@@ -207,11 +208,8 @@ class InstanceBuilder:
     def _next_launch(self) -> None:
         """Close the current launch (its own findings, advice and command) and start a fresh one."""
         self._finish_config()
-        closed = self._diagnose(scrapes=(), now=None)
-        self.launches.append(self._record(closed, current=False))
-        if len(self.launches) > launches.MAX_LAUNCHES:
-            del self.launches[0]
-            self.launches_dropped += 1
+        closed = self._diagnose(scrapes=(), now=None, ended=True)
+        self.history.add(self._record(closed, current=False))  # its timeline and summary go
         self.summary = Summary()
         self.timeline = timeline.Timeline(max_rows=self.timeline.max_rows)
         self.config = EngineConfig()
@@ -254,15 +252,11 @@ class InstanceBuilder:
             if ev.details.get("phase") == "startup" and s.phase is not None and ev.kind in _PHASED:
                 ev = dataclasses.replace(ev, details={**ev.details, "phase": s.phase})  # loading, profiling…
             s.error_kinds[ev.kind] = s.error_kinds.get(ev.kind, 0) + 1
-            if ev.kind == "oom":
+            if ev.kind == FailureKind.OOM:
                 s.oom_errors += 1
                 s.oom_phases.append(s.phase if s.phase is not None or not s.samples else "serving")
             mml = ev.details.get("max_model_len") or ev.details.get("max_seq_len")
-            if (
-                mml
-                and self.config.max_model_len is None
-                and ev.kind in ("max_seq_len_exceeds_kv", "kv_needed_exceeds_available")
-            ):
+            if mml and self.config.max_model_len is None and ev.kind in KV_KINDS:
                 self.config.max_model_len = int(mml)
             if len(s.errors) < Summary.MAX_ERRORS:
                 s.errors.append(ev)
@@ -441,8 +435,8 @@ class InstanceBuilder:
         self._settle()
         self._finish_config(self.scrapes)
         d = self._diagnose(scrapes=self.scrapes, now=now)
-        d.launches = [*self.launches, self._record(d, current=True)]
-        d.launches_dropped = self.launches_dropped
+        d.launches = [*self.history.kept, self._record(d, current=True)]
+        d.launches_dropped, d.history = self.history.dropped, self.history
         return d
 
     def _finish_config(self, scrapes: Sequence[Scrape] = ()) -> None:
@@ -454,15 +448,22 @@ class InstanceBuilder:
             if per:
                 s.max_tokens_per_running = max(per)
 
-    def _diagnose(self, *, scrapes: Sequence[Scrape], now: datetime | None) -> InstanceDiagnosis:
+    def _diagnose(
+        self, *, scrapes: Sequence[Scrape], now: datetime | None, ended: bool = False
+    ) -> InstanceDiagnosis:
+        """ended: a launch before the latest, diagnosed as it ends for what it failed of (rules.HISTORY)."""
         s = self.summary
         cfg = self.config
         logs = None if self.timeline.empty else self.timeline.frame()
         metrics = timeline.scrape_frame(scrapes) if scrapes else None
         frame = timeline.join(logs, metrics)
         ctx = Context(s, cfg, frame, metrics, scrapes, now, self.settings)  # what every rule reads
-        findings = rules.run(ctx)
-        advice = advise_mod.plan(cfg, findings, facts=ctx.facts(), settings=self.settings)
+        findings = rules.run(ctx, rules.HISTORY if ended else rules.RULES)
+        advice = (
+            advise_mod.Advice()  # an earlier launch that failed of nothing: nothing to advise it
+            if ended and not findings
+            else advise_mod.plan(cfg, findings, facts=ctx.facts(), settings=self.settings)
+        )
         recs = advice.recommendations
         drop = rejected_flags(findings)
         command = (
@@ -510,7 +511,7 @@ def _complete_config(cfg: EngineConfig, s: Summary, scrapes: Sequence[Scrape], v
     if cfg.kv_cache_tokens is None and cfg.num_gpu_blocks and cfg.engine == "v0" and cfg.block_size is None:
         from observe.capacity import defaults  # the capacity package only where it is needed
 
-        cfg.kv_cache_tokens = cfg.num_gpu_blocks * defaults.block_size(cfg.version)
+        cfg.kv_cache_tokens = cfg.num_gpu_blocks * defaults.block_size(cfg.version, engine="v0")
     if cfg.max_model_len is None and cfg.max_concurrency_len:
         cfg.max_model_len = cfg.max_concurrency_len
     cfg.version_range = versions.infer_range(
@@ -522,61 +523,6 @@ def _complete_config(cfg: EngineConfig, s: Summary, scrapes: Sequence[Scrape], v
         processes=s.processes,
         unversioned_banner=v03,  # the engine banner named no version
     )
-
-
-def stats_dict(s: Summary, settings: Settings) -> dict:
-    return {
-        "samples": s.samples,
-        "max_kv_cache_usage_pct": s.max_kv,
-        "max_running": s.max_running,
-        "max_waiting": s.max_waiting,
-        "max_swapped": s.max_swapped,
-        "max_prompt_throughput": s.max_prompt_tps,
-        "max_generation_throughput": s.max_gen_tps,
-        "mean_generation_throughput": round(s.sum_gen_tps / s.gen_samples, 2) if s.gen_samples else None,
-        "kv_high_pct": settings.kv_high_pct,
-        "kv_full_pct": settings.kv_full_pct,
-        "samples_kv_high": s.kv_high,
-        "samples_kv_full": s.kv_full,
-        "mean_prefix_cache_hit_pct": round(s.prefix_hit_sum / s.prefix_hit_samples, 2)
-        if s.prefix_hit_samples
-        else None,
-        "first": s.first_ts.isoformat() if s.first_ts else None,
-        "last": s.last_ts.isoformat() if s.last_ts else None,
-        "stats_first": s.stats_first_ts.isoformat() if s.stats_first_ts else None,
-        "stats_last": s.stats_last_ts.isoformat() if s.stats_last_ts else None,
-    }
-
-
-def events_dict(s: Summary, ctx: Context) -> dict:
-    return {
-        "preemption_warnings": s.preemption_warnings,
-        "cumulative_preemptions": s.cumulative_preemptions,
-        "interval_preemptions": s.interval_preemptions or None,
-        "metrics_preemptions": ctx.metrics_preemptions(),
-        "oom_errors": s.oom_errors,
-        "errors": [
-            {
-                "kind": e.kind,
-                "message": quote(e.message, 2000),
-                "where": f"{e.env.source}:{e.env.lineno}",
-                "time": e.env.ts.isoformat() if e.env.ts else None,
-                "fatal": e.fatal,
-                "details": {
-                    k: v for k, v in e.details.items() if isinstance(v, (int, float, str, bool, type(None)))
-                },
-            }
-            for e in s.errors
-        ],
-        "error_kinds": dict(s.error_kinds),
-        "spec_decode_lines": s.spec_decode_lines,
-        "access_log_lines": s.access_lines,
-        "silent_preemptions": s.silent_preempted_requests or None,
-        "hints": list(s.hints),
-        "oom_phases": list(s.oom_phases),
-        "kv_by_worker": dict(s.kv_by_worker) if len(s.kv_by_worker) > 1 else None,
-        "kv_worst_worker": s.kv_worst_worker,
-    }
 
 
 def analyze_instance(

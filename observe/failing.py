@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from observe import crashes as crashes_mod
-from observe import shutdown
+from observe import failurekinds, shutdown
+from observe.failurekinds import FailureKind
 from observe.findingids import FindingId
 from observe.model import Finding
 from observe.quote import quote
@@ -27,27 +28,11 @@ if TYPE_CHECKING:
     from observe.rules.context import Context
 
 #: failure kinds whose own finding explains the tracebacks and ERROR records around them
-EXPLAINED_BY = frozenset(
-    {
-        "oom",
-        "max_seq_len_exceeds_kv",
-        "kv_needed_exceeds_available",
-        "no_available_memory",
-        "free_memory_below_utilization",
-        "engine_core_failed",
-        "startup_failed",
-        "worker_exception",
-        "max_position_exceeded",
-        "prompt_too_long",
-        "invalid_launch_args",
-        "invalid_config",
-        "engine_crashed",
-    }
-)
+EXPLAINED_BY = failurekinds.EXPLAINED_BY
 #: an exception or ERROR record this many physical lines from a failure of those kinds belongs to it
 #: (its traceback, its wrappers, the parent's re-raise)
 NEAR_LINES = 400
-_RAW = ("exception", "error_line")
+_RAW = failurekinds.RAW
 #: exception types that only wrap the real one (the root cause is printed above them)
 _WRAPPERS = ("EngineDeadError", "EngineGenerateError", "CancelledError", "KeyboardInterrupt", "SystemExit")
 #: the parser's / start-up phases → the phase a finding names
@@ -79,7 +64,7 @@ def engine_crashed(c: Context) -> list[Finding]:
     tells), process, exit_code, form (which vLLM message said it), phase, root_cause (the first
     exception before it, when the log shows one: what it crashed of), rank."""
     s = c.summary
-    crashes = [e for e in s.errors if e.kind == "engine_crashed"]
+    crashes = [e for e in s.errors if e.kind == FailureKind.ENGINE_CRASHED]
     if not crashes:
         return []
     # "Request X failed (engine dead)" dates the death (a request was in flight: serving); another
@@ -111,7 +96,7 @@ def engine_crashed(c: Context) -> list[Finding]:
         "phase": phase_name(d.get("phase")),
         "rank": d.get("rank"),
         "root_cause": root,
-        "count": s.error_kinds.get("engine_crashed", 1) - (len(crashes) - len(deaths)),
+        "count": s.error_kinds.get(FailureKind.ENGINE_CRASHED, 1) - (len(crashes) - len(deaths)),
     }
     return [
         Finding(
@@ -127,26 +112,18 @@ def engine_crashed(c: Context) -> list[Finding]:
     ]
 
 
-_CRASH_KINDS = ("worker_exception", "engine_core_failed", "startup_failed")  # wrappers, not the cause
-
-
 def root_cause(errors: Sequence[Any]) -> dict[str, Any] | None:
     """The first exception of a crash: the first error of a specific kind or exception line in the
     run (what the worker's traceback ends in), not the "WorkerProc hit an exception" wrapper.
     Keys: type, text, kind, where. None when the excerpt holds no such line."""
     for e in errors:
-        if e.kind in _CRASH_KINDS or e.kind in (
-            shutdown.NOISE_KIND,
-            "error_line",
-            "engine_hang",
-            "engine_crashed",
-        ):
+        if e.kind in failurekinds.NOT_CAUSES:  # a wrapper, a symptom or noise: not the cause
             continue
-        if e.kind == "exception":
+        if e.kind == FailureKind.EXCEPTION:
             return {
                 "type": e.details.get("type"),
                 "text": e.details.get("text"),
-                "kind": "exception",
+                "kind": FailureKind.EXCEPTION,
                 "where": f"{e.env.source}:{e.env.lineno}",
             }
         return {
@@ -164,7 +141,7 @@ def innermost(errors: Sequence[Any]) -> dict[str, Any] | None:
     phase, rank, where. None when there is neither."""
     first_line = None
     for e in errors:
-        if e.kind == "exception":
+        if e.kind == FailureKind.EXCEPTION:
             typ = str(e.details.get("type") or "")
             if typ.rsplit(".", 1)[-1] in _WRAPPERS:
                 continue
@@ -175,7 +152,7 @@ def innermost(errors: Sequence[Any]) -> dict[str, Any] | None:
                 "rank": e.details.get("rank"),
                 "where": _where(e),
             }
-        if e.kind == "error_line" and first_line is None:
+        if e.kind == FailureKind.ERROR_LINE and first_line is None:
             first_line = e
     if first_line is None:
         return None
@@ -208,7 +185,7 @@ def engine_error(c: Context) -> list[Finding]:
     ERROR records unexplained), root_cause (the same as a dict, for the advice), failed (why it is
     critical: "exited" | "requests_failed" | None)."""
     s = c.summary
-    if any(e.kind == "worker_exception" for e in s.errors):
+    if any(e.kind == FailureKind.WORKER_EXCEPTION for e in s.errors):
         return []  # engine_errors() reports it as engine_error, with its root cause
     raw = unexplained(s.errors)
     whole = [e for e in raw if not e.details.get("cut")]
@@ -257,7 +234,7 @@ def engine_error(c: Context) -> list[Finding]:
                 "phase": root["phase"],
                 "rank": root.get("rank"),
                 "count": len(raw),
-                "root_cause": {"type": root["type"], "text": root["message"], "kind": "exception"},
+                "root_cause": {"type": root["type"], "text": root["message"], "kind": FailureKind.EXCEPTION},
                 "failed": failed,
                 "frame": cut["frame"] if cut else None,
                 "cause_cut_off": cut is not None,

@@ -1,6 +1,9 @@
 """Launches: one log file often holds several starts of vLLM (a container's log, a restart loop, a
 rejected launch followed by a fixed one). Each launch has its own flags, findings and command;
-the diagnosis advises the latest one and reports the earlier ones as history. Pure: no I/O.
+the diagnosis advises the latest one and reports the earlier ones as history (`History`): each is
+summarised as it ends (its outcome, its failure findings: a rejected or failed start, a crash, a
+hang), so a restart loop of thousands of launches keeps no more than a hundred, and every one of
+them still counts for the summary and `--fail-on`. Pure: no I/O.
 
 Where a launch begins (`Boundary`): a launch-opening line — vLLM's version banner (the API
 server's "vLLM API server version X" or the logo's "version X") or its launch flags (the
@@ -34,7 +37,7 @@ from typing import Any
 
 from observe import crashes
 from observe.findingids import FindingId
-from observe.model import EngineError, Finding, Recommendation, StartupFact
+from observe.model import EngineError, Finding, Recommendation, StartupFact, severity_rank
 from observe.quote import quote
 
 # facts that a launch prints before (or while) it reads its flags: they open or describe a launch
@@ -52,6 +55,8 @@ REJECT_FINDINGS = frozenset(
 CRASH_FINDINGS = frozenset(
     (FindingId.ENGINE_CRASHED, FindingId.ENGINE_ERROR, FindingId.ENGINE_STARTUP_FAILED, FindingId.CUDA_OOM)
 )
+# what a launch failed of: a rejected or failed start, a crash, a hang (kept for every ended launch)
+FAILURE_FINDINGS = REJECT_FINDINGS | CRASH_FINDINGS | {FindingId.ENGINE_STUCK}
 
 # where vLLM's engine (not its API server) logs "Initializing an LLM engine (vX)": such a version
 # line is the engine starting inside a launch, never a new launch
@@ -211,3 +216,50 @@ def record(
         command=d.command,
         current=current,
     )
+
+
+def failures(launch: Launch) -> list[Finding]:
+    """The findings a launch failed of (a rejected or failed start, a crash, a hang), worst first."""
+    return [f for f in launch.findings if f.id in FAILURE_FINDINGS]
+
+
+@dataclass
+class Failure:
+    """One kind of failure over the earlier launches: its latest finding and where it was seen."""
+
+    finding: Finding  # the latest launch's finding of this id (its title, severity, evidence)
+    launches: int = 0  # how many earlier launches had it
+    first: int = 0  # the first and the latest launch (1-based) that had it
+    last: int = 0
+
+
+@dataclass
+class History:
+    """The earlier launches of a log, summarised as each ends: the last MAX_LAUNCHES of them kept
+    whole (`kept`), every one counted by status and by failure (bounded by the number of statuses
+    and finding ids, however many launches the log holds)."""
+
+    kept: list[Launch] = field(default_factory=list)
+    dropped: int = 0  # earlier launches beyond MAX_LAUNCHES, counted, not kept
+    by_status: dict[str, int] = field(default_factory=dict)
+    failed: dict[str, Failure] = field(default_factory=dict)  # finding id → its Failure
+
+    def add(self, launch: Launch) -> None:
+        self.kept.append(launch)
+        if len(self.kept) > MAX_LAUNCHES:
+            del self.kept[0]
+            self.dropped += 1
+        self.by_status[launch.status] = self.by_status.get(launch.status, 0) + 1
+        for f in failures(launch):
+            seen = self.failed.setdefault(f.id, Failure(f, first=launch.index))
+            seen.finding, seen.last = f, launch.index
+            seen.launches += 1
+
+    def worst(self) -> Failure | None:
+        """The worst failure of any earlier launch (a crash or hang before a rejected start, then the
+        latest among equals), or None."""
+        return max(
+            self.failed.values(),
+            key=lambda x: (severity_rank(x.finding.severity), x.finding.id not in REJECT_FINDINGS, x.last),
+            default=None,
+        )

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from observe import crashes, launches, shutdown
+from observe.failurekinds import CrashCause
 from observe.flags import cmdline
 from observe.model import EngineError, LogEvent, Recommendation, StartupFact, StatsSample
 
@@ -24,7 +25,7 @@ __all__ = ["Failure", "LaunchTracker", "fix_text", "info"]
 # crash causes that, in a launch still starting, are its failure to start rather than a crash (an
 # exception, or an exit with no signal: vLLM 0.32's worker "died unexpectedly (exit code: 0)" after
 # raising). A signal (killed, oom_killer) stays a crash, whenever it comes.
-_START_UP_EXITS = ("exception", "engine_dead")
+_START_UP_EXITS = (CrashCause.EXCEPTION, CrashCause.ENGINE_DEAD)
 
 
 @dataclass(slots=True)

@@ -127,12 +127,8 @@ class StartupFact:
 class EngineError:
     """A failure the log reports.
 
-    kind: "oom" | "max_seq_len_exceeds_kv" | "kv_needed_exceeds_available" |
-    "no_available_memory" | "free_memory_below_utilization" | "engine_core_failed" |
-    "worker_exception" | "prompt_too_long" | "startup_failed" | "max_position_exceeded" |
-    "invalid_launch_args" (argparse rejected the command line) | "invalid_config" (a config
-    validation error: pydantic or vLLM's own checks) | "exception" (any other exception line: a
-    crash's root cause is the first of these; not fatal by itself)
+    kind: a ``observe.failurekinds.FailureKind`` (the table says what each means, the finding it feeds
+    and the alert that pages on it); ``fatal``: the engine does not survive this one.
     """
 
     env: Envelope

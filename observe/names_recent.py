@@ -14,6 +14,9 @@ from __future__ import annotations
 
 # fmt: off
 ROWS: tuple[tuple[str, str, str, str, str, str | None], ...] = (
+    ('vllm:diffusion_num_canvas_positions_total', 'counter', '', 'Number of canvas positions evaluated.', 'vllm 0.33.0', None),
+    ('vllm:diffusion_num_committed_tokens_total', 'counter', '', 'Number of committed (finalized) tokens.', 'vllm 0.33.0', None),
+    ('vllm:diffusion_num_denoising_steps_total', 'counter', '', 'Number of denoising steps.', 'vllm 0.33.0', None),
     ('vllm:hf3fs_load_duration_seconds', 'histogram', 'seconds', 'Histogram of load duration for HF3FSKVConnector.', 'vllm 0.32.0 (older wheels not read)', None),
     ('vllm:hf3fs_num_failed_load_total', 'counter', '', 'Number of failed HF3FS KV load.', 'vllm 0.32.0 (older wheels not read)', None),
     ('vllm:hf3fs_num_failed_save_total', 'counter', '', 'Number of failed HF3FS KV save.', 'vllm 0.32.0 (older wheels not read)', None),
@@ -49,6 +52,8 @@ ROWS: tuple[tuple[str, str, str, str, str, str | None], ...] = (
     ('vllm:kv_offload_tiering_cascade_job_failures_total', 'counter', '', 'Number of failed secondary-tier cascade jobs, labeled by tier.', 'vllm 0.32.0 (older wheels not read)', None),
     ('vllm:kv_offload_tiering_chunk_hits_total', 'counter', '', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/tiering/metrics.py)", 'vllm 0.32.0 (older wheels not read)', None),
     ('vllm:kv_offload_tiering_chunk_queries_total', 'counter', '', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/tiering/metrics.py)", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:kv_offload_tiering_deferred_release_chunks', 'gauge', '', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/tiering/metrics.py)", 'vllm 0.34.0', None),
+    ('vllm:kv_offload_tiering_deferred_release_hold_seconds', 'histogram', 'seconds', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/tiering/metrics.py)", 'vllm 0.34.0', None),
     ('vllm:kv_offload_tiering_lookup_async_delay_seconds', 'histogram', 'seconds', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/tiering/metrics.py)", 'vllm 0.32.0 (older wheels not read)', None),
     ('vllm:kv_offload_tiering_lookup_sync_delay_seconds', 'histogram', 'seconds', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/tiering/metrics.py)", 'vllm 0.32.0 (older wheels not read)', None),
     ('vllm:kv_offload_tiering_primary_read_usage_perc', 'gauge', 'ratio', "(no help text in vLLM's source; defined in vllm/v1/kv_offload/tiering/metrics.py)", 'vllm 0.32.0 (older wheels not read)', None),
@@ -73,6 +78,7 @@ ROWS: tuple[tuple[str, str, str, str, str, str | None], ...] = (
     ('vllm:mooncake_xfer_time_seconds', 'histogram', 'seconds', 'Histogram of transfer duration for Mooncake KV Cache transfers.', 'vllm 0.33.0', None),
     ('vllm:nixl_num_notifications_after_expiry_total', 'counter', '', 'Number of completion notifications for requests that were no longer tracked, usually because their KV lease expired. The KV blocks may have been reused before the transfer finished. Counted per notification (one per remote rank), not per request.', 'vllm 0.32.0 (older wheels not read)', None),
     ('vllm:num_requests_kv_fetch_by_stage', 'gauge', '', "Number of waiting requests by async KV load stage. Stage labels: 'waiting_to_start' = needs an async KV load that has not started; 'in_progress' = load started and not yet reported finished; 'completed_waiting' = load finished, request not running yet.", 'vllm 0.32.0 (older wheels not read)', None),
+    ('vllm:request_render_duration_seconds', 'histogram', 'seconds', 'Time spent rendering a request, including chat templating, tokenization, and multimodal preprocessing.', 'vllm 0.34.0', None),
     ('vllm:rl_weight_update_operation_duration_seconds', 'histogram', 'seconds', 'Duration of one weight-transfer operation.', 'vllm 0.32.0 (older wheels not read)', None),
     ('vllm:rl_weight_update_operations_in_flight', 'gauge', '', 'Weight-transfer operations currently awaited.', 'vllm 0.32.0 (older wheels not read)', None),
     ('vllm:simple_kv_offload_info', 'gauge', 'info', '1', 'vllm 0.32.0 (older wheels not read)', None),

@@ -350,13 +350,22 @@ def _mtime(path: Path) -> float | None:
         return None
 
 
-def in_time_order(snapshots: Sequence[Path]) -> list[Scrape]:
+def in_time_order(snapshots: Sequence[Path], skipped: list[dict] | None = None) -> list[Scrape]:
     """Saved snapshots read and put in time order: by `# scraped_at` (else mtime), then mtime —
     never by file name (`metrics-10.txt` is not older than `metrics-9.txt`). Two stamped with the
-    same second (stamps carry whole seconds) are one point: the last modified one."""
+    same second (stamps carry whole seconds) are one point: the last modified one. `skipped`: found
+    in a folder, one that cannot be read (a failed scrape saved as its error) is left out and named
+    there (kind `bad_snapshot`) instead of failing the whole diagnosis."""
     keyed = []
     for p in snapshots:
-        sc, stamped = _read_snapshot(Path(p))
+        try:
+            sc, stamped = _read_snapshot(Path(p))
+        except InputError as e:
+            if skipped is None:
+                raise
+            reason = f"{str(e).removeprefix(f'{p}: ')}; the other snapshots were read"
+            skipped.append({"path": str(p), "reason": reason, "kind": "bad_snapshot"})
+            continue
         mtime = _mtime(Path(p)) or 0.0
         at = sc.at.timestamp() if sc.at is not None else mtime
         keyed.append((at, mtime, stamped, sc))
@@ -421,7 +430,7 @@ def diagnose_paths(
                     "damaged_lines": parser.damaged_lines - before_damaged,
                 }
             )
-        for sc in in_time_order(ls.snapshots):
+        for sc in in_time_order(ls.snapshots, unreadable):
             b.add_scrape(sc)
         pids = servers.interleaved(parser.api_runs)
         if pids:  # several API servers side by side: read again, one instance each
@@ -434,7 +443,7 @@ def diagnose_paths(
         b = InstanceBuilder("metrics", max_rows=max_rows, settings=settings)
         instances.append((None, b, None))
     if instances:
-        for sc in in_time_order(orphan_snaps):
+        for sc in in_time_order(orphan_snaps, unreadable):
             instances[0][1].add_scrape(sc)
     for sc in extra:
         for _, b, _ in instances[:1] if len(instances) > 1 else instances:

@@ -32,23 +32,24 @@ def interleaved(runs: Sequence[int]) -> list[int]:
     lines in log order (``Parser.api_runs``): all of them when two servers alternate — A's lines, then
     B's, then A's again, then B's again: both ran side by side —, none otherwise. One server after
     another (a restart with a new pid, or a restart that got an earlier server's pid back, as a
-    container's pid 1 does) is one instance's launches (``launches``)."""
-    seen: dict[int, int] = {}  # pid → the index of its first run
+    container's pid 1 does) is one instance's launches (``launches``).
+
+    One pass, linear in the runs and in memory (a restart loop of thousands of pids costs what a
+    few do): the pids not yet closed stand on a stack by their latest run; a pid that runs again
+    closes every pid above it (each ran between two runs of it), and a closed pid that runs again
+    is the fourth run of "a b a b"."""
+    seen: set[int] = set()
+    stack: list[int] = []  # the pids still open, by their latest run (the latest on top)
+    closed: set[int] = set()  # seen between two runs of another pid: a run of it now is "a b a b"
     for p in runs:
-        seen.setdefault(p, len(seen))
-    if len(seen) < 2:
-        return []
-    state: dict[tuple[int, int], int] = {}  # (a, b) → how much of "a b a b" has been seen
-    for p in runs:
-        for q in seen:
-            if q == p:
-                continue
-            for pair, want in (((p, q), (0, 2)), ((q, p), (1, 3))):
-                k = state.get(pair, 0)
-                if k in want:
-                    state[pair] = k + 1
-                    if k + 1 == 4:
-                        return list(seen)
+        if p in closed:
+            return list(dict.fromkeys(runs))  # every pid, in the order of its first run
+        if p not in seen:
+            seen.add(p)
+            stack.append(p)
+            continue
+        while stack[-1] != p:  # what ran since p's last run is between two runs of p
+            closed.add(stack.pop())
     return []
 
 

@@ -21,20 +21,16 @@ import yaml
 from observe import promql
 from observe.errors import ConfigError
 
-__all__ = ["ITL_BUCKETS", "TTFT_BUCKETS", "Settings", "describe", "from_mapping", "from_yaml", "to_yaml"]
+__all__ = ["ITL_BUCKETS", "TTFT_BUCKETS", "Settings", "from_mapping", "from_yaml"]
 
 # Bucket bounds vLLM has used for its latency histograms (V0 and V1): an SLO threshold must be one
 # of them, or "requests faster than T" cannot be read off the buckets.
 TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
 ITL_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5)
+# The published runbooks: docs/runbooks.md in the repository whose owner publishes the sidecar image
+# (deploy/kubernetes/image/image.yaml, .github/workflows/release.yml; a test keeps the two in step).
+PUBLISHED_RUNBOOKS = "https://github.com/observe-vllm/observe/blob/main/docs/runbooks.md"
 _LABEL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def _job_matcher(job: str) -> str:
-    """The job matcher of a default selector: ``job`` itself, the job prometheus-operator gives a
-    PodMonitor (``<namespace>/<name>``) or ServiceMonitor (the Service's name) whose name starts
-    with it."""
-    return f'job=~"(.*/)?{re.escape(job)}.*"'.replace("\\", "\\\\")
 
 
 def _f(default: Any, note: str, section: str) -> Any:
@@ -209,22 +205,21 @@ class Settings:
         "tune",
     )
     # ---------------------------------------------------------------- alert rules
-    vllm_job: str = _f("vllm", "Prometheus job label of the vLLM targets.", "alerts")
-    observe_job: str = _f("observe", "Prometheus job label of the observe sidecars.", "alerts")
+    selector: str = _f(
+        "",
+        'Matchers every rule adds, e.g. namespace="llm" (a mixin\'s _config selector). Empty: no '
+        "job-name assumption; vLLM's series are told by their names, `up` by target_lookback.",
+        "alerts",
+    )
     vllm_selector: str | None = _f(
-        None,
-        'Label matchers that pick the vLLM targets in every rule, e.g. namespace="llm",container="vllm". '
-        'Empty = job=~"(.*/)?<vllm_job>.*": the job "vllm" of a static scrape config, and the job '
-        "prometheus-operator gives a PodMonitor (<namespace>/<podmonitor name>, e.g. llm/vllm-engine) "
-        "or a ServiceMonitor (the Service's name, e.g. vllm-engine-service).",
-        "alerts",
+        None, "Matchers of the vLLM targets instead of `selector`; set, it picks `up` itself.", "alerts"
     )
-    observe_selector: str | None = _f(
-        None,
-        'Label matchers that pick the observe sidecars. Empty = job=~"(.*/)?<observe_job>.*", as for '
-        "vllm_selector.",
-        "alerts",
+    observe_selector: str | None = _f(None, "Matchers of the sidecars instead of `selector`.", "alerts")
+    target_lookback: str = _f(
+        "6h", "Unselected `up`: targets that exposed vLLM's (the sidecar's) series this recently.", "alerts"
     )
+    vllm_job: str = _f("vllm", "Job label observe's scrape configs give vLLM.", "alerts")
+    observe_job: str = _f("observe", "Job label observe's scrape configs give the sidecars.", "alerts")
     rule_by: tuple[str, ...] = _f(
         ("cluster", "namespace", "pod", "job", "instance", "model_name"),
         "Labels every recording rule aggregates by and every alert joins on, so the labels a cluster "
@@ -257,12 +252,15 @@ class Settings:
     rate_window: str = _f(
         "5m", "Window of rate() in recording rules; at least 4x the scrape interval.", "alerts"
     )
+    gpu_idle_util_pct: float = _f(
+        5.0, "GPU utilisation (%) at or below which a vLLM pod's GPU with no request is idle.", "alerts"
+    )
     runbook_base: str = _f(
-        "http://127.0.0.1:9400/runbooks",
+        PUBLISHED_RUNBOOKS,
         "Where docs/runbooks.md is published; each alert links to its section (#<alert name in "
-        "lower case>). The default is the copy every observe sidecar serves at /runbooks, at the "
-        "address compose publishes it on (and `kubectl port-forward <pod> 9400` in Kubernetes); "
-        "set it to your wiki or repository for links that resolve from anywhere.",
+        "lower case>, GitHub's anchors). The default is the repository's copy on GitHub, which "
+        "resolves from anywhere; every observe sidecar also serves it at /runbooks "
+        "(http://127.0.0.1:9400/runbooks under compose); set your wiki or fork here.",
         "alerts",
     )
     down_for: str = _f("2m", "How long vLLM must be down / unscraped before VLLMDown fires.", "alerts")
@@ -363,6 +361,7 @@ class Settings:
                 "engine_error_window",
                 "stuck_flat_window",
                 "kv_smooth_window",
+                "target_lookback",
             ):
                 _check_duration(f.name, getattr(self, f.name))
         if self.group_interval is not None:
@@ -377,26 +376,12 @@ class Settings:
                 )
             for d in (burn[0], burn[1], burn[3]):
                 _check_duration("burn window", d)
-        for name in (
-            "kv_high_pct",
-            "kv_full_pct",
-            "kv_queue_full_pct",
-            "low_prefix_hit_pct",
-            "low_spec_acceptance_pct",
-        ):
-            v = getattr(self, name)
-            if not 0 < v <= 100:
-                raise ConfigError(f"{name} must be a percentage in (0, 100], got {v}")
-        if not 0 < self.queue_batch_share <= 1:
-            raise ConfigError(f"queue_batch_share must be in (0, 1], got {self.queue_batch_share}")
+        for name, interval in _INTERVALS.items():
+            _check_interval(name, getattr(self, name), *interval)
         if self.kv_high_pct > self.kv_full_pct:
             raise ConfigError(
                 f"kv_high_pct ({self.kv_high_pct}) must not be above kv_full_pct ({self.kv_full_pct})"
             )
-        for name in ("ttft_slo_target", "itl_slo_target", "kv_saturated_share", "collapse_ratio"):
-            v = getattr(self, name)
-            if not 0 < v < 1:
-                raise ConfigError(f"{name} must be in (0, 1), got {v}")
         if float(self.ttft_slo_seconds) not in TTFT_BUCKETS:
             raise ConfigError(
                 f"ttft_slo_seconds must be a vLLM bucket bound {TTFT_BUCKETS}, got {self.ttft_slo_seconds}"
@@ -411,12 +396,12 @@ class Settings:
             raise ConfigError(f"tune_e2el_slo_seconds must be positive, got {self.tune_e2el_slo_seconds}")
         if self.max_num_seqs is not None and self.max_num_seqs < 1:
             raise ConfigError(f"max_num_seqs must be >= 1, got {self.max_num_seqs}")
-        if self.min_request_rate < 0:
-            raise ConfigError(f"min_request_rate must be >= 0, got {self.min_request_rate}")
-        for name in ("vllm_selector", "observe_selector"):
+        for name in ("selector", "vllm_selector", "observe_selector"):
             sel = getattr(self, name)
+            if sel is None or (name == "selector" and isinstance(sel, str) and not sel.strip()):
+                continue
             try:
-                if sel is not None and not promql.parse_selector(sel):
+                if not promql.parse_selector(sel):
                     raise ConfigError("empty")
             except ConfigError:
                 raise ConfigError(f'{name} must be label matchers like job=~".*/vllm", got {sel!r}') from None
@@ -438,20 +423,6 @@ class Settings:
             raise ConfigError("seq_step_min_factor must be > 1 and <= seq_step_max_factor")
         if self.error_ratio <= 0 or self.preemptions_per_s < 0:
             raise ConfigError("error_ratio must be > 0 and preemptions_per_s >= 0")
-        for name in ("max_gpu_util", "seq_bound_kv_share"):
-            if not 0 < getattr(self, name) <= 1:
-                raise ConfigError(f"{name} must be in (0, 1], got {getattr(self, name)}")
-        for name in (
-            "stall_factor",
-            "stuck_after_s",
-            "pod_retention_s",
-            "max_model_len_slack",
-            "ttft_spike_ratio",
-            "ttft_spike_min_s",
-            "low_concurrency",
-        ):
-            if not getattr(self, name) > 0:
-                raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
 
     @property
     def kv_usage_ratio(self) -> float:
@@ -460,13 +431,13 @@ class Settings:
 
     @property
     def vllm_matchers(self) -> str:
-        """The label matchers (no braces) of the vLLM targets."""
-        return promql.unbraced(self.vllm_selector) or _job_matcher(self.vllm_job)
+        """The label matchers (no braces) of the vLLM targets; empty: all (no job-name assumption)."""
+        return promql.unbraced(self.vllm_selector) or promql.unbraced(self.selector)
 
     @property
     def observe_matchers(self) -> str:
         """The label matchers (no braces) of the observe sidecars."""
-        return promql.unbraced(self.observe_selector) or _job_matcher(self.observe_job)
+        return promql.unbraced(self.observe_selector) or promql.unbraced(self.selector)
 
     @property
     def waiting_threshold(self) -> float:
@@ -502,6 +473,35 @@ class Settings:
 
 
 VLLM_DEFAULT_MAX_NUM_SEQS = 256  # V1 default on GPU
+
+
+#: the fields that must lie in an interval: (low, high, low excluded, high excluded); None: unbounded
+_INTERVALS: dict[str, tuple[float, float | None, bool, bool]] = {
+    **dict.fromkeys(
+        ("kv_high_pct", "kv_full_pct", "kv_queue_full_pct", "low_prefix_hit_pct", "low_spec_acceptance_pct"),
+        (0, 100, True, False),
+    ),
+    **dict.fromkeys(("queue_batch_share", "max_gpu_util", "seq_bound_kv_share"), (0, 1, True, False)),
+    **dict.fromkeys(
+        ("ttft_slo_target", "itl_slo_target", "kv_saturated_share", "collapse_ratio"), (0, 1, True, True)
+    ),
+    "gpu_idle_util_pct": (0, 100, False, False),
+    "min_request_rate": (0, None, False, False),
+    **dict.fromkeys(
+        ("stall_factor", "stuck_after_s", "pod_retention_s", "max_model_len_slack", "ttft_spike_ratio")
+        + ("ttft_spike_min_s", "low_concurrency"),
+        (0, None, True, False),
+    ),
+}
+
+
+def _check_interval(name: str, v: Any, lo: float, hi: float | None, lo_open: bool, hi_open: bool) -> None:
+    above = v > lo if lo_open else v >= lo
+    below = hi is None or (v < hi if hi_open else v <= hi)
+    if not (above and below):
+        close = "∞)" if hi is None else f"{hi}{')' if hi_open else ']'}"
+        span = f"{'(' if lo_open else '['}{lo}, {close}"
+        raise ConfigError(f"{name} must be in {span}, got {v}")
 
 
 def _check_duration(name: str, value: Any) -> None:
@@ -556,52 +556,3 @@ def from_yaml(text: str, *, source: str = "config") -> Settings:
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a mapping of setting names to values")
     return from_mapping(data, source=source)
-
-
-def describe(s: Settings) -> list[dict[str, Any]]:
-    """Every setting with its value, default, section and note (for `observe config show`)."""
-    out = []
-    for f in dataclasses.fields(Settings):
-        out.append(
-            {
-                "name": f.name,
-                "value": getattr(s, f.name),
-                "default": f.default,
-                "section": f.metadata.get("section"),
-                "note": f.metadata.get("note"),
-            }
-        )
-    return out
-
-
-_SECTION_TITLES = {
-    "kv": "KV cache",
-    "engine": "engine behaviour",
-    "slo": "latency SLOs",
-    "alerts": "alert rules",
-    "input": "reading logs",
-    "tune": "observe tune",
-}
-
-
-def to_yaml(s: Settings) -> str:
-    """The settings as a commented YAML file that ``--config`` reads back unchanged."""
-    lines = ["# observe settings (observe config show); pass with --config FILE", ""]
-    section = None
-    rows = describe(s)
-    order = {sec: i for i, sec in reversed(list(enumerate(r["section"] for r in rows)))}
-    for row in sorted(rows, key=lambda r: order[r["section"]]):  # each section once, fields in order
-        if row["section"] != section:
-            section = row["section"]
-            lines.append(f"# ---- {_SECTION_TITLES.get(section, section)}")
-        lines.append(f"# {row['note']}")
-        value = row["value"]
-        if row["name"] == "rule_labels":
-            value = dict(value)
-        elif isinstance(value, tuple):
-            value = [list(x) if isinstance(x, tuple) else x for x in value]
-        dumped = yaml.safe_dump({row["name"]: value}, default_flow_style=True, sort_keys=False).strip()
-        if dumped.startswith("{") and dumped.endswith("}"):
-            dumped = dumped[1:-1]
-        lines.append(dumped)
-    return "\n".join(lines) + "\n"

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-NOISE_KIND = "shutdown_noise"
+from observe.failurekinds import FailureKind
+
+NOISE_KIND = FailureKind.SHUTDOWN_NOISE
 
 
 def is_noise(e: Any) -> bool:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from observe.failurekinds import FailureKind
 from observe.findingids import FindingId
 from observe.model import Finding
 from observe.progress import Point, Stuck, from_scrape, stretches
@@ -167,7 +168,7 @@ def _stats_before(c: Context, t: datetime | None) -> tuple[float | None, float |
 
 def hang_incident(c: Context) -> Incident | None:
     """vLLM's own hang warnings (the parser's engine_hang events) as one incident."""
-    hangs = [e for e in c.summary.errors if e.kind == "engine_hang"]
+    hangs = [e for e in c.summary.errors if e.kind == FailureKind.ENGINE_HANG]
     if not hangs:
         return None
     waits = []

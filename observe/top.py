@@ -6,8 +6,9 @@ by a timeout, so one server that hangs does not freeze the others) and folded in
 screen, redrawn in place (no clearing, no flicker). Findings and the recommendation come from a
 running sidecar (`--sidecar URL`: its `/api/diagnosis`) or, with `--log`, from an in-process
 sidecar that follows the logs and analyses them with the scrapes, as `observe sidecar` does.
-`q` quits (exit 0), Ctrl-C too (exit 130); `--once` exits 3 when a server is down. A server that
-does not answer is shown as down with the reason.
+`q` quits (exit 0), Ctrl-C too (exit 130); `--once` reads twice, a second apart (rates need two
+reads), prints one screen, and exits 3 when a server is down. A server that does not answer is
+shown as down with the reason.
 
 `render(state)` builds the screen (tests render it to text); `run(...)` is the loop.
 """
@@ -39,6 +40,8 @@ from observe.report import style
 from observe.topstate import ServerView, TopState, sparkline
 
 __all__ = ["Target", "render", "run", "targets"]
+
+ONCE_GAP_S = 1.0  # `--once`: the seconds between its two reads (at most `interval`)
 
 
 @dataclass
@@ -316,8 +319,11 @@ def run(
             )
 
     try:
-        if once:
+        if once:  # two reads a moment apart: throughput is a rate, one read has none
             _poll(state, feeds, lock, pool, recent)
+            if any(v.up for v in state.servers.values()):
+                time.sleep(min(interval, ONCE_GAP_S))
+                _poll(state, feeds, lock, pool, recent)
             console.print(screen())
             down = [v for v in state.servers.values() if v.up is False]
             if down:  # the README's exit 3: a server that is down is an answer a script must see

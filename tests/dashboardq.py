@@ -12,6 +12,13 @@ from observe import dashboards
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = {p.name: json.loads(p.read_text()) for p in sorted((ROOT / "dashboards").glob("*.json"))}
 
+# what NVIDIA's dcgm-exporter exports by default (the GPU rules and board read only these),
+# tests/data/dcgm/default-counters.csv
+DCGM = {
+    ln.split(",")[0].strip()
+    for ln in (ROOT / "tests" / "data" / "dcgm" / "default-counters.csv").read_text().splitlines()
+    if ln.startswith("DCGM_")
+}
 _DCGM = "NVIDIA dcgm-exporter (a GPU node), not vLLM"
 _SPEC = "only with --speculative-config"
 _OFFLOAD = "only with a KV offload connector (--kv-transfer-config OffloadingConnector)"
@@ -27,6 +34,15 @@ FEATURE_ONLY: dict[str, str] = {
             "DCGM_FI_DEV_FB_FREE",
             "DCGM_FI_DEV_POWER_USAGE",
             "DCGM_FI_DEV_GPU_TEMP",
+            # observe's GPU recording rules (observe.recording_rules.gpu_rules): only with dcgm-exporter
+            "gpu:dcgm_gpu_util:percent",
+            "gpu:dcgm_fb_used:mebibytes",
+            "gpu:dcgm_fb_free:mebibytes",
+            "gpu:dcgm_power_usage:watts",
+            "gpu:dcgm_gpu_temp:celsius",
+            "pod:vllm_tokens_per_joule:ratio_rate5m",
+            "pod:vllm_gpu_seconds_per_1k_tokens:ratio_rate5m",
+            "pod:dcgm_idle_gpu_hours:sum1h",
         )
     },
     "vllm:lora_requests_info": "only with --enable-lora",

@@ -177,7 +177,7 @@ def test_kv_alert_fires_and_resolves_through_alertmanager(tmp_path: Path):
                 firing["annotations"]["summary"]
                 == f"KV cache of tiny-llama on {vllm_hostport} is 100% full (90th percentile over 5s)."
             )
-            assert firing["annotations"]["runbook_url"].endswith("/runbooks#vllmkvcachesaturated")
+            assert firing["annotations"]["runbook_url"].endswith("/runbooks.md#vllmkvcachesaturated")
             grouped = [
                 p
                 for p in received
@@ -263,7 +263,7 @@ def test_preemption_alert_fires_on_the_real_counters(tmp_path: Path):
                 "model_name": "tiny-llama",
             }
             assert firing["annotations"]["summary"].startswith(f"tiny-llama on {vllm_hostport} preempts ")
-            assert firing["annotations"]["runbook_url"].endswith("/runbooks#vllmpreemptionssustained")
+            assert firing["annotations"]["runbook_url"].endswith("/runbooks.md#vllmpreemptionssustained")
             rate = prom_query(prom_url, f"instance:vllm_preemptions:rate{SETTINGS.rate_window}")["data"][
                 "result"
             ]

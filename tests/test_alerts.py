@@ -13,7 +13,8 @@ import yaml
 from observe import alerts, names
 from observe.errors import ConfigError
 from observe.model import EngineConfig
-from observe.settings import Settings
+from observe.settings import PUBLISHED_RUNBOOKS, Settings
+from tests.dashboardq import DCGM
 from tests.services import have, promql_metric_names
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,7 +122,7 @@ def test_every_metric_in_rules_is_known():
     unknown = set()
     for rule in _rules("record") + _rules("alert"):
         for metric in promql_metric_names(rule["expr"]):
-            if metric in recorded or metric in names.OBSERVE_METRICS or metric in PROM_BUILTIN:
+            if metric in recorded or metric in names.OBSERVE_METRICS or metric in PROM_BUILTIN | DCGM:
                 continue
             if names.split_sample_name(metric) is None:
                 unknown.add(metric)
@@ -152,7 +153,7 @@ def test_every_alert_has_severity_summary_description_runbook():
         ann = rule["annotations"]
         assert ann["summary"] and ann["description"]
         url, anchor = ann["runbook_url"].split("#")
-        assert url == Settings().runbook_base and url.endswith("/runbooks")
+        assert url == Settings().runbook_base == PUBLISHED_RUNBOOKS
         assert anchor in anchors, f"docs/runbooks.md has no section for {rule['alert']}"
 
 
@@ -198,7 +199,10 @@ def test_thresholds_come_from_settings():
     assert _alert_expr(s, "VLLMQueueBacklog") == "instance:vllm_requests_waiting:sum > 12"
     assert "> 0.072" in _alert_expr(s, "VLLMTTFTSLOBurnFast")  # 14.4 x 0.5 %
     rec = {r["record"]: r["expr"] for r in alerts.recording_rules(s)}
-    assert 'le="2.5"' in rec["instance:vllm_ttft_slo_errors:ratio_rate2m"]
+    le = re.search(r'le=~"([^"]*)"', rec["instance:vllm_ttft_slo_errors:ratio_rate2m"])
+    assert le, rec["instance:vllm_ttft_slo_errors:ratio_rate2m"]
+    regex = re.compile(le[1].replace("\\\\", "\\"))
+    assert regex.fullmatch("2.5") and regex.fullmatch("2.0") and not regex.fullmatch("5.0")
     assert alerts.rule_group(s)["interval"] == "10s"
     kv = next(r for r in alerts.alert_rules(s) if r["alert"] == "VLLMKVCacheSaturated")
     assert kv["for"] == "30s"
@@ -360,3 +364,18 @@ def test_engine_stuck_pages_stuck_after_s_after_the_last_token():
             r for r in alerts.alert_rules(Settings(stuck_after_s=after)) if r["alert"] == "VLLMEngineStuck"
         )
         assert f"[{window}]" in rule["expr"] and rule.get("for") == for_, (after, rule)
+
+
+@pytest.mark.parametrize("slo", [1.0, 0.1, 2.5, 0.25, 0.075, 10.0, 20.0])
+def test_le_regex_takes_every_bound_at_most_the_slo_in_every_written_form(slo: float) -> None:
+    """The SLO rules' `le` regex: vLLM's repr (`1.0`, `1e-05`), Prometheus 3's normalised `1`, and
+    custom bounds either side of the SLO; never +Inf."""
+    from observe.recording_rules import le_at_most
+
+    regex = re.compile(le_at_most(slo))
+    grid = [0.0, 1e-05, 0.001, 0.05, 0.07, 0.0751, 0.1, 0.1001, 0.15, 0.25, 0.3, 0.8, 0.9999, 1.0, 1.0001]
+    grid += [1.5, 2.0, 2.5, 2.51, 9.99, 10.0, 10.5, 19.0, 20.0, 21.0, 100.0, 1000.0]
+    for v in grid:
+        for text in {repr(v), f"{v:g}"}:
+            assert (regex.fullmatch(text) is not None) is (v <= slo), (slo, text)
+    assert regex.fullmatch("+Inf") is None

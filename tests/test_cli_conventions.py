@@ -150,6 +150,7 @@ def test_schemas_are_shipped_as_package_data() -> None:
         "recommend-v1.json",
         "settings-v1.json",
         "tune-v1.json",
+        "upgrade-v1.json",
     ]
 
 

@@ -12,19 +12,14 @@ import pytest
 import yaml
 
 from observe import alerts, dashboards, names
+from observe.recording_rules import gpu_rules
 from observe.settings import Settings
-from tests.dashboardq import FEATURE_ONLY, MODELS, grafana_to_promql
+from tests.dashboardq import DCGM, FEATURE_ONLY, MODELS, grafana_to_promql
 from tests.services import exposition_samples, have, promql_metric_names
 
 ROOT = Path(__file__).resolve().parents[1]
 PANEL_TYPES = {"timeseries", "stat", "table", "bargauge", "heatmap"}
 PROM_BUILTIN = {"up"}
-# what NVIDIA's dcgm-exporter exports by default (the GPU board), tests/data/dcgm/default-counters.csv
-DCGM = {
-    ln.split(",")[0].strip()
-    for ln in (ROOT / "tests" / "data" / "dcgm" / "default-counters.csv").read_text().splitlines()
-    if ln.startswith("DCGM_")
-}
 # vLLM's own generated Grafana boards (vLLM's examples/observability dashboards)
 VLLM_UIDS = {"vllm-overview", "vllm-kv-cache", "vllm-instances"}
 VLLM_TAGS = {"vllm"}
@@ -265,14 +260,36 @@ def test_gpu_board_joins_dcgm_and_vllm_on_namespace_and_pod():
     model = MODELS["observe-vllm-gpu.json"]
     queries = dashboards.panel_queries(model)
     read = {m for _, q in queries for m in promql_metric_names(grafana_to_promql(q))}
-    assert {
-        "DCGM_FI_DEV_GPU_UTIL",
-        "DCGM_FI_DEV_FB_USED",
-        "DCGM_FI_DEV_POWER_USAGE",
-        "DCGM_FI_DEV_GPU_TEMP",
-    } <= read
+    # dcgm-exporter's counters only through the rules that normalise both label forms
+    assert not {m for m in read if m.startswith("DCGM_")}
+    gpu_records = {r["record"]: r["expr"] for r in gpu_rules(Settings())}
+    for record in (
+        "gpu:dcgm_gpu_util:percent",
+        "gpu:dcgm_fb_used:mebibytes",
+        "gpu:dcgm_power_usage:watts",
+        "gpu:dcgm_gpu_temp:celsius",
+    ):
+        assert record in read and "exported_pod" in gpu_records[record], record
     mem = " ".join(q for t, q in queries if t.startswith("GPU memory used"))
     assert "by (namespace, pod, gpu)" in mem and "by (namespace, pod)" in mem and "kv_cache_usage_perc" in mem
+
+
+def test_gpu_board_efficiency_row_reads_the_recorded_figures():
+    queries = dict(dashboards.panel_queries(MODELS["observe-vllm-gpu.json"]))
+    recorded = {r["record"] for r in gpu_rules(Settings())}
+    for title, record in (
+        ("Tokens per joule (recording rules)", "pod:vllm_tokens_per_joule:ratio_rate5m"),
+        ("GPU-seconds per 1000 tokens (recording rules)", "pod:vllm_gpu_seconds_per_1k_tokens:ratio_rate5m"),
+        ("Idle allocated GPU-hours (last hour) (recording rules)", "pod:dcgm_idle_gpu_hours:sum1h"),
+    ):
+        assert record in recorded
+        assert promql_metric_names(grafana_to_promql(queries[title])) == {record}, title
+        assert "by (namespace, pod)" in queries[title]
+    panels = {p["title"]: p for p in MODELS["observe-vllm-gpu.json"]["panels"]}
+    assert (
+        panels["Tokens per joule (recording rules)"]["gridPos"]["y"]
+        == panels["Idle allocated GPU-hours (last hour) (recording rules)"]["gridPos"]["y"]
+    )  # one row
 
 
 def test_newer_vllm_machinery_has_panels():
@@ -307,7 +324,7 @@ def _exprs(panel: dict) -> list[str]:
 def test_feature_only_series_are_known_metrics():
     """The series a plain vLLM never exposes (the replay test lets their panels be empty) are real names."""
     for metric in FEATURE_ONLY:
-        assert metric in DCGM or names.split_sample_name(metric) is not None, metric
+        assert metric in DCGM | RECORDED or names.split_sample_name(metric) is not None, metric
 
 
 def test_overview_has_ttft_itl_and_e2e_heatmaps_over_every_alias():

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from observe import pipeline, report
-from tests.test_diagnose_corpus import suggestions
+from tests.diagnosekit import suggestions
 
 DATA = Path(__file__).parent / "data" / "eval32"
 LABELS: dict[str, Any] = json.loads((DATA / "labels.json").read_text())["logs"]

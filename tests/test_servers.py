@@ -154,3 +154,35 @@ def test_children_go_by_order_of_launch() -> None:
     assert r.route("[rank0]: (EngineCore_DP0 pid=11) ERROR 10-02 08:00:05 [core.py:1] boom") == 10
     assert set(r.guessed) == {11, 22} and r.unprefixed == 1
     assert "order of launch" in r.note() and "1 line without a process prefix" in r.note()
+
+
+def test_interleaved_is_exact_on_every_short_sequence() -> None:
+    """The one-pass reading agrees with the definition (some a, b with runs a … b … a … b) on every
+    sequence of up to 7 runs over 4 pids."""
+    import itertools
+
+    def by_definition(runs: list[int]) -> bool:
+        return any(
+            runs[i] == runs[k] != runs[j] == runs[m]
+            for i, j, k, m in itertools.combinations(range(len(runs)), 4)
+        )
+
+    for n in range(8):
+        for runs in itertools.product(range(4), repeat=n):
+            got = servers.interleaved(list(runs))
+            assert bool(got) == by_definition(list(runs)), runs
+            if got:
+                assert got == list(dict.fromkeys(runs))
+
+
+def test_interleaved_on_a_restart_loop_keeps_no_pair_of_pids() -> None:
+    """1,500 restarts, each with its own API-server pid (issue 29: the pairwise reading kept a state
+    per pair of pids, ~1 GB): one instance's launches, read in one pass."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        assert servers.interleaved(list(range(1000, 2500))) == []
+        assert tracemalloc.get_traced_memory()[1] < 5_000_000  # linear: ~0.2 MB; pairwise: ~230 MB
+    finally:
+        tracemalloc.stop()

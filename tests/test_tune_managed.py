@@ -311,6 +311,7 @@ def test_a_bad_request_is_answered_with_an_error_and_the_instance_keeps_running(
 
 def test_settings_travel_in_the_request_unchanged() -> None:
     from observe import settings as s
+    from observe import settingsfile
 
     custom = Settings(ttft_slo_seconds=0.25)
-    assert s.from_yaml(s.to_yaml(custom)) == custom
+    assert s.from_yaml(settingsfile.to_yaml(custom)) == custom

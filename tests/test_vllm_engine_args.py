@@ -38,6 +38,7 @@ def test_each_extract_is_one_wheel() -> None:
         "0.31.0",
         "0.32.0",
         "0.33.0",
+        "0.34.0",
     ]
     for p in RELEASES:
         d = json.loads(p.read_text())

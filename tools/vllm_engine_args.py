@@ -65,7 +65,9 @@ _NAME_CATEGORIES: tuple[tuple[str, str], ...] = (
         "memory",
     ),
 )
-CATEGORIES = ("memory", "batching", "scheduling", "cuda_graphs", "kv_offload", "prefix_caching")
+CATEGORIES = ("memory", "batching", "scheduling", "cuda_graphs", "kv_offload", "prefix_caching", "startup")
+# a field's name → startup (how weights are read before serving), whatever its config class
+_STARTUP = r"checkpoint_prepare|safetensors"
 
 
 # config classes whose fields change none of the areas whatever their names say (metrics, weight loading)
@@ -75,11 +77,13 @@ _NO_CATEGORY = frozenset({"ObservabilityConfig", "LoadConfig", "LoRAConfig"})
 def categories(cls: str | None, name: str) -> list[str]:
     """The tuning areas of one EngineArgs field, in CATEGORIES order."""
     if cls in _NO_CATEGORY:
-        return []
+        return ["startup"] if re.search(_STARTUP, name) else []
     got = set(_CLASS_CATEGORIES.get(cls or "", ()))
     for pattern, cat in _NAME_CATEGORIES:
         if re.search(pattern, name):
             got.add(cat)
+    if re.search(_STARTUP, name):
+        got.add("startup")
     return [c for c in CATEGORIES if c in got]
 
 
@@ -261,7 +265,7 @@ def merge(releases: list[dict[str, Any]], data: dict[str, Any]) -> dict[str, Any
         "of "
         + ", ".join(versions)
         + " (tests/data/vllm-engine-args/); outside those releases they are unknown. "
-        "'category' (all entries): memory, batching, scheduling, cuda_graphs, kv_offload, prefix_caching."
+        "'category' (all entries): memory, batching, scheduling, cuda_graphs, kv_offload, prefix_caching, startup."
     )
     return {**data, "_meta": meta, "flags": flags}
 

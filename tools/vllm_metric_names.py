@@ -105,6 +105,38 @@ def _definitions(tree: ast.Module, resolve: _Resolver):
                     yield resolve(tg.slice), node.value
 
 
+def _tuple_definitions(tree: ast.Module):
+    """(name, defining call, help) of metrics whose names sit in a list or tuple of tuples that a loop
+    (``for name, doc in specs`` or a comprehension) passes to a metric call as ``name=name``: 0.33's
+    ``vllm:diffusion_*`` counters (vllm/v1/spec_decode/metrics.py)."""
+    tables: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.List, ast.Tuple)):
+            for tg in node.targets:
+                if isinstance(tg, ast.Name):
+                    tables.setdefault(tg.id, []).extend(node.value.elts)
+    loops: list[tuple[ast.expr, ast.expr, ast.AST]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For):
+            loops.append((node.target, node.iter, node))
+        elif isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
+            loops.extend((g.target, g.iter, node) for g in node.generators)
+    for target, it, scope in loops:
+        if not (isinstance(target, ast.Tuple) and isinstance(it, ast.Name) and it.id in tables):
+            continue
+        slots = {e.id: i for i, e in enumerate(target.elts) if isinstance(e, ast.Name)}
+        for call in (c for c in ast.walk(scope) if isinstance(c, ast.Call) and _type(c) is not None):
+            for kw in call.keywords:
+                if kw.arg == "name" and isinstance(kw.value, ast.Name) and kw.value.id in slots:
+                    i = slots[kw.value.id]
+                    for row in tables[it.id]:
+                        if isinstance(row, ast.Tuple) and len(row.elts) > i:
+                            name, doc = row.elts[i], row.elts[i + 1] if len(row.elts) > i + 1 else None
+                            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                                help_ = doc.value if isinstance(doc, ast.Constant) else ""
+                                yield name.value, call, " ".join(str(help_).split())
+
+
 def extract(sources: dict[str, str]) -> tuple[list[dict], list[str]]:
     found: dict[str, dict] = {}
     mentioned: set[str] = set()
@@ -128,6 +160,12 @@ def extract(sources: dict[str, str]) -> tuple[list[dict], list[str]]:
             if not doc and len(call.args) > 1 and isinstance(call.args[1], ast.Constant):
                 doc = " ".join(str(call.args[1].value).split())
             found.setdefault(wire, {"name": wire, "type": t, "help": doc, "file": path, "line": call.lineno})
+        for name, call, doc in _tuple_definitions(tree):
+            if NAME.match(name) and (t := _type(call)) is not None:
+                wire = name + "_total" if t == "counter" and not name.endswith("_total") else name
+                found.setdefault(
+                    wire, {"name": wire, "type": t, "help": doc, "file": path, "line": call.lineno}
+                )
     defined = {m["name"] for m in found.values()} | {m["name"].removesuffix("_total") for m in found.values()}
     return sorted(found.values(), key=lambda m: m["name"]), sorted(mentioned - defined)
 

@@ -109,6 +109,8 @@ def kv_pressure(p: Plan, kv_ids: list[str], oom: bool) -> None:
     util_rec = None
     if not grown and gpu and not oom:
         cur = cfg.gpu_memory_utilization
+        if cur is None:  # unset: the release's default (1.0 from 0.34 with the extensible KV cache)
+            cur = known.assumed("--gpu-memory-utilization", cfg)
         top = p.settings.max_gpu_util
         if cur is None or cur < top - 1e-9:
             util_rec = p.make(

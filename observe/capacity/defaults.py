@@ -16,6 +16,8 @@ from observe.versions import parse_version
 _ENGINES = {"V0": "v0", "V1": "v1"}
 # V0's --max-num-seqs in every release that has V0 (vllm_flags.json), for V0 asked of a newer release
 _V0_SEQS = 256
+# the newest release with the V0 engine (vllm_flags.json: engines, V0 gone from 0.11.0)
+_V0_LAST = (0, 10, 2)
 
 
 def release(vllm_version: str | None) -> str:
@@ -34,16 +36,32 @@ def engine_for(vllm_version: str | None, engine: str | None) -> str:
     return _ENGINES[vllmflags.default_engine(release(vllm_version)) or "V1"]
 
 
-def gpu_memory_utilization(vllm_version: str | None) -> float:
-    """vLLM's --gpu-memory-utilization when it is not given (0.9; 0.92 from 0.20)."""
-    got = vllmflags.gpu_memory_utilization(release(vllm_version))
+def gpu_memory_utilization(vllm_version: str | None, *, extensible_kv_cache: bool = True) -> float:
+    """vLLM's --gpu-memory-utilization on a GPU when it is not given: 0.9; 0.92 from 0.20; from 0.34
+    unset means 1.0 with the extensible KV cache and 0.92 otherwise (vllm/config/cache.py @ v0.34.0
+    lines 216 and 495-501: `gpu_memory_utilization: float | None = Field(default=None)`,
+    `resolved_gpu_memory_utilization`; DEFAULT_GPU_MEMORY_UTILIZATION = 0.92 at line 186). The
+    extensible KV cache is on by default on CUDA and ROCm and sizes the cache from memory measured
+    after warmup (vllm/config/vllm.py @ v0.34.0 lines 3180-3254, `_resolve_extensible_kv_cache`: off
+    with --kv-cache-memory-bytes, --num-gpu-blocks-override, elastic EP or some KV connectors; pass
+    extensible_kv_cache=False for those)."""
+    got = vllmflags.gpu_memory_utilization(release(vllm_version), extensible_kv_cache=extensible_kv_cache)
     assert got is not None, "vllm_flags.json states the default for every read release"
     return got
 
 
-def block_size(vllm_version: str | None) -> int:
-    """The KV-cache block size vLLM uses on a GPU when --block-size is not given (16)."""
-    got = vllmflags.block_size(release(vllm_version))
+def block_size(vllm_version: str | None, *, engine: str | None = None) -> int:
+    """The KV-cache block size vLLM uses on a GPU when --block-size is not given: 16, 64 from 0.34
+    (CacheConfig.DEFAULT_BLOCK_SIZE, vllm/config/cache.py @ v0.34.0 line 185). The attention backend
+    may raise it (vllm/platforms/interface.py @ v0.34.0 update_block_size_for_backend, lines 760-785:
+    the backends' get_preferred_block_size, e.g. FlashAttention's FA4 cases in
+    vllm/v1/attention/backends/flash_attn.py line 372; vLLM then logs "Setting kv cache block size to
+    N for X backend(s)."); a log or /metrics that says the block size wins over this. engine "v0":
+    the block of the newest release that still had V0 (0.10.2, vllm_flags.json's engines)."""
+    rel = release(vllm_version)
+    if engine == "v0" and (parse_version(rel) or (0, 0, 0)) > _V0_LAST:
+        rel = ".".join(map(str, _V0_LAST))
+    got = vllmflags.block_size(rel)
     assert got is not None, "vllm_flags.json states the GPU block size for every read release"
     return got
 

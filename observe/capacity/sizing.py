@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from observe.capacity import defaults, nonkv, quantized
+from observe.capacity import defaults, nonkv, quantized, ropelimit
 from observe.capacity.tables import GIB, ModelSpec, gpu_has_p2p, model_spec
 from observe.errors import ConfigError, DoesNotFit, UnknownConfig
 from observe.flags import vllmflags
@@ -305,17 +305,27 @@ def _table_weights_gb(m: ModelSpec, quantization: str | None, notes: list[str]) 
     return gb
 
 
-def check_model_limit(m: ModelSpec, *, max_model_len: Any = None, context: Any = None) -> None:
-    """vLLM refuses a --max-model-len above the model's own limit (its max_position_embeddings;
-    vLLM's "User-specified max_model_len ... is greater than the derived max_model_len"), and no
-    request can be longer: UnknownConfig (exit 6) naming the limit."""
-    if not m.max_pos:
+def model_limit(m: ModelSpec, vllm_version: str | None = None) -> ropelimit.Limit | None:
+    """The model's own limit as `vllm_version` derives it (max_position_embeddings, scaled by its
+    rope_scaling where that release scales it: ropelimit.py)."""
+    return ropelimit.derived_limit(m.max_pos, m.rope, m.model_type, vllm_version)
+
+
+def check_model_limit(
+    m: ModelSpec, *, max_model_len: Any = None, context: Any = None, vllm_version: str | None = None
+) -> None:
+    """vLLM refuses a --max-model-len above the model's own limit (vLLM's "User-specified
+    max_model_len ... is greater than the derived max_model_len"), and no request can be longer:
+    UnknownConfig (exit 6) naming the limit and how that release derived it."""
+    lim = model_limit(m, vllm_version)
+    if lim is None:
         return
     for flag, v in (("--max-model-len", max_model_len), ("--context", context)):
-        if v is not None and int(v) > m.max_pos:
+        if v is not None and int(v) > lim.tokens:
+            hint = ropelimit.yarn_hint(m.rope, lim.tokens, vllm_version)
             raise UnknownConfig(
-                f"{flag} {int(v):,} is above {m.name}'s own limit of {m.max_pos:,} tokens "
-                f"(max_position_embeddings): vLLM refuses it; give at most {m.max_pos:,}"
+                f"{flag} {int(v):,} is above {m.name}'s own limit of {lim.tokens:,} tokens "
+                f"({lim.why}): vLLM refuses it; give at most {lim.tokens:,}{hint}"
             )
 
 
@@ -385,12 +395,18 @@ def compute(
     notes: list[str] = []
     ver = parse_version(vllm_version)
     eng = defaults.engine_for(vllm_version, engine)
-    mml = int(max_model_len or m.max_pos or 0)
+    limit = model_limit(m, vllm_version)
+    dflt, dwhy = (
+        ropelimit.default_len(limit.tokens, m.rope, m.original_max_pos, vllm_version) if limit else (0, "")
+    )
+    mml = int(max_model_len or dflt)
     if not mml:
         raise ConfigError(f"{m.name}: the model states no max_position_embeddings; give --max-model-len")
-    check_model_limit(m, max_model_len=max_model_len, context=context)
+    check_model_limit(m, max_model_len=max_model_len, context=context, vllm_version=vllm_version)
     if max_model_len is None:
-        notes.append(f"--max-model-len defaults to the model's {mml:,} tokens")
+        notes.append(dwhy or f"--max-model-len defaults to the model's {mml:,} tokens")
+    if limit and limit.tokens != m.max_pos:
+        notes.append(f"the model's own limit: {limit.why}")
     kvb = kv_bytes_per_element(kv_cache_dtype, m, vllm_version)
     lay = _layout(m, tp, pp, block_size, kvb, eng)
     bpt = lay.page * lay.layers // block_size
@@ -421,7 +437,7 @@ def compute(
         ver=ver,
         seqs=seqs,
         mnbt=mnbt,
-        quantization=quantization,
+        quantization=quantization or (m.quant if m.quant in quantized.METHODS else None),
         notes=notes,
         p2p=gpu_has_p2p(gpu_name),
     )

@@ -19,6 +19,7 @@ from os import PathLike
 from typing import Any
 
 from observe.capacity import quantized
+from observe.capacity.ropelimit import Rope, ropes_from_config
 from observe.errors import ConfigError, UnknownConfig
 
 GIB = 1024**3
@@ -52,6 +53,9 @@ class ModelSpec:
     params_b: float | None = None  # parameters, billions (for quantised checkpoint sizes)
     embedding_params: int = 0  # embeddings + lm_head: stay 16-bit in AWQ/GPTQ/MXFP4 checkpoints
     quant: str = ""  # the checkpoint's own quantisation ("mxfp4" for gpt-oss), "" for 16-bit
+    rope: tuple[Rope, ...] = ()  # config.json's rope_scaling (ropelimit.py derives the limit)
+    original_max_pos: int | None = None  # config.json's top-level original_max_position_embeddings
+    model_type: str = ""
 
     @property
     def is_mla(self) -> bool:
@@ -261,6 +265,9 @@ def spec_from_config(config: Mapping[str, Any], name: str | None = None) -> Mode
         quant=str((cfg.get("quantization_config") or {}).get("quant_method", "")).lower()
         if isinstance(cfg.get("quantization_config"), Mapping)
         else "",
+        rope=ropes_from_config(cfg),
+        original_max_pos=_int(cfg, "original_max_position_embeddings"),
+        model_type=str(cfg.get("model_type") or ""),
     )
     return replace(spec, weights_gb=_estimate_weights_gb(cfg, spec))
 

@@ -14,7 +14,7 @@ import typer
 import typer.core
 
 from observe import __version__, errors, helpstyle
-from observe.cli import capacity, config, diagnose, generate, manage, sidecar, top, tune
+from observe.cli import capacity, config, diagnose, generate, manage, sidecar, top, tune, upgrade
 
 app = typer.Typer(
     name="observe",
@@ -44,18 +44,18 @@ def _root(
 
 
 # one module per command group; --help lists the commands in this order, then the groups
+_EXTRA = {"allow_extra_args": True, "ignore_unknown_options": True}  # a vLLM command after the options
 app.command()(diagnose.diagnose)
 app.command()(capacity.capacity)
 app.command()(sidecar.sidecar)
 app.command()(top.top)
 app.add_typer(generate.generate_app, name="generate")
 app.add_typer(config.config_app, name="config")
-app.command("run", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(
-    manage.run_cmd
-)
+app.command("run", context_settings=_EXTRA)(manage.run_cmd)
 app.command()(manage.recommend)
 app.command()(manage.compare)
-app.command("tune", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(tune.tune)
+app.command("tune", context_settings=_EXTRA)(tune.tune)
+app.command("upgrade", context_settings=_EXTRA)(upgrade.upgrade)
 
 
 def command() -> Any:

@@ -14,7 +14,7 @@ def top(
     sidecar_url: list[str] = typer.Option([], "--sidecar", metavar="URL", help="A running sidecar per server, in the servers' order (its findings)."),
     log: list[str] = typer.Option([], "--log", metavar="GLOB", help="Log files of the (single) server: findings from them and its /metrics."),
     interval: str = typer.Option("2s", "--interval", help="How often to read the servers (e.g. 1s, 5s)."),
-    once: bool = typer.Option(False, "--once", help="Read each server once, print the screen and exit."),
+    once: bool = typer.Option(False, "--once", help="Read each server twice, a second apart (throughput is a rate), print the screen and exit."),
 ) -> None:
     """A live view of vLLM servers: KV usage, queue, throughput, preemptions, TTFT/ITL, findings (q quits)."""
     from observe import top as top_mod

@@ -3,8 +3,10 @@ transfer, prefill/decode disaggregation). Part of the dashboard builder (grafana
 ``observe.dashboards``); helpers from the package.
 
 - ``observe-vllm-gpu``: NVIDIA dcgm-exporter's default counters (``DCGM_FI_DEV_*``, see
-  deploy/kubernetes/components/dcgm-exporter and compose's GPU profile) per GPU, labelled with the
-  ``namespace`` / ``pod`` holding it, beside vLLM's KV-cache usage of the same pod;
+  deploy/kubernetes/components/dcgm-exporter and compose's GPU profile) per GPU, as the recording
+  rules (observe.recording_rules.gpu_rules) label them with the ``namespace`` / ``pod`` holding the
+  GPU whichever label form arrives, beside vLLM's KV-cache usage of the same pod; then, per vLLM
+  pod, tokens per joule, GPU-seconds per 1000 tokens and idle allocated GPU-hours;
 - ``observe-vllm-spec-kv-transfer``: draft acceptance, KV offload traffic and CPU-tier usage, NIXL
   and Mooncake transfer times, and the waiting requests by async-KV-load stage of a P/D consumer.
 Panels stay empty where the feature is off: vLLM creates those series only when it is on.
@@ -13,45 +15,60 @@ Panels stay empty where the feature is off: vLLM creates those series only when 
 from __future__ import annotations
 
 from observe.dashboards import common as d
+from observe.settings import Settings
 
-# dcgm-exporter's own labels (with honorLabels) name the GPU's holder; compose has none: All = .*
+# The GPU rules' series carry the GPU holder's namespace / pod (either dcgm label form); compose has
+# none: All = .*
 GPU_SEL = 'namespace=~"$namespace"'
 BY_GPU = "namespace, pod, gpu"
+BY_POD = "namespace, pod"
+RW = Settings().rate_window  # the window the GPU rules' names carry (rate5m)
+RULES = " (recording rules)"
+NEEDS_RULES = " Needs observe's recording rules (alerts/), which join dcgm-exporter's series to vLLM's."
 
 
-def _dcgm(metric: str, op: str = "max") -> str:
-    return f"{op} by ({BY_GPU}) ({metric}{{{GPU_SEL}}})"
+def _gpu(record: str, op: str = "max", by: str = BY_GPU) -> str:
+    return f"{op} by ({by}) ({record}{{{GPU_SEL}}})"
+
+
+def _per_gpu(title: str, desc: str, record: str, unit: str) -> tuple[int, int, d.g.TimeSeries]:
+    return (
+        12,
+        8,
+        d._ts(title + RULES, desc + NEEDS_RULES, [d._t(_gpu(record), "{{pod}} gpu {{gpu}}")], unit=unit),
+    )
+
+
+def _per_pod(title: str, desc: str, record: str, unit: str) -> tuple[int, int, d.g.TimeSeries]:
+    target = d._t(_gpu(record, "sum", BY_POD), "{{namespace}}/{{pod}}")
+    return (8, 8, d._ts(title + RULES, desc + NEEDS_RULES, [target], unit=unit))
 
 
 def gpu() -> d.g.Dashboard:
-    fb_used = _dcgm("DCGM_FI_DEV_FB_USED", "sum")
-    fb_total = f"{fb_used} + {_dcgm('DCGM_FI_DEV_FB_FREE', 'sum')}"
+    fb_used = _gpu("gpu:dcgm_fb_used:mebibytes", "sum")
+    fb_total = f"{fb_used} + {_gpu('gpu:dcgm_fb_free:mebibytes', 'sum')}"
     panels = [
-        (
-            12,
-            8,
-            d._ts(
-                "GPU utilisation",
-                "DCGM_FI_DEV_GPU_UTIL per GPU (percent of time a kernel ran). Low while vLLM has "
-                "waiting requests: the batch is limited elsewhere (KV cache, --max-num-seqs).",
-                [d._t(_dcgm("DCGM_FI_DEV_GPU_UTIL"), "{{pod}} gpu {{gpu}}")],
-                unit="percent",
-            ),
+        _per_gpu(
+            "GPU utilisation",
+            "DCGM_FI_DEV_GPU_UTIL per GPU (percent of time a kernel ran). Low while vLLM has "
+            "waiting requests: the batch is limited elsewhere (KV cache, --max-num-seqs).",
+            "gpu:dcgm_gpu_util:percent",
+            "percent",
         ),
         (
             12,
             8,
             d._ts(
-                "GPU memory used vs vLLM's KV-cache usage",
-                "Framebuffer used / total per GPU (dcgm-exporter) beside vLLM's own KV-cache usage "
-                "of the pod holding it. vLLM reserves --gpu-memory-utilization of the memory at "
-                "start, so memory stays high while the KV share moves with load.",
+                "GPU memory used vs vLLM's KV-cache usage" + RULES,
+                "Framebuffer used / total per GPU (DCGM_FI_DEV_FB_USED, _FB_FREE) beside vLLM's own "
+                "KV-cache usage of the pod holding it. vLLM reserves --gpu-memory-utilization of the "
+                "memory at start, so memory stays high while the KV share moves with load." + NEEDS_RULES,
                 [
                     d._t(d._ratio(fb_used, fb_total), "memory {{pod}} gpu {{gpu}}", "A"),
                     d._t(
                         d.fold(
                             "vllm:kv_cache_usage_perc",
-                            f"max by (namespace, pod) ({{m}}{{{d.SEL}}})",
+                            f"max by ({BY_POD}) ({{m}}{{{d.SEL}}})",
                         ),
                         "KV cache {{pod}}",
                         "B",
@@ -60,33 +77,49 @@ def gpu() -> d.g.Dashboard:
                 unit="percentunit",
             ),
         ),
-        (
-            12,
-            8,
-            d._ts(
-                "Power draw",
-                "DCGM_FI_DEV_POWER_USAGE per GPU, in watts. Near the board limit the clocks throttle.",
-                [d._t(_dcgm("DCGM_FI_DEV_POWER_USAGE"), "{{pod}} gpu {{gpu}}")],
-                unit="watt",
-            ),
+        _per_gpu(
+            "Power draw",
+            "DCGM_FI_DEV_POWER_USAGE per GPU, in watts. Near the board limit the clocks throttle.",
+            "gpu:dcgm_power_usage:watts",
+            "watt",
         ),
-        (
-            12,
-            8,
-            d._ts(
-                "GPU temperature",
-                "DCGM_FI_DEV_GPU_TEMP per GPU. Sustained high temperature throttles clocks: check "
-                "cooling before tuning vLLM.",
-                [d._t(_dcgm("DCGM_FI_DEV_GPU_TEMP"), "{{pod}} gpu {{gpu}}")],
-                unit="celsius",
-            ),
+        _per_gpu(
+            "GPU temperature",
+            "DCGM_FI_DEV_GPU_TEMP per GPU. Sustained high temperature throttles clocks: check "
+            "cooling before tuning vLLM.",
+            "gpu:dcgm_gpu_temp:celsius",
+            "celsius",
+        ),
+        _per_pod(
+            "Tokens per joule",
+            "Prompt + generated tokens per second of each vLLM pod / the power of the GPUs it holds "
+            "(the energy counter DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION as a rate, else "
+            "DCGM_FI_DEV_POWER_USAGE): 3000 tokens/s on 300 W is 10. Higher is better; it rises with "
+            "the batch until the GPU saturates.",
+            f"pod:vllm_tokens_per_joule:ratio_rate{RW}",
+            "none",
+        ),
+        _per_pod(
+            "GPU-seconds per 1000 tokens",
+            "GPUs a vLLM pod holds / its tokens per second, per 1000 tokens: what 1000 prompt + "
+            "generated tokens cost in GPU time. Lower is better.",
+            f"pod:vllm_gpu_seconds_per_1k_tokens:ratio_rate{RW}",
+            "s",
+        ),
+        _per_pod(
+            "Idle allocated GPU-hours (last hour)",
+            "GPU-hours in the last hour that a vLLM pod held GPUs with no running request and "
+            "utilisation at or below gpu_idle_util_pct (5 %): capacity paid for and unused. Scale "
+            "the deployment down, or share the GPUs.",
+            "pod:dcgm_idle_gpu_hours:sum1h",
+            "h",
         ),
     ]
     return d._dashboard(
         "gpu",
         "vLLM / GPUs (observe)",
         "GPU utilisation, memory, power and temperature from NVIDIA's dcgm-exporter, joined to vLLM "
-        "on namespace and pod.",
+        "on namespace and pod; tokens per joule, GPU-seconds per 1000 tokens, idle allocated GPU-hours.",
         d._place(panels),
     )
 

@@ -84,4 +84,15 @@ def default(flag: str, cfg: EngineConfig, gpu: str | None = None) -> Any:
         device=device,
         engine=engine,
         world_size=int(cfg.tensor_parallel_size or 1) * int(cfg.pipeline_parallel_size or 1),
+        extensible_kv_cache=extensible_kv_cache(cfg),
     )
+
+
+def extensible_kv_cache(cfg: EngineConfig) -> bool:
+    """Whether vLLM (0.34+) runs the extensible KV cache for this engine, as far as its flags say: on
+    by default on CUDA and ROCm, off where --kv-cache-memory-bytes or --num-gpu-blocks-override fixes
+    the cache size or the flag turns it off (vllm/config/vllm.py @ v0.34.0, _resolve_extensible_kv_cache)."""
+    f = cfg.flags
+    if f.get("--enable-extensible-kv-cache") is False or (cfg.device or "").upper() == "CPU":
+        return False
+    return not (f.get("--kv-cache-memory-bytes") or f.get("--num-gpu-blocks-override"))

@@ -64,6 +64,11 @@ def nearest_read(version: str | None) -> str:
     return _text(max((r for r in read if r <= v), default=read[0]))
 
 
+def flag_entries() -> dict[str, dict[str, Any]]:
+    """Every flag the data knows, as the data file states it (read-only: do not change it)."""
+    return _data()["flags"]
+
+
 def _flag(flag: str) -> dict[str, Any] | None:
     return _data()["flags"].get(flag)
 
@@ -238,13 +243,15 @@ def default(
     world_size: int = 1,
     performance_mode: str | None = None,
     fallback: bool = False,
+    extensible_kv_cache: bool = True,
 ) -> Any:
     """The value vLLM uses when the flag is not given; None when unknown or not fixed (see module doc).
 
     engine: 'V0' or 'V1'; None means the release's default engine. gpu / gpu_memory_gib (torch's total
     device memory) are needed only where vLLM picks the default from the hardware. fallback: where
     vLLM computes the value from what observe does not know (the attention backend), the value it
-    starts from (the data file's 'fallback') instead of None.
+    starts from (the data file's 'fallback') instead of None. extensible_kv_cache: False where the
+    deployment turns vLLM 0.34's extensible KV cache off (an entry's 'when'/'otherwise' then answers).
     """
     f = _flag(flag)
     v = _version(version, f)
@@ -262,6 +269,8 @@ def default(
                     return None if got is None else got[f["dest"]]
                 if "computed" in e:
                     return e.get("fallback") if fallback else None
+                if e.get("when") == "extensible_kv_cache" and not extensible_kv_cache:
+                    return e["otherwise"]
                 return e["value"]
         return next((e["value"] for e in f["default"] if _covers(e, r)), None)
 
@@ -277,9 +286,12 @@ def block_size(version: str | None, *, device: str = "GPU") -> int | None:
     return got if isinstance(got, int) else None
 
 
-def gpu_memory_utilization(version: str | None) -> float | None:
-    """vLLM's --gpu-memory-utilization when it is not given (0.9, 0.92 from 0.20); None when unknown."""
-    got = default("--gpu-memory-utilization", version)
+def gpu_memory_utilization(
+    version: str | None, *, device: str = "GPU", extensible_kv_cache: bool = True
+) -> float | None:
+    """vLLM's --gpu-memory-utilization when it is not given (0.9, 0.92 from 0.20; from 0.34 1.0 on a
+    GPU with the extensible KV cache, its default on CUDA and ROCm, else 0.92); None when unknown."""
+    got = default("--gpu-memory-utilization", version, device=device, extensible_kv_cache=extensible_kv_cache)
     return float(got) if isinstance(got, (int, float)) else None
 
 
@@ -304,7 +316,7 @@ def v0_batched_tokens(version: str | None, max_model_len: int) -> tuple[int, boo
 
 
 #: the tuning areas a flag may belong to (data file's ``category``)
-CATEGORIES = ("memory", "batching", "scheduling", "cuda_graphs", "kv_offload", "prefix_caching")
+CATEGORIES = ("memory", "batching", "scheduling", "cuda_graphs", "kv_offload", "prefix_caching", "startup")
 
 
 def categories(flag: str) -> list[str]:

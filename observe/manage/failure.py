@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from observe import parse, shutdown
+from observe import failurekinds, parse, shutdown
+from observe.failurekinds import FailureKind
 from observe.model import EngineError
 
 # log lines that say why vLLM went away when the parser found no error event (a killed engine, the OOM killer)
@@ -32,9 +33,9 @@ def failure_cause(log_text: str, *, source: str = "vllm.log") -> str:
         for e in events
         if isinstance(e, EngineError)
         and not shutdown.is_noise(e)
-        and e.kind not in ("exception", "error_line", "engine_hang")
+        and e.kind not in (*failurekinds.RAW, FailureKind.ENGINE_HANG)
     ]
-    if errors and all(e.kind == "engine_crashed" for e in errors):
+    if errors and all(e.kind == FailureKind.ENGINE_CRASHED for e in errors):
         e = errors[0]  # killed or crashed with no failure of its own in the log: what vLLM said of it
         what = "a worker process died" if "Worker" in e.message else "the EngineCore process died"
         return f"{what}: {_clip(e.message)}" + (
@@ -44,7 +45,7 @@ def failure_cause(log_text: str, *, source: str = "vllm.log") -> str:
         best = max(
             errors,
             key=lambda e: (
-                e.kind not in ("engine_core_failed", "startup_failed", "worker_exception"),
+                e.kind not in failurekinds.WRAPPERS,
                 e.fatal,
             ),
         )

@@ -6,17 +6,11 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from observe.failurekinds import REPORTED_ONCE
 from observe.parse.failures import Failure
 
-# kinds reported once per traceback: the same failure re-logged line by line, or re-raised by
-# the parent process, within this many physical lines counts once.
-_DEDUP_KINDS = frozenset(
-    (
-        "oom max_seq_len_exceeds_kv kv_needed_exceeds_available no_available_memory "
-        "free_memory_below_utilization engine_core_failed "
-        "max_position_exceeded shutdown_noise exception invalid_launch_args invalid_config engine_crashed error_line"
-    ).split()
-)
+# kinds reported once per traceback (failurekinds.REPORTED_ONCE): the same failure re-logged line by
+# line, or re-raised by the parent process, within this many physical lines counts once.
 DEDUP_WINDOW = 400
 
 
@@ -39,7 +33,7 @@ class DedupWindow:
 
     def is_new(self, f: Failure, line: int) -> bool:
         """Whether f should be reported at this physical line (and, if so, remember it)."""
-        if f.kind not in _DEDUP_KINDS or f.key is None:
+        if f.kind not in REPORTED_ONCE or f.key is None:
             return True
         recent = self._recent
         while recent and line - recent[0][0] > DEDUP_WINDOW:

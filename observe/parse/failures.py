@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from observe.failurekinds import FailureKind
 from observe.parse.envelope import Ctx
 from observe.parse.rules import Rule, fire, gate
 
@@ -45,7 +46,7 @@ RAISED_LITERALS = ("No available memory for the cache blocks",)
 
 @dataclass(frozen=True, slots=True)
 class Failure:
-    kind: str
+    kind: FailureKind
     details: dict[str, Any]
     fatal: bool
     key: tuple[Any, ...] | None  # what identifies the same failure re-logged (None: never deduplicated)
@@ -113,7 +114,7 @@ def _oom(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
         or body.startswith(("RuntimeError", "torch."))
     ):
         return None  # "out of memory" in passing (a hint, a log of settings), not the error
-    d: dict[str, Any] = {"device": m.group("dev")}
+    d: dict[str, Any] = {"device": m.groupdict().get("dev")}
     for name, rx in _OOM_FIELDS:
         fm = rx.search(msg)
         if fm is None:
@@ -130,7 +131,9 @@ def _oom(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
             d[name + "_gib"] = _gib(val)
     if "warming up sampler" in msg or "Failed to create" in msg:  # 0.11 linear.py: creating the weights
         d["phase"] = "sampler_warmup" if "sampler" in msg else "loading_weights"
-    return Failure("oom", d, True, ("oom", d.get("gpu"), d.get("tried_to_allocate"), d.get("free")))
+    return Failure(
+        FailureKind.OOM, d, True, (FailureKind.OOM, d.get("gpu"), d.get("tried_to_allocate"), d.get("free"))
+    )
 
 
 # ----------------------------------------------------------------------------- the other failures
@@ -159,7 +162,7 @@ def _kv_needed(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure |
         return None
     whole = d["max_model_len"] is not None and d["kv_needed_gib"] is not None
     key = ("kvneed", d["max_model_len"], d["kv_needed_gib"]) if whole else None  # a piece: never merged away
-    return Failure("kv_needed_exceeds_available", d, True, key)
+    return Failure(FailureKind.KV_NEEDED_EXCEEDS_AVAILABLE, d, True, key)
 
 
 _V0_KV_RE = re.compile(r"stored in KV cache \((?P<v>\d+)\)", _A)
@@ -170,11 +173,11 @@ def _max_seq_kv(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     can be stored in KV cache (K)"; K is missing from a line cut before it."""
     kv = _V0_KV_RE.search(msg, m.end())
     d = {"max_seq_len": int(m.group("len")), "kv_tokens": int(kv.group("v")) if kv else None}
-    return Failure("max_seq_len_exceeds_kv", d, True, ("maxseq", d["max_seq_len"], d["kv_tokens"]))
+    return Failure(FailureKind.MAX_SEQ_LEN_EXCEEDS_KV, d, True, ("maxseq", d["max_seq_len"], d["kv_tokens"]))
 
 
 def _no_memory(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    return Failure("no_available_memory", {}, True, ("noavail",))
+    return Failure(FailureKind.NO_AVAILABLE_MEMORY, {}, True, ("noavail",))
 
 
 _BLOCKS_RE = re.compile(r"# (?P<dev>\w+) blocks: (?P<n>-?\d+)", _A)
@@ -186,11 +189,11 @@ def _no_blocks(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure |
     n = int(m.group("n"))
     if n > 0:
         return None
-    return Failure("no_available_memory", {"gpu_blocks": n}, True, ("noavail",))
+    return Failure(FailureKind.NO_AVAILABLE_MEMORY, {"gpu_blocks": n}, True, ("noavail",))
 
 
 def _no_memory_auto_fit(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    return Failure("no_available_memory", {"form": "auto_fit_max_model_len"}, True, ("noavail",))
+    return Failure(FailureKind.NO_AVAILABLE_MEMORY, {"form": "auto_fit_max_model_len"}, True, ("noavail",))
 
 
 def _free_memory(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
@@ -201,7 +204,7 @@ def _free_memory(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure
         "gpu_memory_utilization": float(m.group("util")),
         "requested_gib": float(m.group("req")),
     }
-    return Failure("free_memory_below_utilization", d, True, ("freemem", d["free_gib"]))
+    return Failure(FailureKind.FREE_MEMORY_BELOW_UTILIZATION, d, True, ("freemem", d["free_gib"]))
 
 
 def _max_position(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
@@ -210,7 +213,7 @@ def _max_position(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failur
         "derived_max_model_len": int(float(m.group("derived"))),
         "derived_from": m.group("src"),
     }
-    return Failure("max_position_exceeded", d, True, ("maxpos", d["max_model_len"]))
+    return Failure(FailureKind.MAX_POSITION_EXCEEDED, d, True, ("maxpos", d["max_model_len"]))
 
 
 def _prompt_limit(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
@@ -220,7 +223,7 @@ def _prompt_limit(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failur
     }
     if m.group("lim") is None:
         d["reason"] = "block_manager_capacity"
-    return Failure("prompt_too_long", d, False, None)
+    return Failure(FailureKind.PROMPT_TOO_LONG, d, False, None)
 
 
 def _context_length(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
@@ -229,7 +232,9 @@ def _context_length(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Fail
     n = m.group("n") or m.group("n2") or m.group("n3")
     if n is None:
         return None
-    return Failure("prompt_too_long", {"prompt_tokens": int(n), "limit": int(m.group("lim"))}, False, None)
+    return Failure(
+        FailureKind.PROMPT_TOO_LONG, {"prompt_tokens": int(n), "limit": int(m.group("lim"))}, False, None
+    )
 
 
 def _batched_below_len(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
@@ -239,7 +244,7 @@ def _batched_below_len(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> F
         "max_model_len": int(m.group("len")),
         "source": "config",
     }
-    return Failure("invalid_config", d, True, ("badcfg", "batched", d["max_num_batched_tokens"]))
+    return Failure(FailureKind.INVALID_CONFIG, d, True, ("badcfg", "batched", d["max_num_batched_tokens"]))
 
 
 _ARG_FLAG_RE = re.compile(r"argument (?P<flag>--[\w-]+)(?:/[\w-]+)*: (?P<why>.*)$", _A)
@@ -265,20 +270,20 @@ def _argparse(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     elif r is not None:
         d["reason"] = "required"
         d["missing"] = r.group("args")
-    return Failure("invalid_launch_args", d, True, ("badargs", text[:120]))
+    return Failure(FailureKind.INVALID_LAUNCH_ARGS, d, True, ("badargs", text[:120]))
 
 
 def _pydantic(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     """The header of a pydantic ValidationError; the line(s) under it say what is wrong (and are the
     fatal record: the header alone is not counted as the failure)."""
     d = {"source": "pydantic", "config_class": m.group("cls"), "errors": int(m.group("n"))}
-    return Failure("invalid_config", d, False, ("badcfg", "pydantic", d["config_class"]))
+    return Failure(FailureKind.INVALID_CONFIG, d, False, ("badcfg", "pydantic", d["config_class"]))
 
 
 def _pydantic_value(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     """A pydantic line "  Value error, <why> [type=value_error, …]" under its header."""
     d = {"source": "pydantic", "text": m.group("text").strip()[:300]}
-    return Failure("invalid_config", d, True, ("badcfg", "pydantic-value", d["text"][:120]))
+    return Failure(FailureKind.INVALID_CONFIG, d, True, ("badcfg", "pydantic-value", d["text"][:120]))
 
 
 _EXC_RE = re.compile(
@@ -298,7 +303,7 @@ def _exception(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure |
     d: dict[str, Any] = {"type": typ, "text": text[:300], "phase": _phase(run)}
     if run.requested:
         d["requested_shutdown"] = True  # raised while stopping as asked: not a failure of the engine
-    return Failure("exception", d, False, ("exc", typ, text[:120]))
+    return Failure(FailureKind.EXCEPTION, d, False, ("exc", typ, text[:120]))
 
 
 # the lines of a traceback that say nothing by themselves (the exception line does)
@@ -322,22 +327,22 @@ def error_line(msg: str, run: RunState) -> Failure | None:
     d: dict[str, Any] = {"text": text[:300], "phase": _phase(run)}
     if run.requested:
         d["requested_shutdown"] = True
-    return Failure("error_line", d, False, ("errline", text[:120]))
+    return Failure(FailureKind.ERROR_LINE, d, False, ("errline", text[:120]))
 
 
 def _worker(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     d = {"worker": m.group("worker"), "method": m.group("method")}
-    return Failure("worker_exception", d, True, ("worker", ctx.pid, d["method"]))
+    return Failure(FailureKind.WORKER_EXCEPTION, d, True, ("worker", ctx.pid, d["method"]))
 
 
 def _failed_execution(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     """V0 model_runner_base's "Writing input of failed execution to …": a forward pass raised."""
     d = {"worker": ctx.process, "method": "execute_model"}
-    return Failure("worker_exception", d, True, ("worker", None, "execute_model"))
+    return Failure(FailureKind.WORKER_EXCEPTION, d, True, ("worker", None, "execute_model"))
 
 
 def _worker_proc(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    return Failure("worker_exception", {"worker": ctx.process}, True, ("worker", ctx.pid, None))
+    return Failure(FailureKind.WORKER_EXCEPTION, {"worker": ctx.process}, True, ("worker", ctx.pid, None))
 
 
 def _engine_dead(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
@@ -345,7 +350,7 @@ def _engine_dead(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure
     noticing the engine it is stopping); the engine crashed when it had served or a shutdown began
     unasked (vLLM's own clean-up after the engine core exited); else it failed to start."""
     if run.requested:
-        return Failure("shutdown_noise", {}, False, ("shutdown",))
+        return Failure(FailureKind.SHUTDOWN_NOISE, {}, False, ("shutdown",))
     if run.shutdown or run.stats_seen:
         return _crash("engine_dead", run)
     f = _engine_core(m, msg, ctx, run)
@@ -360,12 +365,12 @@ def _request_engine_dead(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) ->
 
 
 def _engine_core(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    return Failure("engine_core_failed", {"phase": _phase(run)}, True, ("enginecore",))
+    return Failure(FailureKind.ENGINE_CORE_FAILED, {"phase": _phase(run)}, True, ("enginecore",))
 
 
 def _prompt_length(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     d = {"prompt_tokens": int(m.group("n")), "limit": int(m.group("lim"))}
-    return Failure("prompt_too_long", d, False, None)
+    return Failure(FailureKind.PROMPT_TOO_LONG, d, False, None)
 
 
 _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
@@ -377,7 +382,7 @@ _DEAD_CAUSE = "the engine core died (EngineDeadError): it crashed or was killed"
 def _crash(form: str, run: RunState, **d: Any) -> Failure:
     """engine_crashed (fatal) — or, after a requested shutdown, the noise of stopping."""
     if run.requested:
-        return Failure("shutdown_noise", {}, False, ("shutdown",))
+        return Failure(FailureKind.SHUTDOWN_NOISE, {}, False, ("shutdown",))
     d = {k: v for k, v in d.items() if v is not None}
     d.update(form=form, phase="serving" if run.stats_seen else "startup")  # where it was when it died
     d.setdefault(
@@ -386,16 +391,12 @@ def _crash(form: str, run: RunState, **d: Any) -> Failure:
         if form != "engine_dead"
         else _DEAD_CAUSE,
     )
-    return Failure("engine_crashed", d, True, ("crashed",))
+    return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed",))
 
 
 def _crashed(form: str, started: bool = False) -> Any:  # started: the message says the engine had started
     why = "the running engine raised an exception (the traceback below it tells which)" if started else None
     return lambda m, msg, ctx, run: _crash(form, run._replace(stats_seen=True) if started else run, cause=why)
-
-
-def _weights_oom(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:  # create_weights' re-raise
-    return Failure("oom", {"device": None, "phase": "loading_weights"}, True, ("oom", None, None, None))
 
 
 def _proc_died(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
@@ -419,7 +420,7 @@ def _hang(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     """vLLM's hang warning: a process waited that long for the shared-memory ring (a peer hangs or is
     busy compiling). Not fatal; repeated every interval, so every one is reported."""
     d = {"seconds": int(m.group("s")), "process": ctx.process, "phase": _phase(run)}
-    return Failure("engine_hang", d, False, None)
+    return Failure(FailureKind.ENGINE_HANG, d, False, None)
 
 
 def _rule(name: str, literal: str, pattern: str | None, read: Any, **kw: Any) -> Rule[Failure]:
@@ -432,7 +433,7 @@ RULES: tuple[Rule[Failure], ...] = (
     # "CUDA out of memory" (torch's OutOfMemoryError, every release), "CUDA error: out of memory"
     # (a RuntimeError from the driver, e.g. while capturing CUDA graphs), the HIP / XPU / NPU forms
     _rule("oom", "out of memory", r"(?P<dev>CUDA|HIP|XPU|MPS|NPU)(?: error:)? out of memory", _oom),
-    _rule("weights-oom", "insufficient memory to allocate the weight", None, _weights_oom),  # linear.py 0.11
+    _rule("weights-oom", "insufficient memory to allocate the weight", None, _oom),  # 0.11 linear.py re-raise
     # V1 (0.7 →): the whole message, or the piece of it a cut paste or a wrapped traceback line holds
     _rule(
         "kv-needed-exceeds-available",
@@ -557,8 +558,7 @@ RULES: tuple[Rule[Failure], ...] = (
     _rule("engine-dead", "EngineDeadError", None, _engine_dead),
     _rule("request-engine-dead", "failed (engine dead)", None, _request_engine_dead),
     _rule("output-handler-failed", "output_handler failed", None, _engine_dead),
-    # a running engine's death, its traceback below: V1 core.py logs it once engine_core exists (else
-    # "EngineCore failed to start"), V0 async_llm_engine's background loop runs only once started
+    # a running engine's death (V1 core.py once engine_core exists, V0's background loop), its traceback below
     _rule("engine-fatal", "EngineCore encountered a fatal error", None, _crashed("fatal_error", True)),
     _rule("background-failed", "Engine background task failed", None, _crashed("background_failed", True)),
     _rule("engine-core-init-failed", "Engine core initialization failed", None, _engine_core),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from observe.failurekinds import FailureKind
 from observe.parse.failures import Failure, RunState
 
 #: vLLM's start-up functions, as they show in frames (``File "…", line N, in f`` or the call under
@@ -49,4 +50,4 @@ def cut_frame(msg: str, run: RunState) -> Failure | None:
         return None
     func = m.group(1)
     d = {"text": text[:300], "phase": PHASE_FRAMES[func], "frame": func, "cut": True}
-    return Failure("error_line", d, False, ("frame", func))
+    return Failure(FailureKind.ERROR_LINE, d, False, ("frame", func))

@@ -78,6 +78,8 @@ def parse_stats(msg: str) -> tuple[dict[str, Any], bool, int] | None:
     f: dict[str, Any] = {}
     body = msg
     h = _ENGINE_HEAD_RE.match(body)
+    if h is None and body.lstrip().startswith("Engine "):
+        return None  # "Engine <no index>:" (crafted or damaged): no engine to count it under
     if h is None and "Engine" in body:
         h = _ENGINE_HEAD_RE.search(body)
     if h is not None:

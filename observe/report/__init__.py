@@ -8,13 +8,21 @@ every other command's `--format json` document); proposal.py prints a manage.Pro
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from observe.errors import ObserveError
 from observe.model import SEVERITIES, severity_rank
 from observe.report.compare import compare_text
 from observe.report.html import render_html
-from observe.report.jsonout import SCHEMA, capacity_json, compare_json, recommend_json, settings_json, to_dict
+from observe.report.jsonout import (
+    SCHEMA,
+    capacity_json,
+    compare_json,
+    recommend_json,
+    settings_json,
+    to_dict,
+    upgrade_json,
+)
 from observe.report.markdown import render_markdown
 from observe.report.plots import KV_FULL_PCT, KV_HIGH_PCT
 from observe.report.proposal import proposal_text
@@ -39,10 +47,19 @@ __all__ = [
     "settings_json",
     "settings_text",
     "to_dict",
+    "upgrade_json",
+    "upgrade_text",
     "worst_at_least",
 ]
 
 FORMATS = ("text", "json", "markdown", "html")
+
+
+def upgrade_text(u: Any) -> str:
+    """`observe upgrade`'s text: the plan as observe.advise.upgrade words it."""
+    from observe.advise.upgrade import text
+
+    return text(u)
 
 
 def render(diag: Diagnosis, fmt: str, *, settings: Settings | None = None) -> str:
@@ -62,7 +79,7 @@ def render(diag: Diagnosis, fmt: str, *, settings: Settings | None = None) -> st
 
 def settings_text(s: Settings, fmt: str) -> str:
     """`observe config show`: the commented YAML that --config reads, or the JSON list."""
-    from observe.settings import to_yaml
+    from observe.settingsfile import to_yaml
 
     if fmt == "json":
         return settings_json(s) + "\n"
@@ -72,8 +89,12 @@ def settings_text(s: Settings, fmt: str) -> str:
 
 
 def worst_at_least(diag: Diagnosis, level: str) -> bool:
-    """Whether some finding of `diag` is `level` or worse."""
+    """Whether some finding of `diag` is `level` or worse: the latest launch's, or what an earlier
+    launch failed of (a crash, a hang, a failed start: `launches.History`)."""
     if level not in SEVERITIES:
         raise ObserveError(f"unknown severity {level!r} ({', '.join(SEVERITIES)})")
     ranks = [severity_rank(f.severity) for i in diag.instances for f in i.findings]
+    for i in diag.instances:
+        history = getattr(i, "history", None)  # an instance built without its earlier launches has none
+        ranks += [severity_rank(x.finding.severity) for x in history.failed.values()] if history else []
     return bool(ranks) and max(ranks) >= severity_rank(level)

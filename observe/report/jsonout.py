@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 from observe.diagnosis import Diagnosis, InstanceDiagnosis
 from observe.launches import Launch
 from observe.model import AdviceNote, Finding, Recommendation
-from observe.settings import Settings, describe
+from observe.settings import Settings
+from observe.settingsfile import describe
 
 if TYPE_CHECKING:
     from observe.capacity.sizing import CapacityResult
@@ -38,6 +39,7 @@ RECOMMEND_SCHEMA = "observe.recommend/v1"
 CAPACITY_SCHEMA = "observe.capacity/v1"
 COMPARE_SCHEMA = "observe.compare/v1"
 TUNE_SCHEMA = "observe.tune/v1"
+UPGRADE_SCHEMA = "observe.upgrade/v1"
 
 
 def _iso(t: datetime | None) -> str | None:
@@ -244,6 +246,11 @@ def capacity_json(result: CapacityResult, alternative: CapacityResult | None = N
 def compare_json(res: dict[str, Any]) -> str:
     """`observe compare --format json`: manage.compare_runs's answer."""
     return json.dumps({"schema": COMPARE_SCHEMA, **res}, indent=2, default=str)
+
+
+def upgrade_json(u: Any) -> str:
+    """`observe upgrade --format json`: observe.advise.upgrade's plan (an Upgrade)."""
+    return json.dumps({"schema": UPGRADE_SCHEMA, **u.to_dict()}, indent=2, default=str)
 
 
 def settings_json(s: Settings) -> str:

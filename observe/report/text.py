@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from typing import TYPE_CHECKING, Any
 
-from observe import shutdown
+from observe import launches, shutdown
 from observe.advise.units import parse_bytes
 from observe.flags import cmdline
 from observe.model import severity_rank
@@ -89,7 +89,38 @@ def no_findings_text(inst: InstanceDiagnosis) -> str:
 
 
 def summary_line(diag: Diagnosis) -> str:
-    """One line for the top of a report: the worst finding and the one change to make for it."""
+    """One line for the top of a report: the worst finding and the one change to make for it; a
+    crash, hang or failed start of an earlier launch first when it is worse than the latest's."""
+    latest = _latest_line(diag)
+    earlier = [(i, x) for i in diag.instances if (x := _history(i).worst()) is not None]
+    if not earlier:
+        return latest
+    inst, fail = max(earlier, key=lambda p: severity_rank(p[1].finding.severity))
+    worst_now = max((severity_rank(f.severity) for i in diag.instances for f in i.findings), default=-1)
+    if severity_rank(fail.finding.severity) <= worst_now:
+        return latest  # the latest launch's is as bad: it leads (the earlier ones are listed below)
+    where = f" in {inst.name}" if len(diag.instances) > 1 else ""
+    f = fail.finding
+    return (
+        f"Summary: worst finding{where} ({f.severity}): {f.title} [{f.id}] in an earlier launch "
+        f"({failed_in_text(fail, inst)}). Latest launch: {latest.removeprefix('Summary: ')}"
+    )
+
+
+def _history(inst: Any) -> launches.History:
+    """An instance's earlier launches (none for an instance built without them)."""
+    return getattr(inst, "history", None) or launches.History()
+
+
+def failed_in_text(fail: Any, inst: InstanceDiagnosis) -> str:
+    """`launch 3 of 5`, or `4 launches, the latest 7 of 9`: where a history failure was seen."""
+    of = len(inst.launches) + _history(inst).dropped
+    if fail.launches == 1:
+        return f"launch {fail.last} of {of}"
+    return f"{fail.launches} launches, the latest {fail.last} of {of}"
+
+
+def _latest_line(diag: Diagnosis) -> str:
     pairs = [(inst, f) for inst in diag.instances for f in inst.findings]
     n = len(diag.instances)
     if not pairs:
@@ -213,12 +244,21 @@ def launch_lines(inst: InstanceDiagnosis) -> list[tuple[str, str]]:
         earlier = earlier[-SHOWN_LAUNCHES:]
     for x in earlier:
         text = (x.start.strftime("%m-%d %H:%M:%S") + " " if x.start else "") + x.status
+        failed = launches.failures(x)
+        said = next((f for f in failed if f.title == x.reason), None)  # the finding its reason names
         if x.reason:
-            text += f": {x.reason}"
+            text += f": {x.reason}" + (f" [{said.id}]" if said else "")
         if x.message:
-            text += f" (vLLM: {x.message if len(x.message) <= 160 else x.message[:159] + '…'})"
+            text += f" (vLLM: {_cut(x.message, 160)})"
         rows.append((f"launch {x.index} of {of}", text))
+        for f in failed:  # each failure, and its cause: the evidence (vLLM's words above said one's)
+            if f is not said or not x.message:
+                rows.append(("", f"{f.severity}: {f.title} [{f.id}]: {_cut(f.evidence, 200)}"))
     return rows
+
+
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def source_text(s: dict) -> str:

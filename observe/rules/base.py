@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from observe.findingids import FindingId
@@ -21,22 +22,26 @@ if TYPE_CHECKING:
     from observe.model import Finding
     from observe.rules.context import Context
 
-#: docs/findings.md's sections, in order (a Doc names its own)
-SECTIONS = (
-    "The engine did not start",
-    "The engine failed or died",
-    "Requests rejected",
-    "KV-cache pressure under load",
-    "Batch size and scheduling",
-    "Information only",
-)
+
+class Section(StrEnum):
+    """docs/findings.md's sections, in order (a Doc names its own)."""
+
+    NOT_STARTED = "The engine did not start"
+    FAILED = "The engine failed or died"
+    REJECTED = "Requests rejected"
+    KV_PRESSURE = "KV-cache pressure under load"
+    BATCH = "Batch size and scheduling"
+    INFO = "Information only"
+
+
+SECTIONS = tuple(Section)
 
 
 @dataclass(frozen=True)
 class Doc:
     id: FindingId
     severity: str  # as the docs show it: "critical", "warning/critical", …
-    section: str  # one of SECTIONS
+    section: Section
     evidence: str
     advice: str
     versions: str = "all"

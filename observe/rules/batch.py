@@ -11,7 +11,7 @@ from observe import stuck
 from observe.advise import sched, seqs
 from observe.findingids import FindingId
 from observe.model import Finding
-from observe.rules.base import SECTIONS, Doc, Lever, Rule
+from observe.rules.base import Doc, Lever, Rule, Section
 from observe.rules.context import Context
 from observe.rules.context import span as _span
 from observe.rules.context import when as _when
@@ -192,7 +192,7 @@ QUEUE = Rule(
         Doc(
             FindingId.QUEUE_MEMORY_BOUND,
             "warning",
-            SECTIONS[3],
+            Section.KV_PRESSURE,
             evidence="requests waiting while KV ≥ `kv_queue_full_pct`",
             advice="the KV plan below",
             settings=("kv_queue_full_pct",),
@@ -200,7 +200,7 @@ QUEUE = Rule(
         Doc(
             FindingId.QUEUE_SEQ_BOUND,
             "warning",
-            SECTIONS[4],
+            Section.BATCH,
             evidence="requests waiting with KV room while Running sits at `--max-num-seqs`",
             advice=(
                 "`--max-num-seqs` = running + waiting seen, in a geometric step (× `seq_step_min_factor` to "
@@ -213,7 +213,7 @@ QUEUE = Rule(
         Doc(
             FindingId.QUEUE_PREFILL_BOUND,
             "info",
-            SECTIONS[4],
+            Section.BATCH,
             evidence="requests waiting with KV room, Running below the cap",
             advice=(
                 "`--max-num-batched-tokens` = the prompts of the requests seen at once (running + waiting × "
@@ -241,7 +241,7 @@ TOO_MANY_SEQS = Rule(
         Doc(
             FindingId.TOO_MANY_SEQS,
             "warning",
-            SECTIONS[4],
+            Section.BATCH,
             evidence=(
                 "generation throughput falls as Running rises (stats lines where Running changed "
                 "more than twofold since the previous one are left out: their throughput averages"
@@ -262,7 +262,7 @@ THROUGHPUT_COLLAPSE = Rule(
         Doc(
             FindingId.THROUGHPUT_COLLAPSE,
             "warning",
-            SECTIONS[4],
+            Section.BATCH,
             evidence="throughput < `collapse_ratio` × peak with as many running",
             advice="with KV pressure: the KV plan; alone: a note (look outside the flags)",
             note=(

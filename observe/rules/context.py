@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from observe import timeline as tl
 from observe.model import EngineConfig, Scrape
+from observe.quote import quote
 from observe.rules.facts import Facts
 from observe.settings import Settings
 
@@ -153,3 +154,60 @@ def where(s) -> str | None:
 
 def span(a, b) -> str:
     return f" ({fmt_t(a)} → {fmt_t(b)})" if a and b else ""
+
+
+def stats_dict(s: Any, settings: Settings) -> dict:
+    """A diagnosis.Summary's numbers as the report shows them (`stats`)."""
+    return {
+        "samples": s.samples,
+        "max_kv_cache_usage_pct": s.max_kv,
+        "max_running": s.max_running,
+        "max_waiting": s.max_waiting,
+        "max_swapped": s.max_swapped,
+        "max_prompt_throughput": s.max_prompt_tps,
+        "max_generation_throughput": s.max_gen_tps,
+        "mean_generation_throughput": round(s.sum_gen_tps / s.gen_samples, 2) if s.gen_samples else None,
+        "kv_high_pct": settings.kv_high_pct,
+        "kv_full_pct": settings.kv_full_pct,
+        "samples_kv_high": s.kv_high,
+        "samples_kv_full": s.kv_full,
+        "mean_prefix_cache_hit_pct": round(s.prefix_hit_sum / s.prefix_hit_samples, 2)
+        if s.prefix_hit_samples
+        else None,
+        "first": s.first_ts.isoformat() if s.first_ts else None,
+        "last": s.last_ts.isoformat() if s.last_ts else None,
+        "stats_first": s.stats_first_ts.isoformat() if s.stats_first_ts else None,
+        "stats_last": s.stats_last_ts.isoformat() if s.stats_last_ts else None,
+    }
+
+
+def events_dict(s: Any, ctx: Context) -> dict:
+    """A diagnosis.Summary's events as the report shows them (`events`), with what the scrapes counted."""
+    return {
+        "preemption_warnings": s.preemption_warnings,
+        "cumulative_preemptions": s.cumulative_preemptions,
+        "interval_preemptions": s.interval_preemptions or None,
+        "metrics_preemptions": ctx.metrics_preemptions(),
+        "oom_errors": s.oom_errors,
+        "errors": [
+            {
+                "kind": e.kind,
+                "message": quote(e.message, 2000),
+                "where": f"{e.env.source}:{e.env.lineno}",
+                "time": e.env.ts.isoformat() if e.env.ts else None,
+                "fatal": e.fatal,
+                "details": {
+                    k: v for k, v in e.details.items() if isinstance(v, (int, float, str, bool, type(None)))
+                },
+            }
+            for e in s.errors
+        ],
+        "error_kinds": dict(s.error_kinds),
+        "spec_decode_lines": s.spec_decode_lines,
+        "access_log_lines": s.access_lines,
+        "silent_preemptions": s.silent_preempted_requests or None,
+        "hints": list(s.hints),
+        "oom_phases": list(s.oom_phases),
+        "kv_by_worker": dict(s.kv_by_worker) if len(s.kv_by_worker) > 1 else None,
+        "kv_worst_worker": s.kv_worst_worker,
+    }

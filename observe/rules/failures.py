@@ -12,41 +12,17 @@ from typing import Any
 from observe import failing
 from observe.advise import oom, rejected, start
 from observe.capacity import defaults
+from observe.failurekinds import KINDS, KV_KINDS, FailureKind, kinds_feeding
 from observe.findingids import FindingId
 from observe.model import EngineConfig, Finding
 from observe.quote import quote
-from observe.rules.base import SECTIONS, Doc, Rule, on
+from observe.rules.base import Doc, Rule, Section, on
 from observe.rules.context import Context
 
-_ERROR_FINDINGS = {
-    "max_seq_len_exceeds_kv": (
-        FindingId.MAX_MODEL_LEN_EXCEEDS_KV_CACHE,
-        "critical",
-        "Engine refused to start: --max-model-len does not fit the KV cache",
-    ),
-    "kv_needed_exceeds_available": (
-        FindingId.MAX_MODEL_LEN_EXCEEDS_KV_CACHE,
-        "critical",
-        "Engine refused to start: --max-model-len does not fit the KV cache",
-    ),
-    "no_available_memory": (FindingId.NO_KV_CACHE_MEMORY, "critical", "No memory left for the KV cache"),
-    "free_memory_below_utilization": (
-        FindingId.GPU_MEMORY_BUSY,
-        "critical",
-        "Free device memory is below --gpu-memory-utilization",
-    ),
-    "oom": (FindingId.CUDA_OOM, "critical", "Out of memory"),
-    "engine_core_failed": (FindingId.ENGINE_STARTUP_FAILED, "critical", "Engine failed to start"),
-    "startup_failed": (FindingId.ENGINE_STARTUP_FAILED, "critical", "Engine failed to start"),
-    "worker_exception": (FindingId.ENGINE_ERROR, "critical", "Worker raised an exception"),
-    "max_position_exceeded": (
-        FindingId.MAX_MODEL_LEN_EXCEEDS_MODEL,
-        "critical",
-        "--max-model-len exceeds the model's context",
-    ),
-    "prompt_too_long": (FindingId.PROMPT_TOO_LONG, "warning", "Prompts rejected as too long"),
-}
-_KV_KINDS = ("max_seq_len_exceeds_kv", "kv_needed_exceeds_available")
+#: failure kind → (finding, severity, title) of the finding engine_errors() builds from its event
+_ERROR_FINDINGS = {k: (v.findings[0], v.severity, v.title) for k, v in KINDS.items() if v.title}
+#: the kinds launch_rejected() reads: vLLM's validation of the arguments and the config
+_REJECTED_KINDS = kinds_feeding(FindingId.LAUNCH_REJECTED)
 
 
 def _round(tokens: int, cfg: EngineConfig) -> int:
@@ -64,7 +40,7 @@ def kv_fit(errors: Sequence[Any], cfg: EngineConfig) -> dict[str, Any]:
     ("vllm_estimate" | "kv_tokens" | "ratio" | None)."""
     d: dict[str, Any] = {}
     for e in errors:
-        if e.kind not in _KV_KINDS:
+        if e.kind not in KV_KINDS:
             continue
         x = e.details
         for key, src in (
@@ -117,7 +93,8 @@ def _oom_phase(c: Context, e: Any) -> str | None:
     if e.details.get("phase"):
         return str(e.details["phase"])
     if any(
-        x.kind == "worker_exception" and x.details.get("method") == "load_model" for x in c.summary.errors
+        x.kind == FailureKind.WORKER_EXCEPTION and x.details.get("method") == "load_model"
+        for x in c.summary.errors
     ):
         return "loading_weights"
     phases = c.summary.oom_phases
@@ -136,7 +113,7 @@ def engine_errors(c: Context) -> list[Finding]:
     None: unknown); for engine_error / engine_startup_failed ``root_cause`` (see failing.root_cause())."""
     s, cfg, th = c.summary, c.config, c.settings
     out: dict[str, Finding] = {}
-    crashed = any(x.kind == "engine_crashed" for x in s.errors)
+    crashed = any(x.kind == FailureKind.ENGINE_CRASHED for x in s.errors)
     for e in s.errors:
         spec = _ERROR_FINDINGS.get(e.kind)
         if spec is None or (crashed and e.details.get("engine_dead")):  # it had served: a crash, not a start
@@ -187,7 +164,7 @@ def engine_errors(c: Context) -> list[Finding]:
             if phase:
                 title = f"Out of memory ({phase.replace('_', ' ')})"
         elif fid == FindingId.PROMPT_TOO_LONG:
-            rej = [x for x in s.errors if x.kind == "prompt_too_long"]
+            rej = [x for x in s.errors if x.kind == FailureKind.PROMPT_TOO_LONG]
             data["max_prompt_tokens"] = max(x.details.get("prompt_tokens") or 0 for x in rej) or None
             data["chunked_prefill_off"] = _chunked_prefill_off(cfg)
         elif fid in (FindingId.ENGINE_ERROR, FindingId.ENGINE_STARTUP_FAILED):
@@ -206,7 +183,7 @@ def engine_errors(c: Context) -> list[Finding]:
             data=data,
         )
     load_fail = any(
-        e.kind == "worker_exception" and e.details.get("method") == "load_model" for e in s.errors
+        e.kind == FailureKind.WORKER_EXCEPTION and e.details.get("method") == "load_model" for e in s.errors
     )
     if FindingId.CUDA_OOM in out and load_fail:
         f = out[FindingId.CUDA_OOM]
@@ -270,15 +247,13 @@ def launch_rejected(c: Context) -> list[Finding]:
     excerpt does not name one), value (the rejected value, when given), text, source ("argparse" |
     "pydantic" | "config"), reason ("unrecognized" | "required" | None)."""
     s = c.summary
-    bad = [
-        e for e in s.errors if e.kind in ("invalid_launch_args", "invalid_config", "max_position_exceeded")
-    ]
+    bad = [e for e in s.errors if e.kind in _REJECTED_KINDS]
     if not bad:
         return []
     d: dict[str, Any] = {"flag": None, "value": None, "text": None, "source": None, "reason": None}
     for e in bad:
         x = e.details
-        if e.kind == "max_position_exceeded":
+        if e.kind == FailureKind.MAX_POSITION_EXCEEDED:
             d["flag"] = d["flag"] or "--max-model-len"
             d["value"] = d["value"] if d["value"] is not None else x.get("max_model_len")
             if d["text"] is None or d.get("_header"):
@@ -327,7 +302,7 @@ ENGINE_ERRORS = Rule(
         Doc(
             FindingId.MAX_MODEL_LEN_EXCEEDS_KV_CACHE,
             "critical",
-            SECTIONS[0],
+            Section.NOT_STARTED,
             evidence=(
                 'vLLM\'s "max seq len … larger than the KV cache" (V0 ≤ 0.6: `max_seq_len (N) is '
                 "larger than the maximum number of tokens that can be stored in KV cache (M)`), "
@@ -356,7 +331,7 @@ ENGINE_ERRORS = Rule(
         Doc(
             FindingId.MAX_MODEL_LEN_EXCEEDS_MODEL,
             "critical",
-            SECTIONS[0],
+            Section.NOT_STARTED,
             evidence='"User-specified max_model_len (N) is greater than the derived max_model_len"',
             advice=(
                 "`--max-model-len` = the derived value; else a note (RoPE scaling or a longer-context model)"
@@ -367,7 +342,7 @@ ENGINE_ERRORS = Rule(
         Doc(
             FindingId.NO_KV_CACHE_MEMORY,
             "critical",
-            SECTIONS[0],
+            Section.NOT_STARTED,
             evidence=(
                 '"No available memory for the cache blocks" (or its raising source line, a paste cut inside the '
                 'traceback), V0\'s "# GPU blocks: 0" (-1 in 0.1.x)'
@@ -384,7 +359,7 @@ ENGINE_ERRORS = Rule(
         Doc(
             FindingId.GPU_MEMORY_BUSY,
             "critical",
-            SECTIONS[0],
+            Section.NOT_STARTED,
             evidence="free memory below `--gpu-memory-utilization` × total",
             advice=(
                 "`--gpu-memory-utilization` = free / total − 0.02; when other processes hold most"
@@ -398,7 +373,7 @@ ENGINE_ERRORS = Rule(
         Doc(
             FindingId.CUDA_OOM,
             "critical",
-            SECTIONS[0],
+            Section.NOT_STARTED,
             evidence="`CUDA out of memory …`",
             advice=(
                 "by phase (`observe/advise/oom.py`), sized from the message's total, free, this "
@@ -425,7 +400,7 @@ ENGINE_ERRORS = Rule(
         Doc(
             FindingId.GPU_MEMORY_UTILIZATION_TOO_HIGH,
             "critical",
-            SECTIONS[0],
+            Section.NOT_STARTED,
             evidence="an OOM with `--gpu-memory-utilization` ≥ `max_gpu_util` (0.95)",
             advice=(
                 "answered with the OOM's levers (lower utilization); a note when the OOM was "
@@ -440,7 +415,7 @@ ENGINE_ERRORS = Rule(
         Doc(
             FindingId.ENGINE_STARTUP_FAILED,
             "critical",
-            SECTIONS[0],
+            Section.NOT_STARTED,
             evidence='"EngineCore failed to start", "Exception in worker …"',
             advice=(
                 "a note: the failure is explained by another finding above (its fix makes the "
@@ -454,7 +429,7 @@ ENGINE_ERRORS = Rule(
         Doc(
             FindingId.PROMPT_TOO_LONG,
             "warning",
-            SECTIONS[2],
+            Section.REJECTED,
             evidence='"Input prompt (N tokens) is too long and exceeds limit of L"',
             advice=(
                 "`--max-model-len` = N rounded up to 1,024 (if the model's context and the KV "
@@ -494,7 +469,7 @@ LAUNCH_REJECTED = Rule(
         Doc(
             FindingId.LAUNCH_REJECTED,
             "critical",
-            SECTIONS[0],
+            Section.NOT_STARTED,
             evidence=(
                 "vLLM refused its arguments or config (argparse; pydantic `N validation error for"
                 " XConfig` with vLLM's `Value error, …` reason; a config check's ValueError) — "
@@ -522,7 +497,7 @@ ENGINE_CRASHED = Rule(
         Doc(
             FindingId.ENGINE_CRASHED,
             "critical",
-            SECTIONS[1],
+            Section.FAILED,
             evidence=(
                 'vLLM says its engine died unasked: "[shutdown] MPClient: engine core exited '
                 'unexpectedly" (0.32), "Engine core proc EngineCore_0 died unexpectedly" (0.8 → '
@@ -552,7 +527,7 @@ ENGINE_ERROR = Rule(
         Doc(
             FindingId.ENGINE_ERROR,
             "critical / warning",
-            SECTIONS[1],
+            Section.FAILED,
             evidence=(
                 "the catch-all: a traceback, an exception line or an ERROR / CRITICAL record that"
                 " no specific finding explains. Data: `type` and `message` of the innermost "

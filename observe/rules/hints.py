@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from observe.findingids import FindingId
 from observe.model import Finding
-from observe.rules.base import SECTIONS, Doc, Rule
+from observe.rules.base import Doc, Rule, Section
 from observe.rules.context import Context
 
 
@@ -40,7 +40,7 @@ VLLM_HINTS = Rule(
         Doc(
             FindingId.VLLM_HINTS,
             "info",
-            SECTIONS[5],
+            Section.INFO,
             evidence=(
                 "flag changes vLLM's own warnings and errors suggest. Data: hints [{flag, "
                 "direction, value, text, where}]"

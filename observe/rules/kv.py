@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING
 from observe import metricmath
 from observe import timeline as tl
 from observe.advise import load
+from observe.failurekinds import KV_KINDS
 from observe.findingids import FindingId
 from observe.model import Finding, StatsSample
-from observe.rules.base import SECTIONS, Doc, Lever, Rule
+from observe.rules.base import Doc, Lever, Rule, Section
 from observe.rules.context import Context
 from observe.rules.context import span as _span
 from observe.rules.context import when as _when
@@ -270,9 +271,7 @@ def capacity_facts(c: Context) -> list[Finding]:
         and cfg.max_model_len
         and cfg.kv_cache_tokens < cfg.max_model_len
         and pp == 1
-        and not any(
-            e.kind in ("max_seq_len_exceeds_kv", "kv_needed_exceeds_available") for e in c.summary.errors
-        )
+        and not any(e.kind in KV_KINDS for e in c.summary.errors)
     ):
         out.append(
             Finding(
@@ -360,7 +359,7 @@ SILENT_PREEMPTIONS = Rule(
         Doc(
             FindingId.SILENT_PREEMPTIONS,
             "warning",
-            SECTIONS[3],
+            Section.KV_PRESSURE,
             evidence=(
                 "between two stats lines Running fell by d while Pending / Waiting rose by the "
                 "same d, with no prompt throughput and KV usage ≥ `silent_preemption_kv_pct`: the"
@@ -389,7 +388,7 @@ SWAP_SPACE = Rule(
         Doc(
             FindingId.SWAP_SPACE_IN_USE,
             "warning",
-            SECTIONS[3],
+            Section.KV_PRESSURE,
             evidence=(
                 "V0's `Swapped: N` above 0 in the stats lines (requests preempted to CPU memory),"
                 " with how full the CPU KV cache got. Data: max_swapped, samples_swapped, "
@@ -404,7 +403,7 @@ SWAP_SPACE = Rule(
         Doc(
             FindingId.SWAP_SPACE_EXHAUSTED,
             "critical",
-            SECTIONS[3],
+            Section.KV_PRESSURE,
             evidence="as `swap_space_in_use`, with the CPU KV cache ≥ `swap_full_pct`",
             advice=(
                 "a note: preemptions recompute instead; grow the GPU KV cache (the KV plan) or "
@@ -429,7 +428,7 @@ CAPACITY_FACTS = Rule(
         Doc(
             FindingId.LOW_MAX_CONCURRENCY,
             "warning",
-            SECTIONS[3],
+            Section.KV_PRESSURE,
             evidence='vLLM\'s "Maximum concurrency for N tokens per request: X" < 2',
             advice=(
                 "the KV plan below — but only when the cache was near full under the load seen, "
@@ -442,7 +441,7 @@ CAPACITY_FACTS = Rule(
         Doc(
             FindingId.GPU_MEMORY_UTILIZATION_HIGH,
             "info",
-            SECTIONS[5],
+            Section.INFO,
             evidence="`--gpu-memory-utilization` ≥ `high_gpu_util`",
             advice="none",
             settings=("high_gpu_util",),
@@ -464,7 +463,7 @@ KV_CACHE_SATURATED = Rule(
         Doc(
             FindingId.KV_CACHE_SATURATED,
             "warning/critical",
-            SECTIONS[3],
+            Section.KV_PRESSURE,
             evidence="KV usage ≥ `kv_high_pct` / `kv_full_pct` in stats lines (without any: the KV gauge of the /metrics snapshots)",
             advice=(
                 "critical (full and requests waiting): the KV plan below. Warning with nothing "
@@ -497,14 +496,14 @@ PREEMPTIONS = Rule(
         Doc(
             FindingId.PREEMPTIONS,
             "warning/critical",
-            SECTIONS[3],
+            Section.KV_PRESSURE,
             evidence="V0 preemption warnings, V1 `Preemptions:` field, `vllm:num_preemptions_total`",
             advice="the KV plan below",
         ),
         Doc(
             FindingId.PREEMPTIONS_LIKELY,
             "warning",
-            SECTIONS[3],
+            Section.KV_PRESSURE,
             evidence="V1, KV ≥ 99% with requests waiting, no counter",
             advice="the KV plan below",
             versions="V1",
@@ -525,7 +524,7 @@ LOW_PREFIX_HIT = Rule(
         Doc(
             FindingId.LOW_PREFIX_CACHE_HIT_RATE,
             "info",
-            SECTIONS[5],
+            Section.INFO,
             evidence="mean prefix-cache hit rate below `low_prefix_hit_pct`",
             advice="none",
         ),

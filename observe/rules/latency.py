@@ -11,7 +11,7 @@ from observe import timeline as tl
 from observe.advise import load
 from observe.findingids import FindingId
 from observe.model import Finding
-from observe.rules.base import SECTIONS, Doc, Lever, Rule
+from observe.rules.base import Doc, Lever, Rule, Section
 from observe.rules.context import Context
 from observe.rules.context import span as _span
 from observe.rules.context import when as _when
@@ -89,7 +89,7 @@ LATENCY = Rule(
         Doc(
             FindingId.TTFT_SPIKES,
             "warning",
-            SECTIONS[4],
+            Section.BATCH,
             evidence=(
                 "TTFT p99 ≫ p50 in `/metrics`, outside a stuck period (a spike in one or right "
                 "after it is the stall: those requests waited for the engine)"
@@ -105,7 +105,7 @@ LATENCY = Rule(
         Doc(
             FindingId.ITL_HIGH,
             "warning",
-            SECTIONS[4],
+            Section.BATCH,
             evidence="ITL p95 above `itl_slo_seconds`",
             advice=(
                 "any one of: `--async-scheduling` (when it is off — the default in 0.10–0.13 — on"

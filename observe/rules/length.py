@@ -5,7 +5,7 @@ from __future__ import annotations
 from observe.advise import load
 from observe.findingids import FindingId
 from observe.model import Finding
-from observe.rules.base import SECTIONS, Doc, Rule, on
+from observe.rules.base import Doc, Rule, Section, on
 from observe.rules.context import Context
 from observe.rules.context import where as _where
 
@@ -49,7 +49,7 @@ MAX_MODEL_LEN_UNUSED = Rule(
         Doc(
             FindingId.MAX_MODEL_LEN_UNUSED,
             "info",
-            SECTIONS[5],
+            Section.INFO,
             evidence="`--max-model-len` ≥ `max_model_len_slack` × the longest request seen",
             advice=(
                 "`--max-model-len` = the power of two ≥ 1.25 × that length (at least 2,048), "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from observe.findingids import FindingId
 from observe.model import Finding
-from observe.rules.base import SECTIONS, Doc, Rule
+from observe.rules.base import Doc, Rule, Section
 from observe.rules.context import Context
 from observe.rules.context import where as _where
 
@@ -54,7 +54,7 @@ LOW_ACCEPTANCE = Rule(
         Doc(
             FindingId.SPEC_DECODE_LOW_ACCEPTANCE,
             "warning",
-            SECTIONS[4],
+            Section.BATCH,
             evidence=(
                 "mean draft acceptance of speculative decoding (the lines' acceptance rate, else "
                 "accepted / drafted tokens) below `low_spec_acceptance_pct`. Data: "

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from observe import stuck
 from observe.findingids import FindingId
 from observe.model import Finding
-from observe.rules.base import SECTIONS, Doc, Rule
+from observe.rules.base import Doc, Rule, Section
 from observe.rules.context import Context
 from observe.rules.context import span as _span
 from observe.rules.context import where as _where
@@ -65,7 +65,7 @@ ENGINE_STALLED = Rule(
         Doc(
             FindingId.ENGINE_STALLED,
             "warning",
-            SECTIONS[4],
+            Section.BATCH,
             evidence=(
                 "stats lines minutes apart while requests run (left out when `engine_stuck` "
                 "reports the same period)"
@@ -92,7 +92,7 @@ ENGINE_STUCK = Rule(
         Doc(
             FindingId.ENGINE_STUCK,
             "critical",
-            SECTIONS[4],
+            Section.BATCH,
             evidence=(
                 "requests running or waiting while nothing is produced for ≥ `stuck_after_s` "
                 "(`observe/progress.py`, the rule the sidecar, `top` and `VLLMEngineStuck` "

@@ -45,6 +45,11 @@ RULES: tuple[Rule, ...] = (
 )
 
 
+# the rules run on a launch before the latest as it ends: those that can find it failed (a critical
+# finding: the launch's outcome and the history's failures); the tuning rules are the latest launch's
+HISTORY = tuple(r for r in RULES if any("critical" in d.severity for d in r.docs))
+
+
 def docs() -> dict[str, Doc]:
     """Every finding's documentation, by id (each id is declared by one rule)."""
     return {d.id: d for r in RULES for d in r.docs}
@@ -55,10 +60,10 @@ def levers() -> list[Lever]:
     return sorted((lv for r in RULES for lv in r.levers), key=lambda lv: lv.rank)
 
 
-def run(c: Context) -> list[Finding]:
-    """Every rule's findings, one incident reported once, worst first."""
+def run(c: Context, rules: Sequence[Rule] = RULES) -> list[Finding]:
+    """Every rule's findings (of `rules`: all by default), one incident reported once, worst first."""
     out: list[Finding] = []
-    for rule in RULES:
+    for rule in rules:
         out.extend(rule.detect(c))
     out = stuck.reconcile(out)
     if not any(severity_rank(f.severity) >= severity_rank("warning") for f in out):

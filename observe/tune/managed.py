@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from observe import settings as settings_mod
+from observe import settingsfile
 from observe.errors import EXIT_INTERRUPTED, ObserveError, TargetError
 from observe.flags.installed import VllmFlags
 from observe.manage import Launcher, LaunchError, parse_command
@@ -73,7 +74,7 @@ def ask(
             "objective": objective,
             "budget": asdict(budget),
             "workload": workload.to_dict(),
-            "settings_yaml": settings_mod.to_yaml(settings),
+            "settings_yaml": settingsfile.to_yaml(settings),
             "client_pid": os.getpid(),
         },
     )

@@ -1,0 +1,25 @@
+"""`observe upgrade`: what moving a deployment to another vLLM release changes (observe.manage.upgrade)."""
+
+from pathlib import Path
+
+import typer
+
+from observe.cli.common import emit, user_errors
+
+
+@user_errors
+def upgrade(
+    ctx: typer.Context,
+    to: str = typer.Option(..., "--to", help="The vLLM release to move to (e.g. 0.34.0)."),
+    log: Path | None = typer.Option(None, "--log", help="A vLLM log: its last launch's release and flags."),
+    url: str | None = typer.Option(None, "--url", help="A running vLLM (/version, /metrics)."),
+    from_version: str | None = typer.Option(None, "--from", help="The release run now (default: input's)."),
+    device: str = typer.Option("GPU", "--device", help="GPU (CUDA, ROCm) or CPU."),
+    fmt: str = typer.Option("text", "--format", help="text or json."),
+) -> None:
+    """What changes for this deployment on another vLLM release; a command goes after `--`."""
+    from observe import report
+    from observe.manage.upgrade import run
+
+    u = run(to=to, log=log, command=ctx.args, url=url, from_version=from_version, device=device)
+    emit(report.upgrade_json(u) if fmt == "json" else report.upgrade_text(u))
