@@ -37,6 +37,10 @@ GENERIC_STARTUP_KINDS = failurekinds.GENERIC_STARTUP_KINDS
 #: engine-error kinds that mean the launch was rejected or failed to start
 STARTUP_KINDS = failurekinds.STARTUP_KINDS
 
+#: the parser's forms of a running engine's own fatal error, its traceback below it (V1 core.py's
+#: "EngineCore encountered a fatal error.", V0 async_llm_engine's "Engine background task failed")
+FATAL_FORMS = ("fatal_error", "background_failed")
+
 MAX_LABEL = 200  # characters of a label value taken from a log line
 
 _OOM_KILLER = re.compile(r"oom[-_ ]?kill|Out of memory: Kill", re.I)
@@ -62,6 +66,8 @@ def crash_cause(ev: EngineError) -> str | None:
             return CrashCause.OOM_KILLER
         if ev.details.get("signal") or _SIGNAL.search(text):
             return CrashCause.KILLED
+        if ev.details.get("form") in FATAL_FORMS:
+            return CrashCause.EXCEPTION
         if ev.details.get("form") == _SILENT_EXIT:
             # vLLM 0.32+: the API server's monitor saw the engine core process vanish. An engine core
             # that raised logs "EngineCore encountered a fatal error." first (counted as `exception`

@@ -381,8 +381,8 @@ class InstanceBuilder:
             cmdline.apply_to_config(c, {k: v for k, v in value.items() if k != "--model"})
             if model:  # the flags name the model path; a config fact may have given the served name
                 c.model = str(model)
-        elif name == "flags_damaged":
-            c.flags_damaged = bool(value)
+        elif name in ("flags_damaged", "launcher"):  # launcher: "api_server", a pasted module command
+            setattr(c, name, bool(value) if name == "flags_damaged" else str(value))
         elif name == "config" and isinstance(value, dict):
             cmdline.apply_to_config(c, cmdline.config_to_flags(value), overwrite=False)
         elif name == "version":

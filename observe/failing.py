@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from observe import crashes as crashes_mod
 from observe import failurekinds, shutdown
 from observe.failurekinds import FailureKind
 from observe.findingids import FindingId
@@ -72,12 +73,20 @@ def engine_crashed(c: Context) -> list[Finding]:
     deaths = [x for x in crashes if x.details.get("form") != "request_engine_dead"] or crashes
     e = next((x for x in deaths if x.details.get("signal")), deaths[0])
     d = dict(e.details, phase="serving") if served else e.details
-    root = innermost([x for x in s.errors if x.kind in _RAW and x.env.lineno < crashes[0].env.lineno])
+    first = crashes[0].env
+    if d.get("form") in crashes_mod.FATAL_FORMS:  # the traceback follows the line that says it
+        near = [x for x in s.errors if x.env.source == first.source and 0 < x.env.lineno - first.lineno]
+        root = innermost([x for x in near if x.kind in _RAW and x.env.lineno - first.lineno <= NEAR_LINES])
+    else:
+        root = innermost([x for x in s.errors if x.kind in _RAW and x.env.lineno < first.lineno])
     cause = str(d.get("cause") or "the engine exited unexpectedly")
     if root and not d.get("signal"):
-        cause = (
-            f"{cause}; the last exception before it: {root['type'] or 'error'}: {quote(root['message'], 200)}"
+        where = (
+            "the exception under it"
+            if d.get("form") in crashes_mod.FATAL_FORMS
+            else "the last exception before it"
         )
+        cause = f"{cause}; {where}: {root['type'] or 'error'}: {quote(root['message'], 200)}"
     data: dict[str, Any] = {
         "cause": cause,
         "signal": d.get("signal"),
@@ -179,10 +188,15 @@ def engine_error(c: Context) -> list[Finding]:
     if any(e.kind == FailureKind.WORKER_EXCEPTION for e in s.errors):
         return []  # engine_errors() reports it as engine_error, with its root cause
     raw = unexplained(s.errors)
+    whole = [e for e in raw if not e.details.get("cut")]
+    raw = whole or raw  # a cut traceback's frames tell only when nothing else does
     if not raw:
         return []
     root = innermost(raw)
     assert root is not None
+    cut = None if whole else raw[-1].details  # the innermost start-up frame of a headless traceback
+    if cut is not None:
+        root.update(phase=phase_name(cut["phase"]), message=f"a traceback cut off in {cut['frame']}()")
     last = raw[-1]
     served_after = s.stats_last_ts is not None and last.env.ts is not None and s.stats_last_ts > last.env.ts
     failed = None
@@ -197,13 +211,20 @@ def engine_error(c: Context) -> list[Finding]:
         "requests_failed": f"; {s.access_errors} request(s) failed with HTTP 5xx",
         None: "; the engine kept serving",
     }[failed]
+    if cut is not None:
+        after = (
+            f"; the frames show it raised in {cut['frame']}(), but the paste is cut off above the "
+            "traceback's header and before its exception line: the full traceback (its last line) "
+            "decides the cause"
+        ) + after
     return [
         Finding(
             id=FindingId.ENGINE_ERROR,
             severity="critical" if failed else "warning",
             title=f"The engine reported an error ({root['phase']})",
-            evidence=f"{quote(what, 400)}{ranks} — {len(raw)} exception line(s) or ERROR record(s) no "
-            f"specific rule explains{after}",
+            evidence=f"{quote(what, 400)}{ranks} — {len(raw)} "
+            + ("start-up frame(s) of a traceback" if cut else "exception line(s) or ERROR record(s)")
+            + f" no specific rule explains{after}",
             start=raw[0].env.ts,
             end=last.env.ts,
             where=root["where"],
@@ -215,6 +236,8 @@ def engine_error(c: Context) -> list[Finding]:
                 "count": len(raw),
                 "root_cause": {"type": root["type"], "text": root["message"], "kind": FailureKind.EXCEPTION},
                 "failed": failed,
+                "frame": cut["frame"] if cut else None,
+                "cause_cut_off": cut is not None,
             },
         )
     ]

@@ -203,6 +203,8 @@ class EngineConfig:
     # the "non-default args" line was cut or wrapped beyond repair: a flag missing from `flags` is
     # unknown, never vLLM's default
     flags_damaged: bool = False
+    # "api_server": the log's pasted command launched `python -m vllm.entrypoints.(openai.)api_server`
+    launcher: str | None = None
     # the releases the log can come from (versions.VersionRange): exact with a banner, else bounded
     # by the line shapes; ask versions.available(cfg.version_range, since, until) about a flag
     version_range: Any = None

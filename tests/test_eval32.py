@@ -22,50 +22,7 @@ DATA = Path(__file__).parent / "data" / "eval32"
 LABELS: dict[str, Any] = json.loads((DATA / "labels.json").read_text())["logs"]
 
 # The misses as scored at the branch point, by class (see RESULTS.md): (log, judgement) → the miss.
-_DEAD = (
-    "EngineDeadError raised in the request path (serving_chat / api_router / Ray Serve), "
-    "with HTTP 500s after it, is read as a start-up failure: no engine_crashed"
-)
-_FATAL = (
-    "V1 'EngineCore encountered a fatal error' / V0 'Engine background task failed' while "
-    "requests run is engine_error '(startup)', not engine_crashed while serving"
-)
-_CUT = (
-    "a traceback cut at both ends (worker ERROR lines, no Traceback header, no exception "
-    "line) yields no finding: 'No problems found'"
-)
-_LOAD = "a weights-creation OOM (linear.py create_weights) has no phase: its note gives serving levers"
-_NOBATCH = "a profiling OOM of one large allocation gets no --max-num-seqs / batched-tokens / length lever"
-_SERVE = "the paste-ready command is `vllm serve` for a 2024-04 log launched through the api_server module"
-_PREFIX = "a V0 preemption warning pasted without its log prefix (in markdown **) is not counted"
-MISSES: dict[tuple[str, int], str] = {
-    ("001", 1): _LOAD,
-    ("002", 3): _NOBATCH,
-    ("004", 2): _SERVE,
-    ("005", 0): _FATAL,
-    ("006", 0): _DEAD,
-    ("006", 1): _DEAD,
-    ("007", 0): _DEAD,
-    ("007", 1): _DEAD,
-    ("008", 0): _DEAD,
-    ("009", 0): _DEAD,
-    ("009", 1): _DEAD,
-    ("010", 0): _DEAD,
-    ("011", 0): _DEAD,
-    ("011", 1): _DEAD,
-    ("014", 0): _FATAL,
-    ("015", 0): _CUT,
-    ("015", 1): _CUT,
-    ("016", 0): _CUT,
-    ("016", 1): _CUT,
-    ("017", 0): _PREFIX,
-    ("017", 1): _FATAL,
-    ("018", 0): _DEAD,
-    ("024", 0): _CUT,
-    ("024", 1): _CUT,
-    ("030", 0): _CUT,
-    ("030", 1): _CUT,
-}
+MISSES: dict[tuple[str, int], str] = {}
 
 
 @cache

@@ -264,7 +264,7 @@ ROWS: tuple[Form, ...] = (
         "any logger.error / logger.exception site no rule knows",
         "(APIServer pid=7) ERROR 10-02 08:00:01 [serving_chat.py:180] Something nobody has written a rule for",
         "error_line",
-        {"phase": "startup"},
+        {"phase": "serving"},  # logged by a request handler (observe.parse.served): the server was serving
     ),
     Form(
         "any, rank-prefixed",

@@ -82,6 +82,9 @@ def command_line(cfg: EngineConfig, recs: Sequence[Recommendation], *, drop: Seq
             flags[x.flag] = x.suggested
     model = cmdline.model_name(flags, cfg.model)
     flags.pop("--model-tag", None)
-    old = versions.available(cfg.version_range, cmdline.SERVE_SINCE) is False  # a release before `vllm serve`
+    serve = versions.available(cfg.version_range, cmdline.SERVE_SINCE)
+    # a release before `vllm serve`, or one not known to have it that the log shows launched as a module
+    # (vLLM 0.32 warns the module form is deprecated: a release known to have `vllm serve` gets that)
+    old = serve is False or (serve is None and cfg.launcher == "api_server")
     program = cmdline.API_SERVER if old else ("vllm", "serve")
     return cmdline.render_command(str(model) if model else None, flags, program)

@@ -189,7 +189,12 @@ def _weights(p: Plan, f: Finding, m: _Mem) -> None:
         )
         opts = [pp_rec, tp_rec] if pp > 1 else [tp_rec]
     r = p.add_any_of(opts)
-    gpus = "use more GPUs (as above), " if r is not None else ""
+    gpus = (
+        "use more GPUs (as above), "
+        if r is not None
+        else "split the model over more GPUs (--tensor-parallel-size, or --pipeline-parallel-size across "
+        "nodes: the log does not show the size in force), "
+    )
     p.note(
         [f.id],
         "the weights alone do not fit: no KV-cache, batch or utilization flag helps; "
@@ -371,6 +376,29 @@ def _scaled(p: Plan, f: Finding, m: _Mem, flag: str, floor: int, why: str) -> Re
     )
 
 
+#: V0's --max-num-seqs default in every release that has V0 (EngineArgs 0.1 → 0.10; capacity.defaults)
+V0_MAX_NUM_SEQS = 256
+
+
+def _v0_seqs(p: Plan, f: Finding, m: _Mem, what: str) -> Recommendation | None:
+    """A V0 engine whose --max-num-seqs the log does not show runs V0's default, whatever its release: the
+    profile pass runs that many sequences, and a Mamba hybrid's state is allocated for that many (V0
+    mamba_cache.py, 0.10: conv and temporal state of (layers, max_num_seqs, …)). Cut to the share that fits."""
+    share = m.share()
+    if p.cfg.engine != "v0" or p.cfg.flags_damaged or p.current("--max-num-seqs")[0] is not None or not share:
+        return None
+    new = max(8, int(V0_MAX_NUM_SEQS * share) // 8 * 8)
+    rec = p.make(
+        "--max-num-seqs",
+        new,
+        f"first step: {what}, and with the sequences of one step: cut them to the share that fits (V0's "
+        f"default {V0_MAX_NUM_SEQS} assumed in force: the log does not show it)",
+        [f.id],
+        effect=f"{V0_MAX_NUM_SEQS} → {new} sequences a step; {m.free or 0:.2f} GiB was free",
+    )
+    return None if rec is None else replace(rec, current=V0_MAX_NUM_SEQS, current_is_default=True)
+
+
 def _first_step(p: Plan, f: Finding, m: _Mem, flag: str, what: str, others: str) -> None:
     """No value in force and no default for the release: the first step relative to the value in force."""
     share = m.share() or 0.5
@@ -390,6 +418,8 @@ def _one_large(p: Plan, f: Finding, m: _Mem, *, sampler: bool) -> None:
         "the sampler's logits, one row per sequence" if sampler else "it grows with the tokens of one step"
     )
     if p.add_any_of([_scaled(p, f, m, flag, 8 if sampler else 256, what)]) is None:
+        if not sampler:
+            p.add_any_of([_v0_seqs(p, f, m, what)])
         _first_step(
             p,
             f,

@@ -114,7 +114,7 @@ def _oom(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
         or body.startswith(("RuntimeError", "torch."))
     ):
         return None  # "out of memory" in passing (a hint, a log of settings), not the error
-    d: dict[str, Any] = {"device": m.group("dev")}
+    d: dict[str, Any] = {"device": m.groupdict().get("dev")}
     for name, rx in _OOM_FIELDS:
         fm = rx.search(msg)
         if fm is None:
@@ -129,8 +129,8 @@ def _oom(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
             d[name + "_gib"] = _gib(val)
         else:
             d[name + "_gib"] = _gib(val)
-    if "warming up sampler" in msg:
-        d["phase"] = "sampler_warmup"
+    if "warming up sampler" in msg or "Failed to create" in msg:  # 0.11 linear.py: creating the weights
+        d["phase"] = "sampler_warmup" if "sampler" in msg else "loading_weights"
     return Failure(
         FailureKind.OOM, d, True, (FailureKind.OOM, d.get("gpu"), d.get("tried_to_allocate"), d.get("free"))
     )
@@ -394,8 +394,9 @@ def _crash(form: str, run: RunState, **d: Any) -> Failure:
     return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed",))
 
 
-def _crashed(form: str) -> Any:
-    return lambda m, msg, ctx, run: _crash(form, run)
+def _crashed(form: str, started: bool = False) -> Any:  # started: the message says the engine had started
+    why = "the running engine raised an exception (the traceback below it tells which)" if started else None
+    return lambda m, msg, ctx, run: _crash(form, run._replace(stats_seen=True) if started else run, cause=why)
 
 
 def _proc_died(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
@@ -432,6 +433,7 @@ RULES: tuple[Rule[Failure], ...] = (
     # "CUDA out of memory" (torch's OutOfMemoryError, every release), "CUDA error: out of memory"
     # (a RuntimeError from the driver, e.g. while capturing CUDA graphs), the HIP / XPU / NPU forms
     _rule("oom", "out of memory", r"(?P<dev>CUDA|HIP|XPU|MPS|NPU)(?: error:)? out of memory", _oom),
+    _rule("weights-oom", "insufficient memory to allocate the weight", None, _oom),  # 0.11 linear.py re-raise
     # V1 (0.7 →): the whole message, or the piece of it a cut paste or a wrapped traceback line holds
     _rule(
         "kv-needed-exceeds-available",
@@ -556,6 +558,9 @@ RULES: tuple[Rule[Failure], ...] = (
     _rule("engine-dead", "EngineDeadError", None, _engine_dead),
     _rule("request-engine-dead", "failed (engine dead)", None, _request_engine_dead),
     _rule("output-handler-failed", "output_handler failed", None, _engine_dead),
+    # a running engine's death (V1 core.py once engine_core exists, V0's background loop), its traceback below
+    _rule("engine-fatal", "EngineCore encountered a fatal error", None, _crashed("fatal_error", True)),
+    _rule("background-failed", "Engine background task failed", None, _crashed("background_failed", True)),
     _rule("engine-core-init-failed", "Engine core initialization failed", None, _engine_core),
     _rule("engine-core-failed-to-start", "EngineCore failed to start", None, _engine_core),
     _rule("engine-core-exception", "EngineCore hit an exception", None, _engine_core),

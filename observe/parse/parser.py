@@ -36,7 +36,7 @@ from observe.model import (
     StartupFact,
     StatsSample,
 )
-from observe.parse import dedup, failures, startup, stats, triggers
+from observe.parse import dedup, failures, frames, served, startup, stats, triggers
 from observe.parse import envelope as E
 from observe.parse.envelope import ACCESS_RE, PREFIX_RE, Ctx
 
@@ -103,6 +103,7 @@ class Parser:
         self._shutdown = False
         self._requested = False  # the shutdown under way was asked for (signal, Ctrl-C, API stop)
         self._err_site: tuple[int | None, str | None, int | None] | None = None  # last ERROR record's site
+        self._headed = False  # the ERROR record at that site began with its traceback's header
         self._engine: str | None = None
         self._stats_seen = False
         self._counted_line = -1
@@ -153,6 +154,7 @@ class Parser:
         self.vllm_lines += n
         self.events += n
         self._counted_line = self._cur
+        self._stats_seen = True
         if process is not None:
             self.processes.add(process)
 
@@ -198,6 +200,7 @@ class Parser:
                     ts=outer_ts.replace(tzinfo=None) if outer_ts is not None else None,
                 )
                 out.append(AccessLog(env, a.group("method"), a.group("path"), int(a.group("status"))))
+                self._stats_seen = True  # the server was answering requests
                 return
         # outer wrappers
         if not seg.startswith(("(", "INFO ", "WARNING ", "ERROR ", "DEBUG ")):
@@ -275,6 +278,7 @@ class Parser:
                 out.append(
                     AccessLog(E.envelope(ctx), a.group("method"), a.group("path"), int(a.group("status")))
                 )
+                self._stats_seen = True
                 return
         r = E.ray_repeat(msg)
         if r is not None:
@@ -383,6 +387,7 @@ class Parser:
             # uvicorn's access record in vLLM's JSON format: the message without uvicorn's own prefix
             self._count_vllm()
             out.append(AccessLog(E.envelope(ctx), a.group("method"), a.group("path"), int(a.group("status"))))
+            self._stats_seen = True
             return True
         if self._pending is not None:
             self._finish_pending(out)
@@ -419,6 +424,11 @@ class Parser:
                 out.append(Preemption(E.envelope(ctx), *q))
         else:
             groups = self._groups
+            err = ctx.level in _ERROR_LEVELS  # a request handler's logger tells on its ERROR records only
+            if (groups & triggers.SERVING or err) and served.shows_serving(
+                msg, ctx.logger_file if err else None
+            ):
+                self._stats_seen = True  # a request handler, a request added: the engine had started
             if groups & triggers.STARTUP:
                 self._startup(msg, ctx, out)
             if groups & triggers.FAILURE or ctx.level in _ERROR_LEVELS:
@@ -543,8 +553,13 @@ class Parser:
             site = (ctx.pid, ctx.logger_file, ctx.logger_line)
             same = site == self._err_site
             self._err_site = site
+            if not same:
+                self._headed = False
+            self._headed = self._headed or "Traceback (most recent" in msg
             if f is None and not same and msg.strip():
                 f = failures.error_line(msg, run)
+            if f is None and not self._headed:  # a traceback cut above its header: its frames tell
+                f = frames.cut_frame(msg, run)
         if f is not None and self._recent.is_new(f, self._cur):
             d = f.details if ctx.rank is None else {**f.details, "rank": ctx.rank}
             out.append(EngineError(E.envelope(ctx), f.kind, msg.strip()[:2000], d, f.fatal))

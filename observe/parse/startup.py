@@ -168,6 +168,8 @@ def _profile_total(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
 def _command(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
     flags, env = flags_from_command(m.group("args"), m.group("env"))
     out: list[Fact] = [("flags", flags)] if flags else []
+    if "vllm.entrypoints" in m.group(0)[: m.start("args")]:
+        out.append(("launcher", "api_server"))  # launched as a module, not `vllm serve`
     if env.get("VLLM_USE_V1") in ("0", "1"):
         out.append(("engine", "v1" if env["VLLM_USE_V1"] == "1" else "v0"))
     return out
@@ -509,7 +511,7 @@ RULES: tuple[Rule[list[Fact]], ...] = (
         "command",
         "vllm",
         r"^\s*(?:[$#>]\s+)?(?P<env>(?:[A-Z_][A-Z0-9_]*=\S*\s+)*)"
-        r"(?:vllm\s+serve\b|python[\d.]*\s+-m\s+vllm\.entrypoints\.(?:openai\.api_server|api_server|cli\.main\s+serve)\b)"
+        r"(?:vllm\s+serve\b|python[\d.]*\s+(?:-[A-Za-z]+\s+)*-m\s+vllm\.entrypoints\.(?:openai\.api_server|api_server|cli\.main\s+serve)\b)"
         r"(?P<args>.*)$",
         _command,
         when=lambda ctx: ctx.level is None,

@@ -19,7 +19,11 @@ RUNNING = "Running: "
 SPEC_V0 = "Speculative metrics:"
 SPEC_V1 = "SpecDecoding metrics:"
 PREFIX_V0 = "Prefix cache hit rate: GPU:"
-PREEMPTED = "preempted by"
+#: V0 scheduler.py _preempt() (0.4 → 0.10): "Sequence group %s is preempted by %s mode because there is not
+#: enough KV cache space. … total_num_cumulative_preemption=%d"; a real paste (vllm#8219, "0.6.1") reads "is
+#: preempted in PreemptionMode.RECOMPUTE mode … total_num_cumulative_preemption=1**", its prefix dropped and
+#: wrapped in markdown bold: the same warning, counted
+PREEMPTED = "is preempted "
 #: the head of a stats record (V0 and V1): a record a terminal wrapped before "Running: " starts here
 HEAD = "Avg prompt throughput: "
 TRIGGERS = (RUNNING, HEAD, SPEC_V0, SPEC_V1, PREFIX_V0, PREEMPTED)
@@ -61,8 +65,8 @@ _SPEC_FIELD_RE = re.compile(
     r"(?P<val>\d+(?:\.\d+)?(?:, \d+(?:\.\d+)?)*)(?P<unit>%| tokens(?![/\w])|(?=[,.])|\s*$)",
     _A,
 )
-_PREEMPT_RE = re.compile(r"is preempted by (?:PreemptionMode\.)?(?P<mode>[A-Z]{1,20}) mode", _A)
-_CUMULATIVE_RE = re.compile(r"total_num_cumulative_preemption=(?P<n>\d+)\s*$", _A)
+_PREEMPT_RE = re.compile(r"is preempted (?:by|in) (?:PreemptionMode\.)?(?P<mode>[A-Z]{1,20}) mode", _A)
+_CUMULATIVE_RE = re.compile(r"total_num_cumulative_preemption=(?P<n>\d+)(?:\*\*)?\s*$", _A)
 
 
 def parse_stats(msg: str) -> tuple[dict[str, Any], bool, int] | None:

@@ -13,11 +13,16 @@ message: an ERROR / CRITICAL record that no rule reads is the catch-all's ``erro
 
 from __future__ import annotations
 
-from observe.parse import failures, rules, startup, stats
+from observe.parse import failures, rules, served, startup, stats
 
 #: the literals, each once: stats routing first, then the startup and failure tables, then shutdown
 TRIGGERS: tuple[str, ...] = tuple(
-    dict.fromkeys(stats.TRIGGERS + rules.literals(startup.RULES, failures.RULES) + failures.SHUTDOWN_LITERALS)
+    dict.fromkeys(
+        stats.TRIGGERS
+        + rules.literals(startup.RULES, failures.RULES)
+        + failures.SHUTDOWN_LITERALS
+        + served.SERVING_LITERALS
+    )
 )
 
 
@@ -25,12 +30,13 @@ TRIGGERS: tuple[str, ...] = tuple(
 ERROR_LEVELS = ("ERROR", "CRITICAL")
 
 #: the groups of literals whose rules ``Parser`` can skip as a whole: a bit each
-STARTUP, FAILURE, SHUTDOWN = 1, 2, 4
-ALL = STARTUP | FAILURE | SHUTDOWN
+STARTUP, FAILURE, SHUTDOWN, SERVING = 1, 2, 4, 8
+ALL = STARTUP | FAILURE | SHUTDOWN | SERVING
 GROUPS: tuple[tuple[int, tuple[str, ...]], ...] = (
     (STARTUP, rules.literals(startup.RULES)),
     (FAILURE, rules.literals(failures.RULES)),
     (SHUTDOWN, failures.SHUTDOWN_LITERALS),
+    (SERVING, served.SERVING_LITERALS),
 )
 
 

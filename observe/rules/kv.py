@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from observe import metricmath
 from observe import timeline as tl
 from observe.advise import load
 from observe.failurekinds import KV_KINDS
@@ -22,8 +23,45 @@ if TYPE_CHECKING:
     from observe.settings import Settings
 
 
+def _saturated_from_metrics(c: Context) -> list[Finding]:
+    """No stats line: the KV gauge of each /metrics snapshot (vllm:kv_cache_usage_perc, 0-1; its older name
+    vllm:gpu_cache_usage_perc is read as it) and the waiting gauge, judged as the stats samples are."""
+    th = c.settings
+    reads = [
+        (100.0 * kv, metricmath.value(sc, "vllm:num_requests_waiting") or 0.0)
+        for sc in c.scrapes
+        if sc.ok and (kv := metricmath.value(sc, "vllm:kv_cache_usage_perc", agg="max")) is not None
+    ]
+    high = [kv for kv, _ in reads if kv >= th.kv_high_pct]
+    full = [kv for kv in high if kv >= th.kv_full_pct]
+    waiting = int(max((w for _, w in reads), default=0))
+    if not high or (not full and not waiting and len(high) < 2):
+        return []
+    share = len(full) / len(reads)
+    return [
+        Finding(
+            id=FindingId.KV_CACHE_SATURATED,
+            severity="critical" if share >= th.kv_saturated_share and waiting else "warning",
+            title="KV cache saturated",
+            evidence=f"KV cache usage gauge ≥ {th.kv_high_pct:g}% in {len(high)} and ≥ {th.kv_full_pct:g}% in "
+            f"{len(full)} of {len(reads)} /metrics snapshots; max {max(high):.1f}%, up to {waiting} requests waiting",
+            data={
+                "samples_high": len(high),
+                "samples_full": len(full),
+                "samples": len(reads),
+                "max_kv_pct": max(high),
+                "share_full": round(share, 3),
+                "points": len(reads),
+                "source": "metrics",
+            },
+        )
+    ]
+
+
 def kv_cache_saturated(c: Context) -> list[Finding]:
     s, th = c.summary, c.settings
+    if not s.kv_samples and c.scrapes:
+        return _saturated_from_metrics(c)
     if not s.kv_samples or s.kv_high == 0:
         return []
     if s.kv_full == 0 and (s.max_waiting or 0) == 0 and s.kv_high < 2:
@@ -426,7 +464,7 @@ KV_CACHE_SATURATED = Rule(
             FindingId.KV_CACHE_SATURATED,
             "warning/critical",
             Section.KV_PRESSURE,
-            evidence="KV usage ≥ `kv_high_pct` / `kv_full_pct` in stats lines",
+            evidence="KV usage ≥ `kv_high_pct` / `kv_full_pct` in stats lines (without any: the KV gauge of the /metrics snapshots)",
             advice=(
                 "critical (full and requests waiting): the KV plan below. Warning with nothing "
                 "waiting or preempted: the KV plan when usage is ≥ `kv_high_pct` (90%) and higher at the last "
@@ -446,7 +484,7 @@ KV_CACHE_SATURATED = Rule(
         "kv_saturated_share",
         "max_gpu_util",
     ),
-    needs=("stats",),
+    needs=("stats", "metrics"),
     levers=(Lever(30, load.kv_plan),),
 )
 

@@ -1,0 +1,42 @@
+"""What shows an engine had started and the server was taking requests, short of a stats line.
+
+An excerpt pasted around an engine's death often holds no stats line, yet its own lines prove the
+server was serving: an access-log line, a request handler among a traceback's frames or as the
+logger of the ERROR record, V1's ``Added request``, Ray Serve's request failure, or the V1 output
+handler re-raising the engine's death (``raise self._format_exception(outputs)`` in
+``get_output_async``: the AsyncLLM's output handler reads the engine core's output socket only once
+the client's start-up handshake has completed — ``core_client.py`` 0.8 → 0.32 — so an
+``EngineDeadError`` from there is a death after start-up, never a failed start).
+
+Pure: a message (and its logger file) in, a bool out. ``Parser`` keeps the answer in its run state.
+"""
+
+from __future__ import annotations
+
+#: literals of a message that show the server was serving (or its engine had finished starting)
+SERVING_LITERALS: tuple[str, ...] = (
+    # V1 async_llm.py (0.8 → 0.32): logger.info("Added request %s.", request_id)
+    "Added request ",
+    # the request handlers of the OpenAI server, as traceback frames (serving_chat.py, api_router.py,
+    # serving_completion.py; chat_completion/serving.py from 0.20)
+    "in create_chat_completion",
+    "in chat_completion_stream_generator",
+    "in create_completion",
+    "in completion_stream_generator",
+    # serving_chat.py: logger.exception("Error in chat completion stream generator.")
+    "Error in chat completion stream generator",
+    # Ray Serve LLM (ray/llm/_internal/serve/.../error_handling_utils.py): a replica's request failed
+    "Encountered failure while handling request",
+    "in handle_failure",
+    # V1 core_client.py get_output_async: the engine's death read by the output handler
+    "_format_exception(outputs)",
+)
+#: logger files of the request path: an ERROR record logged there was raised by a request
+REQUEST_LOGGERS = frozenset(
+    {"serving_chat.py", "serving_completion.py", "serving_engine.py", "api_router.py", "serving.py"}
+)
+
+
+def shows_serving(msg: str, logger_file: str | None) -> bool:
+    """Whether the message (or the logger of an ERROR record) shows the server was serving requests."""
+    return logger_file in REQUEST_LOGGERS or any(lit in msg for lit in SERVING_LITERALS)

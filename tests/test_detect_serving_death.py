@@ -1,0 +1,150 @@
+"""Issue 32, classes A to F, on real excerpts outside the evaluation set (tests/data/excerpts/, sources in
+tests/data/PROVENANCE.md) and on the evaluation logs that showed them (tests/data/eval32/).
+
+A. An EngineDeadError in the request path is the engine dying while serving, not a failed start.
+B. A traceback cut at both ends (ERROR frames, no header, no exception line) is a failure whose phase the frames
+   name; the report says the cause is cut off and what decides it.
+C. V1's "EngineCore encountered a fatal error." and V0's "Engine background task failed" come from a running
+   engine: a crash while serving, never "(startup)".
+D. An OOM while the weights are created gets the weights-loading phase and only its levers.
+E. The paste-ready command uses the launcher the log shows. F. A pasted V0 preemption warning is counted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from observe import pipeline, report
+
+DATA = Path(__file__).parent / "data"
+
+
+def _diagnose(path: str) -> dict:
+    return report.to_dict(pipeline.diagnose_paths([DATA / path]))
+
+
+def _one(d: dict, fid: str) -> dict:
+    found = [f for f in d["findings"] if f["id"] == fid]
+    assert len(found) == 1, [(f["id"], f["title"]) for f in d["findings"]]
+    return found[0]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "excerpts/serving-engine-dead-stream-generator-club3090-751.log",  # output handler + stream generator
+        "excerpts/serving-engine-dead-chat-serving-vllm-41647.log",  # logged by chat_completion/serving.py
+        "eval32/006.log",  # serving_chat.py logger, HTTP 500s after
+        "eval32/008.log",  # Ray Serve replica
+        "eval32/009.log",  # api_router.py, create_chat_completion among the frames
+        "eval32/018.log",  # an access line before it
+    ],
+)
+def test_an_engine_dead_error_in_the_request_path_is_a_crash_while_serving(path: str) -> None:
+    d = _diagnose(path)
+    f = _one(d, "engine_crashed")
+    assert f["severity"] == "critical"
+    assert f["data"]["phase"] == "serving"
+    assert "engine_startup_failed" not in [x["id"] for x in d["findings"]]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "excerpts/v0-background-task-failed-after-stats-vllm-6208.log",
+        "excerpts/v0-background-task-failed-triton-vllm-5901.log",  # no stats line: the message alone dates it
+        "eval32/005.log",  # V1 fatal error after "Added request"
+        "eval32/014.log",  # V1 fatal error behind a progress bar
+    ],
+)
+def test_a_running_engines_fatal_error_is_a_crash_not_a_start_up_error(path: str) -> None:
+    d = _diagnose(path)
+    f = _one(d, "engine_crashed")
+    assert f["data"]["phase"] == "serving"
+    assert f["data"]["form"] in ("fatal_error", "background_failed")
+    assert not any("(startup)" in x["title"] for x in d["findings"])
+
+
+def test_a_fatal_errors_root_cause_is_the_exception_under_it() -> None:
+    """The traceback follows the fatal-error line: its exception is the crash's root cause."""
+    f = _one(_diagnose("forms/v1-0.10-illegal-memory-access-crash.log"), "engine_crashed")
+    assert "illegal memory access" in f["evidence"]
+    assert "the exception under it" in f["evidence"]
+
+
+@pytest.mark.parametrize(
+    ("path", "frame", "phase"),
+    [
+        ("excerpts/cut-frames-nccl-init-vllm-15399.log", "ncclCommInitRank", "startup"),
+        ("excerpts/cut-frames-parallel-group-v1-vllm-20226.log", "init_model_parallel_group", "startup"),
+        ("excerpts/cut-frames-profile-run-hpu-vllm-fork-417.log", "profile_run", "profiling"),
+        ("eval32/015.log", "profile_run", "profiling"),
+        ("eval32/016.log", "ncclCommInitRank", "startup"),
+        ("eval32/024.log", "init_model_parallel_group", "startup"),
+        ("eval32/030.log", "init_device", "startup"),
+    ],
+)
+def test_a_traceback_cut_at_both_ends_is_a_failure_named_by_its_frames(
+    path: str, frame: str, phase: str
+) -> None:
+    f = _one(_diagnose(path), "engine_error")
+    assert f["severity"] == "critical"
+    assert (f["data"]["frame"], f["data"]["phase"]) == (frame, phase)
+    assert f["data"]["cause_cut_off"] is True
+    assert "the full traceback" in f["evidence"]
+
+
+def test_a_requests_cut_traceback_names_no_start_up_frame() -> None:
+    """028: a request's input validation raised (serving_engine frames): no start-up function, not a failure."""
+    d = _diagnose("eval32/028.log")
+    assert not [f for f in d["findings"] if f["severity"] == "critical"]
+
+
+@pytest.mark.parametrize(
+    ("path", "count"),
+    [
+        (
+            "eval32/017.log",
+            1,
+        ),  # "is preempted in PreemptionMode.RECOMPUTE mode … =1**": no prefix, markdown bold
+        ("excerpts/v0-preemption-unprefixed-limo-29.log", 101),  # vLLM's own "by" wording, no prefix
+    ],
+)
+def test_a_pasted_v0_preemption_warning_is_counted(path: str, count: int) -> None:
+    f = _one(_diagnose(path), "preemptions")
+    assert f"total_num_cumulative_preemption up to {count}" in f["evidence"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "eval32/004.log",  # no banner, no line shape that dates it: the pasted launcher decides
+        "excerpts/api-server-module-oom-vllm-188.log",  # `python -u -m …` (0.2-era OOM wording dates it too)
+    ],
+)
+def test_the_paste_ready_command_uses_the_launcher_the_log_shows(path: str) -> None:
+    d = _diagnose(path)
+    assert d["command"].startswith("python -m vllm.entrypoints.openai.api_server ")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "eval32/001.log",  # linear.py's "Failed to create unquantized linear weights: CUDA out of memory"
+        "excerpts/weights-oom-runtimeerror-llamafactory-9261.log",  # the RuntimeError it re-raises, alone
+    ],
+)
+def test_a_weights_creation_oom_gets_only_weights_levers(path: str) -> None:
+    d = _diagnose(path)
+    f = _one(d, "cuda_oom")
+    assert f["data"]["phase"] == "loading_weights"
+    notes = " ".join(n["text"] if isinstance(n, dict) else str(n) for n in d["advice_notes"])
+    assert "--tensor-parallel-size" in notes and "quantized" in notes
+    flags = {r["flag"] for r in d["recommendations"]}
+    assert not flags & {
+        "--gpu-memory-utilization",
+        "--max-num-seqs",
+        "--max-num-batched-tokens",
+        "--enforce-eager",
+    }
