@@ -278,7 +278,7 @@ def _bytes_effect(p: Plan, cur_b: int, new_b: int) -> str | None:
     cfg, tokens = p.cfg, p.cfg.kv_cache_tokens
     if not tokens:
         return None
-    bs = cfg.block_size or defaults.block_size(cfg.version)
+    bs = cfg.block_size or defaults.block_size(cfg.version, engine=cfg.engine)
     new_tokens = int(tokens * new_b / cur_b) // bs * bs
     out = f"KV cache {tokens:,} → ~{new_tokens:,} tokens ({cur_b / 2**20:,.0f} → {new_b / 2**20:,.0f} MiB)"
     req = _req(p)

@@ -83,7 +83,7 @@ def max_model_len_does_not_fit(p: Plan, f: Finding) -> None:
         )
         return
     factor = want / tokens  # how many times the cache must grow for one request of `want`
-    bs = int(cfg.block_size or defaults.block_size(cfg.version))
+    bs = int(cfg.block_size or defaults.block_size(cfg.version, engine=cfg.engine))
     fits = round_down(int(tokens), bs) if tokens >= bs else int(tokens)
     opts: list[Any] = []
     lost = f"; requests longer than {fits:,} tokens are rejected"

@@ -120,7 +120,7 @@ def _engine_facts(cfg: EngineConfig, m: ModelSpec | None, gpu_total_gib: float |
     e = _Engine(
         m=m,
         eng=cfg.engine if cfg.engine in ("v0", "v1") else defaults.engine_for(cfg.version, None),
-        bs=num("block_size", "--block-size", True, defaults.block_size(cfg.version)),
+        bs=num("block_size", "--block-size", True, defaults.block_size(cfg.version, engine=cfg.engine)),
         tp=num("tensor_parallel_size", "--tensor-parallel-size", True, 1),
         pp=num("pipeline_parallel_size", "--pipeline-parallel-size", True, 1),
         util=float(num("gpu_memory_utilization", "--gpu-memory-utilization", False, -1.0)),

@@ -26,7 +26,7 @@ _REJECTED_KINDS = kinds_feeding(FindingId.LAUNCH_REJECTED)
 
 
 def _round(tokens: int, cfg: EngineConfig) -> int:
-    bs = int(cfg.block_size or defaults.block_size(cfg.version))
+    bs = int(cfg.block_size or defaults.block_size(cfg.version, engine=cfg.engine))
     return tokens // bs * bs
 
 
