@@ -104,3 +104,29 @@ def test_clean_drops_each_legacy_field_and_keeps_the_rest():
     }
     assert out["panels"][1]["options"]["filterValues"] == {"le": 1e-9}
     assert out["panels"][1]["options"]["color"]["scale"] == "exponential"
+
+
+def _panels(panels: list[dict]):
+    for p in panels:
+        yield p
+        yield from _panels(p.get("panels", []))
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_nothing_grafanas_schema_migrations_after_39_rewrite(path: Path):
+    """Grafana's dashboard migrator past 39 (grafana/grafana apps/dashboard/pkg/migration/schemaversion/
+    v40.go: a non-string `refresh` becomes ""; v41.go: `timepicker.time_options` is dropped; v42.go: a
+    `custom.hideFrom` override with `viz: true` gains `tooltip: true`; v43.go: `formatTime`
+    transformations become `convertFieldType`) finds none of its inputs here, so a newer Grafana loads
+    the boards unchanged and moving `schemaVersion` up to 43 changes no panel."""
+    model = json.loads(path.read_text())
+    assert isinstance(model["refresh"], str)
+    assert "time_options" not in model.get("timepicker", {})
+    for panel in _panels(model["panels"]):
+        props = [
+            p for o in panel.get("fieldConfig", {}).get("overrides", []) for p in o.get("properties", [])
+        ]
+        assert not [
+            p for p in props if p.get("id") == "custom.hideFrom" and (p.get("value") or {}).get("viz")
+        ]
+        assert "formatTime" not in {t["id"] for t in panel.get("transformations", [])}, panel["title"]

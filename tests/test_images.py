@@ -55,6 +55,15 @@ def test_compose_images_are_pinned():
     assert services["dcgm-exporter"]["profiles"] == ["gpu"]
 
 
+def test_compose_and_kubernetes_run_the_same_dcgm_exporter():
+    services = yaml.safe_load((ROOT / "compose" / "docker-compose.yml").read_text())["services"]
+    ds = yaml.safe_load((K8S / "components" / "dcgm-exporter" / "daemonset.yaml").read_text())
+    (k8s,) = [
+        c["image"] for c in ds["spec"]["template"]["spec"]["containers"] if "dcgm-exporter" in c["image"]
+    ]
+    assert _default(services["dcgm-exporter"]["image"]) == k8s
+
+
 def test_compose_prometheus_scrapes_dcgm_exporter():
     prom = yaml.safe_load((ROOT / "compose" / "prometheus.yml").read_text())
     jobs = {j["job_name"]: j for j in prom["scrape_configs"]}
@@ -87,7 +96,14 @@ def test_the_sidecar_image_is_named_in_one_place():
             r"image: observe-sidecar$", "".join(f.read_text() for f in p.parent.glob("*.yaml")), re.M
         )
     )
-    assert users == ["node-daemonset", "tee", "vllm-logging", "vllm-logging-kserve"]
+    assert users == [
+        "node-daemonset",
+        "tee",
+        "vllm-logging",
+        "vllm-logging-kserve",
+        "vllm-logging-lws",
+        "vllm-logging-lws-leader",
+    ]
     for name in users:
         kust = yaml.safe_load((K8S / "components" / name / "kustomization.yaml").read_text())
         assert kust["transformers"] == ["../../image"], name

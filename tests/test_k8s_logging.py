@@ -1,7 +1,8 @@
 """components/vllm-logging: vLLM's own logging configuration writes the file the sidecar follows, and
 the only change to the vLLM container is one env var and two volume mounts — on a plain Deployment
-(overlays/cpu, overlays/gpu), production-stack's chart output, an llm-d decode Deployment and a KServe
-InferenceService predictor. The pieces agree: the sidecar follows the file logging.json names, on the
+(overlays/cpu, overlays/gpu), production-stack's chart output, an llm-d decode Deployment, llm-d's
+StatefulSet and multi-node LeaderWorkerSet (every pod template: worker, and leader where there is one)
+and a KServe InferenceService predictor. The pieces agree: the sidecar follows the file logging.json names, on the
 volume vLLM writes it to; the ConfigMap mounted where VLLM_LOGGING_CONFIG_PATH points holds logging.json;
 the line format is vLLM's own (0.32.0 / 0.33.0 source) so that observe parses it unchanged."""
 
@@ -24,6 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 K8S = ROOT / "deploy" / "kubernetes"
 COMPONENT = K8S / "components" / "vllm-logging"
 KSERVE = K8S / "components" / "vllm-logging-kserve"
+LWS = K8S / "components" / "vllm-logging-lws"
+LEADER = K8S / "components" / "vllm-logging-lws-leader"
 DATA = ROOT / "tests" / "data"
 CONFIG = json.loads((COMPONENT / "logging.json").read_text())
 FORMATS = json.loads((DATA / "vllm-logging" / "formats.json").read_text())
@@ -39,14 +42,19 @@ def kustomize(path: Path) -> list[dict]:
     return [d for d in yaml.safe_load_all(r.stdout) if d]
 
 
-def with_component(tmp_path: Path, docs: list[dict], component: Path = COMPONENT) -> list[dict]:
-    """`docs` as resources of a kustomization that lists the component (as a user's would)."""
-    # the component and the image it names (../../image), laid out as in the tree
-    shutil.copytree(component, tmp_path / "components" / component.name)
-    shutil.copytree(component.parents[1] / "image", tmp_path / "image")
+def with_component(tmp_path: Path, docs: list[dict], *components: Path) -> list[dict]:
+    """`docs` as resources of a kustomization that lists the components (default: vllm-logging), in
+    order, as a user's would."""
+    components = components or (COMPONENT,)
+    # the components and the image they name (../../image), laid out as in the tree
+    for component in components:
+        shutil.copytree(component, tmp_path / "components" / component.name)
+    shutil.copytree(K8S / "image", tmp_path / "image")
     (tmp_path / "all.yaml").write_text(yaml.safe_dump_all(docs))
     (tmp_path / "kustomization.yaml").write_text(
-        yaml.safe_dump({"resources": ["all.yaml"], "components": [f"components/{component.name}"]})
+        yaml.safe_dump(
+            {"resources": ["all.yaml"], "components": [f"components/{c.name}" for c in components]}
+        )
     )
     return kustomize(tmp_path)
 
@@ -56,21 +64,26 @@ def file_handler() -> dict:
     return h
 
 
-def pod_parts(doc: dict) -> tuple[dict, dict, list[dict]]:
-    """(pod-spec-like dict, vLLM container, its init containers) of a Deployment or an InferenceService."""
+def pod_parts(doc: dict, template: str = "workerTemplate") -> tuple[dict, dict, list[dict]]:
+    """(pod-spec-like dict, vLLM container, its init containers) of a Deployment, a StatefulSet, an
+    InferenceService or one pod template of a LeaderWorkerSet."""
     if doc["kind"] == "InferenceService":
         pred = doc["spec"]["predictor"]
         return pred, pred["model"], pred.get("initContainers", [])
-    spec = doc["spec"]["template"]["spec"]
+    if doc["kind"] == "LeaderWorkerSet":
+        spec = doc["spec"]["leaderWorkerTemplate"][template]["spec"]
+    else:
+        spec = doc["spec"]["template"]["spec"]
     (vllm,) = [c for c in spec["containers"] if c["name"] == "vllm"]
     return spec, vllm, spec.get("initContainers", [])
 
 
-def check_wiring(before: dict, docs: list[dict]) -> dict:
-    """The component's promises on one workload; returns the patched workload."""
+def check_wiring(before: dict, docs: list[dict], template: str = "workerTemplate") -> dict:
+    """The component's promises on one workload (one pod template of a LeaderWorkerSet); returns the
+    patched workload."""
     (after,) = [d for d in docs if d["kind"] == before["kind"]]
-    _, vllm0, _ = pod_parts(before)
-    spec, vllm, init = pod_parts(after)
+    _, vllm0, _ = pod_parts(before, template)
+    spec, vllm, init = pod_parts(after, template)
     # vLLM's command, args, image, ports, probes, resources: all as they were
     assert {k: v for k, v in vllm.items() if k not in TOUCHED} == {
         k: v for k, v in vllm0.items() if k not in TOUCHED
@@ -174,6 +187,89 @@ def test_kserve_predictor_keeps_its_args_and_env(tmp_path: Path):
         "spec": {**pred, "containers": [container]},
     }
     kubernetes_validate.validate(pod, K8S_VERSION, strict=True)
+
+
+def validate_template_as_pod(lws: dict, template: str) -> None:
+    """LeaderWorkerSet is a custom resource; each of its pod templates becomes a Pod as written, so
+    it validates strictly as one."""
+    import kubernetes_validate
+
+    tmpl = lws["spec"]["leaderWorkerTemplate"][template]
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {**tmpl.get("metadata", {}), "name": f"{lws['metadata']['name']}-0"},
+        "spec": tmpl["spec"],
+    }
+    kubernetes_validate.validate(pod, K8S_VERSION, strict=True)
+
+
+@needs_kubectl
+def test_llm_d_release_with_a_leaderworkerset_gets_the_sidecar_on_every_vllm_pod(tmp_path: Path):
+    """llm-d-modelservice's multi-node release (tests/data/platforms/llm-d.yaml: a LeaderWorkerSet for
+    decode, a Deployment for prefill) in one kustomization with both components: both wired, and the
+    LeaderWorkerSet's lists merged by name (its schema), not replaced, while the Deployment's merge as
+    before (kustomize takes the custom schema for the whole build)."""
+    import kubernetes_validate
+
+    docs0 = list(yaml.safe_load_all((DATA / "platforms" / "llm-d.yaml").read_text()))
+    docs = with_component(tmp_path, docs0, COMPONENT, LWS)
+    by_kind = {d["kind"]: d for d in docs0}
+    lws = check_wiring(by_kind["LeaderWorkerSet"], docs)
+    # the workerTemplate makes every pod of a group here: no leaderTemplate appears
+    assert set(lws["spec"]["leaderWorkerTemplate"]) == set(
+        by_kind["LeaderWorkerSet"]["spec"]["leaderWorkerTemplate"]
+    )
+    assert lws["spec"]["leaderWorkerTemplate"]["size"] == 2
+    validate_template_as_pod(lws, "workerTemplate")
+    dep = check_wiring(by_kind["Deployment"], docs)
+    kubernetes_validate.validate(dep, K8S_VERSION, strict=True)
+
+
+@needs_kubectl
+def test_a_leaderworkerset_with_a_leader_template_gets_it_wired_by_the_leader_component(tmp_path: Path):
+    (lws0,) = [
+        d
+        for d in yaml.safe_load_all((DATA / "platforms" / "llm-d.yaml").read_text())
+        if d["kind"] == "LeaderWorkerSet"
+    ]
+    lwt = lws0["spec"]["leaderWorkerTemplate"]
+    lwt["leaderTemplate"] = copy.deepcopy(lwt["workerTemplate"])
+    lwt["leaderTemplate"]["spec"]["containers"][0]["args"] = ["--headless"]  # the leader's own pod spec
+    docs = with_component(tmp_path, [lws0], COMPONENT, LWS, LEADER)
+    for template in ("leaderTemplate", "workerTemplate"):
+        lws = check_wiring(lws0, docs, template)
+        validate_template_as_pod(lws, template)
+    tag = yaml.safe_load((K8S / "image" / "image.yaml").read_text())["imageTag"]
+    side = {c["name"]: c for c in pod_parts(lws, "leaderTemplate")[2]}["observe"]
+    assert side["image"] == f"{tag['newName']}:{tag['newTag']}"
+
+
+@needs_kubectl
+def test_llm_d_decode_statefulset_keeps_its_command_and_env(tmp_path: Path):
+    import kubernetes_validate
+
+    before = yaml.safe_load((DATA / "k8s" / "llm-d-decode-statefulset.yaml").read_text())
+    after = check_wiring(before, with_component(tmp_path, [before]))
+    assert {k: v for k, v in after["spec"].items() if k != "template"} == {
+        k: v for k, v in before["spec"].items() if k != "template"
+    }
+    kubernetes_validate.validate(after, K8S_VERSION, strict=True)
+
+
+def test_leaderworkerset_patches_are_the_pod_patch_on_its_templates():
+    pod = yaml.safe_load((COMPONENT / "pod.yaml").read_text())["spec"]["template"]
+    worker = yaml.safe_load((LWS / "lws.yaml").read_text())["spec"]["leaderWorkerTemplate"]
+    leader = yaml.safe_load((LEADER / "leader.yaml").read_text())["spec"]["leaderWorkerTemplate"]
+    assert worker == {"workerTemplate": pod} and leader == {"leaderTemplate": pod}
+
+
+@needs_kubectl
+def test_the_plain_component_leaves_a_leaderworkerset_alone(tmp_path: Path):
+    """Without components/vllm-logging-lws a LeaderWorkerSet is untouched (not half-patched)."""
+    docs0 = list(yaml.safe_load_all((DATA / "platforms" / "llm-d.yaml").read_text()))
+    (lws,) = [d for d in with_component(tmp_path, docs0) if d["kind"] == "LeaderWorkerSet"]
+    assert lws == [d for d in docs0 if d["kind"] == "LeaderWorkerSet"][0]
 
 
 @needs_kubectl
