@@ -224,6 +224,10 @@ def input_series(phases: list[str], step_s: int) -> tuple[datetime, list[dict], 
         for ph in phases
         for p in probes(ph)
     ]
+    # from the first snapshot on: a probe recorded just before its snapshot would give `up` 1 and no
+    # series at step 0 (no Prometheus shows a scrape that succeeded without its samples)
+    first = min(t for t, _ in snaps)
+    tries = [t for t in tries if t[0] >= first] or tries
     return promtool_input_series(snaps, tries, step_s, TARGET)
 
 
