@@ -397,7 +397,10 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         _alert(
             s,
             ALERT_CRASHED,
-            _recent_increase(s, "observe_engine_crashes_total", "cause", s.engine_error_window),
+            # the value is the crash count (labelled below): each crash is its own alert
+            f"max by ({SBY}, cause) (observe_engine_crashes_total)\nand on ({SBY}, cause)\n(\n"
+            + _recent_increase(s, "observe_engine_crashes_total", "cause", s.engine_error_window)
+            + "\n)",
             "0m",
             "critical",
             "vllm-logs",
@@ -455,6 +458,13 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
             "See /api/diagnosis on the sidecar for the evidence, then change the flag and restart vLLM.",
         ),
     ]
+    for rule in rules:
+        if rule["alert"] == ALERT_CRASHED:
+            # each crash its own alert (crash="2": the instance's second of this cause): Alertmanager
+            # sends no resolution for an alert that resolved while inhibited (a start-up failure
+            # silences the crash), so a later crash with the same labels would match the last page
+            # sent and stay unsent for repeat_interval
+            rule["labels"]["crash"] = "{{ $value }}"
     return rules
 
 

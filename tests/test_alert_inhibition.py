@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 import requests
+import yaml
 
 from tests.services import alertmanager, alertmanager_config, have, wait_until, webhook_receiver
 
+RULES = Path(__file__).resolve().parents[1] / "alerts" / "vllm-observe.rules.yml"
 pytestmark = pytest.mark.skipif(
     not have("prometheus-alertmanager"), reason="prometheus-alertmanager not installed"
 )
@@ -78,20 +80,22 @@ def test_a_start_up_failure_pages_once_and_a_crash_silences_down(tmp_path: Path)
     assert got["_suppressed"] == ["VLLMDown@a:8000", "VLLMDown@b:8000", "VLLMEngineCrashed@a:8000"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 29 drill: Alertmanager sends no resolution for an alert that resolves while "
-    "inhibited, so the same crash alert (same instance and cause) firing again within "
-    "repeat_interval matches the last notified firing set and is not sent",
-)
 def test_a_second_crash_after_one_resolved_under_a_start_up_failure_pages(tmp_path: Path) -> None:
     """A crash pages; the restart fails (the start-up failure silences the crash); the crash alert
     resolves (its 5 m window) while silenced; the start-up failure resolves (a launch serves); the
-    engine is killed again: that second crash must page."""
+    engine is killed again: that second crash must page. Alertmanager sends no resolution for an
+    alert that resolved while inhibited, so the fix is in the rule: each crash is its own alert (its
+    crash label is the crash count, the rule's value), as the committed rule says."""
+    rules = yaml.safe_load(RULES.read_text())["groups"][0]["rules"]
+    crashed = [r for r in rules if r.get("alert") == "VLLMEngineCrashed"]
+    assert crashed and crashed[0]["labels"].get("crash") == "{{ $value }}", crashed
+    assert crashed[0]["expr"].startswith("max by ("), crashed[0]["expr"]  # the value is the count
 
-    def post(am: str, name: str, starts: str, ends: str) -> None:
+    def post(am: str, name: str, starts: str, ends: str, crash: str = "1") -> None:
         a = _alert(name, "vllm-logs", "a:8000")
         a["labels"]["cause"] = "killed"
+        if name == "VLLMEngineCrashed":
+            a["labels"]["crash"] = crash
         a.update(startsAt=starts, endsAt=ends)
         requests.post(am + "/api/v2/alerts", json=[a], timeout=5).raise_for_status()
 
@@ -110,7 +114,7 @@ def test_a_second_crash_after_one_resolved_under_a_start_up_failure_pages(tmp_pa
             time.sleep(3)
             post(am, "VLLMEngineStartupFailed", failed, at())
             time.sleep(3)
-            post(am, "VLLMEngineCrashed", at(), at(3600))  # the second crash
+            post(am, "VLLMEngineCrashed", at(), at(3600), crash="2")  # the second crash
 
             def crash_pages() -> int:
                 return sum(
