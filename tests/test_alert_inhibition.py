@@ -3,7 +3,8 @@ compose/render-and-run.sh, timings shortened) in a REAL Alertmanager, delivering
 
 A launch that failed to start also makes VLLMDown fire and may count as an engine exit
 (VLLMEngineCrashed): the webhook gets the start-up failure alone. A crash silences VLLMDown of the
-same instance. Other instances' crash and down pages still arrive (the controls, which also say
+same instance. A start-up failure or crash silences VLLMTargetMissing; a burn silences the queue
+warning of its instance and model (an overload pages once). Other instances' pages still arrive (the controls, which also say
 when the suppressed groups would have been sent: same route, same group_wait)."""
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _alert(name: str, component: str, instance: str) -> dict:
+def _alert(name: str, component: str, instance: str, severity: str = "critical", **extra: str) -> dict:
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    labels = {"alertname": name, "component": component, "instance": instance, "severity": "critical"}
+    labels = {"alertname": name, "component": component, "instance": instance, "severity": severity, **extra}
+    if not instance:  # VLLMTargetMissing: absent() has no instance
+        del labels["instance"]
     return {"labels": labels, "startsAt": now}
 
 
@@ -42,6 +45,13 @@ def pages(am_config: str, tmp: Path, hook_url: str, received: list[dict]) -> dic
         # controls: a crash alone (c), a down alone (d)
         _alert("VLLMEngineCrashed", "vllm-logs", "c:8000"),
         _alert("VLLMDown", "vllm", "d:8000"),
+        # no vLLM series at all (a's launch never served): the log-derived pages say why
+        _alert("VLLMTargetMissing", "vllm", ""),
+        # an overload: the burn page (its summary leads with the queue) and the queue warning of e;
+        # a control: the queue warning alone (f)
+        _alert("VLLMTTFTSLOBurnFast", "vllm", "e:8000", model_name="m"),
+        _alert("VLLMQueueBacklog", "vllm", "e:8000", "warning", model_name="m"),
+        _alert("VLLMQueueBacklog", "vllm", "f:8000", "warning", model_name="m"),
     ]
     with alertmanager(am_config, tmp=tmp) as am:
         requests.post(am + "/api/v2/alerts", json=fired, timeout=5).raise_for_status()
@@ -51,7 +61,7 @@ def pages(am_config: str, tmp: Path, hook_url: str, received: list[dict]) -> dic
             for payload in list(received):
                 for a in payload.get("alerts", []):
                     if a["status"] == "firing":
-                        names = out.setdefault(a["labels"]["instance"], [])
+                        names = out.setdefault(a["labels"].get("instance", "-"), [])
                         if a["labels"]["alertname"] not in names:
                             names.append(a["labels"]["alertname"])
             return out
@@ -59,12 +69,12 @@ def pages(am_config: str, tmp: Path, hook_url: str, received: list[dict]) -> dic
         # the controls arrive only after their group_wait: any page the sources did not silence
         # (the same routes and timings) is in by then
         got = wait_until(
-            lambda: (d := delivered()) and all(f"{x}:8000" in d for x in "abcd") and d,
+            lambda: (d := delivered()) and all(f"{x}:8000" in d for x in "abcdef") and d,
             30,
             what="the control pages at the webhook",
         )
         status = {
-            (a["labels"]["alertname"], a["labels"]["instance"]): a["status"]
+            (a["labels"]["alertname"], a["labels"].get("instance", "-")): a["status"]
             for a in requests.get(am + "/api/v2/alerts", timeout=5).json()
         }
     got["_suppressed"] = sorted(f"{n}@{i}" for (n, i), st in status.items() if st["state"] == "suppressed")
@@ -77,7 +87,15 @@ def test_a_start_up_failure_pages_once_and_a_crash_silences_down(tmp_path: Path)
     assert got["a:8000"] == ["VLLMEngineStartupFailed"]  # one cause, one page
     assert sorted(got["b:8000"]) == ["VLLMEngineCrashed"]
     assert got["c:8000"] == ["VLLMEngineCrashed"] and got["d:8000"] == ["VLLMDown"]
-    assert got["_suppressed"] == ["VLLMDown@a:8000", "VLLMDown@b:8000", "VLLMEngineCrashed@a:8000"]
+    assert got["e:8000"] == ["VLLMTTFTSLOBurnFast"] and got["f:8000"] == ["VLLMQueueBacklog"]  # one page
+    assert "-" not in got  # VLLMTargetMissing
+    assert got["_suppressed"] == [
+        "VLLMDown@a:8000",
+        "VLLMDown@b:8000",
+        "VLLMEngineCrashed@a:8000",
+        "VLLMQueueBacklog@e:8000",
+        "VLLMTargetMissing@-",
+    ]
 
 
 def test_a_second_crash_after_one_resolved_under_a_start_up_failure_pages(tmp_path: Path) -> None:

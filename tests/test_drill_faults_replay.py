@@ -90,6 +90,7 @@ def drill(tmp_path_factory: pytest.TempPathFactory) -> dict:
         by_fault[f].append(p)
     numbers = {
         "pages": {f: [p["labels"]["alertname"] for p in ps] for f, ps in by_fault.items()},
+        "headlines": {f: [p["annotations"].get("summary", "") for p in ps] for f, ps in by_fault.items()},
         "time_to_page_s": {
             f: round((rp.at(ps[0]["step"]) - at[f]).total_seconds())
             for f, ps in by_fault.items()
