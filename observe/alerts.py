@@ -103,6 +103,47 @@ def _burn(s: Settings, level: str, level_by: str, key: str, long_w: str, short_w
     return expr
 
 
+def _served(s: Settings, level: str, level_by: str, key: str, long_w: str, short_w: str) -> str:
+    """A burn pages only about a server that has answered every scrape through the pair's short
+    window: not while vLLM is down, and not when a new launch answers after an outage, about the
+    requests of the launch that died (the long window still holds them). An outage also restarts
+    the burn's for:. A model's burn is silenced likewise while one of its replicas was down."""
+    gap = f"min_over_time(up{_sel(s)}[{short_w}]) < 1"
+    if level == "instance":
+        return f"\nunless on ({target_by(s)})\n{gap}"
+    return (
+        f"\nunless on ({level_by})\ngroup by ({level_by}) (\n"
+        f"  instance:vllm_{key}_slo_errors:ratio_rate{long_w}\n  and on ({target_by(s)}) {gap}\n)"
+    )
+
+
+def _queue_cause(s: Settings) -> str:
+    """The cause and the fix leading a burn page's summary when requests wait for a batch slot:
+    "16 of 16 sequences busy, 23 waiting: raise --max-num-seqs …" (the sidecar's --max-num-seqs
+    where it reports one); nothing when nobody waits."""
+    BY, SBY = by(s), sidecar_by(s)
+
+    def ask(expr: str, labels: str) -> str:
+        names = labels.replace(",", " ").split()
+        fmt = ",".join(f"{m}=%q" for m in names)
+        return (
+            f'printf "{expr.format(sel="{" + fmt + "}")}" '
+            + " ".join(f"$labels.{m}" for m in names)
+            + " | query"
+        )
+
+    waiting = ask("instance:vllm_requests_waiting:sum{sel} > 0", BY)
+    running = ask("instance:vllm_requests_running:sum{sel}", BY)
+    slots = ask("max(observe_vllm_max_num_seqs{sel})", SBY)
+    return (
+        f"{{{{ with {waiting} }}}}{{{{ $w := . | first | value }}}}"
+        f"{{{{ with {running} }}}}{{{{ . | first | value | humanize }}}}{{{{ end }}}}"
+        f"{{{{ with {slots} }}}} of {{{{ . | first | value | humanize }}}}{{{{ end }}}} sequences busy, "
+        "{{ $w | humanize }} waiting: raise --max-num-seqs if the KV cache has room, or add replicas. "
+        "{{ end }}"
+    )
+
+
 def queue_backlog_expr(s: Settings) -> str:
     """Waiting requests over a share of the server's own --max-num-seqs (the sidecar's
     observe_vllm_max_num_seqs, read from the launch's flags); where no sidecar reports it, the
@@ -293,6 +334,7 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
                     # instance only; the per-model alert is for a burn no single replica shows
                     covered = _burn(s, "instance", inst_by, key, long_w, short_w, limit)
                     expr = f"(\n{expr}\n)\nunless on ({model_by})\n(\n{covered}\n)"
+                expr += _served(s, level, level_by, key, long_w, short_w)
                 rule = _alert(
                     s,
                     f"{prefix}{label}SLOBurn{speed}",
@@ -300,7 +342,8 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
                     for_,
                     severity,
                     "vllm",
-                    f"{where} burns its {label} error budget {_num(factor)}x too fast.",
+                    (_queue_cause(s) if level == "instance" else "")
+                    + f"{where} burns its {label} error budget {_num(factor)}x too fast.",
                     f"{{{{ $value | humanizePercentage }}}} of {unit} over the last {long_w} had {canonical_name} "
                     f"above {_num(threshold)}s (SLO: {_num(target * 100)}% under {_num(threshold)}s; burn rate above "
                     f"{_num(factor)} over both {long_w} and {short_w}, with at least {floor} requests/s "
@@ -354,11 +397,20 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
         _alert(
             s,
             ALERT_CRASHED,
-            _recent_increase(s, "observe_engine_crashes_total", "cause", s.engine_error_window),
+            # the value is the crash count (labelled below): each crash is its own alert
+            f"max by ({SBY}, cause) (observe_engine_crashes_total)\nand on ({SBY}, cause)\n(\n"
+            + _recent_increase(s, "observe_engine_crashes_total", "cause", s.engine_error_window)
+            + "\n)",
             "0m",
             "critical",
             "vllm-logs",
-            f"vLLM engine at {inst} crashed ({{{{ $labels.cause }}}}).",
+            "".join(
+                f'{{{{ if eq $labels.cause "{c}" }}}}{text}{{{{ else }}}}'
+                for c, text in failurekinds.CAUSE_HEADLINES.items()
+            )
+            + "engine crashed ({{ $labels.cause }})"
+            + "{{ end }}" * len(failurekinds.CAUSE_HEADLINES)
+            + f" (vLLM at {inst})",
             f"The observe sidecar read an unexpected engine exit in the vLLM log within {s.engine_error_window} "
             "(cause {{ $labels.cause }}: "
             + "".join(
@@ -406,6 +458,13 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
             "See /api/diagnosis on the sidecar for the evidence, then change the flag and restart vLLM.",
         ),
     ]
+    for rule in rules:
+        if rule["alert"] == ALERT_CRASHED:
+            # each crash its own alert (crash="2": the instance's second of this cause): Alertmanager
+            # sends no resolution for an alert that resolved while inhibited (a start-up failure
+            # silences the crash), so a later crash with the same labels would match the last page
+            # sent and stay unsent for repeat_interval
+            rule["labels"]["crash"] = "{{ $value }}"
     return rules
 
 

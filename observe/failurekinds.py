@@ -277,6 +277,18 @@ CAUSES: dict[str, str] = {
     CrashCause.EXCEPTION: "an exception in the engine or a worker ended it",
 }
 
+#: crash cause → the page's headline: the cause and what to do, first (VLLMEngineCrashed's summary)
+CAUSE_HEADLINES: dict[str, str] = {
+    CrashCause.KILLED: "engine core killed by a signal (likely the OOM killer, or kill -9): check the host's "
+    "memory and the pod's memory limit",
+    CrashCause.OOM_KILLER: "engine core ended by the kernel's OOM killer: give the host or pod more memory, "
+    "or lower the KV cache (VLLM_CPU_KVCACHE_SPACE, --gpu-memory-utilization) or --max-num-seqs",
+    CrashCause.ENGINE_DEAD: "engine core exited unasked, no error logged: read the system log (dmesg) for a "
+    "kill or a segfault",
+    CrashCause.EXCEPTION: "an exception ended the engine: read its traceback before the exit "
+    "(`observe diagnose` names it)",
+}
+
 
 def kinds_feeding(finding: FindingId) -> tuple[FailureKind, ...]:
     """The kinds that feed this finding."""

@@ -3,7 +3,8 @@ compose/render-and-run.sh, timings shortened) in a REAL Alertmanager, delivering
 
 A launch that failed to start also makes VLLMDown fire and may count as an engine exit
 (VLLMEngineCrashed): the webhook gets the start-up failure alone. A crash silences VLLMDown of the
-same instance. Other instances' crash and down pages still arrive (the controls, which also say
+same instance. A start-up failure or crash silences VLLMTargetMissing; a burn silences the queue
+warning of its instance and model (an overload pages once). Other instances' pages still arrive (the controls, which also say
 when the suppressed groups would have been sent: same route, same group_wait)."""
 
 from __future__ import annotations
@@ -13,17 +14,21 @@ from pathlib import Path
 
 import pytest
 import requests
+import yaml
 
 from tests.services import alertmanager, alertmanager_config, have, wait_until, webhook_receiver
 
+RULES = Path(__file__).resolve().parents[1] / "alerts" / "vllm-observe.rules.yml"
 pytestmark = pytest.mark.skipif(
     not have("prometheus-alertmanager"), reason="prometheus-alertmanager not installed"
 )
 
 
-def _alert(name: str, component: str, instance: str) -> dict:
+def _alert(name: str, component: str, instance: str, severity: str = "critical", **extra: str) -> dict:
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    labels = {"alertname": name, "component": component, "instance": instance, "severity": "critical"}
+    labels = {"alertname": name, "component": component, "instance": instance, "severity": severity, **extra}
+    if not instance:  # VLLMTargetMissing: absent() has no instance
+        del labels["instance"]
     return {"labels": labels, "startsAt": now}
 
 
@@ -40,6 +45,13 @@ def pages(am_config: str, tmp: Path, hook_url: str, received: list[dict]) -> dic
         # controls: a crash alone (c), a down alone (d)
         _alert("VLLMEngineCrashed", "vllm-logs", "c:8000"),
         _alert("VLLMDown", "vllm", "d:8000"),
+        # no vLLM series at all (a's launch never served): the log-derived pages say why
+        _alert("VLLMTargetMissing", "vllm", ""),
+        # an overload: the burn page (its summary leads with the queue) and the queue warning of e;
+        # a control: the queue warning alone (f)
+        _alert("VLLMTTFTSLOBurnFast", "vllm", "e:8000", model_name="m"),
+        _alert("VLLMQueueBacklog", "vllm", "e:8000", "warning", model_name="m"),
+        _alert("VLLMQueueBacklog", "vllm", "f:8000", "warning", model_name="m"),
     ]
     with alertmanager(am_config, tmp=tmp) as am:
         requests.post(am + "/api/v2/alerts", json=fired, timeout=5).raise_for_status()
@@ -49,7 +61,7 @@ def pages(am_config: str, tmp: Path, hook_url: str, received: list[dict]) -> dic
             for payload in list(received):
                 for a in payload.get("alerts", []):
                     if a["status"] == "firing":
-                        names = out.setdefault(a["labels"]["instance"], [])
+                        names = out.setdefault(a["labels"].get("instance", "-"), [])
                         if a["labels"]["alertname"] not in names:
                             names.append(a["labels"]["alertname"])
             return out
@@ -57,12 +69,12 @@ def pages(am_config: str, tmp: Path, hook_url: str, received: list[dict]) -> dic
         # the controls arrive only after their group_wait: any page the sources did not silence
         # (the same routes and timings) is in by then
         got = wait_until(
-            lambda: (d := delivered()) and all(f"{x}:8000" in d for x in "abcd") and d,
+            lambda: (d := delivered()) and all(f"{x}:8000" in d for x in "abcdef") and d,
             30,
             what="the control pages at the webhook",
         )
         status = {
-            (a["labels"]["alertname"], a["labels"]["instance"]): a["status"]
+            (a["labels"]["alertname"], a["labels"].get("instance", "-")): a["status"]
             for a in requests.get(am + "/api/v2/alerts", timeout=5).json()
         }
     got["_suppressed"] = sorted(f"{n}@{i}" for (n, i), st in status.items() if st["state"] == "suppressed")
@@ -75,23 +87,33 @@ def test_a_start_up_failure_pages_once_and_a_crash_silences_down(tmp_path: Path)
     assert got["a:8000"] == ["VLLMEngineStartupFailed"]  # one cause, one page
     assert sorted(got["b:8000"]) == ["VLLMEngineCrashed"]
     assert got["c:8000"] == ["VLLMEngineCrashed"] and got["d:8000"] == ["VLLMDown"]
-    assert got["_suppressed"] == ["VLLMDown@a:8000", "VLLMDown@b:8000", "VLLMEngineCrashed@a:8000"]
+    assert got["e:8000"] == ["VLLMTTFTSLOBurnFast"] and got["f:8000"] == ["VLLMQueueBacklog"]  # one page
+    assert "-" not in got  # VLLMTargetMissing
+    assert got["_suppressed"] == [
+        "VLLMDown@a:8000",
+        "VLLMDown@b:8000",
+        "VLLMEngineCrashed@a:8000",
+        "VLLMQueueBacklog@e:8000",
+        "VLLMTargetMissing@-",
+    ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 29 drill: Alertmanager sends no resolution for an alert that resolves while "
-    "inhibited, so the same crash alert (same instance and cause) firing again within "
-    "repeat_interval matches the last notified firing set and is not sent",
-)
 def test_a_second_crash_after_one_resolved_under_a_start_up_failure_pages(tmp_path: Path) -> None:
     """A crash pages; the restart fails (the start-up failure silences the crash); the crash alert
     resolves (its 5 m window) while silenced; the start-up failure resolves (a launch serves); the
-    engine is killed again: that second crash must page."""
+    engine is killed again: that second crash must page. Alertmanager sends no resolution for an
+    alert that resolved while inhibited, so the fix is in the rule: each crash is its own alert (its
+    crash label is the crash count, the rule's value), as the committed rule says."""
+    rules = yaml.safe_load(RULES.read_text())["groups"][0]["rules"]
+    crashed = [r for r in rules if r.get("alert") == "VLLMEngineCrashed"]
+    assert crashed and crashed[0]["labels"].get("crash") == "{{ $value }}", crashed
+    assert crashed[0]["expr"].startswith("max by ("), crashed[0]["expr"]  # the value is the count
 
-    def post(am: str, name: str, starts: str, ends: str) -> None:
+    def post(am: str, name: str, starts: str, ends: str, crash: str = "1") -> None:
         a = _alert(name, "vllm-logs", "a:8000")
         a["labels"]["cause"] = "killed"
+        if name == "VLLMEngineCrashed":
+            a["labels"]["crash"] = crash
         a.update(startsAt=starts, endsAt=ends)
         requests.post(am + "/api/v2/alerts", json=[a], timeout=5).raise_for_status()
 
@@ -110,7 +132,7 @@ def test_a_second_crash_after_one_resolved_under_a_start_up_failure_pages(tmp_pa
             time.sleep(3)
             post(am, "VLLMEngineStartupFailed", failed, at())
             time.sleep(3)
-            post(am, "VLLMEngineCrashed", at(), at(3600))  # the second crash
+            post(am, "VLLMEngineCrashed", at(), at(3600), crash="2")  # the second crash
 
             def crash_pages() -> int:
                 return sum(

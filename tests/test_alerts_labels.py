@@ -43,7 +43,12 @@ def test_every_aggregation_and_join_keeps_namespace_and_pod() -> None:
         per_pod = name.startswith(("gpu:", "pod:"))  # GPU rules: a GPU's holder, no vLLM instance
         # a per-model burn alert leaves out the models whose replica already burns the same pair:
         # after `unless on (cluster, namespace, model_name)` comes the per-instance condition
-        model_part, sep, covered = rule["expr"].partition("\nunless on (")
+        expr = rule["expr"]
+        if "SLOBurn" in name:  # a burn pages only about a server that answered through its short window
+            expr, _, served = expr.rpartition("\nunless on (")
+            want = "cluster, namespace, model_name" if per_model else "cluster, namespace, pod, job, instance"
+            assert served.startswith(want + ")") and "min_over_time(up[" in served, (name, served)
+        model_part, sep, covered = expr.partition("\nunless on (")
         assert bool(sep) == name.startswith("VLLMModel"), name
         if sep:
             unless_by, _, covered = covered.partition(")")
