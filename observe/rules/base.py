@@ -5,7 +5,10 @@ findings it can emit, each with its ``Doc`` (severity, evidence, advice, version
 docs/findings.md; ``note``: the sentence the plan says when no flag answers it), the ``Settings``
 fields it reads, what it needs of the window, and its ``Lever``s — the advisor's moves for its
 findings, run in ``rank`` order over the whole table (a lever receives the plan, which holds the
-engine config, ``Settings`` and the typed ``Facts``, and the findings by id).
+engine config, ``Settings`` and the typed ``Facts``, and the findings by id). A rule that needs
+more of the log than the shared ``Summary`` counts owns its ``State``: an accumulator the diagnosis
+feeds every event of its type as the log streams (a fresh one per launch), read back as
+``ctx.state(Kind)``.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from observe.findingids import FindingId
 
@@ -21,6 +24,9 @@ if TYPE_CHECKING:
     from observe.advise.plan import Plan
     from observe.model import Finding
     from observe.rules.context import Context
+    from observe.settings import Settings
+
+E = TypeVar("E")
 
 
 class Section(StrEnum):
@@ -51,6 +57,18 @@ class Doc:
     settings: tuple[str, ...] | None = None  # the Settings fields behind this finding; None: its rule's
 
 
+class State(Generic[E]):
+    """A rule's own accumulator over one launch's events (a dataclass of counts, bounded): the
+    diagnosis hands it each event of type ``takes``, in log order, with the ``Settings``; the rules
+    that declare it in ``Rule.states`` read it as ``ctx.state(Kind)`` (typed: mypy sees its fields).
+    What several rules or the report read stays in the shared ``rules.summary.Summary``."""
+
+    takes: ClassVar[type]
+
+    def add(self, ev: E, settings: Settings) -> None:
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
 class Lever:
     """One move of the advisor. ``rank`` orders the moves of the whole table (the engine must start
@@ -70,6 +88,9 @@ class Rule:
     levers: tuple[Lever, ...] = ()
     also: tuple[FindingId, ...] = ()  # ids it emits whose Doc another rule declares
     quiet_alone: bool = False  # its findings are dropped when no warning or critical finding is beside them
+    states: tuple[
+        type[State[Any]], ...
+    ] = ()  # the accumulators detect reads (ctx.state), fed by the diagnosis
 
     @property
     def name(self) -> str:

@@ -5,6 +5,7 @@ the prefix cache. Pure.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from observe import metricmath
@@ -12,8 +13,8 @@ from observe import timeline as tl
 from observe.advise import load
 from observe.failurekinds import KV_KINDS
 from observe.findingids import FindingId
-from observe.model import Finding, StatsSample
-from observe.rules.base import Doc, Lever, Rule, Section
+from observe.model import Finding, Preemption, StatsSample
+from observe.rules.base import Doc, Lever, Rule, Section, State
 from observe.rules.context import Context
 from observe.rules.context import span as _span
 from observe.rules.context import when as _when
@@ -21,6 +22,57 @@ from observe.rules.context import where as _where
 
 if TYPE_CHECKING:
     from observe.settings import Settings
+
+
+@dataclass
+class Modes(State[Preemption]):
+    """The preemption modes V0's warnings named ("RECOMPUTE", "SWAP")."""
+
+    takes = Preemption
+    modes: set[str] = field(default_factory=set)
+
+    def add(self, ev: Preemption, settings: Settings) -> None:
+        if ev.mode:
+            self.modes.add(ev.mode)
+
+
+@dataclass
+class Silent(State[StatsSample]):
+    """Silent preemptions counted line by line as the log streams (``silently_preempted``)."""
+
+    takes = StatsSample
+    events: int = 0  # sample pairs that showed one
+    requests: int = 0  # requests preempted in all
+    where: str | None = None  # the first
+    prev: tuple[int | None, int | None] | None = None  # (running, waiting) of the previous stats line
+
+    def add(self, ev: StatsSample, settings: Settings) -> None:
+        prev, self.prev = self.prev, (ev.running, ev.waiting)
+        if prev is None or prev[0] is None or prev[1] is None or ev.running is None or ev.waiting is None:
+            return
+        d = silently_preempted((prev[0], prev[1]), ev, settings)
+        if d:
+            self.events += 1
+            self.requests += d
+            self.where = self.where or f"{ev.env.source}:{ev.env.lineno}"
+
+
+@dataclass
+class Swap(State[StatsSample]):
+    """V0 swap space: the CPU KV usage, first and highest, and the samples with requests swapped."""
+
+    takes = StatsSample
+    first_cpu_kv: float | None = None
+    max_cpu_kv: float | None = None
+    samples: int = 0
+
+    def add(self, ev: StatsSample, settings: Settings) -> None:
+        cpu = ev.cpu_kv_usage_pct
+        if cpu is not None:
+            self.first_cpu_kv = cpu if self.first_cpu_kv is None else self.first_cpu_kv
+            self.max_cpu_kv = cpu if self.max_cpu_kv is None or cpu > self.max_cpu_kv else self.max_cpu_kv
+        if ev.swapped:
+            self.samples += 1
 
 
 def _saturated_from_metrics(c: Context) -> list[Finding]:
@@ -142,9 +194,9 @@ def preemptions(c: Context) -> list[Finding]:
                     "total": int(total),
                     "warnings": s.preemption_warnings,
                     "metrics": measured,
-                    "modes": sorted(s.preemption_modes),
-                    "swap_mode": "SWAP" in s.preemption_modes,
-                    "silent": s.silent_preempted_requests or None,
+                    "modes": sorted(c.state(Modes).modes),
+                    "swap_mode": "SWAP" in c.state(Modes).modes,
+                    "silent": c.state(Silent).requests or None,
                 },
             )
         ]
@@ -171,7 +223,7 @@ def silently_preempted(prev: tuple[int, int], ev: StatsSample, settings: Setting
     """How many requests one stats line shows preempted without a warning (0: none): against the
     line before (``prev``: its Running, Waiting), Running fell by d while Waiting rose by the same d,
     with no prompt throughput (nothing was admitted), at KV usage ≥ Settings.silent_preemption_kv_pct.
-    The diagnosis counts it line by line as the log streams (Summary.silent_preemption_*)."""
+    The diagnosis counts it line by line as the log streams (``Silent``)."""
     if ev.running is None or ev.waiting is None:
         return 0
     d = prev[0] - ev.running
@@ -192,8 +244,8 @@ def silent_preemptions(c: Context) -> list[Finding]:
     samples Running fell by d while Waiting rose by the same d, with no prompt throughput (nothing
     was admitted), at KV usage ≥ Settings.silent_preemption_kv_pct. Data: events (sample pairs),
     requests (sum of d), kv_pct_threshold, warnings (preemption warnings printed)."""
-    s = c.summary
-    if not s.silent_preemption_events:
+    s, n = c.summary, c.state(Silent)
+    if not n.events:
         return []
     return [
         Finding(
@@ -201,8 +253,8 @@ def silent_preemptions(c: Context) -> list[Finding]:
             severity="warning",
             title="Requests preempted without a warning",
             evidence=(
-                f"{s.silent_preemption_events} time(s) Running fell while Pending/Waiting rose by the same count "
-                f"({s.silent_preempted_requests} requests in all) with no prompt throughput and the KV cache "
+                f"{n.events} time(s) Running fell while Pending/Waiting rose by the same count "
+                f"({n.requests} requests in all) with no prompt throughput and the KV cache "
                 f"≥ {c.settings.silent_preemption_kv_pct:g}% full: the scheduler moved running requests back to "
                 f"the queue (preemption); vLLM prints a warning only every 50th"
                 + (
@@ -211,10 +263,10 @@ def silent_preemptions(c: Context) -> list[Finding]:
                     else ", and printed none"
                 )
             ),
-            where=s.silent_preemption_where,
+            where=n.where,
             data={
-                "events": s.silent_preemption_events,
-                "requests": s.silent_preempted_requests,
+                "events": n.events,
+                "requests": n.requests,
                 "kv_pct_threshold": c.settings.silent_preemption_kv_pct,
                 "warnings": s.preemption_warnings,
             },
@@ -227,11 +279,11 @@ def swap_space(c: Context) -> list[Finding]:
     cache got. Data: max_swapped, samples_swapped, first_cpu_kv_pct, max_cpu_kv_pct, climbing
     (max above first), exhausted (max ≥ Settings.swap_full_pct), swap_mode (a SWAP-mode
     preemption warning was printed)."""
-    s = c.summary
+    s, w = c.summary, c.state(Swap)
     if not s.max_swapped:
         return []
-    exhausted = s.max_cpu_kv is not None and s.max_cpu_kv >= c.settings.swap_full_pct
-    climbing = s.max_cpu_kv is not None and s.first_cpu_kv is not None and s.max_cpu_kv > s.first_cpu_kv
+    exhausted = w.max_cpu_kv is not None and w.max_cpu_kv >= c.settings.swap_full_pct
+    climbing = w.max_cpu_kv is not None and w.first_cpu_kv is not None and w.max_cpu_kv > w.first_cpu_kv
     return [
         Finding(
             id=FindingId.SWAP_SPACE_EXHAUSTED if exhausted else FindingId.SWAP_SPACE_IN_USE,
@@ -240,22 +292,22 @@ def swap_space(c: Context) -> list[Finding]:
             if exhausted
             else "Requests swapped to CPU memory",
             evidence=(
-                f"up to {s.max_swapped} requests swapped in {s.swapped_samples} stats samples; CPU KV cache usage "
+                f"up to {s.max_swapped} requests swapped in {w.samples} stats samples; CPU KV cache usage "
                 + (
-                    f"from {s.first_cpu_kv:.1f}% to {s.max_cpu_kv:.1f}%"
-                    if s.max_cpu_kv is not None and s.first_cpu_kv is not None
+                    f"from {w.first_cpu_kv:.1f}% to {w.max_cpu_kv:.1f}%"
+                    if w.max_cpu_kv is not None and w.first_cpu_kv is not None
                     else "not shown"
                 )
             ),
             where=_where(s),
             data={
                 "max_swapped": s.max_swapped,
-                "samples_swapped": s.swapped_samples,
-                "first_cpu_kv_pct": s.first_cpu_kv,
-                "max_cpu_kv_pct": s.max_cpu_kv,
+                "samples_swapped": w.samples,
+                "first_cpu_kv_pct": w.first_cpu_kv,
+                "max_cpu_kv_pct": w.max_cpu_kv,
                 "climbing": climbing,
                 "exhausted": exhausted,
-                "swap_mode": "SWAP" in s.preemption_modes,
+                "swap_mode": "SWAP" in c.state(Modes).modes,
             },
         )
     ]
@@ -378,6 +430,7 @@ SILENT_PREEMPTIONS = Rule(
     ),
     settings=("silent_preemption_kv_pct",),
     needs=("stats",),
+    states=(Silent,),
 )
 
 
@@ -418,6 +471,7 @@ SWAP_SPACE = Rule(
     ),
     settings=("swap_full_pct",),
     needs=("stats",),
+    states=(Swap, Modes),
 )
 
 
@@ -514,6 +568,7 @@ PREEMPTIONS = Rule(
         "metrics",
         "warnings",
     ),
+    states=(Modes, Silent),
 )
 
 

@@ -17,7 +17,7 @@ from observe.advise import Advice, notes, steady
 from observe.advise.plan import Plan
 from observe.model import EngineConfig, Finding, severity_rank
 from observe.rules import batch, failures, hints, kv, latency, length, spec, stall
-from observe.rules.base import Doc, Lever, Rule
+from observe.rules.base import Doc, Lever, Rule, State
 from observe.rules.context import Context
 from observe.rules.facts import Facts
 from observe.settings import Settings
@@ -53,6 +53,12 @@ HISTORY = tuple(r for r in RULES if any("critical" in d.severity for d in r.docs
 def docs() -> dict[str, Doc]:
     """Every finding's documentation, by id (each id is declared by one rule)."""
     return {d.id: d for r in RULES for d in r.docs}
+
+
+def states() -> tuple[type[State[Any]], ...]:
+    """Every accumulator a rule declares (``Rule.states``), once each, in table order: what the
+    diagnosis feeds each launch's events to."""
+    return tuple(dict.fromkeys(k for r in RULES for k in r.states))
 
 
 def levers() -> list[Lever]:
