@@ -72,10 +72,17 @@ class State(Generic[E]):
 @dataclass(frozen=True)
 class Lever:
     """One move of the advisor. ``rank`` orders the moves of the whole table (the engine must start
-    first, then KV capacity, batch size, prefill, queue bounds, context length)."""
+    first, then KV capacity, batch size, prefill, queue bounds, context length). ``answers``: the
+    findings it answers, in the order its recommendations name them; ``act(plan, by_id, answers)``
+    reads them from there (never from a list of its own), and every rule documenting one of them
+    lists the lever (one lever may answer the findings of several rules: the plan runs it once)."""
 
     rank: int
-    act: Callable[[Plan, Mapping[str, Finding]], None]
+    act: Callable[[Plan, Mapping[str, Finding], tuple[FindingId, ...]], None]
+    answers: tuple[FindingId, ...]
+
+    def pull(self, p: Plan, by_id: Mapping[str, Finding]) -> None:
+        self.act(p, by_id, self.answers)
 
 
 @dataclass(frozen=True)
@@ -105,8 +112,8 @@ class Rule:
 def on(fid: FindingId, rank: int, act: Callable[[Plan, Finding], None]) -> Lever:
     """A lever for one finding: ``act(plan, finding)`` when ``fid`` was found."""
 
-    def run(p: Plan, by_id: Mapping[str, Finding]) -> None:
+    def run(p: Plan, by_id: Mapping[str, Finding], answers: tuple[FindingId, ...]) -> None:
         if fid in by_id:
             act(p, by_id[fid])
 
-    return Lever(rank, run)
+    return Lever(rank, run, (fid,))

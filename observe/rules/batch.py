@@ -17,6 +17,8 @@ from observe.rules.context import Context
 from observe.rules.context import span as _span
 from observe.rules.context import when as _when
 from observe.rules.context import where as _where
+from observe.rules.kv import KV_PLAN
+from observe.rules.latency import PREFILL
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -257,8 +259,14 @@ QUEUE = Rule(
     needs=("stats",),
     states=(Waiting,),
     levers=(
-        Lever(41, seqs.seq_bound),
-        Lever(60, sched.queue_bound),
+        KV_PLAN,
+        Lever(41, seqs.seq_bound, answers=(FindingId.QUEUE_SEQ_BOUND,)),
+        PREFILL,
+        Lever(
+            60,
+            sched.queue_bound,
+            answers=(FindingId.QUEUE_MEMORY_BOUND, FindingId.QUEUE_SEQ_BOUND, FindingId.QUEUE_PREFILL_BOUND),
+        ),
     ),
 )
 
@@ -280,7 +288,7 @@ TOO_MANY_SEQS = Rule(
         ),
     ),
     needs=("stats",),
-    levers=(Lever(40, seqs.fewer_seqs),),
+    levers=(Lever(40, seqs.fewer_seqs, answers=(FindingId.TOO_MANY_SEQS,)),),
 )
 
 

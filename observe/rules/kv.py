@@ -1,4 +1,4 @@
-"""KV cache and memory: saturation, preemption (counted, likely, silent), swap space, what the
+"""KV cache and memory: saturation, preemption (counted, likely, silent; V0 swap space: rules.swap), what the
 start-up facts already say (the cache holds less than one request, fewer than two, no headroom),
 the prefix cache. Pure.
 """
@@ -55,24 +55,6 @@ class Silent(State[StatsSample]):
             self.events += 1
             self.requests += d
             self.where = self.where or f"{ev.env.source}:{ev.env.lineno}"
-
-
-@dataclass
-class Swap(State[StatsSample]):
-    """V0 swap space: the CPU KV usage, first and highest, and the samples with requests swapped."""
-
-    takes = StatsSample
-    first_cpu_kv: float | None = None
-    max_cpu_kv: float | None = None
-    samples: int = 0
-
-    def add(self, ev: StatsSample, settings: Settings) -> None:
-        cpu = ev.cpu_kv_usage_pct
-        if cpu is not None:
-            self.first_cpu_kv = cpu if self.first_cpu_kv is None else self.first_cpu_kv
-            self.max_cpu_kv = cpu if self.max_cpu_kv is None or cpu > self.max_cpu_kv else self.max_cpu_kv
-        if ev.swapped:
-            self.samples += 1
 
 
 def _saturated_from_metrics(c: Context) -> list[Finding]:
@@ -274,45 +256,6 @@ def silent_preemptions(c: Context) -> list[Finding]:
     ]
 
 
-def swap_space(c: Context) -> list[Finding]:
-    """V0 swap space in use: Swapped > 0 (requests preempted to CPU memory) and how full the CPU KV
-    cache got. Data: max_swapped, samples_swapped, first_cpu_kv_pct, max_cpu_kv_pct, climbing
-    (max above first), exhausted (max ≥ Settings.swap_full_pct), swap_mode (a SWAP-mode
-    preemption warning was printed)."""
-    s, w = c.summary, c.state(Swap)
-    if not s.max_swapped:
-        return []
-    exhausted = w.max_cpu_kv is not None and w.max_cpu_kv >= c.settings.swap_full_pct
-    climbing = w.max_cpu_kv is not None and w.first_cpu_kv is not None and w.max_cpu_kv > w.first_cpu_kv
-    return [
-        Finding(
-            id=FindingId.SWAP_SPACE_EXHAUSTED if exhausted else FindingId.SWAP_SPACE_IN_USE,
-            severity="critical" if exhausted else "warning",
-            title="Swap space exhausted: preempted requests fill the CPU KV cache"
-            if exhausted
-            else "Requests swapped to CPU memory",
-            evidence=(
-                f"up to {s.max_swapped} requests swapped in {w.samples} stats samples; CPU KV cache usage "
-                + (
-                    f"from {w.first_cpu_kv:.1f}% to {w.max_cpu_kv:.1f}%"
-                    if w.max_cpu_kv is not None and w.first_cpu_kv is not None
-                    else "not shown"
-                )
-            ),
-            where=_where(s),
-            data={
-                "max_swapped": s.max_swapped,
-                "samples_swapped": w.samples,
-                "first_cpu_kv_pct": w.first_cpu_kv,
-                "max_cpu_kv_pct": w.max_cpu_kv,
-                "climbing": climbing,
-                "exhausted": exhausted,
-                "swap_mode": "SWAP" in c.state(Modes).modes,
-            },
-        )
-    ]
-
-
 def capacity_facts(c: Context) -> list[Finding]:
     """Startup facts that already say the KV cache is small, or memory has no headroom."""
     cfg = c.config
@@ -404,6 +347,19 @@ def low_prefix_hit(c: Context) -> list[Finding]:
 
 # ---------------------------------------------------------------- the rules
 
+#: the KV plan: more KV capacity (else fewer sequences) for the KV-pressure findings that call for it
+KV_PLAN = Lever(
+    30,
+    load.kv_plan,
+    answers=(
+        FindingId.KV_CACHE_SATURATED,
+        FindingId.PREEMPTIONS,
+        FindingId.QUEUE_MEMORY_BOUND,
+        FindingId.PREEMPTIONS_LIKELY,
+        FindingId.LOW_MAX_CONCURRENCY,
+    ),
+)
+
 SILENT_PREEMPTIONS = Rule(
     family="KV cache and memory",
     detect=silent_preemptions,
@@ -431,47 +387,6 @@ SILENT_PREEMPTIONS = Rule(
     settings=("silent_preemption_kv_pct",),
     needs=("stats",),
     states=(Silent,),
-)
-
-
-SWAP_SPACE = Rule(
-    family="KV cache and memory",
-    detect=swap_space,
-    docs=(
-        Doc(
-            FindingId.SWAP_SPACE_IN_USE,
-            "warning",
-            Section.KV_PRESSURE,
-            evidence=(
-                "V0's `Swapped: N` above 0 in the stats lines (requests preempted to CPU memory),"
-                " with how full the CPU KV cache got. Data: max_swapped, samples_swapped, "
-                "first_cpu_kv_pct, max_cpu_kv_pct, climbing, swap_mode"
-            ),
-            advice=(
-                "the KV plan below when a KV-pressure finding comes with it; otherwise a note (no"
-                " flag known for it alone)"
-            ),
-            versions="V0",
-        ),
-        Doc(
-            FindingId.SWAP_SPACE_EXHAUSTED,
-            "critical",
-            Section.KV_PRESSURE,
-            evidence="as `swap_space_in_use`, with the CPU KV cache ≥ `swap_full_pct`",
-            advice=(
-                "a note: preemptions recompute instead; grow the GPU KV cache (the KV plan) or "
-                "add replicas; a larger `--swap-space` only postpones it"
-            ),
-            versions="V0",
-            note=(
-                "the CPU swap space ran full: preemptions recompute instead; grow the GPU KV "
-                "cache (see above) or add replicas; a larger --swap-space only postpones it"
-            ),
-        ),
-    ),
-    settings=("swap_full_pct",),
-    needs=("stats",),
-    states=(Swap, Modes),
 )
 
 
@@ -506,6 +421,7 @@ CAPACITY_FACTS = Rule(
         "high_gpu_util",
     ),
     needs=("startup facts",),
+    levers=(KV_PLAN,),
     also=(FindingId.MAX_MODEL_LEN_EXCEEDS_KV_CACHE,),
 )
 
@@ -539,7 +455,7 @@ KV_CACHE_SATURATED = Rule(
         "max_gpu_util",
     ),
     needs=("stats", "metrics"),
-    levers=(Lever(30, load.kv_plan),),
+    levers=(KV_PLAN,),
 )
 
 
@@ -569,6 +485,7 @@ PREEMPTIONS = Rule(
         "warnings",
     ),
     states=(Modes, Silent),
+    levers=(KV_PLAN,),
 )
 
 

@@ -82,6 +82,15 @@ def latency(c: Context) -> list[Finding]:
 
 # ---------------------------------------------------------------- the rules
 
+#: prefill against decode: slow first tokens (and a queue with KV room) take more prompt tokens a
+#: step, high inter-token latency fewer; left alone under KV pressure
+PREFILL = Lever(
+    50,
+    load.prefill_balance,
+    answers=(FindingId.TTFT_SPIKES, FindingId.QUEUE_PREFILL_BOUND, FindingId.ITL_HIGH),
+)
+
+
 LATENCY = Rule(
     family="latency and SLOs",
     detect=latency,
@@ -124,5 +133,5 @@ LATENCY = Rule(
         "ttft_spike_ratio",
     ),
     needs=("metrics",),
-    levers=(Lever(50, load.prefill_balance),),
+    levers=(PREFILL,),
 )

@@ -101,7 +101,8 @@ def test_rules_name_the_settings_they_read() -> None:
         assert set(rule.settings) <= fields, rule.name
         src = inspect.getsource(inspect.getmodule(rule.detect))  # type: ignore[arg-type]
         src += "".join(p.read_text(encoding="utf-8") for p in (ROOT / "observe" / "advise").glob("*.py"))
-        read = set(re.findall(r"(?:settings|th)\.([a-z_]+)", inspect.getsource(rule.detect)))
+        own = inspect.getsource(rule.detect) + "".join(inspect.getsource(k) for k in rule.states)
+        read = set(re.findall(r"(?:settings|th)\.([a-z_]+)", own))
         assert read & fields <= set(rule.settings), f"{rule.name} reads {sorted(read & fields)}"
         for name in rule.settings:
             assert name in src, f"{rule.name} names {name} but neither it nor a lever reads it"
@@ -119,3 +120,21 @@ def test_rules_modules_stay_small() -> None:
         n = len(path.read_text(encoding="utf-8").splitlines())
         assert n < 600, f"{path.name}: {n} lines"
     assert len((ROOT / "observe" / "diagnosis.py").read_text(encoding="utf-8").splitlines()) < 600
+
+
+def test_levers_declare_the_findings_they_answer() -> None:
+    """Each lever names the findings it answers, and the rule documenting each of them lists it (the
+    KV plan answers queue_memory_bound as the queue rule's lever too, not as kv_cache_saturated's)."""
+    documented = {d.id: r for r in table.RULES for d in r.docs}
+    for lv in table.levers():
+        assert lv.answers, lv
+        for fid in lv.answers:
+            assert lv in documented[fid].levers, (
+                f"{documented[fid].name} documents {fid} but does not list its lever"
+            )
+    for r in table.RULES:
+        for lv in r.levers:
+            assert set(lv.answers) & set(r.ids), f"{r.name} lists a lever that answers none of its findings"
+    advise_src = "".join(p.read_text(encoding="utf-8") for p in (ROOT / "observe" / "advise").glob("*.py"))
+    for hidden in ("KV_IDS", "QUEUE_IDS"):
+        assert hidden not in advise_src  # which lever answers what is the rules' declaration

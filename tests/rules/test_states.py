@@ -8,7 +8,7 @@ import dataclasses
 import typing
 
 from observe.diagnosis import InstanceBuilder
-from observe.rules import base, batch, kv, spec, table
+from observe.rules import base, batch, kv, spec, swap, table
 from observe.rules.context import Context
 from observe.rules.summary import Summary
 from tests.rules.rulekit import flags, stats
@@ -25,7 +25,7 @@ def test_every_state_is_declared_by_a_rule_of_the_table() -> None:
     """A State no rule declares would never be fed: its rule would read zeros forever."""
     declared = set(table.states())
     assert _subclasses(base.State) <= declared, _subclasses(base.State) - declared
-    assert {kv.Silent, kv.Swap, kv.Modes, batch.Waiting, spec.Acceptance} <= declared
+    assert {kv.Silent, swap.Swap, kv.Modes, batch.Waiting, spec.Acceptance} <= declared
     for k in declared:
         assert dataclasses.is_dataclass(k), k  # compared field by field (test_scan: scan vs lines)
         assert isinstance(k.takes, type), k
