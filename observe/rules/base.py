@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
+from observe.failurekinds import alert_of, runbook
 from observe.findingids import FindingId
 
 if TYPE_CHECKING:
@@ -55,6 +56,18 @@ class Doc:
     role: str = ""  # "cause": explains an engine that did not start; "failure": the failure itself
     label: str | None = None  # the first column when it is not the id alone
     settings: tuple[str, ...] | None = None  # the Settings fields behind this finding; None: its rule's
+    # the alert that pages on it (observe.alerts; a heading of docs/runbooks.md); for a finding the
+    # failure kinds feed, their alert (failurekinds.alert_of) unless one is named here
+    alert: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.alert is None:
+            object.__setattr__(self, "alert", alert_of(self.id))
+
+    @property
+    def runbook(self) -> str | None:
+        """Its alert's runbook section (docs/runbooks.md#…), or None without an alert."""
+        return None if self.alert is None else runbook(self.alert)
 
 
 class State(Generic[E]):

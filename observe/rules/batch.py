@@ -223,6 +223,7 @@ QUEUE = Rule(
             FindingId.QUEUE_MEMORY_BOUND,
             "warning",
             Section.KV_PRESSURE,
+            alert="VLLMQueueBacklog",
             evidence="requests waiting while KV ≥ `kv_queue_full_pct`",
             advice="the KV plan below",
             settings=("kv_queue_full_pct",),
@@ -231,6 +232,7 @@ QUEUE = Rule(
             FindingId.QUEUE_SEQ_BOUND,
             "warning",
             Section.BATCH,
+            alert="VLLMQueueBacklog",
             evidence="requests waiting with KV room while Running sits at `--max-num-seqs`",
             advice=(
                 "`--max-num-seqs` = running + waiting seen, in a geometric step (× `seq_step_min_factor` to "
@@ -244,6 +246,7 @@ QUEUE = Rule(
             FindingId.QUEUE_PREFILL_BOUND,
             "info",
             Section.BATCH,
+            alert="VLLMQueueBacklog",
             evidence="requests waiting with KV room, Running below the cap",
             advice=(
                 "`--max-num-batched-tokens` = the prompts of the requests seen at once (running + waiting × "

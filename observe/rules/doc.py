@@ -1,5 +1,5 @@
 """docs/findings.md, rendered from RULES: every finding's row (id, severity, evidence, advice,
-versions) in its section, with the prose between the tables. Pure: the text; writing it is
+versions, the alert that pages on it with its runbook section) in its section, with the prose between the tables. Pure: the text; writing it is
 tools/regen_findings_doc.py's job (``--check`` is what the tests run).
 """
 
@@ -89,7 +89,8 @@ def _row(d: Doc, settings: tuple[str, ...]) -> str:
     --config file sets)."""
     head = d.label or f"`{d.id}` ({d.severity})"
     ev = d.evidence + (" (settings: " + ", ".join(f"`{s}`" for s in settings) + ")" if settings else "")
-    return f"| {head} | {_cell(ev)} | {_cell(d.advice)} | {_cell(d.versions)} |"
+    page = f"[`{d.alert}`]({d.runbook.removeprefix('docs/')})" if d.alert and d.runbook else "—"
+    return f"| {head} | {_cell(ev)} | {_cell(d.advice)} | {_cell(d.versions)} | {page} |"
 
 
 def render() -> str:
@@ -103,7 +104,12 @@ def render() -> str:
         out += [f"## {section}", ""]
         if section in BEFORE:
             out += [BEFORE[section], ""]
-        out += ["| finding | evidence | advice | versions |", "| --- | --- | --- | --- |", *rows[section], ""]
+        out += [
+            "| finding | evidence | advice | versions | alert (runbook) |",
+            "| --- | --- | --- | --- | --- |",
+            *rows[section],
+            "",
+        ]
         if section in AFTER:
             out += [AFTER[section], ""]
     return "\n".join(out).rstrip("\n") + "\n"

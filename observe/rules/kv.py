@@ -434,6 +434,7 @@ KV_CACHE_SATURATED = Rule(
             FindingId.KV_CACHE_SATURATED,
             "warning/critical",
             Section.KV_PRESSURE,
+            alert="VLLMKVCacheSaturated",
             evidence="KV usage ≥ `kv_high_pct` / `kv_full_pct` in stats lines (without any: the KV gauge of the /metrics snapshots)",
             advice=(
                 "critical (full and requests waiting): the KV plan below. Warning with nothing "
@@ -467,6 +468,7 @@ PREEMPTIONS = Rule(
             FindingId.PREEMPTIONS,
             "warning/critical",
             Section.KV_PRESSURE,
+            alert="VLLMPreemptionsSustained",
             evidence="V0 preemption warnings, V1 `Preemptions:` field, `vllm:num_preemptions_total`",
             advice="the KV plan below",
         ),

@@ -115,6 +115,7 @@ LATENCY = Rule(
             FindingId.ITL_HIGH,
             "warning",
             Section.BATCH,
+            alert="VLLMITLSLOBurnFast",
             evidence="ITL p95 above `itl_slo_seconds`",
             advice=(
                 "any one of: `--async-scheduling` (when it is off — the default in 0.10–0.13 — on"

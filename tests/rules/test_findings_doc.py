@@ -138,3 +138,25 @@ def test_levers_declare_the_findings_they_answer() -> None:
     advise_src = "".join(p.read_text(encoding="utf-8") for p in (ROOT / "observe" / "advise").glob("*.py"))
     for hidden in ("KV_IDS", "QUEUE_IDS"):
         assert hidden not in advise_src  # which lever answers what is the rules' declaration
+
+
+def test_each_doc_names_an_alert_that_exists_and_its_runbook_section() -> None:
+    from observe import alerts, failurekinds
+
+    names = {r["alert"] for r in alerts.alert_rules(Settings()) if "alert" in r}
+    runbooks = (ROOT / "docs" / "runbooks.md").read_text(encoding="utf-8")
+    docs = table.docs()
+    paged = {fid: d.alert for fid, d in docs.items() if d.alert}
+    for fid, alert in paged.items():
+        assert alert in names, fid
+        assert f"\n## {alert}\n" in runbooks, fid
+        assert docs[fid].runbook == f"docs/runbooks.md#{alert.lower()}"
+        assert f"[`{alert}`](runbooks.md#{alert.lower()})" in doc.render()
+    # a finding the failure kinds feed pages with their alert (failurekinds, not restated)
+    assert paged[FindingId.CUDA_OOM] == failurekinds.ALERT_OOM
+    assert paged[FindingId.ENGINE_CRASHED] == failurekinds.ALERT_CRASHED
+    assert paged[FindingId.ENGINE_STARTUP_FAILED] == failurekinds.ALERT_STARTUP_FAILED
+    # the metric alerts that page on what a finding reports
+    assert paged[FindingId.KV_CACHE_SATURATED] == "VLLMKVCacheSaturated"
+    assert paged[FindingId.QUEUE_MEMORY_BOUND] == paged[FindingId.QUEUE_SEQ_BOUND] == "VLLMQueueBacklog"
+    assert FindingId.LOW_PREFIX_CACHE_HIT_RATE not in paged  # information only: nothing pages
