@@ -118,11 +118,11 @@ LATENCY = Rule(
             alert="VLLMITLSLOBurnFast",
             evidence="ITL p95 above `itl_slo_seconds`",
             advice=(
-                "any one of: `--async-scheduling` (when it is off — the default in 0.10–0.13 — on"
+                "any one of: `--async-scheduling` (when it is off — the default in {while:--async-scheduling=False} — on"
                 " V1 GPU, ≤ 32 running, no pipeline parallelism or speculative config), `--long-"
                 "prefill-token-threshold` = a quarter of the step's tokens (V1, when the mean "
                 "prompt is longer), `--max-num-batched-tokens` halved (≥ 512; TTFT rises), "
-                "`--performance-mode interactivity` (≥ 0.17)"
+                "`--performance-mode interactivity` (≥ {since:--performance-mode})"
             ),
             versions="needs /metrics; each flag only on releases that have it",
             settings=("itl_slo_seconds",),

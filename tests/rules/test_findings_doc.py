@@ -160,3 +160,30 @@ def test_each_doc_names_an_alert_that_exists_and_its_runbook_section() -> None:
     assert paged[FindingId.KV_CACHE_SATURATED] == "VLLMKVCacheSaturated"
     assert paged[FindingId.QUEUE_MEMORY_BOUND] == paged[FindingId.QUEUE_SEQ_BOUND] == "VLLMQueueBacklog"
     assert FindingId.LOW_PREFIX_CACHE_HIT_RATE not in paged  # information only: nothing pages
+
+
+def test_release_ranges_in_the_doc_come_from_the_release_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    from observe.flags import vllmflags
+
+    text = doc.render()
+    assert (
+        "{since:" not in text
+        and "{before:" not in text
+        and "{while:" not in text
+        and "{defaults:" not in text
+    )
+    for flag in ("--kv-cache-memory-bytes", "--max-num-active-seqs", "--max-num-queued-reqs"):
+        assert f"vLLM ≥ {vllmflags.introduced(flag)}" in text, flag
+    gmu = [vllmflags.gpu_memory_utilization(r) for r in ("0.19.0", "0.20.0", "0.34.0")]
+    assert f"({gmu[0]}; {gmu[1]} from 0.20.0; {gmu[2]} from 0.34.0)" in text
+    # the text follows the data: another release in the data, another release in the doc
+    real = vllmflags.introduced
+    monkeypatch.setattr(
+        vllmflags, "introduced", lambda f: "9.9.9" if f == "--max-num-queued-reqs" else real(f)
+    )
+    assert "running (vLLM ≥ 9.9.9)" in doc.render()
+    # and no Doc or prose writes a release next to a flag itself
+    raw = [doc.INTRO, *doc.BEFORE.values(), *doc.AFTER.values()]
+    raw += [t for d in table.docs().values() for t in (d.evidence, d.advice, d.versions)]
+    for t in raw:
+        assert not re.search(r"(vLLM ≥|\(≥|default in) \d+\.\d", t), t[:120]
