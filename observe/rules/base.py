@@ -122,11 +122,14 @@ class Rule:
         return tuple(d.id for d in self.docs) + self.also
 
 
-def on(fid: FindingId, rank: int, act: Callable[[Plan, Finding], None]) -> Lever:
-    """A lever for one finding: ``act(plan, finding)`` when ``fid`` was found."""
+def on(
+    fid: FindingId, rank: int, act: Callable[[Plan, Finding], None], also: tuple[FindingId, ...] = ()
+) -> Lever:
+    """A lever for one finding: ``act(plan, finding)`` when ``fid`` was found; ``also``: the findings
+    its recommendations answer beside it (the OOM's levers answer a utilization set too high)."""
 
     def run(p: Plan, by_id: Mapping[str, Finding], answers: tuple[FindingId, ...]) -> None:
         if fid in by_id:
             act(p, by_id[fid])
 
-    return Lever(rank, run, (fid,))
+    return Lever(rank, run, (fid, *also))

@@ -454,7 +454,7 @@ ENGINE_ERRORS = Rule(
         on(FindingId.MAX_MODEL_LEN_EXCEEDS_KV_CACHE, 10, start.max_model_len_does_not_fit),
         on(FindingId.MAX_MODEL_LEN_EXCEEDS_MODEL, 11, start.model_len_over_model),
         on(FindingId.GPU_MEMORY_BUSY, 12, start.memory_busy),
-        on(FindingId.CUDA_OOM, 13, oom.oom),
+        on(FindingId.CUDA_OOM, 13, oom.oom, also=(FindingId.GPU_MEMORY_UTILIZATION_TOO_HIGH,)),
         on(FindingId.NO_KV_CACHE_MEMORY, 14, start.no_kv_memory),
         on(FindingId.PROMPT_TOO_LONG, 15, start.prompt_too_long),
     ),
