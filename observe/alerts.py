@@ -19,9 +19,10 @@ from typing import Any
 
 import yaml
 
-from observe import crashes, failurekinds, promql
+from observe import crashes, failurekinds, names, promql
 from observe.errors import ConfigError
 from observe.failurekinds import ALERT_CRASHED, ALERT_OOM, ALERT_STARTUP_FAILED
+from observe.flags import vllmflags
 from observe.recording_rules import (  # the recording rules, and the helpers the alerts share with them
     _num,
     _sel,
@@ -144,11 +145,25 @@ def _queue_cause(s: Settings) -> str:
     )
 
 
+def _unknown_batch(s: Settings) -> tuple[float, int]:
+    """Where neither the sidecar nor Settings gives the batch (vLLM's default depends on the release
+    and the GPU): (queue_batch_share of the largest batch vLLM defaults to on a GPU, that batch), so
+    the alert waits at least as long as it would on any GPU whose default batch were known."""
+    largest = vllmflags.largest_gpu_max_num_seqs()
+    return s.queue_batch_share * largest, largest
+
+
+def _fallback_waiting(s: Settings) -> float:
+    """The absolute queue threshold: Settings.waiting_threshold where known, else _unknown_batch's."""
+    known = s.waiting_threshold
+    return known if known is not None else _unknown_batch(s)[0]
+
+
 def queue_backlog_expr(s: Settings) -> str:
     """Waiting requests over a share of the server's own --max-num-seqs (the sidecar's
     observe_vllm_max_num_seqs, read from the launch's flags); where no sidecar reports it, the
-    absolute threshold (Settings.waiting_threshold). An explicit waiting_requests is used alone."""
-    absolute = f"instance:vllm_requests_waiting:sum > {_num(s.waiting_threshold)}"
+    absolute threshold (_fallback_waiting). An explicit waiting_requests is used alone."""
+    absolute = f"instance:vllm_requests_waiting:sum > {_num(_fallback_waiting(s))}"
     if s.waiting_requests is not None:
         return absolute
     SBY = sidecar_by(s)
@@ -162,13 +177,21 @@ def queue_backlog_expr(s: Settings) -> str:
 def _queue_description(s: Settings) -> str:
     if s.waiting_requests is not None:
         return (
-            f"More than {_num(s.waiting_threshold)} requests have waited for {s.queue_for}. The server is over "
+            f"More than {_num(s.waiting_requests)} requests have waited for {s.queue_for}. The server is over "
             "capacity: add replicas, or if the KV cache has room raise --max-num-seqs."
         )
     share = _num(s.queue_batch_share * 100)
+    if s.max_num_seqs:
+        fallback = f"{_num(s.max_num_seqs)} requests where no sidecar reports it"
+    else:
+        waiting, largest = _unknown_batch(s)
+        fallback = (
+            f"where no sidecar reports it, {_num(waiting)} requests: {share}% of {_num(largest)}, the "
+            "largest batch vLLM defaults to on a GPU, as the GPU is unknown"
+        )
     return (
         f"More than {share}% of a full batch (--max-num-seqs, as the observe sidecar read it from the "
-        f"launch; {_num(s.waiting_threshold)} requests where no sidecar reports it) has waited for "
+        f"launch; {fallback}) has waited for "
         f"{s.queue_for}: the batch is full and requests queue for a slot, so their time to first token "
         "grows by whole requests. Add replicas, or if the KV cache has room raise --max-num-seqs."
     )
@@ -265,9 +288,9 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
             # evaluation) must not reset for: nor resolve the page
             f"min_over_time((\n  instance:vllm_requests_running:sum\n  + on ({BY})\n"
             f"  instance:vllm_requests_waiting:sum\n)[{stuck_window(s)}:]) > 0\nand on ({BY})\n(\n"
-            f"  sum by ({BY}) (increase(vllm:generation_tokens_total{_sel(s)}[{stuck_window(s)}]))\n"
+            f"  sum by ({BY}) (increase({names.GENERATION_TOKENS_TOTAL}{_sel(s)}[{stuck_window(s)}]))\n"
             f"  + on ({BY})\n"
-            f"  sum by ({BY}) (increase(vllm:prompt_tokens_total{_sel(s)}[{stuck_window(s)}]))\n"
+            f"  sum by ({BY}) (increase({names.PROMPT_TOKENS_TOTAL}{_sel(s)}[{stuck_window(s)}]))\n"
             f") == 0\nand on ({TBY})\navg_over_time(up{_sel(s)}[{stuck_window(s)}]) >= 0.5",
             stuck_for(s),
             "critical",

@@ -68,9 +68,9 @@ def _without_header(text: str) -> str:
     return "".join(lines)
 
 
-def _dashboard_configmaps() -> str:
+def _dashboard_configmaps(s: Settings) -> str:
     docs = []
-    for fname, text in dashboards.render().items():
+    for fname, text in dashboards.render(s).items():
         docs.append(
             {
                 "apiVersion": "v1",
@@ -94,7 +94,7 @@ def manifests(s: Settings | None = None) -> dict[str, str]:
     s = s or Settings()
     return {
         "prometheusrule.yaml": _HEADER + _without_header(alerts.prometheus_rule_manifest(s, name=RULE_NAME)),
-        "grafana-dashboards.yaml": _HEADER + _dashboard_configmaps(),
+        "grafana-dashboards.yaml": _HEADER + _dashboard_configmaps(s),
     }
 
 

@@ -43,7 +43,7 @@ __all__ = [
 #: columns, the window summary's keys and `top` all come from `latency_quantiles` over it.
 QUANTILES: tuple[float, ...] = names.LATENCY_QUANTILES
 
-_CACHE_CONFIG_INFO = "vllm:cache_config_info"
+_CACHE_CONFIG_INFO = names.CACHE_CONFIG_INFO
 
 
 def counter_increase(values: Iterable[float]) -> float:
@@ -244,11 +244,11 @@ def latency_quantiles(prev: Scrape | None, cur: Scrape) -> dict[str, float | Non
     return out
 
 
-_GAUGES = ("vllm:kv_cache_usage_perc", "vllm:num_requests_running", "vllm:num_requests_waiting")
+_GAUGES = (names.KV_CACHE_USAGE_PERC, names.NUM_REQUESTS_RUNNING, names.NUM_REQUESTS_WAITING)
 _RATES = {
-    "generation_tps": "vllm:generation_tokens_total",
-    "prompt_tps": "vllm:prompt_tokens_total",
-    "preemptions_per_s": "vllm:num_preemptions_total",
+    "generation_tps": names.GENERATION_TOKENS_TOTAL,
+    "prompt_tps": names.PROMPT_TOKENS_TOTAL,
+    "preemptions_per_s": names.NUM_PREEMPTIONS_TOTAL,
 }
 _READ = frozenset(
     (*_GAUGES, *_RATES.values(), *(fam + "_bucket" for fam in names.LATENCY_HISTOGRAMS.values()))
@@ -272,12 +272,12 @@ def reading(prev: Scrape | None, cur: Scrape) -> dict[str, float | None]:
       caller says which it shows).
     """
     prev, cur = (_slim(prev) if prev is not None else None), _slim(cur)
-    kv = value(cur, "vllm:kv_cache_usage_perc", agg="max")
+    kv = value(cur, names.KV_CACHE_USAGE_PERC, agg="max")
     out: dict[str, float | None] = {
         "kv_usage_pct": None if kv is None else 100.0 * kv,
-        "running": value(cur, "vllm:num_requests_running"),
-        "waiting": value(cur, "vllm:num_requests_waiting"),
-        "preemptions_total": value(cur, "vllm:num_preemptions_total"),
+        "running": value(cur, names.NUM_REQUESTS_RUNNING),
+        "waiting": value(cur, names.NUM_REQUESTS_WAITING),
+        "preemptions_total": value(cur, names.NUM_PREEMPTIONS_TOTAL),
     }
     secs = (cur.at - prev.at).total_seconds() if prev is not None and prev.at and cur.at else 0.0
     for key, name in _RATES.items():
@@ -308,17 +308,17 @@ def window_summary(scrapes: Sequence[Scrape]) -> dict[str, Any]:
         return out
     first, last = ok[0], ok[-1]
     out["window_seconds"] = round(_secs(last.at) - _secs(first.at), 1)  # type: ignore[arg-type]
-    gen = [(s.at, v) for s in ok if (v := value(s, "vllm:generation_tokens_total")) is not None]
+    gen = [(s.at, v) for s in ok if (v := value(s, names.GENERATION_TOKENS_TOTAL)) is not None]
     out["generation_tps"] = _round(rate(gen), 1) if len(gen) >= 2 else None  # type: ignore[arg-type]
     for key, name in (
-        ("preemptions", "vllm:num_preemptions_total"),
-        ("requests_finished", "vllm:request_success_total"),
+        ("preemptions", names.NUM_PREEMPTIONS_TOTAL),
+        ("requests_finished", names.REQUEST_SUCCESS_TOTAL),
     ):
         vals = [v for v in (value(s, name) for s in ok) if v is not None]
         out[key] = int(counter_increase(vals)) if len(vals) >= 2 else None
         since = value(last, name)
         out[f"{key}_since_start"] = int(since) if since is not None else None
-    kv = [v for v in (value(s, "vllm:kv_cache_usage_perc", agg="max") for s in ok) if v is not None]
+    kv = [v for v in (value(s, names.KV_CACHE_USAGE_PERC, agg="max") for s in ok) if v is not None]
     out["kv_usage_max_pct"] = round(100 * max(kv), 1) if kv else None
     window = latency_quantiles(first, last) if len(ok) >= 2 else {}
     for tag, since in latency_quantiles(None, last).items():

@@ -162,11 +162,64 @@ def is_known_family(family: str) -> bool:
     return split_sample_name(family) is not None
 
 
+def _known(name: str) -> str:
+    """A canonical name of the catalog, checked when observe.names is imported (a misspelt constant fails
+    at once): every other module takes a vLLM metric's name from the constants below."""
+    if name not in CATALOG:
+        raise KeyError(f"{name} is not a canonical name of the metric catalog")
+    return name
+
+
+def _prefix(prefix: str) -> str:
+    """The common beginning of a family of catalogued names (a connector's metrics)."""
+    if not any(c.startswith(prefix) for c in CATALOG):
+        raise KeyError(f"no catalogued name starts with {prefix}")
+    return prefix
+
+
+# the canonical names observe's code reads (tests/test_metric_literals.py: no bare `vllm:` name elsewhere)
+CACHE_CONFIG_INFO = _known("vllm:cache_config_info")
+E2E_REQUEST_LATENCY_SECONDS = _known("vllm:e2e_request_latency_seconds")
+GENERATION_TOKENS_TOTAL = _known("vllm:generation_tokens_total")
+INTER_TOKEN_LATENCY_SECONDS = _known("vllm:inter_token_latency_seconds")
+ITERATION_TOKENS_TOTAL = _known("vllm:iteration_tokens_total")
+KV_CACHE_USAGE_PERC = _known("vllm:kv_cache_usage_perc")
+KV_OFFLOAD_CPU_CACHE_USAGE_PERC = _known("vllm:kv_offload_cpu_cache_usage_perc")
+KV_OFFLOAD_LOAD_BYTES_TOTAL = _known("vllm:kv_offload_load_bytes_total")
+KV_OFFLOAD_STORE_BYTES_TOTAL = _known("vllm:kv_offload_store_bytes_total")
+KV_OFFLOAD_TOTAL_BYTES_TOTAL = _known("vllm:kv_offload_total_bytes_total")
+LORA_REQUESTS_INFO = _known("vllm:lora_requests_info")
+MOONCAKE_PREFIX = _prefix("vllm:mooncake_")
+MOONCAKE_XFER_TIME_SECONDS = _known("vllm:mooncake_xfer_time_seconds")
+NIXL_PREFIX = _prefix("vllm:nixl_")
+NIXL_NUM_FAILED_TRANSFERS_TOTAL = _known("vllm:nixl_num_failed_transfers_total")
+NIXL_XFER_TIME_SECONDS = _known("vllm:nixl_xfer_time_seconds")
+NUM_PREEMPTIONS_TOTAL = _known("vllm:num_preemptions_total")
+NUM_REQUESTS_KV_FETCH_BY_STAGE = _known("vllm:num_requests_kv_fetch_by_stage")
+NUM_REQUESTS_RUNNING = _known("vllm:num_requests_running")
+NUM_REQUESTS_WAITING = _known("vllm:num_requests_waiting")
+NUM_REQUESTS_WAITING_BY_REASON = _known("vllm:num_requests_waiting_by_reason")
+PREFIX_CACHE_HITS_TOTAL = _known("vllm:prefix_cache_hits_total")
+PREFIX_CACHE_QUERIES_TOTAL = _known("vllm:prefix_cache_queries_total")
+PROMPT_TOKENS_TOTAL = _known("vllm:prompt_tokens_total")
+REQUEST_DECODE_TIME_SECONDS = _known("vllm:request_decode_time_seconds")
+REQUEST_GENERATION_TOKENS = _known("vllm:request_generation_tokens")
+REQUEST_INFERENCE_TIME_SECONDS = _known("vllm:request_inference_time_seconds")
+REQUEST_PREFILL_TIME_SECONDS = _known("vllm:request_prefill_time_seconds")
+REQUEST_PROMPT_TOKENS = _known("vllm:request_prompt_tokens")
+REQUEST_QUEUE_TIME_SECONDS = _known("vllm:request_queue_time_seconds")
+REQUEST_SUCCESS_TOTAL = _known("vllm:request_success_total")
+REQUEST_TIME_PER_OUTPUT_TOKEN_SECONDS = _known("vllm:request_time_per_output_token_seconds")
+SPEC_DECODE_NUM_ACCEPTED_TOKENS_TOTAL = _known("vllm:spec_decode_num_accepted_tokens_total")
+SPEC_DECODE_NUM_DRAFT_TOKENS_TOTAL = _known("vllm:spec_decode_num_draft_tokens_total")
+TIME_TO_FIRST_TOKEN_SECONDS = _known("vllm:time_to_first_token_seconds")
+
+
 # latency histograms reported side by side (diagnosis window summary, `observe compare`)
 LATENCY_HISTOGRAMS: dict[str, str] = {
-    "ttft": "vllm:time_to_first_token_seconds",
-    "itl": "vllm:inter_token_latency_seconds",
-    "e2e": "vllm:e2e_request_latency_seconds",
+    "ttft": TIME_TO_FIRST_TOKEN_SECONDS,
+    "itl": INTER_TOKEN_LATENCY_SECONDS,
+    "e2e": E2E_REQUEST_LATENCY_SECONDS,
 }
 # the one quantile set (metricmath.latency_quantiles): p95 is the ITL finding's, p90 the summary's
 LATENCY_QUANTILES: tuple[float, ...] = (0.5, 0.9, 0.95, 0.99)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from observe import metricmath
+from observe import metricmath, names
 from observe.model import Scrape
 from observe.timeline import naive  # (pandas is imported only on first use there)
 
@@ -43,12 +43,12 @@ def from_scrape(sc: Scrape, at: datetime | None = None) -> Point:
     t = sc.at or at
     if t is None:
         raise ValueError("a /metrics read without a time cannot be a progress point")
-    gen = metricmath.value(sc, "vllm:generation_tokens_total")
-    prompt = metricmath.value(sc, "vllm:prompt_tokens_total")
+    gen = metricmath.value(sc, names.GENERATION_TOKENS_TOTAL)
+    prompt = metricmath.value(sc, names.PROMPT_TOKENS_TOTAL)
     return Point(
         naive(t),
-        metricmath.value(sc, "vllm:num_requests_running"),
-        metricmath.value(sc, "vllm:num_requests_waiting"),
+        metricmath.value(sc, names.NUM_REQUESTS_RUNNING),
+        metricmath.value(sc, names.NUM_REQUESTS_WAITING),
         None if gen is None else gen + (prompt or 0.0),
     )
 

@@ -67,23 +67,23 @@ TIMEOUT_S = 30.0
 # Canonical metrics the diagnosis reads from a scrape (timeline.scrape_frame, metricmath.window_summary,
 # metricmath.running_config, the request-length estimate in detect).
 _GAUGES = (
-    "vllm:kv_cache_usage_perc",
-    "vllm:num_requests_running",
-    "vllm:num_requests_waiting",
-    "vllm:cache_config_info",
+    names.KV_CACHE_USAGE_PERC,
+    names.NUM_REQUESTS_RUNNING,
+    names.NUM_REQUESTS_WAITING,
+    names.CACHE_CONFIG_INFO,
 )
 _COUNTERS = (
-    "vllm:num_preemptions_total",
-    "vllm:generation_tokens_total",
-    "vllm:prompt_tokens_total",
-    "vllm:request_success_total",
-    "vllm:prefix_cache_hits_total",
-    "vllm:prefix_cache_queries_total",
+    names.NUM_PREEMPTIONS_TOTAL,
+    names.GENERATION_TOKENS_TOTAL,
+    names.PROMPT_TOKENS_TOTAL,
+    names.REQUEST_SUCCESS_TOTAL,
+    names.PREFIX_CACHE_HITS_TOTAL,
+    names.PREFIX_CACHE_QUERIES_TOTAL,
 )
 _HISTOGRAMS = (
     *names.LATENCY_HISTOGRAMS.values(),
-    "vllm:request_prompt_tokens",
-    "vllm:request_generation_tokens",
+    names.REQUEST_PROMPT_TOKENS,
+    names.REQUEST_GENERATION_TOKENS,
 )
 METRICS = (*_GAUGES, *_COUNTERS, *_HISTOGRAMS)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from observe import names
 from observe.model import Sample, Scrape
 
 __all__ = ["rows"]
@@ -33,8 +34,8 @@ def rows(sc: Scrape) -> list[tuple[str, str]]:
         return []
     s = sc.samples
     out: list[tuple[str, str]] = []
-    drafted = _sum(s, "vllm:spec_decode_num_draft_tokens_total")
-    accepted = _sum(s, "vllm:spec_decode_num_accepted_tokens_total")
+    drafted = _sum(s, names.SPEC_DECODE_NUM_DRAFT_TOKENS_TOTAL)
+    accepted = _sum(s, names.SPEC_DECODE_NUM_ACCEPTED_TOKENS_TOTAL)
     if drafted is not None:
         share = (
             f"{accepted / drafted:.0%} accepted" if drafted and accepted is not None else "none drafted yet"
@@ -43,16 +44,16 @@ def rows(sc: Scrape) -> list[tuple[str, str]]:
     stages = {
         smp.labels.get("stage", ""): smp.value
         for smp in s
-        if smp.name == "vllm:num_requests_kv_fetch_by_stage"
+        if smp.name == names.NUM_REQUESTS_KV_FETCH_BY_STAGE
     }
     if stages:
         order = ("waiting_to_start", "in_progress", "completed_waiting")
         parts = [f"{stages[k]:,.0f} {k.replace('_', ' ')}" for k in order if k in stages]
         parts += [f"{v:,.0f} {k}" for k, v in sorted(stages.items()) if k not in order]
         out.append(("KV fetch", ", ".join(parts)))
-    stored = _sum(s, "vllm:kv_offload_store_bytes_total")
-    loaded = _sum(s, "vllm:kv_offload_load_bytes_total")
-    usage = _sum(s, "vllm:kv_offload_cpu_cache_usage_perc")
+    stored = _sum(s, names.KV_OFFLOAD_STORE_BYTES_TOTAL)
+    loaded = _sum(s, names.KV_OFFLOAD_LOAD_BYTES_TOTAL)
+    usage = _sum(s, names.KV_OFFLOAD_CPU_CACHE_USAGE_PERC)
     if stored is not None or loaded is not None or usage is not None:
         parts = []
         if stored is not None:
@@ -68,7 +69,7 @@ def rows(sc: Scrape) -> list[tuple[str, str]]:
         moved = {
             smp.labels.get("transfer_type", "?"): smp.value
             for smp in s
-            if smp.name == "vllm:kv_offload_total_bytes_total"
+            if smp.name == names.KV_OFFLOAD_TOTAL_BYTES_TOTAL
         }
         if moved:
             out.append(
@@ -77,7 +78,7 @@ def rows(sc: Scrape) -> list[tuple[str, str]]:
                     ", ".join(f"{k} {_bytes(v)}" for k, v in sorted(moved.items())) + " (since start)",
                 )
             )
-    for connector, prefix in (("NIXL", "vllm:nixl_"), ("Mooncake", "vllm:mooncake_")):
+    for connector, prefix in (("NIXL", names.NIXL_PREFIX), ("Mooncake", names.MOONCAKE_PREFIX)):
         failed = _sum(s, prefix + "num_failed_transfers_total")
         expired = _sum(s, prefix + "num_kv_expired_reqs_total")
         if failed is not None or expired is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from observe import promql
+from observe import names, promql
 from observe.settings import Settings
 
 __all__ = [
@@ -112,7 +112,7 @@ def _up(s: Settings, matchers: str, chosen: bool, present: str) -> str:
 def vllm_up(s: Settings) -> str:
     """``up`` of the vLLM targets: those vllm_selector picks, else those (of ``selector``) that
     exposed vLLM's series within target_lookback."""
-    return _up(s, s.vllm_matchers, bool(s.vllm_selector), "vllm:num_requests_running")
+    return _up(s, s.vllm_matchers, bool(s.vllm_selector), names.NUM_REQUESTS_RUNNING)
 
 
 def sidecar_up(s: Settings) -> str:
@@ -123,7 +123,7 @@ def sidecar_up(s: Settings) -> str:
 def vllm_absent(s: Settings) -> str:
     """True while no vLLM target is scraped: no ``up`` the vllm_selector picks, else no series of
     vLLM's at all."""
-    return f"absent(up{_sel(s)})" if s.vllm_selector else f"absent(vllm:num_requests_running{_sel(s)})"
+    return f"absent(up{_sel(s)})" if s.vllm_selector else f"absent({names.NUM_REQUESTS_RUNNING}{_sel(s)})"
 
 
 def _slo_error_ratio(s: Settings, canonical: str, threshold: float, window: str, by: str) -> str:
@@ -168,37 +168,37 @@ def recording_rules(s: Settings) -> list[dict[str, Any]]:
     rules: list[dict[str, str]] = [
         {
             "record": "instance:vllm_kv_cache_usage:ratio",
-            "expr": promql.fold("vllm:kv_cache_usage_perc", f"max by ({BY}) ({{m}}{v})"),
+            "expr": promql.fold(names.KV_CACHE_USAGE_PERC, f"max by ({BY}) ({{m}}{v})"),
         },
         {
             "record": "instance:vllm_requests_running:sum",
-            "expr": f"sum by ({BY}) (vllm:num_requests_running{v})",
+            "expr": f"sum by ({BY}) ({names.NUM_REQUESTS_RUNNING}{v})",
         },
         {
             "record": "instance:vllm_requests_waiting:sum",
-            "expr": f"sum by ({BY}) (vllm:num_requests_waiting{v})",
+            "expr": f"sum by ({BY}) ({names.NUM_REQUESTS_WAITING}{v})",
         },
         {
             "record": f"instance:vllm_preemptions:rate{w}",
-            "expr": f"sum by ({BY}) (rate(vllm:num_preemptions_total{v}[{w}]))",
+            "expr": f"sum by ({BY}) (rate({names.NUM_PREEMPTIONS_TOTAL}{v}[{w}]))",
         },
         {
             "record": f"instance:vllm_prompt_tokens:rate{w}",
-            "expr": f"sum by ({BY}) (rate(vllm:prompt_tokens_total{v}[{w}]))",
+            "expr": f"sum by ({BY}) (rate({names.PROMPT_TOKENS_TOTAL}{v}[{w}]))",
         },
         {
             "record": f"instance:vllm_generation_tokens:rate{w}",
-            "expr": f"sum by ({BY}) (rate(vllm:generation_tokens_total{v}[{w}]))",
+            "expr": f"sum by ({BY}) (rate({names.GENERATION_TOKENS_TOTAL}{v}[{w}]))",
         },
         {
             "record": f"instance:vllm_request_success:rate{w}",
-            "expr": f"sum by ({BY}, finished_reason) (rate(vllm:request_success_total{v}[{w}]))",
+            "expr": f"sum by ({BY}, finished_reason) (rate({names.REQUEST_SUCCESS_TOTAL}{v}[{w}]))",
         },
         {
             "record": f"instance:vllm_request_errors:ratio_rate{w}",
             "expr": (
-                f"sum by ({BY}) (rate(vllm:request_success_total{err}[{w}]))\n/\n"
-                f"sum by ({BY}) (rate(vllm:request_success_total{v}[{w}]))"
+                f"sum by ({BY}) (rate({names.REQUEST_SUCCESS_TOTAL}{err}[{w}]))\n/\n"
+                f"sum by ({BY}) (rate({names.REQUEST_SUCCESS_TOTAL}{v}[{w}]))"
             ),
         },
         {
@@ -216,18 +216,18 @@ def recording_rules(s: Settings) -> list[dict[str, Any]]:
             "record": f"instance:vllm_prefix_cache_hit:ratio_rate{w}",
             "expr": (
                 "("
-                + promql.fold("vllm:prefix_cache_hits_total", f"sum by ({BY}) (rate({{m}}{v}[{w}]))")
+                + promql.fold(names.PREFIX_CACHE_HITS_TOTAL, f"sum by ({BY}) (rate({{m}}{v}[{w}]))")
                 + ")\n/\n("
-                + promql.fold("vllm:prefix_cache_queries_total", f"sum by ({BY}) (rate({{m}}{v}[{w}]))")
+                + promql.fold(names.PREFIX_CACHE_QUERIES_TOTAL, f"sum by ({BY}) (rate({{m}}{v}[{w}]))")
                 + ")"
             ),
         },
     ]
     for short, canonical in (
-        ("ttft", "vllm:time_to_first_token_seconds"),
-        ("itl", "vllm:inter_token_latency_seconds"),
-        ("e2e_latency", "vllm:e2e_request_latency_seconds"),
-        ("queue_time", "vllm:request_queue_time_seconds"),
+        ("ttft", names.TIME_TO_FIRST_TOKEN_SECONDS),
+        ("itl", names.INTER_TOKEN_LATENCY_SECONDS),
+        ("e2e_latency", names.E2E_REQUEST_LATENCY_SECONDS),
+        ("queue_time", names.REQUEST_QUEUE_TIME_SECONDS),
     ):
         rules.append(
             {
@@ -243,7 +243,7 @@ def recording_rules(s: Settings) -> list[dict[str, Any]]:
                 {
                     "record": f"{level}:vllm_requests:rate{window}",
                     "expr": promql.fold(
-                        "vllm:time_to_first_token_seconds",
+                        names.TIME_TO_FIRST_TOKEN_SECONDS,
                         f"sum by ({level_by}) (rate({{m}}_count{v}[{window}]))",
                     ),
                 }
@@ -253,7 +253,7 @@ def recording_rules(s: Settings) -> list[dict[str, Any]]:
                 {
                     "record": f"{level}:vllm_ttft_slo_errors:ratio_rate{window}",
                     "expr": _slo_error_ratio(
-                        s, "vllm:time_to_first_token_seconds", s.ttft_slo_seconds, window, level_by
+                        s, names.TIME_TO_FIRST_TOKEN_SECONDS, s.ttft_slo_seconds, window, level_by
                     ),
                 }
             )
@@ -261,7 +261,7 @@ def recording_rules(s: Settings) -> list[dict[str, Any]]:
                 {
                     "record": f"{level}:vllm_itl_slo_errors:ratio_rate{window}",
                     "expr": _slo_error_ratio(
-                        s, "vllm:inter_token_latency_seconds", s.itl_slo_seconds, window, level_by
+                        s, names.INTER_TOKEN_LATENCY_SECONDS, s.itl_slo_seconds, window, level_by
                     ),
                 }
             )

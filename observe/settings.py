@@ -24,9 +24,17 @@ from observe.errors import ConfigError
 __all__ = ["ITL_BUCKETS", "TTFT_BUCKETS", "Settings", "from_mapping", "from_yaml"]
 
 # Bucket bounds vLLM has used for its latency histograms (V0 and V1): an SLO threshold must be one
-# of them, or "requests faster than T" cannot be read off the buckets.
-TTFT_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
-ITL_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5)
+# of them, or "requests faster than T" cannot be read off the buckets. vllm/engine/metrics.py @ v0.6.3
+# stops at 10 s (TTFT) and 2.5 s (ITL); vllm/v1/metrics/loggers.py @ v0.8.5 and v0.10.1.1 and
+# vllm/v1/metrics/buckets.py @ v0.32.0 and v0.34.0 go on to 2,560 s and 80 s.
+TTFT_BUCKETS = (
+    *(0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0),
+    *(20.0, 40.0, 80.0, 160.0, 640.0, 2560.0),
+)
+ITL_BUCKETS = (
+    *(0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5),
+    *(5.0, 7.5, 10.0, 20.0, 40.0, 80.0),
+)
 # The published runbooks: docs/runbooks.md in the repository whose owner publishes the sidecar image
 # (deploy/kubernetes/image/image.yaml, .github/workflows/release.yml; a test keeps the two in step).
 PUBLISHED_RUNBOOKS = "https://github.com/observe-vllm/observe/blob/main/docs/runbooks.md"
@@ -273,8 +281,9 @@ class Settings:
     )
     max_num_seqs: int | None = _f(
         None,
-        "The instance's --max-num-seqs: the queue-backlog threshold is one full batch. Empty = vLLM's "
-        "default (256).",
+        "The instance's --max-num-seqs: the queue-backlog threshold is one full batch. Empty = unknown "
+        "(vLLM's default depends on the release and the GPU): the queue alert then reads it from the "
+        "sidecar, else takes queue_batch_share of the largest batch vLLM defaults to on a GPU.",
         "alerts",
     )
     waiting_requests: float | None = _f(
@@ -284,7 +293,8 @@ class Settings:
         0.25,
         "Queue-backlog threshold as a share of the server's own --max-num-seqs (the sidecar exports it "
         "from the launch's flags): more waiting than this share of a full batch is an overload (24 "
-        "concurrent on 16 slots: 8 waiting, 50%). Where no sidecar reports it, waiting_threshold.",
+        "concurrent on 16 slots: 8 waiting, 50%). Where no sidecar reports it: one full batch of "
+        "max_num_seqs, else this share of the largest batch vLLM defaults to on a GPU.",
         "alerts",
     )
     queue_for: str = _f(
@@ -440,11 +450,12 @@ class Settings:
         return promql.unbraced(self.observe_selector) or promql.unbraced(self.selector)
 
     @property
-    def waiting_threshold(self) -> float:
-        """Queue-backlog threshold: explicit, else one full batch (--max-num-seqs), else vLLM's default."""
+    def waiting_threshold(self) -> float | None:
+        """Queue-backlog threshold: explicit, else one full batch (--max-num-seqs); None: unknown (vLLM's
+        default batch depends on the release and the GPU, which Settings does not know)."""
         if self.waiting_requests is not None:
             return float(self.waiting_requests)
-        return float(self.max_num_seqs or VLLM_DEFAULT_MAX_NUM_SEQS)
+        return float(self.max_num_seqs) if self.max_num_seqs else None
 
     def replace(self, **changes: Any) -> Settings:
         return from_mapping(changes, base=self)
@@ -470,9 +481,6 @@ class Settings:
                 derived["kv_high_pct"] = derived["kv_full_pct"]
         derived.update(overrides)
         return from_mapping(derived, base=base)
-
-
-VLLM_DEFAULT_MAX_NUM_SEQS = 256  # V1 default on GPU
 
 
 #: the fields that must lie in an interval: (low, high, low excluded, high excluded); None: unbounded

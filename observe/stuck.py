@@ -32,8 +32,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from observe import names
 from observe.failurekinds import FailureKind
 from observe.findingids import FindingId
+from observe.flags import vllmflags
 from observe.model import Finding
 from observe.progress import Point, Stuck, from_scrape, stretches
 
@@ -77,9 +79,11 @@ def _naive(t: datetime | None) -> datetime | None:
     return naive(t)
 
 
-def _normal_s(c: Context, df: pd.DataFrame) -> float:
-    """How often vLLM logs a stats line while it works (V1 10 s, V0 5 s, times the frame's stride)."""
-    return (10.0 if "v1" in c.summary.stats_formats else 5.0) * float(df.attrs.get("stride", 1))
+def normal_interval_s(c: Context, df: pd.DataFrame) -> float:
+    """How often vLLM logs a stats line while it works (the release data's default for the log's
+    engine, V1 10 s, V0 5 s), times the frame's stride."""
+    engine = "v1" if "v1" in c.summary.stats_formats else "v0"
+    return vllmflags.stats_interval_s(engine) * float(df.attrs.get("stride", 1))
 
 
 def log_points(c: Context) -> tuple[list[Point], set[datetime], dict[datetime, str]]:
@@ -90,7 +94,7 @@ def log_points(c: Context) -> tuple[list[Point], set[datetime], dict[datetime, s
         return [], set(), {}
     if "generation_tps" not in df.columns:
         return [], set(), {}
-    normal = _normal_s(c, df)
+    normal = normal_interval_s(c, df)
     after = c.settings.stuck_after_s
     prompt = df["prompt_tps"] if "prompt_tps" in df.columns else pd.Series(float("nan"), index=df.index)
     waiting = df["waiting"] if "waiting" in df.columns else pd.Series(float("nan"), index=df.index)
@@ -251,7 +255,7 @@ def _evidence(i: Incident, origin: str | None = None) -> str:
     if i.source == "metrics":
         return (
             f"/metrics{' at ' + origin if origin else ''}: requests in flight ({_flight(st)}) while "
-            f"vllm:prompt_tokens_total + vllm:generation_tokens_total did not move for {span}"
+            f"{names.PROMPT_TOKENS_TOTAL} + {names.GENERATION_TOKENS_TOTAL} did not move for {span}"
         )
     flight = f" ({_flight(st)} on the last stats line)" if i.running_known else ""
     return (

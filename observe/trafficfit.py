@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from observe import metricmath
+from observe import metricmath, names
 from observe.errors import InputError
 from observe.model import Scrape
 from observe.parse.envelope import PREFIX_RE
@@ -54,10 +54,10 @@ __all__ = [
     "lengths",
 ]
 
-PROMPT = "vllm:request_prompt_tokens"
-OUTPUT = "vllm:request_generation_tokens"
-FINISHED = "vllm:request_success_total"
-E2E = "vllm:e2e_request_latency_seconds"
+PROMPT = names.REQUEST_PROMPT_TOKENS
+OUTPUT = names.REQUEST_GENERATION_TOKENS
+FINISHED = names.REQUEST_SUCCESS_TOTAL
+E2E = names.E2E_REQUEST_LATENCY_SECONDS
 #: the message vLLM's request logger writes once per API request (`--enable-log-requests`,
 #: vllm/entrypoints/serve/utils/request_logger.py `log_inputs`)
 RECEIVED = "Received request "

@@ -56,6 +56,15 @@ def require_vllm() -> Path:
     return py
 
 
+def vllm_source(rel: str) -> Path:
+    """A file of the installed vLLM's own source (`rel` under its vllm/ package), read without importing
+    it; skips the test where vLLM is not installed."""
+    found = sorted((VENV / "lib").glob(f"python3*/site-packages/vllm/{rel}"))
+    if not found:
+        pytest.skip(f"real vLLM not installed at {VENV} (run tools/realvllm/install.sh)")
+    return found[0]
+
+
 def tiny_model(py: Path) -> Path:
     """Make (or reuse) the tiny random Llama; return its folder."""
     out = subprocess.run(

@@ -12,6 +12,7 @@ import yaml
 
 from observe import alerts, names
 from observe.errors import ConfigError
+from observe.flags import vllmflags
 from observe.model import EngineConfig
 from observe.settings import PUBLISHED_RUNBOOKS, Settings
 from tests.dashboardq import DCGM
@@ -222,6 +223,34 @@ def test_settings_derived_from_the_instance():
     # unknown facts keep the defaults; explicit overrides win
     assert Settings.for_instance(EngineConfig()) == Settings()
     assert Settings.for_instance(engine, waiting_requests=5).waiting_threshold == 5
+
+
+def test_queue_backlog_where_the_batch_is_unknown():
+    """vLLM's default --max-num-seqs depends on the release and the GPU (vllm/engine/arg_utils.py
+    get_batch_defaults @ v0.32.0 / v0.34.0: 1024 from 70 GiB, A100 and GB10 aside, else 256). Where
+    neither a sidecar nor Settings gives the batch it is unknown, not 256: the absolute branch takes
+    queue_batch_share of the largest default (no earlier than the share on any GPU) and says so."""
+    s = Settings()
+    assert s.waiting_threshold is None
+    h100 = vllmflags.batch_defaults("0.32.0", gpu="NVIDIA H100 80GB HBM3", gpu_memory_gib=79.1)
+    l4 = vllmflags.batch_defaults("0.32.0", gpu="NVIDIA L4", gpu_memory_gib=22.0)
+    assert h100 and l4 and (h100["max_num_seqs"], l4["max_num_seqs"]) == (1024, 256)
+    largest = vllmflags.largest_gpu_max_num_seqs()
+    assert largest == h100["max_num_seqs"]
+    for share in (0.25, 0.5):
+        s = Settings(queue_batch_share=share)
+        want = f"{share * largest:g}"
+        assert f"instance:vllm_requests_waiting:sum > {want}\n  unless on" in _alert_expr(
+            s, "VLLMQueueBacklog"
+        )
+        rule = next(r for r in alerts.alert_rules(s) if r["alert"] == "VLLMQueueBacklog")
+        assert (
+            f"where no sidecar reports it, {want} requests: {share * 100:g}% of {largest}, the largest batch"
+            in (rule["annotations"]["description"])
+        )
+    # the instance's own --max-num-seqs (Settings) is one full batch, and the description names it
+    rule = next(r for r in alerts.alert_rules(Settings(max_num_seqs=64)) if r["alert"] == "VLLMQueueBacklog")
+    assert "64 requests where no sidecar reports it" in rule["annotations"]["description"]
 
 
 @pytest.mark.parametrize(

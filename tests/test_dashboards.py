@@ -4,6 +4,7 @@ and tags apart from vLLM's own boards; $__rate_interval, guarded ratios, raw vLL
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -248,6 +249,42 @@ def test_parse_check_rejects_a_broken_query(tmp_path: Path):
         )
     )
     assert subprocess.run(["promtool", "check", "rules", str(f)], capture_output=True).returncode != 0
+
+
+def _kv_steps(model: dict) -> set[tuple[str, float]]:
+    """(colour, value) of every threshold step of the panels that read KV usage."""
+    out: set[tuple[str, float]] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if "color" in node and isinstance(node.get("value"), float) and node["color"] != "green":
+                out.add((node["color"], node["value"]))
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    for panel in model["panels"]:
+        if names.KV_CACHE_USAGE_PERC in json.dumps(panel.get("targets", [])):
+            walk({k: v for k, v in panel.items() if k != "targets"})
+    return out
+
+
+def test_kv_thresholds_come_from_settings():
+    """Orange at kv_high_pct, red at kv_full_pct: the board turns red where VLLMKVCacheSaturated looks."""
+    default = Settings()
+    for s in (default, Settings(kv_high_pct=80.0, kv_full_pct=92.0)):
+        built = dashboards.build(s)
+        for board in ("observe-vllm-overview.json", "observe-vllm-kv-cache.json"):
+            assert _kv_steps(built[board]) == {("orange", s.kv_high_pct / 100), ("red", s.kv_usage_ratio)}, (
+                board
+            )
+    red = _kv_steps(json.loads((ROOT / "dashboards" / "observe-vllm-overview.json").read_text()))
+    assert ("red", default.kv_usage_ratio) in red
+    assert f"> {default.kv_usage_ratio:g}" in next(
+        r["expr"] for r in alerts.alert_rules(default) if r["alert"] == "VLLMKVCacheSaturated"
+    )
 
 
 def test_write_dashboards(tmp_path: Path):

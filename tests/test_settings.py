@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
@@ -19,6 +20,7 @@ from observe.recording_rules import le_at_most, promql_regex
 from observe.rules import table
 from observe.rules.context import Context
 from observe.settings import Settings
+from tests.realvllm import vllm_source
 
 DATA = Path(__file__).parent / "data"
 # real V1 log: KV usage peaks at 76.8 % (below the default 90/95, above 70/75)
@@ -122,3 +124,24 @@ def test_bad_settings_are_one_clear_error(tmp_path: Path, text: str, needle: str
 def test_to_yaml_is_valid_yaml_with_every_field() -> None:
     doc = yaml.safe_load(settingsfile.to_yaml(Settings()))
     assert set(doc) == {f["name"] for f in settingsfile.describe(Settings())}
+
+
+def test_slo_buckets_are_vllms_own():
+    """An SLO threshold may be any bucket bound vLLM has: TTFT up to 2,560 s and ITL up to 80 s as in
+    vllm/v1/metrics/buckets.py (0.32.0 here; 0.34.0 has the same tuples), the older 10 s / 2.5 s ones a prefix."""
+    tree = ast.parse(vllm_source("v1/metrics/buckets.py").read_text())
+    theirs = {
+        n.target.id: ast.literal_eval(n.value)
+        for n in tree.body
+        if isinstance(n, ast.AnnAssign)
+        and isinstance(n.target, ast.Name)
+        and n.target.id.endswith("_BUCKETS")
+        and n.value is not None
+    }
+    assert settings_mod.TTFT_BUCKETS == theirs["TIME_TO_FIRST_TOKEN_BUCKETS"]
+    assert settings_mod.ITL_BUCKETS == theirs["INTER_TOKEN_LATENCY_BUCKETS"]
+    assert (
+        settings_mod.from_mapping({"ttft_slo_seconds": 2560, "itl_slo_seconds": 80}).ttft_slo_seconds == 2560
+    )
+    with pytest.raises(ConfigError, match="bucket bound"):
+        settings_mod.from_mapping({"ttft_slo_seconds": 3000})

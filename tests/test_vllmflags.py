@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from importlib import resources
 
 import pytest
 
 from observe.flags import vllmflags as vf
 from observe.versions import parse_version
+from tests.realvllm import vllm_source
 
 H100 = {"gpu": "NVIDIA H100 80GB HBM3", "gpu_memory_gib": 79.19}
 A10 = {"gpu": "NVIDIA A10", "gpu_memory_gib": 22.07}
@@ -318,3 +320,36 @@ def test_nearest_read_release():
     assert vf.nearest_read("0.30.0") == "0.30.0"
     assert vf.nearest_read("0.8.4.post1") == "0.8.4"
     assert vf.nearest_read("0.0.1") == "0.1.7"
+
+
+def test_stats_interval_is_vllms_default():
+    """V1 logs stats every VLLM_LOG_STATS_INTERVAL seconds, 10 unless set (vllm/envs.py); V0 every 5."""
+    envs = vllm_source("envs.py").read_text()
+    env = vf.stats_interval_env()
+    got = re.search(rf'os\.getenv\("{env}", "([0-9.]+)"\)', envs)
+    assert got, f"{env} is not read in vllm/envs.py"
+    assert vf.stats_interval_s() == float(got[1]) == 10.0
+    assert vf.stats_interval_s("V0") == 5.0
+
+
+def test_largest_gpu_batch_default_is_the_largest_tier():
+    """The largest unset --max-num-seqs on a GPU: every tier of every read release is at most it, and
+    a GPU of 80 GiB reaches it in 0.32 and 0.34 (arg_utils.py get_batch_defaults)."""
+    largest = vf.largest_gpu_max_num_seqs()
+    for r in vf.versions_read():
+        for gpu, gib in (
+            ("NVIDIA H100 80GB HBM3", 79.1),
+            ("NVIDIA A100-SXM4-80GB", 79.1),
+            ("NVIDIA L4", 22.0),
+        ):
+            got = vf.batch_defaults(".".join(map(str, r)), gpu=gpu, gpu_memory_gib=gib)
+            assert got is None or got["max_num_seqs"] <= largest
+    for release in ("0.32.0", "0.34.0"):
+        assert vf.batch_defaults(release, gpu="NVIDIA H100 80GB HBM3", gpu_memory_gib=79.1) == {
+            "max_num_seqs": largest,
+            "max_num_batched_tokens": 8192,
+        }
+        assert (
+            vf.batch_defaults(release, gpu="NVIDIA A100-SXM4-80GB", gpu_memory_gib=79.1)["max_num_seqs"]
+            == 256
+        )

@@ -29,6 +29,7 @@ from typing import Any
 
 from observe.advise.plan import Plan
 from observe.advise.units import ceil_to
+from observe.capacity import defaults
 from observe.findingids import FindingId
 from observe.model import Finding, Recommendation
 
@@ -376,10 +377,6 @@ def _scaled(p: Plan, f: Finding, m: _Mem, flag: str, floor: int, why: str) -> Re
     )
 
 
-#: V0's --max-num-seqs default in every release that has V0 (EngineArgs 0.1 → 0.10; capacity.defaults)
-V0_MAX_NUM_SEQS = 256
-
-
 def _v0_seqs(p: Plan, f: Finding, m: _Mem, what: str) -> Recommendation | None:
     """A V0 engine whose --max-num-seqs the log does not show runs V0's default, whatever its release: the
     profile pass runs that many sequences, and a Mamba hybrid's state is allocated for that many (V0
@@ -387,16 +384,17 @@ def _v0_seqs(p: Plan, f: Finding, m: _Mem, what: str) -> Recommendation | None:
     share = m.share()
     if p.cfg.engine != "v0" or p.cfg.flags_damaged or p.current("--max-num-seqs")[0] is not None or not share:
         return None
-    new = max(8, int(V0_MAX_NUM_SEQS * share) // 8 * 8)
+    v0_seqs = defaults.v0_max_num_seqs()  # V0's default in every release that has V0 (EngineArgs 0.1 → 0.10)
+    new = max(8, int(v0_seqs * share) // 8 * 8)
     rec = p.make(
         "--max-num-seqs",
         new,
         f"first step: {what}, and with the sequences of one step: cut them to the share that fits (V0's "
-        f"default {V0_MAX_NUM_SEQS} assumed in force: the log does not show it)",
+        f"default {v0_seqs} assumed in force: the log does not show it)",
         [f.id],
-        effect=f"{V0_MAX_NUM_SEQS} → {new} sequences a step; {m.free or 0:.2f} GiB was free",
+        effect=f"{v0_seqs} → {new} sequences a step; {m.free or 0:.2f} GiB was free",
     )
-    return None if rec is None else replace(rec, current=V0_MAX_NUM_SEQS, current_is_default=True)
+    return None if rec is None else replace(rec, current=v0_seqs, current_is_default=True)
 
 
 def _first_step(p: Plan, f: Finding, m: _Mem, flag: str, what: str, others: str) -> None:

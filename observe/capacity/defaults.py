@@ -14,8 +14,6 @@ from observe.versions import parse_version
 
 # vllmflags.default_engine's answer → the capacity model's engine names
 _ENGINES = {"V0": "v0", "V1": "v1"}
-# V0's --max-num-seqs in every release that has V0 (vllm_flags.json), for V0 asked of a newer release
-_V0_SEQS = 256
 # the newest release with the V0 engine (vllm_flags.json: engines, V0 gone from 0.11.0)
 _V0_LAST = (0, 10, 2)
 
@@ -66,6 +64,13 @@ def block_size(vllm_version: str | None, *, engine: str | None = None) -> int:
     return got
 
 
+def v0_max_num_seqs() -> int:
+    """V0's --max-num-seqs default (256 in every release that has V0), as the newest V0 release states it."""
+    got = vllmflags.default("--max-num-seqs", ".".join(map(str, _V0_LAST)), engine="V0")
+    assert got is not None, "vllm_flags.json states V0's --max-num-seqs default"
+    return int(got)
+
+
 def batch(
     engine: str, vllm_version: str | None, total_gib: float, gpu_name: str, max_model_len: int
 ) -> tuple[int, int, list[str]]:
@@ -79,7 +84,7 @@ def batch(
         mnbt, chunked = vllmflags.v0_batched_tokens(vllm_version, max_model_len)
         if chunked:
             notes.append(f"V0 turns chunked prefill on above 32,768 tokens: profile pass of {mnbt} tokens")
-        return int(seqs) if seqs is not None else _V0_SEQS, mnbt, notes
+        return int(seqs) if seqs is not None else v0_max_num_seqs(), mnbt, notes
     got = vllmflags.batch_defaults(rel, gpu=gpu_name or None, gpu_memory_gib=total_gib)
     if got is None and (parse_version(rel) or (0, 0, 0)) < (0, 7, 0):  # V1 before V1 existed: its first
         rel = "0.7.0"

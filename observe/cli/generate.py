@@ -25,11 +25,12 @@ class AlertFormat(str, Enum):
 @user_errors
 def generate_dashboards(
     out: Path = typer.Option(Path("dashboards"), "--out", help="Folder for the dashboard JSON files."),
+    config: Path | None = config_option(),
 ) -> None:
     """Write the Grafana dashboards (Overview, Tuning, KV cache, Instances, GPU, spec decode & KV transfer) as JSON."""
-    from observe import dashboards
+    from observe import dashboards, settingsfile
 
-    for path in dashboards.write_dashboards(out):
+    for path in dashboards.write_dashboards(out, settingsfile.load(config)):
         typer.echo(str(path))
 
 

@@ -28,6 +28,7 @@ only the SLO-attainment panel needs observe's recording rules, and says so. Rati
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,22 +42,24 @@ from observe.dashboards.kv_cache import kv_cache
 from observe.dashboards.overview import overview
 from observe.dashboards.tuning import BUDGET, tuning
 from observe.errors import ConfigError
+from observe.settings import Settings
 
 __all__ = ["BUDGET", "DASHBOARDS", "build", "render", "write_dashboards", "panel_queries"]
 
-DASHBOARDS = {
+# file name → the board from the settings (the KV boards colour usage at kv_high_pct / kv_full_pct)
+DASHBOARDS: dict[str, Callable[[Settings], g.Dashboard]] = {
     "observe-vllm-overview.json": overview,
-    "observe-vllm-tuning.json": tuning,
+    "observe-vllm-tuning.json": lambda s: tuning(),
     "observe-vllm-kv-cache.json": kv_cache,
-    "observe-vllm-instances.json": instances,
-    "observe-vllm-gpu.json": gpu,
-    "observe-vllm-spec-kv-transfer.json": spec_kv_transfer,
+    "observe-vllm-instances.json": lambda s: instances(),
+    "observe-vllm-gpu.json": lambda s: gpu(),
+    "observe-vllm-spec-kv-transfer.json": lambda s: spec_kv_transfer(),
 }
 
 
-def build() -> dict[str, dict[str, Any]]:
+def build(settings: Settings | None = None) -> dict[str, dict[str, Any]]:
     """File name → dashboard JSON model (plain dicts)."""
-    return {name: json.loads(render_one(fn())) for name, fn in DASHBOARDS.items()}
+    return {name: json.loads(text) for name, text in render(settings).items()}
 
 
 def _fix_base_thresholds(node: Any) -> Any:
@@ -85,17 +88,18 @@ def render_one(dashboard: g.Dashboard) -> str:
     return json.dumps(dashjson.clean(_fix_base_thresholds(model)), sort_keys=True, indent=2) + "\n"
 
 
-def render() -> dict[str, str]:
-    """File name → JSON text, as committed in ``dashboards/``."""
-    return {name: render_one(fn()) for name, fn in DASHBOARDS.items()}
+def render(settings: Settings | None = None) -> dict[str, str]:
+    """File name → JSON text, as committed in ``dashboards/`` (default Settings)."""
+    s = settings or Settings()
+    return {name: render_one(fn(s)) for name, fn in DASHBOARDS.items()}
 
 
-def write_dashboards(out_dir: Path) -> list[Path]:
+def write_dashboards(out_dir: Path, settings: Settings | None = None) -> list[Path]:
     out_dir = Path(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         paths = []
-        for name, text in render().items():
+        for name, text in render(settings).items():
             path = out_dir / name
             path.write_text(text, encoding="utf-8")
             paths.append(path)

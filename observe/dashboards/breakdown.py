@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from observe import names
 from observe.dashboards import common as d
 
 BY_MODEL = "model_name"
@@ -31,18 +32,18 @@ _MODEL_COLUMNS: list[tuple[str, str, str, str]] = [
         "instances",
         "A",
         d.fold(
-            "vllm:num_requests_running",
+            names.NUM_REQUESTS_RUNNING,
             f"count by ({BY_MODEL}) (max by ({BY_MODEL}, {_INSTANCE_KEY}) ({{m}}{{{d.SEL}}}))",
         ),
         "none",
     ),
-    ("requests/s", "B", d._rate("vllm:request_success_total", BY_MODEL), "reqps"),
-    ("prompt tokens/s", "C", d._rate("vllm:prompt_tokens_total", BY_MODEL), "short"),
-    ("generation tokens/s", "D", d._rate("vllm:generation_tokens_total", BY_MODEL), "short"),
-    ("running", "E", d._gauge("vllm:num_requests_running", "sum", BY_MODEL), "none"),
-    ("waiting", "F", d._gauge("vllm:num_requests_waiting", "sum", BY_MODEL), "none"),
-    ("KV usage (max)", "G", d._gauge("vllm:kv_cache_usage_perc", "max", BY_MODEL), "percentunit"),
-    ("TTFT p95", "H", d._hq(0.95, "vllm:time_to_first_token_seconds", BY_MODEL), "s"),
+    ("requests/s", "B", d._rate(names.REQUEST_SUCCESS_TOTAL, BY_MODEL), "reqps"),
+    ("prompt tokens/s", "C", d._rate(names.PROMPT_TOKENS_TOTAL, BY_MODEL), "short"),
+    ("generation tokens/s", "D", d._rate(names.GENERATION_TOKENS_TOTAL, BY_MODEL), "short"),
+    ("running", "E", d._gauge(names.NUM_REQUESTS_RUNNING, "sum", BY_MODEL), "none"),
+    ("waiting", "F", d._gauge(names.NUM_REQUESTS_WAITING, "sum", BY_MODEL), "none"),
+    ("KV usage (max)", "G", d._gauge(names.KV_CACHE_USAGE_PERC, "max", BY_MODEL), "percentunit"),
+    ("TTFT p95", "H", d._hq(0.95, names.TIME_TO_FIRST_TOKEN_SECONDS, BY_MODEL), "s"),
 ]
 
 
@@ -78,7 +79,7 @@ def model_table() -> d.g.Table:
 
 def lora_table() -> d.g.Table:
     return d.g.Table(
-        title="LoRA adapters (vllm:lora_requests_info)",
+        title=f"LoRA adapters ({names.LORA_REQUESTS_INFO})",
         description="The LoRA adapters each instance is running and has requests waiting for, with "
         "its --max-loras (max_lora), from vLLM's latest stats update. Waiting adapters while running "
         "already holds max_lora adapters: requests wait for a LoRA slot; raise --max-loras if GPU "
@@ -86,7 +87,7 @@ def lora_table() -> d.g.Table:
         dataSource=d.DS,
         targets=[
             d._t(
-                f"topk by ({_INSTANCE_KEY}) (1, vllm:lora_requests_info{{{d.SEL_NO_MODEL}}})",
+                f"topk by ({_INSTANCE_KEY}) (1, {names.LORA_REQUESTS_INFO}{{{d.SEL_NO_MODEL}}})",
                 instant=True,
                 fmt="table",
             )
@@ -132,7 +133,7 @@ def breakdown_panels() -> list[tuple[int, int, Any]]:
                 "adapters over instances. Empty on vLLM before 2026-04 (only the total exists).",
                 [
                     d._t(
-                        "sum by (instance) (vllm:num_requests_waiting_by_reason"
+                        f"sum by (instance) ({names.NUM_REQUESTS_WAITING_BY_REASON}"
                         f'{{{d.SEL}, reason="deferred"}})',
                         "{{instance}}",
                     )
@@ -218,31 +219,31 @@ def instances() -> d.g.Dashboard:
     summary_targets = [
         d._t(f"max by (instance) (up{{{d.SEL_NO_MODEL}}})", ref="A", instant=True, fmt="table"),
         d._t(
-            d._gauge("vllm:kv_cache_usage_perc", "max", "instance"),
+            d._gauge(names.KV_CACHE_USAGE_PERC, "max", "instance"),
             ref="B",
             instant=True,
             fmt="table",
         ),
         d._t(
-            d._gauge("vllm:num_requests_running", "sum", "instance"),
+            d._gauge(names.NUM_REQUESTS_RUNNING, "sum", "instance"),
             ref="C",
             instant=True,
             fmt="table",
         ),
         d._t(
-            d._gauge("vllm:num_requests_waiting", "sum", "instance"),
+            d._gauge(names.NUM_REQUESTS_WAITING, "sum", "instance"),
             ref="D",
             instant=True,
             fmt="table",
         ),
         d._t(
-            d._rate("vllm:request_success_total", "instance"),
+            d._rate(names.REQUEST_SUCCESS_TOTAL, "instance"),
             ref="E",
             instant=True,
             fmt="table",
         ),
         d._t(
-            d._hq(0.99, "vllm:time_to_first_token_seconds", "instance"),
+            d._hq(0.99, names.TIME_TO_FIRST_TOKEN_SECONDS, "instance"),
             ref="F",
             instant=True,
             fmt="table",
@@ -277,7 +278,7 @@ def instances() -> d.g.Dashboard:
             24,
             8,
             d.g.Table(
-                title="Cache configuration (vllm:cache_config_info)",
+                title=f"Cache configuration ({names.CACHE_CONFIG_INFO})",
                 description="How each engine sized its KV cache: blocks × block_size = KV tokens, "
                 "gpu_memory_utilization, cache dtype, prefix caching. Fewer tokens than expected: compare "
                 "with observe capacity; num_gpu_blocks='None' on old versions is a vLLM bug (#15755).",
@@ -285,7 +286,7 @@ def instances() -> d.g.Dashboard:
                 targets=[
                     d._t(
                         f"max by ({', '.join(_CACHE_CONFIG_COLUMNS)}) "
-                        f"(vllm:cache_config_info{{{d.SEL_NO_MODEL}}})",
+                        f"({names.CACHE_CONFIG_INFO}{{{d.SEL_NO_MODEL}}})",
                         instant=True,
                         fmt="table",
                     )
@@ -322,7 +323,7 @@ def instances() -> d.g.Dashboard:
                 "Load per instance. Uneven load behind a balancer: check "
                 "its policy; one idle instance may be unhealthy.",
                 d._t(
-                    d._rate("vllm:request_success_total", "instance"),
+                    d._rate(names.REQUEST_SUCCESS_TOTAL, "instance"),
                     "{{instance}}",
                     instant=True,
                 ),

@@ -11,7 +11,9 @@ from typing import Any
 
 import grafanalib.core as g
 
+from observe import names
 from observe.promql import fold
+from observe.settings import Settings
 
 DS: dict[str, str] = {"type": "prometheus", "uid": "${datasource}"}
 # $namespace's "All" is ".*", which also matches series without the label (compose, plain Prometheus)
@@ -23,6 +25,12 @@ RI = "$__rate_interval"
 BY = "job, instance, model_name"
 RUNBOOKS = "docs/runbooks.md"
 GRID_W = 24
+
+
+def kv_steps(s: Settings, base: float | None = None) -> list[tuple[str, float | None]]:
+    """The KV-usage colour steps (0-1, as vLLM's gauge): orange from Settings.kv_high_pct, red from
+    kv_full_pct (the VLLMKVCacheSaturated threshold), so a board turns red where the alert looks."""
+    return [("green", base), ("orange", s.kv_high_pct / 100.0), ("red", s.kv_usage_ratio)]
 
 
 def _t(
@@ -67,8 +75,8 @@ def _mean(canonical: str, by: str) -> str:
 
 def _errors_ratio(by: str) -> str:
     return _ratio(
-        _rate("vllm:request_success_total", by, 'finished_reason="error"'),
-        _rate("vllm:request_success_total", by),
+        _rate(names.REQUEST_SUCCESS_TOTAL, by, 'finished_reason="error"'),
+        _rate(names.REQUEST_SUCCESS_TOTAL, by),
     )
 
 
@@ -173,11 +181,13 @@ def _bargauge(
     unit: str,
     vmin: float | None,
     vmax: float | None,
-    thresholds: list[tuple[str, float]],
+    thresholds: Iterable[tuple[str, float | None]],
 ) -> g.BarGauge:
     """A BarGauge whose unit, range and reduction are also in ``fieldConfig``/``reduceOptions``
     (grafanalib writes only the legacy ``fieldOptions`` that Grafana has to migrate)."""
-    steps = [g.Threshold(color, i, float(v)) for i, (color, v) in enumerate(thresholds)]
+    steps = [
+        g.Threshold(color, i, float(v) if v is not None else 0.0) for i, (color, v) in enumerate(thresholds)
+    ]
     defaults: dict[str, Any] = {"unit": unit}
     if vmin is not None:
         defaults["min"] = vmin
@@ -221,7 +231,7 @@ def _label_var(name: str, label: str, query: str) -> g.Template:
 
 
 def _variables(extra: tuple[g.Template, ...] = ()) -> g.Templating:
-    base = "vllm:num_requests_running"
+    base = names.NUM_REQUESTS_RUNNING
     return g.Templating(
         list=[
             g.Template(

@@ -14,6 +14,7 @@ Panels stay empty where the feature is off: vLLM creates those series only when 
 
 from __future__ import annotations
 
+from observe import names
 from observe.dashboards import common as d
 from observe.settings import Settings
 
@@ -67,7 +68,7 @@ def gpu() -> d.g.Dashboard:
                     d._t(d._ratio(fb_used, fb_total), "memory {{pod}} gpu {{gpu}}", "A"),
                     d._t(
                         d.fold(
-                            "vllm:kv_cache_usage_perc",
+                            names.KV_CACHE_USAGE_PERC,
                             f"max by ({BY_POD}) ({{m}}{{{d.SEL}}})",
                         ),
                         "KV cache {{pod}}",
@@ -126,8 +127,8 @@ def gpu() -> d.g.Dashboard:
 
 def spec_kv_transfer() -> d.g.Dashboard:
     by = "instance, model_name"
-    accepted = d._rate("vllm:spec_decode_num_accepted_tokens_total", by)
-    drafted = d._rate("vllm:spec_decode_num_draft_tokens_total", by)
+    accepted = d._rate(names.SPEC_DECODE_NUM_ACCEPTED_TOKENS_TOTAL, by)
+    drafted = d._rate(names.SPEC_DECODE_NUM_DRAFT_TOKENS_TOTAL, by)
     panels = [
         (
             12,
@@ -149,8 +150,8 @@ def spec_kv_transfer() -> d.g.Dashboard:
                 "Bytes per second stored from GPU to the offload tier and loaded back (KV offload "
                 "connectors). Loads are prefix hits served from the offload tier.",
                 [
-                    d._t(d._rate("vllm:kv_offload_store_bytes_total", "instance"), "store {{instance}}", "A"),
-                    d._t(d._rate("vllm:kv_offload_load_bytes_total", "instance"), "load {{instance}}", "B"),
+                    d._t(d._rate(names.KV_OFFLOAD_STORE_BYTES_TOTAL, "instance"), "store {{instance}}", "A"),
+                    d._t(d._rate(names.KV_OFFLOAD_LOAD_BYTES_TOTAL, "instance"), "load {{instance}}", "B"),
                 ],
                 unit="Bps",
             ),
@@ -162,7 +163,7 @@ def spec_kv_transfer() -> d.g.Dashboard:
                 "KV offload CPU tier usage",
                 "Share of the CPU offload tier in use. Full: older blocks are evicted from it and "
                 "their prefixes recomputed.",
-                [d._t(d._gauge("vllm:kv_offload_cpu_cache_usage_perc", "max", "instance"), "{{instance}}")],
+                [d._t(d._gauge(names.KV_OFFLOAD_CPU_CACHE_USAGE_PERC, "max", "instance"), "{{instance}}")],
                 unit="percentunit",
             ),
         ),
@@ -174,12 +175,10 @@ def spec_kv_transfer() -> d.g.Dashboard:
                 "Duration of one KV-cache transfer between prefill and decode instances. Rising "
                 "transfer time shows up as TTFT on the decode side.",
                 [
-                    d._t(d._hq(0.5, "vllm:nixl_xfer_time_seconds", "instance"), "NIXL p50 {{instance}}", "A"),
+                    d._t(d._hq(0.5, names.NIXL_XFER_TIME_SECONDS, "instance"), "NIXL p50 {{instance}}", "A"),
+                    d._t(d._hq(0.99, names.NIXL_XFER_TIME_SECONDS, "instance"), "NIXL p99 {{instance}}", "B"),
                     d._t(
-                        d._hq(0.99, "vllm:nixl_xfer_time_seconds", "instance"), "NIXL p99 {{instance}}", "B"
-                    ),
-                    d._t(
-                        d._hq(0.99, "vllm:mooncake_xfer_time_seconds", "instance"),
+                        d._hq(0.99, names.MOONCAKE_XFER_TIME_SECONDS, "instance"),
                         "Mooncake p99 {{instance}}",
                         "C",
                     ),
@@ -194,7 +193,7 @@ def spec_kv_transfer() -> d.g.Dashboard:
                 "Failed KV transfers",
                 "NIXL transfers that failed per second (handshake and notification failures "
                 "included); requests then recompute their prefill.",
-                [d._t(d._rate("vllm:nixl_num_failed_transfers_total", "instance"), "{{instance}}")],
+                [d._t(d._rate(names.NIXL_NUM_FAILED_TRANSFERS_TOTAL, "instance"), "{{instance}}")],
                 unit="ops",
             ),
         ),
@@ -203,12 +202,12 @@ def spec_kv_transfer() -> d.g.Dashboard:
             8,
             d._ts(
                 "P/D: waiting requests by KV-load stage",
-                "vllm:num_requests_kv_fetch_by_stage on a KV consumer (decode side): waiting to "
+                f"{names.NUM_REQUESTS_KV_FETCH_BY_STAGE} on a KV consumer (decode side): waiting to "
                 "start the async KV load, loading, or loaded and not yet running. Many loading: the "
                 "transfer is the bottleneck; many loaded: the decode batch is full.",
                 [
                     d._t(
-                        d._gauge("vllm:num_requests_kv_fetch_by_stage", "sum", "instance, stage"),
+                        d._gauge(names.NUM_REQUESTS_KV_FETCH_BY_STAGE, "sum", "instance, stage"),
                         "{{stage}} {{instance}}",
                     )
                 ],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import grafanalib.core as g
 
+from observe import names
 from observe.dashboards.common import (
     DS,
     SEL,
@@ -17,10 +18,12 @@ from observe.dashboards.common import (
     _stat,
     _t,
     _ts,
+    kv_steps,
 )
+from observe.settings import Settings
 
 
-def kv_cache() -> g.Dashboard:
+def kv_cache(s: Settings) -> g.Dashboard:
     panels = [
         (
             6,
@@ -54,10 +57,10 @@ def kv_cache() -> g.Dashboard:
                 "KV cache usage (max)",
                 "Highest current KV usage. Above the alert threshold for long: "
                 "VLLMKVCacheSaturated; see docs/runbooks.md.",
-                _gauge("vllm:kv_cache_usage_perc", "max"),
+                _gauge(names.KV_CACHE_USAGE_PERC, "max"),
                 "percentunit",
                 decimals=1,
-                thresholds=[("green", None), ("orange", 0.9), ("red", 0.98)],
+                thresholds=kv_steps(s),
             ),
         ),
         (
@@ -81,7 +84,7 @@ def kv_cache() -> g.Dashboard:
                 "does not fit: lower --max-num-seqs.",
                 [
                     _t(
-                        _gauge("vllm:kv_cache_usage_perc", "max", "instance, model_name"),
+                        _gauge(names.KV_CACHE_USAGE_PERC, "max", "instance, model_name"),
                         "{{instance}} {{model_name}}",
                     )
                 ],
@@ -99,7 +102,7 @@ def kv_cache() -> g.Dashboard:
                 "context length × running requests.",
                 [
                     _t(
-                        f"({_gauge('vllm:kv_cache_usage_perc', 'max', 'instance')}) * on (instance) group_left "
+                        f"({_gauge(names.KV_CACHE_USAGE_PERC, 'max', 'instance')}) * on (instance) group_left "
                         f"max by (instance) (observe_vllm_kv_cache_tokens{{{SEL_NO_MODEL}}})",
                         "{{instance}}",
                     )
@@ -114,7 +117,7 @@ def kv_cache() -> g.Dashboard:
                 "Preemptions / s",
                 "Requests evicted for lack of KV blocks. Sustained: lower --max-num-seqs or "
                 "--max-num-batched-tokens, or give the cache more memory.",
-                [_t(_rate("vllm:num_preemptions_total", "instance"), "{{instance}}")],
+                [_t(_rate(names.NUM_PREEMPTIONS_TOTAL, "instance"), "{{instance}}")],
                 "short",
             ),
         ),
@@ -127,10 +130,10 @@ def kv_cache() -> g.Dashboard:
                 "deferred = LoRA budget or KV transfer. vLLM before 2026-04 has only the total.",
                 [
                     _t(
-                        f"sum by (instance, reason) (vllm:num_requests_waiting_by_reason{{{SEL}}})",
+                        f"sum by (instance, reason) ({names.NUM_REQUESTS_WAITING_BY_REASON}{{{SEL}}})",
                         "{{instance}} {{reason}}",
                     ),
-                    _t(_gauge("vllm:num_requests_waiting", "sum", "instance"), "{{instance}} total", "B"),
+                    _t(_gauge(names.NUM_REQUESTS_WAITING, "sum", "instance"), "{{instance}} total", "B"),
                 ],
                 "short",
             ),
@@ -143,14 +146,14 @@ def kv_cache() -> g.Dashboard:
                 "Current KV usage of each instance; the fullest ones are the "
                 "first to preempt. Balance load or resize them.",
                 _t(
-                    _gauge("vllm:kv_cache_usage_perc", "max", "instance, model_name"),
+                    _gauge(names.KV_CACHE_USAGE_PERC, "max", "instance, model_name"),
                     "{{instance}}",
                     instant=True,
                 ),
                 "percentunit",
                 0,
                 1,
-                [("green", 0.0), ("orange", 0.9), ("red", 0.98)],
+                kv_steps(s, 0.0),
             ),
         ),
         (

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import grafanalib.core as g
 
+from observe import names
 from observe.dashboards.common import (
     BY,
     SEL_RULES,
@@ -21,10 +22,12 @@ from observe.dashboards.common import (
     _stat,
     _t,
     _ts,
+    kv_steps,
 )
+from observe.settings import Settings
 
 
-def overview() -> g.Dashboard:
+def overview(s: Settings) -> g.Dashboard:
     panels = [
         (
             4,
@@ -33,7 +36,7 @@ def overview() -> g.Dashboard:
                 "Requests / s",
                 "Finished requests per second. A drop to 0 while clients send traffic means "
                 "vLLM is down or stuck: check the VLLMDown alert and the engine log.",
-                _rate("vllm:request_success_total"),
+                _rate(names.REQUEST_SUCCESS_TOTAL),
                 "reqps",
                 decimals=2,
             ),
@@ -45,7 +48,7 @@ def overview() -> g.Dashboard:
                 "Running",
                 "Requests in the running batch. Sitting at --max-num-seqs means the batch is "
                 "full: raise --max-num-seqs only if KV usage has headroom.",
-                _gauge("vllm:num_requests_running", "sum"),
+                _gauge(names.NUM_REQUESTS_RUNNING, "sum"),
             ),
         ),
         (
@@ -55,7 +58,7 @@ def overview() -> g.Dashboard:
                 "Waiting",
                 "Requests queued. A queue that does not drain means the server is over "
                 "capacity: add replicas or lower load.",
-                _gauge("vllm:num_requests_waiting", "sum"),
+                _gauge(names.NUM_REQUESTS_WAITING, "sum"),
                 thresholds=[("green", None), ("orange", 1), ("red", 50)],
             ),
         ),
@@ -66,10 +69,10 @@ def overview() -> g.Dashboard:
                 "KV cache usage",
                 "Highest KV-cache usage across instances. Near 100% with waiting requests or "
                 "preemptions: lower --max-num-seqs or raise --gpu-memory-utilization (see the KV cache dashboard).",
-                _gauge("vllm:kv_cache_usage_perc", "max"),
+                _gauge(names.KV_CACHE_USAGE_PERC, "max"),
                 "percentunit",
                 decimals=1,
-                thresholds=[("green", None), ("orange", 0.9), ("red", 0.98)],
+                thresholds=kv_steps(s),
             ),
         ),
         (
@@ -79,7 +82,7 @@ def overview() -> g.Dashboard:
                 "Preemptions / s",
                 "Requests evicted from the KV cache and recomputed. Anything sustained above "
                 "0 wastes compute: lower --max-num-seqs or --max-num-batched-tokens.",
-                _rate("vllm:num_preemptions_total"),
+                _rate(names.NUM_PREEMPTIONS_TOTAL),
                 "none",
                 decimals=2,
                 thresholds=[("green", None), ("orange", 0.01), ("red", 0.1)],
@@ -107,7 +110,7 @@ def overview() -> g.Dashboard:
                 "'abort' means clients gave up (often from long queues); 'error' needs the engine log.",
                 [
                     _t(
-                        _rate("vllm:request_success_total", "instance, finished_reason"),
+                        _rate(names.REQUEST_SUCCESS_TOTAL, "instance, finished_reason"),
                         "{{instance}} {{finished_reason}}",
                     )
                 ],
@@ -123,11 +126,11 @@ def overview() -> g.Dashboard:
                 "engine is saturated; compare with the running batch.",
                 [
                     _t(
-                        _rate("vllm:prompt_tokens_total", "instance"),
+                        _rate(names.PROMPT_TOKENS_TOTAL, "instance"),
                         "prompt {{instance}}",
                     ),
                     _t(
-                        _rate("vllm:generation_tokens_total", "instance"),
+                        _rate(names.GENERATION_TOKENS_TOTAL, "instance"),
                         "generation {{instance}}",
                         "B",
                     ),
@@ -142,7 +145,7 @@ def overview() -> g.Dashboard:
                 "Time to first token (p50 / p90 / p99)",
                 "TTFT quantiles from vLLM's histogram. Rising with the queue: capacity; rising alone: long prompts "
                 "(enable chunked prefill, lower --max-num-batched-tokens).",
-                _quantiles("vllm:time_to_first_token_seconds"),
+                _quantiles(names.TIME_TO_FIRST_TOKEN_SECONDS),
                 "s",
             ),
         ),
@@ -151,9 +154,9 @@ def overview() -> g.Dashboard:
             8,
             _ts(
                 "Inter-token latency (p50 / p90 / p99)",
-                "Time between streamed tokens (vllm:inter_token_latency_seconds, or time_per_output_token before "
+                f"Time between streamed tokens ({names.INTER_TOKEN_LATENCY_SECONDS}, or time_per_output_token before "
                 "v0.11). Grows with the decode batch: lower --max-num-seqs for snappier streams.",
-                _quantiles("vllm:inter_token_latency_seconds"),
+                _quantiles(names.INTER_TOKEN_LATENCY_SECONDS),
                 "s",
             ),
         ),
@@ -163,7 +166,7 @@ def overview() -> g.Dashboard:
             _ts(
                 "End-to-end latency (p50 / p90 / p99)",
                 "Whole-request latency. Compare with queue time below: if most of it is queueing, add capacity.",
-                _quantiles("vllm:e2e_request_latency_seconds"),
+                _quantiles(names.E2E_REQUEST_LATENCY_SECONDS),
                 "s",
             ),
         ),
@@ -197,11 +200,11 @@ def overview() -> g.Dashboard:
                 "cache too small for the batch — see the KV cache dashboard.",
                 [
                     _t(
-                        _gauge("vllm:num_requests_running", "sum", "instance"),
+                        _gauge(names.NUM_REQUESTS_RUNNING, "sum", "instance"),
                         "running {{instance}}",
                     ),
                     _t(
-                        _gauge("vllm:num_requests_waiting", "sum", "instance"),
+                        _gauge(names.NUM_REQUESTS_WAITING, "sum", "instance"),
                         "waiting {{instance}}",
                         "B",
                     ),
@@ -214,11 +217,11 @@ def overview() -> g.Dashboard:
             8,
             _ts(
                 "KV cache usage",
-                "Fraction of KV-cache blocks in use (vllm:kv_cache_usage_perc, gpu_cache_usage_perc before "
+                f"Fraction of KV-cache blocks in use ({names.KV_CACHE_USAGE_PERC}, gpu_cache_usage_perc before "
                 "v0.10). Pinned near 100% with preemptions: lower --max-num-seqs or give the cache more memory.",
                 [
                     _t(
-                        _gauge("vllm:kv_cache_usage_perc", "max", "instance, model_name"),
+                        _gauge(names.KV_CACHE_USAGE_PERC, "max", "instance, model_name"),
                         "{{instance}} {{model_name}}",
                     )
                 ],
@@ -234,7 +237,7 @@ def overview() -> g.Dashboard:
                 "Preemptions / s",
                 "Requests preempted per second. Sustained preemptions mean the KV cache cannot hold the batch: "
                 "lower --max-num-seqs or --max-num-batched-tokens.",
-                [_t(_rate("vllm:num_preemptions_total", "instance"), "{{instance}}")],
+                [_t(_rate(names.NUM_PREEMPTIONS_TOTAL, "instance"), "{{instance}}")],
                 "short",
             ),
         ),
@@ -248,8 +251,8 @@ def overview() -> g.Dashboard:
                 [
                     _t(
                         _ratio(
-                            _rate("vllm:prefix_cache_hits_total", "instance"),
-                            _rate("vllm:prefix_cache_queries_total", "instance"),
+                            _rate(names.PREFIX_CACHE_HITS_TOTAL, "instance"),
+                            _rate(names.PREFIX_CACHE_QUERIES_TOTAL, "instance"),
                         ),
                         "{{instance}}",
                     )
@@ -284,7 +287,7 @@ def overview() -> g.Dashboard:
                 "Time requests spent waiting before running. If it dominates end-to-end latency, add capacity.",
                 [
                     _t(
-                        _hq(q, "vllm:request_queue_time_seconds", "instance"),
+                        _hq(q, names.REQUEST_QUEUE_TIME_SECONDS, "instance"),
                         f"p{int(q * 100)} {{{{instance}}}}",
                         ref,
                     )
@@ -300,7 +303,7 @@ def overview() -> g.Dashboard:
                 "Time to first token distribution",
                 "TTFT histogram over time (requests per bucket). A second band at high latency is "
                 "queueing or preempted requests: see the KV cache dashboard.",
-                "vllm:time_to_first_token_seconds",
+                names.TIME_TO_FIRST_TOKEN_SECONDS,
             ),
         ),
         (
@@ -308,11 +311,11 @@ def overview() -> g.Dashboard:
             8,
             _heatmap(
                 "Inter-token latency distribution",
-                "Gaps between streamed tokens per bucket over time (vllm:inter_token_latency_seconds, or "
+                f"Gaps between streamed tokens per bucket over time ({names.INTER_TOKEN_LATENCY_SECONDS}, or "
                 "time_per_output_token before v0.11). A band moving up with the batch: decode steps slow "
                 "down as the batch grows (lower --max-num-seqs); scattered high cells: long prefills "
                 "stall decodes (lower --max-num-batched-tokens for smoother streams).",
-                "vllm:inter_token_latency_seconds",
+                names.INTER_TOKEN_LATENCY_SECONDS,
             ),
         ),
         (
@@ -323,7 +326,7 @@ def overview() -> g.Dashboard:
                 "Whole-request latency per bucket over time. Two bands: short and long answers (see "
                 "request sizes on the tuning board); the whole distribution moving up with the queue: "
                 "add capacity.",
-                "vllm:e2e_request_latency_seconds",
+                names.E2E_REQUEST_LATENCY_SECONDS,
             ),
         ),
     ]

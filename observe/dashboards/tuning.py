@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import grafanalib.core as g
 
+from observe import names
 from observe.dashboards.common import (
     _dashboard,
     _heatmap,
@@ -30,7 +31,7 @@ BUDGET = g.Template(
 
 
 def tuning() -> g.Dashboard:
-    steps = "vllm:iteration_tokens_total"
+    steps = names.ITERATION_TOKENS_TOTAL
     panels = [
         (
             6,
@@ -52,7 +53,7 @@ def tuning() -> g.Dashboard:
                 "Mean TPOT",
                 "Mean time per output token over requests (decode speed one user sees). High with a large "
                 "running batch: lower --max-num-seqs for faster streams, or add replicas.",
-                _mean("vllm:request_time_per_output_token_seconds", ""),
+                _mean(names.REQUEST_TIME_PER_OUTPUT_TOKEN_SECONDS, ""),
                 "s",
                 decimals=3,
             ),
@@ -64,7 +65,7 @@ def tuning() -> g.Dashboard:
                 "Mean queue time",
                 "Mean time requests waited before being scheduled. Any sustained queue time: the server "
                 "is over capacity; add replicas or shrink requests.",
-                _mean("vllm:request_queue_time_seconds", ""),
+                _mean(names.REQUEST_QUEUE_TIME_SECONDS, ""),
                 "s",
                 decimals=2,
                 thresholds=[("green", None), ("orange", 0.5), ("red", 5)],
@@ -78,8 +79,8 @@ def tuning() -> g.Dashboard:
                 "Finished requests with finished_reason=length. High: clients' max_tokens (or "
                 "--max-model-len) cut answers short; raise them if the answers are needed.",
                 _ratio(
-                    _rate("vllm:request_success_total", "", 'finished_reason="length"'),
-                    _rate("vllm:request_success_total"),
+                    _rate(names.REQUEST_SUCCESS_TOTAL, "", 'finished_reason="length"'),
+                    _rate(names.REQUEST_SUCCESS_TOTAL),
                 ),
                 "percentunit",
                 decimals=1,
@@ -91,7 +92,7 @@ def tuning() -> g.Dashboard:
             8,
             _ts(
                 "Tokens per engine step vs --max-num-batched-tokens",
-                "Quantiles of tokens per engine step (vllm:iteration_tokens_total) against the step budget "
+                f"Quantiles of tokens per engine step ({names.ITERATION_TOKENS_TOTAL}) against the step budget "
                 "(set the variable to your --max-num-batched-tokens). p99 at the budget: long prefills are "
                 "chunked and fill steps (raise the budget for throughput, lower it for smoother ITL); p99 far "
                 "below it: the budget is not the limit.",
@@ -109,10 +110,10 @@ def tuning() -> g.Dashboard:
             8,
             _ts(
                 "Time per output token per request (p50 / p90 / p99)",
-                "TPOT: each request's mean time per output token (vllm:request_time_per_output_token_seconds, "
+                f"TPOT: each request's mean time per output token ({names.REQUEST_TIME_PER_OUTPUT_TOKEN_SECONDS}, "
                 "vLLM from ≈0.11; older versions: the inter-token latency panel on the overview). Grows with "
                 "the decode batch: lower --max-num-seqs for faster streams.",
-                _quantiles("vllm:request_time_per_output_token_seconds"),
+                _quantiles(names.REQUEST_TIME_PER_OUTPUT_TOKEN_SECONDS),
                 "s",
             ),
         ),
@@ -125,11 +126,11 @@ def tuning() -> g.Dashboard:
                 "Queue dominating: add capacity; prefill dominating: long prompts (chunked prefill, prefix "
                 "caching); decode dominating: long outputs or a large decode batch.",
                 [
-                    _t(_mean("vllm:request_queue_time_seconds", "instance"), "queue {{instance}}"),
-                    _t(_mean("vllm:request_prefill_time_seconds", "instance"), "prefill {{instance}}", "B"),
-                    _t(_mean("vllm:request_decode_time_seconds", "instance"), "decode {{instance}}", "C"),
+                    _t(_mean(names.REQUEST_QUEUE_TIME_SECONDS, "instance"), "queue {{instance}}"),
+                    _t(_mean(names.REQUEST_PREFILL_TIME_SECONDS, "instance"), "prefill {{instance}}", "B"),
+                    _t(_mean(names.REQUEST_DECODE_TIME_SECONDS, "instance"), "decode {{instance}}", "C"),
                     _t(
-                        _mean("vllm:request_inference_time_seconds", "instance"),
+                        _mean(names.REQUEST_INFERENCE_TIME_SECONDS, "instance"),
                         "inference {{instance}}",
                         "D",
                     ),
@@ -142,13 +143,13 @@ def tuning() -> g.Dashboard:
             8,
             _ts(
                 "Finish reasons (share of finished requests)",
-                "Why requests ended (vllm:request_success_total by finished_reason): stop = the model "
+                f"Why requests ended ({names.REQUEST_SUCCESS_TOTAL} by finished_reason): stop = the model "
                 "finished; length = max_tokens or --max-model-len cut it; abort = the client left (often "
                 "after long queues); error: read the engine log.",
                 [
                     _t(
-                        f"({_rate('vllm:request_success_total', 'finished_reason')})\n/ on () group_left ()\n"
-                        f"(({_rate('vllm:request_success_total')}) > 0)",
+                        f"({_rate(names.REQUEST_SUCCESS_TOTAL, 'finished_reason')})\n/ on () group_left ()\n"
+                        f"(({_rate(names.REQUEST_SUCCESS_TOTAL)}) > 0)",
                         "{{finished_reason}}",
                     )
                 ],
@@ -165,13 +166,11 @@ def tuning() -> g.Dashboard:
                 "Prompt and generated tokens per request. p99 prompt + output far below --max-model-len: "
                 "lower it to give the KV cache more concurrent requests; near it: requests are cut.",
                 [
-                    _t(_hq(0.5, "vllm:request_prompt_tokens", "instance"), "prompt p50 {{instance}}"),
-                    _t(_hq(0.99, "vllm:request_prompt_tokens", "instance"), "prompt p99 {{instance}}", "B"),
+                    _t(_hq(0.5, names.REQUEST_PROMPT_TOKENS, "instance"), "prompt p50 {{instance}}"),
+                    _t(_hq(0.99, names.REQUEST_PROMPT_TOKENS, "instance"), "prompt p99 {{instance}}", "B"),
+                    _t(_hq(0.5, names.REQUEST_GENERATION_TOKENS, "instance"), "output p50 {{instance}}", "C"),
                     _t(
-                        _hq(0.5, "vllm:request_generation_tokens", "instance"), "output p50 {{instance}}", "C"
-                    ),
-                    _t(
-                        _hq(0.99, "vllm:request_generation_tokens", "instance"),
+                        _hq(0.99, names.REQUEST_GENERATION_TOKENS, "instance"),
                         "output p99 {{instance}}",
                         "D",
                     ),

@@ -410,3 +410,23 @@ def batch_defaults(
         return None
     got = _agreed(v, lambda r: _batch_at(r, gpu, gpu_memory_gib, usage, device, world_size, performance_mode))
     return None if got is _UNKNOWN else got
+
+
+def largest_gpu_max_num_seqs(usage: str = "openai") -> int:
+    """The largest --max-num-seqs V1 defaults to on any GPU in the releases read (1024: GPUs of 70 GiB
+    and more from 0.8.5, every GPU before): what an unset --max-num-seqs may be where the GPU is unknown."""
+    if usage not in _USAGES:
+        raise ValueError(f"usage must be one of {_USAGES}, not {usage!r}")
+    rules = _data()["v1_batch_defaults"]["rules"]
+    return max(int(t["max_num_seqs"][usage]) for r in rules for t in r["tiers"])
+
+
+def stats_interval_s(engine: str = "v1") -> float:
+    """Seconds between the stats lines vLLM logs while it serves, by default: V1 10 (the API server's
+    log task), V0 5. The environment variable ``stats_interval_env()`` changes it (V1)."""
+    return float(_data()["stats_interval"][engine.lower()])
+
+
+def stats_interval_env() -> str:
+    """The environment variable that sets V1's stats interval (VLLM_LOG_STATS_INTERVAL)."""
+    return str(_data()["stats_interval"]["env"])

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from observe import names
 from observe.advise import upgrade
 from observe.errors import ConfigError
 from observe.flags import vllmflags
@@ -105,7 +106,7 @@ def from_server(
         unset = vllmflags.default(flag, version, device=device, fallback=True)
         if cfg.get(key) is not None and cfg[key] != unset:
             flags[flag] = cfg[key]
-    return version, flags, dict.fromkeys(flags, "/metrics vllm:cache_config_info")
+    return version, flags, dict.fromkeys(flags, f"/metrics {names.CACHE_CONFIG_INFO}")
 
 
 def run(

@@ -187,7 +187,7 @@ def throughput_collapse(c: Context) -> list[Finding]:
     run_at_peak = d["running"].where(d["generation_tps"] == peak).ffill()
     m = (d["generation_tps"] < c.settings.collapse_ratio * peak) & (d["running"] >= run_at_peak) & (peak > 0)
     if m.any() and isinstance(d.index, pd.DatetimeIndex):  # a wedged engine is engine_stuck's incident
-        pad = 2.0 * (10.0 if "v1" in c.summary.stats_formats else 5.0) * df.attrs.get("stride", 1)
+        pad = 2.0 * stuck.normal_interval_s(c, df)
         m &= ~pd.Series(
             stuck.explains(c, [t.to_pydatetime() for t in d.index], pad), index=d.index, dtype=bool
         )

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from observe import names
 from observe import timeline as tl
 from observe.model import EngineConfig, Scrape
 from observe.quote import quote
@@ -92,12 +93,12 @@ class Context:
 
     def mean_request_tokens(self) -> float | None:
         """Mean prompt + mean generation over the window (/metrics _sum/_count); None without both."""
-        parts = [self._mean_of(f) for f in ("vllm:request_prompt_tokens", "vllm:request_generation_tokens")]
+        parts = [self._mean_of(f) for f in (names.REQUEST_PROMPT_TOKENS, names.REQUEST_GENERATION_TOKENS)]
         return sum(p for p in parts if p is not None) if None not in parts else None
 
     def prompt_tokens_mean(self) -> float | None:
         """Mean prompt length in tokens over the window (vllm:request_prompt_tokens _sum / _count)."""
-        return self._mean_of("vllm:request_prompt_tokens")
+        return self._mean_of(names.REQUEST_PROMPT_TOKENS)
 
     def length_buckets(self) -> dict[str, list[tuple[float, float]]] | None:
         """The last scrape's cumulative (le, count) buckets of vllm:request_prompt_tokens and
@@ -111,8 +112,8 @@ class Context:
         got = {
             k: metricmath.buckets(last, fam)
             for k, fam in (
-                ("prompt", "vllm:request_prompt_tokens"),
-                ("generation", "vllm:request_generation_tokens"),
+                ("prompt", names.REQUEST_PROMPT_TOKENS),
+                ("generation", names.REQUEST_GENERATION_TOKENS),
             )
         }
         return got if all(got.values()) else None

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from observe import metricmath
+from observe import metricmath, names
 from observe import timeline as tl
 from observe.advise import load
 from observe.failurekinds import KV_KINDS
@@ -62,9 +62,9 @@ def _saturated_from_metrics(c: Context) -> list[Finding]:
     vllm:gpu_cache_usage_perc is read as it) and the waiting gauge, judged as the stats samples are."""
     th = c.settings
     reads = [
-        (100.0 * kv, metricmath.value(sc, "vllm:num_requests_waiting") or 0.0)
+        (100.0 * kv, metricmath.value(sc, names.NUM_REQUESTS_WAITING) or 0.0)
         for sc in c.scrapes
-        if sc.ok and (kv := metricmath.value(sc, "vllm:kv_cache_usage_perc", agg="max")) is not None
+        if sc.ok and (kv := metricmath.value(sc, names.KV_CACHE_USAGE_PERC, agg="max")) is not None
     ]
     high = [kv for kv, _ in reads if kv >= th.kv_high_pct]
     full = [kv for kv in high if kv >= th.kv_full_pct]
@@ -151,10 +151,10 @@ def preemptions(c: Context) -> list[Finding]:
         total = max(total or 0, measured)
         if len(tl.series(c.metrics, "m_preemptions_total")) == 1:
             parts.append(
-                f"vllm:num_preemptions_total was {measured} at the one snapshot (since vLLM started)"
+                f"{names.NUM_PREEMPTIONS_TOTAL} was {measured} at the one snapshot (since vLLM started)"
             )
         else:
-            parts.append(f"vllm:num_preemptions_total rose by {measured} over the snapshots")
+            parts.append(f"{names.NUM_PREEMPTIONS_TOTAL} rose by {measured} over the snapshots")
     if total:
         col = tl.series(c.frame, "m_preemption_rate")
         a, b = (
@@ -192,7 +192,7 @@ def preemptions(c: Context) -> list[Finding]:
                 evidence=(
                     f"KV cache reached {s.max_kv:.1f}% with {s.max_waiting} requests waiting. The V1 engine "
                     "logs no preemption warning; give a /metrics snapshot (--metrics) to count "
-                    "vllm:num_preemptions_total."
+                    f"{names.NUM_PREEMPTIONS_TOTAL}."
                 ),
                 where=_where(s),
                 data={"max_kv_pct": s.max_kv},
@@ -469,7 +469,7 @@ PREEMPTIONS = Rule(
             "warning/critical",
             Section.KV_PRESSURE,
             alert="VLLMPreemptionsSustained",
-            evidence="V0 preemption warnings, V1 `Preemptions:` field, `vllm:num_preemptions_total`",
+            evidence=f"V0 preemption warnings, V1 `Preemptions:` field, `{names.NUM_PREEMPTIONS_TOTAL}`",
             advice="the KV plan below",
         ),
         Doc(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from observe import names
 from observe.advise import load
 from observe.findingids import FindingId
 from observe.model import Finding
@@ -54,7 +55,7 @@ MAX_MODEL_LEN_UNUSED = Rule(
             advice=(
                 "`--max-model-len` = the power of two ≥ 1.25 × that length (at least 2,048), "
                 "saying how many of the requests seen it rejects: from the `/metrics` histograms "
-                '`vllm:request_prompt_tokens` and `vllm:request_generation_tokens`, "0 of N", "K '
+                f'`{names.REQUEST_PROMPT_TOKENS}` and `{names.REQUEST_GENERATION_TOKENS}`, "0 of N", "K '
                 'of N", or "between K and M of N" (the two lengths are counted apart); doubled '
                 "while requests seen are known to be longer"
             ),

@@ -27,7 +27,7 @@ def engine_stalled(c: Context) -> list[Finding]:
         return []
     gaps = pd.Series(df.index).diff().dt.total_seconds().values[1:]
     running = df["running"].values[1:]
-    normal = (10.0 if "v1" in c.summary.stats_formats else 5.0) * df.attrs.get("stride", 1)
+    normal = stuck.normal_interval_s(c, df)
     stalled = [
         (g, i)
         for i, (g, r) in enumerate(zip(gaps, running))

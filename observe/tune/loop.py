@@ -21,6 +21,7 @@ from typing import IO, Any
 
 from observe import trials
 from observe.errors import ObserveError
+from observe.flags import vllmflags
 from observe.manage import Launcher, LaunchError, LaunchSpec, VllmFlags, apply, propose, record
 from observe.model import Recommendation
 from observe.settings import Settings
@@ -28,8 +29,8 @@ from observe.trials import Trial
 from observe.tune import bench
 from observe.tune.bench import Workload
 
-# vLLM prints its stats line every 10 s by default; a short benchmark would leave the diagnosis
-# one line or none. The operator's own VLLM_LOG_STATS_INTERVAL wins.
+# vLLM prints its stats line every 10 s by default (vllmflags.stats_interval_s); a short benchmark
+# would leave the diagnosis one line or none. The operator's own setting (stats_interval_env) wins.
 STATS_INTERVAL_S = "2"
 
 
@@ -132,7 +133,7 @@ class Tuner:
         self.flags = flags
         self.python = python
         env = dict(os.environ if env is None else env)
-        env.setdefault("VLLM_LOG_STATS_INTERVAL", STATS_INTERVAL_S)
+        env.setdefault(vllmflags.stats_interval_env(), STATS_INTERVAL_S)
         self.managed = launcher is not None
         self.launcher = launcher or Launcher(spec, out / "launches", env=env, echo=echo)
         self._adopt = running and launcher is not None and launcher.alive()
@@ -200,9 +201,9 @@ class Tuner:
         """vLLM's stats-line interval in force for the launcher's vLLM (its env; vLLM's default 10 s)."""
         env = self.launcher.env if self.launcher.env is not None else os.environ
         try:
-            return float(env.get("VLLM_LOG_STATS_INTERVAL", "10"))
-        except ValueError:
-            return 10.0
+            return float(env[vllmflags.stats_interval_env()])
+        except (KeyError, ValueError):
+            return vllmflags.stats_interval_s()
 
     def _warn_short(self, duration: float | None) -> None:
         """Once: a measured run shorter than two stats intervals may fall between vLLM's stats lines,
@@ -214,7 +215,7 @@ class Tuner:
         self.notify(
             f"a measured run took {duration:.1f} s, less than two of vLLM's stats intervals ({every:g} s): "
             "the diagnosis may see no load between its stats lines; raise --num-prompts"
-            + (" (or VLLM_LOG_STATS_INTERVAL for the managed vLLM)" if self.managed else "")
+            + (f" (or {vllmflags.stats_interval_env()} for the managed vLLM)" if self.managed else "")
         )
 
     def _launch_and_measure(self, trial: trials.Trial, repeats: int) -> None:
