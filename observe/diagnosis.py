@@ -1,7 +1,7 @@
 """From events (and scrapes) to a diagnosis of one vLLM instance. Pure: no I/O, `now` is a parameter.
 
 `InstanceBuilder` consumes events one at a time (so `diagnose` streams a 1 GB log in flat memory):
-exact whole-run aggregates go to `Summary`, shapes over time to a bounded `timeline.Timeline`,
+exact whole-run aggregates go to `Summary` (each rule's own counts to its `State` there), shapes over time to a bounded `timeline.Timeline`,
 startup facts to `EngineConfig`. `finish()` runs the rules (observe.rules) and the advisor once.
 `analyze_instance()` is the same thing for a list of events (the sidecar's window).
 """
@@ -34,89 +34,19 @@ from observe.model import (
     StartupFact,
     StatsSample,
 )
-from observe.rules import kv as kv_rules
 from observe.rules import table as rules
+from observe.rules.base import State
 from observe.rules.context import Context, events_dict, stats_dict
+from observe.rules.summary import Summary
 from observe.settings import Settings
+
+__all__ = ["Diagnosis", "InstanceBuilder", "InstanceDiagnosis", "Summary", "analyze_instance"]
 
 #: error kinds whose "startup" phase the start-up phase facts refine (loading_weights, profiling, …)
 _PHASED = (FailureKind.EXCEPTION, FailureKind.ERROR_LINE, FailureKind.ENGINE_CRASHED)
 
 if TYPE_CHECKING:  # pandas lives in timeline.py (and the detectors that read its frame)
     import pandas as pd
-
-
-@dataclass
-class Summary:
-    """Exact aggregates over every event of one instance (constant memory)."""
-
-    samples: int = 0
-    kv_samples: int = 0
-    kv_high: int = 0  # samples with KV usage >= Settings.kv_high_pct
-    kv_full: int = 0  # samples with KV usage >= Settings.kv_full_pct
-    max_kv: float | None = None
-    max_running: int | None = None
-    max_waiting: int | None = None
-    max_swapped: int | None = None
-    max_prompt_tps: float | None = None
-    max_gen_tps: float | None = None
-    sum_gen_tps: float = 0.0
-    gen_samples: int = 0
-    prefix_hit_sum: float = 0.0
-    prefix_hit_samples: int = 0
-    waiting_while_full: int = 0  # samples with waiting > 0 and KV >= Settings.kv_queue_full_pct
-    waiting_with_room: int = 0  # samples with waiting > 0 and KV below it
-    interval_preemptions: int = 0  # V1 `Preemptions: N` fields summed
-    preemption_warnings: int = 0
-    cumulative_preemptions: int | None = None
-    preemption_modes: set = field(default_factory=set)
-    oom_errors: int = 0
-    errors: list = field(default_factory=list)  # EngineError (bounded)
-    error_kinds: dict = field(default_factory=dict)
-    spec_decode_lines: int = 0
-    shutdown_noise: int = 0
-    access_lines: int = 0
-    access_errors: int = 0  # HTTP 5xx
-    first_ts: datetime | None = None
-    last_ts: datetime | None = None
-    stats_first_ts: datetime | None = None
-    stats_last_ts: datetime | None = None
-    first_where: str | None = None
-    last_where: str | None = None
-    stats_formats: set = field(default_factory=set)
-    kv_device: str | None = None
-    # tokens per running request, from KV usage (needs kv_cache_tokens): max over samples
-    max_tokens_per_running: float | None = None
-    _kv_usage_running: list = field(default_factory=list)  # (kv_pct, running) for later, bounded
-    # silent preemptions (rules.kv.silently_preempted, counted here as the lines stream by)
-    silent_preemption_events: int = 0
-    silent_preempted_requests: int = 0
-    silent_preemption_where: str | None = None
-    waiting_rises: int = 0  # consecutive samples where Waiting went up
-    # V0 swap space: CPU KV usage and Swapped
-    first_cpu_kv: float | None = None
-    max_cpu_kv: float | None = None
-    swapped_samples: int = 0
-    # speculative decoding
-    spec_acceptance_sum: float = 0.0
-    spec_acceptance_samples: int = 0
-    spec_acceptance_min: float | None = None
-    spec_accepted_tokens: int = 0
-    spec_draft_tokens: int = 0
-    spec_mean_len_last: float | None = None
-    hints: list = field(default_factory=list)  # hint facts' dicts, each (flag, direction, value) once
-    phase: str | None = None  # the startup phase last seen (a "phase" fact; "serving" after a stats line)
-    oom_phases: list = field(default_factory=list)  # the phase at each OOM error, in order
-    call_sites: set = field(default_factory=set)  # (logger file, line) pairs seen, bounded
-    processes: set = field(default_factory=set)
-    stats_clauses: set = field(default_factory=set)  # "throughput", "swapped", "preemptions", ...
-    _prev: tuple | None = None  # (running, waiting) of the previous stats sample
-    kv_by_worker: dict = field(default_factory=dict)  # "Worker_TP1 pid=7" → available KV GiB it printed
-    kv_worst_worker: str | None = None  # the worker with the least, when several printed theirs
-
-    MAX_ERRORS = 50
-    MAX_HINTS = 50
-    MAX_SITES = 200
 
 
 def _mx(a, b):
@@ -158,7 +88,8 @@ class InstanceBuilder:
     def __init__(self, name: str, *, max_rows: int = 20_000, settings: Settings | None = None) -> None:
         self.name = name
         self.settings = settings or Settings()
-        self.summary = Summary()
+        self._route: dict[type, tuple[type[State[Any]], ...]] = {}  # event type → the states it feeds
+        self.summary = self._fresh()
         self.timeline = timeline.Timeline(max_rows=max_rows)
         self.config = EngineConfig()
         self.facts: dict[str, Any] = {}
@@ -210,13 +141,26 @@ class InstanceBuilder:
         self._finish_config()
         closed = self._diagnose(scrapes=(), now=None, ended=True)
         self.history.add(self._record(closed, current=False))  # its timeline and summary go
-        self.summary = Summary()
+        self.summary = self._fresh()
         self.timeline = timeline.Timeline(max_rows=self.timeline.max_rows)
         self.config = EngineConfig()
         self.facts = {}
         self._bound.reset()
         self._first = None
         self._index += 1
+
+    @staticmethod
+    def _fresh() -> Summary:
+        """A launch's empty Summary, with a fresh accumulator for each rule that declares one."""
+        return Summary(states={k: k() for k in rules.states()})
+
+    def _feed(self, ev: Any) -> None:
+        """The rules' own accumulators that take this event's type, in table order."""
+        kinds = self._route.get(type(ev))
+        if kinds is None:
+            kinds = self._route[type(ev)] = tuple(k for k in rules.states() if isinstance(ev, k.takes))
+        for k in kinds:
+            self.summary.states[k].add(ev, self.settings)
 
     def _record(self, d: InstanceDiagnosis, *, current: bool) -> launches.Launch:
         first = self._first or (None, None)
@@ -235,14 +179,13 @@ class InstanceBuilder:
                 s.call_sites.add((env.logger_file, env.logger_line))
             if env.process and len(s.processes) < Summary.MAX_SITES:
                 s.processes.add(env.process)
+        self._feed(ev)
         if isinstance(ev, StatsSample):
             self._stats(ev)
         elif isinstance(ev, Preemption):
             s.preemption_warnings += ev.env.repeat
             if ev.cumulative is not None:
                 s.cumulative_preemptions = _mx(s.cumulative_preemptions, ev.cumulative)
-            if ev.mode:
-                s.preemption_modes.add(ev.mode)
             self.timeline.add_preemption(ev)
         elif isinstance(ev, StartupFact):
             self._fact(ev)
@@ -267,20 +210,6 @@ class InstanceBuilder:
                 s.prefix_hit_samples += 1
         elif isinstance(ev, SpecDecodeSample):
             s.spec_decode_lines += 1
-            rate = ev.acceptance_rate_pct
-            if rate is None and ev.accepted_tokens is not None and ev.draft_tokens:
-                rate = 100.0 * ev.accepted_tokens / ev.draft_tokens
-            if rate is not None:
-                s.spec_acceptance_sum += rate
-                s.spec_acceptance_samples += 1
-                s.spec_acceptance_min = (
-                    rate if s.spec_acceptance_min is None else min(s.spec_acceptance_min, rate)
-                )
-            if ev.accepted_tokens is not None and ev.draft_tokens is not None:
-                s.spec_accepted_tokens += ev.accepted_tokens
-                s.spec_draft_tokens += ev.draft_tokens
-            if ev.mean_acceptance_length is not None:
-                s.spec_mean_len_last = ev.mean_acceptance_length
         elif isinstance(ev, AccessLog):
             s.access_lines += 1
             if ev.status >= 500:
@@ -327,19 +256,8 @@ class InstanceBuilder:
         if ev.prefix_hit_pct is not None:
             s.prefix_hit_sum += ev.prefix_hit_pct
             s.prefix_hit_samples += 1
-        if ev.waiting and kv is not None:
-            if kv >= self.settings.kv_queue_full_pct:
-                s.waiting_while_full += 1
-            else:
-                s.waiting_with_room += 1
         if ev.preemptions:
             s.interval_preemptions += ev.preemptions
-        self._shape(ev, where)
-        self.timeline.add_stats(ev)
-
-    def _shape(self, ev: StatsSample, where: str) -> None:
-        """Which clauses the line has (the era), silent preemptions, queue growth, swap space."""
-        s = self.summary
         s.phase = "serving"
         for clause, v in (
             ("throughput", ev.throughput_tps),
@@ -352,23 +270,7 @@ class InstanceBuilder:
         ):
             if v is not None:
                 s.stats_clauses.add(clause)
-        if ev.cpu_kv_usage_pct is not None:
-            if s.first_cpu_kv is None:
-                s.first_cpu_kv = ev.cpu_kv_usage_pct
-            s.max_cpu_kv = _mx(s.max_cpu_kv, ev.cpu_kv_usage_pct)
-        if ev.swapped:
-            s.swapped_samples += 1
-        prev, s._prev = s._prev, (ev.running, ev.waiting)
-        if prev is None or None in prev or ev.running is None or ev.waiting is None:
-            return
-        if ev.waiting > prev[1]:
-            s.waiting_rises += 1
-        d = kv_rules.silently_preempted(prev, ev, self.settings)
-        if d:
-            s.silent_preemption_events += 1
-            s.silent_preempted_requests += d
-            if s.silent_preemption_where is None:
-                s.silent_preemption_where = where
+        self.timeline.add_stats(ev)
 
     def _fact(self, ev: StartupFact) -> None:
         name, value = ev.name, ev.value

@@ -37,6 +37,8 @@ __all__ = [
     "kinds_feeding",
     "kinds_alerted",
     "runbook_section",
+    "runbook",
+    "alert_of",
 ]
 
 
@@ -300,10 +302,21 @@ def kinds_alerted(alert: str) -> tuple[FailureKind, ...]:
     return tuple(k for k, v in KINDS.items() if v.alert == alert)
 
 
+def runbook(alert: str) -> str:
+    """An alert's runbook section: docs/runbooks.md's anchor of its heading."""
+    return f"docs/runbooks.md#{alert.lower()}"
+
+
 def runbook_section(kind: FailureKind) -> str | None:
     """The runbook section (docs/runbooks.md's anchor) for this kind: its alert's heading."""
     alert = KINDS[kind].alert
-    return None if alert is None else f"docs/runbooks.md#{alert.lower()}"
+    return None if alert is None else runbook(alert)
+
+
+def alert_of(finding: FindingId) -> str | None:
+    """The alert that pages on the failure kinds whose own finding this is (None: none, or several)."""
+    got = {v.alert for v in KINDS.values() if v.findings[:1] == (finding,) and v.alert is not None}
+    return got.pop() if len(got) == 1 else None
 
 
 def _where(**want: bool) -> tuple[FailureKind, ...]:

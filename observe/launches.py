@@ -33,11 +33,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from observe import crashes
 from observe.findingids import FindingId
-from observe.model import EngineError, Finding, Recommendation, StartupFact, severity_rank
+from observe.model import EngineConfig, EngineError, Finding, Recommendation, StartupFact, severity_rank
+
+if TYPE_CHECKING:  # the layers above: a launch is recorded from the diagnosis of its lines
+    from observe.diagnosis import InstanceDiagnosis
+    from observe.rules.summary import Summary
 from observe.quote import quote
 
 # facts that a launch prints before (or while) it reads its flags: they open or describe a launch
@@ -193,9 +197,15 @@ def _reason_text(e: EngineError) -> str:
 
 
 def record(
-    index: int, first: tuple[datetime | None, str | None], s: Any, c: Any, d: Any, *, current: bool
+    index: int,
+    first: tuple[datetime | None, str | None],
+    s: Summary,
+    c: EngineConfig,
+    d: InstanceDiagnosis,
+    *,
+    current: bool,
 ) -> Launch:
-    """The Launch of a finished part of a log: `s` its diagnosis.Summary, `c` its EngineConfig,
+    """The Launch of a finished part of a log: `s` its Summary, `c` its EngineConfig,
     `d` its InstanceDiagnosis; `first` the (time, "file:line") of its first line."""
     served = bool(s.samples or s.access_lines or d.scrapes)  # stats lines, requests, or /metrics answered
     status, reason, message = outcome(served, list(s.errors), list(d.findings))

@@ -18,14 +18,6 @@ from observe.findingids import FindingId
 from observe.flags import known
 from observe.model import Finding, Recommendation
 
-KV_IDS = (
-    FindingId.KV_CACHE_SATURATED,
-    FindingId.PREEMPTIONS,
-    FindingId.QUEUE_MEMORY_BOUND,
-    FindingId.PREEMPTIONS_LIKELY,
-    FindingId.LOW_MAX_CONCURRENCY,
-)
-
 
 def _req(p: Plan) -> int | None:
     t = p.facts.request_tokens
@@ -43,22 +35,23 @@ def _demand(p: Plan) -> int:
     return int((p.facts.max_running or 0) + (p.facts.max_waiting or 0))
 
 
-def kv_plan(p: Plan, by_id: Mapping[str, Finding]) -> None:
-    """The KV plan (a lever of rules.kv): more KV capacity, else fewer concurrent sequences, for the
-    KV-pressure findings that call for it; ``p.kv_ids`` keeps them (later levers ask)."""
-    p.kv_ids = pressure_ids(p, by_id)
+def kv_plan(p: Plan, by_id: Mapping[str, Finding], answers: tuple[str, ...]) -> None:
+    """The KV plan (rules.kv.KV_PLAN): more KV capacity, else fewer concurrent sequences, for the
+    KV-pressure findings (``answers``) that call for it; ``p.kv_ids`` keeps them (later levers ask)."""
+    p.kv_ids = pressure_ids(p, by_id, answers)
     if p.kv_ids:
         kv_pressure(p, p.kv_ids, oom=FindingId.CUDA_OOM in by_id)
 
 
-def prefill_balance(p: Plan, by_id: Mapping[str, Finding]) -> None:
-    """Prefill vs decode (a lever of rules.latency), left alone under KV pressure."""
+def prefill_balance(p: Plan, by_id: Mapping[str, Finding], answers: tuple[str, ...]) -> None:
+    """Prefill vs decode (rules.latency.PREFILL: slow first tokens, a queue with KV room, high
+    inter-token latency), left alone under KV pressure."""
     prefill(p, by_id, kv_pressure=bool(p.kv_ids))
 
 
-def pressure_ids(p: Plan, by_id: Mapping[str, Finding]) -> list[str]:
-    """The KV-pressure findings that call for more KV capacity ([] = none does)."""
-    ids = [i for i in KV_IDS if i in by_id]
+def pressure_ids(p: Plan, by_id: Mapping[str, Finding], answers: tuple[str, ...]) -> list[str]:
+    """The KV-pressure findings (of ``answers``) that call for more KV capacity ([] = none does)."""
+    ids = [i for i in answers if i in by_id]
     if not ids:
         return []
     strong = {FindingId.PREEMPTIONS, FindingId.QUEUE_MEMORY_BOUND, FindingId.PREEMPTIONS_LIKELY} & set(ids)

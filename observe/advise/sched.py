@@ -65,13 +65,10 @@ def performance_mode(p: Plan, want: str, fids: list[str], why: str) -> Recommend
     return p.make("--performance-mode", want, why, fids, effect=f"vLLM's {want} preset instead of {cur}")
 
 
-QUEUE_IDS = (FindingId.QUEUE_MEMORY_BOUND, FindingId.QUEUE_SEQ_BOUND, FindingId.QUEUE_PREFILL_BOUND)
-
-
-def queue_bound(p: Plan, by_id: Mapping[str, Finding]) -> None:
-    """A queue no lever before this one answers: bound what waits (rejecting the excess is the last
-    resort). A lever of rules.batch."""
-    queue: list[str] = [i for i in QUEUE_IDS if i in by_id]
+def queue_bound(p: Plan, by_id: Mapping[str, Finding], answers: tuple[str, ...]) -> None:
+    """A queue (of ``answers``) no lever before this one answers: bound what waits (rejecting the
+    excess is the last resort). A lever of rules.batch."""
+    queue: list[str] = [i for i in answers if i in by_id]
     answered = {fid for r in p.recs.values() for fid in r.finding_ids}
     if queue and not answered & set(queue):
         bound_queue(p, queue)

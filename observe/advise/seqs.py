@@ -17,7 +17,7 @@ from observe.flags import known
 from observe.model import Finding, Recommendation
 
 
-def seq_bound(p: Plan, by_id: Mapping[str, Finding]) -> None:
+def seq_bound(p: Plan, by_id: Mapping[str, Finding], answers: tuple[str, ...]) -> None:
     """A queue bound by --max-num-seqs, answered only without KV pressure (a lever of rules.batch)."""
     if FindingId.QUEUE_SEQ_BOUND not in by_id:
         return
@@ -44,7 +44,7 @@ def too_many_seqs(p: Plan, f: Finding) -> None:
         )
 
 
-def fewer_seqs(p: Plan, by_id: Mapping[str, Finding]) -> None:
+def fewer_seqs(p: Plan, by_id: Mapping[str, Finding], answers: tuple[str, ...]) -> None:
     """Throughput peaked at fewer running sequences: lower --max-num-seqs, unless requests also wait
     for a slot with KV room (then the two findings pull apart, and the queue wins: a cap lowered
     beside "bound by --max-num-seqs" would contradict it)."""

@@ -2,13 +2,15 @@
 
 - ``ids`` — every finding id (``FindingId``), the only place an id is written;
 - ``base`` — the record: ``Rule`` (detection, the Settings fields it reads, what it needs, its
-  levers) and ``Doc`` (a finding's severity, evidence, advice, versions, and the note said when no
-  flag helps); ``context`` — what a rule reads (``Context``) and ``facts`` — what a lever reads
-  (``Facts``);
+  levers, its own ``State``), ``Doc`` (a finding's severity, evidence, advice, versions, the note
+  said when no flag helps, the alert that pages on it), ``Lever`` (rank, act, the findings it
+  answers) and ``State`` (a rule's accumulator over a launch's events); ``summary`` — what the
+  rules share (``Summary``); ``context`` — what a rule reads (``Context``, typed) and ``facts`` —
+  what a lever reads (``Facts``);
 - one module per family: ``failures`` (the engine did not start, failed or died, requests
-  rejected), ``kv`` (KV cache and memory), ``batch`` (batch size and queues), ``length`` (context
-  length), ``latency`` (latency and SLOs), ``stall`` (stalls and hangs), ``spec`` (speculative
-  decoding), ``hints`` (vLLM's own hints);
+  rejected), ``kv`` (KV cache and memory), ``swap`` (V0 swap space), ``batch`` (batch size and
+  queues), ``length`` (context length), ``latency`` (latency and SLOs), ``stall`` (stalls and
+  hangs), ``spec`` (speculative decoding), ``hints`` (vLLM's own hints);
 - ``table`` — ``RULES``, the one ordered table: detection runs in its order, the levers in their
   rank, the notes close the plan; ``doc`` renders docs/findings.md from it.
 

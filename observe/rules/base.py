@@ -5,7 +5,10 @@ findings it can emit, each with its ``Doc`` (severity, evidence, advice, version
 docs/findings.md; ``note``: the sentence the plan says when no flag answers it), the ``Settings``
 fields it reads, what it needs of the window, and its ``Lever``s — the advisor's moves for its
 findings, run in ``rank`` order over the whole table (a lever receives the plan, which holds the
-engine config, ``Settings`` and the typed ``Facts``, and the findings by id).
+engine config, ``Settings`` and the typed ``Facts``, and the findings by id). A rule that needs
+more of the log than the shared ``Summary`` counts owns its ``State``: an accumulator the diagnosis
+feeds every event of its type as the log streams (a fresh one per launch), read back as
+``ctx.state(Kind)``.
 """
 
 from __future__ import annotations
@@ -13,14 +16,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
+from observe.failurekinds import alert_of, runbook
 from observe.findingids import FindingId
 
 if TYPE_CHECKING:
     from observe.advise.plan import Plan
     from observe.model import Finding
     from observe.rules.context import Context
+    from observe.settings import Settings
+
+E = TypeVar("E")
 
 
 class Section(StrEnum):
@@ -49,15 +56,46 @@ class Doc:
     role: str = ""  # "cause": explains an engine that did not start; "failure": the failure itself
     label: str | None = None  # the first column when it is not the id alone
     settings: tuple[str, ...] | None = None  # the Settings fields behind this finding; None: its rule's
+    # the alert that pages on it (observe.alerts; a heading of docs/runbooks.md); for a finding the
+    # failure kinds feed, their alert (failurekinds.alert_of) unless one is named here
+    alert: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.alert is None:
+            object.__setattr__(self, "alert", alert_of(self.id))
+
+    @property
+    def runbook(self) -> str | None:
+        """Its alert's runbook section (docs/runbooks.md#…), or None without an alert."""
+        return None if self.alert is None else runbook(self.alert)
+
+
+class State(Generic[E]):
+    """A rule's own accumulator over one launch's events (a dataclass of counts, bounded): the
+    diagnosis hands it each event of type ``takes``, in log order, with the ``Settings``; the rules
+    that declare it in ``Rule.states`` read it as ``ctx.state(Kind)`` (typed: mypy sees its fields).
+    What several rules or the report read stays in the shared ``rules.summary.Summary``."""
+
+    takes: ClassVar[type]
+
+    def add(self, ev: E, settings: Settings) -> None:
+        raise NotImplementedError
 
 
 @dataclass(frozen=True)
 class Lever:
     """One move of the advisor. ``rank`` orders the moves of the whole table (the engine must start
-    first, then KV capacity, batch size, prefill, queue bounds, context length)."""
+    first, then KV capacity, batch size, prefill, queue bounds, context length). ``answers``: the
+    findings it answers, in the order its recommendations name them; ``act(plan, by_id, answers)``
+    reads them from there (never from a list of its own), and every rule documenting one of them
+    lists the lever (one lever may answer the findings of several rules: the plan runs it once)."""
 
     rank: int
-    act: Callable[[Plan, Mapping[str, Finding]], None]
+    act: Callable[[Plan, Mapping[str, Finding], tuple[FindingId, ...]], None]
+    answers: tuple[FindingId, ...]
+
+    def pull(self, p: Plan, by_id: Mapping[str, Finding]) -> None:
+        self.act(p, by_id, self.answers)
 
 
 @dataclass(frozen=True)
@@ -70,6 +108,9 @@ class Rule:
     levers: tuple[Lever, ...] = ()
     also: tuple[FindingId, ...] = ()  # ids it emits whose Doc another rule declares
     quiet_alone: bool = False  # its findings are dropped when no warning or critical finding is beside them
+    states: tuple[
+        type[State[Any]], ...
+    ] = ()  # the accumulators detect reads (ctx.state), fed by the diagnosis
 
     @property
     def name(self) -> str:
@@ -81,11 +122,14 @@ class Rule:
         return tuple(d.id for d in self.docs) + self.also
 
 
-def on(fid: FindingId, rank: int, act: Callable[[Plan, Finding], None]) -> Lever:
-    """A lever for one finding: ``act(plan, finding)`` when ``fid`` was found."""
+def on(
+    fid: FindingId, rank: int, act: Callable[[Plan, Finding], None], also: tuple[FindingId, ...] = ()
+) -> Lever:
+    """A lever for one finding: ``act(plan, finding)`` when ``fid`` was found; ``also``: the findings
+    its recommendations answer beside it (the OOM's levers answer a utilization set too high)."""
 
-    def run(p: Plan, by_id: Mapping[str, Finding]) -> None:
+    def run(p: Plan, by_id: Mapping[str, Finding], answers: tuple[FindingId, ...]) -> None:
         if fid in by_id:
             act(p, by_id[fid])
 
-    return Lever(rank, run)
+    return Lever(rank, run, (fid, *also))

@@ -4,23 +4,53 @@ sequences in the batch, throughput that collapses under load. Pure.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from observe import stuck
 from observe.advise import sched, seqs
 from observe.findingids import FindingId
-from observe.model import Finding
-from observe.rules.base import Doc, Lever, Rule, Section
+from observe.model import Finding, StatsSample
+from observe.rules.base import Doc, Lever, Rule, Section, State
 from observe.rules.context import Context
 from observe.rules.context import span as _span
 from observe.rules.context import when as _when
 from observe.rules.context import where as _where
+from observe.rules.kv import KV_PLAN
+from observe.rules.latency import PREFILL
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from observe.settings import Settings
 else:
     from observe.timeline import pd  # imported on first use
+
+
+@dataclass
+class Waiting(State[StatsSample]):
+    """Stats samples with requests waiting, with the KV cache full (≥ Settings.kv_queue_full_pct)
+    or with room, and how often Waiting rose from one sample to the next."""
+
+    takes = StatsSample
+    while_full: int = 0
+    with_room: int = 0
+    rises: int = 0
+    prev: tuple[int | None, int | None] | None = None  # (running, waiting) of the previous stats line
+
+    def add(self, ev: StatsSample, settings: Settings) -> None:
+        kv = ev.kv_usage_pct
+        if ev.waiting and kv is not None:
+            if kv >= settings.kv_queue_full_pct:
+                self.while_full += 1
+            else:
+                self.with_room += 1
+        prev, self.prev = self.prev, (ev.running, ev.waiting)
+        if prev is None or prev[0] is None or prev[1] is None or ev.running is None or ev.waiting is None:
+            return
+        if ev.waiting > prev[1]:
+            self.rises += 1
 
 
 def _waiting_span(
@@ -36,27 +66,27 @@ def _waiting_span(
 
 def queue_bound(c: Context) -> list[Finding]:
     """Requests wait: because the KV cache is full (memory-bound) or while it has room (seqs/prefill)."""
-    s, df, cfg = c.summary, c.frame, c.config
+    s, w, df, cfg = c.summary, c.state(Waiting), c.frame, c.config
     out = []
-    if s.waiting_while_full:
+    if w.while_full:
         a, b = _waiting_span(df, c.settings.kv_queue_full_pct, full=True)
         out.append(
             Finding(
                 id=FindingId.QUEUE_MEMORY_BOUND,
                 severity="warning",
-                title=("Queue grows" if s.waiting_rises else "Requests wait")
+                title=("Queue grows" if w.rises else "Requests wait")
                 + " while the KV cache is full (memory-bound)",
                 evidence=(
-                    f"{s.waiting_while_full} stats samples had requests waiting (max {s.max_waiting}) while KV usage "
+                    f"{w.while_full} stats samples had requests waiting (max {s.max_waiting}) while KV usage "
                     f"was ≥ {c.settings.kv_queue_full_pct:.0f}%: admission is limited by KV-cache memory, not by --max-num-seqs{_span(a, b)}"
                 ),
                 start=a,
                 end=b,
                 where=_where(s),
-                data={"samples": s.waiting_while_full, "max_waiting": s.max_waiting},
+                data={"samples": w.while_full, "max_waiting": s.max_waiting},
             )
         )
-    if s.waiting_with_room >= 2 or (s.waiting_with_room and s.samples < 4):
+    if w.with_room >= 2 or (w.with_room and s.samples < 4):
         a, b = _waiting_span(df, c.settings.kv_queue_full_pct, full=False)
         cap = cfg.max_num_seqs
         at_cap = cap is not None and s.max_running is not None and s.max_running >= cap
@@ -65,16 +95,16 @@ def queue_bound(c: Context) -> list[Finding]:
                 Finding(
                     id=FindingId.QUEUE_SEQ_BOUND,
                     severity="warning",
-                    title=("Queue grows" if s.waiting_rises else "Requests wait")
+                    title=("Queue grows" if w.rises else "Requests wait")
                     + " while the KV cache has room: bound by --max-num-seqs",
                     evidence=(
-                        f"{s.waiting_with_room} stats samples had requests waiting (max {s.max_waiting}) with KV usage "
+                        f"{w.with_room} stats samples had requests waiting (max {s.max_waiting}) with KV usage "
                         f"< {c.settings.kv_queue_full_pct:.0f}% and Running at the --max-num-seqs cap of {cap}{_span(a, b)}"
                     ),
                     start=a,
                     end=b,
                     where=_where(s),
-                    data={"samples": s.waiting_with_room, "max_num_seqs": cap},
+                    data={"samples": w.with_room, "max_num_seqs": cap},
                 )
             )
         else:
@@ -82,10 +112,10 @@ def queue_bound(c: Context) -> list[Finding]:
                 Finding(
                     id=FindingId.QUEUE_PREFILL_BOUND,
                     severity="info",
-                    title=("Queue grows" if s.waiting_rises else "Requests wait")
+                    title=("Queue grows" if w.rises else "Requests wait")
                     + " while the KV cache has room: bound by prefill or --max-num-seqs",
                     evidence=(
-                        f"{s.waiting_with_room} stats samples had requests waiting (max {s.max_waiting}) with KV usage < {c.settings.kv_queue_full_pct:.0f}% "
+                        f"{w.with_room} stats samples had requests waiting (max {s.max_waiting}) with KV usage < {c.settings.kv_queue_full_pct:.0f}% "
                         f"and Running up to {s.max_running}"
                         + (f" (below --max-num-seqs {cap})" if cap else " (--max-num-seqs unknown)")
                         + _span(a, b)
@@ -93,7 +123,7 @@ def queue_bound(c: Context) -> list[Finding]:
                     start=a,
                     end=b,
                     where=_where(s),
-                    data={"samples": s.waiting_with_room, "max_num_seqs": cap},
+                    data={"samples": w.with_room, "max_num_seqs": cap},
                 )
             )
     return out
@@ -193,6 +223,7 @@ QUEUE = Rule(
             FindingId.QUEUE_MEMORY_BOUND,
             "warning",
             Section.KV_PRESSURE,
+            alert="VLLMQueueBacklog",
             evidence="requests waiting while KV ≥ `kv_queue_full_pct`",
             advice="the KV plan below",
             settings=("kv_queue_full_pct",),
@@ -201,6 +232,7 @@ QUEUE = Rule(
             FindingId.QUEUE_SEQ_BOUND,
             "warning",
             Section.BATCH,
+            alert="VLLMQueueBacklog",
             evidence="requests waiting with KV room while Running sits at `--max-num-seqs`",
             advice=(
                 "`--max-num-seqs` = running + waiting seen, in a geometric step (× `seq_step_min_factor` to "
@@ -214,6 +246,7 @@ QUEUE = Rule(
             FindingId.QUEUE_PREFILL_BOUND,
             "info",
             Section.BATCH,
+            alert="VLLMQueueBacklog",
             evidence="requests waiting with KV room, Running below the cap",
             advice=(
                 "`--max-num-batched-tokens` = the prompts of the requests seen at once (running + waiting × "
@@ -227,9 +260,16 @@ QUEUE = Rule(
     ),
     settings=("kv_queue_full_pct", "seq_bound_kv_share", "seq_step_min_factor", "seq_step_max_factor"),
     needs=("stats",),
+    states=(Waiting,),
     levers=(
-        Lever(41, seqs.seq_bound),
-        Lever(60, sched.queue_bound),
+        KV_PLAN,
+        Lever(41, seqs.seq_bound, answers=(FindingId.QUEUE_SEQ_BOUND,)),
+        PREFILL,
+        Lever(
+            60,
+            sched.queue_bound,
+            answers=(FindingId.QUEUE_MEMORY_BOUND, FindingId.QUEUE_SEQ_BOUND, FindingId.QUEUE_PREFILL_BOUND),
+        ),
     ),
 )
 
@@ -251,7 +291,7 @@ TOO_MANY_SEQS = Rule(
         ),
     ),
     needs=("stats",),
-    levers=(Lever(40, seqs.fewer_seqs),),
+    levers=(Lever(40, seqs.fewer_seqs, answers=(FindingId.TOO_MANY_SEQS,)),),
 )
 
 

@@ -7,13 +7,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from observe import names
 from observe import timeline as tl
 from observe.model import EngineConfig, Scrape
 from observe.quote import quote
+from observe.rules.base import State
 from observe.rules.facts import Facts
+from observe.rules.summary import Summary
 from observe.settings import Settings
 
 if TYPE_CHECKING:
@@ -21,16 +23,22 @@ if TYPE_CHECKING:
 else:
     from observe.timeline import pd  # imported on first use
 
+S = TypeVar("S", bound=State[Any])
+
 
 @dataclass
 class Context:
-    summary: Any  # diagnosis.Summary
+    summary: Summary  # what the rules share; a rule's own counts: state()
     config: EngineConfig
     frame: pd.DataFrame | None
     metrics: pd.DataFrame | None = None
     scrapes: Sequence[Scrape] = ()
     now: datetime | None = None
     settings: Settings = field(default_factory=Settings)
+
+    def state(self, kind: type[S]) -> S:
+        """A rule's own accumulator (``Rule.states``), as the diagnosis fed it."""
+        return self.summary.state(kind)
 
     def metrics_preemptions(self) -> int | None:
         """Preemptions counted by vllm:num_preemptions_total over the scrapes (reset-aware)."""
@@ -147,7 +155,7 @@ def fmt_t(t: datetime | None) -> str:
     return t.strftime("%m-%d %H:%M:%S") if t else "?"
 
 
-def where(s) -> str | None:
+def where(s: Summary) -> str | None:
     if s.first_where is None:
         return None
     return s.first_where if s.first_where == s.last_where else f"{s.first_where} … {s.last_where}"
@@ -157,8 +165,8 @@ def span(a, b) -> str:
     return f" ({fmt_t(a)} → {fmt_t(b)})" if a and b else ""
 
 
-def stats_dict(s: Any, settings: Settings) -> dict:
-    """A diagnosis.Summary's numbers as the report shows them (`stats`)."""
+def stats_dict(s: Summary, settings: Settings) -> dict:
+    """A Summary's numbers as the report shows them (`stats`)."""
     return {
         "samples": s.samples,
         "max_kv_cache_usage_pct": s.max_kv,
@@ -182,8 +190,10 @@ def stats_dict(s: Any, settings: Settings) -> dict:
     }
 
 
-def events_dict(s: Any, ctx: Context) -> dict:
-    """A diagnosis.Summary's events as the report shows them (`events`), with what the scrapes counted."""
+def events_dict(s: Summary, ctx: Context) -> dict:
+    """A Summary's events as the report shows them (`events`), with what the scrapes counted."""
+    from observe.rules.kv import Silent  # the rule's own count (kv imports this module)
+
     return {
         "preemption_warnings": s.preemption_warnings,
         "cumulative_preemptions": s.cumulative_preemptions,
@@ -206,7 +216,7 @@ def events_dict(s: Any, ctx: Context) -> dict:
         "error_kinds": dict(s.error_kinds),
         "spec_decode_lines": s.spec_decode_lines,
         "access_log_lines": s.access_lines,
-        "silent_preemptions": s.silent_preempted_requests or None,
+        "silent_preemptions": ctx.state(Silent).requests or None,
         "hints": list(s.hints),
         "oom_phases": list(s.oom_phases),
         "kv_by_worker": dict(s.kv_by_worker) if len(s.kv_by_worker) > 1 else None,

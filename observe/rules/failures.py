@@ -316,7 +316,7 @@ ENGINE_ERRORS = Rule(
                 "`--kv-cache-memory-bytes` grown by the missing factor when it is set; `--gpu-"
                 "memory-utilization` raised by the missing GiB / total GiB (only when the GPU's "
                 "total memory is known and the result ≤ `max_gpu_util`, 0.95); `--kv-cache-dtype fp8` (when 2× "
-                "the tokens suffice; `fp8_e5m2` on vLLM 0.3.0–0.4.0, nothing before 0.3.0); "
+                "the tokens suffice; `fp8_e5m2` on vLLM {since:--kv-cache-dtype=fp8_e5m2}–{before:--kv-cache-dtype=fp8}, nothing before {since:--kv-cache-dtype=fp8_e5m2}); "
                 "`--tensor-parallel-size` × the smallest power of two that holds one request (on "
                 "a pipeline-parallel deployment also `--pipeline-parallel-size` × that, the GPU "
                 "count counting the stages, and a note on `VLLM_PP_LAYER_PARTITION`). A length "
@@ -324,7 +324,7 @@ ENGINE_ERRORS = Rule(
                 "margin (half the last printed digit of each) and says so. A lever that cannot "
                 "fix it alone is not offered"
             ),
-            versions="the V1 message (and its estimate) from 0.6; fp8 from 0.4.1 (0.3.0\u20130.4.0: `fp8_e5m2` only)",
+            versions="the V1 message (and its estimate) from 0.6; fp8 from {since:--kv-cache-dtype=fp8} ({since:--kv-cache-dtype=fp8_e5m2}\u2013{before:--kv-cache-dtype=fp8}: `fp8_e5m2` only)",
             role="cause",
             settings=("max_gpu_util",),
         ),
@@ -348,7 +348,7 @@ ENGINE_ERRORS = Rule(
                 'traceback), V0\'s "# GPU blocks: 0" (-1 in 0.1.x)'
             ),
             advice=(
-                "`--gpu-memory-utilization` = vLLM's default for the release (0.9; 0.92 from 0.20) when it was set lower; otherwise a note: no "
+                "`--gpu-memory-utilization` = vLLM's default for the release ({defaults:--gpu-memory-utilization}) when it was set lower; otherwise a note: no "
                 "memory figures in the log — raise the utilization, lower `--max-model-len` / "
                 "`--max-num-batched-tokens` (smaller profile pass), more GPUs or a quantized "
                 "checkpoint"
@@ -454,7 +454,7 @@ ENGINE_ERRORS = Rule(
         on(FindingId.MAX_MODEL_LEN_EXCEEDS_KV_CACHE, 10, start.max_model_len_does_not_fit),
         on(FindingId.MAX_MODEL_LEN_EXCEEDS_MODEL, 11, start.model_len_over_model),
         on(FindingId.GPU_MEMORY_BUSY, 12, start.memory_busy),
-        on(FindingId.CUDA_OOM, 13, oom.oom),
+        on(FindingId.CUDA_OOM, 13, oom.oom, also=(FindingId.GPU_MEMORY_UTILIZATION_TOO_HIGH,)),
         on(FindingId.NO_KV_CACHE_MEMORY, 14, start.no_kv_memory),
         on(FindingId.PROMPT_TOO_LONG, 15, start.prompt_too_long),
     ),

@@ -1,10 +1,11 @@
-"""KV cache and memory: saturation, preemption (counted, likely, silent), swap space, what the
+"""KV cache and memory: saturation, preemption (counted, likely, silent; V0 swap space: rules.swap), what the
 start-up facts already say (the cache holds less than one request, fewer than two, no headroom),
 the prefix cache. Pure.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from observe import metricmath, names
@@ -12,8 +13,8 @@ from observe import timeline as tl
 from observe.advise import load
 from observe.failurekinds import KV_KINDS
 from observe.findingids import FindingId
-from observe.model import Finding, StatsSample
-from observe.rules.base import Doc, Lever, Rule, Section
+from observe.model import Finding, Preemption, StatsSample
+from observe.rules.base import Doc, Lever, Rule, Section, State
 from observe.rules.context import Context
 from observe.rules.context import span as _span
 from observe.rules.context import when as _when
@@ -21,6 +22,39 @@ from observe.rules.context import where as _where
 
 if TYPE_CHECKING:
     from observe.settings import Settings
+
+
+@dataclass
+class Modes(State[Preemption]):
+    """The preemption modes V0's warnings named ("RECOMPUTE", "SWAP")."""
+
+    takes = Preemption
+    modes: set[str] = field(default_factory=set)
+
+    def add(self, ev: Preemption, settings: Settings) -> None:
+        if ev.mode:
+            self.modes.add(ev.mode)
+
+
+@dataclass
+class Silent(State[StatsSample]):
+    """Silent preemptions counted line by line as the log streams (``silently_preempted``)."""
+
+    takes = StatsSample
+    events: int = 0  # sample pairs that showed one
+    requests: int = 0  # requests preempted in all
+    where: str | None = None  # the first
+    prev: tuple[int | None, int | None] | None = None  # (running, waiting) of the previous stats line
+
+    def add(self, ev: StatsSample, settings: Settings) -> None:
+        prev, self.prev = self.prev, (ev.running, ev.waiting)
+        if prev is None or prev[0] is None or prev[1] is None or ev.running is None or ev.waiting is None:
+            return
+        d = silently_preempted((prev[0], prev[1]), ev, settings)
+        if d:
+            self.events += 1
+            self.requests += d
+            self.where = self.where or f"{ev.env.source}:{ev.env.lineno}"
 
 
 def _saturated_from_metrics(c: Context) -> list[Finding]:
@@ -142,9 +176,9 @@ def preemptions(c: Context) -> list[Finding]:
                     "total": int(total),
                     "warnings": s.preemption_warnings,
                     "metrics": measured,
-                    "modes": sorted(s.preemption_modes),
-                    "swap_mode": "SWAP" in s.preemption_modes,
-                    "silent": s.silent_preempted_requests or None,
+                    "modes": sorted(c.state(Modes).modes),
+                    "swap_mode": "SWAP" in c.state(Modes).modes,
+                    "silent": c.state(Silent).requests or None,
                 },
             )
         ]
@@ -171,7 +205,7 @@ def silently_preempted(prev: tuple[int, int], ev: StatsSample, settings: Setting
     """How many requests one stats line shows preempted without a warning (0: none): against the
     line before (``prev``: its Running, Waiting), Running fell by d while Waiting rose by the same d,
     with no prompt throughput (nothing was admitted), at KV usage ≥ Settings.silent_preemption_kv_pct.
-    The diagnosis counts it line by line as the log streams (Summary.silent_preemption_*)."""
+    The diagnosis counts it line by line as the log streams (``Silent``)."""
     if ev.running is None or ev.waiting is None:
         return 0
     d = prev[0] - ev.running
@@ -192,8 +226,8 @@ def silent_preemptions(c: Context) -> list[Finding]:
     samples Running fell by d while Waiting rose by the same d, with no prompt throughput (nothing
     was admitted), at KV usage ≥ Settings.silent_preemption_kv_pct. Data: events (sample pairs),
     requests (sum of d), kv_pct_threshold, warnings (preemption warnings printed)."""
-    s = c.summary
-    if not s.silent_preemption_events:
+    s, n = c.summary, c.state(Silent)
+    if not n.events:
         return []
     return [
         Finding(
@@ -201,8 +235,8 @@ def silent_preemptions(c: Context) -> list[Finding]:
             severity="warning",
             title="Requests preempted without a warning",
             evidence=(
-                f"{s.silent_preemption_events} time(s) Running fell while Pending/Waiting rose by the same count "
-                f"({s.silent_preempted_requests} requests in all) with no prompt throughput and the KV cache "
+                f"{n.events} time(s) Running fell while Pending/Waiting rose by the same count "
+                f"({n.requests} requests in all) with no prompt throughput and the KV cache "
                 f"≥ {c.settings.silent_preemption_kv_pct:g}% full: the scheduler moved running requests back to "
                 f"the queue (preemption); vLLM prints a warning only every 50th"
                 + (
@@ -211,51 +245,12 @@ def silent_preemptions(c: Context) -> list[Finding]:
                     else ", and printed none"
                 )
             ),
-            where=s.silent_preemption_where,
+            where=n.where,
             data={
-                "events": s.silent_preemption_events,
-                "requests": s.silent_preempted_requests,
+                "events": n.events,
+                "requests": n.requests,
                 "kv_pct_threshold": c.settings.silent_preemption_kv_pct,
                 "warnings": s.preemption_warnings,
-            },
-        )
-    ]
-
-
-def swap_space(c: Context) -> list[Finding]:
-    """V0 swap space in use: Swapped > 0 (requests preempted to CPU memory) and how full the CPU KV
-    cache got. Data: max_swapped, samples_swapped, first_cpu_kv_pct, max_cpu_kv_pct, climbing
-    (max above first), exhausted (max ≥ Settings.swap_full_pct), swap_mode (a SWAP-mode
-    preemption warning was printed)."""
-    s = c.summary
-    if not s.max_swapped:
-        return []
-    exhausted = s.max_cpu_kv is not None and s.max_cpu_kv >= c.settings.swap_full_pct
-    climbing = s.max_cpu_kv is not None and s.first_cpu_kv is not None and s.max_cpu_kv > s.first_cpu_kv
-    return [
-        Finding(
-            id=FindingId.SWAP_SPACE_EXHAUSTED if exhausted else FindingId.SWAP_SPACE_IN_USE,
-            severity="critical" if exhausted else "warning",
-            title="Swap space exhausted: preempted requests fill the CPU KV cache"
-            if exhausted
-            else "Requests swapped to CPU memory",
-            evidence=(
-                f"up to {s.max_swapped} requests swapped in {s.swapped_samples} stats samples; CPU KV cache usage "
-                + (
-                    f"from {s.first_cpu_kv:.1f}% to {s.max_cpu_kv:.1f}%"
-                    if s.max_cpu_kv is not None and s.first_cpu_kv is not None
-                    else "not shown"
-                )
-            ),
-            where=_where(s),
-            data={
-                "max_swapped": s.max_swapped,
-                "samples_swapped": s.swapped_samples,
-                "first_cpu_kv_pct": s.first_cpu_kv,
-                "max_cpu_kv_pct": s.max_cpu_kv,
-                "climbing": climbing,
-                "exhausted": exhausted,
-                "swap_mode": "SWAP" in s.preemption_modes,
             },
         )
     ]
@@ -352,6 +347,19 @@ def low_prefix_hit(c: Context) -> list[Finding]:
 
 # ---------------------------------------------------------------- the rules
 
+#: the KV plan: more KV capacity (else fewer sequences) for the KV-pressure findings that call for it
+KV_PLAN = Lever(
+    30,
+    load.kv_plan,
+    answers=(
+        FindingId.KV_CACHE_SATURATED,
+        FindingId.PREEMPTIONS,
+        FindingId.QUEUE_MEMORY_BOUND,
+        FindingId.PREEMPTIONS_LIKELY,
+        FindingId.LOW_MAX_CONCURRENCY,
+    ),
+)
+
 SILENT_PREEMPTIONS = Rule(
     family="KV cache and memory",
     detect=silent_preemptions,
@@ -378,46 +386,7 @@ SILENT_PREEMPTIONS = Rule(
     ),
     settings=("silent_preemption_kv_pct",),
     needs=("stats",),
-)
-
-
-SWAP_SPACE = Rule(
-    family="KV cache and memory",
-    detect=swap_space,
-    docs=(
-        Doc(
-            FindingId.SWAP_SPACE_IN_USE,
-            "warning",
-            Section.KV_PRESSURE,
-            evidence=(
-                "V0's `Swapped: N` above 0 in the stats lines (requests preempted to CPU memory),"
-                " with how full the CPU KV cache got. Data: max_swapped, samples_swapped, "
-                "first_cpu_kv_pct, max_cpu_kv_pct, climbing, swap_mode"
-            ),
-            advice=(
-                "the KV plan below when a KV-pressure finding comes with it; otherwise a note (no"
-                " flag known for it alone)"
-            ),
-            versions="V0",
-        ),
-        Doc(
-            FindingId.SWAP_SPACE_EXHAUSTED,
-            "critical",
-            Section.KV_PRESSURE,
-            evidence="as `swap_space_in_use`, with the CPU KV cache ≥ `swap_full_pct`",
-            advice=(
-                "a note: preemptions recompute instead; grow the GPU KV cache (the KV plan) or "
-                "add replicas; a larger `--swap-space` only postpones it"
-            ),
-            versions="V0",
-            note=(
-                "the CPU swap space ran full: preemptions recompute instead; grow the GPU KV "
-                "cache (see above) or add replicas; a larger --swap-space only postpones it"
-            ),
-        ),
-    ),
-    settings=("swap_full_pct",),
-    needs=("stats",),
+    states=(Silent,),
 )
 
 
@@ -452,6 +421,7 @@ CAPACITY_FACTS = Rule(
         "high_gpu_util",
     ),
     needs=("startup facts",),
+    levers=(KV_PLAN,),
     also=(FindingId.MAX_MODEL_LEN_EXCEEDS_KV_CACHE,),
 )
 
@@ -464,6 +434,7 @@ KV_CACHE_SATURATED = Rule(
             FindingId.KV_CACHE_SATURATED,
             "warning/critical",
             Section.KV_PRESSURE,
+            alert="VLLMKVCacheSaturated",
             evidence="KV usage ≥ `kv_high_pct` / `kv_full_pct` in stats lines (without any: the KV gauge of the /metrics snapshots)",
             advice=(
                 "critical (full and requests waiting): the KV plan below. Warning with nothing "
@@ -485,7 +456,7 @@ KV_CACHE_SATURATED = Rule(
         "max_gpu_util",
     ),
     needs=("stats", "metrics"),
-    levers=(Lever(30, load.kv_plan),),
+    levers=(KV_PLAN,),
 )
 
 
@@ -497,6 +468,7 @@ PREEMPTIONS = Rule(
             FindingId.PREEMPTIONS,
             "warning/critical",
             Section.KV_PRESSURE,
+            alert="VLLMPreemptionsSustained",
             evidence=f"V0 preemption warnings, V1 `Preemptions:` field, `{names.NUM_PREEMPTIONS_TOTAL}`",
             advice="the KV plan below",
         ),
@@ -514,6 +486,8 @@ PREEMPTIONS = Rule(
         "metrics",
         "warnings",
     ),
+    states=(Modes, Silent),
+    levers=(KV_PLAN,),
 )
 
 

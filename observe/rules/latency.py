@@ -82,6 +82,15 @@ def latency(c: Context) -> list[Finding]:
 
 # ---------------------------------------------------------------- the rules
 
+#: prefill against decode: slow first tokens (and a queue with KV room) take more prompt tokens a
+#: step, high inter-token latency fewer; left alone under KV pressure
+PREFILL = Lever(
+    50,
+    load.prefill_balance,
+    answers=(FindingId.TTFT_SPIKES, FindingId.QUEUE_PREFILL_BOUND, FindingId.ITL_HIGH),
+)
+
+
 LATENCY = Rule(
     family="latency and SLOs",
     detect=latency,
@@ -106,13 +115,14 @@ LATENCY = Rule(
             FindingId.ITL_HIGH,
             "warning",
             Section.BATCH,
+            alert="VLLMITLSLOBurnFast",
             evidence="ITL p95 above `itl_slo_seconds`",
             advice=(
-                "any one of: `--async-scheduling` (when it is off — the default in 0.10–0.13 — on"
+                "any one of: `--async-scheduling` (when it is off — the default in {while:--async-scheduling=False} — on"
                 " V1 GPU, ≤ 32 running, no pipeline parallelism or speculative config), `--long-"
                 "prefill-token-threshold` = a quarter of the step's tokens (V1, when the mean "
                 "prompt is longer), `--max-num-batched-tokens` halved (≥ 512; TTFT rises), "
-                "`--performance-mode interactivity` (≥ 0.17)"
+                "`--performance-mode interactivity` (≥ {since:--performance-mode})"
             ),
             versions="needs /metrics; each flag only on releases that have it",
             settings=("itl_slo_seconds",),
@@ -124,5 +134,5 @@ LATENCY = Rule(
         "ttft_spike_ratio",
     ),
     needs=("metrics",),
-    levers=(Lever(50, load.prefill_balance),),
+    levers=(PREFILL,),
 )

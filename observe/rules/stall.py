@@ -93,6 +93,7 @@ ENGINE_STUCK = Rule(
             FindingId.ENGINE_STUCK,
             "critical",
             Section.BATCH,
+            alert="VLLMEngineStuck",
             evidence=(
                 "requests running or waiting while nothing is produced for ≥ `stuck_after_s` "
                 "(`observe/progress.py`, the rule the sidecar, `top` and `VLLMEngineStuck` "

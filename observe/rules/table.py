@@ -16,8 +16,8 @@ from observe import stuck
 from observe.advise import Advice, notes, steady
 from observe.advise.plan import Plan
 from observe.model import EngineConfig, Finding, severity_rank
-from observe.rules import batch, failures, hints, kv, latency, length, spec, stall
-from observe.rules.base import Doc, Lever, Rule
+from observe.rules import batch, failures, hints, kv, latency, length, spec, stall, swap
+from observe.rules.base import Doc, Lever, Rule, State
 from observe.rules.context import Context
 from observe.rules.facts import Facts
 from observe.settings import Settings
@@ -28,7 +28,7 @@ RULES: tuple[Rule, ...] = (
     failures.ENGINE_CRASHED,
     failures.ENGINE_ERROR,
     kv.SILENT_PREEMPTIONS,
-    kv.SWAP_SPACE,
+    swap.SWAP_SPACE,
     spec.LOW_ACCEPTANCE,
     hints.VLLM_HINTS,
     kv.CAPACITY_FACTS,
@@ -55,9 +55,16 @@ def docs() -> dict[str, Doc]:
     return {d.id: d for r in RULES for d in r.docs}
 
 
+def states() -> tuple[type[State[Any]], ...]:
+    """Every accumulator a rule declares (``Rule.states``), once each, in table order: what the
+    diagnosis feeds each launch's events to."""
+    return tuple(dict.fromkeys(k for r in RULES for k in r.states))
+
+
 def levers() -> list[Lever]:
-    """Every rule's levers in the order the plan runs them (rank; the table's order among equals)."""
-    return sorted((lv for r in RULES for lv in r.levers), key=lambda lv: lv.rank)
+    """Every rule's levers, each once (a lever several rules list runs once), in the order the plan
+    runs them (rank; the table's order among equals)."""
+    return sorted(dict.fromkeys(lv for r in RULES for lv in r.levers), key=lambda lv: lv.rank)
 
 
 def run(c: Context, rules: Sequence[Rule] = RULES) -> list[Finding]:
@@ -88,7 +95,7 @@ def plan(
     by_id = {f.id: f for f in findings}
     p = Plan(cfg, Facts.of(facts), settings=settings or Settings())
     for lever in levers():
-        lever.act(p, by_id)
+        lever.pull(p, by_id)
     for flag, r in list(p.recs.items()):
         against = steady.contradicts(r, findings)  # e.g. a cap lowered beside "bound by --max-num-seqs"
         if against is not None:

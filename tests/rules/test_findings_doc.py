@@ -101,7 +101,8 @@ def test_rules_name_the_settings_they_read() -> None:
         assert set(rule.settings) <= fields, rule.name
         src = inspect.getsource(inspect.getmodule(rule.detect))  # type: ignore[arg-type]
         src += "".join(p.read_text(encoding="utf-8") for p in (ROOT / "observe" / "advise").glob("*.py"))
-        read = set(re.findall(r"(?:settings|th)\.([a-z_]+)", inspect.getsource(rule.detect)))
+        own = inspect.getsource(rule.detect) + "".join(inspect.getsource(k) for k in rule.states)
+        read = set(re.findall(r"(?:settings|th)\.([a-z_]+)", own))
         assert read & fields <= set(rule.settings), f"{rule.name} reads {sorted(read & fields)}"
         for name in rule.settings:
             assert name in src, f"{rule.name} names {name} but neither it nor a lever reads it"
@@ -119,3 +120,70 @@ def test_rules_modules_stay_small() -> None:
         n = len(path.read_text(encoding="utf-8").splitlines())
         assert n < 600, f"{path.name}: {n} lines"
     assert len((ROOT / "observe" / "diagnosis.py").read_text(encoding="utf-8").splitlines()) < 600
+
+
+def test_levers_declare_the_findings_they_answer() -> None:
+    """Each lever names the findings it answers, and the rule documenting each of them lists it (the
+    KV plan answers queue_memory_bound as the queue rule's lever too, not as kv_cache_saturated's)."""
+    documented = {d.id: r for r in table.RULES for d in r.docs}
+    for lv in table.levers():
+        assert lv.answers, lv
+        for fid in lv.answers:
+            assert lv in documented[fid].levers, (
+                f"{documented[fid].name} documents {fid} but does not list its lever"
+            )
+    for r in table.RULES:
+        for lv in r.levers:
+            assert set(lv.answers) & set(r.ids), f"{r.name} lists a lever that answers none of its findings"
+    advise_src = "".join(p.read_text(encoding="utf-8") for p in (ROOT / "observe" / "advise").glob("*.py"))
+    for hidden in ("KV_IDS", "QUEUE_IDS"):
+        assert hidden not in advise_src  # which lever answers what is the rules' declaration
+
+
+def test_each_doc_names_an_alert_that_exists_and_its_runbook_section() -> None:
+    from observe import alerts, failurekinds
+
+    names = {r["alert"] for r in alerts.alert_rules(Settings()) if "alert" in r}
+    runbooks = (ROOT / "docs" / "runbooks.md").read_text(encoding="utf-8")
+    docs = table.docs()
+    paged = {fid: d.alert for fid, d in docs.items() if d.alert}
+    for fid, alert in paged.items():
+        assert alert in names, fid
+        assert f"\n## {alert}\n" in runbooks, fid
+        assert docs[fid].runbook == f"docs/runbooks.md#{alert.lower()}"
+        assert f"[`{alert}`](runbooks.md#{alert.lower()})" in doc.render()
+    # a finding the failure kinds feed pages with their alert (failurekinds, not restated)
+    assert paged[FindingId.CUDA_OOM] == failurekinds.ALERT_OOM
+    assert paged[FindingId.ENGINE_CRASHED] == failurekinds.ALERT_CRASHED
+    assert paged[FindingId.ENGINE_STARTUP_FAILED] == failurekinds.ALERT_STARTUP_FAILED
+    # the metric alerts that page on what a finding reports
+    assert paged[FindingId.KV_CACHE_SATURATED] == "VLLMKVCacheSaturated"
+    assert paged[FindingId.QUEUE_MEMORY_BOUND] == paged[FindingId.QUEUE_SEQ_BOUND] == "VLLMQueueBacklog"
+    assert FindingId.LOW_PREFIX_CACHE_HIT_RATE not in paged  # information only: nothing pages
+
+
+def test_release_ranges_in_the_doc_come_from_the_release_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    from observe.flags import vllmflags
+
+    text = doc.render()
+    assert (
+        "{since:" not in text
+        and "{before:" not in text
+        and "{while:" not in text
+        and "{defaults:" not in text
+    )
+    for flag in ("--kv-cache-memory-bytes", "--max-num-active-seqs", "--max-num-queued-reqs"):
+        assert f"vLLM ≥ {vllmflags.introduced(flag)}" in text, flag
+    gmu = [vllmflags.gpu_memory_utilization(r) for r in ("0.19.0", "0.20.0", "0.34.0")]
+    assert f"({gmu[0]}; {gmu[1]} from 0.20.0; {gmu[2]} from 0.34.0)" in text
+    # the text follows the data: another release in the data, another release in the doc
+    real = vllmflags.introduced
+    monkeypatch.setattr(
+        vllmflags, "introduced", lambda f: "9.9.9" if f == "--max-num-queued-reqs" else real(f)
+    )
+    assert "running (vLLM ≥ 9.9.9)" in doc.render()
+    # and no Doc or prose writes a release next to a flag itself
+    raw = [doc.INTRO, *doc.BEFORE.values(), *doc.AFTER.values()]
+    raw += [t for d in table.docs().values() for t in (d.evidence, d.advice, d.versions)]
+    for t in raw:
+        assert not re.search(r"(vLLM ≥|\(≥|default in) \d+\.\d", t), t[:120]

@@ -40,7 +40,7 @@ def test_the_diagnosis_counts_what_the_rule_says() -> None:
     for n, (r, w) in enumerate([(8, 0), (6, 2), (6, 2), (3, 5)], start=1):
         b.add(_line(r, w, 99.0, n=n))
     d = b.finish()
-    assert (d.summary.silent_preemption_events, d.summary.silent_preempted_requests) == (2, 5)
+    assert (d.summary.state(kv_rules.Silent).events, d.summary.state(kv_rules.Silent).requests) == (2, 5)
     assert "silent_preemptions" in {f.id for f in d.findings}
 
 
