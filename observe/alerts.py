@@ -65,6 +65,12 @@ def _seconds(d: str) -> int:
     return int(promql.duration_seconds(d, strict=True) or 0)
 
 
+# VLLMEngineStuck's subquery resolution: finer than an evaluation interval (compose evaluates every 15s,
+# kube-prometheus-stack every 30s), so the point a left-open range drops (Prometheus 3) is a step whose
+# value the next point still reads, and the window means the same on Prometheus 2 and 3
+STUCK_STEP = "15s"
+
+
 def stuck_window(s: Settings) -> str:
     """The window VLLMEngineStuck reads the token counters as flat over: stuck_flat_window, or
     stuck_after_s when that is shorter."""
@@ -285,9 +291,11 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
             # requests in flight at every evaluation of the window (a subquery), not only now: the first
             # requests at an idle server find the counters flat until their first step ends; and most
             # scrapes of the window answered, not the last one: a failed scrape (series stale for one
-            # evaluation) must not reset for: nor resolve the page
+            # evaluation) must not reset for: nor resolve the page. The subquery's step is explicit
+            # (STUCK_STEP): Prometheus 3's left-open range drops the point at the window's start, which
+            # at the default step (the evaluation interval) loses a whole interval of the window
             f"min_over_time((\n  instance:vllm_requests_running:sum\n  + on ({BY})\n"
-            f"  instance:vllm_requests_waiting:sum\n)[{stuck_window(s)}:]) > 0\nand on ({BY})\n(\n"
+            f"  instance:vllm_requests_waiting:sum\n)[{stuck_window(s)}:{STUCK_STEP}]) > 0\nand on ({BY})\n(\n"
             f"  sum by ({BY}) (increase({names.GENERATION_TOKENS_TOTAL}{_sel(s)}[{stuck_window(s)}]))\n"
             f"  + on ({BY})\n"
             f"  sum by ({BY}) (increase({names.PROMPT_TOKENS_TOTAL}{_sel(s)}[{stuck_window(s)}]))\n"

@@ -1,4 +1,4 @@
-"""grafanalib's dashboard JSON → clean current Grafana JSON (schemaVersion 39). Pure.
+"""grafanalib's dashboard JSON → clean current Grafana JSON (the schemaVersion of dashboards/common.py). Pure.
 
 grafanalib still writes Angular-era fields — dashboard ``rows``/``style``/``hideControls``/
 ``sharedCrosshair``, panel ``span``/``height``/``error``/``minSpan``, Graphite-era target fields

@@ -291,8 +291,10 @@ class InstanceBuilder:
             c.version = str(value)
         elif name == "engine":
             c.engine = str(value)
-        elif name == "num_gpu_blocks":
-            c.num_gpu_blocks = int(value)
+        elif name in ("num_gpu_blocks", "block_size"):
+            setattr(c, name, int(value))
+        elif name == "kv_extended_gib":
+            c.kv_extended_gib = float(value)
         elif name == "kv_cache_tokens":
             c.kv_cache_tokens = int(value)
         elif name == "max_concurrency":

@@ -113,6 +113,8 @@ class StartupFact:
     max_concurrency (value) with max_concurrency_len, available_kv_gib, weights_gib,
     model_load_seconds, max_num_batched_tokens (chunked prefill), init_engine_seconds,
     kv_cache_size_gib, total_gpu_memory_gib, gpu_memory_utilization, num_gpu_blocks_override,
+    block_size (the size the attention backend picks), kv_extended_gib (0.34's extensible KV cache,
+    as extended after warmup),
     hint (dict: flag, direction "up"/"down"/"set", value or None, text — a change vLLM itself
     suggests), phase ("loading_weights" / "profiling" / "kv_cache_init" / "cuda_graph_capture" /
     "warmup": the startup step a line or traceback frame shows the engine in).
@@ -190,6 +192,9 @@ class EngineConfig:
     max_concurrency_len: int | None = None  # the request length max_concurrency is given for
     max_model_len: int | None = None
     available_kv_gib: float | None = None
+    # the size vLLM 0.34's extensible KV cache was extended to after warmup ("Extended KV cache to N
+    # blocks (X GiB)."): the log's proof that the cache is extensible
+    kv_extended_gib: float | None = None
     weights_gib: float | None = None
     total_gpu_memory_gib: float | None = None  # from V0 memory-profiling lines, when printed
     gpu_memory_utilization: float | None = None

@@ -14,6 +14,7 @@ back RECORDED real vLLM `/metrics` texts (tests/data, with provenance), never in
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -36,6 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 __all__ = [
     "have",
+    "promtools",
     "free_port",
     "prometheus",
     "alertmanager",
@@ -53,6 +55,22 @@ READY_TIMEOUT_S = 60.0
 def have(binary: str) -> bool:
     """Whether a binary is on PATH (tests skip with a reason when it is not)."""
     return shutil.which(binary) is not None
+
+
+@functools.cache
+def promtools() -> dict[int, str]:
+    """The promtool of each Prometheus major found, {major: path}: Debian's on PATH (2.x on bookworm)
+    and Prometheus 3's that tools/promtool3.sh unpacks (OBSERVE_PROMTOOL3, else its default place)."""
+    default = Path.home() / ".cache" / "observe" / "promtool3" / "promtool"
+    found: dict[int, str] = {}
+    for cand in (shutil.which("promtool"), os.environ.get("OBSERVE_PROMTOOL3") or str(default)):
+        if not cand or not os.access(cand, os.X_OK):
+            continue
+        out = subprocess.run([cand, "--version"], capture_output=True, text=True).stdout
+        m = re.match(r"promtool, version (\d+)\.", out)
+        if m:
+            found.setdefault(int(m.group(1)), cand)
+    return found
 
 
 def free_port() -> int:

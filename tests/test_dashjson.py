@@ -5,11 +5,13 @@ exactly what it says on a model that has each legacy field."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from observe import dashjson
+from observe.dashboards.common import GRAFANA_VERSION, SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = sorted((ROOT / "dashboards").glob("*.json"))
@@ -28,7 +30,7 @@ def _walk(node, path=()):
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_no_legacy_fields_and_no_nulls(path: Path):
     model = json.loads(path.read_text())
-    assert model["schemaVersion"] == 39
+    assert model["schemaVersion"] == SCHEMA_VERSION == 42
     assert not dashjson.LEGACY["dashboard"] & set(model)
     for panel in model["panels"]:
         assert not dashjson.LEGACY["panel"] & set(panel), panel["title"]
@@ -106,6 +108,16 @@ def test_clean_drops_each_legacy_field_and_keeps_the_rest():
     assert out["panels"][1]["options"]["color"]["scale"] == "exponential"
 
 
+def test_compose_pins_the_grafana_whose_schema_the_boards_are_at():
+    """compose's Grafana is the release whose dashboard schema the boards carry (13.2.3 writes 42:
+    @grafana/schema 13.2.3's defaultDashboard), so Grafana neither migrates them on load nor sees a
+    schema newer than its own; a change to one without the other fails here."""
+    compose = (ROOT / "compose" / "docker-compose.yml").read_text()
+    (tag,) = re.findall(r"image: grafana/grafana:\$\{GRAFANA_TAG:-([^}]+)\}", compose)
+    assert tag == GRAFANA_VERSION and int(tag.split(".")[0]) >= 12
+    assert {json.loads(p.read_text())["schemaVersion"] for p in FILES} == {SCHEMA_VERSION}
+
+
 def _panels(panels: list[dict]):
     for p in panels:
         yield p
@@ -117,8 +129,9 @@ def test_nothing_grafanas_schema_migrations_after_39_rewrite(path: Path):
     """Grafana's dashboard migrator past 39 (grafana/grafana apps/dashboard/pkg/migration/schemaversion/
     v40.go: a non-string `refresh` becomes ""; v41.go: `timepicker.time_options` is dropped; v42.go: a
     `custom.hideFrom` override with `viz: true` gains `tooltip: true`; v43.go: `formatTime`
-    transformations become `convertFieldType`) finds none of its inputs here, so a newer Grafana loads
-    the boards unchanged and moving `schemaVersion` up to 43 changes no panel."""
+    transformations become `convertFieldType`) finds none of its inputs here, so writing the
+    `schemaVersion` 42 of the pinned Grafana 13.2.3 (and a backend at 43) changes no panel: Grafana loads
+    the boards as committed."""
     model = json.loads(path.read_text())
     assert isinstance(model["refresh"], str)
     assert "time_options" not in model.get("timepicker", {})

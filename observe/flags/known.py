@@ -89,9 +89,12 @@ def default(flag: str, cfg: EngineConfig, gpu: str | None = None) -> Any:
 
 
 def extensible_kv_cache(cfg: EngineConfig) -> bool:
-    """Whether vLLM (0.34+) runs the extensible KV cache for this engine, as far as its flags say: on
+    """Whether vLLM (0.34+) runs the extensible KV cache for this engine: yes where its log says it
+    extended the cache, else as far as its flags say: on
     by default on CUDA and ROCm, off where --kv-cache-memory-bytes or --num-gpu-blocks-override fixes
     the cache size or the flag turns it off (vllm/config/vllm.py @ v0.34.0, _resolve_extensible_kv_cache)."""
+    if cfg.kv_extended_gib is not None:  # the log says it extended the cache
+        return True
     f = cfg.flags
     if f.get("--enable-extensible-kv-cache") is False or (cfg.device or "").upper() == "CPU":
         return False

@@ -367,6 +367,29 @@ RULES: tuple[Rule[list[Fact]], ...] = (
         _one("available_kv_gib", "g"),
         group="available-kv",
     ),
+    # 0.34's extensible KV cache, sized after warmup (v1/worker/extensible_kv_cache.py @ v0.34.0: the
+    # budget at 693, the size the cache was extended to at 536); the blocks are the final capacity
+    _rule(
+        "kv-after-warmup",
+        "KV cache blocks (",
+        r"; (?P<n>\d+) KV cache blocks \((?P<g>\d+(?:\.\d+)?) GiB\) fit within the requested",
+        _one("available_kv_gib", "g"),
+        group="available-kv",
+    ),
+    _rule(
+        "kv-extended",
+        "Extended KV cache to ",
+        r"Extended KV cache to (?P<n>\d+) blocks \((?P<g>\d+(?:\.\d+)?) GiB\)",
+        lambda m, msg, ctx: [("num_gpu_blocks", int(m.group("n"))), ("kv_extended_gib", float(m.group("g")))],
+    ),
+    # the block size the attention backend(s) or a hybrid model's pages call for, when it is not the
+    # default (platforms/interface.py @ v0.34.0 786 and 934 / 1120; 0.32 prints the same)
+    _rule(
+        "block-size-set",
+        " block size to ",
+        r"Setting (?:kv cache|attention) block size to (?P<n>\d+)\b",
+        _one("block_size", "n", int),
+    ),
     _rule(
         "profile-kv-3line",
         "reserved for KV Cache is ",
