@@ -346,13 +346,14 @@ def _worker_proc(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure
 
 
 def _engine_dead(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    """EngineDeadError / "output_handler failed": noise after a requested shutdown (the API server
-    noticing the engine it is stopping); the engine crashed when it had served or a shutdown began
-    unasked (vLLM's own clean-up after the engine core exited); else it failed to start."""
+    """EngineDeadError / "output_handler failed": noise after a requested shutdown; the engine crashed
+    when it had served, when AsyncLLM's output handler failed (MPClient waits out the core's start-up
+    before it runs, 0.8 → 0.32) or a shutdown began unasked (vLLM's clean-up); else it failed to start."""
     if run.requested:
         return Failure(FailureKind.SHUTDOWN_NOISE, {}, False, ("shutdown",))
-    if run.shutdown or run.stats_seen:
-        return _crash("engine_dead", run)
+    started = run.stats_seen or "output_handler" in msg  # the handler runs once the core started
+    if run.shutdown or started:
+        return _crash("engine_dead", run._replace(stats_seen=started))
     f = _engine_core(m, msg, ctx, run)
     return Failure(f.kind, {**f.details, "engine_dead": True}, f.fatal, f.key)
 
