@@ -69,6 +69,32 @@ def test_a_running_engines_fatal_error_is_a_crash_not_a_start_up_error(path: str
     assert not any("(startup)" in x["title"] for x in d["findings"])
 
 
+@pytest.mark.parametrize(
+    ("path", "form"),
+    [
+        (
+            "eval32b/014.log",
+            "background_failed",
+        ),  # "ERROR:asyncio:Exception in callback …_raise_exception_on_finish"
+        (
+            "excerpts/v0-loop-callback-log-task-completion-vllm-14994.log",
+            "background_failed",
+        ),  # _log_task_completion
+        (
+            "excerpts/v0-engine-dead-task-finished-compose-vllm-3338.log",
+            "engine_dead",
+        ),  # "Task finished unexpectedly"
+    ],
+)
+def test_a_v0_engine_loops_death_is_a_crash_after_start_up(path: str, form: str) -> None:
+    """V0's background loop exists only once the engine was built; its done-callback raising (asyncio's report,
+    or its AsyncEngineDeadError "Task finished unexpectedly") is the running engine's death."""
+    d = _diagnose(path)
+    f = _one(d, "engine_crashed")
+    assert (f["severity"], f["data"]["phase"], f["data"]["form"]) == ("critical", "serving", form)
+    assert "engine_startup_failed" not in [x["id"] for x in d["findings"]]
+
+
 def test_a_fatal_errors_root_cause_is_the_exception_under_it() -> None:
     """The traceback follows the fatal-error line: its exception is the crash's root cause."""
     f = _one(_diagnose("forms/v1-0.10-illegal-memory-access-crash.log"), "engine_crashed")

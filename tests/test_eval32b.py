@@ -21,7 +21,6 @@ DATA = ROOT / "eval32b"
 LABELS = labels("eval32b")
 
 _A4 = "A4: a [rankN]: traceback with its header but cut before its exception line is not read"
-_B = "B: a traceback in Python's default logging format (ERROR:asyncio:) is refused as no vLLM lines"
 _C = "C: a worker's start-up failure (NCCL init, unsupported quantization) is engine_error, not start-up"
 _D = "D: a failure in initialize_cache (the KV sizing check) is not named as KV sizing"
 _F = "F: KV saturation at 99-100 % is critical, so a serving log reads as failing"
@@ -34,8 +33,6 @@ MISSES: dict[tuple[str, int], str] = {
     ("005", 1): _C,
     ("008", 1): _D,
     ("010", 1): _D,
-    ("014", 0): _B,
-    ("014", 1): _B,
     ("017", 0): _A4,
     ("017", 1): _A4,
     ("017", 2): _G,
