@@ -213,9 +213,9 @@ def engine_error(c: Context) -> list[Finding]:
     }[failed]
     if cut is not None:
         after = (
-            f"; the frames show it raised in {cut['frame']}(), but the paste is cut off above the "
-            "traceback's header and before its exception line: the full traceback (its last line) "
-            "decides the cause"
+            f"; the frames show it raised in {cut['frame']}(), but the paste is cut off "
+            + ("" if cut.get("headed") else "above the traceback's header and ")
+            + "before its exception line: the full traceback (its last line) decides the cause"
         ) + after
     return [
         Finding(

@@ -118,6 +118,12 @@ def test_a_fatal_errors_root_cause_is_the_exception_under_it() -> None:
         ("eval32b/018.log", "_initialize_kv_caches", "profiling"),  # raw "(EngineCore_DP0 pid=N)" lines
         ("eval32b/019.log", "deepseek_v2.forward", "startup"),  # a model's forward, nothing served yet
         ("eval32b/020.log", "llama.forward", "startup"),
+        (
+            "eval32b/017.log",
+            "_init_engine",
+            "profiling",
+        ),  # "[rank0]:" frames under their header, no exception
+        ("excerpts/rank-prefixed-frames-from-engine-args-deepseek-v2-83.log", "from_engine_args", "startup"),
     ],
 )
 def test_a_traceback_cut_at_both_ends_is_a_failure_named_by_its_frames(

@@ -18,7 +18,7 @@ raises either in the start-up's dummy runs or while serving (the run's state dec
 AsyncLLM's ``output_handler`` runs only once the engine core passed its start-up handshake (MPClient
 waits for it, ``v1/engine/core_client.py`` 0.8 → 0.32): its frames are an engine death after start-up.
 
-Pure: a message in, a Failure or None out.
+Pure: a message in, a Failure or None out (``RawTracebacks`` keeps what one stream's raw lines told).
 """
 
 from __future__ import annotations
@@ -53,6 +53,8 @@ PHASE_FRAMES: dict[str, str] = {
     "init_distributed_environment": "startup",
     "init_worker_distributed_environment": "startup",
     "init_device": "startup",
+    "from_engine_args": "startup",
+    "_init_engine": "startup",
 }
 _FRAME_RE = re.compile(r"\b(" + "|".join(PHASE_FRAMES) + r"|output_handler)\b", re.ASCII)
 #: a frame in vLLM's model code: the module, and the function (a constructor, or the forward pass)
@@ -101,3 +103,37 @@ def cut_frame(msg: str, run: RunState) -> Failure | None:
         return None
     d: dict[str, Any] = {"text": text[:300], "phase": phase, "frame": func, "cut": True}
     return Failure(FailureKind.ERROR_LINE, d, False, ("frame", func))
+
+
+class RawTracebacks:
+    """The tracebacks a worker or engine core prints raw (its process or rank prefix, no level), per
+    process: a frame is read like an ERROR record's when that process's header was not seen; under a
+    header it is held until the traceback's exception line (told: a rule read the line) makes it moot,
+    and told at the end of the stream when none came (a paste cut before it)."""
+
+    def __init__(self) -> None:
+        self._headed: set[tuple[int | None, int | None]] = set()
+        self._open: dict[tuple[int | None, int | None], tuple[Failure, str, Any]] = {}
+
+    def line(
+        self, msg: str, who: tuple[int | None, int | None], told: bool, run: RunState, ctx: Any
+    ) -> Failure | None:
+        """The failure a raw line tells now, if any (who: its pid and rank; ctx: kept for a held frame)."""
+        if told or "Traceback (most recent" in msg:
+            self._open.pop(who, None)
+            if not told:
+                self._headed.add(who)
+            return None
+        if not msg.lstrip().startswith('File "'):  # a source or exception line: the prefix took the indent
+            return None
+        f = cut_frame("  " + msg.strip(), run)
+        if f is None or who not in self._headed:
+            return f
+        self._open[who] = (Failure(f.kind, {**f.details, "headed": True}, f.fatal, f.key), msg, ctx)
+        return None
+
+    def release(self, requested: bool) -> list[tuple[Failure, str, Any]]:
+        """End of stream: each held frame no exception line closed (none after a requested shutdown)."""
+        held = [] if requested else list(self._open.values())
+        self._open.clear()
+        return held

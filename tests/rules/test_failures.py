@@ -66,9 +66,7 @@ def test_the_corpus_has_failing_logs() -> None:
 
 # Logs of issue 32's measurement on unseen logs that observe reads as healthy (tests/data/eval32/
 # RESULTS.md): 028, a request's input-validation traceback, is labelled not failing (kept so).
-# The second set (tests/data/eval32b/RESULTS.md): 017, a [rank0]: traceback cut before its exception line,
-# is not read.
-_EVAL32_MISSES = {("eval32", "028"), ("eval32b", "017")}
+_EVAL32_MISSES = {("eval32", "028")}
 
 
 def _failing_case(p: Path) -> Any:
