@@ -12,11 +12,12 @@ function: nothing is reported.
 
 Besides the start-up functions, two places of vLLM's source tell by their file: a layer's or model's
 ``__init__`` under ``vllm/model_executor/{layers,models}/`` runs only while the model is built
-(``initialize_model`` → the model class → its layers, whose ``__init__`` create the weights: V0
-``model_loader/loader.py`` 0.4 → 0.8, ``model_loader/utils.py`` 0.9 → 0.32), and a model's ``forward``
-raises either in the start-up's dummy runs or while serving (the run's state decides which). And
-AsyncLLM's ``output_handler`` runs only once the engine core passed its start-up handshake (MPClient
-waits for it, ``v1/engine/core_client.py`` 0.8 → 0.32): its frames are an engine death after start-up.
+(``initialize_model`` in 0.32's ``model_loader/utils.py``, ``_initialize_model`` in V0's loader → the
+model class → its layers, whose ``__init__`` create the weights), and a model's ``forward`` raises either
+in the start-up's dummy runs or while serving (the run's state decides which). And AsyncLLM's
+``output_handler`` runs only once the engine core passed its start-up handshake (the client waits for
+the cores' ready message first: ``MPClient._wait_for_engine_startup`` in 2025's ``core_client.py``,
+``wait_for_engine_startup`` in 0.32's ``v1/engine/utils.py``): its frames are a death after start-up.
 
 Pure: a message in, a Failure or None out (``RawTracebacks`` keeps what one stream's raw lines told).
 """
