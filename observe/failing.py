@@ -194,7 +194,7 @@ def engine_error(c: Context) -> list[Finding]:
         return []
     root = innermost(raw)
     assert root is not None
-    cut = None if whole else raw[-1].details  # the innermost start-up frame of a headless traceback
+    cut = None if whole else raw[-1].details  # the innermost telling frame of a cut traceback
     if cut is not None:
         root.update(phase=phase_name(cut["phase"]), message=f"a traceback cut off in {cut['frame']}()")
     last = raw[-1]
@@ -223,7 +223,7 @@ def engine_error(c: Context) -> list[Finding]:
             severity="critical" if failed else "warning",
             title=f"The engine reported an error ({root['phase']})",
             evidence=f"{quote(what, 400)}{ranks} — {len(raw)} "
-            + ("start-up frame(s) of a traceback" if cut else "exception line(s) or ERROR record(s)")
+            + ("frame(s) of a cut traceback" if cut else "exception line(s) or ERROR record(s)")
             + f" no specific rule explains{after}",
             start=raw[0].env.ts,
             end=last.env.ts,
