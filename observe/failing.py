@@ -194,7 +194,7 @@ def engine_error(c: Context) -> list[Finding]:
         return []
     root = innermost(raw)
     assert root is not None
-    cut = None if whole else raw[-1].details  # the innermost start-up frame of a headless traceback
+    cut = None if whole else raw[-1].details  # the innermost telling frame of a cut traceback
     if cut is not None:
         root.update(phase=phase_name(cut["phase"]), message=f"a traceback cut off in {cut['frame']}()")
     last = raw[-1]
@@ -213,9 +213,9 @@ def engine_error(c: Context) -> list[Finding]:
     }[failed]
     if cut is not None:
         after = (
-            f"; the frames show it raised in {cut['frame']}(), but the paste is cut off above the "
-            "traceback's header and before its exception line: the full traceback (its last line) "
-            "decides the cause"
+            f"; the frames show it raised in {cut['frame']}(), but the paste is cut off "
+            + ("" if cut.get("headed") else "above the traceback's header and ")
+            + "before its exception line: the full traceback (its last line) decides the cause"
         ) + after
     return [
         Finding(
@@ -223,7 +223,7 @@ def engine_error(c: Context) -> list[Finding]:
             severity="critical" if failed else "warning",
             title=f"The engine reported an error ({root['phase']})",
             evidence=f"{quote(what, 400)}{ranks} — {len(raw)} "
-            + ("start-up frame(s) of a traceback" if cut else "exception line(s) or ERROR record(s)")
+            + ("frame(s) of a cut traceback" if cut else "exception line(s) or ERROR record(s)")
             + f" no specific rule explains{after}",
             start=raw[0].env.ts,
             end=last.env.ts,

@@ -1,9 +1,10 @@
 """Issue 32, classes A to F, on real excerpts outside the evaluation set (tests/data/excerpts/, sources in
-tests/data/PROVENANCE.md) and on the evaluation logs that showed them (tests/data/eval32/).
+tests/data/PROVENANCE.md) and on the evaluation logs that showed them (tests/data/eval32/, eval32b/).
 
 A. An EngineDeadError in the request path is the engine dying while serving, not a failed start.
-B. A traceback cut at both ends (ERROR frames, no header, no exception line) is a failure whose phase the frames
-   name; the report says the cause is cut off and what decides it.
+B. A traceback cut at both ends (ERROR frames, or a worker's raw frames, no header, no exception line) is a
+   failure whose phase the frames name (a start-up function, a layer's constructor, a model's forward); the
+   report says the cause is cut off and what decides it.
 C. V1's "EngineCore encountered a fatal error." and V0's "Engine background task failed" come from a running
    engine: a crash while serving, never "(startup)".
 D. An OOM while the weights are created gets the weights-loading phase and only its levers.
@@ -39,6 +40,8 @@ def _one(d: dict, fid: str) -> dict:
         "eval32/008.log",  # Ray Serve replica
         "eval32/009.log",  # api_router.py, create_chat_completion among the frames
         "eval32/018.log",  # an access line before it
+        "eval32b/012.log",  # ERROR frames of AsyncLLM's output_handler, header cut: it runs once the core started
+        "eval32b/013.log",  # "AsyncLLM output_handler failed." after a CUDA illegal memory access, no stats line
     ],
 )
 def test_an_engine_dead_error_in_the_request_path_is_a_crash_while_serving(path: str) -> None:
@@ -66,6 +69,32 @@ def test_a_running_engines_fatal_error_is_a_crash_not_a_start_up_error(path: str
     assert not any("(startup)" in x["title"] for x in d["findings"])
 
 
+@pytest.mark.parametrize(
+    ("path", "form"),
+    [
+        (
+            "eval32b/014.log",
+            "background_failed",
+        ),  # "ERROR:asyncio:Exception in callback …_raise_exception_on_finish"
+        (
+            "excerpts/v0-loop-callback-log-task-completion-vllm-14994.log",
+            "background_failed",
+        ),  # _log_task_completion
+        (
+            "excerpts/v0-engine-dead-task-finished-compose-vllm-3338.log",
+            "engine_dead",
+        ),  # "Task finished unexpectedly"
+    ],
+)
+def test_a_v0_engine_loops_death_is_a_crash_after_start_up(path: str, form: str) -> None:
+    """V0's background loop exists only once the engine was built; its done-callback raising (asyncio's report,
+    or its AsyncEngineDeadError "Task finished unexpectedly") is the running engine's death."""
+    d = _diagnose(path)
+    f = _one(d, "engine_crashed")
+    assert (f["severity"], f["data"]["phase"], f["data"]["form"]) == ("critical", "serving", form)
+    assert "engine_startup_failed" not in [x["id"] for x in d["findings"]]
+
+
 def test_a_fatal_errors_root_cause_is_the_exception_under_it() -> None:
     """The traceback follows the fatal-error line: its exception is the crash's root cause."""
     f = _one(_diagnose("forms/v1-0.10-illegal-memory-access-crash.log"), "engine_crashed")
@@ -83,6 +112,18 @@ def test_a_fatal_errors_root_cause_is_the_exception_under_it() -> None:
         ("eval32/016.log", "ncclCommInitRank", "startup"),
         ("eval32/024.log", "init_model_parallel_group", "startup"),
         ("eval32/030.log", "init_device", "startup"),
+        ("eval32b/006.log", "linear.__init__", "loading"),  # a layer's constructor: the model being built
+        ("eval32b/009.log", "make_layers", "loading"),
+        ("eval32b/030.log", "load_model", "loading"),  # raw "(VllmWorker rank=5 pid=N)" lines, no level
+        ("eval32b/018.log", "_initialize_kv_caches", "profiling"),  # raw "(EngineCore_DP0 pid=N)" lines
+        ("eval32b/019.log", "deepseek_v2.forward", "startup"),  # a model's forward, nothing served yet
+        ("eval32b/020.log", "llama.forward", "startup"),
+        (
+            "eval32b/017.log",
+            "_init_engine",
+            "profiling",
+        ),  # "[rank0]:" frames under their header, no exception
+        ("excerpts/rank-prefixed-frames-from-engine-args-deepseek-v2-83.log", "from_engine_args", "startup"),
     ],
 )
 def test_a_traceback_cut_at_both_ends_is_a_failure_named_by_its_frames(

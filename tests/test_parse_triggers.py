@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from observe.model import LogLine
-from observe.parse import Parser, failures, served, startup, stats
+from observe.parse import Parser, failures, frames, served, startup, stats
 from observe.parse.triggers import ERROR_LEVELS, TRIGGERS, may_matter
 
 DATA = Path(__file__).parent / "data"
@@ -104,7 +104,12 @@ def test_some_literals_are_witnessed_by_real_lines():
 
 def test_one_list_holds_every_literal():
     want = {lit for r in RULES for lit in r.literals}
-    want |= set(stats.TRIGGERS) | set(failures.SHUTDOWN_LITERALS) | set(served.SERVING_LITERALS)
+    want |= (
+        set(stats.TRIGGERS)
+        | set(failures.SHUTDOWN_LITERALS)
+        | set(served.SERVING_LITERALS)
+        | set(frames.LITERALS)
+    )
     assert set(TRIGGERS) == want
     assert len(TRIGGERS) == len(set(TRIGGERS))
 

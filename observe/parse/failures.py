@@ -346,13 +346,14 @@ def _worker_proc(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure
 
 
 def _engine_dead(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    """EngineDeadError / "output_handler failed": noise after a requested shutdown (the API server
-    noticing the engine it is stopping); the engine crashed when it had served or a shutdown began
-    unasked (vLLM's own clean-up after the engine core exited); else it failed to start."""
+    """EngineDeadError / "output_handler failed": noise after a requested shutdown; the engine crashed
+    when it had served, when it says only a started engine dies so (``_STARTED``: MPClient waits out the
+    core's start-up before the output handler runs) or a shutdown began unasked; else it failed to start."""
     if run.requested:
         return Failure(FailureKind.SHUTDOWN_NOISE, {}, False, ("shutdown",))
-    if run.shutdown or run.stats_seen:
-        return _crash("engine_dead", run)
+    started = run.stats_seen or any(s in msg for s in _STARTED)
+    if run.shutdown or started:
+        return _crash("engine_dead", run._replace(stats_seen=started))
     f = _engine_core(m, msg, ctx, run)
     return Failure(f.kind, {**f.details, "engine_dead": True}, f.fatal, f.key)
 
@@ -374,9 +375,10 @@ def _prompt_length(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failu
 
 
 _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
-
-
 _DEAD_CAUSE = "the engine core died (EngineDeadError): it crashed or was killed"
+#: what an engine death says when only a started engine can die so: V1 AsyncLLM's output handler, V0's
+#: background loop's done-callback (its AsyncEngineDeadError "Task finished unexpectedly", 0.2 → 0.10)
+_STARTED = ("output_handler", "Task finished unexpectedly")
 
 
 def _crash(form: str, run: RunState, **d: Any) -> Failure:
@@ -385,12 +387,8 @@ def _crash(form: str, run: RunState, **d: Any) -> Failure:
         return Failure(FailureKind.SHUTDOWN_NOISE, {}, False, ("shutdown",))
     d = {k: v for k, v in d.items() if v is not None}
     d.update(form=form, phase="serving" if run.stats_seen else "startup")  # where it was when it died
-    d.setdefault(
-        "cause",
-        "the engine core process exited while the server was running (killed or crashed)"
-        if form != "engine_dead"
-        else _DEAD_CAUSE,
-    )
+    gone = "the engine core process exited while the server was running (killed or crashed)"
+    d.setdefault("cause", gone if form != "engine_dead" else _DEAD_CAUSE)
     return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed",))
 
 
@@ -561,6 +559,9 @@ RULES: tuple[Rule[Failure], ...] = (
     # a running engine's death (V1 core.py once engine_core exists, V0's background loop), its traceback below
     _rule("engine-fatal", "EngineCore encountered a fatal error", None, _crashed("fatal_error", True)),
     _rule("background-failed", "Engine background task failed", None, _crashed("background_failed", True)),
+    # asyncio's "Exception in callback functools.partial(<function …>)" for that loop's done-callback
+    _rule("loop-callback-v0.2", "_raise_exception_on_finish at", None, _crashed("background_failed", True)),
+    _rule("loop-callback-v0.5", "_log_task_completion at", None, _crashed("background_failed", True)),
     _rule("engine-core-init-failed", "Engine core initialization failed", None, _engine_core),
     _rule("engine-core-failed-to-start", "EngineCore failed to start", None, _engine_core),
     _rule("engine-core-exception", "EngineCore hit an exception", None, _engine_core),

@@ -5,30 +5,48 @@ above it left out) and stops before its exception line. Its frames still name wh
 when it raised: a function of vLLM's start-up on the stack is the phase. Each such frame of an ERROR
 record read without its header is an ``error_line`` (``frame``: the function, ``cut``: True) — the
 catch-all reports the failure with the phase from the innermost one, and says the cause is cut off.
-A traceback whose header was read gives no such event (its exception line tells). Frames of request
-handling (tokenizing, validating a request's input) name no start-up function: nothing is reported.
+The same holds for the raw lines a V1 worker or engine core prints its traceback on (a process or
+rank prefix, no level). A traceback whose header was read gives no such event (its exception line
+tells). Frames of request handling (tokenizing, validating a request's input) name no start-up
+function: nothing is reported.
 
-Pure: a message in, a Failure or None out.
+Besides the start-up functions, two places of vLLM's source tell by their file: a layer's or model's
+``__init__`` under ``vllm/model_executor/{layers,models}/`` runs only while the model is built
+(``initialize_model`` in 0.32's ``model_loader/utils.py``, ``_initialize_model`` in V0's loader → the
+model class → its layers, whose ``__init__`` create the weights), and a model's ``forward`` raises either
+in the start-up's dummy runs or while serving (the run's state decides which). And AsyncLLM's
+``output_handler`` runs only once the engine core passed its start-up handshake (the client waits for
+the cores' ready message first: ``MPClient._wait_for_engine_startup`` in 2025's ``core_client.py``,
+``wait_for_engine_startup`` in 0.32's ``v1/engine/utils.py``): its frames are a death after start-up.
+
+Pure: a message in, a Failure or None out (``RawTracebacks`` keeps what one stream's raw lines told).
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from observe.failurekinds import FailureKind
 from observe.parse.failures import Failure, RunState
 
 #: vLLM's start-up functions, as they show in frames (``File "…", line N, in f`` or the call under
-#: it) → the phase (the names of V0 worker.py / model_runner.py / parallel_state.py / pynccl.py and
-#: the V1 gpu_worker.py / gpu_model_runner.py, 0.4 → 0.32)
+#: it) → the phase (the names of V0 worker.py / model_runner.py / parallel_state.py / pynccl.py, of
+#: model_loader and models/utils.py, and the V1 gpu_worker.py / gpu_model_runner.py / core.py, 0.4 → 0.32)
 PHASE_FRAMES: dict[str, str] = {
     "load_model": "loading_weights",
     "load_weights": "loading_weights",
+    "get_model": "loading_weights",
+    "initialize_model": "loading_weights",
+    "_initialize_model": "loading_weights",
+    "make_layers": "loading_weights",
+    "create_weights": "loading_weights",
     "profile_run": "profiling",
     "determine_num_available_blocks": "profiling",
     "determine_available_memory": "profiling",
     "initialize_cache": "kv_cache_init",
     "initialize_from_config": "kv_cache_init",
+    "_initialize_kv_caches": "kv_cache_init",
     "capture_model": "cuda_graph_capture",
     "ncclCommInitRank": "startup",
     "init_model_parallel_group": "startup",
@@ -36,18 +54,87 @@ PHASE_FRAMES: dict[str, str] = {
     "init_distributed_environment": "startup",
     "init_worker_distributed_environment": "startup",
     "init_device": "startup",
+    "from_engine_args": "startup",
+    "_init_engine": "startup",
 }
-_FRAME_RE = re.compile(r"\b(" + "|".join(PHASE_FRAMES) + r")\b", re.ASCII)
+_FRAME_RE = re.compile(r"\b(" + "|".join(PHASE_FRAMES) + r"|output_handler)\b", re.ASCII)
+#: a frame in vLLM's model code: the module, and the function (a constructor, or the forward pass)
+_MODEL_FRAME_RE = re.compile(
+    r'File "[^"]*/vllm/model_executor/(?P<dir>layers|models)/(?:[\w/]+/)?(?P<mod>\w+)\.py", line \d+, '
+    r"in (?P<func>__init__|forward)\b",
+    re.ASCII,
+)
+#: what a frame the parser reads, or the header that makes its traceback whole, holds
+#: (``triggers.TRIGGERS``: a message without any of them is skipped)
+LITERALS: tuple[str, ...] = (
+    *PHASE_FRAMES,
+    "output_handler",
+    "/vllm/model_executor/",
+    "Traceback (most recent",
+)
+_DEAD_AFTER_START = (
+    "the engine core died after start-up: AsyncLLM's output handler raised (the cause is cut off)"
+)
 
 
 def cut_frame(msg: str, run: RunState) -> Failure | None:
-    """A frame (or the source line under it) of a headless traceback naming a start-up function."""
+    """A frame (or the source line under it) of a headless traceback naming a start-up function, a
+    model's constructor or forward pass, or AsyncLLM's output handler."""
     text = msg.strip()
     if not text or not msg[:1].isspace():
         return None  # a frame line is indented; anything else is the record's own message
     m = _FRAME_RE.search(text)
-    if m is None:
+    if m is not None and m.group(1) == "output_handler":
+        if run.requested:
+            return None  # the API server noticing the engine it was told to stop
+        dead = {
+            "form": "engine_dead",
+            "phase": "serving",
+            "cause": _DEAD_AFTER_START,
+            "frame": "output_handler",
+        }
+        return Failure(FailureKind.ENGINE_CRASHED, dead, True, ("crashed",))
+    if m is not None:
+        func, phase = m.group(1), PHASE_FRAMES[m.group(1)]
+    elif (mm := _MODEL_FRAME_RE.search(text)) is not None:
+        func = f"{mm.group('mod')}.{mm.group('func')}"
+        built = mm.group("func") == "__init__"  # a forward pass: the start-up's dummy runs, or serving
+        phase = "loading_weights" if built else ("serving" if run.stats_seen else "startup")
+    else:
         return None
-    func = m.group(1)
-    d = {"text": text[:300], "phase": PHASE_FRAMES[func], "frame": func, "cut": True}
+    d: dict[str, Any] = {"text": text[:300], "phase": phase, "frame": func, "cut": True}
     return Failure(FailureKind.ERROR_LINE, d, False, ("frame", func))
+
+
+class RawTracebacks:
+    """The tracebacks a worker or engine core prints raw (its process or rank prefix, no level), per
+    process: a frame is read like an ERROR record's when that process's header was not seen; under a
+    header it is held until the traceback's exception line (told: a rule read the line) makes it moot,
+    and told at the end of the stream when none came (a paste cut before it)."""
+
+    def __init__(self) -> None:
+        self._headed: set[tuple[int | None, int | None]] = set()
+        self._open: dict[tuple[int | None, int | None], tuple[Failure, str, Any]] = {}
+
+    def line(
+        self, msg: str, who: tuple[int | None, int | None], told: bool, run: RunState, ctx: Any
+    ) -> Failure | None:
+        """The failure a raw line tells now, if any (who: its pid and rank; ctx: kept for a held frame)."""
+        if told or "Traceback (most recent" in msg:
+            self._open.pop(who, None)
+            if not told:
+                self._headed.add(who)
+            return None
+        if not msg.lstrip().startswith('File "'):  # a source or exception line: the prefix took the indent
+            return None
+        f = cut_frame("  " + msg.strip(), run)
+        if f is None or who not in self._headed:
+            return f
+        self._open[who] = (Failure(f.kind, {**f.details, "headed": True}, f.fatal, f.key), msg, ctx)
+        return None
+
+    def release(self, requested: bool) -> list[tuple[Failure, str, Any]]:
+        """End of stream: each held frame no exception line closed (none after a requested shutdown)."""
+        held = [] if requested else list(self._open.values())
+        self._open.clear()
+        return held

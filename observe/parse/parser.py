@@ -104,6 +104,7 @@ class Parser:
         self._requested = False  # the shutdown under way was asked for (signal, Ctrl-C, API stop)
         self._err_site: tuple[int | None, str | None, int | None] | None = None  # last ERROR record's site
         self._headed = False  # the ERROR record at that site began with its traceback's header
+        self._raw = frames.RawTracebacks()  # the tracebacks workers print raw, per process
         self._engine: str | None = None
         self._stats_seen = False
         self._counted_line = -1
@@ -173,6 +174,7 @@ class Parser:
         try:
             self._finish_pending(out)
             self._release_args(out)
+            self._release_raw(out)
         except Exception:
             self.parse_errors += 1
         self.events += len(out)
@@ -431,8 +433,11 @@ class Parser:
                 self._stats_seen = True  # a request handler, a request added: the engine had started
             if groups & triggers.STARTUP:
                 self._startup(msg, ctx, out)
+            n1 = len(out)
             if groups & triggers.FAILURE or ctx.level in _ERROR_LEVELS:
                 self._failure(msg, ctx, out, bool(groups & triggers.FAILURE))
+            if ctx.level is None and (ctx.pid is not None or ctx.rank is not None):
+                self._raw_frame(msg, ctx, out, len(out) > n1)
             if groups & triggers.SHUTDOWN and failures.begins_shutdown(msg):
                 self._shutdown = True
                 if failures.requested_shutdown(msg):
@@ -560,6 +565,18 @@ class Parser:
                 f = failures.error_line(msg, run)
             if f is None and not self._headed:  # a traceback cut above its header: its frames tell
                 f = frames.cut_frame(msg, run)
+        self._emit_failure(f, msg, ctx, out)
+
+    def _raw_frame(self, msg: str, ctx: Ctx, out: list[LogEvent], told: bool) -> None:
+        """A line of a traceback printed raw (a process or rank prefix, no level): ``frames.RawTracebacks``."""
+        run = failures.RunState(self._shutdown, self._stats_seen, self._requested)
+        self._emit_failure(self._raw.line(msg, (ctx.pid, ctx.rank), told, run, ctx), msg, ctx, out)
+
+    def _release_raw(self, out: list[LogEvent]) -> None:
+        for f, msg, ctx in self._raw.release(self._requested):
+            self._emit_failure(f, msg, ctx, out)
+
+    def _emit_failure(self, f: failures.Failure | None, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
         if f is not None and self._recent.is_new(f, self._cur):
             d = f.details if ctx.rank is None else {**f.details, "rank": ctx.rank}
             out.append(EngineError(E.envelope(ctx), f.kind, msg.strip()[:2000], d, f.fatal))

@@ -13,7 +13,7 @@ message: an ERROR / CRITICAL record that no rule reads is the catch-all's ``erro
 
 from __future__ import annotations
 
-from observe.parse import failures, rules, served, startup, stats
+from observe.parse import failures, frames, rules, served, startup, stats
 
 #: the literals, each once: stats routing first, then the startup and failure tables, then shutdown
 TRIGGERS: tuple[str, ...] = tuple(
@@ -22,6 +22,7 @@ TRIGGERS: tuple[str, ...] = tuple(
         + rules.literals(startup.RULES, failures.RULES)
         + failures.SHUTDOWN_LITERALS
         + served.SERVING_LITERALS
+        + frames.LITERALS
     )
 )
 
