@@ -171,6 +171,11 @@ class InstanceBuilder:
         self._first: tuple[datetime | None, str | None] | None = None  # the launch's first (time, where)
 
     # ---------------------------------------------------------------- launches
+    @property
+    def launch_count(self) -> int:
+        """Launches read so far (the current one included)."""
+        return self._index
+
     def add(self, ev) -> None:
         """One event, in log order; a launch-opening event after a launch's lines starts a new launch."""
         if self._held is not None:
