@@ -103,12 +103,13 @@ _CPU_KV_TOO_BIG = re.compile(
 )
 
 
-def headline(text: str, flags: dict[str, object]) -> str | None:
+def headline(text: str, flags: dict[str, object], env: dict[str, str] | None = None) -> str | None:
     """Cause and fix first, for a failure whose numbers vLLM states: ``KV cache 1000 GiB > 21.72 GiB
     available: lower VLLM_CPU_KVCACHE_SPACE``. The explicit KV size on CPU comes from
     --kv-cache-memory-bytes or, when the launch's flags (vLLM's non-default args) lack it, from the
     environment: vLLM 0.32 does not log its environment, and VLLM_CPU_KVCACHE_SPACE is the only
-    variable that sets it (vllm/platforms/cpu.py). None for any other text."""
+    variable that sets it (vllm/platforms/cpu.py); a pasted command's ``env`` gives its value.
+    None for any other text."""
     m = _CPU_KV_TOO_BIG.search(text or "")
     if m is None:
         return None
@@ -119,4 +120,6 @@ def headline(text: str, flags: dict[str, object]) -> str | None:
         knob = "--kv-cache-memory-bytes"
     else:
         knob = "VLLM_CPU_KVCACHE_SPACE"
+        if (env or {}).get(knob):
+            knob += f" (set to {(env or {})[knob]})"
     return one_line(f"KV cache {req} GiB > {avail} GiB available: lower {knob}")

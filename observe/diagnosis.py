@@ -102,6 +102,11 @@ class InstanceBuilder:
         self._first: tuple[datetime | None, str | None] | None = None  # the launch's first (time, where)
 
     # ---------------------------------------------------------------- launches
+    @property
+    def launch_count(self) -> int:
+        """Launches read so far (the current one included)."""
+        return self._index
+
     def add(self, ev) -> None:
         """One event, in log order; a launch-opening event after a launch's lines starts a new launch."""
         if self._held is not None:
@@ -283,6 +288,8 @@ class InstanceBuilder:
             cmdline.apply_to_config(c, {k: v for k, v in value.items() if k != "--model"})
             if model:  # the flags name the model path; a config fact may have given the served name
                 c.model = str(model)
+        elif name == "memory_env" and isinstance(value, dict):
+            c.memory_env.update(value)
         elif name in ("flags_damaged", "launcher"):  # launcher: "api_server", a pasted module command
             setattr(c, name, bool(value) if name == "flags_damaged" else str(value))
         elif name == "config" and isinstance(value, dict):

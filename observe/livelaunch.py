@@ -55,6 +55,7 @@ class LaunchTracker:
     crashes: dict[str, int] = field(default_factory=lambda: dict.fromkeys(crashes.CAUSES, 0))
     failure: Failure | None = None
     flags: dict[str, Any] = field(default_factory=dict)  # this launch's flags (vLLM's non-default args)
+    env: dict[str, str] = field(default_factory=dict)  # memory variables its pasted command set
     cause: str | None = None  # this launch's start-up cause with its fix, when vLLM stated the numbers
     # an earlier launch of this log served: the parser's "phase" of later errors says "serving"
     # from then on (its run state spans the file), so only `served` tells this launch's phase
@@ -69,12 +70,14 @@ class LaunchTracker:
             self.launch += 1
             self.served_before = self.served_before or self.served
             self.served = self.crashed = False
-            self.flags, self.cause = {}, None
+            self.flags, self.env, self.cause = {}, {}, None
             self._bound.reset()
         self._bound.note(ev)
         if isinstance(ev, StartupFact):
             if ev.name == "flags" and isinstance(ev.value, dict):
                 self.flags = ev.value
+            elif ev.name == "memory_env" and isinstance(ev.value, dict):
+                self.env = ev.value
             return new
         if isinstance(ev, StatsSample):
             self.served = True
@@ -82,7 +85,7 @@ class LaunchTracker:
         elif isinstance(ev, EngineError) and not shutdown.is_noise(ev):
             if not self.served and self.cause is None:
                 self.cause = crashes.headline(
-                    " ".join(str(v) for v in (ev.message, *ev.details.values())), self.flags
+                    " ".join(str(v) for v in (ev.message, *ev.details.values())), self.flags, self.env
                 )
             cause = crashes.crash_cause(ev)
             if (

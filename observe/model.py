@@ -210,6 +210,8 @@ class EngineConfig:
     flags_damaged: bool = False
     # "api_server": the log's pasted command launched `python -m vllm.entrypoints.(openai.)api_server`
     launcher: str | None = None
+    # vLLM's memory-changing environment variables the pasted command set (cmdline.MEMORY_ENV)
+    memory_env: dict[str, str] = field(default_factory=dict)
     # the releases the log can come from (versions.VersionRange): exact with a banner, else bounded
     # by the line shapes; ask versions.available(cfg.version_range, since, until) about a flag
     version_range: Any = None

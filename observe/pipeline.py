@@ -485,7 +485,9 @@ def diagnose_paths(
                         "kind": "several_servers",
                     }
                 )
-        elif p is not None and len(p.api_servers) > 1:
+        elif p is not None and len(p.api_servers) > 1 and b.launch_count < len(p.api_runs):
+            # said only when a change of API server is not a launch (a restart loop: each new pid
+            # opens a launch of its own, one server after another, nothing to split)
             pids = ", ".join(str(x) for x in sorted(p.api_servers))
             unreadable.append(
                 {

@@ -1,4 +1,5 @@
-"""The live fault drill's evidence (tests/test_drill_live.py): what to keep when it fails.
+"""The live fault drills' evidence (tests/test_drill_live.py, tests/test_drill_faults_live.py): what
+to keep when one fails; and the Prometheus both run (compose/prometheus.yml, pointed at the drill).
 
 Why: the drill runs real processes for minutes and fails rarely; a failure whose only output is
 "timed out waiting for X" cannot be explained afterwards. On failure (or always, when
@@ -19,8 +20,22 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 import requests
 import yaml
+
+from tests.services import have
+
+ROOT = Path(__file__).resolve().parents[1]
+# the live drills: a real vLLM, a real Prometheus and Alertmanager (Debian's)
+LIVE = [
+    pytest.mark.realvllm,
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not (have("prometheus") and have("prometheus-alertmanager")),
+        reason="Debian prometheus / alertmanager missing",
+    ),
+]
 
 # (name in the timeline, PromQL, how to show it): "value" — each change of value; "moving" — when a
 # counter starts / stops moving; "present" — when the series appears / disappears
@@ -216,3 +231,17 @@ def settled_in_flight(url: str, timeout: float = 30.0) -> tuple[float, float]:
         prev = cur
         time.sleep(1.0)
     raise AssertionError(f"vLLM's /metrics did not settle within {timeout:.0f} s after the stop: {prev}")
+
+
+def prometheus_config(am_url: str, vllm_hostport: str, side_port: int) -> str:
+    """compose/prometheus.yml with 1 s scrapes and evaluations, scraping the drill's vLLM and its
+    sidecar (labelled with vLLM's instance, as the shipped config does) and alerting ``am_url``."""
+    cfg = yaml.safe_load((ROOT / "compose" / "prometheus.yml").read_text())
+    cfg["global"].update(scrape_interval="1s", evaluation_interval="1s")
+    cfg["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"] = [am_url.removeprefix("http://")]
+    jobs = {j["job_name"]: j for j in cfg["scrape_configs"]}
+    jobs["vllm"]["static_configs"][0]["targets"] = [vllm_hostport]
+    jobs["observe"]["static_configs"][0]["targets"] = [f"127.0.0.1:{side_port}"]
+    jobs["observe"]["static_configs"][0]["labels"]["instance"] = vllm_hostport
+    cfg["scrape_configs"] = [jobs["vllm"], jobs["observe"]]
+    return yaml.safe_dump(cfg, sort_keys=False)

@@ -120,13 +120,17 @@ def healthy(port: int) -> bool:
 
 
 class VllmServer:
-    """One real vLLM server process writing its output to `log`; use as a context manager."""
+    """One real vLLM server process writing its output to `log`; use as a context manager. `env`:
+    variables added to its environment (VLLM_LOGGING_CONFIG_PATH, VLLM_CPU_KVCACHE_SPACE)."""
 
-    def __init__(self, flags: Sequence[str], log: Path, *, port: int | None = None) -> None:
+    def __init__(
+        self, flags: Sequence[str], log: Path, *, port: int | None = None, env: dict[str, str] | None = None
+    ) -> None:
         self.py = require_vllm()
         self.model = tiny_model(self.py)
         self.port = port or free_port()
         self.log = log
+        self.env = env
         self.argv = serve_argv(self.py, self.model, self.port, flags)
         self.proc: subprocess.Popen | None = None
 
@@ -138,7 +142,7 @@ class VllmServer:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         fh = open(self.log, "ab")
         self.proc = subprocess.Popen(
-            self.argv, stdout=fh, stderr=subprocess.STDOUT, env=vllm_env(), start_new_session=True
+            self.argv, stdout=fh, stderr=subprocess.STDOUT, env=vllm_env(self.env), start_new_session=True
         )
         fh.close()
         deadline = time.monotonic() + timeout
@@ -232,6 +236,17 @@ def drill_module():
 # --max-num-batched-tokens below --max-num-seqs fails SchedulerConfig (the recorder's own lists)
 DRILL_FLAGS = drill_module().FLAGS
 DRILL_REJECTED_FLAGS = drill_module().REJECTED
+
+
+@functools.cache
+def faults_module():
+    """tools/realvllm/drill_faults.py as a module: issue 29's recorder, whose logging config (vLLM's
+    format to a WatchedFileHandler) and flags the live fault drill shares."""
+    spec = importlib.util.spec_from_file_location("realvllm_drill_faults", TOOLS / "drill_faults.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("realvllm_drill_faults", mod)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def engine_core_pid(api_pid: int) -> int | None:

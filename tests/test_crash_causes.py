@@ -85,3 +85,52 @@ def test_a_failed_start_after_a_launch_that_served_is_not_a_crash_either() -> No
         lt.see(ev, float(i))
     assert {c: n for c, n in lt.crashes.items() if n} == {"killed": 1}
     assert lt.failure is not None and "VLLM_CPU_KVCACHE_SPACE" in lt.failure.reason
+
+
+def _pasted(n: int) -> str:
+    """Launch n of the recorded fault drill as a user pastes it: the command line it was started
+    with (launchN.cmd, its environment written before it), then the log generation it wrote."""
+    d = DATA / "drill-faults"
+    return (d / f"launch{n}.cmd").read_text() + (d / f"gen-{n}.log").read_text()
+
+
+def test_a_memory_variable_in_the_pasted_command_is_named(tmp_path: Path) -> None:
+    """`VLLM_CPU_KVCACHE_SPACE=1000 /venv/bin/python -m vllm.entrypoints.openai.api_server …` (the real
+    command of the drill's failed launch): the page gives its value, the report names it; the healthy
+    launch's command sets none."""
+    from observe import pipeline, report
+    from observe.report import text
+
+    lt = livelaunch.LaunchTracker()
+    for i, ev in enumerate(parse.parse_text(_pasted(2), "launch2")):
+        lt.see(ev, float(i))
+    assert lt.failure is not None
+    assert lt.failure.reason.endswith("lower VLLM_CPU_KVCACHE_SPACE (set to 1000)"), lt.failure.reason
+    for n, want in ((2, {"VLLM_CPU_KVCACHE_SPACE": "1000"}), (1, {})):
+        log = tmp_path / f"launch{n}.log"
+        log.write_text(_pasted(n))
+        d = pipeline.diagnose_paths([log])
+        assert report.to_dict(d)["engine"]["memory_env"] == want
+        rows = dict(text.engine_lines(d.instances[0]))
+        assert rows.get("memory from environment") == (", ".join(f"{k}={v}" for k, v in want.items()) or None)
+
+
+def test_the_memory_variables_are_vllms_own() -> None:
+    """Each name is a variable of vLLM 0.32's vllm/envs.py (the installed vllm-cpu); the CPU binding
+    variables that set cores, not memory, are not among them."""
+    from observe.flags import cmdline
+    from tests import realvllm as rv
+
+    envs = sorted(rv.VENV.glob("lib/python3*/site-packages/vllm/envs.py"))
+    if not envs:
+        pytest.skip(f"vllm-cpu not installed at {rv.VENV}")
+    src = envs[0].read_text()
+    assert all(f'\n    "{name}":' in src for name in cmdline.MEMORY_ENV), [
+        n for n in cmdline.MEMORY_ENV if f'\n    "{n}":' not in src
+    ]
+    env = {
+        "VLLM_CPU_OMP_THREADS_BIND": "0-1",
+        "VLLM_CPU_NUM_OF_RESERVED_CPU": "1",
+        "VLLM_CPU_KVCACHE_SPACE": "4",
+    }
+    assert cmdline.memory_env(env) == {"VLLM_CPU_KVCACHE_SPACE": "4"}

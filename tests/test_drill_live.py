@@ -38,12 +38,11 @@ import requests
 import yaml
 
 from tests import realvllm as rv
-from tests.drillkit import Evidence, iso_time, settled_in_flight
+from tests.drillkit import LIVE, Evidence, iso_time, prometheus_config, settled_in_flight
 from tests.services import (
     alertmanager,
     alertmanager_config,
     free_port,
-    have,
     notified,
     prom_alerts,
     prom_query,
@@ -52,14 +51,7 @@ from tests.services import (
     webhook_receiver,
 )
 
-pytestmark = [
-    pytest.mark.realvllm,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not (have("prometheus") and have("prometheus-alertmanager")),
-        reason="Debian prometheus / alertmanager missing",
-    ),
-]
+pytestmark = LIVE
 
 ROOT = Path(__file__).resolve().parents[1]
 # timing only; every threshold keeps its default
@@ -186,18 +178,8 @@ def test_fault_drill_pages_with_causes_and_resolves(tmp_path: Path) -> None:
             webhook_receiver() as (hook_url, received),
             alertmanager(alertmanager_config(tmp_path, hook_url), tmp=tmp_path) as am_url,
         ):
-            prom_cfg = yaml.safe_load((ROOT / "compose" / "prometheus.yml").read_text())
-            prom_cfg["global"].update(scrape_interval="1s", evaluation_interval="1s")
-            prom_cfg["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"] = [
-                am_url.removeprefix("http://")
-            ]
-            jobs = {j["job_name"]: j for j in prom_cfg["scrape_configs"]}
-            jobs["vllm"]["static_configs"][0]["targets"] = [vllm_hostport]
-            jobs["observe"]["static_configs"][0]["targets"] = [f"127.0.0.1:{side_port}"]
-            jobs["observe"]["static_configs"][0]["labels"]["instance"] = vllm_hostport
-            prom_cfg["scrape_configs"] = [jobs["vllm"], jobs["observe"]]
             with prometheus(
-                yaml.safe_dump(prom_cfg, sort_keys=False),
+                prometheus_config(am_url, vllm_hostport, side_port),
                 rule_files=sorted(rules.glob("*.yml")),
                 tmp=tmp_path,
             ) as prom:

@@ -186,3 +186,31 @@ def test_interleaved_on_a_restart_loop_keeps_no_pair_of_pids() -> None:
         assert tracemalloc.get_traced_memory()[1] < 5_000_000  # linear: ~0.2 MB; pairwise: ~230 MB
     finally:
         tracemalloc.stop()
+
+
+def _several_servers_notes(path: Path) -> list[dict]:
+    d = report.to_dict(pipeline.diagnose_paths([path]))
+    return [u for u in d["unreadable"] if u["kind"] == "several_servers"]
+
+
+def test_a_restart_loop_is_not_told_to_split_its_log(tmp_path: Path) -> None:
+    """Successive launches of one server, each with its own APIServer pid, banner and flags
+    (tests/data/relaunch, and the fault drill's log generations end to end: 3 launches each), are
+    one instance's launches: no "split the log per server" note. The same lines without the later
+    launches' opening lines (the pid changes and nothing launched) keep it."""
+    assert _several_servers_notes(DATA / "relaunch" / "vllm.log") == []
+    loop = tmp_path / "loop.log"
+    loop.write_bytes(b"".join((DATA / "drill-faults" / f"gen-{n}.log").read_bytes() for n in (1, 2, 3, 4)))
+    d = report.to_dict(pipeline.diagnose_paths([loop]))
+    assert len(d["instances"]) == 1 and len(d["instances"][0]["launches"]) == 3
+    assert [u for u in d["unreadable"] if u["kind"] == "several_servers"] == []
+    lines = (DATA / "relaunch" / "vllm.log").read_text().splitlines(keepends=True)
+    first = {ln.split(")")[0] for ln in lines if ln.startswith("(APIServer")}
+    assert len(first) == 3
+    opening = ("non-default args", "version 0.32.0")
+    no_launch = tmp_path / "no-launch.log"
+    no_launch.write_text(
+        "".join(ln for i, ln in enumerate(lines) if i < 20 or not any(o in ln for o in opening))
+    )
+    (note,) = _several_servers_notes(no_launch)
+    assert "3 vLLM API servers" in note["reason"] and "split the log per server" in note["reason"]

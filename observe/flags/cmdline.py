@@ -31,6 +31,7 @@ __all__ = [
     "from_argv",
     "from_kwargs",
     "in_force",
+    "memory_env",
     "model_name",
     "norm",
     "parse_value",
@@ -39,6 +40,26 @@ __all__ = [
     "render_command",
     "same_value",
 ]
+
+# vLLM's environment variables that change how much memory the engine takes or leaves to its KV
+# cache (vllm/envs.py @ v0.32.0, the comment above each): a `NAME=value` before a pasted command
+# shows them, vLLM's own log never does. Not memory: VLLM_CPU_OMP_THREADS_BIND,
+# VLLM_CPU_NUM_OF_RESERVED_CPU (cores), VLLM_MQ_MAX_CHUNK_BYTES_MB (a message size threshold).
+MEMORY_ENV: dict[str, str] = {
+    "VLLM_CPU_KVCACHE_SPACE": "the KV cache size on CPU, GiB",
+    "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS": "CUDA graph memory counted before the KV cache is sized",
+    "VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE": "FlashInfer's GPU workspace, bytes",
+    "VLLM_DEEPEP_BUFFER_SIZE_MB": "DeepEP's GPU buffers (MoE all-to-all), MB",
+    "VLLM_SPARSE_INDEXER_MAX_LOGITS_MB": "the sparse MLA indexer's logits on the GPU, MB",
+    "VLLM_XGRAMMAR_CACHE_MB": "xgrammar's compiler cache in host memory, MB",
+    "VLLM_MEDIA_CACHE_MAX_SIZE_MB": "the media download cache, MB",
+}
+
+
+def memory_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The assignments of ``env`` (a command's ``NAME=value`` prefix) that change vLLM's memory."""
+    return {k: v for k, v in env.items() if k in MEMORY_ENV}
+
 
 # flag → (EngineConfig field, type); the type converts values read as text
 FIELDS: dict[str, tuple[str, type]] = {

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from observe.flags import cmdline
 from observe.parse.envelope import Ctx
 from observe.parse.flags import flags_from_args, flags_from_command
 from observe.parse.reprs import parse_dict_repr, parse_kv_repr
@@ -170,6 +171,9 @@ def _command(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
     out: list[Fact] = [("flags", flags)] if flags else []
     if "vllm.entrypoints" in m.group(0)[: m.start("args")]:
         out.append(("launcher", "api_server"))  # launched as a module, not `vllm serve`
+    mem = cmdline.memory_env(env)
+    if mem:
+        out.append(("memory_env", mem))  # VLLM_CPU_KVCACHE_SPACE=40 and its kin, named where they show
     if env.get("VLLM_USE_V1") in ("0", "1"):
         out.append(("engine", "v1" if env["VLLM_USE_V1"] == "1" else "v0"))
     return out
@@ -534,7 +538,7 @@ RULES: tuple[Rule[list[Fact]], ...] = (
         "command",
         "vllm",
         r"^\s*(?:[$#>]\s+)?(?P<env>(?:[A-Z_][A-Z0-9_]*=\S*\s+)*)"
-        r"(?:vllm\s+serve\b|python[\d.]*\s+(?:-[A-Za-z]+\s+)*-m\s+vllm\.entrypoints\.(?:openai\.api_server|api_server|cli\.main\s+serve)\b)"
+        r"(?:\S*/)?(?:vllm\s+serve\b|python[\d.]*\s+(?:-[A-Za-z]+\s+)*-m\s+vllm\.entrypoints\.(?:openai\.api_server|api_server|cli\.main\s+serve)\b)"
         r"(?P<args>.*)$",
         _command,
         when=lambda ctx: ctx.level is None,

@@ -80,6 +80,7 @@ def _engine(inst: InstanceDiagnosis) -> dict:
         "max_num_batched_tokens": c.max_num_batched_tokens,
         "kv_cache_dtype": c.kv_cache_dtype,
         "flags_damaged": c.flags_damaged,
+        "memory_env": dict(c.memory_env),
     }
 
 

@@ -168,6 +168,8 @@ def engine_lines(inst: InstanceDiagnosis) -> list[tuple[str, str]]:
         ("engine", value_text(c.engine)),
         ("model", value_text(c.model)),
     ]
+    if getattr(c, "memory_env", None):
+        rows.append(("memory from environment", ", ".join(f"{k}={v}" for k, v in c.memory_env.items())))
     if getattr(c, "flags_damaged", False):
         rows.append(("launch flags", "line cut or wrapped: flags not read are unknown, not defaults"))
     if c.kv_cache_tokens is not None:
