@@ -1,15 +1,18 @@
-"""What the blind evaluations share (tests/test_eval32.py, tests/test_eval32b.py): each log's judgements
-in tests/data/<set>/labels.json, written before observe ran, and the check that says whether observe's
-diagnose JSON meets one of them."""
+"""What the blind evaluations share (tests/test_eval32.py, tests/test_eval32b.py, tests/test_eval32c.py):
+each log's judgements in tests/data/<set>/labels.json, written before observe ran, observe's diagnose JSON
+for a log, and the check that says whether that JSON meets one judgement."""
 
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from observe import pipeline, report
+from observe.errors import InputError
 from tests.diagnosekit import suggestions
 
 DATA = Path(__file__).parent / "data"
@@ -18,6 +21,24 @@ DATA = Path(__file__).parent / "data"
 def labels(name: str) -> dict[str, Any]:
     """The set's logs → {source, version, failing, judgements}."""
     return json.loads((DATA / name / "labels.json").read_text())["logs"]
+
+
+@cache
+def diagnosis(name: str, log: str) -> dict:
+    """observe's JSON for one log of a set; a log it refuses (the CLI's one-line error) has no findings,
+    stats or engine."""
+    try:
+        return report.to_dict(pipeline.diagnose_paths([DATA / name / f"{log}.log"]))
+    except InputError as e:
+        return {"findings": [], "stats": {}, "engine": {}, "refused": str(e)}
+
+
+def check_cover(name: str, misses: dict[tuple[str, int], str]) -> None:
+    """Every log of the set has 2-4 judgements, there are 30, and every known miss names one of them."""
+    logs = labels(name)
+    assert sorted(p.stem for p in (DATA / name).glob("*.log")) == sorted(logs) and len(logs) == 30
+    assert all(2 <= len(e["judgements"]) <= 4 for e in logs.values())
+    assert set(misses) <= {(k, n) for k, e in logs.items() for n in range(len(e["judgements"]))}
 
 
 def failing(d: dict) -> bool:

@@ -8,16 +8,10 @@ it flip (then take it out of MISSES). tests/data/eval32b/RESULTS.md has the figu
 
 from __future__ import annotations
 
-from functools import cache
-
 import pytest
 
-from observe import pipeline, report
-from observe.errors import InputError
-from tests.evalkit import DATA as ROOT
-from tests.evalkit import cases, holds, labels
+from tests.evalkit import cases, check_cover, diagnosis, holds, labels
 
-DATA = ROOT / "eval32b"
 LABELS = labels("eval32b")
 
 _C = "C: a start-up failure read off a worker's exception or cut frames is engine_error (startup), not engine_startup_failed"
@@ -39,25 +33,11 @@ MISSES: dict[tuple[str, int], str] = {
 }
 
 
-@cache
-def diagnosis(log: str) -> dict:
-    """observe's JSON; a log it refuses (the CLI's one-line error) has no findings, stats or engine."""
-    try:
-        return report.to_dict(pipeline.diagnose_paths([DATA / f"{log}.log"]))
-    except InputError as e:
-        return {"findings": [], "stats": {}, "engine": {}, "refused": str(e)}
-
-
 @pytest.mark.parametrize(("log", "i"), cases(LABELS, MISSES))
 def test_judgement(log: str, i: int) -> None:
     j = LABELS[log]["judgements"][i]
-    assert holds(diagnosis(log), j["check"]), j["text"]
+    assert holds(diagnosis("eval32b", log), j["check"]), j["text"]
 
 
 def test_labels_cover_every_log() -> None:
-    logs = sorted(p.stem for p in DATA.glob("*.log"))
-    assert logs == sorted(LABELS) and len(logs) == 30
-    assert all(2 <= len(e["judgements"]) <= 4 for e in LABELS.values())
-    assert all(
-        (log, i) in {(k, n) for k in LABELS for n in range(len(LABELS[k]["judgements"]))} for log, i in MISSES
-    )
+    check_cover("eval32b", MISSES)

@@ -133,12 +133,19 @@ def _parse(cls, path: Path):
     return events, (p.lines, p.vllm_lines, p.events, p.parse_errors, p.formats, p.processes)
 
 
-# issue 32's unseen logs from which the parser takes no event yet (tests/data/eval32/RESULTS.md)
-_NO_EVENT_YET = {("eval32", "028")}
+# issue 32's unseen logs from which the parser takes no event yet (tests/data/eval32/RESULTS.md,
+# tests/data/eval32c/RESULTS.md: classes B and M)
+_NO_EVENT_YET = {
+    ("eval32", "028"),
+    ("eval32c", "007"),
+    ("eval32c", "008"),
+    ("eval32c", "009"),
+    ("eval32c", "013"),
+}
 
 
 def _trigger_case(p: Path) -> Any:
-    xf = pytest.mark.xfail(strict=True, reason="issue 32 miss: no event from a cut traceback")
+    xf = pytest.mark.xfail(strict=True, reason="issue 32 miss: no event from a cut traceback or usage block")
     marks = [xf] if (p.parent.name, p.stem) in _NO_EVENT_YET else []
     return pytest.param(p, id=f"{p.parent.name}/{p.stem[:40]}", marks=marks)
 

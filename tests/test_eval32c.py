@@ -1,0 +1,55 @@
+"""Issue 32's third blind measurement: 30 more real excerpts from public issues observe had never seen
+(tests/data/eval32c/NNN.log, sources in tests/data/PROVENANCE.md), each with the judgements a senior vLLM
+engineer insists on, written in tests/data/eval32c/labels.json and committed (884135d) before observe ran
+on any of them. Every judgement observe agrees with is asserted, so a regression fails; every one it
+disagrees with is an xfail(strict=True) case naming its miss class, so a fix makes it flip (then take it
+out of MISSES). tests/data/eval32c/RESULTS.md has the figures and the classes.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.evalkit import cases, check_cover, diagnosis, holds, labels
+
+LABELS = labels("eval32c")
+
+_A = "A': a cut traceback whose frames are outside the places observe reads (serving path, torch internals, a compiled graph, a communicator) reads as healthy"
+_B = "B: a bare Python traceback with no vLLM record and no exception line is refused"
+_M = "M: an argparse usage block cut before its 'error:' line is not read as a refused launch"
+_K = "K: 'CUDA Error: out of memory' / 'CUDA driver error: out of memory' are engine_error, not cuda_oom"
+_J = "J: the OOM lever is a note, not a flag suggestion, when the log shows neither the value in force nor the release"
+_L = "L: V1's 'Preempted request … has been resumed!' is not read as a preemption"
+
+# The misses as scored at the branch point (blind), by class: (log, judgement) → the miss.
+MISSES: dict[tuple[str, int], str] = {
+    ("007", 0): _B,
+    ("007", 1): _B,
+    ("008", 0): _M,
+    ("008", 1): _M,
+    ("009", 0): _M,
+    ("009", 1): _M,
+    ("011", 2): _J,
+    ("012", 0): _A,
+    ("012", 1): _A,
+    ("013", 0): _B,
+    ("013", 1): _B,
+    ("014", 0): _A,
+    ("014", 1): _A,
+    ("017", 0): _A,
+    ("017", 1): _A,
+    ("018", 1): _K,
+    ("019", 1): _K,
+    ("020", 3): _J,
+    ("028", 1): _L,
+}
+
+
+@pytest.mark.parametrize(("log", "i"), cases(LABELS, MISSES))
+def test_judgement(log: str, i: int) -> None:
+    j = LABELS[log]["judgements"][i]
+    assert holds(diagnosis("eval32c", log), j["check"]), j["text"]
+
+
+def test_labels_cover_every_log() -> None:
+    check_cover("eval32c", MISSES)
