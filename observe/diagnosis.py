@@ -382,7 +382,8 @@ class InstanceBuilder:
             if recs or any(f in cfg.flags for f in drop)
             else None
         )
-        stats = stats_dict(s, self.settings)
+        # an earlier launch keeps its findings, advice and command (launches.record), not these
+        stats = {} if ended else stats_dict(s, self.settings)
         if scrapes:
             stats["metrics"] = metricmath.window_summary(scrapes)
         return InstanceDiagnosis(
@@ -390,7 +391,7 @@ class InstanceBuilder:
             sources=self.sources,
             config=cfg,
             stats=stats,
-            events=events_dict(s, ctx),
+            events={} if ended else events_dict(s, ctx),
             findings=findings,
             recommendations=recs,
             command=command,

@@ -70,6 +70,7 @@ _KINDS = [2 if c in _MAX else 1 if c in _SUM else 0 for c in LOG_COLS + EVENT_CO
 
 
 _NAN = float("nan")
+_FLOAT_COLS = LOG_COLS + EVENT_COLS  # the columns of floats (NaN where unknown): all but ts and where
 
 
 def _nan(v):
@@ -184,8 +185,12 @@ class Timeline:
         `df.attrs["stride"]` is how many stats samples each row stands for."""
         rows = self._rows + ([self._merge_all(self._acc)] if self._acc else [])
         if rows:  # built by column: a third of the time of rows (a restart loop builds one per launch)
-            cols = dict(zip(_ALL, map(list, zip(*rows, strict=True)), strict=True))
+            import numpy as np  # with pandas, already loaded
+
+            cols: dict[str, Any] = dict(zip(_ALL, map(list, zip(*rows, strict=True)), strict=True))
             ts = cols.pop("ts")
+            for k in _FLOAT_COLS:  # every value a float already: no per-column type inference
+                cols[k] = np.array(cols[k], dtype=np.float64)
             timed = all(t is not None for t in ts)
             df = pd.DataFrame(cols, index=pd.DatetimeIndex(ts, name="ts") if timed else None)
         else:

@@ -11,14 +11,22 @@ from dataclasses import dataclass
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 
 
+_PARSED: dict[str, tuple[int, int, int] | None] = {}  # the answers so far (a log names few versions)
+
+
 def parse_version(v: str | None) -> tuple[int, int, int] | None:
     """'0.6.4.post1' / 'v0.11.0' / '~0.10.2 (V1)' / '0.32.0+cpu' → (major, minor, patch); None when unreadable."""
     if not v:
         return None
-    m = _VERSION.search(str(v))
-    if not m:
-        return None
-    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+    text = str(v)
+    if text in _PARSED:
+        return _PARSED[text]
+    m = _VERSION.search(text)
+    got = None if m is None else (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
+    if len(_PARSED) >= 1024:
+        _PARSED.clear()
+    _PARSED[text] = got
+    return got
 
 
 # ----------------------------------------------------------------------------- the era a log shows

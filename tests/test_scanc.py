@@ -332,3 +332,22 @@ def test_the_canonical_pattern_is_used() -> None:
         if type(e).__name__ == "StatsSample"
     ]
     assert dataclasses.asdict(ev)["running"] == 32 and ev.kv_device == "CPU" and ev.kv_usage_pct == 0.4
+
+
+def test_judge_answers_digit_blind_shapes_from_its_cache_as_it_would_afresh() -> None:
+    """judge keeps one answer for shapes that differ only in their digits' classes (a restart's
+    new stamps and pids): on real lines, each with every digit in either class, in an order that
+    fills that cache with the other class first, its answer is the one judged afresh; an access
+    line still counts by its own status class."""
+    fold = scan._FOLD
+    shapes = [ln.translate(fold) for ln in POOL if any(c in ln for c in b"0123456789")]
+    assert len(shapes) > 500
+    fives = [s.translate(bytes.maketrans(b"0", b"5")) for s in shapes]
+    scan._blind.clear()
+    for shape in fives + shapes:
+        afresh = scan._counted(shape)
+        assert scan.judge(shape) == (scan._not_counted(shape) if afresh is None else afresh), shape
+    assert len(scan._blind) < len(fives + shapes)  # the cache answered some
+    ok = b'INFO:     10.0.0.1:5000 - "GET /health HTTP/1.1" 200 OK'.translate(fold)
+    bad = b'INFO:     10.0.0.1:5000 - "GET /health HTTP/1.1" 500 OK'.translate(fold)
+    assert (scan.judge(ok), scan.judge(bad), scan.judge(ok)) == (scan.COUNT, scan.FED, scan.COUNT)

@@ -23,6 +23,11 @@ share a shape) is judged once (:func:`judge`) into one of these kinds:
   cannot match (what the line's message may hold is a piece of the line);
 * ``FEED`` — anything else: decoded and fed.
 
+Judging is cached twice: the classifier remembers each shape, and :func:`judge` remembers what all
+but the access-line test answered for the shape with its digits in one class (those tests are
+digit-blind), so that a log of restarts, whose start-up lines come back with new stamps and pids, is
+not judged line by line anew.
+
 Every line while the parser holds back an incomplete stats record is fed too. The classifier comes
 in two builds that give the same runs: the compiled ``_scanc`` (built by ``pip install``, optional)
 and the pure-Python one here (``OBSERVE_SCAN_COMPILED=0`` forces it).
@@ -82,6 +87,13 @@ _FOLDED_TRIGGERS = tuple(t.encode().translate(_FOLD) for t in TRIGGERS)
 _FOLDED_GROUPS = tuple((bit, tuple(t.encode().translate(_FOLD) for t in lits)) for bit, lits in GROUPS)
 _STARTS = ("(", "{", "INFO", "WARN", "ERROR", "DEBUG", "CRITICAL", "[rank")
 
+#: what `_inert` and `_fed` read is digit-blind (every test is; no trigger literal holds a digit), so
+#: shapes that differ only in their digits' classes share one answer: a log of restarts prints the
+#: same start-up lines with new time stamps and pids, each a new shape but not a new answer
+_DIGIT_BLIND = not any(c in b"0123456789" for t in _FOLDED_TRIGGERS for c in t)
+_BLIND = bytes.maketrans(b"5", b"0")
+_blind: dict[bytes, int] = {}  # shape with its digits as "0" → INERT or FED + g / FEED
+
 #: one run of a block: (kind, start, end, n) — kind COUNT, COUNT_PROC or INERT: n lines, bytes start..end with the
 #: last newline; kind FEED or FED + g: one line, bytes start..end without its newline
 Run = tuple[int, int, int, int]
@@ -89,9 +101,29 @@ Run = tuple[int, int, int, int]
 
 def judge(shape: bytes) -> int:
     """The kind of every line of this shape (digits folded by ``_FOLD``)."""
+    k = _counted(shape)
+    if k is not None:
+        return k
+    key = shape.translate(_BLIND) if _DIGIT_BLIND else shape
+    k = _blind.get(key)
+    if k is None:
+        k = _not_counted(shape)
+        if len(_blind) >= _CACHE_MAX:
+            _blind.clear()
+        _blind[key] = k
+    return k
+
+
+def _counted(shape: bytes) -> int | None:
+    """COUNT or COUNT_PROC for an access line to count (by its status class), else None."""
     m = _COUNTABLE.fullmatch(shape)
-    if m is not None:
-        return COUNT if m.group("proc") is None else COUNT_PROC
+    if m is None:
+        return None
+    return COUNT if m.group("proc") is None else COUNT_PROC
+
+
+def _not_counted(shape: bytes) -> int:
+    """The kind of a line that is not an access line to count: INERT, FED + g or FEED."""
     return INERT if _inert(shape) else _fed(shape)
 
 

@@ -14,7 +14,10 @@ changes vLLM refuses it without, applied with it (each one's reason says why); `
 for the findings no flag change answers, why and what to do instead.
 `launches` lists every launch of vLLM the instance's log holds (a restart, a rejected launch and its
 fix): the findings, recommendations and command above are the latest launch's (`current`); the
-earlier ones are history, each with its own status, reason, flags, findings and command.
+earlier ones are history, each with its own status, reason, flags, findings and command. An
+instance's `history` counts every earlier launch, those `launches` no longer lists included: how
+many, by status, and each failure (a rejected or failed start, a crash, a hang) with how many of
+them had it and the first and latest of them.
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from observe.diagnosis import Diagnosis, InstanceDiagnosis
-from observe.launches import Launch
-from observe.model import AdviceNote, Finding, Recommendation
+from observe.launches import History, Launch
+from observe.model import AdviceNote, Finding, Recommendation, severity_rank
 from observe.settings import Settings
 from observe.settingsfile import describe
 
@@ -155,6 +158,31 @@ def launches(inst: InstanceDiagnosis) -> list[dict]:
     return [_launch(x, of) for x in inst.launches]
 
 
+def history(inst: InstanceDiagnosis) -> dict:
+    """The earlier launches counted (every one, kept in `launches` or not): how many, by status, and
+    each failure they had (a rejected or failed start, a crash, a hang) with how many launches had
+    it and the first and latest of them (1-based), worst first."""
+    h = getattr(inst, "history", None) or History()
+    failed = sorted(
+        h.failed.values(), key=lambda x: (-severity_rank(x.finding.severity), -x.launches, x.finding.id)
+    )
+    return {
+        "launches": sum(h.by_status.values()),
+        "by_status": dict(sorted(h.by_status.items())),
+        "failures": [
+            {
+                "id": x.finding.id,
+                "severity": x.finding.severity,
+                "title": x.finding.title,
+                "launches": x.launches,
+                "first": x.first,
+                "last": x.last,
+            }
+            for x in failed
+        ],
+    }
+
+
 def _instance(inst: InstanceDiagnosis) -> dict:
     return {
         "name": inst.name,
@@ -168,6 +196,7 @@ def _instance(inst: InstanceDiagnosis) -> dict:
         "command": inst.command,
         "metrics_snapshots": inst.scrapes,
         "launches": launches(inst),
+        "history": history(inst),
     }
 
 

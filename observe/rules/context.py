@@ -4,6 +4,7 @@ to place a finding in time and in the log. Pure; shared by diagnose and the side
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -122,8 +123,11 @@ class Context:
         """A stats column at the first (0) or last (-1) sample that has it; None without one."""
         if self.frame is None or col not in self.frame:
             return None
-        v = self.frame[col].dropna()
-        return float(v.iloc[i]) if len(v) else None
+        a = self.frame[col].to_numpy(dtype=float, na_value=math.nan)
+        ok = a == a  # what dropna keeps (NaN is not itself), found without building a shorter Series
+        if not ok.any():
+            return None
+        return float(a[int(ok.argmax()) if i == 0 else len(ok) - 1 - int(ok[::-1].argmax())])
 
     def facts(self) -> Facts:
         """What the levers read of this window (see Facts)."""
