@@ -21,7 +21,6 @@ DATA = ROOT / "eval32b"
 LABELS = labels("eval32b")
 
 _D = "D: a failure in initialize_cache (the KV sizing check) is not named as KV sizing"
-_F = "F: KV saturation at 99-100 % is critical, so a serving log reads as failing"
 _G = "G: no --max-model-len lever for a 1,048k-context model cut off after its weights loaded"
 
 # The misses as scored at the branch point (before any fix), by class: (log, judgement) → the miss.
@@ -29,8 +28,6 @@ MISSES: dict[tuple[str, int], str] = {
     ("008", 1): _D,
     ("010", 1): _D,
     ("017", 2): _G,
-    ("024", 0): _F,
-    ("027", 0): _F,
 }
 
 
