@@ -208,10 +208,10 @@ def test_a_weights_creation_oom_gets_only_weights_levers(path: str) -> None:
 @pytest.mark.parametrize(
     ("path", "method"),
     [
-        ("eval32b/002.log", "init_device"),  # 0.5.4 "Exception in worker … while processing method init_device"
-        ("eval32b/005.log", "load_model"),  # 0.4.1 Ray "Error executing method load_model. This might cause …"
+        ("eval32b/002.log", "init_device"),  # 0.5.4 "Exception in worker … while processing method …"
+        ("eval32b/005.log", "load_model"),  # 0.4.1 Ray "Error executing method load_model. This might …"
         ("eval32b/008.log", "initialize_cache"),  # the same form, the KV sizing step
-        ("eval32b/021.log", "initialize_cache"),  # multiproc "Exception in worker …", cut before its exception
+        ("eval32b/021.log", "initialize_cache"),  # multiproc "Exception in worker …", cut before it
         ("corpus/023-v0-bracketed-worker-oom-during-load-model.log", "load_model"),  # beside its OOM
     ],
 )
