@@ -437,7 +437,12 @@ ENGINE_ERRORS = Rule(
             FindingId.ENGINE_STARTUP_FAILED,
             "critical",
             Section.NOT_STARTED,
-            evidence='"EngineCore failed to start", "Exception in worker …"',
+            evidence=(
+                '"EngineCore failed to start"; a worker\'s exception ("Exception in worker … while processing '
+                'method X", "Error executing method X") in a method run only at start-up (`init_device`, '
+                "`load_model`, the KV sizing …: `failurekinds.STARTUP_METHODS`); a fatal traceback whose "
+                "frames are start-up functions or that follows the start-up's loading / profiling lines"
+            ),
             advice=(
                 "a note: the failure is explained by another finding above (its fix makes the "
                 "engine start), or the root cause the traceback names, or — when the log cut it "
@@ -555,8 +560,8 @@ ENGINE_ERROR = Rule(
                 "exception of the chain (the first printed, not a wrapper such as "
                 "`EngineDeadError`), `phase` (startup, loading, profiling, serving, shutdown), "
                 "`rank`, `count`; critical when the engine did not serve after it or requests "
-                'failed (HTTP 5xx), else a warning. Also "Exception in worker …" (V0) with its '
-                "root cause"
+                'failed (HTTP 5xx), else a warning. Also "Exception in worker …" (V0) outside '
+                "start-up (`execute_model`) with its root cause"
             ),
             advice=(
                 "a note: the root cause the traceback names, or keep the whole log to find the "
