@@ -22,6 +22,7 @@ from observe import failurekinds, shutdown
 from observe.failurekinds import FailureKind
 from observe.findingids import FindingId
 from observe.model import Finding
+from observe.parse.frames import PHASE_FRAMES
 from observe.quote import quote
 
 if TYPE_CHECKING:
@@ -179,6 +180,18 @@ def unexplained(errors: Sequence[Any]) -> list[Any]:
     return out
 
 
+def _before_serving(raw: Sequence[Any], phase: str) -> bool:
+    """Whether the errors positively show the engine was still being built: the start-up's own lines put
+    it in loading or profiling, or a frame of theirs is a function vLLM runs only at start-up
+    (parse.frames.PHASE_FRAMES: executor and worker init, load_model, the KV sizing). The parser's bare
+    "startup" (no stats line yet) is not enough: an excerpt of a serving engine has none either."""
+    if phase in ("loading", "profiling"):
+        return True
+    return phase == "startup" and any(
+        e.details.get("frame") in PHASE_FRAMES and e.details.get("phase") != "serving" for e in raw
+    )
+
+
 def engine_error(c: Context) -> list[Finding]:
     """The catch-all. Data: type, message (the innermost exception of the chain, or the ERROR record),
     phase (startup | loading | profiling | serving | shutdown), rank, count (exception lines and
@@ -187,7 +200,7 @@ def engine_error(c: Context) -> list[Finding]:
     s = c.summary
     if any(e.kind == FailureKind.WORKER_EXCEPTION for e in s.errors):
         return []  # engine_errors() reports it as engine_error, with its root cause
-    raw = unexplained(s.errors)
+    raw = every = unexplained(s.errors)
     whole = [e for e in raw if not e.details.get("cut")]
     raw = whole or raw  # a cut traceback's frames tell only when nothing else does
     if not raw:
@@ -217,11 +230,15 @@ def engine_error(c: Context) -> list[Finding]:
             + ("" if cut.get("headed") else "above the traceback's header and ")
             + "before its exception line: the full traceback (its last line) decides the cause"
         ) + after
+    # a fatal error before the engine served is its failed start (V1 says so: "EngineCore failed to start")
+    start = failed == "exited" and _before_serving(every, root["phase"])
     return [
         Finding(
-            id=FindingId.ENGINE_ERROR,
+            id=FindingId.ENGINE_STARTUP_FAILED if start else FindingId.ENGINE_ERROR,
             severity="critical" if failed else "warning",
-            title=f"The engine reported an error ({root['phase']})",
+            title=f"Engine failed to start ({root['phase']})"
+            if start
+            else f"The engine reported an error ({root['phase']})",
             evidence=f"{quote(what, 400)}{ranks} — {len(raw)} "
             + ("frame(s) of a cut traceback" if cut else "exception line(s) or ERROR record(s)")
             + f" no specific rule explains{after}",

@@ -34,6 +34,7 @@ __all__ = [
     "RAW",
     "KV_KINDS",
     "NOT_CAUSES",
+    "STARTUP_METHODS",
     "kinds_feeding",
     "kinds_alerted",
     "runbook_section",
@@ -67,6 +68,25 @@ class FailureKind(StrEnum):
     # an error logged while stopping as asked (observe.shutdown)
     SHUTDOWN_NOISE = "shutdown_noise"
 
+
+#: the worker methods vLLM's executor runs only while the engine is built, before it serves: V0's
+#: ``_run_workers`` (gpu/ray/multiproc executors and ``LLMEngine._initialize_kv_caches``, 0.4 → 0.10)
+#: and V1's ``collective_rpc`` from ``EngineCore.__init__`` / ``_initialize_kv_caches`` (0.8 → 0.32).
+#: A worker that raised in one of them failed the start (vLLM's V1 says "EngineCore failed to start"),
+#: so its ``worker_exception`` feeds engine_startup_failed, not the crash's engine_error.
+STARTUP_METHODS = frozenset(
+    {
+        "init_worker",
+        "init_device",
+        "load_model",
+        "determine_num_available_blocks",
+        "initialize_cache",
+        "determine_available_memory",
+        "get_kv_cache_spec",
+        "initialize_from_config",
+        "compile_or_warm_up_model",
+    }
+)
 
 #: the alerts that page on failure kinds (observe.alerts; each is a heading of docs/runbooks.md)
 ALERT_OOM = "VLLMEngineOOM"
@@ -198,7 +218,8 @@ KINDS: dict[FailureKind, Kind] = {
         alert=ALERT_OOM,
     ),
     FailureKind.WORKER_EXCEPTION: Kind(
-        "a worker raised an exception (its traceback holds the cause); fatal: a crash",
+        "a worker raised an exception (its traceback holds the cause); fatal: a crash, or a failed "
+        "start when it raised in one of STARTUP_METHODS (or the engine core then failed to start)",
         True,
         "any",
         (FindingId.ENGINE_ERROR,),

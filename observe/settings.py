@@ -64,7 +64,8 @@ class Settings:
     )
     kv_saturated_share: float = _f(
         0.25,
-        "Share of stats samples at or above kv_full_pct that makes saturation critical rather than a warning.",
+        "Share of stats samples at or above kv_full_pct that, with requests waiting, makes a saturated cache "
+        "call for the KV plan (more KV capacity or fewer sequences). Saturation stays a warning.",
         "kv",
     )
     kv_queue_full_pct: float = _f(

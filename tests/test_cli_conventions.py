@@ -121,7 +121,7 @@ def test_exit_codes_are_what_the_table_says(tmp_path: Path) -> None:
     assert observe("diagnose").returncode == errors.EXIT_USAGE
     assert observe("diagnose", str(tmp_path / "missing.log")).returncode == errors.EXIT_INPUT
     sat = EXAMPLES / "kv-pressure" / "vllm.log"
-    assert observe("diagnose", str(sat), "--fail-on", "critical").returncode == errors.EXIT_FOUND
+    assert observe("diagnose", str(sat), "--fail-on", "warning").returncode == errors.EXIT_FOUND
     assert observe("diagnose", str(sat)).returncode == errors.EXIT_OK
     dead = f"http://127.0.0.1:{free_port()}"
     r = observe("recommend", "--vllm-url", dead, "--interval", "0")

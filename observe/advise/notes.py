@@ -18,7 +18,27 @@ if TYPE_CHECKING:
     from observe.rules.base import Doc
 
 
-def _failure_text(f: Finding, causes: Sequence[Finding]) -> str:
+#: where vLLM sizes the KV cache (V0 worker methods and frames, 0.4 → 0.10; V1's engine core): a failure
+#: there whose exception is cut off is one of two refusals, or (V0 initialize_cache from 0.4.3) the
+#: allocation or graph capture it also runs
+_KV_SIZING = ("initialize_cache", "determine_num_available_blocks", "_initialize_kv_caches")
+
+
+def _kv_sizing_text(f: Finding, kv_tokens: int | None) -> str | None:
+    where = f.data.get("method") or f.data.get("frame")
+    if where not in _KV_SIZING:
+        return None
+    cap = f" (the log shows {kv_tokens:,} tokens of KV cache)" if kv_tokens else ""
+    return (
+        f"the engine failed in the KV-cache sizing step ({where}), its exception cut off: vLLM refuses "
+        "the launch there when no memory is left for the cache blocks or when --max-model-len exceeds "
+        f"what the cache holds{cap}, and V0's initialize_cache also allocates the cache and captures CUDA "
+        "graphs; the traceback's last line decides which (keep the whole log), and --max-model-len "
+        "against the KV tokens tells the second"
+    )
+
+
+def _failure_text(f: Finding, causes: Sequence[Finding], kv_tokens: int | None = None) -> str:
     root = f.data.get("root_cause") or f.data.get("exception")
     if isinstance(root, dict):  # {type, text, …} of failing.root_cause / failing.innermost
         root = ": ".join(str(x) for x in (root.get("type"), root.get("text") or root.get("message")) if x)
@@ -31,6 +51,8 @@ def _failure_text(f: Finding, causes: Sequence[Finding]) -> str:
     if causes:
         names = ", ".join(c.id for c in causes)
         return f"the failure is explained by {names}: its fix above makes the engine start"
+    if (not root or "cut off" in str(root)) and (kv := _kv_sizing_text(f, kv_tokens)):
+        return kv  # the cause is cut off, but the step names the two refusals it can be
     if root:
         return (
             f"the root cause is {str(root)[:200]}: no launch flag is known to fix it; check the model, "
@@ -53,7 +75,7 @@ def close(p: Plan, findings: Sequence[Finding], docs: Mapping[str, Doc]) -> None
             continue
         rejected = f.data.get("flag") if f.id == FindingId.LAUNCH_REJECTED else None
         if role.get(f.id) == "failure":
-            text = _failure_text(f, causes)
+            text = _failure_text(f, causes, p.cfg.kv_cache_tokens)
         elif rejected and p.taken(str(rejected)):
             text = f"vLLM refused {rejected} as given: the {rejected} change above is a value it accepts"
         else:

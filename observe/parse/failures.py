@@ -331,7 +331,8 @@ def error_line(msg: str, run: RunState) -> Failure | None:
 
 
 def _worker(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    d = {"worker": m.group("worker"), "method": m.group("method")}
+    """A worker raised: the worker and the method when the line names them, else the line's process."""
+    d = {"worker": m.groupdict().get("worker") or ctx.process, "method": m.groupdict().get("method")}
     return Failure(FailureKind.WORKER_EXCEPTION, d, True, ("worker", ctx.pid, d["method"]))
 
 
@@ -339,10 +340,6 @@ def _failed_execution(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Fa
     """V0 model_runner_base's "Writing input of failed execution to …": a forward pass raised."""
     d = {"worker": ctx.process, "method": "execute_model"}
     return Failure(FailureKind.WORKER_EXCEPTION, d, True, ("worker", None, "execute_model"))
-
-
-def _worker_proc(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    return Failure(FailureKind.WORKER_EXCEPTION, {"worker": ctx.process}, True, ("worker", ctx.pid, None))
 
 
 def _engine_dead(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
@@ -551,7 +548,9 @@ RULES: tuple[Rule[Failure], ...] = (
         r"Exception in worker (?P<worker>\S+) while processing method (?P<method>\w+)",
         _worker,
     ),
-    _rule("worker-proc-exception", "WorkerProc hit an exception", None, _worker_proc),
+    # V0 worker_base.py execute_method, 0.4 → 0.10: "Error executing method X. This might cause deadlock …"
+    _rule("worker-method-error", "Error executing method ", r"method (?P<method>\w+)", _worker),
+    _rule("worker-proc-exception", "WorkerProc hit an exception", None, _worker),
     _rule("failed-execution", "Writing input of failed execution to ", None, _failed_execution),
     _rule("engine-dead", "EngineDeadError", None, _engine_dead),
     _rule("request-engine-dead", "failed (engine dead)", None, _request_engine_dead),

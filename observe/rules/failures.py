@@ -12,7 +12,14 @@ from typing import Any
 from observe import failing
 from observe.advise import oom, rejected, start
 from observe.capacity import defaults
-from observe.failurekinds import KINDS, KV_KINDS, FailureKind, kinds_feeding
+from observe.failurekinds import (
+    GENERIC_STARTUP_KINDS,
+    KINDS,
+    KV_KINDS,
+    STARTUP_METHODS,
+    FailureKind,
+    kinds_feeding,
+)
 from observe.findingids import FindingId
 from observe.model import EngineConfig, Finding
 from observe.quote import quote
@@ -101,6 +108,14 @@ def _oom_phase(c: Context, e: Any) -> str | None:
     return phases[0] if phases else None
 
 
+def _failed_start(e: Any, errors: Sequence[Any]) -> bool:
+    """A worker's exception that failed the start: raised in a method run only while the engine is built
+    (failurekinds.STARTUP_METHODS), or, naming none, followed by the engine's own failure to start."""
+    if e.details.get("method") is not None:
+        return e.details["method"] in STARTUP_METHODS
+    return any(x.kind in GENERIC_STARTUP_KINDS and not x.details.get("engine_dead") for x in errors)
+
+
 def engine_errors(c: Context) -> list[Finding]:
     """One finding per failure kind the log reports. Data besides the error's own details (and kind,
     count): ``hints`` [{flag, direction, value, text}] vLLM printed in that message; for
@@ -119,6 +134,12 @@ def engine_errors(c: Context) -> list[Finding]:
         if spec is None or (crashed and e.details.get("engine_dead")):  # it had served: a crash, not a start
             continue
         fid, sev, title = spec
+        if e.kind == FailureKind.WORKER_EXCEPTION and _failed_start(e, s.errors):
+            fid, title = (
+                FindingId.ENGINE_STARTUP_FAILED,
+                f"{KINDS[FailureKind.STARTUP_FAILED].title}: a worker raised",
+            )
+            title += f" in {e.details['method']}()" if e.details.get("method") else ""
         if fid in out:
             continue
         detail = ", ".join(
@@ -416,7 +437,12 @@ ENGINE_ERRORS = Rule(
             FindingId.ENGINE_STARTUP_FAILED,
             "critical",
             Section.NOT_STARTED,
-            evidence='"EngineCore failed to start", "Exception in worker …"',
+            evidence=(
+                '"EngineCore failed to start"; a worker\'s exception ("Exception in worker … while processing '
+                'method X", "Error executing method X") in a method run only at start-up (`init_device`, '
+                "`load_model`, the KV sizing …: `failurekinds.STARTUP_METHODS`); a fatal traceback whose "
+                "frames are start-up functions or that follows the start-up's loading / profiling lines"
+            ),
             advice=(
                 "a note: the failure is explained by another finding above (its fix makes the "
                 "engine start), or the root cause the traceback names, or — when the log cut it "
@@ -534,8 +560,8 @@ ENGINE_ERROR = Rule(
                 "exception of the chain (the first printed, not a wrapper such as "
                 "`EngineDeadError`), `phase` (startup, loading, profiling, serving, shutdown), "
                 "`rank`, `count`; critical when the engine did not serve after it or requests "
-                'failed (HTTP 5xx), else a warning. Also "Exception in worker …" (V0) with its '
-                "root cause"
+                'failed (HTTP 5xx), else a warning. Also "Exception in worker …" (V0) outside '
+                "start-up (`execute_model`) with its root cause"
             ),
             advice=(
                 "a note: the root cause the traceback names, or keep the whole log to find the "

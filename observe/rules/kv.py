@@ -72,10 +72,11 @@ def _saturated_from_metrics(c: Context) -> list[Finding]:
     if not high or (not full and not waiting and len(high) < 2):
         return []
     share = len(full) / len(reads)
+    queued = share >= th.kv_saturated_share and waiting > 0
     return [
         Finding(
             id=FindingId.KV_CACHE_SATURATED,
-            severity="critical" if share >= th.kv_saturated_share and waiting else "warning",
+            severity=_severity(c),
             title="KV cache saturated",
             evidence=f"KV cache usage gauge ≥ {th.kv_high_pct:g}% in {len(high)} and ≥ {th.kv_full_pct:g}% in "
             f"{len(full)} of {len(reads)} /metrics snapshots; max {max(high):.1f}%, up to {waiting} requests waiting",
@@ -85,11 +86,32 @@ def _saturated_from_metrics(c: Context) -> list[Finding]:
                 "samples": len(reads),
                 "max_kv_pct": max(high),
                 "share_full": round(share, 3),
+                "queued": queued,
                 "points": len(reads),
                 "source": "metrics",
             },
         )
     ]
+
+
+#: preemptions that make a storm: the preemptions finding is critical from here (each one recomputes a
+#: request's whole KV cache, so throughput collapses)
+PREEMPTION_STORM = 50
+
+
+def _preempted(c: Context) -> int:
+    """The most preemptions the log or the /metrics snapshots show (V0 warnings' cumulative count, V1's
+    Preemptions: field, vllm:num_preemptions_total's rise)."""
+    s = c.summary
+    warned = (s.cumulative_preemptions or s.preemption_warnings) if s.preemption_warnings else 0
+    return max(warned, s.interval_preemptions or 0, c.metrics_preemptions() or 0)
+
+
+def _severity(c: Context) -> str:
+    """A cache running full while the engine serves is a tuning problem (the warning the
+    VLLMKVCacheSaturated alert also is): the server works at its memory's capacity and queues the rest.
+    Critical only when it fails requests: a preemption storm or HTTP 5xx answers."""
+    return "critical" if _preempted(c) >= PREEMPTION_STORM or c.summary.access_errors else "warning"
 
 
 def kv_cache_saturated(c: Context) -> list[Finding]:
@@ -109,11 +131,11 @@ def kv_cache_saturated(c: Context) -> list[Finding]:
     )
     step = tl.interval_seconds(c.frame)
     dur = f", about {int(s.kv_full * step)} s" if step and s.kv_full else ""
-    sev = "critical" if share95 >= th.kv_saturated_share and (s.max_waiting or 0) > 0 else "warning"
+    queued = share95 >= th.kv_saturated_share and (s.max_waiting or 0) > 0
     return [
         Finding(
             id=FindingId.KV_CACHE_SATURATED,
-            severity=sev,
+            severity=_severity(c),
             title="KV cache saturated",
             evidence=(
                 f"KV cache usage ≥ {th.kv_high_pct:g}% in {s.kv_high} and ≥ {th.kv_full_pct:g}% in {s.kv_full} of {s.kv_samples} stats samples"
@@ -128,6 +150,7 @@ def kv_cache_saturated(c: Context) -> list[Finding]:
                 "samples": s.kv_samples,
                 "max_kv_pct": s.max_kv,
                 "share_full": round(share95, 3),
+                "queued": queued,
                 "points": int(len(kv)),
             },
         )
@@ -165,7 +188,7 @@ def preemptions(c: Context) -> list[Finding]:
         return [
             Finding(
                 id=FindingId.PREEMPTIONS,
-                severity="critical" if total >= 50 else "warning",
+                severity="critical" if total >= PREEMPTION_STORM else "warning",
                 title="Requests are preempted (KV cache too small for the load)",
                 evidence="; ".join(parts)
                 + ". Each preemption throws away a request's KV cache and recomputes it.",
@@ -437,9 +460,10 @@ KV_CACHE_SATURATED = Rule(
             alert="VLLMKVCacheSaturated",
             evidence="KV usage ≥ `kv_high_pct` / `kv_full_pct` in stats lines (without any: the KV gauge of the /metrics snapshots)",
             advice=(
-                "critical (full and requests waiting): the KV plan below. Warning with nothing "
-                "waiting or preempted: the KV plan when usage is ≥ `kv_high_pct` (90%) and higher at the last "
-                "stats sample than at the first (it will fill, and preemption follows); otherwise"
+                "a warning (a tuning problem, as its alert is), critical only with a preemption storm (≥ 50) or "
+                "HTTP 5xx. Full in ≥ `kv_saturated_share` of the samples with requests waiting (data "
+                "`queued`): the KV plan below. Else the KV plan when usage is ≥ `kv_high_pct` (90%) and higher "
+                "at the last stats sample than at the first (it will fill, and preemption follows); otherwise"
                 " a note — the memory is used, not short"
             ),
             note=(
