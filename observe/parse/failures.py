@@ -223,6 +223,12 @@ def _argparse(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     return Failure(FailureKind.INVALID_LAUNCH_ARGS, d, True, ("badargs", text[:120]))
 
 
+def _usage(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """argparse's usage block alone: the launch was refused; which flag, only its cut "error:" line says."""
+    d: dict[str, Any] = {"source": "argparse", "usage_only": True, "prog": m.group("prog")}
+    return Failure(FailureKind.INVALID_LAUNCH_ARGS, d, True, ("badargs-usage", m.group("prog")))
+
+
 def _pydantic(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     """The header of a pydantic ValidationError; the line(s) under it say what is wrong (and are the
     fatal record: the header alone is not counted as the failure)."""
@@ -495,6 +501,9 @@ RULES: tuple[Rule[Failure], ...] = (
         _batched_below_len,
     ),
     _rule("argparse-error", ": error: ", r"^\s*(?:usage: .*?)?[\w./-]+: error: (?P<text>.+)$", _argparse),
+    # argparse prints "usage: PROG [-h] …" (format_usage) before its "PROG: error: …" line, and otherwise only
+    # for -h (then its "options:" section follows): a block a paste cuts before its error line is the refusal
+    _rule("argparse-usage", "usage: ", r"^usage: (?P<prog>[\w./-]+) \[-h\]", _usage),
     _rule(
         "pydantic-validation",
         " validation error",
