@@ -38,5 +38,7 @@ def test_the_error_line_after_the_usage_block_still_names_the_flag(name: str, lo
     text = (DATA / name / f"{log}.log").read_text(encoding="utf-8")
     assert "usage: " in text and ": error: " in text  # both the block and its error line are there
     (f,) = _rejected(diagnosis(name, log))
-    assert f["data"]["source"] == "argparse" and f["data"]["text"] and not f["data"]["text"].startswith("usage:")
+    assert (
+        f["data"]["source"] == "argparse" and f["data"]["text"] and not f["data"]["text"].startswith("usage:")
+    )
     assert f["data"]["flag"] == flag
