@@ -124,6 +124,10 @@ def test_a_fatal_errors_root_cause_is_the_exception_under_it() -> None:
             "profiling",
         ),  # "[rank0]:" frames under their header, no exception
         ("excerpts/rank-prefixed-frames-from-engine-args-deepseek-v2-83.log", "from_engine_args", "startup"),
+        # any frame a worker's exception handler logged (V1 multiproc_executor.py, V0 multiproc_worker_utils.py):
+        # a compiled graph's forward, a TP all_gather; nothing served yet in the excerpt
+        ("eval32c/014.log", "forward", "startup"),
+        ("eval32c/017.log", "all_gather", "startup"),
     ],
 )
 def test_a_traceback_cut_at_both_ends_is_a_failure_named_by_its_frames(
