@@ -135,6 +135,10 @@ _NOT_STARTED, _ERROR = "engine_startup_failed", "engine_error"
             "startup",
             _NOT_STARTED,
         ),
+        # any frame a worker's exception handler logged (V1 multiproc_executor.py, V0 multiproc_worker_utils.py):
+        # a compiled graph's forward, a TP all_gather; nothing served yet in the excerpt
+        ("eval32c/014.log", "forward", "startup", _ERROR),
+        ("eval32c/017.log", "all_gather", "startup", _ERROR),
     ],
 )
 def test_a_traceback_cut_at_both_ends_is_a_failure_named_by_its_frames(

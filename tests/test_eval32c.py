@@ -16,8 +16,6 @@ LABELS = labels("eval32c")
 
 _A = "A': a cut traceback whose frames are outside the places observe reads (serving path, torch internals, a compiled graph, a communicator) reads as healthy"
 _B = "B: a bare Python traceback with no vLLM record and no exception line is refused"
-_M = "M: an argparse usage block cut before its 'error:' line is not read as a refused launch"
-_K = "K: 'CUDA Error: out of memory' / 'CUDA driver error: out of memory' are engine_error, not cuda_oom"
 _J = "J: the OOM lever is a note, not a flag suggestion, when the log shows neither the value in force nor the release"
 _L = "L: V1's 'Preempted request … has been resumed!' is not read as a preemption"
 
@@ -25,21 +23,11 @@ _L = "L: V1's 'Preempted request … has been resumed!' is not read as a preempt
 MISSES: dict[tuple[str, int], str] = {
     ("007", 0): _B,
     ("007", 1): _B,
-    ("008", 0): _M,
-    ("008", 1): _M,
-    ("009", 0): _M,
-    ("009", 1): _M,
     ("011", 2): _J,
     ("012", 0): _A,
     ("012", 1): _A,
     ("013", 0): _B,
     ("013", 1): _B,
-    ("014", 0): _A,
-    ("014", 1): _A,
-    ("017", 0): _A,
-    ("017", 1): _A,
-    ("018", 1): _K,
-    ("019", 1): _K,
     ("020", 3): _J,
     ("028", 1): _L,
 }

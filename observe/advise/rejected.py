@@ -136,6 +136,16 @@ def _unrecognized(p: Plan, f: Finding, flag: str, text: str) -> str:
 
 def launch_rejected(p: Plan, f: Finding) -> None:
     text = str(f.data.get("text") or f.evidence or "")
+    if text.startswith("usage: ") and not f.data.get("flag"):  # the usage block alone, its error line cut
+        prog = text.split()[1] if len(text.split()) > 1 else "the program"
+        p.note(
+            [f.id],
+            "vLLM's argument parser refused the command line: argparse prints this usage block only when it "
+            f'rejects the arguments (or for -h), then a "{prog}: error: …" line, which this excerpt cuts off. '
+            "That error line (the rest of the output) decides which flag or value to correct; no flag is "
+            "suggested without it",
+        )
+        return
     if f.data.get("reason") == "unrecognized" and f.data.get("flag"):
         p.note([f.id], _unrecognized(p, f, str(f.data["flag"]), text))
         return

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from observe.failurekinds import FailureKind
 from observe.parse.envelope import Ctx
+from observe.parse.oom import oom_details
 from observe.parse.rules import Rule, fire, gate
 
 _A = re.ASCII
@@ -69,41 +70,6 @@ def _phase(run: RunState) -> str:
 
 
 # ----------------------------------------------------------------------------- out of memory
-_SIZE = r"\d{1,12}(?:\.\d{1,6})? (?:[KMGT]i?B|bytes)"  # PyTorch prints "0 bytes" below 1 KiB
-_OOM_FIELDS = (
-    ("tried_to_allocate", re.compile(r"Tried to allocate (" + _SIZE + r")", _A)),
-    ("gpu", re.compile(r"\bGPU (\d+)(?: has|;)", _A)),
-    (
-        "total_capacity",
-        re.compile(r"(" + _SIZE + r") total capacity|total capac?i?ty of (" + _SIZE + r")", _A),
-    ),
-    ("free", re.compile(r"of which (" + _SIZE + r") is free|(" + _SIZE + r") free;", _A)),
-    (
-        "process_in_use",
-        re.compile(r"this process has (" + _SIZE + r") memory in use|has (" + _SIZE + r") memory in use", _A),
-    ),
-    (
-        "allocated_by_pytorch",
-        re.compile(r"(" + _SIZE + r") is allocated by PyTorch|(" + _SIZE + r") already allocated", _A),
-    ),
-    ("reserved_unallocated", re.compile(r"(" + _SIZE + r") is reserved by PyTorch but unallocated", _A)),
-    ("reserved_by_pytorch", re.compile(r"(" + _SIZE + r") reserved in total by PyTorch", _A)),
-)
-
-
-def _gib(size: str | None) -> float | None:
-    """'20.00 MiB' → GiB as float (binary units; PyTorch prints binary units)."""
-    if not size:
-        return None
-    num, _, unit = size.partition(" ")
-    try:
-        v = float(num)
-    except ValueError:
-        return None
-    scale = {"b": 2.0**-30, "K": 2.0**-20, "M": 2.0**-10, "G": 1.0, "T": 1024.0}.get(unit[:1])
-    return None if scale is None else round(v * scale, 6)
-
-
 def _oom(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
     body = msg.lstrip()
     if not (
@@ -114,23 +80,7 @@ def _oom(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
         or body.startswith(("RuntimeError", "torch."))
     ):
         return None  # "out of memory" in passing (a hint, a log of settings), not the error
-    d: dict[str, Any] = {"device": m.groupdict().get("dev")}
-    for name, rx in _OOM_FIELDS:
-        fm = rx.search(msg)
-        if fm is None:
-            continue
-        val = next(g for g in fm.groups() if g is not None)
-        if name == "gpu":
-            d["gpu"] = int(val)
-        elif name == "total_capacity":
-            d["total_capacity_gib"] = _gib(val)
-        elif name in ("tried_to_allocate", "free"):
-            d[name] = val
-            d[name + "_gib"] = _gib(val)
-        else:
-            d[name + "_gib"] = _gib(val)
-    if "warming up sampler" in msg or "Failed to create" in msg:  # 0.11 linear.py: creating the weights
-        d["phase"] = "sampler_warmup" if "sampler" in msg else "loading_weights"
+    d = oom_details(m.groupdict().get("dev"), msg)
     return Failure(
         FailureKind.OOM, d, True, (FailureKind.OOM, d.get("gpu"), d.get("tried_to_allocate"), d.get("free"))
     )
@@ -271,6 +221,12 @@ def _argparse(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
         d["reason"] = "required"
         d["missing"] = r.group("args")
     return Failure(FailureKind.INVALID_LAUNCH_ARGS, d, True, ("badargs", text[:120]))
+
+
+def _usage(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """argparse's usage block alone: the launch was refused; which flag, only its cut "error:" line says."""
+    d: dict[str, Any] = {"source": "argparse", "usage_only": True, "prog": m.group("prog")}
+    return Failure(FailureKind.INVALID_LAUNCH_ARGS, d, True, ("badargs-usage", m.group("prog")))
 
 
 def _pydantic(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
@@ -426,8 +382,15 @@ def _rule(name: str, literal: str, pattern: str | None, read: Any, **kw: Any) ->
 
 RULES: tuple[Rule[Failure], ...] = (
     # "CUDA out of memory" (torch's OutOfMemoryError, every release), "CUDA error: out of memory"
-    # (a RuntimeError from the driver, e.g. while capturing CUDA graphs), the HIP / XPU / NPU forms
-    _rule("oom", "out of memory", r"(?P<dev>CUDA|HIP|XPU|MPS|NPU)(?: error:)? out of memory", _oom),
+    # (a RuntimeError from the driver, e.g. while capturing CUDA graphs), the HIP / XPU / NPU forms;
+    # "CUDA Error: … at …cumem_allocator.cpp" (vLLM's sleep-mode allocator, "CUDA Error: %s at %s:%d"),
+    # "CUDA driver error: out of memory" (torch's C10_CUDA_DRIVER_CHECK, c10/cuda/driver_api.h)
+    _rule(
+        "oom",
+        "out of memory",
+        r"(?P<dev>CUDA|HIP|XPU|MPS|NPU)(?: (?:driver )?[Ee]rror:)? out of memory",
+        _oom,
+    ),
     _rule("weights-oom", "insufficient memory to allocate the weight", None, _oom),  # 0.11 linear.py re-raise
     # V1 (0.7 →): the whole message, or the piece of it a cut paste or a wrapped traceback line holds
     _rule(
@@ -535,6 +498,9 @@ RULES: tuple[Rule[Failure], ...] = (
         _batched_below_len,
     ),
     _rule("argparse-error", ": error: ", r"^\s*(?:usage: .*?)?[\w./-]+: error: (?P<text>.+)$", _argparse),
+    # argparse prints "usage: PROG [-h] …" (format_usage) before its "PROG: error: …" line, and otherwise only
+    # for -h (then its "options:" section follows): a block a paste cuts before its error line is the refusal
+    _rule("argparse-usage", "usage: ", r"^usage: (?P<prog>[\w./-]+) \[-h\]", _usage),
     _rule(
         "pydantic-validation",
         " validation error",

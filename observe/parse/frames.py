@@ -8,7 +8,8 @@ catch-all reports the failure with the phase from the innermost one, and says th
 The same holds for the raw lines a V1 worker or engine core prints its traceback on (a process or
 rank prefix, no level). A traceback whose header was read gives no such event (its exception line
 tells). Frames of request handling (tokenizing, validating a request's input) name no start-up
-function: nothing is reported.
+function: nothing is reported — unless a worker's own exception handler logged them (``WORKER_LOGGERS``):
+then every frame is a worker's failed method.
 
 Besides the start-up functions, two places of vLLM's source tell by their file: a layer's or model's
 ``__init__`` under ``vllm/model_executor/{layers,models}/`` runs only while the model is built
@@ -72,14 +73,21 @@ LITERALS: tuple[str, ...] = (
     "/vllm/model_executor/",
     "Traceback (most recent",
 )
+#: the loggers of a worker's own exception handler: V0's ``_run_worker_process`` (``logger.exception(
+#: "Exception in worker %s while processing method %s.")``, multiproc_worker_utils.py 0.5 → 0.10) and V1's
+#: ``WorkerProc`` (``"WorkerProc hit an exception."`` / ``"WorkerProc failed."``, multiproc_executor.py
+#: 0.8 →): every frame they log is a worker's failed method, whatever function it is in
+WORKER_LOGGERS = ("multiproc_worker_utils.py", "multiproc_executor.py")
+_ANY_FRAME_RE = re.compile(r'File "[^"]*", line \d+, in (?P<func>[\w<>]+)', re.ASCII)
 _DEAD_AFTER_START = (
     "the engine core died after start-up: AsyncLLM's output handler raised (the cause is cut off)"
 )
 
 
-def cut_frame(msg: str, run: RunState) -> Failure | None:
+def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | None:
     """A frame (or the source line under it) of a headless traceback naming a start-up function, a
-    model's constructor or forward pass, or AsyncLLM's output handler."""
+    model's constructor or forward pass, or AsyncLLM's output handler; or any frame a worker's exception
+    handler logged (logger: the record's logger file, one of ``WORKER_LOGGERS``)."""
     text = msg.strip()
     if not text or not msg[:1].isspace():
         return None  # a frame line is indented; anything else is the record's own message
@@ -100,6 +108,8 @@ def cut_frame(msg: str, run: RunState) -> Failure | None:
         func = f"{mm.group('mod')}.{mm.group('func')}"
         built = mm.group("func") == "__init__"  # a forward pass: the start-up's dummy runs, or serving
         phase = "loading_weights" if built else ("serving" if run.stats_seen else "startup")
+    elif logger in WORKER_LOGGERS and (wm := _ANY_FRAME_RE.match(text)) is not None:
+        func, phase = wm.group("func"), "serving" if run.stats_seen else "startup"
     else:
         return None
     d: dict[str, Any] = {"text": text[:300], "phase": phase, "frame": func, "cut": True}

@@ -564,7 +564,7 @@ class Parser:
             if f is None and not same and msg.strip():
                 f = failures.error_line(msg, run)
             if f is None and not self._headed:  # a traceback cut above its header: its frames tell
-                f = frames.cut_frame(msg, run)
+                f = frames.cut_frame(msg, run, ctx.logger_file)
         self._emit_failure(f, msg, ctx, out)
 
     def _raw_frame(self, msg: str, ctx: Ctx, out: list[LogEvent], told: bool) -> None:

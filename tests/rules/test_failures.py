@@ -195,3 +195,28 @@ def test_no_kv_memory_raises_utilization_to_the_release_default(version: str, ta
     f = Finding(id="no_kv_cache_memory", severity="critical", title="no KV memory", evidence="")
     recs = {r.flag: r for r in plan(cfg, [f]).recommendations}
     assert recs["--gpu-memory-utilization"].suggested == target
+
+
+def _exception_line(log: str, text: str) -> str:
+    path = ROOT / "tests" / "data" / "eval32c" / f"{log}.log"
+    return next(ln for ln in path.read_text(encoding="utf-8").splitlines() if text in ln)
+
+
+@pytest.mark.parametrize(
+    ("log", "text", "before"),
+    [
+        # vLLM's sleep-mode allocator (csrc/cumem_allocator.cpp: "CUDA Error: %s at %s:%d"), V0 wake_up
+        ("018", "RuntimeError: CUDA Error: out of memory at", "RuntimeError"),
+        # torch's C10_CUDA_DRIVER_CHECK (c10/cuda/driver_api.h: "CUDA driver error: "), V1 gptq_marlin_repack
+        ("019", "RuntimeError: CUDA driver error: out of memory", "RuntimeError"),
+    ],
+)
+def test_the_allocator_and_driver_oom_wordings_are_a_cuda_oom(log: str, text: str, before: str) -> None:
+    line = _exception_line(log, text)
+    msg = line[line.index(before) :]
+    f = failure(msg, Ctx("t", 1, level="ERROR"), RunState(False, False))
+    assert f is not None and f.kind == "oom" and f.details["device"] == "CUDA"
+    # without the wording's own "Error:" the same line is no OOM (the row reads the exception, not prose)
+    other = msg.replace("out of memory", "invalid argument")
+    g = failure(other, Ctx("t", 1, level="ERROR"), RunState(False, False))
+    assert g is None or g.kind != "oom"
