@@ -244,9 +244,7 @@ def test_top_with_logs_shows_findings_and_recommendation() -> None:
         t = Tmux("toplog")
         try:
             t.start([sys.executable, "-m", "observe.cli", "top", url, "--log", str(log), "--interval", "1s"])
-            screen = t.wait_for(
-                "[critical] kv_cache_saturated", "recommendation: --kv-cache-memory-bytes", timeout=60
-            )
+            screen = t.wait_for("] kv_cache_saturated", "recommendation: --kv-cache-memory-bytes", timeout=60)
             assert "100.0 %" in screen
             t.tmux("send-keys", "-t", t.session, "q")
             t.wait_for("EXITED 0", timeout=15)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from observe import pipeline
+from observe.errors import InputError
 from observe.findingids import FindingId
 from observe.rules import doc, table
 from observe.rules.base import SECTIONS
@@ -59,12 +60,22 @@ def _real_logs() -> list[Path]:
     return logs
 
 
+_REFUSED = {"eval32c/007.log", "eval32c/013.log"}
+
+
 @pytest.fixture(scope="module")
 def emitted_by_diagnose() -> set[str]:
     seen: set[str] = set()
+    refused: set[str] = set()
     for log in _real_logs():
-        d = pipeline.diagnose_paths([log])
+        try:
+            d = pipeline.diagnose_paths([log])
+        except InputError:
+            refused.add(f"{log.parent.name}/{log.name}")
+            continue
         seen |= {f.id for inst in d.instances for f in inst.findings}
+    # the real logs observe refuses (no line it reads): issue 32's open miss class B (eval32c/RESULTS.md)
+    assert refused == _REFUSED
     return seen
 
 
