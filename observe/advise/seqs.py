@@ -118,19 +118,21 @@ def queue_seq_bound(p: Plan, f: Finding) -> None:
     effect = f"admits {new} at once instead of {cur}: the queue seen starts sooner"
     coupled: Recommendation | None = None
     if fit is not None and fit < new:
-        if fit >= cur * p.settings.seq_step_min_factor:
-            new = fit  # the cache holds a step the noise can resolve: stop there
+        # the cache is what bounds the step: the whole step with the KV growth it needs (the memory
+        # for it priced by the capacity model), else as many as the cache holds where that step is
+        # one the noise can resolve (issue 31: 4 → 8 of a queue of 60 left it far from the best)
+        coupled = _more_kv_for(p, new, [f.id])
+        if coupled is None and fit >= cur * p.settings.seq_step_min_factor:
+            new = fit
             effect = f"admits {new} at once instead of {cur}: as many as the KV cache holds"
-        else:
-            coupled = _more_kv_for(p, new, [f.id])
-            if coupled is None:
-                p.note(
-                    [f.id],
-                    f"requests wait for a --max-num-seqs slot, but the KV cache holds only ~{fit} requests of "
-                    f"{_req_words(p)}: a step from {cur} to {fit} is lost in the noise; more sequences need a "
-                    "larger KV cache (more memory for it, or replicas)",
-                )
-                return
+        elif coupled is None:
+            p.note(
+                [f.id],
+                f"requests wait for a --max-num-seqs slot, but the KV cache holds only ~{fit} requests of "
+                f"{_req_words(p)}: a step from {cur} to {fit} is lost in the noise; more sequences need a "
+                "larger KV cache (more memory for it, or replicas)",
+            )
+            return
     held = f"; the KV cache holds ~{fit} requests of {_req_words(p)}" if fit is not None else ""
     r = p.make(
         "--max-num-seqs",

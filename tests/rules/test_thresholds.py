@@ -72,6 +72,20 @@ def test_seq_bound_kv_share_from_config_moves_the_max_num_seqs_advice() -> None:
     assert steps.suggested == 16
 
 
+def test_a_step_the_kv_cache_bounds_is_taken_whole_with_its_kv_growth() -> None:
+    """Issue 31: the KV cache holding a ×2 step but not the ×4 the queue calls for, the advice took
+    the ×2 (4 → 8 with 60 waiting) and a tune of 3 trials ended far from the best; now the ×4 step
+    carries the KV growth it needs (--kv-cache-memory-bytes known), sized from the measured length."""
+    metrics = sorted(SEQ_BOUND.glob("metrics*.txt"))
+    d = pipeline.diagnose_paths(
+        [SEQ_BOUND / "vllm.log"], metrics, settings=from_yaml("seq_bound_kv_share: 0.018\n")
+    ).instances[0]
+    r = next(r for r in d.recommendations if r.flag == "--max-num-seqs")
+    assert "holds ~5 requests" in (r.expected_effect or "")  # a ×2 step (2 → 4) would fit, ×4 not
+    assert r.suggested == 8 and [c.flag for c in r.coupled] == ["--kv-cache-memory-bytes"]
+    assert "8 requests of ~" in r.coupled[0].reason
+
+
 # ---------------------------------------------------------------- from tests/test_advise_context.py
 def _offered(a: advise.Advice) -> dict:
     return {x.flag: x.suggested for r in a.recommendations for x in (r, *r.alternatives)}

