@@ -400,7 +400,9 @@ def diagnose_paths(
         if not Path(m).exists():
             raise InputError(f"no such metrics snapshot: {m}")
     extra = in_time_order(metrics)
-    instances: list[tuple[Any, InstanceBuilder, Any]] = []  # (LogSet, builder, Parser); no log: (None, builder, None)
+    instances: list[
+        tuple[Any, InstanceBuilder, Any]
+    ] = []  # (LogSet, builder, Parser); no log: (None, builder, None)
     stdin_copy = tempfile.SpooledTemporaryFile(max_size=32 << 20)  # standard input, in case it is read again
     split: dict[int, tuple[list[int], str]] = {}  # id(builder) → (the servers split, what could not be told)
     for ls in logsets:

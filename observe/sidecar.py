@@ -525,7 +525,9 @@ class Sidecar:
             for path in ordered:
                 inst = self._instance(_key(path))
                 parser = Parser(year=datetime.fromtimestamp(now).year)
-                sc = scan.Scanner(path, parser, functools.partial(inst.learn, now=now, live=False), lambda n: None)
+                sc = scan.Scanner(
+                    path, parser, functools.partial(inst.learn, now=now, live=False), lambda n: None
+                )
                 upto = self._follower.resumed_at(path) if self._follower is not None else None
                 try:  # resuming: only what the last run read (the rest is read live, and counted)
                     tailstate.read_upto(sc.push, path, upto) if upto is not None else sc.read(Path(path))
