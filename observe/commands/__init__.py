@@ -1,8 +1,9 @@
-"""What a command does once observe/cli/ has parsed its options: the composition of edges that may
-not import each other (the sidecar and the Kubernetes API, the settings file and the token file),
-and the output. A command here takes its options as keyword-only parameters named as the CLI's
-(observe.cli.common.passes checks the two agree when the CLI is imported) and returns the exit
-code; nothing here knows typer."""
+"""What a command does once observe/cli/ has parsed its options, where it composes several edges
+(the sidecar with the Kubernetes API, the settings file and the token file) and prints.
+
+A command here takes its options as keyword-only parameters named and typed as the CLI's
+(observe.cli.common.passes checks the two agree) and returns the exit code; nothing here knows
+typer."""
 
 from __future__ import annotations
 
