@@ -98,6 +98,17 @@ PACKAGES: dict[str, str] = {
     "observe.top": "`observe top`: the live terminal view (`view`) over what it shows of each server (`state`).",
 }
 
+# sentences that name the old top floor in prose (no dotted name to rewrite): replaced whole when found
+PROSE: dict[str, str] = {
+    "| `observe/` | the package: `parse` (the log grammar), `timeline`, `rules` (the findings), `advise`, "
+    "`capacity` (pure core); `pipeline`, `tail`, `scrape`, `exporter`, `sidecar`, `manage` (edges); `report*`, "
+    "`dashboards`, `alerts`; `cli` (typer, only there) |": "| `observe/` | the package: `parse` (the log grammar), "
+    "`timeline`, `rules` (the findings), `advise`, `capacity`, `failures` (the failure vocabulary), `metrics` (the "
+    "metric catalog, PromQL, reading /metrics) (pure core, but for the readers); `pipeline`, `sidecar`, `manage`, "
+    "`tune`, `top` (edges); `report`, `monitoring` (alerts, recording rules, dashboards, Kubernetes); `commands`; "
+    "`cli` (typer, only there) |",
+}
+
 TEXT_GLOBS = (
     "observe/**/*.py",
     "tests/**/*.py",
@@ -172,9 +183,13 @@ def rewrite_from_imports(text: str, moves: dict[str, str]) -> str:
     return "".join(lines)
 
 
-def rewrite_text(text: str, moves: dict[str, str], *, python: bool) -> str:
+def rewrite_text(
+    text: str, moves: dict[str, str], *, python: bool, prose: dict[str, str] | None = None
+) -> str:
     """Every mention of a moved module in `text` at its new place (in one pass: a new name is
     never rewritten again)."""
+    for old, new in (prose or {}).items():
+        text = text.replace(old, new)
     text = _dotted_re(moves).sub(lambda m: moves[m.group(1)], text)
     paths = {o.replace(".", "/"): n.replace(".", "/") for o, n in moves.items()}
     text = _path_re(moves).sub(lambda m: paths[m.group(1)] + m.group(2), text)
@@ -252,14 +267,23 @@ def text_files(root: Path) -> list[Path]:
     )
 
 
-def check(root: Path, moves: dict[str, str]) -> None:
+def check(root: Path, moves: dict[str, str], packages: dict[str, str]) -> None:
+    """Refuse, saying every reason at once: uncommitted changes, a module not there (moved already,
+    or renamed since: edit MOVES), a new place taken, a new package's name taken by a module."""
+    why = []
     if _git(root, "status", "--porcelain", "--untracked-files=no").strip():
-        raise SystemExit("move_modules: commit or stash your changes first")
+        why.append("commit or stash your changes first")
     for old, new in moves.items():
         if not _path(root, old).exists():
-            raise SystemExit(f"move_modules: {old} is not there (moved already?)")
-        if _new_path(root, old, new).exists():
-            raise SystemExit(f"move_modules: {new} is there already")
+            why.append(f"{old} is not there (moved already, or renamed: edit MOVES)")
+        elif _new_path(root, old, new).exists():
+            why.append(f"{new} is there already")
+    for pkg in packages:
+        mod = _path(root, pkg)
+        if mod.exists() and pkg not in moves:
+            why.append(f"{mod.relative_to(root)} takes the new package's name {pkg}")
+    if why:
+        raise SystemExit("move_modules: " + "; ".join(why))
 
 
 def move(root: Path, moves: dict[str, str], packages: dict[str, str]) -> None:
@@ -294,11 +318,11 @@ def _wrap(text: str, width: int) -> list[str]:
     return [*lines, line]
 
 
-def rewrite(root: Path, moves: dict[str, str], packages: dict[str, str]) -> list[Path]:
+def rewrite(root: Path, moves: dict[str, str], packages: dict[str, str], prose: dict[str, str]) -> list[Path]:
     changed = []
     for path in text_files(root):
         old = path.read_text(encoding="utf-8")
-        new = rewrite_text(old, moves, python=path.suffix == ".py")
+        new = rewrite_text(old, moves, python=path.suffix == ".py", prose=prose)
         if new != old:
             path.write_text(new, encoding="utf-8")
             changed.append(path)
@@ -324,7 +348,11 @@ def finish(root: Path) -> None:
 
 
 def main(
-    argv: list[str], root: Path = ROOT, moves: dict[str, str] = MOVES, packages: dict[str, str] = PACKAGES
+    argv: list[str],
+    root: Path = ROOT,
+    moves: dict[str, str] = MOVES,
+    packages: dict[str, str] = PACKAGES,
+    prose: dict[str, str] = PROSE,
 ) -> int:
     if "--dry-run" in argv:
         for old, new in moves.items():
@@ -336,9 +364,9 @@ def main(
             if pat.search(text) or paths.search(text):
                 print("  " + p.relative_to(root).as_posix())
         return 0
-    check(root, moves)
+    check(root, moves, packages)
     move(root, moves, packages)
-    changed = rewrite(root, moves, packages)
+    changed = rewrite(root, moves, packages, prose)
     if "--no-finish" not in argv:
         finish(root)
     print(f"moved {len(moves)} modules into {len(packages)} packages; rewrote {len(changed)} files")
