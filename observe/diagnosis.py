@@ -37,6 +37,7 @@ from observe.model import (
 from observe.rules import table as rules
 from observe.rules.base import State
 from observe.rules.context import Context, events_dict, stats_dict
+from observe.rules.kv import Silent
 from observe.rules.summary import Summary
 from observe.settings import Settings
 
@@ -391,7 +392,7 @@ class InstanceBuilder:
             sources=self.sources,
             config=cfg,
             stats=stats,
-            events={} if ended else events_dict(s, ctx),
+            events={} if ended else events_dict(s, ctx, ctx.state(Silent).requests),
             findings=findings,
             recommendations=recs,
             command=command,

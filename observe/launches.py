@@ -33,14 +33,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from observe import crashes
 from observe.findingids import FindingId
 from observe.model import EngineConfig, EngineError, Finding, Recommendation, StartupFact, severity_rank
 
-if TYPE_CHECKING:  # the layers above: a launch is recorded from the diagnosis of its lines
-    from observe.diagnosis import InstanceDiagnosis
+if TYPE_CHECKING:  # the layer above: a launch is recorded from the summary of its lines
     from observe.rules.summary import Summary
 from observe.quote import quote
 
@@ -196,12 +195,21 @@ def _reason_text(e: EngineError) -> str:
     return text.split(" [type=", 1)[0]  # pydantic's own trailer: the input, not the reason
 
 
+class Diagnosed(Protocol):
+    """What a launch's record reads of its diagnosis (diagnosis.InstanceDiagnosis, a layer above)."""
+
+    findings: list[Finding]
+    recommendations: list[Recommendation]
+    command: str | None
+    scrapes: int
+
+
 def record(
     index: int,
     first: tuple[datetime | None, str | None],
     s: Summary,
     c: EngineConfig,
-    d: InstanceDiagnosis,
+    d: Diagnosed,
     *,
     current: bool,
 ) -> Launch:

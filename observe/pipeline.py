@@ -146,8 +146,8 @@ def discover(paths: Sequence[Path]) -> tuple[list[LogSet], list[Path], list[dict
     if stdin:
         logsets.append(LogSet(key=("", STDIN_NAME), parts=[Path(STDIN)]))
     logsets.sort(key=lambda ls: ls.key)
-    for folder, fs in snaps.items():
-        here = [ls for ls in logsets if ls.key[0] == folder]
+    for where, fs in snaps.items():
+        here = [ls for ls in logsets if ls.key[0] == where]
         for f in sorted(fs):
             target = next((ls for ls in here if f.name.startswith(ls.key[1].split(".")[0])), None) or (
                 here[0] if here else None
@@ -400,7 +400,9 @@ def diagnose_paths(
         if not Path(m).exists():
             raise InputError(f"no such metrics snapshot: {m}")
     extra = in_time_order(metrics)
-    instances = []
+    instances: list[
+        tuple[Any, InstanceBuilder, Any]
+    ] = []  # (LogSet, builder, Parser); no log: (None, builder, None)
     stdin_copy = tempfile.SpooledTemporaryFile(max_size=32 << 20)  # standard input, in case it is read again
     split: dict[int, tuple[list[int], str]] = {}  # id(builder) → (the servers split, what could not be told)
     for ls in logsets:
@@ -452,12 +454,12 @@ def diagnose_paths(
         pairs = match_history(list(history), [ls.name for ls, _, _ in instances if ls is not None])
         by_name = {ls.name: b for ls, b, _ in instances if ls is not None}
         for inst, scrapes in history.items():
-            b = by_name.get(pairs.get(inst, ""))
-            if b is None:
-                b = InstanceBuilder(inst, max_rows=max_rows, settings=settings)
-                instances.append((None, b, None))
+            hb = by_name.get(pairs.get(inst, ""))
+            if hb is None:
+                hb = InstanceBuilder(inst, max_rows=max_rows, settings=settings)
+                instances.append((None, hb, None))
             for sc in scrapes:
-                b.add_scrape(sc)
+                hb.add_scrape(sc)
     useful = [(ls, b) for ls, b, p in instances if p is None or p.vllm_lines > 0 or b.scrapes]
     for ls, b, p in instances:
         if p is not None and p.vllm_lines == 0 and not b.scrapes:
@@ -488,11 +490,11 @@ def diagnose_paths(
         elif p is not None and len(p.api_servers) > 1 and b.launch_count < len(p.api_runs):
             # said only when a change of API server is not a launch (a restart loop: each new pid
             # opens a launch of its own, one server after another, nothing to split)
-            pids = ", ".join(str(x) for x in sorted(p.api_servers))
+            pid_list = ", ".join(str(x) for x in sorted(p.api_servers))
             unreadable.append(
                 {
                     "path": shown(ls.parts[0]),
-                    "reason": f"holds the lines of {len(p.api_servers)} vLLM API servers (pids {pids}), read as "
+                    "reason": f"holds the lines of {len(p.api_servers)} vLLM API servers (pids {pid_list}), read as "
                     "one instance: split the log per server for a diagnosis of each",
                     "kind": "several_servers",
                 }

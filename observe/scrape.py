@@ -52,9 +52,10 @@ def parse_text(text: str, *, at: datetime | None = None, source: str = "") -> Sc
         families = _families(text)
     except (ValueError, TypeError, IndexError, KeyError) as e:
         why = f"{source or 'response'} is not Prometheus text: {_show(str(e), 120)}"
-        families, note = _read_as_far_as_it_goes(text)
-        if families is None:
+        got, note = _read_as_far_as_it_goes(text)
+        if got is None:
             raise TargetError(why) from None
+        families = got
     out: list[Sample] = []
     for fam in families:
         for s in fam.samples:

@@ -23,6 +23,7 @@ Tests drive it without threads through `poll_logs_once`, `scrape_once` and `anal
 from __future__ import annotations
 
 import collections
+import functools
 import glob
 import os
 import signal
@@ -113,7 +114,8 @@ class Sidecar:
                 token=s.api_token,
             )
         except OSError:
-            self._follower.close()
+            if self._follower is not None:
+                self._follower.close()
             raise
         self._server.start()
         loops = [
@@ -159,7 +161,11 @@ class Sidecar:
         keeps the signal (the CLI exits 130 on Ctrl-C)."""
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT):
-                signal.signal(sig, lambda n, _: (setattr(self, "stopped_by", n), self._stop.set()))
+                signal.signal(sig, self._on_signal)
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        self.stopped_by = signum
+        self._stop.set()
 
     def wait(self) -> None:
         """Block until a signal or `stop()`, then shut down cleanly."""
@@ -520,7 +526,7 @@ class Sidecar:
                 inst = self._instance(_key(path))
                 parser = Parser(year=datetime.fromtimestamp(now).year)
                 sc = scan.Scanner(
-                    path, parser, lambda ev, i=inst: i.learn(ev, now, live=False), lambda n: None
+                    path, parser, functools.partial(inst.learn, now=now, live=False), lambda n: None
                 )
                 upto = self._follower.resumed_at(path) if self._follower is not None else None
                 try:  # resuming: only what the last run read (the rest is read live, and counted)

@@ -303,8 +303,7 @@ class Follower:
                 found.extend(p for p in rotation.live(sorted(glob.glob(pat))) if os.path.isfile(p))
             elif os.path.isfile(pat):
                 found.append(pat)
-        seen: set[str] = set()
-        return [p for p in found if not (p in seen or seen.add(p))]
+        return list(dict.fromkeys(found))  # each once, in the order found
 
     def _open(self, path: str, *, at_end: bool) -> _Stream | None:
         try:
@@ -425,7 +424,7 @@ class Follower:
                     return
             elif not lost:
                 break
-        if not self._read(new, out):
+        if new is not None and not self._read(new, out):
             self._more = True
 
     def _retire(self, st: _Stream, out: list[LogLine]) -> None:

@@ -138,8 +138,8 @@ def _server_panel(v: ServerView, width: int, recent: list[tuple[str, str]] | Non
     else:
         if not v.findings:
             parts.append(Text(f"findings ({v.findings_source}): none", style="green"))
-        for sev, fid, title in v.findings[:5]:
-            parts.append(Text.assemble((f"[{sev}] ", style.TERMINAL.get(sev, "")), f"{fid}: {title}"))
+        for sev, fid, what in v.findings[:5]:
+            parts.append(Text.assemble((f"[{sev}] ", style.TERMINAL.get(sev, "")), f"{fid}: {what}"))
         if v.recommendation:
             parts.append(Text.assemble(("recommendation: ", "bold"), v.recommendation))
     status = (
@@ -266,11 +266,16 @@ def _poll(
                 state.findings(name, doc, source=source, error=err)
 
 
+def _no_key(timeout: float) -> None:
+    """No terminal: wait the timeout, no key."""
+    time.sleep(timeout)
+
+
 @contextlib.contextmanager
 def _keys() -> Iterator[Any]:
     """stdin in cbreak mode (keys without Enter, no echo) when it is a terminal; yields a reader."""
     if not sys.stdin.isatty():
-        yield lambda timeout: (time.sleep(timeout), None)[1]
+        yield _no_key
         return
     import termios
     import tty

@@ -12,11 +12,10 @@ known.py is what observe knows of vLLM's flags by version.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from observe import versions
-from observe.advise.plan import Plan  # loaded before `def plan` below, which the name then means
+from observe.advise.plan import Advice, Plan  # loaded before `def plan` below, which the name then means
 from observe.advise.units import parse_bytes
 from observe.flags import cmdline
 from observe.flags.known import supported as flag_supported
@@ -35,12 +34,6 @@ __all__ = [
     "parse_bytes",
     "plan",
 ]
-
-
-@dataclass
-class Advice:
-    recommendations: list[Recommendation] = field(default_factory=list)
-    notes: list[AdviceNote] = field(default_factory=list)
 
 
 def plan(

@@ -30,6 +30,14 @@ def current_value(cfg: EngineConfig, flag: str, gpu: str | None = None) -> tuple
 
 
 @dataclass
+class Advice:
+    """A plan's answer: the recommendations and the notes (observe.advise.plan)."""
+
+    recommendations: list[Recommendation] = field(default_factory=list)
+    notes: list[AdviceNote] = field(default_factory=list)
+
+
+@dataclass
 class Plan:
     cfg: EngineConfig
     facts: Facts

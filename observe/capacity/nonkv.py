@@ -51,8 +51,21 @@ from typing import TYPE_CHECKING
 from observe.capacity.tables import GIB
 
 if TYPE_CHECKING:
-    from observe.capacity.sizing import Measured
     from observe.capacity.tables import ModelSpec
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Facts an engine printed (log or vllm:cache_config_info); any may be None."""
+
+    kv_cache_tokens: int | None = None
+    num_gpu_blocks: int | None = None
+    block_size: int | None = None
+    available_kv_gib: float | None = None
+    weights_gib: float | None = None  # "Loading model weights took X GB" (GiB)
+    activation_gib: float | None = None  # "PyTorch activation peak memory takes X GiB"
+    non_torch_gib: float | None = None  # "non_torch_memory takes X GiB"
+
 
 SAMPLER_BYTES_PER_LOGIT = 37  # median of 34.8, 37.0, 39.2 (vllm#23278, #27508, #13882)
 AWQ_SPLIT_K = 8  # vLLM 0.2.7 awq.py: ops.awq_gemm(..., pack_factor) with pack_factor 8 as split_k_iters

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from observe.capacity import defaults, nonkv, quantized, ropelimit
+from observe.capacity.nonkv import Measured
 from observe.capacity.tables import GIB, ModelSpec, gpu_has_p2p, model_spec
 from observe.errors import ConfigError, DoesNotFit, UnknownConfig
 from observe.flags import vllmflags
@@ -43,19 +44,6 @@ MAX_LEN = 100_000_000
 
 
 # ------------------------------------------------------------------------------ data types
-@dataclass(frozen=True)
-class Measured:
-    """Facts an engine printed (log or vllm:cache_config_info); any may be None."""
-
-    kv_cache_tokens: int | None = None
-    num_gpu_blocks: int | None = None
-    block_size: int | None = None
-    available_kv_gib: float | None = None
-    weights_gib: float | None = None  # "Loading model weights took X GB" (GiB)
-    activation_gib: float | None = None  # "PyTorch activation peak memory takes X GiB"
-    non_torch_gib: float | None = None  # "non_torch_memory takes X GiB"
-
-
 @dataclass
 class CapacityResult:
     """One answer. Memory figures are GiB per GPU unless the name says total."""

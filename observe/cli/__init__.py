@@ -1,9 +1,10 @@
-"""The `observe` command line. typer lives here and nowhere else; nothing below this package prints.
+"""The `observe` command line. typer lives here and nowhere else.
 
-Each command is a thin shell: parse options, call one function of the core or an edge module,
-print or write what it returns. ObserveError becomes one line on stderr and a non-zero exit.
-One module per command group, its commands registered on `app` below (a new command: a module
-beside them and its line here).
+Each command is a thin shell: its options, one per line (what each is for: observe.helpstyle.HELP),
+then one call of the core, an edge module or observe.commands (`passes`: the options by name), and
+what it returns printed. ObserveError becomes one line on stderr and a non-zero exit. One module
+per command group, its commands registered on `app` below (a new command: a module beside them and
+its line here).
 """
 
 from __future__ import annotations

@@ -1,19 +1,31 @@
-"""What the commands share: one line on stderr for a user's error, output to stdout or a file,
-the --config option, the small choice types."""
+"""What the commands share: one line on stderr for a user's error, the --config option, a command's
+options passed by name to the function below the CLI that runs it (`passes`)."""
 
 from __future__ import annotations
 
 import functools
-import sys
+import importlib
+import inspect
 from collections.abc import Callable
-from enum import Enum
-from pathlib import Path
 from typing import Any
 
 import typer
 
 from observe import errors
+from observe.commands import AlertFormat, FailOn, Fmt, TextOrJson, emit
 from observe.errors import ObserveError
+
+__all__ = [
+    "AlertFormat",
+    "FailOn",
+    "Fmt",
+    "TextOrJson",
+    "config_option",
+    "emit",
+    "fail",
+    "passes",
+    "user_errors",
+]
 
 CONFIG_HELP = "YAML file of settings (thresholds, SLOs, alert knobs); `observe config show` lists them."
 
@@ -44,18 +56,39 @@ def user_errors(fn: Callable) -> Callable:
     return wrapper
 
 
-def emit(text: str, output: Path | None = None) -> None:
-    """`text` on stdout (ending in a newline), or into the file `output`."""
-    if output is None:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-        return
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise ObserveError(f"cannot write {output}: {e.strerror or e}")
+BOUND: list[tuple[Callable[..., None], str]] = []  # every command `passes` binds (tests/test_cli_passes.py)
 
 
-# the choices of --format and --fail-on
-Fmt = Enum("Fmt", {v: v for v in ("text", "json", "markdown", "html")}, type=str)  # type: ignore[misc]
-TextOrJson = Enum("TextOrJson", {v: v for v in ("text", "json")}, type=str)  # type: ignore[misc]
-FailOn = Enum("FailOn", {v: v for v in ("info", "warning", "critical")}, type=str)  # type: ignore[misc]
+def passes(module: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The command's options go, each by its name, to the function of the same name in `module`
+    below the CLI (imported when the command runs), whose keyword-only parameters are the same names
+    with the same types (`target` checks; the click context, `ctx`, goes as it is); the code it
+    returns is the exit code."""
+
+    def bind(fn: Callable[..., None]) -> Callable[..., None]:
+        BOUND.append((fn, module))
+
+        @functools.wraps(fn)
+        def command(**options: Any) -> None:
+            code = target(fn, module)(**options)
+            if code:
+                raise typer.Exit(code)
+
+        return command
+
+    return bind
+
+
+def target(fn: Callable[..., None], module: str) -> Callable[..., int]:
+    """The function `fn`'s options go to; TypeError when the two disagree on a name or a type."""
+    to = getattr(importlib.import_module(module), fn.__name__)
+    ours, theirs = inspect.signature(fn).parameters, inspect.signature(to).parameters
+    odd = [
+        n
+        for n in {*ours, *theirs}
+        if n not in ours or n not in theirs or theirs[n].kind != theirs[n].KEYWORD_ONLY
+    ]
+    odd += [n for n in ours if n != "ctx" and n in theirs and ours[n].annotation != theirs[n].annotation]
+    if odd:
+        raise TypeError(f"{fn.__name__} and {module}.{fn.__name__} disagree on {sorted(odd)}")
+    return to

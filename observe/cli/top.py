@@ -7,14 +7,13 @@ import typer
 from observe.cli.common import user_errors
 
 
-# fmt: off
 @user_errors
 def top(
-    urls: list[str] = typer.Argument(..., metavar="URL...", help="Base URLs of vLLM servers (their /metrics)."),
-    sidecar_url: list[str] = typer.Option([], "--sidecar", metavar="URL", help="A running sidecar per server, in the servers' order (its findings)."),
-    log: list[str] = typer.Option([], "--log", metavar="GLOB", help="Log files of the (single) server: findings from them and its /metrics."),
-    interval: str = typer.Option("2s", "--interval", help="How often to read the servers (e.g. 1s, 5s)."),
-    once: bool = typer.Option(False, "--once", help="Read each server twice, a second apart (throughput is a rate), print the screen and exit."),
+    urls: list[str] = typer.Argument(..., metavar="URL..."),
+    sidecar_url: list[str] = typer.Option([], "--sidecar", metavar="URL"),
+    log: list[str] = typer.Option([], "--log", metavar="GLOB"),
+    interval: str = typer.Option("2s", "--interval"),
+    once: bool = typer.Option(False, "--once"),
 ) -> None:
     """A live view of vLLM servers: KV usage, queue, throughput, preemptions, TTFT/ITL, findings (q quits)."""
     from observe import top as top_mod
@@ -23,4 +22,3 @@ def top(
     targets = top_mod.targets(urls, sidecar_url, log)
     secs = parse_duration(interval, what="--interval")
     top_mod.run(targets, interval=secs, timeout=min(5.0, max(1.0, secs)), once=once)
-# fmt: on

@@ -10,12 +10,12 @@ from observe.cli.common import emit, user_errors
 @user_errors
 def upgrade(
     ctx: typer.Context,
-    to: str = typer.Option(..., "--to", help="The vLLM release to move to (e.g. 0.34.0)."),
-    log: Path | None = typer.Option(None, "--log", help="A vLLM log: its last launch's release and flags."),
-    url: str | None = typer.Option(None, "--url", help="A running vLLM (/version, /metrics)."),
-    from_version: str | None = typer.Option(None, "--from", help="The release run now (default: input's)."),
-    device: str = typer.Option("GPU", "--device", help="GPU (CUDA, ROCm) or CPU."),
-    fmt: str = typer.Option("text", "--format", help="text or json."),
+    to: str = typer.Option(..., "--to"),
+    log: Path | None = typer.Option(None, "--log"),
+    url: str | None = typer.Option(None, "--url"),
+    from_version: str | None = typer.Option(None, "--from"),
+    device: str = typer.Option("GPU", "--device"),
+    fmt: str = typer.Option("text", "--format"),
 ) -> None:
     """What changes for this deployment on another vLLM release; a command goes after `--`."""
     from observe import report

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from observe.errors import ConfigError
-from observe.flags import probe
-from observe.manage.spec import normalize_flag, render_flag
+from observe.flags import cmdline, probe
 
 _PROBE = Path(probe.__file__)
 _CACHE: dict[str, VllmFlags] = {}
@@ -80,7 +79,7 @@ class VllmFlags:
             a = self._by_opt[flag]
             longs = [o for o in a["options"] if o.startswith("--")]
             return flag if flag.startswith("--") else (longs[0] if longs else flag)
-        return normalize_flag(flag)
+        return cmdline.norm(flag) if flag.startswith("-") else flag  # as manage.spec.normalize_flag
 
     def known(self, flag: str) -> bool:
         return self.canonical(flag) in self._by_opt
@@ -141,7 +140,7 @@ class VllmFlags:
         for i, (flag, value) in enumerate(pairs):
             try:
                 name = self._local_check(flag, value)
-                todo.append((i, ["observe-probe-model", *render_flag(name, value)]))
+                todo.append((i, ["observe-probe-model", *cmdline.render(name, value)]))
             except ConfigError as e:
                 out[i] = str(e)
         for (i, argv), err in zip(todo, self.check_many([a for _, a in todo])):

@@ -191,19 +191,20 @@ def supervise(
             proposed = True
             snapshot("before_recommendation")
             folder = launcher.launch_dir
-            if folder is None:  # never started: nothing to diagnose
+            spec = launcher.spec
+            if folder is None or spec is None:  # never started: nothing to diagnose
                 continue
-            prop = propose(launcher.spec, folder, flags)
+            prop = propose(spec, folder, flags)
             record(
                 launcher.history,
                 "recommend",
-                argv=launcher.spec.argv,
+                argv=spec.argv,
                 dir=str(folder),
                 findings=[getattr(f, "id", str(f)) for f in prop.findings],
-                suggested=prop.after.argv if prop.accepted else None,
+                suggested=prop.after.argv if prop.accepted and prop.after is not None else None,
                 rejected=[{"flag": r.flag, "suggested": r.suggested, "why": why} for r, why in prop.rejected],
             )
-            if prop.accepted and changes < max_changes and decide(prop):
+            if prop.accepted and prop.after is not None and changes < max_changes and decide(prop):
                 changes += 1
                 try:
                     launcher.restart(prop.after, recommendations=prop.accepted)

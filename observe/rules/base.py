@@ -16,18 +16,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from observe.failurekinds import alert_of, runbook
 from observe.findingids import FindingId
+from observe.rules.state import State as State  # a rule declares its own State (rules.state)
 
 if TYPE_CHECKING:
     from observe.advise.plan import Plan
     from observe.model import Finding
     from observe.rules.context import Context
-    from observe.settings import Settings
-
-E = TypeVar("E")
 
 
 class Section(StrEnum):
@@ -68,18 +66,6 @@ class Doc:
     def runbook(self) -> str | None:
         """Its alert's runbook section (docs/runbooks.md#…), or None without an alert."""
         return None if self.alert is None else runbook(self.alert)
-
-
-class State(Generic[E]):
-    """A rule's own accumulator over one launch's events (a dataclass of counts, bounded): the
-    diagnosis hands it each event of type ``takes``, in log order, with the ``Settings``; the rules
-    that declare it in ``Rule.states`` read it as ``ctx.state(Kind)`` (typed: mypy sees its fields).
-    What several rules or the report read stays in the shared ``rules.summary.Summary``."""
-
-    takes: ClassVar[type]
-
-    def add(self, ev: E, settings: Settings) -> None:
-        raise NotImplementedError
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from observe import names
 from observe import timeline as tl
 from observe.model import EngineConfig, Scrape
 from observe.quote import quote
-from observe.rules.base import State
 from observe.rules.facts import Facts
+from observe.rules.state import State
 from observe.rules.summary import Summary
 from observe.settings import Settings
 
@@ -194,10 +194,9 @@ def stats_dict(s: Summary, settings: Settings) -> dict:
     }
 
 
-def events_dict(s: Summary, ctx: Context) -> dict:
-    """A Summary's events as the report shows them (`events`), with what the scrapes counted."""
-    from observe.rules.kv import Silent  # the rule's own count (kv imports this module)
-
+def events_dict(s: Summary, ctx: Context, silent_preemptions: int) -> dict:
+    """A Summary's events as the report shows them (`events`), with what the scrapes counted and the
+    requests preempted without a warning (kv.Silent's count: the caller reads it, kv imports this)."""
     return {
         "preemption_warnings": s.preemption_warnings,
         "cumulative_preemptions": s.cumulative_preemptions,
@@ -220,7 +219,7 @@ def events_dict(s: Summary, ctx: Context) -> dict:
         "error_kinds": dict(s.error_kinds),
         "spec_decode_lines": s.spec_decode_lines,
         "access_log_lines": s.access_lines,
-        "silent_preemptions": ctx.state(Silent).requests or None,
+        "silent_preemptions": silent_preemptions or None,
         "hints": list(s.hints),
         "oom_phases": list(s.oom_phases),
         "kv_by_worker": dict(s.kv_by_worker) if len(s.kv_by_worker) > 1 else None,

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar, cast
 
-from observe.rules.base import State
+from observe.rules.state import State
 
 S = TypeVar("S", bound=State[Any])
 

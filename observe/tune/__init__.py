@@ -22,12 +22,12 @@ from typing import IO, Any
 from observe.errors import EXIT_INTERRUPTED, ConfigError, ObserveError
 from observe.manage import check_port, installed_flags, parse_command
 from observe.settings import Settings
-from observe.trials import OBJECTIVES
 from observe.tune import bench, report
 from observe.tune.bench import Workload, WorkloadError
-from observe.tune.loop import Budget, Outcome, Tuner
+from observe.tune.loop import Budget, Outcome, Tuner, check
 from observe.tune.loop import model_name as _model_name
 from observe.tune.loop import tokenizer as _tokenizer
+from observe.tune.report import write_report
 
 __all__ = [
     "Budget",
@@ -118,32 +118,6 @@ def interrupted_line(o: Outcome) -> str:
         f"interrupted (Ctrl-C){f' during trial {cut[0]}' if cut else ''}: the record is in "
         f"{o.out / 'history.jsonl'} and {o.out / 'report.txt'}; {best}"
     )
-
-
-def check(objective: str, budget: Budget, workload: Workload) -> None:
-    """The options `observe tune` refuses before anything starts (one-line ObserveError)."""
-    if objective not in OBJECTIVES:
-        raise ConfigError(f"--objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
-    if budget.trials < 1:
-        raise ConfigError("--trials must be at least 1 (the starting configuration is trial 1)")
-    if budget.seconds <= 0:
-        raise ConfigError("--time-budget must be more than 0 seconds")
-    if budget.repeats < 2:
-        raise ConfigError("--repeats must be at least 2: one measurement has no spread to judge a gain by")
-    if budget.max_repeats < budget.repeats:
-        raise ConfigError(f"--max-repeats must be at least --repeats ({budget.repeats})")
-    if workload.num_prompts < 1:
-        raise WorkloadError("--num-prompts must be at least 1")
-
-
-def write_report(out: Path, outcome: Outcome) -> dict[str, Any]:
-    """OUT/report.{json,txt,html}; the report document."""
-    doc = report.to_dict(outcome)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "report.json").write_text(json.dumps(doc, indent=2, default=str) + "\n", encoding="utf-8")
-    (out / "report.txt").write_text(report.to_text(doc), encoding="utf-8")
-    (out / "report.html").write_text(report.to_html(doc), encoding="utf-8")
-    return doc
 
 
 def run_options(

@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from observe import trials
-from observe.errors import ObserveError
+from observe.errors import ConfigError, ObserveError
 from observe.flags import vllmflags
 from observe.manage import Launcher, LaunchError, LaunchSpec, VllmFlags, apply, propose, record
 from observe.model import Recommendation
 from observe.settings import Settings
-from observe.trials import Trial
+from observe.trials import OBJECTIVES, Trial
 from observe.tune import bench
-from observe.tune.bench import Workload
+from observe.tune.bench import Workload, WorkloadError
 
 # vLLM prints its stats line every 10 s by default (vllmflags.stats_interval_s); a short benchmark
 # would leave the diagnosis one line or none. The operator's own setting (stats_interval_env) wins.
@@ -528,3 +528,19 @@ class Tuner:
             stop_reason=reason,
             interrupted=self.interrupted,
         )
+
+
+def check(objective: str, budget: Budget, workload: Workload) -> None:
+    """The options `observe tune` refuses before anything starts (one-line ObserveError)."""
+    if objective not in OBJECTIVES:
+        raise ConfigError(f"--objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    if budget.trials < 1:
+        raise ConfigError("--trials must be at least 1 (the starting configuration is trial 1)")
+    if budget.seconds <= 0:
+        raise ConfigError("--time-budget must be more than 0 seconds")
+    if budget.repeats < 2:
+        raise ConfigError("--repeats must be at least 2: one measurement has no spread to judge a gain by")
+    if budget.max_repeats < budget.repeats:
+        raise ConfigError(f"--max-repeats must be at least --repeats ({budget.repeats})")
+    if workload.num_prompts < 1:
+        raise WorkloadError("--num-prompts must be at least 1")

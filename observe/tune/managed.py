@@ -33,9 +33,10 @@ from observe.manage import Launcher, LaunchError, parse_command
 from observe.manage import tunerequest as tr
 from observe.settings import Settings
 from observe.trials import OBJECTIVES
-from observe.tune import bench, check, report, write_report
+from observe.tune import bench, report
 from observe.tune.bench import Workload
-from observe.tune.loop import Budget, Tuner, model_name, tokenizer
+from observe.tune.loop import Budget, Tuner, check, model_name, tokenizer
+from observe.tune.report import write_report
 
 Notify = Callable[[str], None]
 

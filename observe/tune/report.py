@@ -4,6 +4,8 @@ plotted (objective per trial, each run a dot, the lever moved under each trial).
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from observe.report import jsonout, svg
@@ -149,3 +151,13 @@ def to_html(doc: dict[str, Any]) -> str:
         f"<th>spread</th><th>outcome</th><th>why</th></tr>{''.join(rows)}</table>"
         f"<h2>winning command</h2>{cmd}</body></html>\n"
     )
+
+
+def write_report(out: Path, outcome: Outcome) -> dict[str, Any]:
+    """OUT/report.{json,txt,html}; the report document."""
+    doc = to_dict(outcome)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.json").write_text(json.dumps(doc, indent=2, default=str) + "\n", encoding="utf-8")
+    (out / "report.txt").write_text(to_text(doc), encoding="utf-8")
+    (out / "report.html").write_text(to_html(doc), encoding="utf-8")
+    return doc
