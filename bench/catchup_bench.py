@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from diagnose_bench import busy  # noqa: E402
 
 from observe.parse import scan  # noqa: E402
-from observe.sidecar import Sidecar  # noqa: E402
-from observe.sidecarconfig import SidecarSettings  # noqa: E402
+from observe.sidecar.config import SidecarSettings  # noqa: E402
+from observe.sidecar.service import Sidecar  # noqa: E402
 
 
 def catch_up(log: Path, on: bool) -> tuple[float, float, str, int]:

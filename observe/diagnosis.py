@@ -15,11 +15,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from observe import advise as advise_mod
-from observe import launches, metricmath, shutdown, timeline, versions
+from observe import launches, timeline, versions
 from observe.advise.rejected import rejected_flags
-from observe.failurekinds import KV_KINDS, FailureKind
+from observe.failures import shutdown
+from observe.failures.kinds import KV_KINDS, FailureKind
 from observe.flags import cmdline
 from observe.launches import History
+from observe.metrics import metricmath
 from observe.model import (
     AccessLog,
     AdviceNote,

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from observe import crashes
+from observe.failures import crashes
 from observe.findingids import FindingId
 from observe.model import EngineConfig, EngineError, Finding, Recommendation, StartupFact, severity_rank
 

@@ -129,7 +129,7 @@ class StartupFact:
 class EngineError:
     """A failure the log reports.
 
-    kind: a ``observe.failurekinds.FailureKind`` (the table says what each means, the finding it feeds
+    kind: a ``observe.failures.kinds.FailureKind`` (the table says what each means, the finding it feeds
     and the alert that pages on it); ``fatal``: the engine does not survive this one.
     """
 

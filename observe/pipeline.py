@@ -24,12 +24,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from observe import cri, linebound, parse, rotation, scrape, servers
+from observe import parse, servers
 from observe.diagnosis import Diagnosis, InstanceBuilder
 from observe.errors import InputError, ObserveError
-from observe.linebound import LineBound
+from observe.metrics import scrape
 from observe.model import LogLine, Scrape
-from observe.parse import scan
+from observe.parse import cri, linebound, rotation, scan
+from observe.parse.linebound import LineBound
 from observe.settings import Settings
 
 Progress = Callable[[str, int, int], None]  # (name, bytes done, bytes total)

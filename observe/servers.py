@@ -18,10 +18,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from observe.diagnosis import InstanceBuilder
-from observe.linebound import LineBound
 from observe.model import LogLine
 from observe.parse import Parser
 from observe.parse import envelope as E
+from observe.parse.linebound import LineBound
 from observe.settings import Settings
 
 API = "APIServer"

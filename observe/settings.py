@@ -18,8 +18,8 @@ from typing import Any
 
 import yaml
 
-from observe import promql
 from observe.errors import ConfigError
+from observe.metrics import promql
 
 __all__ = ["ITL_BUCKETS", "TTFT_BUCKETS", "Settings", "from_mapping", "from_yaml"]
 

@@ -13,7 +13,7 @@ exit status returned), so it can be a container's main process: SIGTERM reaches 
 line vLLM wrote is in the file before the container stops. Without one it copies standard input.
 Each line is also echoed to stdout (``kubectl logs`` / ``docker logs`` still show vLLM's log).
 Rotation is RotatingFileHandler's: ``vllm.log`` → ``vllm.log.1`` … ``vllm.log.<backups>`` by
-rename, which ``observe.rotation`` and the sidecar's follower read as one log.
+rename, which ``observe.parse.rotation`` and the sidecar's follower read as one log.
 
 Standard library only, and no import of the rest of observe: this one file is copied into vLLM's
 container and run by vLLM's own Python, where observe's dependencies are not installed.
@@ -71,7 +71,7 @@ class RotatingTee:
                 self.echo = None  # a closed terminal must not stop the log
 
     def _part(self, n: int) -> Path:
-        # RotatingFileHandler's naming (observe.rotation.numbered)
+        # RotatingFileHandler's naming (observe.parse.rotation.numbered)
         return self.path.with_name(f"{self.path.name}.{n}")
 
     def _rotate(self) -> None:

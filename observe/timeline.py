@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from observe import metricmath, names
+from observe.metrics import metricmath, names
 from observe.model import Preemption, Scrape, StatsSample
 
 

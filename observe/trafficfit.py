@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from observe import metricmath, names
 from observe.errors import InputError
+from observe.metrics import metricmath, names
 from observe.model import Scrape
 from observe.parse.envelope import PREFIX_RE
 

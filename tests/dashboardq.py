@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from observe import dashboards
+from observe.monitoring import dashboards
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = {p.name: json.loads(p.read_text()) for p in sorted((ROOT / "dashboards").glob("*.json"))}
@@ -34,7 +34,7 @@ FEATURE_ONLY: dict[str, str] = {
             "DCGM_FI_DEV_FB_FREE",
             "DCGM_FI_DEV_POWER_USAGE",
             "DCGM_FI_DEV_GPU_TEMP",
-            # observe's GPU recording rules (observe.recording_rules.gpu_rules): only with dcgm-exporter
+            # observe's GPU recording rules (observe.monitoring.recording_rules.gpu_rules): only with dcgm-exporter
             "gpu:dcgm_gpu_util:percent",
             "gpu:dcgm_fb_used:mebibytes",
             "gpu:dcgm_fb_free:mebibytes",

@@ -28,9 +28,9 @@ import requests
 import yaml
 from prometheus_client.exposition import generate_latest
 
-from observe import exporter
-from observe.sidecar import Sidecar
-from observe.sidecarconfig import SidecarSettings
+from observe.sidecar import exporter
+from observe.sidecar.config import SidecarSettings
+from observe.sidecar.service import Sidecar
 from tests.services import (
     alertmanager,
     alertmanager_config,

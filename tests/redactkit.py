@@ -10,8 +10,8 @@ import requests
 from typer.testing import CliRunner
 
 from observe.cli import app
-from observe.sidecar import Sidecar
-from observe.sidecarconfig import SidecarSettings
+from observe.sidecar.config import SidecarSettings
+from observe.sidecar.service import Sidecar
 from tests.services import wait_until
 
 #: every page the sidecar serves

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from observe import metricmath, scrape
+from observe.metrics import metricmath, scrape
 from observe.model import EngineConfig, Finding, Recommendation
 
 DATA = Path(__file__).parent / "data"

@@ -338,7 +338,7 @@ def backfill_snapshots(snapshots: Sequence[str], target: dict[str, str], out: Pa
     scrape cannot produce. Returns the TSDB folder."""
     from prometheus_client.parser import text_string_to_metric_families
 
-    from observe import scrape
+    from observe.metrics import scrape
 
     series: dict[str, list[tuple[float, float]]] = {}
     for text in snapshots:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from observe import exporter
-from observe.sidecar import Sidecar
+from observe.sidecar import exporter
+from observe.sidecar.service import Sidecar
 
 
 class Clock:

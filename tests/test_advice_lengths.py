@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from observe import metricmath as mm
 from observe import pipeline
+from observe.metrics import metricmath as mm
 from observe.rules.context import Context
 
 KV = Path(__file__).resolve().parents[1] / "examples" / "kv-pressure"

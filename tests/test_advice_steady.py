@@ -17,11 +17,11 @@ from pathlib import Path
 from observe import diagnosis, pipeline
 from observe.advise import steady
 from observe.findingids import FindingId
-from observe.liveinstance import Instance
 from observe.model import Finding, LogLine, Recommendation, StatsSample
 from observe.parse.parser import Parser
 from observe.settings import Settings
-from observe.sidecarconfig import SidecarSettings
+from observe.sidecar.config import SidecarSettings
+from observe.sidecar.instance import Instance
 
 ROOT = Path(__file__).resolve().parents[1]
 KV = ROOT / "examples" / "kv-pressure" / "vllm.log"

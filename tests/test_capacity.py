@@ -615,7 +615,7 @@ def test_calibrates_to_real_cache_config_info():
     # read by the one parser of those labels (metricmath.running_config)
     from pathlib import Path
 
-    from observe import metricmath, scrape
+    from observe.metrics import metricmath, scrape
 
     text = (Path(__file__).parent / "data" / "metrics" / "metrics-normal-1.txt").read_text()
     info = metricmath.running_config(scrape.parse_text(text))

@@ -131,8 +131,9 @@ def test_the_model_is_chosen_one_way(flags: dict, reported, loaded, served) -> N
 def test_the_callers_agree_on_the_model() -> None:
     """A launch served under another name: the diagnosis keeps the path vLLM loads, the command
     line loads it, the live launch shows the served name."""
-    from observe import advise, livelaunch
+    from observe import advise
     from observe.diagnosis import InstanceBuilder
+    from observe.sidecar import launch as livelaunch
 
     flags = {"--model": "/models/llama", "--served-model-name": ["chat"], "--max-num-seqs": 8}
     b = InstanceBuilder(name="x")

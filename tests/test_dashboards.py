@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from observe import alerts, dashboards, names
-from observe.recording_rules import gpu_rules
+from observe.metrics import names
+from observe.monitoring import alerts, dashboards
+from observe.monitoring.recording_rules import gpu_rules
 from observe.settings import Settings
 from tests.dashboardq import DCGM, FEATURE_ONLY, MODELS, grafana_to_promql
 from tests.services import exposition_samples, have, promql_metric_names

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from observe import dashjson
-from observe.dashboards.common import GRAFANA_VERSION, SCHEMA_VERSION
+from observe.monitoring import dashjson
+from observe.monitoring.dashboards.common import GRAFANA_VERSION, SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = sorted((ROOT / "dashboards").glob("*.json"))

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from observe import pipeline, report, scrape
+from observe import pipeline, report
+from observe.metrics import scrape
 
 METRICS = Path(__file__).parent / "data" / "metrics"
 

@@ -11,8 +11,8 @@ import json
 from functools import cache
 from pathlib import Path
 
-from observe import metricmath as mm
 from observe import pipeline
+from observe.metrics import metricmath as mm
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

@@ -5,8 +5,9 @@ from __future__ import annotations
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from observe import exporter, names
-from observe.exporter import ExportState
+from observe.metrics import names
+from observe.sidecar import exporter
+from observe.sidecar.exporter import ExportState
 
 
 def _state() -> ExportState:

@@ -1,4 +1,4 @@
-"""The failure vocabulary is one table (observe/failurekinds.py): each kind the parser reports is
+"""The failure vocabulary is one table (observe/failures/kinds.py): each kind the parser reports is
 written there only, the sets other modules read are derived from it, every kind the parser emits on
 the real logs has its row, and each alert a kind names is a rule of the generated alerts with its
 runbook section."""
@@ -9,9 +9,11 @@ import json
 import re
 from pathlib import Path
 
-from observe import alerts, crashes, failing, failurekinds, shutdown
-from observe.failurekinds import KINDS, FailureKind
+from observe.failures import crashes, failing, shutdown
+from observe.failures import kinds as failurekinds
+from observe.failures.kinds import KINDS, FailureKind
 from observe.findingids import FindingId
+from observe.monitoring import alerts
 from observe.parse import dedup
 from observe.settings import Settings
 
@@ -33,12 +35,12 @@ def test_each_failure_kind_is_a_literal_in_the_table_only() -> None:
     found = set()
     for path in (ROOT / "observe").rglob("*.py"):
         rel = str(path.relative_to(ROOT))
-        if rel == "observe/failurekinds.py":
+        if rel == "observe/failures/kinds.py":
             continue
         for m in re.finditer(r"[\"']([a-z_0-9]+)[\"']", path.read_text(encoding="utf-8")):
             if m.group(1) in kinds:
                 found.add((rel, m.group(1)))
-    assert found - OTHER_MEANING == set(), "failure kinds written outside observe/failurekinds.py"
+    assert found - OTHER_MEANING == set(), "failure kinds written outside observe/failures/kinds.py"
 
 
 def test_every_kind_has_its_row_and_the_crash_causes_are_the_alerts() -> None:

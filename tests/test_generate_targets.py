@@ -9,8 +9,8 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-from observe import alerts
 from observe.cli import app
+from observe.monitoring import alerts
 
 ROOT = Path(__file__).resolve().parents[1]
 

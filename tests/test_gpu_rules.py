@@ -1,4 +1,4 @@
-"""The GPU recording rules (observe.recording_rules.gpu_rules): their promtool tests
+"""The GPU recording rules (observe.monitoring.recording_rules.gpu_rules): their promtool tests
 (tests/alerts/vllm_gpu_test.yml, dcgm-exporter's series in both label forms) fail when a form is
 not normalised or the idle threshold moves; they read vLLM only through the folded instance rules
 and dcgm-exporter only through its default counters."""
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from observe import alerts, recording_rules
 from observe.errors import ConfigError
+from observe.monitoring import alerts, recording_rules
 from observe.settings import Settings
 from tests.dashboardq import DCGM
 from tests.services import have, promql_metric_names

@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 import yaml
 
-from observe import alerts, dashboards, kubernetes
+from observe.monitoring import alerts, dashboards, kubernetes
 from observe.settings import Settings
 from tests.k8skit import CHART_DEPLOYMENT, CRD_FILES, K8S_VERSION, SCHEMAS, crd_schema
 from tests.services import have

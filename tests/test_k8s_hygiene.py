@@ -16,8 +16,8 @@ import pytest
 import requests
 import yaml
 
-from observe import exporter
-from observe.sidecarconfig import SidecarSettings
+from observe.sidecar import exporter
+from observe.sidecar.config import SidecarSettings
 from tests.k8skit import baseline_violations, pod_security_level, restricted_violations
 from tests.services import have
 

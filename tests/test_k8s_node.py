@@ -20,7 +20,7 @@ import pytest
 import requests
 import yaml
 
-from observe import kubeapi, podlogs
+from observe.sidecar import kubeapi, podlogs
 from tests.k8skit import K8S_VERSION, crd_schema
 from tests.kubeapikit import PODLIST, TOKEN, api_server, pod_like
 from tests.kubelet_sim import Container

@@ -1,4 +1,4 @@
-"""The node sidecar's pod discovery (`observe sidecar --pod-selector`): observe.kubeapi against a
+"""The node sidecar's pod discovery (`observe sidecar --pod-selector`): observe.sidecar.kubeapi against a
 local HTTP(S) server that answers `GET /api/v1/pods` with a PodList shaped as the Kubernetes API
 returns it (tests/data/k8s/podlist-node.json), checks the bearer token and applies the field and
 label selectors as the API server does — no cluster needed; then a node sidecar whose selected pods
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from observe import exporter, kubeapi, podlogs
-from observe.sidecar import Sidecar
-from observe.sidecarconfig import SidecarSettings
+from observe.sidecar import exporter, kubeapi, podlogs
+from observe.sidecar.config import SidecarSettings
+from observe.sidecar.service import Sidecar
 from tests.kubeapikit import PODLIST, TOKEN, api_server
 from tests.kubelet_sim import Container
 from tests.services import replay_metrics_server

@@ -1,4 +1,4 @@
-"""The long-line bound (observe/linebound.py, Settings.max_line_bytes): a line longer than the
+"""The long-line bound (observe/parse/linebound.py, Settings.max_line_bytes): a line longer than the
 bound is cut there and counted, whatever the pieces the bytes come in; memory stays flat on a
 200 MB line through the real CLI under an address-space limit."""
 
@@ -15,8 +15,8 @@ import pytest
 
 from observe import settings as settings_mod
 from observe.errors import ConfigError
-from observe.linebound import LineBound, lines
-from observe.sidecarconfig import SidecarSettings
+from observe.parse.linebound import LineBound, lines
+from observe.sidecar.config import SidecarSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,5 +1,5 @@
 """vLLM's metric names are written only in the catalog (observe/names*.py): every other module takes a
-name from observe.names' constants, and every `vllm:` name any module mentions (a docstring, a
+name from observe.metrics.names' constants, and every `vllm:` name any module mentions (a docstring, a
 message) is one the catalog knows."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from observe import names
+from observe.metrics import names
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = re.compile(r"vllm:[A-Za-z_][A-Za-z0-9_:]*")
@@ -67,7 +67,7 @@ def test_no_module_outside_the_catalog_writes_a_metric_name():
         for line, name, doc in literals(p.read_text(encoding="utf-8"))
         if not doc
     ]
-    assert not found, "take these from observe.names' constants:\n" + "\n".join(found)
+    assert not found, "take these from observe.metrics.names' constants:\n" + "\n".join(found)
 
 
 def test_every_name_a_docstring_mentions_is_catalogued():

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from observe import metricmath as mm
-from observe import scrape
+from observe.metrics import metricmath as mm
+from observe.metrics import scrape
 
 DATA = Path(__file__).parent / "data" / "metrics"
 
@@ -121,7 +121,7 @@ def test_reading_is_the_one_scrape_pair_arithmetic() -> None:
 
 def test_timeline_top_and_window_summary_agree_on_a_scrape_pair() -> None:
     from observe import timeline
-    from observe.topstate import TopState
+    from observe.top.state import TopState
 
     a, b = _kv_scrapes()[:2]
     r = mm.reading(a, b)

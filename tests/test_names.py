@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from observe import names
+from observe.metrics import names
 
 DATA = Path(__file__).parent / "data" / "metrics"
 DUMPS = sorted(DATA.glob("metrics-*.txt"))
@@ -150,10 +150,10 @@ def test_names_is_a_leaf_module():
     assert [
         a.name
         for n in ast.walk(tree)
-        if isinstance(n, ast.ImportFrom) and n.module == "observe"
+        if isinstance(n, ast.ImportFrom) and n.module == "observe.metrics"
         for a in n.names
-    ] == ["names_histograms", "names_recent"]
+    ] == ["histograms", "recent"]
     root = Path(names.__file__).parent
-    for leaf, allowed in (("names_recent", {"__future__"}), ("names_catalog", {"__future__", "dataclasses"})):
+    for leaf, allowed in (("recent", {"__future__"}), ("catalog", {"__future__", "dataclasses"})):
         data = ast.parse((root / f"{leaf}.py").read_text())
         assert {n.module for n in ast.walk(data) if isinstance(n, ast.ImportFrom)} == allowed

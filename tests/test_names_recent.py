@@ -1,6 +1,6 @@
 """The metric catalog covers every `vllm:` metric defined in vLLM 0.32.0's and 0.33.0's source
 (tests/data/vllm-metrics/, extracted from the wheels by tools/vllm_metric_names.py; provenance in
-tests/data/PROVENANCE.md), with the type the source gives; observe/names_recent.py is the tool's
+tests/data/PROVENANCE.md), with the type the source gives; observe/metrics/recent.py is the tool's
 output; the extractor finds each way vLLM defines a metric."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from observe import names
+from observe.metrics import names
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASES = sorted((ROOT / "tests" / "data" / "vllm-metrics").glob("vllm-*.json"))
@@ -54,9 +54,9 @@ def test_the_families_of_issue_22_are_there():
 
 
 def test_names_recent_is_the_tools_output():
-    assert tool().catalog(RELEASES) == (ROOT / "observe" / "names_recent.py").read_text(), (
-        "observe/names_recent.py drifted: PYTHONPATH=. python tools/vllm_metric_names.py --catalog "
-        "tests/data/vllm-metrics/vllm-*.json > observe/names_recent.py"
+    assert tool().catalog(RELEASES) == (ROOT / "observe" / "metrics" / "recent.py").read_text(), (
+        "observe/metrics/recent.py drifted: PYTHONPATH=. python tools/vllm_metric_names.py --catalog "
+        "tests/data/vllm-metrics/vllm-*.json > observe/metrics/recent.py"
     )
 
 

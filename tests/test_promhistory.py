@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from observe import pipeline, promhistory, scrape
+from observe import pipeline
 from observe.cli import app
 from observe.errors import ConfigError, TargetError
+from observe.metrics import promhistory, scrape
 from tests.services import backfill_snapshots, have, prometheus
 
 ROOT = Path(__file__).resolve().parent.parent

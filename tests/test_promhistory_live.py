@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from observe import pipeline, promhistory
+from observe import pipeline
 from observe.errors import TargetError
+from observe.metrics import promhistory
 from tests.services import have, prometheus, replay_metrics_server, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from observe import names, promql
 from observe.errors import ConfigError
+from observe.metrics import names, promql
 
 
 def test_fold_joins_every_exposed_name_newest_first() -> None:

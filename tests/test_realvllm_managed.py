@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from observe import manage, scrape
-from observe import metricmath as mm
+from observe import manage
+from observe.metrics import metricmath as mm
+from observe.metrics import scrape
 from tests import realvllm as rv
 
 pytestmark = [pytest.mark.realvllm, pytest.mark.slow]

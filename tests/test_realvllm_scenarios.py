@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from observe import manage, pipeline
-from observe import metricmath as mm
+from observe.metrics import metricmath as mm
 from tests import realvllm as rv
 
 pytestmark = [pytest.mark.realvllm, pytest.mark.slow]

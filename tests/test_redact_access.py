@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from observe.cli import app
 from observe.errors import ConfigError
-from observe.exporter import ExportState, Server, make_registry
-from observe.sidecarconfig import SidecarSettings
-from observe.tokenfile import read_api_token
+from observe.sidecar.config import SidecarSettings
+from observe.sidecar.exporter import ExportState, Server, make_registry
+from observe.sidecar.tokenfile import read_api_token
 
 DOC = {"schema": "observe.diagnosis/v1", "instances": []}
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from observe import alerts
+from observe.monitoring import alerts
 from observe.settings import Settings
-from observe.sidecar import Sidecar
-from observe.sidecarconfig import SidecarSettings
+from observe.sidecar.config import SidecarSettings
+from observe.sidecar.service import Sidecar
 from tests.services import (
     alertmanager,
     alertmanager_config,

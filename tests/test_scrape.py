@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from observe import scrape
 from observe.errors import TargetError
+from observe.metrics import scrape
 from tests.services import free_port, replay_metrics_server
 
 DATA = Path(__file__).parent / "data" / "metrics"

@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from observe import alerts, pipeline, report, settingsfile
+from observe import pipeline, report, settingsfile
 from observe import settings as settings_mod
 from observe.diagnosis import InstanceBuilder
 from observe.errors import ConfigError
-from observe.recording_rules import le_at_most, promql_regex
+from observe.monitoring import alerts
+from observe.monitoring.recording_rules import le_at_most, promql_regex
 from observe.rules import table
 from observe.rules.context import Context
 from observe.settings import Settings

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from observe.sidecar import Sidecar
-from observe.sidecarconfig import SidecarSettings
+from observe.sidecar.config import SidecarSettings
+from observe.sidecar.service import Sidecar
 from tests.services import free_port, replay_metrics_server
 from tests.sidecarkit import Clock, append_to, sample
 

@@ -10,8 +10,8 @@ import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from observe.sidecar import Sidecar
-from observe.sidecarconfig import SidecarSettings
+from observe.sidecar.config import SidecarSettings
+from observe.sidecar.service import Sidecar
 from tests.services import replay_metrics_server, wait_until
 
 TAIL = Path(__file__).parent / "data" / "tail"

@@ -7,11 +7,14 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from observe import crashes, diagnosis, exporter, livelaunch, pipeline
+from observe import diagnosis, pipeline
+from observe.failures import crashes
 from observe.model import EngineError, Envelope, StartupFact, StatsSample
 from observe.settings import Settings
-from observe.sidecar import Sidecar
-from observe.sidecarconfig import SidecarSettings
+from observe.sidecar import exporter
+from observe.sidecar import launch as livelaunch
+from observe.sidecar.config import SidecarSettings
+from observe.sidecar.service import Sidecar
 from tests.services import replay_metrics_server
 from tests.sidecarkit import Clock, append_to, sample
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from prometheus_client.exposition import generate_latest
 
-from observe import exporter, podlogs
 from observe.settings import Settings
-from observe.sidecar import Sidecar
-from observe.sidecarconfig import SidecarSettings
+from observe.sidecar import exporter, podlogs
+from observe.sidecar.config import SidecarSettings
+from observe.sidecar.service import Sidecar
 from tests.kubelet_sim import Container
 from tests.sidecarkit import Clock, append_to
 

@@ -14,8 +14,8 @@ import pytest
 import requests
 
 from observe.settings import Settings
-from observe.sidecar import Sidecar
-from observe.sidecarconfig import SidecarSettings
+from observe.sidecar.config import SidecarSettings
+from observe.sidecar.service import Sidecar
 from tests.services import replay_metrics_server, wait_until
 from tests.sidecarkit import Clock
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from observe import metricmath, scrape
-from observe.sidecar import Sidecar
-from observe.sidecarconfig import SidecarSettings
+from observe.metrics import metricmath, scrape
+from observe.sidecar.config import SidecarSettings
+from observe.sidecar.service import Sidecar
 from tests.services import have, prom_query, prometheus, replay_metrics_server, wait_until
 
 pytestmark = pytest.mark.skipif(not have("prometheus"), reason="Debian prometheus is not installed")

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from observe import metricmath as mm
-from observe import scrape
-from observe.sidecar import Sidecar
-from observe.sidecarconfig import SidecarSettings
+from observe.metrics import metricmath as mm
+from observe.metrics import scrape
+from observe.sidecar.config import SidecarSettings
+from observe.sidecar.service import Sidecar
 from tests import realvllm as rv
 
 pytestmark = [pytest.mark.realvllm, pytest.mark.slow]

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from observe import exporter
-from observe.sidecar import Sidecar
-from observe.sidecarconfig import SidecarSettings
+from observe.sidecar import exporter
+from observe.sidecar.config import SidecarSettings
+from observe.sidecar.service import Sidecar
 from tests.sidecarkit import Clock, append_to, sample
 
 LINES = (

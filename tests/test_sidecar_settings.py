@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from observe.errors import ConfigError
-from observe.sidecarconfig import SidecarSettings, parse_duration, parse_listen
+from observe.sidecar.config import SidecarSettings, parse_duration, parse_listen
 
 
 @pytest.mark.parametrize(

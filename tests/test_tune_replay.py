@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from observe import metricmath
 from observe.manage import LaunchSpec, parse_command
-from observe.scrape import parse_text
+from observe.metrics import metricmath
+from observe.metrics.scrape import parse_text
 from observe.settings import Settings
 from observe.tune import Budget, Tuner, Workload, bench, loop
 

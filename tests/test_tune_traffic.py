@@ -157,7 +157,7 @@ def test_explicit_options_win_and_the_source_is_recorded(runs: tuple[Path, Path]
 
 def test_the_series_read_are_in_the_metric_catalog() -> None:
     """Names taken from vLLM, never invented: each is a canonical name of observe's catalog."""
-    from observe import names
+    from observe.metrics import names
 
     for name in (trafficfit.PROMPT, trafficfit.OUTPUT, trafficfit.FINISHED, trafficfit.E2E):
         assert names.canonical(name) == name

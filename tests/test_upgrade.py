@@ -11,10 +11,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from observe import names
 from observe.advise import upgrade
 from observe.cli import command
 from observe.manage import upgrade as edge
+from observe.metrics import names
 
 ROOT = Path(__file__).resolve().parents[1]
 K8S = ROOT / "deploy" / "kubernetes"

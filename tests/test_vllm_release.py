@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from observe import names
 from observe.capacity import defaults
 from observe.flags import vllmflags as F
+from observe.metrics import names
 
 ROOT = Path(__file__).resolve().parents[1]
 NEW_FLAGS = (

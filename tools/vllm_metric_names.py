@@ -2,7 +2,7 @@
 
     pip download --no-deps vllm==0.33.0 -d /tmp/vllm-0.33
     python tools/vllm_metric_names.py /tmp/vllm-0.33/vllm-0.33.0-*.whl > tests/data/vllm-metrics/vllm-0.33.0.json
-    PYTHONPATH=. python tools/vllm_metric_names.py --catalog tests/data/vllm-metrics/vllm-*.json > observe/names_recent.py
+    PYTHONPATH=. python tools/vllm_metric_names.py --catalog tests/data/vllm-metrics/vllm-*.json > observe/metrics/recent.py
 
 A metric is a `vllm:` string that names one in the source: the `name=` of a call (prometheus_client's
 Gauge/Counter/Histogram/Info, vLLM's `_gauge_cls` and the like; the type comes from the callee's name)
@@ -178,13 +178,13 @@ _UNITS = (
     ("_time", "seconds"),
 )
 
-_HEADER = '''"""vLLM metric families the hand-written catalog (observe/names.py) does not have: those added since
+_HEADER = '''"""vLLM metric families the hand-written catalog (observe/metrics/names.py) does not have: those added since
 0.30 (KV offload and tiering, KV connectors: NIXL, Mooncake, LMCache, HF3FS, UMBP; P/D
 disaggregation; sleep mode, RL weight updates, websockets, ...), as read from the wheels' source by
-tools/vllm_metric_names.py (tests/data/vllm-metrics/). Data only: observe.names builds catalog
+tools/vllm_metric_names.py (tests/data/vllm-metrics/). Data only: observe.metrics.names builds catalog
 entries from these rows. Generated — do not edit; regenerate after adding a release's JSON:
 
-    PYTHONPATH=. python tools/vllm_metric_names.py --catalog tests/data/vllm-metrics/vllm-*.json > observe/names_recent.py
+    PYTHONPATH=. python tools/vllm_metric_names.py --catalog tests/data/vllm-metrics/vllm-*.json > observe/metrics/recent.py
 
 Row: (exposed name, type, unit, help as in vLLM's source, since, until). The unit comes from the
 name's Prometheus suffix (_seconds, _bytes, _perc -> ratio), "" when it has none.
@@ -198,8 +198,8 @@ ROWS: tuple[tuple[str, str, str, str, str, str | None], ...] = (
 
 
 def catalog(files: list[Path]) -> str:
-    """observe/names_recent.py: a row per metric of the release files (oldest first) not in names.py."""
-    from observe import names  # the hand-written catalog (names_recent itself is skipped below)
+    """observe/metrics/recent.py: a row per metric of the release files (oldest first) not in names.py."""
+    from observe.metrics import names
 
     releases = [
         (json.loads(f.read_text())["wheel"].split("-")[1], json.loads(f.read_text())["metrics"])

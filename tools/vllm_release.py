@@ -17,7 +17,7 @@ A wheel gives three extracts under tests/data/ (each records the wheel's sha256)
 
 Then observe/data/vllm_flags.json (merged: generated entries rebuilt; hand-read entries carried into
 the new release while vLLM's extract says their default is unchanged, and the memory defaults re-derived
-from ``facts``) and observe/names_recent.py (the catalog of metrics names.py lacks) are rewritten.
+from ``facts``) and observe/metrics/recent.py (the catalog of metrics names.py lacks) are rewritten.
 Whatever changed that this tool cannot carry over is printed under "review".
 """
 
@@ -37,7 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
 ARGS_DIR, METRICS_DIR, LOGS_DIR = DATA / "vllm-engine-args", DATA / "vllm-metrics", DATA / "vllm-logs"
-NAMES_RECENT = ROOT / "observe" / "names_recent.py"
+NAMES_RECENT = ROOT / "observe" / "metrics" / "recent.py"
 CACHE_PY = "vllm/config/cache.py"
 
 

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from observe import names
 from observe.flags import cmdline, vllmflags
+from observe.metrics import names
 from observe.versions import parse_version
 
 KINDS = ("removed", "renamed", "memory", "default", "metric", "new")

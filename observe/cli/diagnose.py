@@ -31,7 +31,7 @@ def diagnose(
 ) -> None:
     """Read vLLM logs (any version), say what is wrong and which flags to change."""
     from observe import pipeline, report, settingsfile
-    from observe import promhistory as ph
+    from observe.metrics import promhistory as ph
     from observe.report.progressbar import progress_bar
 
     if not paths and not prometheus:

@@ -20,7 +20,8 @@ def generate_dashboards(
     config: Path | None = config_option(),
 ) -> None:
     """Write the Grafana dashboards (Overview, Tuning, KV cache, Instances, GPU, spec decode & KV transfer) as JSON."""
-    from observe import dashboards, settingsfile
+    from observe import settingsfile
+    from observe.monitoring import dashboards
 
     for path in dashboards.write_dashboards(out, settingsfile.load(config)):
         typer.echo(str(path))
@@ -54,7 +55,8 @@ def generate_kubernetes(
     config: Path | None = config_option(),
 ) -> None:
     """Write the PrometheusRule and the Grafana dashboard ConfigMaps of deploy/kubernetes/."""
-    from observe import kubernetes, settingsfile
+    from observe import settingsfile
+    from observe.monitoring import kubernetes
 
     for path in kubernetes.write_manifests(out, settingsfile.load(config)):
         typer.echo(str(path))
@@ -73,7 +75,7 @@ def generate_vllm_logging(
     uvicorn_level: str = typer.Option("info", "--uvicorn-log-level"),
 ) -> None:
     """Write vLLM's logging configuration with the rotated file observe follows, keeping your own logging choices."""
-    from observe import kubernetes
+    from observe.monitoring import kubernetes
 
     conf = kubernetes.VllmLogging(
         vllm_version, level, prefix, stream, formatter, tuple(exclude_endpoints), uvicorn_level

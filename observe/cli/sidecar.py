@@ -1,4 +1,4 @@
-"""`observe sidecar`: run beside one vLLM (observe.sidecar) until a signal stops it."""
+"""`observe sidecar`: run beside one vLLM (observe.sidecar.service) until a signal stops it."""
 
 from __future__ import annotations
 

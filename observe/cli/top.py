@@ -1,4 +1,4 @@
-"""`observe top`: the live terminal view of vLLM servers (observe.top)."""
+"""`observe top`: the live terminal view of vLLM servers (observe.top.view)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ def top(
     once: bool = typer.Option(False, "--once"),
 ) -> None:
     """A live view of vLLM servers: KV usage, queue, throughput, preemptions, TTFT/ITL, findings (q quits)."""
-    from observe import top as top_mod
-    from observe.sidecarconfig import parse_duration
+    from observe.sidecar.config import parse_duration
+    from observe.top import view as top_mod
 
     targets = top_mod.targets(urls, sidecar_url, log)
     secs = parse_duration(interval, what="--interval")

@@ -1,12 +1,13 @@
 """`observe generate alerts`: the Prometheus rule files (or a PrometheusRule) from the settings and
-the knobs given on the command line (observe.alertopts)."""
+the knobs given on the command line (observe.monitoring.alertopts)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from observe import alertopts, alerts, settingsfile
+from observe import settingsfile
 from observe.commands import AlertFormat, emit
+from observe.monitoring import alertopts, alerts
 
 
 def generate_alerts(

@@ -7,12 +7,13 @@ import os
 import signal
 from pathlib import Path
 
-from observe import errors, kubeapi, podlogs, settingsfile
+from observe import errors, settingsfile
 from observe.commands import say
 from observe.errors import ObserveError
-from observe.sidecar import Sidecar
-from observe.sidecarconfig import SidecarSettings
-from observe.tokenfile import read_api_token
+from observe.sidecar import kubeapi, podlogs
+from observe.sidecar.config import SidecarSettings
+from observe.sidecar.service import Sidecar
+from observe.sidecar.tokenfile import read_api_token
 
 
 def sidecar(

@@ -10,12 +10,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from observe import names, pipeline, report
+from observe import pipeline, report
 from observe.diagnosis import Diagnosis
 from observe.errors import ConfigError, ObserveError
 from observe.flags.installed import VllmFlags
 from observe.manage.launcher import Launcher, RolledBack, record
 from observe.manage.propose import Proposal, propose
+from observe.metrics import names
 
 _QUANTILES = names.LATENCY_QUANTILES
 _HISTS = names.LATENCY_HISTOGRAMS

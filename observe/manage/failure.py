@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from observe import failurekinds, parse, shutdown
-from observe.failurekinds import FailureKind
+from observe import parse
+from observe.failures import kinds as failurekinds
+from observe.failures import shutdown
+from observe.failures.kinds import FailureKind
 from observe.model import EngineError
 
 # log lines that say why vLLM went away when the parser found no error event (a killed engine, the OOM killer)

@@ -24,12 +24,12 @@ from typing import IO, Any
 
 import requests
 
-from observe import rotation
 from observe.errors import EXIT_LAUNCH, ConfigError, ObserveError, TargetError
 from observe.manage.apply import flag_diff
 from observe.manage.failure import failure_cause
 from observe.manage.spec import LaunchSpec
 from observe.model import Recommendation
+from observe.parse import rotation
 from observe.tee import RotatingTee
 
 

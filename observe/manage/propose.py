@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from observe import advise, pipeline, scrape
+from observe import advise, pipeline
 from observe.errors import ObserveError, TargetError
 from observe.flags.installed import VllmFlags, installed_flags
 from observe.manage.apply import apply, checked_recommendations
 from observe.manage.launcher import save_metrics
 from observe.manage.spec import LaunchSpec
+from observe.metrics import scrape
 from observe.model import Recommendation
 
 

@@ -40,8 +40,8 @@ def sidecar_factory(listen: str) -> Callable[[LaunchSpec, Path], Any]:
     """What the launcher starts beside each launch: a sidecar on `listen` reading its log."""
 
     def make(spec: LaunchSpec, log_path: Path) -> Any:
-        from observe.sidecar import Sidecar
-        from observe.sidecarconfig import SidecarSettings
+        from observe.sidecar.config import SidecarSettings
+        from observe.sidecar.service import Sidecar
 
         return Sidecar(
             SidecarSettings.from_cli(logs=[str(log_path)], vllm_url=spec.url, listen=listen, from_start=True)

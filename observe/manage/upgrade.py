@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from observe import names
 from observe.advise import upgrade
 from observe.errors import ConfigError
 from observe.flags import vllmflags
+from observe.metrics import names
 
 _METRIC = re.compile(r"\bvllm:[a-z0-9_]+")
 # vllm:cache_config_info's labels that are flags of vllm serve
@@ -26,7 +26,7 @@ _INFO_FLAGS = (
 
 def used_metrics() -> dict[str, list[str]]:
     """vLLM metric → the alert rules and dashboard panels of observe that read it."""
-    from observe import alerts, dashboards
+    from observe.monitoring import alerts, dashboards
 
     out: dict[str, list[str]] = {}
     for doc in alerts.rule_files().values():
@@ -35,7 +35,7 @@ def used_metrics() -> dict[str, list[str]]:
                 kind = "alert" if "alert" in rule else "recording rule"
                 for m in set(_METRIC.findall(str(rule.get("expr", "")))):
                     out.setdefault(m, []).append(f"{kind} {rule.get('alert') or rule.get('record')}")
-    from observe.recording_rules import recording_rules
+    from observe.monitoring.recording_rules import recording_rules
     from observe.settings import Settings
 
     for rule in recording_rules(Settings()):
@@ -86,7 +86,7 @@ def from_server(
     the release's own default is taken as unset: /metrics does not say which values were passed."""
     import requests
 
-    from observe import metricmath, scrape
+    from observe.metrics import metricmath, scrape
 
     base = scrape.base_url(url)
     version = given

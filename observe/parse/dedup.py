@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from observe.failurekinds import REPORTED_ONCE
+from observe.failures.kinds import REPORTED_ONCE
 from observe.parse.failures import Failure
 
 # kinds reported once per traceback (failurekinds.REPORTED_ONCE): the same failure re-logged line by

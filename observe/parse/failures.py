@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from observe.failurekinds import FailureKind
+from observe.failures.kinds import FailureKind
 from observe.parse.envelope import Ctx
 from observe.parse.oom import oom_details
 from observe.parse.rules import Rule, fire, gate

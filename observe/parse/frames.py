@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from observe.failurekinds import FailureKind
+from observe.failures.kinds import FailureKind
 from observe.parse.failures import Failure, RunState
 
 #: vLLM's start-up functions, as they show in frames (``File "…", line N, in f`` or the call under

@@ -5,8 +5,9 @@ from __future__ import annotations
 import shlex
 from typing import TYPE_CHECKING, Any
 
-from observe import launches, shutdown
+from observe import launches
 from observe.advise.units import parse_bytes
+from observe.failures import shutdown
 from observe.flags import cmdline
 from observe.model import severity_rank
 from observe.report import style

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from observe.failurekinds import alert_of, runbook
+from observe.failures.kinds import alert_of, runbook
 from observe.findingids import FindingId
 from observe.rules.state import State as State  # a rule declares its own State (rules.state)
 
@@ -54,7 +54,7 @@ class Doc:
     role: str = ""  # "cause": explains an engine that did not start; "failure": the failure itself
     label: str | None = None  # the first column when it is not the id alone
     settings: tuple[str, ...] | None = None  # the Settings fields behind this finding; None: its rule's
-    # the alert that pages on it (observe.alerts; a heading of docs/runbooks.md); for a finding the
+    # the alert that pages on it (observe.monitoring.alerts; a heading of docs/runbooks.md); for a finding the
     # failure kinds feed, their alert (failurekinds.alert_of) unless one is named here
     alert: str | None = None
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from observe import stuck
 from observe.advise import sched, seqs
+from observe.failures import stuck
 from observe.findingids import FindingId
 from observe.model import Finding, StatsSample
 from observe.rules.base import Doc, Lever, Rule, Section, State

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from observe import names
 from observe import timeline as tl
+from observe.metrics import names
 from observe.model import EngineConfig, Scrape
 from observe.quote import quote
 from observe.rules.facts import Facts
@@ -80,7 +80,7 @@ class Context:
     def _mean_of(self, family: str) -> float | None:
         """Mean observation of a histogram over the window: increase of ``_sum`` / increase of
         ``_count`` between the first and the last scrape (reset-aware); one scrape: its totals."""
-        from observe import metricmath
+        from observe.metrics import metricmath
 
         ok = sorted((s for s in self.scrapes if s.ok), key=lambda s: s.at or datetime.min)
         reads = ok[-1:] if len(ok) < 2 else [ok[0], ok[-1]]
@@ -104,7 +104,7 @@ class Context:
     def length_buckets(self) -> dict[str, list[tuple[float, float]]] | None:
         """The last scrape's cumulative (le, count) buckets of vllm:request_prompt_tokens and
         vllm:request_generation_tokens ("prompt", "generation"); None without both."""
-        from observe import metricmath
+        from observe.metrics import metricmath
 
         ok = [s for s in self.scrapes if s.ok]
         if not ok:

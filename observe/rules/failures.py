@@ -1,5 +1,5 @@
 """The engine did not start, failed or died, or rejected requests: one finding per failure kind
-the log reports, the launch vLLM refused, and (observe.failing) the engine that died and the
+the log reports, the launch vLLM refused, and (observe.failures.failing) the engine that died and the
 catch-all. Pure.
 """
 
@@ -9,10 +9,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from observe import failing
 from observe.advise import oom, rejected, start
 from observe.capacity import defaults
-from observe.failurekinds import (
+from observe.failures import failing
+from observe.failures.kinds import (
     GENERIC_STARTUP_KINDS,
     KINDS,
     KV_KINDS,

@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from observe import metricmath, names
 from observe import timeline as tl
 from observe.advise import load
-from observe.failurekinds import KV_KINDS
+from observe.failures.kinds import KV_KINDS
 from observe.findingids import FindingId
+from observe.metrics import metricmath, names
 from observe.model import Finding, Preemption, StatsSample
 from observe.rules.base import Doc, Lever, Rule, Section, State
 from observe.rules.context import Context

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from observe import stuck
 from observe import timeline as tl
 from observe.advise import load
+from observe.failures import stuck
 from observe.findingids import FindingId
 from observe.model import Finding
 from observe.rules.base import Doc, Lever, Rule, Section

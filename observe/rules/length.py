@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from observe import names
 from observe.advise import load
 from observe.findingids import FindingId
+from observe.metrics import names
 from observe.model import Finding
 from observe.rules.base import Doc, Rule, Section, on
 from observe.rules.context import Context

@@ -1,12 +1,12 @@
 """Stalls and hangs: an engine loop whose stats lines come minutes apart, an engine stuck with
-requests in flight (observe.stuck finds the incidents). Pure.
+requests in flight (observe.failures.stuck finds the incidents). Pure.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from observe import stuck
+from observe.failures import stuck
 from observe.findingids import FindingId
 from observe.model import Finding
 from observe.rules.base import Doc, Rule, Section
@@ -96,7 +96,7 @@ ENGINE_STUCK = Rule(
             alert="VLLMEngineStuck",
             evidence=(
                 "requests running or waiting while nothing is produced for ≥ `stuck_after_s` "
-                "(`observe/progress.py`, the rule the sidecar, `top` and `VLLMEngineStuck` "
+                "(`observe/metrics/progress.py`, the rule the sidecar, `top` and `VLLMEngineStuck` "
                 "share): consecutive stats lines at 0 tokens/s (`source: stats`); a stats line at"
                 " 0 tokens/s then no stats line (`silence`: V1 stops logging zero intervals); "
                 "`/metrics` snapshots whose prompt + generation token counters do not move "

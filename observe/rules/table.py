@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from observe import stuck
 from observe.advise import notes, steady
 from observe.advise.plan import Advice, Plan
+from observe.failures import stuck
 from observe.model import EngineConfig, Finding, severity_rank
 from observe.rules import batch, failures, hints, kv, latency, length, spec, stall, swap
 from observe.rules.base import Doc, Lever, Rule, State

@@ -13,8 +13,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from observe import scrape, trafficfit
+from observe import trafficfit
 from observe.errors import ConfigError, InputError, TargetError
+from observe.metrics import scrape
 from observe.model import Scrape
 from observe.pipeline import in_time_order
 from observe.trafficfit import Traffic, TrafficError

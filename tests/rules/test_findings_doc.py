@@ -93,14 +93,20 @@ def test_each_finding_id_is_a_literal_in_one_module_only() -> None:
             if m.group(1) in ids:
                 where.setdefault(m.group(1), set()).add(str(path.relative_to(ROOT)))
     # ids that are also stats fields of the parser (another meaning, the same word); the failure kinds
-    # of the same name are written in observe/failurekinds.py
+    # of the same name are written in observe/failures/kinds.py
     other_meaning = {"preemptions", "silent_preemptions"}
-    # the sidecar names engine_stuck in its own status document (observe/sidecar.py, and a pod's
-    # entry of it: observe/liveinstance.py; another owner); observe/stuck.py exports a function of
+    # the sidecar names engine_stuck in its own status document (observe/sidecar/service.py, and a pod's
+    # entry of it: observe/sidecar/instance.py; another owner); observe/failures/stuck.py exports a function of
     # that name (its __all__)
-    allowed = {"engine_stuck": {"observe/sidecar.py", "observe/liveinstance.py", "observe/stuck.py"}}
+    allowed = {
+        "engine_stuck": {
+            "observe/sidecar/service.py",
+            "observe/sidecar/instance.py",
+            "observe/failures/stuck.py",
+        }
+    }
     for fid, files in sorted(where.items()):
-        extra = files - {"observe/findingids.py", "observe/failurekinds.py"} - allowed.get(fid, set())
+        extra = files - {"observe/findingids.py", "observe/failures/kinds.py"} - allowed.get(fid, set())
         if fid in other_meaning:
             continue
         assert not extra, f"{fid} is written as a literal in {sorted(extra)}"
@@ -152,7 +158,8 @@ def test_levers_declare_the_findings_they_answer() -> None:
 
 
 def test_each_doc_names_an_alert_that_exists_and_its_runbook_section() -> None:
-    from observe import alerts, failurekinds
+    from observe.failures import kinds as failurekinds
+    from observe.monitoring import alerts
 
     names = {r["alert"] for r in alerts.alert_rules(Settings()) if "alert" in r}
     runbooks = (ROOT / "docs" / "runbooks.md").read_text(encoding="utf-8")

@@ -8,8 +8,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from observe import advise, diagnosis, pipeline
+from observe.metrics.scrape import parse_text
 from observe.model import EngineConfig, EngineError, Envelope, Finding, StatsSample
-from observe.scrape import parse_text
 from observe.settings import Settings
 
 T0 = datetime(2026, 4, 28, 22, 50, 0)

@@ -1,0 +1,261 @@
+"""Detectors for an engine that died, and the catch-all: no failing log reads as healthy.
+
+* ``engine_crashed`` — the engine core (or a worker) exited unasked: killed, crashed, or gone with the
+  OOM killer; vLLM says so ("[shutdown] MPClient: engine core exited unexpectedly", "Engine core proc
+  … died unexpectedly", an ``EngineDeadError`` no requested shutdown explains). Critical.
+* ``engine_error`` (catch-all) — a traceback or an ERROR / CRITICAL record that no specific rule
+  explains: the log shows a failure, so the report must not say "no problems found". Critical when
+  the engine did not serve after it (it exited, or never started) or requests failed (HTTP 5xx);
+  else a warning.
+
+Pure: (Context) → list[Finding], like every rule's detection in ``observe.rules``; the parser's
+``EngineError`` events (kinds ``engine_crashed``, ``exception``, ``error_line``) are the input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from observe.failures import crashes as crashes_mod
+from observe.failures import kinds as failurekinds
+from observe.failures import shutdown
+from observe.failures.kinds import FailureKind
+from observe.findingids import FindingId
+from observe.model import Finding
+from observe.parse.frames import PHASE_FRAMES
+from observe.quote import quote
+
+if TYPE_CHECKING:
+    from observe.rules.context import Context
+
+#: failure kinds whose own finding explains the tracebacks and ERROR records around them
+EXPLAINED_BY = failurekinds.EXPLAINED_BY
+#: an exception or ERROR record this many physical lines from a failure of those kinds belongs to it
+#: (its traceback, its wrappers, the parent's re-raise)
+NEAR_LINES = 400
+_RAW = failurekinds.RAW
+#: exception types that only wrap the real one (the root cause is printed above them)
+_WRAPPERS = ("EngineDeadError", "EngineGenerateError", "CancelledError", "KeyboardInterrupt", "SystemExit")
+#: the parser's / start-up phases → the phase a finding names
+_PHASES = {
+    "loading_weights": "loading",
+    "profiling": "profiling",
+    "kv_cache_init": "profiling",
+    "cuda_graph_capture": "profiling",
+    "warmup": "profiling",
+    "sampler_warmup": "profiling",
+    "serving": "serving",
+    "shutdown": "shutdown",
+    "startup": "startup",
+}
+
+
+def phase_name(phase: Any) -> str:
+    """A parser or start-up phase as a finding names it: startup | loading | profiling | serving |
+    shutdown."""
+    return _PHASES.get(str(phase), "startup") if phase else "startup"
+
+
+def _where(e: Any) -> str:
+    return f"{e.env.source}:{e.env.lineno}"
+
+
+def engine_crashed(c: Context) -> list[Finding]:
+    """The engine died unasked. Data: cause (one short sentence), signal ("SIGKILL", when the exit code
+    tells), process, exit_code, form (which vLLM message said it), phase, root_cause (the first
+    exception before it, when the log shows one: what it crashed of), rank."""
+    s = c.summary
+    crashes = [e for e in s.errors if e.kind == FailureKind.ENGINE_CRASHED]
+    if not crashes:
+        return []
+    # "Request X failed (engine dead)" dates the death (a request was in flight: serving); another
+    # crash message, when there, says more of it
+    served = any(x.details.get("phase") == "serving" for x in crashes)
+    deaths = [x for x in crashes if x.details.get("form") != "request_engine_dead"] or crashes
+    e = next((x for x in deaths if x.details.get("signal")), deaths[0])
+    d = dict(e.details, phase="serving") if served else e.details
+    first = crashes[0].env
+    if d.get("form") in crashes_mod.FATAL_FORMS:  # the traceback follows the line that says it
+        near = [x for x in s.errors if x.env.source == first.source and 0 < x.env.lineno - first.lineno]
+        root = innermost([x for x in near if x.kind in _RAW and x.env.lineno - first.lineno <= NEAR_LINES])
+    else:
+        root = innermost([x for x in s.errors if x.kind in _RAW and x.env.lineno < first.lineno])
+    cause = str(d.get("cause") or "the engine exited unexpectedly")
+    if root and not d.get("signal"):
+        where = (
+            "the exception under it"
+            if d.get("form") in crashes_mod.FATAL_FORMS
+            else "the last exception before it"
+        )
+        cause = f"{cause}; {where}: {root['type'] or 'error'}: {quote(root['message'], 200)}"
+    data: dict[str, Any] = {
+        "cause": cause,
+        "signal": d.get("signal"),
+        "process": d.get("process"),
+        "exit_code": d.get("exit_code"),
+        "form": d.get("form"),
+        "phase": phase_name(d.get("phase")),
+        "rank": d.get("rank"),
+        "root_cause": root,
+        "count": s.error_kinds.get(FailureKind.ENGINE_CRASHED, 1) - (len(crashes) - len(deaths)),
+    }
+    return [
+        Finding(
+            id=FindingId.ENGINE_CRASHED,
+            severity="critical",
+            title="The engine died unexpectedly" + (f" ({data['signal']})" if data["signal"] else ""),
+            evidence=f"{quote(e.message, 300)} — {cause}",
+            start=e.env.ts,
+            end=e.env.ts,
+            where=_where(e),
+            data=data,
+        )
+    ]
+
+
+def root_cause(errors: Sequence[Any]) -> dict[str, Any] | None:
+    """The first exception of a crash: the first error of a specific kind or exception line in the
+    run (what the worker's traceback ends in), not the "WorkerProc hit an exception" wrapper.
+    Keys: type, text, kind, where. None when the excerpt holds no such line."""
+    for e in errors:
+        if e.kind in failurekinds.NOT_CAUSES:  # a wrapper, a symptom or noise: not the cause
+            continue
+        if e.kind == FailureKind.EXCEPTION:
+            return {
+                "type": e.details.get("type"),
+                "text": e.details.get("text"),
+                "kind": FailureKind.EXCEPTION,
+                "where": f"{e.env.source}:{e.env.lineno}",
+            }
+        return {
+            "type": None,
+            "text": quote(e.message, 500),
+            "kind": e.kind,
+            "where": f"{e.env.source}:{e.env.lineno}",
+        }
+    return None
+
+
+def innermost(errors: Sequence[Any]) -> dict[str, Any] | None:
+    """The root cause of a chain: the first exception line (Python prints the original exception
+    first, each wrapper below it), not a wrapper; else the first ERROR record. Keys: type, message,
+    phase, rank, where. None when there is neither."""
+    first_line = None
+    for e in errors:
+        if e.kind == FailureKind.EXCEPTION:
+            typ = str(e.details.get("type") or "")
+            if typ.rsplit(".", 1)[-1] in _WRAPPERS:
+                continue
+            return {
+                "type": typ or None,
+                "message": e.details.get("text") or "",
+                "phase": phase_name(e.details.get("phase")),
+                "rank": e.details.get("rank"),
+                "where": _where(e),
+            }
+        if e.kind == FailureKind.ERROR_LINE and first_line is None:
+            first_line = e
+    if first_line is None:
+        return None
+    return {
+        "type": None,
+        "message": first_line.details.get("text") or quote(first_line.message, 300),
+        "phase": phase_name(first_line.details.get("phase")),
+        "rank": first_line.details.get("rank"),
+        "where": _where(first_line),
+    }
+
+
+def unexplained(errors: Sequence[Any]) -> list[Any]:
+    """The exception lines and ERROR records no specific failure explains: not near (NEAR_LINES) a
+    failure of an ``EXPLAINED_BY`` kind in the same source, not raised while stopping as asked."""
+    known = [(e.env.source, e.env.lineno) for e in errors if e.kind in EXPLAINED_BY]
+    out = []
+    for e in errors:
+        if e.kind not in _RAW or shutdown.is_noise(e):
+            continue
+        if any(src == e.env.source and abs(ln - e.env.lineno) <= NEAR_LINES for src, ln in known):
+            continue
+        out.append(e)
+    return out
+
+
+def _before_serving(raw: Sequence[Any], phase: str) -> bool:
+    """Whether the errors positively show the engine was still being built: the start-up's own lines put
+    it in loading or profiling, or a frame of theirs is a function vLLM runs only at start-up
+    (parse.frames.PHASE_FRAMES: executor and worker init, load_model, the KV sizing). The parser's bare
+    "startup" (no stats line yet) is not enough: an excerpt of a serving engine has none either."""
+    if phase in ("loading", "profiling"):
+        return True
+    return phase == "startup" and any(
+        e.details.get("frame") in PHASE_FRAMES and e.details.get("phase") != "serving" for e in raw
+    )
+
+
+def engine_error(c: Context) -> list[Finding]:
+    """The catch-all. Data: type, message (the innermost exception of the chain, or the ERROR record),
+    phase (startup | loading | profiling | serving | shutdown), rank, count (exception lines and
+    ERROR records unexplained), root_cause (the same as a dict, for the advice), failed (why it is
+    critical: "exited" | "requests_failed" | None)."""
+    s = c.summary
+    if any(e.kind == FailureKind.WORKER_EXCEPTION for e in s.errors):
+        return []  # engine_errors() reports it as engine_error, with its root cause
+    raw = every = unexplained(s.errors)
+    whole = [e for e in raw if not e.details.get("cut")]
+    raw = whole or raw  # a cut traceback's frames tell only when nothing else does
+    if not raw:
+        return []
+    root = innermost(raw)
+    assert root is not None
+    cut = None if whole else raw[-1].details  # the innermost telling frame of a cut traceback
+    if cut is not None:
+        root.update(phase=phase_name(cut["phase"]), message=f"a traceback cut off in {cut['frame']}()")
+    last = raw[-1]
+    served_after = s.stats_last_ts is not None and last.env.ts is not None and s.stats_last_ts > last.env.ts
+    failed = None
+    if any(e.fatal for e in s.errors) or not served_after:
+        failed = "exited"
+    elif s.access_errors:
+        failed = "requests_failed"
+    what = f"{root['type']}: {root['message']}" if root["type"] else root["message"]
+    ranks = f" on rank {root['rank']}" if root.get("rank") is not None else ""
+    after = {
+        "exited": "; the engine did not serve after it",
+        "requests_failed": f"; {s.access_errors} request(s) failed with HTTP 5xx",
+        None: "; the engine kept serving",
+    }[failed]
+    if cut is not None:
+        after = (
+            f"; the frames show it raised in {cut['frame']}(), but the paste is cut off "
+            + ("" if cut.get("headed") else "above the traceback's header and ")
+            + "before its exception line: the full traceback (its last line) decides the cause"
+        ) + after
+    # a fatal error before the engine served is its failed start (V1 says so: "EngineCore failed to start")
+    start = failed == "exited" and _before_serving(every, root["phase"])
+    return [
+        Finding(
+            id=FindingId.ENGINE_STARTUP_FAILED if start else FindingId.ENGINE_ERROR,
+            severity="critical" if failed else "warning",
+            title=f"Engine failed to start ({root['phase']})"
+            if start
+            else f"The engine reported an error ({root['phase']})",
+            evidence=f"{quote(what, 400)}{ranks} — {len(raw)} "
+            + ("frame(s) of a cut traceback" if cut else "exception line(s) or ERROR record(s)")
+            + f" no specific rule explains{after}",
+            start=raw[0].env.ts,
+            end=last.env.ts,
+            where=root["where"],
+            data={
+                "type": root["type"],
+                "message": root["message"],
+                "phase": root["phase"],
+                "rank": root.get("rank"),
+                "count": len(raw),
+                "root_cause": {"type": root["type"], "text": root["message"], "kind": FailureKind.EXCEPTION},
+                "failed": failed,
+                "frame": cut["frame"] if cut else None,
+                "cause_cut_off": cut is not None,
+            },
+        )
+    ]

@@ -1,0 +1,1 @@
+"""`observe top`: the live terminal view (`view`) over what it shows of each server (`state`)."""
