@@ -14,20 +14,12 @@ from tests.evalkit import cases, check_cover, diagnosis, holds, labels
 
 LABELS = labels("eval32c")
 
-_A = "A': a cut traceback whose frames are outside the places observe reads (serving path, torch internals, a compiled graph, a communicator) reads as healthy"
-_B = "B: a bare Python traceback with no vLLM record and no exception line is refused"
 _J = "J: the OOM lever is a note, not a flag suggestion, when the log shows neither the value in force nor the release"
 _L = "L: V1's 'Preempted request … has been resumed!' is not read as a preemption"
 
 # The misses as scored at the branch point (blind), by class: (log, judgement) → the miss.
 MISSES: dict[tuple[str, int], str] = {
-    ("007", 0): _B,
-    ("007", 1): _B,
     ("011", 2): _J,
-    ("012", 0): _A,
-    ("012", 1): _A,
-    ("013", 0): _B,
-    ("013", 1): _B,
     ("020", 3): _J,
     ("028", 1): _L,
 }

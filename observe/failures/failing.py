@@ -76,11 +76,12 @@ def engine_crashed(c: Context) -> list[Finding]:
     e = next((x for x in deaths if x.details.get("signal")), deaths[0])
     d = dict(e.details, phase="serving") if served else e.details
     first = crashes[0].env
+    raw = [x for x in s.errors if x.kind in _RAW and not x.details.get("cut")]  # a cut frame is no cause
     if d.get("form") in crashes_mod.FATAL_FORMS:  # the traceback follows the line that says it
-        near = [x for x in s.errors if x.env.source == first.source and 0 < x.env.lineno - first.lineno]
-        root = innermost([x for x in near if x.kind in _RAW and x.env.lineno - first.lineno <= NEAR_LINES])
+        near = [x for x in raw if x.env.source == first.source and 0 < x.env.lineno - first.lineno]
+        root = innermost([x for x in near if x.env.lineno - first.lineno <= NEAR_LINES])
     else:
-        root = innermost([x for x in s.errors if x.kind in _RAW and x.env.lineno < first.lineno])
+        root = innermost([x for x in raw if x.env.lineno < first.lineno])
     cause = str(d.get("cause") or "the engine exited unexpectedly")
     if root and not d.get("signal"):
         where = (

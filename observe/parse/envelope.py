@@ -140,6 +140,7 @@ class Ctx:
     ts: datetime | None = None  # set directly by JSON records
     year: int = DEFAULT_YEAR
     rank: int | None = None  # "[rank0]:", "(VllmWorker rank=0 pid=N)", "(Worker_TP1 pid=N)"
+    bare: bool = False  # no process, rank or logger prefix: a traceback printed raw, or anybody's text
 
 
 def strip_ansi(seg: str) -> str:

@@ -19,6 +19,14 @@ in the start-up's dummy runs or while serving (the run's state decides which). A
 ``output_handler`` runs only once the engine core passed its start-up handshake (the client waits for
 the cores' ready message first: ``MPClient._wait_for_engine_startup`` in 2025's ``core_client.py``,
 ``wait_for_engine_startup`` in 0.32's ``v1/engine/utils.py``): its frames are a death after start-up.
+So is the offline LLM's generate loop (``_run_engine``: ``entrypoints/llm.py`` 0.2 → 0.11,
+``entrypoints/common/offline.py`` 0.32), which runs only once the LLM's engine is built: a failure
+under it is while generating. Two source lines of V1's client raise only once the engine core died
+after its start-up (``DEAD_RAISES``): a traceback cut right after one is that death.
+
+A traceback printed bare (no prefix: Python's own print of an uncaught exception, or under a
+wrapper's logger) is read the same way, and it is vLLM's when its frames are in vLLM's own package
+(``vllm_frame``); a bare exception line alone is anybody's.
 
 Pure: a message in, a Failure or None out (``RawTracebacks`` keeps what one stream's raw lines told).
 """
@@ -29,6 +37,7 @@ import re
 from typing import Any
 
 from observe.failures.kinds import FailureKind
+from observe.model import EngineError, LogEvent
 from observe.parse.failures import Failure, RunState
 
 #: vLLM's start-up functions, as they show in frames (``File "…", line N, in f`` or the call under
@@ -58,7 +67,9 @@ PHASE_FRAMES: dict[str, str] = {
     "from_engine_args": "startup",
     "_init_engine": "startup",
 }
-_FRAME_RE = re.compile(r"\b(" + "|".join(PHASE_FRAMES) + r"|output_handler)\b", re.ASCII)
+#: vLLM's functions that run only once its engine is built → the phase (the offline generate loop)
+SERVING_FRAMES: dict[str, str] = {"_run_engine": "serving"}
+_FRAME_RE = re.compile(r"\b(" + "|".join((*PHASE_FRAMES, *SERVING_FRAMES)) + r"|output_handler)\b", re.ASCII)
 #: a frame in vLLM's model code: the module, and the function (a constructor, or the forward pass)
 _MODEL_FRAME_RE = re.compile(
     r'File "[^"]*/vllm/model_executor/(?P<dir>layers|models)/(?:[\w/]+/)?(?P<mod>\w+)\.py", line \d+, '
@@ -69,10 +80,32 @@ _MODEL_FRAME_RE = re.compile(
 #: (``triggers.TRIGGERS``: a message without any of them is skipped)
 LITERALS: tuple[str, ...] = (
     *PHASE_FRAMES,
+    *SERVING_FRAMES,
     "output_handler",
-    "/vllm/model_executor/",
+    "/vllm/",
     "Traceback (most recent",
 )
+#: V1 client source lines that raise only once the engine core died after its start-up (the client exists
+#: once the core's handshake is done), by the function they are in (``v1/engine/``, 0.8.5 and 0.32):
+#: ``AsyncLLM.add_request`` when the output handler found the engine dead (``if self.errored: raise
+#: EngineDeadError()``), the core client's ``ensure_alive`` / ``validate_alive`` (``engine_dead`` set), and its
+#: ``get_output`` / ``get_output_async`` re-raising what the output queue carried (``_format_exception``:
+#: EngineDeadError once the core is dead, else the output path's own exception)
+DEAD_RAISES: dict[str, tuple[str, ...]] = {
+    "raise EngineDeadError()": ("add_request", "ensure_alive", "validate_alive"),
+    "raise self._format_exception(outputs) from None": ("get_output", "get_output_async"),
+}
+#: vLLM's own top-level packages and modules (of 0.8.5's wheel and 0.32; V0's engine, worker, executor,
+#: core): a frame under one is vLLM's code, a frame under any other ``…/vllm/`` folder (a user's folder
+#: named vllm) is not
+_VLLM_TOP = (
+    "v1 entrypoints engine model_executor worker executor distributed core attention lora multimodal "
+    "transformers_utils inputs platforms compilation spec_decode device_allocator usage utils config envs "
+    "sequence sampling_params outputs logger _custom_ops forward_context plugins profiler models "
+    "renderers tokenizers reasoning tool_parsers logging_utils tracing triton_utils kernels"
+).split()
+_VLLM_PATH = r'[^"]*/vllm/(?:' + "|".join(_VLLM_TOP) + r")(?:/[\w/]+)?\.py"
+_VLLM_FRAME_RE = re.compile(rf'File "(?P<path>{_VLLM_PATH})", line \d+, in (?P<func>[\w<>]+)', re.ASCII)
 #: the loggers of a worker's own exception handler: V0's ``_run_worker_process`` (``logger.exception(
 #: "Exception in worker %s while processing method %s.")``, multiproc_worker_utils.py 0.5 → 0.10) and V1's
 #: ``WorkerProc`` (``"WorkerProc hit an exception."`` / ``"WorkerProc failed."``, multiproc_executor.py
@@ -82,6 +115,40 @@ _ANY_FRAME_RE = re.compile(r'File "[^"]*", line \d+, in (?P<func>[\w<>]+)', re.A
 _DEAD_AFTER_START = (
     "the engine core died after start-up: AsyncLLM's output handler raised (the cause is cut off)"
 )
+_DEAD_RAISED = {
+    "raise EngineDeadError()": "the engine core had died after start-up: {f}() raised EngineDeadError "
+    "(the cause is in the engine core's own traceback, earlier)",
+    "raise self._format_exception(outputs) from None": "the engine core died while generating: the core "
+    "client's {f}() raised what its output queue carried (EngineDeadError once the core is dead; the "
+    "exception line is cut off)",
+}
+#: the lines of a Python traceback that belong to it besides its frames (a bare line of none of these
+#: shapes, unindented, is its exception line or the end of it)
+_TB_PIECES = ("Traceback (most recent", "The above exception", "During handling")
+
+
+def vllm_frame(msg: str) -> re.Match[str] | None:
+    """A traceback frame in vLLM's own package (its path and function), if msg is one."""
+    return _VLLM_FRAME_RE.search(msg) if 'File "' in msg else None
+
+
+def anybodys(events: list[LogEvent]) -> bool:
+    """Whether what a bare line told is only an exception line, which any Python program prints."""
+    return all(isinstance(e, EngineError) and e.kind == FailureKind.EXCEPTION for e in events)
+
+
+def raised_dead(text: str, frame: tuple[str, str] | None, run: RunState) -> Failure | None:
+    """The engine's death after start-up, when text is one of ``DEAD_RAISES`` under a frame of vLLM's
+    ``v1/engine/`` in a function that raises it (frame: the last frame's path and function)."""
+    funcs = DEAD_RAISES.get(text)
+    if funcs is None or frame is None or run.requested:
+        return None
+    path, func = frame
+    if "/vllm/v1/engine/" not in path or func not in funcs:
+        return None
+    cause = _DEAD_RAISED[text].format(f=func)
+    d = {"form": "engine_dead", "phase": "serving", "cause": cause, "frame": func, "from_source": True}
+    return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed",))
 
 
 def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | None:
@@ -103,7 +170,8 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
         }
         return Failure(FailureKind.ENGINE_CRASHED, dead, True, ("crashed",))
     if m is not None:
-        func, phase = m.group(1), PHASE_FRAMES[m.group(1)]
+        func = m.group(1)
+        phase = PHASE_FRAMES.get(func) or SERVING_FRAMES[func]
     elif (mm := _MODEL_FRAME_RE.search(text)) is not None:
         func = f"{mm.group('mod')}.{mm.group('func')}"
         built = mm.group("func") == "__init__"  # a forward pass: the start-up's dummy runs, or serving
@@ -116,28 +184,48 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
     return Failure(FailureKind.ERROR_LINE, d, False, ("frame", func))
 
 
+Who = tuple[int | None, int | None]  # a raw line's process: its pid and rank (none of either: a bare line)
+
+
 class RawTracebacks:
-    """The tracebacks a worker or engine core prints raw (its process or rank prefix, no level), per
-    process: a frame is read like an ERROR record's when that process's header was not seen; under a
-    header it is held until the traceback's exception line (told: a rule read the line) makes it moot,
-    and told at the end of the stream when none came (a paste cut before it)."""
+    """The tracebacks a worker or engine core prints raw (its process or rank prefix, no level), or that
+    are printed bare (who: no pid, no rank), per process: a frame is read like an ERROR record's when
+    that process's header was not seen; under a header it is held until the traceback's exception line
+    (told: a rule read the line) makes it moot, and told at the end of the stream when none came (a paste
+    cut before it). ``vllm_seen``: a frame in vLLM's own package was read; ``started``: a line that only a
+    started engine raises (``DEAD_RAISES``) was read, so the EngineDeadError under it is a death after start-up."""
 
     def __init__(self) -> None:
-        self._headed: set[tuple[int | None, int | None]] = set()
-        self._open: dict[tuple[int | None, int | None], tuple[Failure, str, Any]] = {}
+        self._headed: set[Who] = set()
+        self._open: dict[Who, tuple[Failure, str, Any]] = {}
+        self._frame: dict[Who, tuple[str, str]] = {}  # last frame: path, function
+        self.vllm_seen = self.started = False
 
-    def line(
-        self, msg: str, who: tuple[int | None, int | None], told: bool, run: RunState, ctx: Any
-    ) -> Failure | None:
+    def line(self, msg: str, who: Who, told: bool, run: RunState, ctx: Any) -> Failure | None:
         """The failure a raw line tells now, if any (who: its pid and rank; ctx: kept for a held frame)."""
         if told or "Traceback (most recent" in msg:
             self._open.pop(who, None)
+            self._frame.pop(who, None)
             if not told:
                 self._headed.add(who)
             return None
-        if not msg.lstrip().startswith('File "'):  # a source or exception line: the prefix took the indent
-            return None
-        f = cut_frame("  " + msg.strip(), run)
+        text = msg.strip()
+        if not text.startswith('File "'):  # a source or exception line (a process prefix took the indent)
+            f = raised_dead(text, self._frame.get(who), run)
+            self.started = self.started or f is not None
+            if f is None and who == (None, None) and msg[:1] not in " \t" and not text.startswith(_TB_PIECES):
+                self._open.pop(who, None)  # a bare traceback's end: its exception line no rule read
+            return self._tell(f, who, msg, ctx)
+        if (v := vllm_frame(text)) is not None:
+            self.vllm_seen = True
+            self._frame[who] = (v.group("path"), v.group("func"))
+        else:
+            self._frame.pop(who, None)
+        f = cut_frame("  " + text, run)
+        return self._tell(f, who, msg, ctx)
+
+    def _tell(self, f: Failure | None, who: Who, msg: str, ctx: Any) -> Failure | None:
+        """f now; or, under a header, nothing now: kept until its exception line or the end of the stream."""
         if f is None or who not in self._headed:
             return f
         self._open[who] = (Failure(f.kind, {**f.details, "headed": True}, f.fatal, f.key), msg, ctx)

