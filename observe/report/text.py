@@ -12,6 +12,7 @@ from observe.flags import cmdline
 from observe.model import severity_rank
 from observe.report import style
 from observe.report.labels import preemption_count
+from observe.rules import table
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -129,7 +130,10 @@ def _latest_line(diag: Diagnosis) -> str:
         if errs:
             return f"Summary: no finding, but {count_text(errs, 'error')} counted that no detector explains."
         return f"Summary: no problems found ({count_text(n, 'instance')})."
-    inst, worst = max(pairs, key=lambda p: severity_rank(p[1].severity))  # the first of the worst
+    # the first of the worst; at one severity a finding that explains a failed start (a "cause") leads
+    # the failure it explains (its note says so): the headline names what to change
+    role = {fid: d.role for fid, d in table.docs().items()}
+    inst, worst = max(pairs, key=lambda p: (severity_rank(p[1].severity), role.get(p[1].id) == "cause"))
     where = f" in {inst.name}" if n > 1 else ""
     line = f"Summary: worst finding{where} ({worst.severity}): {worst.title} [{worst.id}]."
     recs = [r for r in inst.recommendations if worst.id in r.finding_ids] or list(inst.recommendations)
