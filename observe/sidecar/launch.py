@@ -17,7 +17,7 @@ from typing import Any
 
 from observe import launches
 from observe.failures import crashes, shutdown
-from observe.failures.kinds import WRAPPERS, CrashCause, FailureKind
+from observe.failures.kinds import WRAPPERS, CrashCause
 from observe.findingids import FindingId
 from observe.flags import cmdline
 from observe.model import EngineError, Finding, LogEvent, Recommendation, StartupFact, StatsSample
@@ -40,6 +40,7 @@ class Failure:
     wall: float  # when the sidecar read it (epoch seconds)
     fix: str = ""
     analyzed: bool = False  # an analysis that saw it has run (fix is its answer, maybe none)
+    stated: bool = False  # the reason is the cause and the fix, from the numbers vLLM stated
 
     @property
     def generic(self) -> bool:
@@ -107,7 +108,8 @@ class LaunchTracker:
                 cur = self.failure
                 generic = kind in WRAPPERS
                 if cur is None or cur.launch != self.launch or (cur.generic and not generic):
-                    self.failure = Failure(kind, self.cause or crashes.reason_line(ev), self.launch, wall)
+                    reason = self.cause or crashes.reason_line(ev)
+                    self.failure = Failure(kind, reason, self.launch, wall, stated=self.cause is not None)
         return False
 
     def answered(self, wall: float, took: float) -> None:
@@ -137,17 +139,18 @@ def fix_text(recommendations: list[Recommendation], notes: list[str]) -> str:
 
 
 def with_cause(failure: Failure, findings: list[Finding]) -> str:
-    """A worker's failed start, named by its cause once an analysis has read the traceback: the reason
-    ("a worker raised in load_model()") and the root cause the diagnosis's engine_startup_failed
-    finding names (``data['root_cause']``, observe.failures.failing.root_cause); the reason alone when
-    the log holds none (a traceback cut off) or the failure is another kind."""
-    if failure.kind != FailureKind.WORKER_EXCEPTION:
+    """A failed start that says only that it failed (a worker raised, "EngineCore failed to start."),
+    named by its cause once an analysis has read the traceback: the reason ("a worker raised in
+    load_model()") and the root cause the diagnosis's engine_startup_failed finding names
+    (``data['root_cause']``, observe.failures.failing.root_cause). The reason alone when the log
+    holds none (a traceback cut off), it already states the cause, or the failure is specific."""
+    if not failure.generic or failure.stated:
         return failure.reason
     for f in findings:
         rc = f.data.get("root_cause") if f.id == FindingId.ENGINE_STARTUP_FAILED else None
         if rc and rc.get("text"):
             what = f"{rc['type']}: {rc['text']}" if rc.get("type") else str(rc["text"])
-            return crashes.one_line(f"{failure.reason}: {what}")
+            return crashes.one_line(f"{failure.reason.rstrip('.')}: {what}")
     return failure.reason
 
 
