@@ -255,13 +255,14 @@ def seconds(go: str) -> int:
 LABELS = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
 
-def firing(tmp: Path, rp: Replay) -> dict[int, list[dict[str, str]]]:
-    """step → the labels of each alert firing then (ALERTS{alertstate="firing"}, asked to be empty)."""
+def firing(tmp: Path, rp: Replay, series: list[dict] | None = None) -> dict[int, list[dict[str, str]]]:
+    """step → the labels of each alert firing then (ALERTS{alertstate="firing"}, asked to be empty);
+    ``series``: promtool's input series when not the drill's (input_series)."""
     tests = [
         {"expr": 'ALERTS{alertstate="firing"}', "eval_time": f"{k * STEP_S}s", "exp_samples": []}
         for k in range(rp.steps)
     ]
-    out = promtool(tmp, input_series(rp), tests, [])
+    out = promtool(tmp, series or input_series(rp), tests, [])
     got: dict[int, list[dict[str, str]]] = {}
     for block in re.split(r"\n\s*expr: ", out)[1:]:
         m = re.search(r"time: ([\dhms]+),", block)
@@ -273,10 +274,12 @@ def firing(tmp: Path, rp: Replay) -> dict[int, list[dict[str, str]]]:
     return got
 
 
-def annotations(tmp: Path, rp: Replay, asks: list[tuple[int, str]]) -> dict[tuple[int, str], list[dict]]:
+def annotations(
+    tmp: Path, rp: Replay, asks: list[tuple[int, str]], series: list[dict] | None = None
+) -> dict[tuple[int, str], list[dict]]:
     """(step, alertname) → each firing alert's labels and annotations (summary, description)."""
     tests = [{"eval_time": f"{k * STEP_S}s", "alertname": name, "exp_alerts": []} for k, name in asks]
-    out = promtool(tmp, input_series(rp), [], tests)
+    out = promtool(tmp, series or input_series(rp), [], tests)
     got: dict[tuple[int, str], list[dict]] = {}
     for block in re.split(r"\n\s*alertname: ", out)[1:]:
         m = re.match(r"(\w+), time: ([\dhms]+),", block)

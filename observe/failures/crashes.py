@@ -81,13 +81,19 @@ def crash_cause(ev: EngineError) -> str | None:
 
 
 def startup_kind(ev: EngineError) -> str | None:
-    """The start-up failure kind this error reports (one of STARTUP_KINDS), else None."""
-    return ev.kind if ev.kind in STARTUP_KINDS else None
+    """The start-up failure kind this error reports: one of STARTUP_KINDS, or a worker's exception
+    the diagnosis calls a failed start (failurekinds.failed_start: it raised in a start-up method;
+    naming none, the engine's own failure to start that follows is the one reported); else None."""
+    return ev.kind if ev.kind in STARTUP_KINDS or failurekinds.failed_start(ev) else None
 
 
 def reason_line(ev: EngineError) -> str:
     """vLLM's own reason for a rejected launch, one line: the validator's or argparse's sentence
-    when the parser read one (``details['reason_line' | 'text' | 'why']``), else the message."""
+    when the parser read one (``details['reason_line' | 'text' | 'why']``), else the message. A
+    worker's exception says only where it raised (its cause is in the traceback: observe.sidecar.launch.with_cause)."""
+    if ev.kind == FailureKind.WORKER_EXCEPTION:
+        method = ev.details.get("method")
+        return one_line(f"a worker raised in {method}()" if method else "a worker raised")
     for key in ("reason_line", "text", "why"):
         v = ev.details.get(key)
         if isinstance(v, str) and v.strip():

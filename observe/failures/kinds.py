@@ -11,8 +11,10 @@ row that emits it (observe/parse/failures.py); its finding's rule when it needs 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from observe.findingids import FindingId
 
@@ -35,6 +37,7 @@ __all__ = [
     "KV_KINDS",
     "NOT_CAUSES",
     "STARTUP_METHODS",
+    "failed_start",
     "kinds_feeding",
     "kinds_alerted",
     "runbook_section",
@@ -362,3 +365,18 @@ WRAPPERS = _where(wrapper=True)
 RAW = _where(raw=True)
 #: kinds a crash's root cause is never read from
 NOT_CAUSES = frozenset(_where(cause=False))
+
+
+def failed_start(ev: Any, errors: Iterable[Any] = ()) -> bool:
+    """Whether this failure is a worker's exception that failed the launch's start (engine_startup_failed,
+    paged as VLLMEngineStartupFailed) rather than one that crashed a serving engine (engine_error,
+    VLLMEngineCrashed): raised in a method run only while the engine is built (STARTUP_METHODS), or,
+    naming none, followed by the engine's own failure to start (a GENERIC_STARTUP_KINDS error in
+    ``errors`` that is not a dead engine's). The one judgement: the diagnosis asks it with the launch's
+    errors, the live sidecar (observe.sidecar.launch) as each error is read."""
+    if ev.kind != FailureKind.WORKER_EXCEPTION:
+        return False
+    method = ev.details.get("method")
+    if method is not None:
+        return method in STARTUP_METHODS
+    return any(x.kind in GENERIC_STARTUP_KINDS and not x.details.get("engine_dead") for x in errors)

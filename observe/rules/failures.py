@@ -13,11 +13,10 @@ from observe.advise import oom, rejected, start
 from observe.capacity import defaults
 from observe.failures import failing
 from observe.failures.kinds import (
-    GENERIC_STARTUP_KINDS,
     KINDS,
     KV_KINDS,
-    STARTUP_METHODS,
     FailureKind,
+    failed_start,
     kinds_feeding,
 )
 from observe.findingids import FindingId
@@ -108,14 +107,6 @@ def _oom_phase(c: Context, e: Any) -> str | None:
     return phases[0] if phases else None
 
 
-def _failed_start(e: Any, errors: Sequence[Any]) -> bool:
-    """A worker's exception that failed the start: raised in a method run only while the engine is built
-    (failurekinds.STARTUP_METHODS), or, naming none, followed by the engine's own failure to start."""
-    if e.details.get("method") is not None:
-        return e.details["method"] in STARTUP_METHODS
-    return any(x.kind in GENERIC_STARTUP_KINDS and not x.details.get("engine_dead") for x in errors)
-
-
 def engine_errors(c: Context) -> list[Finding]:
     """One finding per failure kind the log reports. Data besides the error's own details (and kind,
     count): ``hints`` [{flag, direction, value, text}] vLLM printed in that message; for
@@ -134,7 +125,7 @@ def engine_errors(c: Context) -> list[Finding]:
         if spec is None or (crashed and e.details.get("engine_dead")):  # it had served: a crash, not a start
             continue
         fid, sev, title = spec
-        if e.kind == FailureKind.WORKER_EXCEPTION and _failed_start(e, s.errors):
+        if failed_start(e, s.errors):
             fid, title = (
                 FindingId.ENGINE_STARTUP_FAILED,
                 f"{KINDS[FailureKind.STARTUP_FAILED].title}: a worker raised",

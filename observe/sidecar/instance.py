@@ -300,6 +300,8 @@ class Instance:
             st = self.state
             failure = self.launch.failure
             if failure is not None and failure.launch == launch_at and failure.wall <= snap:
+                if not failure.analyzed:
+                    failure.reason = livelaunch.with_cause(failure, inst.findings)
                 failure.fix = livelaunch.fix_text(inst.recommendations, [n.text for n in inst.notes])
                 failure.analyzed = True
             st.analysis_duration = took

@@ -17,11 +17,12 @@ from typing import Any
 
 from observe import launches
 from observe.failures import crashes, shutdown
-from observe.failures.kinds import CrashCause
+from observe.failures.kinds import WRAPPERS, CrashCause
+from observe.findingids import FindingId
 from observe.flags import cmdline
-from observe.model import EngineError, LogEvent, Recommendation, StartupFact, StatsSample
+from observe.model import EngineError, Finding, LogEvent, Recommendation, StartupFact, StatsSample
 
-__all__ = ["Failure", "LaunchTracker", "fix_text", "info"]
+__all__ = ["Failure", "LaunchTracker", "fix_text", "info", "with_cause"]
 
 # crash causes that, in a launch still starting, are its failure to start rather than a crash (an
 # exception, or an exit with no signal: vLLM 0.32's worker "died unexpectedly (exit code: 0)" after
@@ -39,10 +40,13 @@ class Failure:
     wall: float  # when the sidecar read it (epoch seconds)
     fix: str = ""
     analyzed: bool = False  # an analysis that saw it has run (fix is its answer, maybe none)
+    stated: bool = False  # the reason is the cause and the fix, from the numbers vLLM stated
 
     @property
     def generic(self) -> bool:
-        return self.kind in crashes.GENERIC_STARTUP_KINDS
+        """It only says the start failed (a worker raised, the engine core failed): a specific kind of
+        the same launch names the cause better and replaces it."""
+        return self.kind in WRAPPERS
 
     def labels(self) -> tuple[str, str, str]:
         return self.kind, self.reason, self.fix
@@ -102,9 +106,10 @@ class LaunchTracker:
             kind = crashes.startup_kind(ev)
             if kind is not None and ev.fatal and not self.served:
                 cur = self.failure
-                generic = kind in crashes.GENERIC_STARTUP_KINDS
+                generic = kind in WRAPPERS
                 if cur is None or cur.launch != self.launch or (cur.generic and not generic):
-                    self.failure = Failure(kind, self.cause or crashes.reason_line(ev), self.launch, wall)
+                    reason = self.cause or crashes.reason_line(ev)
+                    self.failure = Failure(kind, reason, self.launch, wall, stated=self.cause is not None)
         return False
 
     def answered(self, wall: float, took: float) -> None:
@@ -131,6 +136,22 @@ def fix_text(recommendations: list[Recommendation], notes: list[str]) -> str:
     for n in notes:
         return crashes.one_line(n)
     return ""
+
+
+def with_cause(failure: Failure, findings: list[Finding]) -> str:
+    """A failed start that says only that it failed (a worker raised, "EngineCore failed to start."),
+    named by its cause once an analysis has read the traceback: the reason ("a worker raised in
+    load_model()") and the root cause the diagnosis's engine_startup_failed finding names
+    (``data['root_cause']``, observe.failures.failing.root_cause). The reason alone when the log
+    holds none (a traceback cut off), it already states the cause, or the failure is specific."""
+    if not failure.generic or failure.stated:
+        return failure.reason
+    for f in findings:
+        rc = f.data.get("root_cause") if f.id == FindingId.ENGINE_STARTUP_FAILED else None
+        if rc and rc.get("text"):
+            what = f"{rc['type']}: {rc['text']}" if rc.get("type") else str(rc["text"])
+            return crashes.one_line(f"{failure.reason.rstrip('.')}: {what}")
+    return failure.reason
 
 
 def info(facts: dict[str, StartupFact], served: dict[str, Any] | None) -> dict[str, Any] | None:
