@@ -42,6 +42,12 @@ def pages(am_config: str, tmp: Path, hook_url: str, received: list[dict]) -> dic
         # a crash (SIGKILL) and the outage while vLLM restarts: vLLM b
         _alert("VLLMEngineCrashed", "vllm-logs", "b:8000"),
         _alert("VLLMDown", "vllm", "b:8000"),
+        # an OOM while the engine starts (capturing CUDA graphs): the start-up failure, the OOM and
+        # the down of vLLM g; a control: an OOM while serving (h) pages
+        _alert("VLLMEngineStartupFailed", "vllm-logs", "g:8000"),
+        _alert("VLLMEngineOOM", "vllm-logs", "g:8000"),
+        _alert("VLLMDown", "vllm", "g:8000"),
+        _alert("VLLMEngineOOM", "vllm-logs", "h:8000"),
         # controls: a crash alone (c), a down alone (d)
         _alert("VLLMEngineCrashed", "vllm-logs", "c:8000"),
         _alert("VLLMDown", "vllm", "d:8000"),
@@ -69,7 +75,7 @@ def pages(am_config: str, tmp: Path, hook_url: str, received: list[dict]) -> dic
         # the controls arrive only after their group_wait: any page the sources did not silence
         # (the same routes and timings) is in by then
         got = wait_until(
-            lambda: (d := delivered()) and all(f"{x}:8000" in d for x in "abcdef") and d,
+            lambda: (d := delivered()) and all(f"{x}:8000" in d for x in "abcdefgh") and d,
             30,
             what="the control pages at the webhook",
         )
@@ -88,11 +94,14 @@ def test_a_start_up_failure_pages_once_and_a_crash_silences_down(tmp_path: Path)
     assert sorted(got["b:8000"]) == ["VLLMEngineCrashed"]
     assert got["c:8000"] == ["VLLMEngineCrashed"] and got["d:8000"] == ["VLLMDown"]
     assert got["e:8000"] == ["VLLMTTFTSLOBurnFast"] and got["f:8000"] == ["VLLMQueueBacklog"]  # one page
+    assert got["g:8000"] == ["VLLMEngineStartupFailed"] and got["h:8000"] == ["VLLMEngineOOM"]
     assert "-" not in got  # VLLMTargetMissing
     assert got["_suppressed"] == [
         "VLLMDown@a:8000",
         "VLLMDown@b:8000",
+        "VLLMDown@g:8000",
         "VLLMEngineCrashed@a:8000",
+        "VLLMEngineOOM@g:8000",
         "VLLMQueueBacklog@e:8000",
         "VLLMTargetMissing@-",
     ]
