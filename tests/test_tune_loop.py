@@ -66,6 +66,7 @@ class Rig:
         self.hang_at = hang_at  # (run, marker): that run writes the marker and waits for a signal
         self.launches: list[dict[str, Any]] = []
         self.runs: list[dict[str, Any]] = []
+        self.seeds: list[tuple[int, int]] = []  # (launch, the workload's seed) of each run
         self.current: dict[str, Any] | None = None
         self._series: dict[str, Iterator[float]] = {}
 
@@ -97,6 +98,7 @@ class Rig:
         def run(python, url, model, tok, workload, result, **_: Any) -> dict[str, Any]:
             assert rig.current is not None, "a run with nothing launched"
             rig.runs.append(dict(rig.current))
+            rig.seeds.append((len(rig.launches), workload.seed))
             if rig.interrupt_at == len(rig.runs):
                 raise KeyboardInterrupt
             if rig.hang_at is not None and rig.hang_at[0] == len(rig.runs):
@@ -147,6 +149,24 @@ def history(tmp_path: Path) -> list[dict[str, Any]]:
 def validate(doc: dict[str, Any]) -> None:
     schema = json.loads((ROOT / "observe" / "schemas" / "tune-v1.json").read_text())
     jsonschema.Draft202012Validator(schema).validate(json.loads(json.dumps(doc, default=str)))
+
+
+def test_run_k_of_every_launch_sends_the_same_prompts_and_no_run_repeats_the_one_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vLLM's prefix cache serves a repeated prompt set from the cache (more so the larger the KV
+    cache): the runs on one launch take seeds seed, seed + 1, …, the same on every launch."""
+    rig = Rig(
+        lambda f: steady(80, 120, 100, 100) if str(f[SEQS]) == "4" else steady(110),
+        lambda f: [rec(SEQS, 8, "queue_seq_bound")] if str(f[SEQS]) == "4" else [],
+    )
+    tune_with(rig, tmp_path, monkeypatch)
+    by_launch: dict[int, list[int]] = {}
+    for launch, seed in rig.seeds:
+        by_launch.setdefault(launch, []).append(seed)
+    assert len(by_launch) >= 3 and any(len(s) >= 2 for s in by_launch.values())
+    for seeds in by_launch.values():
+        assert seeds == list(range(len(seeds)))  # Workload().seed is 0
 
 
 # ---------------------------------------------------------------- deciding under noise

@@ -11,6 +11,7 @@ Each launch runs through `manage.Launcher` (its own folder: vLLM's log and /metr
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -178,13 +179,17 @@ class Tuner:
         self.launcher.snapshot(f"tune before run {k}")
         t = threading.Thread(target=snapshots, daemon=True)
         t.start()
+        # run k of every launch sends the same prompts (seed + k - 1), and no run repeats the one
+        # before it on the same launch: vLLM's prefix cache would serve a repeat from the cache, and
+        # more so the larger the KV cache, which favoured large caches over the measured lever
+        workload = dataclasses.replace(self.workload, seed=self.workload.seed + k - 1)
         try:
             doc = bench.run(
                 self.python,
                 self.launcher.spec.url,
                 self.model_name,
                 self.tokenizer,
-                self.workload,
+                workload,
                 self.out / "bench" / f"{folder.name}-{k}.json",
                 goodput=trials.goodput_slos(self.settings) if self.objective == "goodput" else None,
                 log=self.out / "bench" / f"{folder.name}-{k}.txt",
