@@ -25,6 +25,7 @@ from observe.failures import kinds as failurekinds
 from observe.failures.kinds import ALERT_CRASHED, ALERT_OOM, ALERT_STARTUP_FAILED
 from observe.flags import vllmflags
 from observe.metrics import names, promql
+from observe.monitoring.files import write_texts
 from observe.monitoring.recording_rules import (  # the recording rules, and the helpers the alerts share with them
     _num,
     _sel,
@@ -575,18 +576,6 @@ def write_alerts(out_dir: Path, fmt: str = "prometheus", s: Settings | None = No
     """Write the rule files (or the PrometheusRule manifest) into ``out_dir``; return the paths."""
     if fmt not in ("prometheus", "prometheus-operator"):
         raise ConfigError(f"unknown alerts format {fmt!r} (prometheus | prometheus-operator)")
-    out_dir = Path(out_dir)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        if fmt == "prometheus-operator":
-            path = out_dir / "prometheusrule.yml"
-            path.write_text(prometheus_rule_manifest(s), encoding="utf-8")
-            return [path]
-        written = []
-        for fname, text in render_rules(s).items():
-            path = out_dir / fname
-            path.write_text(text, encoding="utf-8")
-            written.append(path)
-        return written
-    except OSError as e:
-        raise ConfigError(f"cannot write alerts to {out_dir}: {e.strerror or e}") from e
+    if fmt == "prometheus-operator":
+        return write_texts(out_dir, {"prometheusrule.yml": prometheus_rule_manifest(s)}, "alerts")
+    return write_texts(out_dir, render_rules(s), "alerts")

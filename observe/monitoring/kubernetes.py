@@ -30,6 +30,7 @@ import yaml
 
 from observe.errors import ConfigError
 from observe.monitoring import alerts, dashboards
+from observe.monitoring.files import write_texts
 from observe.settings import Settings
 
 __all__ = [
@@ -99,17 +100,7 @@ def manifests(s: Settings | None = None) -> dict[str, str]:
 
 
 def write_manifests(out_dir: Path, s: Settings | None = None) -> list[Path]:
-    out_dir = Path(out_dir)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for name, text in manifests(s).items():
-            path = out_dir / name
-            path.write_text(text, encoding="utf-8")
-            paths.append(path)
-        return paths
-    except OSError as e:
-        raise ConfigError(f"cannot write Kubernetes manifests to {out_dir}: {e.strerror or e}") from e
+    return write_texts(out_dir, manifests(s), "Kubernetes manifests")
 
 
 # ---------------------------------------------------------------- vLLM's logging configuration

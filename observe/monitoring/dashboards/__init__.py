@@ -35,13 +35,13 @@ from typing import Any
 import grafanalib.core as g
 from grafanalib._gen import DashboardEncoder
 
-from observe.errors import ConfigError
 from observe.monitoring import dashjson
 from observe.monitoring.dashboards.breakdown import instances
 from observe.monitoring.dashboards.gpu import gpu, spec_kv_transfer
 from observe.monitoring.dashboards.kv_cache import kv_cache
 from observe.monitoring.dashboards.overview import overview
 from observe.monitoring.dashboards.tuning import BUDGET, tuning
+from observe.monitoring.files import write_texts
 from observe.settings import Settings
 
 __all__ = ["BUDGET", "DASHBOARDS", "build", "render", "write_dashboards", "panel_queries"]
@@ -95,17 +95,7 @@ def render(settings: Settings | None = None) -> dict[str, str]:
 
 
 def write_dashboards(out_dir: Path, settings: Settings | None = None) -> list[Path]:
-    out_dir = Path(out_dir)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for name, text in render(settings).items():
-            path = out_dir / name
-            path.write_text(text, encoding="utf-8")
-            paths.append(path)
-        return paths
-    except OSError as e:
-        raise ConfigError(f"cannot write dashboards to {out_dir}: {e.strerror or e}") from e
+    return write_texts(out_dir, render(settings), "dashboards")
 
 
 def panel_queries(model: dict[str, Any]) -> list[tuple[str, str]]:
