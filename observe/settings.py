@@ -112,6 +112,12 @@ class Settings:
         "Generation throughput below this share of its peak, with as many requests running, is a collapse.",
         "engine",
     )
+    preemption_storm: int = _f(
+        50,
+        "Preemptions in a log or its /metrics that make a storm: the preemptions finding, and a full KV "
+        "cache beside it, are critical from here (each preemption recomputes a request's whole KV cache).",
+        "kv",
+    )
     silent_preemption_kv_pct: float = _f(
         98.0,
         "KV usage at or above which Running falling while Waiting rises by the same count (no prefill) "

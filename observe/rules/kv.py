@@ -94,11 +94,6 @@ def _saturated_from_metrics(c: Context) -> list[Finding]:
     ]
 
 
-#: preemptions that make a storm: the preemptions finding is critical from here (each one recomputes a
-#: request's whole KV cache, so throughput collapses)
-PREEMPTION_STORM = 50
-
-
 def _preempted(c: Context) -> int:
     """The most preemptions the log or the /metrics snapshots show (V0 warnings' cumulative count, V1's
     Preemptions: field, vllm:num_preemptions_total's rise)."""
@@ -111,7 +106,8 @@ def _severity(c: Context) -> str:
     """A cache running full while the engine serves is a tuning problem (the warning the
     VLLMKVCacheSaturated alert also is): the server works at its memory's capacity and queues the rest.
     Critical only when it fails requests: a preemption storm or HTTP 5xx answers."""
-    return "critical" if _preempted(c) >= PREEMPTION_STORM or c.summary.access_errors else "warning"
+    storm = _preempted(c) >= c.settings.preemption_storm
+    return "critical" if storm or c.summary.access_errors else "warning"
 
 
 def kv_cache_saturated(c: Context) -> list[Finding]:
@@ -188,7 +184,7 @@ def preemptions(c: Context) -> list[Finding]:
         return [
             Finding(
                 id=FindingId.PREEMPTIONS,
-                severity="critical" if total >= PREEMPTION_STORM else "warning",
+                severity="critical" if total >= c.settings.preemption_storm else "warning",
                 title="Requests are preempted (KV cache too small for the load)",
                 evidence="; ".join(parts)
                 + ". Each preemption throws away a request's KV cache and recomputes it.",
@@ -478,6 +474,7 @@ KV_CACHE_SATURATED = Rule(
         "kv_full_pct",
         "kv_saturated_share",
         "max_gpu_util",
+        "preemption_storm",
     ),
     needs=("stats", "metrics"),
     levers=(KV_PLAN,),
@@ -505,6 +502,7 @@ PREEMPTIONS = Rule(
             versions="V1",
         ),
     ),
+    settings=("preemption_storm",),
     needs=(
         "stats",
         "metrics",

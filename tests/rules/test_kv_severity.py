@@ -51,3 +51,15 @@ def test_a_saturated_cache_with_a_preemption_storm_is_critical() -> None:
     d = _diagnose([ex / "vllm.log"], tuple(sorted(ex.glob("metrics-kv-pressure-*.txt"))))
     assert _sat(d)["severity"] == "critical"
     assert _sat(_diagnose([ex / "vllm.log"]))["severity"] == "warning"  # the log alone shows no storm
+
+
+def test_the_storm_is_the_settings_preemption_storm() -> None:
+    """The same 1,429 preemptions are no storm where Settings.preemption_storm asks for more."""
+    from observe.settings import Settings
+
+    ex = ROOT / "examples" / "kv-pressure"
+    metrics = tuple(sorted(ex.glob("metrics-kv-pressure-*.txt")))
+    d = report.to_dict(
+        pipeline.diagnose_paths([ex / "vllm.log"], metrics, settings=Settings(preemption_storm=5000))
+    )
+    assert _sat(d)["severity"] == "warning"
