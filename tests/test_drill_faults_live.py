@@ -74,6 +74,22 @@ def sidecar_counts(url: str) -> dict[str, float] | None:
     return got
 
 
+def counts_now(url: str) -> dict[str, float]:
+    """The sidecar's counts, waiting (60 s at most) while it is too busy to answer: on a 2-core host
+    that vLLM's CPU engine saturates, a /metrics answer can take seconds (CI's run timed out once).
+    What the drill checks is the counts, not how fast they come."""
+    got: list[dict[str, float]] = []
+
+    def answered() -> bool:
+        c = sidecar_counts(url)
+        if c is not None:
+            got.append(c)
+        return c is not None
+
+    sv.wait_until(answered, 60, interval=0.5, what="the sidecar's /metrics answering")
+    return got[-1]
+
+
 class Rotations:
     """The log's generations as they leave the path (the test keeps every byte to count lines)."""
 
@@ -296,13 +312,12 @@ def drill(
 
     def read_all() -> bool:
         c = sidecar_counts(side.url)
-        assert c is not None
-        return c["lines"] >= rot.written() - history
+        return c is not None and c["lines"] >= rot.written() - history
 
     sv.wait_until(read_all, 60, interval=0.5, what="the sidecar reading every line")
-    first = sidecar_counts(side.url)
+    first = counts_now(side.url)
     written_a = rot.written() - history
-    assert first is not None and first["crashes"] == 0, first  # the copies' old crash not replayed
+    assert first["crashes"] == 0, first  # the copies' old crash not replayed
     ev.mark("rotated and deleted")
 
     # ---- (b)+(c) the sidecar down while the EngineCore is killed under load; restarted
@@ -331,8 +346,8 @@ def drill(
 
     sv.wait_until(read_rest, 60, interval=0.5, what="the restarted sidecar reading the outage's lines")
     time.sleep(3)  # the sidecar's count settles (not an assertion: the bounds below are exact)
-    second = sidecar_counts(side.url)
-    assert second is not None and second["crashes"] == 1, second  # counted once
+    second = counts_now(side.url)
+    assert second["crashes"] == 1, second  # counted once
     t.join(120)
     # run 1 had read `first` at the check and at most `written_at_stop` by its stop (unseen: the
     # lines written between the two); run 2 resumes where run 1 stopped and reads to the end. Lines
