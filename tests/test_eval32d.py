@@ -14,16 +14,14 @@ from tests.evalkit import cases, check_cover, diagnosis, holds, labels
 
 LABELS = labels("eval32d")
 
-_Q = "Q: a log quoted in a GitHub comment ('> - ' before each line) is not read: no findings"
 _N = "N: a V1 KV message cut before its figures gets the finding and a note, no --max-model-len value"
 _J = "J: the OOM lever is a note, not a flag suggestion, when the log shows neither the value in force nor the release"
 _P = "P: a preemption storm in an offline batch (151 cumulative) makes the log critical, read as failing"
 _X = "X: label error: 030 has 4 DEBUG stats lines, not 5 (observe reads 4)"
 
-# The misses as scored at the branch point (blind), by class: (log, judgement) → the miss.
+# The misses as scored at the branch point (blind), by class: (log, judgement) → the miss. Fixed since:
+# Q (014: V0's engine-loop frames cut at both ends read as a failure while serving).
 MISSES: dict[tuple[str, int], str] = {
-    ("014", 0): _Q,
-    ("014", 1): _Q,
     ("015", 3): _N,
     ("017", 3): _J,
     ("024", 0): _P,
