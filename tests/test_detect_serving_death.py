@@ -8,7 +8,9 @@ B. A traceback cut at both ends (ERROR frames, or a worker's raw frames, no head
 C. V1's "EngineCore encountered a fatal error." and V0's "Engine background task failed" come from a running
    engine: a crash while serving, never "(startup)".
 D. An OOM while the weights are created gets the weights-loading phase and only its levers.
-E. The paste-ready command uses the launcher the log shows. F. A pasted V0 preemption warning is counted."""
+E. The paste-ready command uses the launcher the log shows. F. A pasted V0 preemption warning is counted.
+eval32d's Q: ERROR frames under V0's engine loop (run_engine_loop, engine_step), cut at both ends, are a failure
+while serving."""
 
 from __future__ import annotations
 
@@ -263,3 +265,33 @@ def test_a_cut_failure_in_the_kv_sizing_step_says_what_decides_it(path: str, tok
     assert "KV-cache sizing step" in note and "the traceback's last line decides which" in note
     assert (f"{tokens} tokens of KV cache" in note) if tokens else "tokens of KV cache" not in note
     assert not {"no_kv_cache_memory", "max_model_len_exceeds_kv_cache"} & {f["id"] for f in d["findings"]}
+
+
+def _from_first_frame(path: str, tmp: Path) -> Path:
+    """The excerpt from its first frame on: a paste that starts inside the traceback (its header, and the
+    lines before it, left out)."""
+    lines = (DATA / path).read_bytes().splitlines(keepends=True)
+    first = next(i for i, line in enumerate(lines) if b'  File "' in line)
+    out = tmp / Path(path).name
+    out.write_bytes(b"".join(lines[first:]))
+    return out
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "eval32d/014.log",  # quoted in a comment ("> - ") behind an aggregator's time stamp
+        "excerpts/v0-background-task-failed-after-stats-vllm-6208.log",  # from its first frame on
+        "excerpts/v0-background-task-failed-triton-vllm-5901.log",  # from its first frame on
+    ],
+)
+def test_a_cut_traceback_under_v0s_engine_loop_is_a_failure_while_serving(path: str, tmp_path: Path) -> None:
+    """V0's AsyncLLMEngine runs its background loop (run_engine_loop → engine_step) only on an engine already
+    built (start_background_loop, on the first request): ERROR frames under it, header and exception cut,
+    are a failure while serving, never a failed start."""
+    src = DATA / path if path.startswith("eval32d/") else _from_first_frame(path, tmp_path)
+    d = report.to_dict(pipeline.diagnose_paths([src]))
+    f = _one(d, _ERROR)
+    assert (f["severity"], f["data"]["phase"], f["data"]["cause_cut_off"]) == ("critical", "serving", True)
+    assert f["data"]["frame"] in ("run_engine_loop", "engine_step")
+    assert _NOT_STARTED not in [x["id"] for x in d["findings"]]

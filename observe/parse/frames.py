@@ -21,7 +21,9 @@ the cores' ready message first: ``MPClient._wait_for_engine_startup`` in 2025's 
 ``wait_for_engine_startup`` in 0.32's ``v1/engine/utils.py``): its frames are a death after start-up.
 So is the offline LLM's generate loop (``_run_engine``: ``entrypoints/llm.py`` 0.2 → 0.11,
 ``entrypoints/common/offline.py`` 0.32), which runs only once the LLM's engine is built: a failure
-under it is while generating. Two source lines of V1's client raise only once the engine core died
+under it is while generating; and V0's AsyncLLMEngine background loop (``run_engine_loop`` →
+``engine_step``, ``engine/async_llm_engine.py`` 0.2 → 0.10), started by ``start_background_loop`` on an
+engine already built: a failure under it is while serving. Two source lines of V1's client raise only once the engine core died
 after its start-up (``DEAD_RAISES``): a traceback cut right after one is that death.
 
 A traceback printed bare (no prefix: Python's own print of an uncaught exception, or under a
@@ -68,7 +70,11 @@ PHASE_FRAMES: dict[str, str] = {
     "_init_engine": "startup",
 }
 #: vLLM's functions that run only once its engine is built → the phase (the offline generate loop)
-SERVING_FRAMES: dict[str, str] = {"_run_engine": "serving"}
+SERVING_FRAMES: dict[str, str] = {
+    "_run_engine": "serving",
+    "run_engine_loop": "serving",
+    "engine_step": "serving",
+}
 _FRAME_RE = re.compile(r"\b(" + "|".join((*PHASE_FRAMES, *SERVING_FRAMES)) + r"|output_handler)\b", re.ASCII)
 #: a frame in vLLM's model code: the module, and the function (a constructor, or the forward pass)
 _MODEL_FRAME_RE = re.compile(
