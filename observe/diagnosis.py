@@ -240,6 +240,8 @@ class InstanceBuilder:
             s.stats_first_ts = s.stats_first_ts or ev.env.ts
             s.stats_last_ts = ev.env.ts
         s.stats_formats.add(ev.fmt)
+        if ev.env.logger_file and len(s.stats_loggers) < Summary.MAX_SITES:
+            s.stats_loggers.add(ev.env.logger_file)
         if ev.kv_device:
             s.kv_device = ev.kv_device
         kv = ev.kv_usage_pct
@@ -437,6 +439,7 @@ def _complete_config(cfg: EngineConfig, s: Summary, scrapes: Sequence[Scrape], v
         call_sites=s.call_sites,
         processes=s.processes,
         unversioned_banner=v03,  # the engine banner named no version
+        stats_loggers=s.stats_loggers,
     )
 
 

@@ -60,6 +60,9 @@ _UNVERSIONED_LAST: Version = (
     3,
 )  # the engine banner names its version from 0.4.0 (llm_engine.py, wheels)
 _DP_ENGINE_CORE: Version = (0, 10, 2)  # "(EngineCore_DP0 pid=N)" process names (corpus 053, #22205)
+#: V0's stats line logged by llm_engine.py itself (0.1.0 "Throughput:", 0.2.0 → 0.3.0 "Avg prompt
+#: throughput:", wheels 0.2.0, 0.2.7, 0.3.0); 0.3.1 moved it to engine/metrics.py (wheels 0.3.1 → 0.10.1)
+_ENGINE_LOGGED_STATS_LAST: Version = (0, 3, 0)
 
 
 @dataclass(frozen=True)
@@ -110,9 +113,11 @@ def infer_range(
     call_sites: Iterable[tuple[str, int]] = (),
     processes: Iterable[str] = (),
     unversioned_banner: bool = False,
+    stats_loggers: Iterable[str] = (),
 ) -> VersionRange:
     """The releases a log can come from: its banner's version when it printed one, else what the
-    line shapes bound (V0/V1 wording, stats clauses, logger call sites, process names)."""
+    line shapes bound (V0/V1 wording, stats clauses, logger call sites, process names, and the
+    logger files of the stats lines: ``stats_loggers``)."""
     exact = parse_version(version)
     if exact is not None:
         return VersionRange(exact, exact, (f"version {version} printed",))
@@ -142,6 +147,8 @@ def infer_range(
         if (upstream_v0 and "v1" in fmts) or (site[0] == "loggers.py" and "v0" in fmts):
             continue  # a call site of the other engine: a fork's line, not upstream's
         r = r.narrow(lo, hi, f"{site[0]}:{site[1]} call site ({src})")
+    if "v0" in fmts and "v1" not in fmts and "llm_engine.py" in set(stats_loggers):
+        r = r.narrow(None, _ENGINE_LOGGED_STATS_LAST, "V0 stats line logged by llm_engine.py (0.1.0–0.3.0)")
     return r
 
 

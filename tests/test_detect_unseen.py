@@ -91,6 +91,64 @@ def test_a_release_before_vllm_serve_gets_the_api_server_command() -> None:
     assert "--max-model-len 29472" in d["command"] and "vllm serve" not in d["command"]
 
 
+@pytest.mark.parametrize("log", ["021", "022"])
+def test_a_0_2_stats_line_without_a_version_gets_the_api_server_command(log: str) -> None:
+    """eval32d 021 (0.3.0-era, llm_engine.py:921) and 022 (0.2.x, llm_engine.py:645) show no version, but V0's
+    stats line logged by llm_engine.py itself is 0.1.0 → 0.3.0 (0.3.1 moved it to metrics.py): `vllm serve`
+    (0.5.2 →) did not exist, so the printed command is the module's."""
+    path = Path(__file__).parent / "data" / "eval32d" / f"{log}.log"
+    d = pipeline.diagnose_paths([path])
+    assert d.instances[0].config.version_range.hi == (0, 3, 0)
+    text = report.render(d, "text")
+    assert "python -m vllm.entrypoints.openai.api_server --model MODEL --gpu-memory-utilization" in text
+    assert "vllm serve" not in text and "vllm serve" not in report.to_dict(d)["command"]
+
+
+@pytest.mark.parametrize(
+    ("loggers", "fmts", "hi"),
+    [
+        (["llm_engine.py"], ["v0"], (0, 3, 0)),  # 0.1.0 → 0.3.0
+        (["metrics.py"], ["v0"], (0, 10, 99)),  # 0.3.1 → 0.10: V0's own bound only
+        (["llm_engine.py"], ["v0", "v1"], None),  # with V1 lines: a fork's, no bound from the file
+    ],
+)
+def test_the_stats_lines_logger_file_bounds_the_release(loggers: list, fmts: list, hi: tuple | None) -> None:
+    from observe import versions
+
+    r = versions.infer_range(None, stats_formats=fmts, stats_loggers=loggers)
+    assert r.hi == hi and r.lo in (None, (0, 7, 0))
+
+
+_MODULE = "python -m vllm.entrypoints.openai.api_server --model m"
+
+
+@pytest.mark.parametrize(
+    ("rng", "launcher", "program"),
+    [
+        (((0, 2, 0), (0, 3, 0)), None, _MODULE),  # before 0.5.2
+        (((0, 5, 1), (0, 5, 1)), None, _MODULE),  # the last
+        ((None, (0, 3, 0)), "api_server", _MODULE),
+        (((0, 5, 2), (0, 5, 2)), None, "vllm serve m"),  # the first with `vllm serve`
+        (((0, 6, 0), None), "api_server", "vllm serve m"),  # known to have it: the module form is deprecated
+        ((None, (0, 10, 99)), "api_server", _MODULE),  # as launched
+        ((None, (0, 10, 99)), None, "vllm serve m"),  # unknown, nothing says otherwise
+        ((None, None), None, "vllm serve m"),
+    ],
+)
+def test_the_command_form_follows_what_is_known_of_the_release(
+    rng: tuple, launcher: str | None, program: str
+) -> None:
+    """`vllm serve` is the `vllm` console script (vllm/scripts.py, `[console_scripts] vllm = vllm.scripts:main`),
+    first in the 0.5.2 wheel; 0.4.0, 0.4.3, 0.5.0.post1 and 0.5.1 ship only vllm/entrypoints/openai/api_server.py."""
+    from observe import advise
+    from observe.model import EngineConfig
+    from observe.versions import VersionRange
+
+    cfg = EngineConfig(model="m", version_range=VersionRange(*rng, ("test",)), launcher=launcher)
+    cmd = advise.command_line(cfg, [])
+    assert cmd == program or cmd.startswith(program + " ")
+
+
 def test_an_unversioned_engine_banner_bounds_the_release() -> None:
     inst = pipeline.diagnose_paths([EXCERPTS / "v0-gpu-blocks-0-qanything-302.log"]).instances[0]
     r = inst.config.version_range

@@ -284,7 +284,7 @@ def render_argv(flags: Mapping[str, Any], *, skip: Iterable[str] = ("--model",))
     return out
 
 
-#: the server's command before `vllm serve` existed (the `vllm` console script first shipped in 0.5.2)
+#: the server's command before `vllm serve` existed (the `vllm` console script, vllm/scripts.py, first shipped in 0.5.2)
 API_SERVER = ("python", "-m", "vllm.entrypoints.openai.api_server")
 SERVE_SINCE = "0.5.2"
 

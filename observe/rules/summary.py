@@ -51,6 +51,7 @@ class Summary:
     first_where: str | None = None
     last_where: str | None = None
     stats_formats: set = field(default_factory=set)
+    stats_loggers: set = field(default_factory=set)  # the logger files of the stats lines ("metrics.py", …)
     kv_device: str | None = None
     # tokens per running request, from KV usage (needs kv_cache_tokens): max over samples
     max_tokens_per_running: float | None = None
