@@ -402,7 +402,9 @@ ENGINE_ERRORS = Rule(
                 "the KV cache (warm-up, serving): `--gpu-memory-utilization` lowered by what the "
                 "allocation lacked (+20 %), `--max-num-batched-tokens` / `--max-num-seqs` halved."
                 " A value in force the log does not show is taken as the release's default and "
-                'the reason says "assuming vLLM\'s default …". Other processes holding ≥ half the '
+                'the reason says "assuming vLLM\'s default …"; with neither the value nor the release known, '
+                "the utilization goes the step below the lowest default of any release (0.9), its value in "
+                "force unknown. Other processes holding ≥ half the "
                 'GPU: "free the GPU" first. A note when reserved-but-unallocated memory ≥ '
                 "`oom_fragmentation_gib` (`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`)"
             ),
