@@ -74,6 +74,9 @@ def max_model_len_does_not_fit(p: Plan, f: Finding) -> None:
                 f" (rounded down from {int(exact):,}: the message's {need_gib:g} GiB needed and {have_gib:g} GiB "
                 f"available are rounded to ±{m_need:g} / ±{m_have:g} GiB; the exact ratio of rounded figures may not fit)"
             )
+    if tokens and not want:  # the KV tokens shown, the length asked not (a cut log): the largest that fits
+        _fit_unknown_len(p, f, int(tokens))
+        return
     if not tokens or not want:
         p.note(
             [f.id],
@@ -184,6 +187,22 @@ def max_model_len_does_not_fit(p: Plan, f: Finding) -> None:
             )
     if p.add_any_of(opts) is None:
         p.note([f.id], f"one request of {want:,} tokens needs {factor:.1f}× the KV cache this engine has")
+
+
+def _fit_unknown_len(p: Plan, f: Finding, tokens: int) -> None:
+    """The KV cache's tokens known, the --max-model-len in force not (the log does not show it; unset, it is
+    the model's own context length): the largest length that fits, rounded down to the block size."""
+    bs = int(p.cfg.block_size or defaults.block_size(p.cfg.version, engine=p.cfg.engine))
+    fits = round_down(tokens, bs) if tokens >= bs else tokens
+    p.add(
+        "--max-model-len",
+        fits,
+        f"the KV cache holds {tokens:,} tokens and vLLM refuses a --max-model-len above that (the log does not "
+        "show the value in force: the model's own context length when the flag is unset)",
+        [f.id],
+        effect=f"the engine starts: one request of up to {fits:,} tokens fits the KV cache; requests longer are "
+        "rejected (to keep the length: raise --gpu-memory-utilization or add GPUs, --tensor-parallel-size)",
+    )
 
 
 def model_len_over_model(p: Plan, f: Finding) -> None:

@@ -320,7 +320,10 @@ ENGINE_ERRORS = Rule(
                 "larger than the maximum number of tokens that can be stored in KV cache (M)`), "
                 'V1 "`X GiB KV cache is needed, which is larger than the available KV cache '
                 'memory (Y GiB)` … `estimated maximum model length is N`"; or KV tokens < `--max-'
-                "model-len` from the startup facts"
+                "model-len` from the startup facts; or a V0 traceback cut off inside the KV size check "
+                "(`raise_if_cache_size_invalid`, which raises only these two refusals), or a worker failing in "
+                "`initialize_cache` right after `# GPU blocks: N` (N > 0; titled likely: the cut exception "
+                "line decides) — observe/rules/kvcheck.py"
             ),
             advice=(
                 "any one of: `--max-model-len` = the largest length that fits (vLLM's estimate, "
