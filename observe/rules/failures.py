@@ -442,7 +442,9 @@ ENGINE_ERRORS = Rule(
             advice=(
                 "a note: the failure is explained by another finding above (its fix makes the "
                 "engine start), or the root cause the traceback names, or — when the log cut it "
-                "off — keep the whole log to find the first exception"
+                "off — keep the whole log to find the first exception. Cut off after the weights "
+                "loaded, with no `--max-model-len` and a model whose name states a context over "
+                "`long_context_len` (32,768) tokens (`-1048k`, `-1M`): `--max-model-len` that as a first step"
             ),
             role="failure",
             label="`engine_startup_failed`, `engine_error` (critical)",
@@ -466,6 +468,7 @@ ENGINE_ERRORS = Rule(
     settings=(
         "oom_fragmentation_gib",
         "max_gpu_util",
+        "long_context_len",
     ),
     needs=(
         "errors",
@@ -479,6 +482,7 @@ ENGINE_ERRORS = Rule(
         on(FindingId.CUDA_OOM, 13, oom.oom, also=(FindingId.GPU_MEMORY_UTILIZATION_TOO_HIGH,)),
         on(FindingId.NO_KV_CACHE_MEMORY, 14, start.no_kv_memory),
         on(FindingId.PROMPT_TOO_LONG, 15, start.prompt_too_long),
+        on(FindingId.ENGINE_STARTUP_FAILED, 16, start.long_context_start),
     ),
     also=(FindingId.ENGINE_ERROR,),
 )
