@@ -135,6 +135,12 @@ class Settings:
         "allocation) points to fragmentation (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True).",
         "engine",
     )
+    long_context_len: int = _f(
+        32768,
+        "A start-up cut off after the weights loaded, with no --max-model-len, of a model whose name states a "
+        "longer context (-1048k, -1M): --max-model-len this as a first step (vLLM took the model's own length).",
+        "engine",
+    )
     max_gpu_util: float = _f(
         0.95,
         "The most --gpu-memory-utilization the advisor suggests: the KV plan raises it to this, a cache "

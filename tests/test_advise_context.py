@@ -4,6 +4,8 @@ settings tests are in tests/rules/test_kv.py and test_thresholds.py.)"""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from observe import advise
@@ -74,6 +76,37 @@ def test_oom_while_serving_with_unknown_utilization_assumes_the_release_default(
     assert (r.flag, r.suggested) == ("--gpu-memory-utilization", 0.87)
     assert "assuming vLLM's default 0.9" in r.reason and r.current_is_default
     assert "1.50 GiB" in (r.expected_effect or "")
+
+
+@pytest.mark.parametrize("engine", [None, "v1"])
+def test_oom_while_serving_with_neither_value_nor_release_is_a_flag_step_below_every_default(
+    engine: str | None,
+) -> None:
+    """Issue 32 class J (eval32c 011, 020): the log shows neither --gpu-memory-utilization nor the release, so
+    no default can be assumed; the lever is still a flag suggestion: the step below the lowest default any
+    release has (0.9), its value in force unknown (None), never a default."""
+    from observe.flags import vllmflags
+
+    cfg = EngineConfig(engine=engine, device="GPU")
+    # eval32c 011's message: 2 GiB asked, 979.69 MiB free of 23.69 GiB, this process 22.73 GiB
+    msg = {"tried_to_allocate_gib": 2.0, "total_capacity_gib": 23.69, "free_gib": 0.956729}
+    oom = _f("cuda_oom", process_in_use_gib=22.73, **msg)
+    plan = advise.plan(cfg, [oom])
+    (r,) = [x for x in plan.recommendations if x.flag == "--gpu-memory-utilization"]
+    low = min(vllmflags.gpu_memory_utilization(".".join(map(str, v))) or 9 for v in vllmflags.versions_read())
+    step = math.ceil((2.0 - 0.956729) * 1.2 / 23.69 * 100) / 100
+    assert r.current is None and not r.current_is_default
+    assert r.suggested == round(low - step, 2) < low
+    assert "first step" in r.reason and f"below {low:g}, the lowest default of any release" in r.reason
+    # the value in force, when the log shows it, is what the step is taken from (never the lowest default)
+    shown = advise.plan(EngineConfig(engine=engine, device="GPU", gpu_memory_utilization=0.7), [oom])
+    (r2,) = [x for x in shown.recommendations if x.flag == "--gpu-memory-utilization"]
+    assert (r2.current, r2.suggested) == (0.7, round(0.7 - step, 2))
+    # other processes holding most of the GPU: "free the GPU" first, no utilization for the rest
+    busy = _f(
+        "cuda_oom", tried_to_allocate_gib=2.0, total_capacity_gib=23.69, free_gib=0.5, process_in_use_gib=4.0
+    )
+    assert "--gpu-memory-utilization" not in _offered(advise.plan(cfg, [busy]))
 
 
 def test_oom_capturing_cuda_graphs_gets_eager_first() -> None:

@@ -248,22 +248,16 @@ def test_a_v1_workers_exception_before_enginecore_failed_to_start_is_one_failed_
     assert "engine_error" not in {x["id"] for x in d["findings"]}
 
 
-@pytest.mark.parametrize(
-    ("path", "tokens"),
-    [
-        ("eval32b/008.log", None),
-        ("eval32b/010.log", "6,048"),
-        ("eval32b/021.log", None),
-        ("eval32b/018.log", None),
-    ],
-)
-def test_a_cut_failure_in_the_kv_sizing_step_says_what_decides_it(path: str, tokens: str | None) -> None:
-    """Issue 32 D: initialize_cache / _initialize_kv_caches raised, the exception cut off. The log cannot
-    tell no KV memory from --max-model-len over the KV capacity: the note names both and what decides."""
+@pytest.mark.parametrize("path", ["eval32b/021.log", "eval32b/018.log"])
+def test_a_cut_failure_in_the_kv_sizing_step_says_what_decides_it(path: str) -> None:
+    """Issue 32 D: initialize_cache / _initialize_kv_caches raised, the exception cut off, and neither the KV
+    size check's own frame nor the GPU blocks are in the paste: no KV memory, --max-model-len over the KV
+    capacity, the allocation or the graph capture — the note names them and what decides (eval32b 008 and
+    010, which show the check's frame or the blocks, are tests/test_detect_kv_check.py's)."""
     d = _diagnose(path)
     (note,) = [n["text"] for n in d["advice_notes"] if "engine_startup_failed" in n["finding_ids"]]
     assert "KV-cache sizing step" in note and "the traceback's last line decides which" in note
-    assert (f"{tokens} tokens of KV cache" in note) if tokens else "tokens of KV cache" not in note
+    assert "tokens of KV cache" not in note
     assert not {"no_kv_cache_memory", "max_model_len_exceeds_kv_cache"} & {f["id"] for f in d["findings"]}
 
 

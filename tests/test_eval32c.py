@@ -14,13 +14,10 @@ from tests.evalkit import cases, check_cover, diagnosis, holds, labels
 
 LABELS = labels("eval32c")
 
-_J = "J: the OOM lever is a note, not a flag suggestion, when the log shows neither the value in force nor the release"
 _L = "L: V1's 'Preempted request … has been resumed!' is not read as a preemption"
 
 # The misses as scored at the branch point (blind), by class: (log, judgement) → the miss.
 MISSES: dict[tuple[str, int], str] = {
-    ("011", 2): _J,
-    ("020", 3): _J,
     ("028", 1): _L,
 }
 

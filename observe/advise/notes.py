@@ -50,7 +50,10 @@ def _failure_text(f: Finding, causes: Sequence[Finding], kv_tokens: int | None =
         )
     if causes:
         names = ", ".join(c.id for c in causes)
-        return f"the failure is explained by {names}: its fix above makes the engine start"
+        dead = f.id == FindingId.ENGINE_CRASHED or f.data.get("phase") == "serving"  # it had started
+        return f"the failure is explained by {names}: its fix above " + (
+            "keeps the engine from dying of it" if dead else "makes the engine start"
+        )
     if (not root or "cut off" in str(root)) and (kv := _kv_sizing_text(f, kv_tokens)):
         return kv  # the cause is cut off, but the step names the two refusals it can be
     if root:

@@ -230,6 +230,32 @@ def _lower_util(p: Plan, f: Finding, m: _Mem, why: str) -> Recommendation | None
     )
 
 
+def _util_step(p: Plan, f: Finding, m: _Mem, lack: float) -> Recommendation | None:
+    """The value in force unknown and no release to take a default from: --gpu-memory-utilization a step
+    (what the allocation lacked, with MARGIN) below the lowest default any release has (0.9; 0.92 from 0.20,
+    1.0 from 0.34), so it is lower than what ran whichever release it was, unless it was set lower still.
+    A flag every release has (0.1.7 →); the value in force stays unknown (never taken as a default)."""
+    if p.current("--gpu-memory-utilization")[0] is not None or m.others_hold_most() or not m.total:
+        return None
+    from observe.flags import vllmflags
+
+    lows = [vllmflags.gpu_memory_utilization(".".join(map(str, v))) for v in vllmflags.versions_read()]
+    low = min(x for x in lows if x is not None)
+    step = max(0.02, ceil_to(lack * MARGIN / m.total, 0.01))
+    new = round(low - step, 2)
+    return p.make(
+        "--gpu-memory-utilization",
+        new,
+        f"first step: leave room for activation peaks outside the KV cache, {step:g} below the value in force; "
+        f"the log shows neither that value nor the release, so {new:g} is {step:g} below {low:g}, the lowest "
+        f"default of any release (if it was set below {low:g}, take {step:g} off that instead); if it recurs, "
+        "halve --max-num-batched-tokens or --max-num-seqs (smaller peaks), or add GPUs (--tensor-parallel-size)",
+        [f.id, FindingId.GPU_MEMORY_UTILIZATION_TOO_HIGH],
+        effect=f"{step * m.total:.2f} GiB more room outside the KV cache of {m.total:.2f} GiB{m.reading()}; "
+        f"the allocation that failed lacked {lack:.2f} GiB; the KV cache shrinks by as much",
+    )
+
+
 def _halve(p: Plan, f: Finding, flag: str, floor: int, why: str, effect: str) -> Recommendation | None:
     cur, is_default = p.current(flag)
     if cur is None or int(cur) <= floor:
@@ -442,7 +468,7 @@ def _after_kv(p: Plan, f: Finding, m: _Mem, *, sampler: bool) -> None:
         _first_step(
             p, f, m, "--max-num-seqs", what, "a lower --gpu-memory-utilization (room outside the KV cache)"
         )
-    elif lack is not None and m.total:
+    elif lack is not None and m.total and p.add_any_of([_util_step(p, f, m, lack)]) is None:
         step = max(0.02, ceil_to(lack * MARGIN / m.total, 0.01))
         p.note(
             [f.id],
@@ -451,7 +477,7 @@ def _after_kv(p: Plan, f: Finding, m: _Mem, *, sampler: bool) -> None:
             "whose default it would be); if it recurs, halve --max-num-batched-tokens or --max-num-seqs "
             "(smaller peaks), or add GPUs (--tensor-parallel-size)",
         )
-    else:
+    elif lack is None or not m.total:
         _fallback(
             p,
             f,

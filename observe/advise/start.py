@@ -74,6 +74,9 @@ def max_model_len_does_not_fit(p: Plan, f: Finding) -> None:
                 f" (rounded down from {int(exact):,}: the message's {need_gib:g} GiB needed and {have_gib:g} GiB "
                 f"available are rounded to ±{m_need:g} / ±{m_have:g} GiB; the exact ratio of rounded figures may not fit)"
             )
+    if tokens and not want:  # the KV tokens shown, the length asked not (a cut log): the largest that fits
+        _fit_unknown_len(p, f, int(tokens))
+        return
     if not tokens or not want:
         p.note(
             [f.id],
@@ -184,6 +187,22 @@ def max_model_len_does_not_fit(p: Plan, f: Finding) -> None:
             )
     if p.add_any_of(opts) is None:
         p.note([f.id], f"one request of {want:,} tokens needs {factor:.1f}× the KV cache this engine has")
+
+
+def _fit_unknown_len(p: Plan, f: Finding, tokens: int) -> None:
+    """The KV cache's tokens known, the --max-model-len in force not (the log does not show it; unset, it is
+    the model's own context length): the largest length that fits, rounded down to the block size."""
+    bs = int(p.cfg.block_size or defaults.block_size(p.cfg.version, engine=p.cfg.engine))
+    fits = round_down(tokens, bs) if tokens >= bs else tokens
+    p.add(
+        "--max-model-len",
+        fits,
+        f"the KV cache holds {tokens:,} tokens and vLLM refuses a --max-model-len above that (the log does not "
+        "show the value in force: the model's own context length when the flag is unset)",
+        [f.id],
+        effect=f"the engine starts: one request of up to {fits:,} tokens fits the KV cache; requests longer are "
+        "rejected (to keep the length: raise --gpu-memory-utilization or add GPUs, --tensor-parallel-size)",
+    )
 
 
 def model_len_over_model(p: Plan, f: Finding) -> None:
@@ -318,3 +337,52 @@ def prompt_too_long(p: Plan, f: Finding) -> None:
             effect=f"a whole {new:,}-token prompt fits one prefill step",
         )
     p.note([f.id], "or truncate prompts client-side to the current limit")
+
+
+#: a context length a model's name states ("-128k", "-1048k", "-1M"): the last such part of its name
+_NAMED_CONTEXT_RE = re.compile(r"(?:^|[-_.])(\d+(?:\.\d+)?)([kKmM])(?=$|[-_.])", re.ASCII)
+
+
+def named_context(model: str | None) -> tuple[int, str] | None:
+    """The context length the model's name states (tokens, as written: 1048k → 1,048,000), if any."""
+    if not model:
+        return None
+    found = list(_NAMED_CONTEXT_RE.finditer(model.rstrip("/").rsplit("/", 1)[-1]))
+    if not found:
+        return None
+    m = found[-1]
+    unit = 1000 if m.group(2) in "kK" else 1_000_000
+    return int(float(m.group(1)) * unit), m.group(0).lstrip("-_.")
+
+
+def long_context_start(p: Plan, f: Finding) -> None:
+    """A start-up failure after the weights loaded, its cause cut off, of a model whose name states a context
+    over Settings.long_context_len tokens while the command sets no --max-model-len: vLLM took the model's own
+    length, and the steps that failed are the ones it sizes (V0's profile pass runs max(max_model_len, 2048)
+    tokens a step without chunked prefill, config.py 0.2 → 0.5; the KV cache must hold one such request)."""
+    cfg, d, first = p.cfg, f.data, p.settings.long_context_len
+    named = named_context(cfg.model)
+    if (
+        named is None
+        or named[0] <= first
+        or cfg.weights_gib is None
+        or d.get("phase") in ("loading", "serving", "shutdown")
+        or not (d.get("cause_cut_off") or not d.get("root_cause"))
+        or cfg.flags_damaged
+        or p.current("--max-model-len")[0] is not None
+    ):
+        return
+    tokens, word = named
+    p.add(
+        "--max-model-len",
+        first,
+        f"first step: the model's name states a {word} context (~{tokens:,} tokens) and the command sets no "
+        f"--max-model-len, so vLLM took the model's own length; the start failed after the weights loaded "
+        f"({cfg.weights_gib:g} GB), in the steps that length sizes (V0's profile pass runs up to that many tokens "
+        "a step without chunked prefill; the KV cache must hold one such request); the traceback is cut before "
+        "its exception line, which confirms it. Raise it while the engine starts (vLLM's KV error names the "
+        "largest that fits)",
+        [f.id],
+        effect=f"the profile pass and one request's KV cache sized for {first:,} tokens instead "
+        f"of ~{tokens:,}; requests longer are rejected",
+    )

@@ -42,6 +42,11 @@ from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
 from observe.parse.failures import Failure, RunState
 
+#: V0's KV-cache size check (worker.py 0.4 → 0.10, the first step of ``Worker.initialize_cache``): it raises only
+#: "No available memory for the cache blocks" (no GPU blocks) or "The model's max seq len (N) is larger than
+#: the maximum number of tokens that can be stored in KV cache (M)" — read in the 0.4.1 and 0.5.0.post1 wheels.
+#: A traceback cut at its call (or its frame) is that refusal, whatever the record's header: ``kv_check``
+KV_CHECK = "raise_if_cache_size_invalid"
 #: vLLM's start-up functions, as they show in frames (``File "…", line N, in f`` or the call under
 #: it) → the phase (the names of V0 worker.py / model_runner.py / parallel_state.py / pynccl.py, of
 #: model_loader and models/utils.py, and the V1 gpu_worker.py / gpu_model_runner.py / core.py, 0.4 → 0.32)
@@ -57,6 +62,7 @@ PHASE_FRAMES: dict[str, str] = {
     "determine_num_available_blocks": "profiling",
     "determine_available_memory": "profiling",
     "initialize_cache": "kv_cache_init",
+    KV_CHECK: "kv_cache_init",
     "initialize_from_config": "kv_cache_init",
     "_initialize_kv_caches": "kv_cache_init",
     "capture_model": "cuda_graph_capture",
@@ -155,6 +161,11 @@ def raised_dead(text: str, frame: tuple[str, str] | None, run: RunState) -> Fail
     cause = _DEAD_RAISED[text].format(f=func)
     d = {"form": "engine_dead", "phase": "serving", "cause": cause, "frame": func, "from_source": True}
     return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed",))
+
+
+def kv_check(msg: str) -> bool:
+    """Whether msg is a frame of V0's KV-cache size check, or its call's source line (``KV_CHECK``)."""
+    return KV_CHECK in msg and msg[:1].isspace() and _FRAME_RE.search(msg.strip()) is not None
 
 
 def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | None:

@@ -10,7 +10,8 @@
 - one module per family: ``failures`` (the engine did not start, failed or died, requests
   rejected), ``kv`` (KV cache and memory), ``swap`` (V0 swap space), ``batch`` (batch size and
   queues), ``length`` (context length), ``latency`` (latency and SLOs), ``stall`` (stalls and
-  hangs), ``spec`` (speculative decoding), ``hints`` (vLLM's own hints);
+  hangs), ``spec`` (speculative decoding), ``hints`` (vLLM's own hints), ``kvcheck`` (V0's KV size
+  check cut off);
 - ``table`` — ``RULES``, the one ordered table: detection runs in its order, the levers in their
   rank, the notes close the plan; ``doc`` renders docs/findings.md from it.
 

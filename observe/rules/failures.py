@@ -320,7 +320,10 @@ ENGINE_ERRORS = Rule(
                 "larger than the maximum number of tokens that can be stored in KV cache (M)`), "
                 'V1 "`X GiB KV cache is needed, which is larger than the available KV cache '
                 'memory (Y GiB)` … `estimated maximum model length is N`"; or KV tokens < `--max-'
-                "model-len` from the startup facts"
+                "model-len` from the startup facts; or a V0 traceback cut off inside the KV size check "
+                "(`raise_if_cache_size_invalid`, which raises only these two refusals), or a worker failing in "
+                "`initialize_cache` right after `# GPU blocks: N` (N > 0; titled likely: the cut exception "
+                "line decides) — observe/rules/kvcheck.py"
             ),
             advice=(
                 "any one of: `--max-model-len` = the largest length that fits (vLLM's estimate, "
@@ -402,7 +405,9 @@ ENGINE_ERRORS = Rule(
                 "the KV cache (warm-up, serving): `--gpu-memory-utilization` lowered by what the "
                 "allocation lacked (+20 %), `--max-num-batched-tokens` / `--max-num-seqs` halved."
                 " A value in force the log does not show is taken as the release's default and "
-                'the reason says "assuming vLLM\'s default …". Other processes holding ≥ half the '
+                'the reason says "assuming vLLM\'s default …"; with neither the value nor the release known, '
+                "the utilization goes the step below the lowest default of any release (0.9), its value in "
+                "force unknown. Other processes holding ≥ half the "
                 'GPU: "free the GPU" first. A note when reserved-but-unallocated memory ≥ '
                 "`oom_fragmentation_gib` (`PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`)"
             ),
@@ -437,7 +442,9 @@ ENGINE_ERRORS = Rule(
             advice=(
                 "a note: the failure is explained by another finding above (its fix makes the "
                 "engine start), or the root cause the traceback names, or — when the log cut it "
-                "off — keep the whole log to find the first exception"
+                "off — keep the whole log to find the first exception. Cut off after the weights "
+                "loaded, with no `--max-model-len` and a model whose name states a context over "
+                "`long_context_len` (32,768) tokens (`-1048k`, `-1M`): `--max-model-len` that as a first step"
             ),
             role="failure",
             label="`engine_startup_failed`, `engine_error` (critical)",
@@ -461,6 +468,7 @@ ENGINE_ERRORS = Rule(
     settings=(
         "oom_fragmentation_gib",
         "max_gpu_util",
+        "long_context_len",
     ),
     needs=(
         "errors",
@@ -474,6 +482,7 @@ ENGINE_ERRORS = Rule(
         on(FindingId.CUDA_OOM, 13, oom.oom, also=(FindingId.GPU_MEMORY_UTILIZATION_TOO_HIGH,)),
         on(FindingId.NO_KV_CACHE_MEMORY, 14, start.no_kv_memory),
         on(FindingId.PROMPT_TOO_LONG, 15, start.prompt_too_long),
+        on(FindingId.ENGINE_STARTUP_FAILED, 16, start.long_context_start),
     ),
     also=(FindingId.ENGINE_ERROR,),
 )
