@@ -15,7 +15,6 @@ from tests.evalkit import cases, check_cover, diagnosis, holds, labels
 LABELS = labels("eval32d")
 
 _N = "N: a V1 KV message cut before its figures gets the finding and a note, no --max-model-len value"
-_J = "J: the OOM lever is a note, not a flag suggestion, when the log shows neither the value in force nor the release"
 _P = "P: a preemption storm in an offline batch (151 cumulative) makes the log critical, read as failing"
 _X = "X: label error: 030 has 4 DEBUG stats lines, not 5 (observe reads 4)"
 
@@ -23,7 +22,6 @@ _X = "X: label error: 030 has 4 DEBUG stats lines, not 5 (observe reads 4)"
 # Q (014: V0's engine-loop frames cut at both ends read as a failure while serving).
 MISSES: dict[tuple[str, int], str] = {
     ("015", 3): _N,
-    ("017", 3): _J,
     ("024", 0): _P,
     ("030", 1): _X,
 }
