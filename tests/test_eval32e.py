@@ -1,0 +1,46 @@
+"""Issue 32's fifth blind measurement: 30 more real excerpts from public issues observe had never seen
+(tests/data/eval32e/NNN.log, sources in tests/data/PROVENANCE.md), each with the judgements a senior vLLM
+engineer insists on, written in tests/data/eval32e/labels.json and committed (5171908) before observe ran
+on any of them. Every judgement observe agrees with is asserted, so a regression fails; every one it
+disagrees with is an xfail(strict=True) case naming its miss class, so a fix makes it flip (then take it
+out of MISSES). tests/data/eval32e/RESULTS.md has the figures and the classes.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.evalkit import cases, check_cover, diagnosis, holds, labels
+
+LABELS = labels("eval32e")
+
+_R = (
+    "R: a V1 EngineCore traceback cut above its header and before its exception, with only the executor's"
+    " construction frames (EngineCore.__init__ -> _init_executor -> _init_workers_ray), gives no finding"
+)
+_S = (
+    "S: a traceback cut at both ends whose frames are the executor's execute_model (V1 collective_rpc ->"
+    " get_response under core.py, V0 MQLLMEngine's _driver_execute_model under engine.py) gives no finding"
+)
+_T = "T: a bare quantization refusal (the message alone, no vLLM prefix) is refused as 'no vLLM log lines'"
+
+# The misses as scored at the branch point (blind), by class: (log, judgement) → the miss.
+MISSES: dict[tuple[str, int], str] = {
+    ("011", 0): _R,
+    ("011", 1): _R,
+    ("016", 0): _S,
+    ("016", 1): _S,
+    ("017", 0): _S,
+    ("017", 1): _S,
+    ("019", 0): _T,
+}
+
+
+@pytest.mark.parametrize(("log", "i"), cases(LABELS, MISSES))
+def test_judgement(log: str, i: int) -> None:
+    j = LABELS[log]["judgements"][i]
+    assert holds(diagnosis("eval32e", log), j["check"]), j["text"]
+
+
+def test_labels_cover_every_log() -> None:
+    check_cover("eval32e", MISSES)
