@@ -75,12 +75,25 @@ PHASE_FRAMES: dict[str, str] = {
     "from_engine_args": "startup",
     "_init_engine": "startup",
 }
-#: vLLM's functions that run only once its engine is built → the phase (the offline generate loop)
+#: vLLM's functions that run only once its engine is built → the phase (the offline generate loop; V0's
+#: distributed executors' driver step, called only by their ``execute_model`` and by
+#: ``stop_remote_worker_execution_loop``, both from ``LLMEngine.step`` / ``step_async``, 0.4 → 0.10)
 SERVING_FRAMES: dict[str, str] = {
     "_run_engine": "serving",
     "run_engine_loop": "serving",
     "engine_step": "serving",
+    "_driver_execute_model": "serving",
+    "_driver_execute_model_async": "serving",
 }
+#: an executor's ``execute_model`` (V0 ``vllm/executor/``, V1 ``vllm/v1/executor/``): called only by the engine's
+#: step (V0 ``LLMEngine.step`` / ``AsyncLLMEngine.step_async``; V1 ``EngineCore.step`` /
+#: ``step_with_batch_queue``, 0.6.2, 0.10.2, 0.32) — the start-up's profiling and warm-up reach the workers
+#: through ``determine_num_available_blocks`` / ``collective_rpc`` instead, and a model runner's or worker's
+#: own ``execute_model`` (which V0's ``profile_run`` calls) is in another folder. ``collective_rpc`` and
+#: ``get_response`` under it serve both, so they tell nothing by themselves.
+_EXECUTOR_RUN_RE = re.compile(
+    r'File "[^"]*/vllm/(?:v1/)?executor/\w+\.py", line \d+, in (execute_model(?:_async)?)\b', re.ASCII
+)
 _FRAME_RE = re.compile(r"\b(" + "|".join((*PHASE_FRAMES, *SERVING_FRAMES)) + r"|output_handler)\b", re.ASCII)
 #: a frame in vLLM's model code: the module, and the function (a constructor, or the forward pass)
 _MODEL_FRAME_RE = re.compile(
@@ -193,6 +206,8 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
         func = f"{mm.group('mod')}.{mm.group('func')}"
         built = mm.group("func") == "__init__"  # a forward pass: the start-up's dummy runs, or serving
         phase = "loading_weights" if built else ("serving" if run.stats_seen else "startup")
+    elif (em := _EXECUTOR_RUN_RE.search(text)) is not None:
+        func, phase = em.group(1), "serving"
     elif logger in WORKER_LOGGERS and (wm := _ANY_FRAME_RE.match(text)) is not None:
         func, phase = wm.group("func"), "serving" if run.stats_seen else "startup"
     else:
