@@ -336,3 +336,30 @@ def test_a_model_runners_execute_model_under_the_profile_run_stays_profiling() -
     """A model runner's own execute_model (V0's profile_run calls it) is not the executor's: still start-up."""
     d = _diagnose("excerpts/cut-frames-profile-run-hpu-vllm-fork-417.log")
     assert "serving" not in [f["data"].get("phase") for f in d["findings"]]
+
+
+def _to_line(path: str, needle: bytes, tmp: Path) -> Path:
+    """The excerpt up to (and with) its first line holding needle: a paste cut there."""
+    lines = (DATA / path).read_bytes().splitlines(keepends=True)
+    last = next(i for i, line in enumerate(lines) if needle in line)
+    out = tmp / Path(path).name
+    out.write_bytes(b"".join(lines[: last + 1]))
+    return out
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "eval32e/011.log",  # V1 core.py:367: EngineCore.__init__ -> _init_executor -> _init_workers_ray, cut
+        "eval32/030.log",  # V0 engine.py:448, cut at its _init_workers_ray frame (before init_device)
+    ],
+)
+def test_a_traceback_cut_in_the_executors_construction_is_a_failed_start(path: str, tmp_path: Path) -> None:
+    """ExecutorBase.__init__ → _init_executor → (Ray) _init_workers_ray run only while the engine is built:
+    ERROR frames cut above the header and before the exception are a failed start, cause cut off (class R)."""
+    src = DATA / path if path.startswith("eval32e/") else _to_line(path, b"in _init_workers_ray", tmp_path)
+    d = report.to_dict(pipeline.diagnose_paths([src]))
+    f = _one(d, _NOT_STARTED)
+    assert (f["severity"], f["data"]["phase"], f["data"]["cause_cut_off"]) == ("critical", "startup", True)
+    assert f["data"]["frame"] in ("_init_executor", "_init_workers_ray")
+    assert "engine_crashed" not in [x["id"] for x in d["findings"]]

@@ -14,16 +14,10 @@ from tests.evalkit import cases, check_cover, diagnosis, holds, labels
 
 LABELS = labels("eval32e")
 
-_R = (
-    "R: a V1 EngineCore traceback cut above its header and before its exception, with only the executor's"
-    " construction frames (EngineCore.__init__ -> _init_executor -> _init_workers_ray), gives no finding"
-)
 _T = "T: a bare quantization refusal (the message alone, no vLLM prefix) is refused as 'no vLLM log lines'"
 
 # The misses as scored at the branch point (blind), by class: (log, judgement) → the miss.
 MISSES: dict[tuple[str, int], str] = {
-    ("011", 0): _R,
-    ("011", 1): _R,
     ("019", 0): _T,
 }
 

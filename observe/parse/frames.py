@@ -74,6 +74,10 @@ PHASE_FRAMES: dict[str, str] = {
     "init_device": "startup",
     "from_engine_args": "startup",
     "_init_engine": "startup",
+    # the executor's construction: ExecutorBase.__init__ → _init_executor → (Ray) _init_workers_ray, called
+    # only there (V0 executor_base.py 0.4 → 0.10, V1 EngineCore.__init__'s executor_class(vllm_config))
+    "_init_executor": "startup",
+    "_init_workers_ray": "startup",
 }
 #: vLLM's functions that run only once its engine is built → the phase (the offline generate loop; V0's
 #: distributed executors' driver step, called only by their ``execute_model`` and by
