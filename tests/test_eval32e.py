@@ -14,12 +14,10 @@ from tests.evalkit import cases, check_cover, diagnosis, holds, labels
 
 LABELS = labels("eval32e")
 
-_T = "T: a bare quantization refusal (the message alone, no vLLM prefix) is refused as 'no vLLM log lines'"
 
-# The misses as scored at the branch point (blind), by class: (log, judgement) → the miss.
-MISSES: dict[tuple[str, int], str] = {
-    ("019", 0): _T,
-}
+# The misses as scored at the branch point (blind), by class: (log, judgement) → the miss. All seven (classes
+# R, S and T: tests/data/eval32e/RESULTS.md) are fixed: none is left.
+MISSES: dict[tuple[str, int], str] = {}
 
 
 @pytest.mark.parametrize(("log", "i"), cases(LABELS, MISSES))
