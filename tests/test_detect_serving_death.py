@@ -363,3 +363,32 @@ def test_a_traceback_cut_in_the_executors_construction_is_a_failed_start(path: s
     assert (f["severity"], f["data"]["phase"], f["data"]["cause_cut_off"]) == ("critical", "startup", True)
     assert f["data"]["frame"] in ("_init_executor", "_init_workers_ray")
     assert "engine_crashed" not in [x["id"] for x in d["findings"]]
+
+
+def _from_line(path: str, needle: bytes, tmp: Path) -> Path:
+    """The excerpt from its first line holding needle on: a paste that starts there."""
+    lines = (DATA / path).read_bytes().splitlines(keepends=True)
+    first = next(i for i, line in enumerate(lines) if needle in line)
+    out = tmp / Path(path).name
+    out.write_bytes(b"".join(lines[first:]))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("path", "frame"),
+    [
+        ("eval32e/016.log", "collective_rpc"),  # V1: collective_rpc -> get_response, its execute_model cut
+        ("eval32/030.log", "_run_workers"),  # V0: _run_workers -> execute_method, its _init_workers_ray cut
+    ],
+)
+def test_a_cut_traceback_in_a_frame_shared_by_start_up_and_serving_is_failing_phase_unknown(
+    path: str, frame: str, tmp_path: Path
+) -> None:
+    """V1's collective_rpc and V0's _run_workers carry the start-up's worker calls and every step's: frames cut
+    to them alone are a failure (critical) whose phase is unknown — neither a failed start nor a crash while
+    serving is guessed, and the report says why."""
+    d = report.to_dict(pipeline.diagnose_paths([_from_line(path, f"in {frame}".encode(), tmp_path)]))
+    f = _one(d, _ERROR)
+    assert (f["severity"], f["data"]["phase"], f["data"]["frame"]) == ("critical", "unknown", frame)
+    assert "(phase unknown)" in f["title"] and "runs both at start-up and while serving" in f["evidence"]
+    assert not {_NOT_STARTED, "engine_crashed"} & {x["id"] for x in d["findings"]}
