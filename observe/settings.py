@@ -118,6 +118,12 @@ class Settings:
         "cache beside it, are critical from here (each preemption recomputes a request's whole KV cache).",
         "kv",
     )
+    preemption_pattern: int = _f(
+        2,
+        "Preemptions in a log or its /metrics that call for a KV lever: fewer are noted, with no flag change "
+        "(one preemption recomputes one request: slow, not a pattern to resize the engine for).",
+        "kv",
+    )
     silent_preemption_kv_pct: float = _f(
         98.0,
         "KV usage at or above which Running falling while Waiting rises by the same count (no prefill) "

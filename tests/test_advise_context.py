@@ -106,7 +106,32 @@ def test_oom_while_serving_with_neither_value_nor_release_is_a_flag_step_below_e
     busy = _f(
         "cuda_oom", tried_to_allocate_gib=2.0, total_capacity_gib=23.69, free_gib=0.5, process_in_use_gib=4.0
     )
-    assert "--gpu-memory-utilization" not in _offered(advise.plan(cfg, [busy]))
+    busy_plan = advise.plan(cfg, [busy])
+    assert not _offered(busy_plan)
+    (note,) = [n.text for n in busy_plan.notes]
+    assert "no vLLM flag frees memory another process holds" in note and "free the GPU first" in note
+
+
+@pytest.mark.parametrize("phase", [None, "loading_weights", "profiling", "cuda_graph_capture"])
+def test_an_oom_on_a_gpu_another_process_holds_gets_no_flag(phase: str | None) -> None:
+    """eval32e 009: "Process 3888866 has 71.11 GiB memory in use. Including non-PyTorch memory, this process has
+    8.08 GiB memory in use." while the weights load: the GPU is another process's; whatever the phase, no vLLM
+    flag frees it, and the advice says so in one note instead of a utilization or batch step."""
+    from pathlib import Path
+
+    from observe import pipeline, report
+
+    d = report.to_dict(pipeline.diagnose_paths([Path(__file__).parent / "data" / "eval32e" / "009.log"]))
+    (oom,) = [f for f in d["findings"] if f["id"] == "cuda_oom"]
+    assert oom["data"]["process_in_use_gib"] == 8.08  # this process's figure, not the other process's 71.11
+    assert not d["recommendations"]
+    (note,) = [n["text"] for n in d["advice_notes"]]
+    assert "other processes hold 71.14 of this GPU's 79.22 GiB" in note
+    assert "no vLLM flag frees memory another process holds" in note
+    data = {k: oom["data"][k] for k in ("tried_to_allocate_gib", "total_capacity_gib", "free_gib")}
+    busy = _f("cuda_oom", phase=phase, process_in_use_gib=8.08, **data)
+    plan = advise.plan(EngineConfig(engine="v0", device="GPU"), [busy])
+    assert not _offered(plan) and len(plan.notes) == 1
 
 
 def test_oom_capturing_cuda_graphs_gets_eager_first() -> None:

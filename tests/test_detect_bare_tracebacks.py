@@ -170,3 +170,27 @@ def test_it_is_vllms_frames_that_make_a_bare_traceback_a_vllm_log(text: str, tmp
     assert without.count('File "') >= 2
     with pytest.raises(InputError, match=pipeline.NO_VLLM_LINES):
         _diagnose(without, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("path", "quant", "need", "have"),
+    [
+        ("eval32e/019.log", "awq", "7.5", "7.0"),  # the message alone, no prefix (0.2.x)
+        ("eval32b/005.log", "fp8", "9.0", "8.6"),  # the ValueError line of a Ray worker's traceback (~0.4.1)
+    ],
+)
+def test_the_quantization_capability_refusal_is_read_bare_or_prefixed(
+    path: str, quant: str, need: str, have: str
+) -> None:
+    """vLLM's quantization capability check ("The quantization method X is not supported for the current GPU.
+    Minimum capability: N. Current capability: M.", one wording 0.2 → 0.32) is vLLM's own message, so the
+    line alone is a vLLM log: a refused launch that no flag fixes (eval32e's class T)."""
+    d = report.to_dict(pipeline.diagnose_paths([DATA / path]))
+    (f,) = [f for f in d["findings"] if f["id"] == "launch_rejected"]
+    assert (
+        f["severity"] == "critical" and f["data"]["reason"] == "gpu_capability" and f["data"]["flag"] is None
+    )
+    assert f"{quant} quantization needs GPU compute capability {need} (this GPU: {have})" in f["title"]
+    (note,) = [n["text"] for n in d["advice_notes"] if n["finding_ids"] == ["launch_rejected"]]
+    assert "no launch flag lowers the compute capability" in note
+    assert not d["recommendations"] and "cuda_oom" not in [x["id"] for x in d["findings"]]

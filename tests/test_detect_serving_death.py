@@ -287,5 +287,108 @@ def test_a_cut_traceback_under_v0s_engine_loop_is_a_failure_while_serving(path: 
     d = report.to_dict(pipeline.diagnose_paths([src]))
     f = _one(d, _ERROR)
     assert (f["severity"], f["data"]["phase"], f["data"]["cause_cut_off"]) == ("critical", "serving", True)
-    assert f["data"]["frame"] in ("run_engine_loop", "engine_step")
+    assert f["data"]["frame"] in ("run_engine_loop", "engine_step", *_EXECUTOR_RUN)
     assert _NOT_STARTED not in [x["id"] for x in d["findings"]]
+
+
+_EXECUTOR_RUN = (
+    "execute_model",
+    "execute_model_async",
+    "_driver_execute_model",
+    "_driver_execute_model_async",
+)
+
+
+def _from_executor_frame(path: str, tmp: Path) -> Path:
+    """The excerpt from the executor's execute_model frame on (the engine loop's frames above it cut)."""
+    lines = (DATA / path).read_bytes().splitlines(keepends=True)
+    first = next(
+        i for i, line in enumerate(lines) if b'executor.py", line' in line and b"in execute_model" in line
+    )
+    out = tmp / Path(path).name
+    out.write_bytes(b"".join(lines[first:]))
+    return out
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "eval32e/016.log",  # V1 core.py:720: execute_model -> collective_rpc -> get_response, cut at both ends
+        "eval32e/017.log",  # V0 MQLLMEngine engine.py:157: execute_model -> _driver_execute_model, in a TUI frame
+        "excerpts/v0-background-task-failed-after-stats-vllm-6208.log",  # from execute_model_async on
+    ],
+)
+def test_a_cut_traceback_in_the_executors_execute_model_is_a_failure_while_serving(
+    path: str, tmp_path: Path
+) -> None:
+    """An executor's execute_model (V0 vllm/executor/, V1 vllm/v1/executor/) and V0's _driver_execute_model run
+    only from the engine's step: ERROR frames under them, header and exception cut, are a failure while
+    serving — not a failed start, and not nothing (eval32e's class S)."""
+    src = DATA / path if path.startswith("eval32e/") else _from_executor_frame(path, tmp_path)
+    d = report.to_dict(pipeline.diagnose_paths([src]))
+    f = _one(d, _ERROR)
+    assert (f["severity"], f["data"]["phase"], f["data"]["cause_cut_off"]) == ("critical", "serving", True)
+    assert f["data"]["frame"] in _EXECUTOR_RUN
+    assert _NOT_STARTED not in [x["id"] for x in d["findings"]]
+
+
+def test_a_model_runners_execute_model_under_the_profile_run_stays_profiling() -> None:
+    """A model runner's own execute_model (V0's profile_run calls it) is not the executor's: still start-up."""
+    d = _diagnose("excerpts/cut-frames-profile-run-hpu-vllm-fork-417.log")
+    assert "serving" not in [f["data"].get("phase") for f in d["findings"]]
+
+
+def _to_line(path: str, needle: bytes, tmp: Path) -> Path:
+    """The excerpt up to (and with) its first line holding needle: a paste cut there."""
+    lines = (DATA / path).read_bytes().splitlines(keepends=True)
+    last = next(i for i, line in enumerate(lines) if needle in line)
+    out = tmp / Path(path).name
+    out.write_bytes(b"".join(lines[: last + 1]))
+    return out
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "eval32e/011.log",  # V1 core.py:367: EngineCore.__init__ -> _init_executor -> _init_workers_ray, cut
+        "eval32/030.log",  # V0 engine.py:448, cut at its _init_workers_ray frame (before init_device)
+    ],
+)
+def test_a_traceback_cut_in_the_executors_construction_is_a_failed_start(path: str, tmp_path: Path) -> None:
+    """ExecutorBase.__init__ → _init_executor → (Ray) _init_workers_ray run only while the engine is built:
+    ERROR frames cut above the header and before the exception are a failed start, cause cut off (class R)."""
+    src = DATA / path if path.startswith("eval32e/") else _to_line(path, b"in _init_workers_ray", tmp_path)
+    d = report.to_dict(pipeline.diagnose_paths([src]))
+    f = _one(d, _NOT_STARTED)
+    assert (f["severity"], f["data"]["phase"], f["data"]["cause_cut_off"]) == ("critical", "startup", True)
+    assert f["data"]["frame"] in ("_init_executor", "_init_workers_ray")
+    assert "engine_crashed" not in [x["id"] for x in d["findings"]]
+
+
+def _from_line(path: str, needle: bytes, tmp: Path) -> Path:
+    """The excerpt from its first line holding needle on: a paste that starts there."""
+    lines = (DATA / path).read_bytes().splitlines(keepends=True)
+    first = next(i for i, line in enumerate(lines) if needle in line)
+    out = tmp / Path(path).name
+    out.write_bytes(b"".join(lines[first:]))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("path", "frame"),
+    [
+        ("eval32e/016.log", "collective_rpc"),  # V1: collective_rpc -> get_response, its execute_model cut
+        ("eval32/030.log", "_run_workers"),  # V0: _run_workers -> execute_method, its _init_workers_ray cut
+    ],
+)
+def test_a_cut_traceback_in_a_frame_shared_by_start_up_and_serving_is_failing_phase_unknown(
+    path: str, frame: str, tmp_path: Path
+) -> None:
+    """V1's collective_rpc and V0's _run_workers carry the start-up's worker calls and every step's: frames cut
+    to them alone are a failure (critical) whose phase is unknown — neither a failed start nor a crash while
+    serving is guessed, and the report says why."""
+    d = report.to_dict(pipeline.diagnose_paths([_from_line(path, f"in {frame}".encode(), tmp_path)]))
+    f = _one(d, _ERROR)
+    assert (f["severity"], f["data"]["phase"], f["data"]["frame"]) == ("critical", "unknown", frame)
+    assert "(phase unknown)" in f["title"] and "runs both at start-up and while serving" in f["evidence"]
+    assert not {_NOT_STARTED, "engine_crashed"} & {x["id"] for x in d["findings"]}

@@ -14,26 +14,10 @@ from tests.evalkit import cases, check_cover, diagnosis, holds, labels
 
 LABELS = labels("eval32e")
 
-_R = (
-    "R: a V1 EngineCore traceback cut above its header and before its exception, with only the executor's"
-    " construction frames (EngineCore.__init__ -> _init_executor -> _init_workers_ray), gives no finding"
-)
-_S = (
-    "S: a traceback cut at both ends whose frames are the executor's execute_model (V1 collective_rpc ->"
-    " get_response under core.py, V0 MQLLMEngine's _driver_execute_model under engine.py) gives no finding"
-)
-_T = "T: a bare quantization refusal (the message alone, no vLLM prefix) is refused as 'no vLLM log lines'"
 
-# The misses as scored at the branch point (blind), by class: (log, judgement) → the miss.
-MISSES: dict[tuple[str, int], str] = {
-    ("011", 0): _R,
-    ("011", 1): _R,
-    ("016", 0): _S,
-    ("016", 1): _S,
-    ("017", 0): _S,
-    ("017", 1): _S,
-    ("019", 0): _T,
-}
+# The misses as scored at the branch point (blind), by class: (log, judgement) → the miss. All seven (classes
+# R, S and T: tests/data/eval32e/RESULTS.md) are fixed: none is left.
+MISSES: dict[tuple[str, int], str] = {}
 
 
 @pytest.mark.parametrize(("log", "i"), cases(LABELS, MISSES))

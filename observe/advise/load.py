@@ -16,6 +16,7 @@ from observe.advise.units import fmt_bytes, parse_bytes, pow2_at_least
 from observe.capacity import defaults
 from observe.findingids import FindingId
 from observe.flags import known
+from observe.metrics import names
 from observe.model import Finding, Recommendation
 
 
@@ -55,6 +56,21 @@ def pressure_ids(p: Plan, by_id: Mapping[str, Finding], answers: tuple[str, ...]
     if not ids:
         return []
     strong = {FindingId.PREEMPTIONS, FindingId.QUEUE_MEMORY_BOUND, FindingId.PREEMPTIONS_LIKELY} & set(ids)
+    pre = by_id.get(FindingId.PREEMPTIONS)
+    total = pre.data.get("total") if pre is not None else None
+    if isinstance(total, int) and total < p.settings.preemption_pattern:
+        strong.discard(FindingId.PREEMPTIONS)  # one preemption: slow, not a pattern worth a flag change
+        p.note(
+            [FindingId.PREEMPTIONS],
+            f"{total} preemption{'s' if total != 1 else ''} seen: slow (a request's KV cache recomputed), not a "
+            "pattern worth a flag change; grow the KV cache if they recur"
+            + (
+                f" (V0 warns only at the 1st, 51st, … preemption: {names.NUM_PREEMPTIONS_TOTAL} in a /metrics "
+                "snapshot gives the full count)"
+                if pre is not None and pre.data.get("warnings")
+                else ""
+            ),
+        )
     sat = by_id.get(FindingId.KV_CACHE_SATURATED)
     if sat is not None and (sat.data.get("queued") or sat.severity == "critical"):  # full, requests waiting
         strong.add(FindingId.KV_CACHE_SATURATED)

@@ -17,8 +17,9 @@ Where neither the value in force nor the release is known, the note gives the fi
 the value in force, then the alternatives.
 
 Where the value in force is unknown, the recommendation is computed from the release's default
-and says so ("assuming vLLM's default 0.9"). A GPU that other processes mostly hold gets "free the
-GPU" first; a utilization for the rest only when the weights are known to fit it.
+and says so ("assuming vLLM's default 0.9"). A GPU that other processes mostly hold gets "no vLLM flag
+frees it: free the GPU, or another one", and no other lever than a utilization for the rest, only when the
+weights are known to fit it.
 """
 
 from __future__ import annotations
@@ -125,9 +126,12 @@ def oom(p: Plan, f: Finding) -> None:
         p.note(
             [f.id],
             f"other processes hold {m.others:.2f} of this GPU's {m.total:.2f} GiB (this engine had "
-            f"{m.mine or 0:.2f} GiB): free the GPU first (nvidia-smi shows who holds it; a leftover vLLM or "
-            "another job), or run on a GPU nothing else uses",
+            f"{m.mine or 0:.2f} GiB): no vLLM flag frees memory another process holds; free the GPU first "
+            "(nvidia-smi shows who holds it; a leftover vLLM or another job), or run on a GPU nothing else uses",
         )
+        # the rest of the GPU: a utilization that fits it, only when the weights are known to fit (_lower_util)
+        p.add_any_of([_lower_util(p, f, m, "fit what the other processes leave of the GPU")])
+        return
     if phase not in WEIGHTS and m.one_large():
         _one_large(p, f, m, sampler=phase == "sampler_warmup")
     elif phase in WEIGHTS:

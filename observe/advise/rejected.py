@@ -146,6 +146,14 @@ def launch_rejected(p: Plan, f: Finding) -> None:
             "suggested without it",
         )
         return
+    if f.data.get("reason") == "gpu_capability":  # vLLM's check of the GPU against the quantization method
+        p.note(
+            [f.id],
+            f"{_said(f)}: no launch flag lowers the compute capability a quantization method needs (and "
+            "--gpu-memory-utilization or the batch size play no part): run on a GPU of at least that capability, "
+            "or serve an unquantized model or one in a quantization method this GPU supports",
+        )
+        return
     if f.data.get("reason") == "unrecognized" and f.data.get("flag"):
         p.note([f.id], _unrecognized(p, f, str(f.data["flag"]), text))
         return

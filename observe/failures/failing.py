@@ -48,12 +48,13 @@ _PHASES = {
     "serving": "serving",
     "shutdown": "shutdown",
     "startup": "startup",
+    "unknown": "unknown",  # a cut traceback's frame that runs both at start-up and while serving
 }
 
 
 def phase_name(phase: Any) -> str:
     """A parser or start-up phase as a finding names it: startup | loading | profiling | serving |
-    shutdown."""
+    shutdown | unknown."""
     return _PHASES.get(str(phase), "startup") if phase else "startup"
 
 
@@ -196,7 +197,7 @@ def _before_serving(raw: Sequence[Any], phase: str) -> bool:
 
 def engine_error(c: Context) -> list[Finding]:
     """The catch-all. Data: type, message (the innermost exception of the chain, or the ERROR record),
-    phase (startup | loading | profiling | serving | shutdown), rank, count (exception lines and
+    phase (startup | loading | profiling | serving | shutdown | unknown), rank, count (exception lines and
     ERROR records unexplained), root_cause (the same as a dict, for the advice), failed (why it is
     critical: "exited" | "requests_failed" | None)."""
     s = c.summary
@@ -209,7 +210,10 @@ def engine_error(c: Context) -> list[Finding]:
         return []
     root = innermost(raw)
     assert root is not None
-    cut = None if whole else raw[-1].details  # the innermost telling frame of a cut traceback
+    # the innermost telling frame of a cut traceback; a frame shared by start-up and serving only when no
+    # other frame names the phase
+    named = [e for e in raw if e.details.get("phase") != "unknown"]
+    cut = None if whole else (named or raw)[-1].details
     if cut is not None:
         root.update(phase=phase_name(cut["phase"]), message=f"a traceback cut off in {cut['frame']}()")
     last = raw[-1]
@@ -231,6 +235,11 @@ def engine_error(c: Context) -> list[Finding]:
             f"; the frames show it raised in {cut['frame']}(), but the paste is cut off "
             + ("" if cut.get("headed") else "above the traceback's header and ")
             + "before its exception line: the full traceback (its last line) decides the cause"
+            + (
+                f"; {cut['frame']}() runs both at start-up and while serving, so the phase is unknown"
+                if cut["phase"] == "unknown"
+                else ""
+            )
         ) + after
     # a fatal error before the engine served is its failed start (V1 says so: "EngineCore failed to start")
     start = failed == "exited" and _before_serving(every, root["phase"])
@@ -240,7 +249,7 @@ def engine_error(c: Context) -> list[Finding]:
             severity="critical" if failed else "warning",
             title=f"Engine failed to start ({root['phase']})"
             if start
-            else f"The engine reported an error ({root['phase']})",
+            else f"The engine reported an error ({root['phase']})".replace("(unknown)", "(phase unknown)"),
             evidence=f"{quote(what, 400)}{ranks} — {len(raw)} "
             + ("frame(s) of a cut traceback" if cut else "exception line(s) or ERROR record(s)")
             + f" no specific rule explains{after}",

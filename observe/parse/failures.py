@@ -197,6 +197,14 @@ def _batched_below_len(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> F
     return Failure(FailureKind.INVALID_CONFIG, d, True, ("badcfg", "batched", d["max_num_batched_tokens"]))
 
 
+def _quant_capability(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """vLLM's capability check of a quantization method (0.2 model_loader.py → 0.10 config/__init__.py →
+    0.32 config/vllm.py, one wording): the GPU is too old for it; no launch flag lowers the minimum."""
+    d = {"source": "config", "reason": "gpu_capability", "text": m.group(0), "quantization": m.group("q")}
+    d.update(min_capability=int(m.group("min")), capability=int(m.group("cur")))
+    return Failure(FailureKind.INVALID_CONFIG, d, True, ("badcfg", "quant-capability", d["quantization"]))
+
+
 _ARG_FLAG_RE = re.compile(r"argument (?P<flag>--[\w-]+)(?:/[\w-]+)*: (?P<why>.*)$", _A)
 _UNRECOGNIZED_RE = re.compile(r"unrecognized arguments: (?P<args>.*)$", _A)
 _REQUIRED_RE = re.compile(r"the following arguments are required: (?P<args>.*)$", _A)
@@ -496,6 +504,13 @@ RULES: tuple[Rule[Failure], ...] = (
         "is smaller than max_model_len (",
         r"max_num_batched_tokens \((?P<b>\d+)\) is smaller than max_model_len \((?P<len>\d+)\)",
         _batched_below_len,
+    ),
+    _rule(
+        "quant-capability",
+        "is not supported for the current GPU. Minimum capability: ",
+        r"The quantization method (?P<q>[\w-]+) is not supported for the current GPU\. Minimum capability: "
+        r"(?P<min>\d+)\. Current capability: (?P<cur>\d+)\.?",
+        _quant_capability,
     ),
     _rule("argparse-error", ": error: ", r"^\s*(?:usage: .*?)?[\w./-]+: error: (?P<text>.+)$", _argparse),
     # argparse prints "usage: PROG [-h] …" (format_usage) before its "PROG: error: …" line, and otherwise only

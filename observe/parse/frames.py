@@ -74,14 +74,39 @@ PHASE_FRAMES: dict[str, str] = {
     "init_device": "startup",
     "from_engine_args": "startup",
     "_init_engine": "startup",
+    # the executor's construction: ExecutorBase.__init__ → _init_executor → (Ray) _init_workers_ray, called
+    # only there (V0 executor_base.py 0.4 → 0.10, V1 EngineCore.__init__'s executor_class(vllm_config))
+    "_init_executor": "startup",
+    "_init_workers_ray": "startup",
 }
-#: vLLM's functions that run only once its engine is built → the phase (the offline generate loop)
+#: vLLM's functions that run only once its engine is built → the phase (the offline generate loop; V0's
+#: distributed executors' driver step, called only by their ``execute_model`` and by
+#: ``stop_remote_worker_execution_loop``, both from ``LLMEngine.step`` / ``step_async``, 0.4 → 0.10)
 SERVING_FRAMES: dict[str, str] = {
     "_run_engine": "serving",
     "run_engine_loop": "serving",
     "engine_step": "serving",
+    "_driver_execute_model": "serving",
+    "_driver_execute_model_async": "serving",
 }
-_FRAME_RE = re.compile(r"\b(" + "|".join((*PHASE_FRAMES, *SERVING_FRAMES)) + r"|output_handler)\b", re.ASCII)
+#: an executor's ``execute_model`` (V0 ``vllm/executor/``, V1 ``vllm/v1/executor/``): called only by the engine's
+#: step (V0 ``LLMEngine.step`` / ``AsyncLLMEngine.step_async``; V1 ``EngineCore.step`` /
+#: ``step_with_batch_queue``, 0.6.2, 0.10.2, 0.32) — the start-up's profiling and warm-up reach the workers
+#: through ``determine_num_available_blocks`` / ``collective_rpc`` instead, and a model runner's or worker's
+#: own ``execute_model`` (which V0's ``profile_run`` calls) is in another folder. ``collective_rpc`` and
+#: ``get_response`` under it serve both, so they tell nothing by themselves.
+_EXECUTOR_RUN_RE = re.compile(
+    r'File "[^"]*/vllm/(?:v1/)?executor/\w+\.py", line \d+, in (execute_model(?:_async)?)\b', re.ASCII
+)
+#: vLLM's functions that run both while the engine is built and while it serves → "unknown": V1's
+#: ``collective_rpc`` (the start-up's ``determine_available_memory``, ``initialize_from_config`` and
+#: ``compile_or_warm_up_model``, and every step's ``execute_model``, 0.8 → 0.32) and V0's ``_run_workers``
+#: (``init_device``, ``load_model``, the KV sizing, and the step's ``start_worker_execution_loop``, 0.4 → 0.10).
+#: Such a frame reports the failure only when no other frame names the phase, and never guesses one.
+SHARED_FRAMES: dict[str, str] = {"collective_rpc": "unknown", "_run_workers": "unknown"}
+_FRAME_RE = re.compile(
+    r"\b(" + "|".join((*PHASE_FRAMES, *SERVING_FRAMES, *SHARED_FRAMES)) + r"|output_handler)\b", re.ASCII
+)
 #: a frame in vLLM's model code: the module, and the function (a constructor, or the forward pass)
 _MODEL_FRAME_RE = re.compile(
     r'File "[^"]*/vllm/model_executor/(?P<dir>layers|models)/(?:[\w/]+/)?(?P<mod>\w+)\.py", line \d+, '
@@ -93,6 +118,7 @@ _MODEL_FRAME_RE = re.compile(
 LITERALS: tuple[str, ...] = (
     *PHASE_FRAMES,
     *SERVING_FRAMES,
+    *SHARED_FRAMES,
     "output_handler",
     "/vllm/",
     "Traceback (most recent",
@@ -175,7 +201,8 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
     text = msg.strip()
     if not text or not msg[:1].isspace():
         return None  # a frame line is indented; anything else is the record's own message
-    m = _FRAME_RE.search(text)
+    found = list(_FRAME_RE.finditer(text))  # a shared frame's name only when the line names no other
+    m = next((x for x in found if x.group(1) not in SHARED_FRAMES), found[0] if found else None)
     if m is not None and m.group(1) == "output_handler":
         if run.requested:
             return None  # the API server noticing the engine it was told to stop
@@ -188,11 +215,13 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
         return Failure(FailureKind.ENGINE_CRASHED, dead, True, ("crashed",))
     if m is not None:
         func = m.group(1)
-        phase = PHASE_FRAMES.get(func) or SERVING_FRAMES[func]
+        phase = PHASE_FRAMES.get(func) or SERVING_FRAMES.get(func) or SHARED_FRAMES[func]
     elif (mm := _MODEL_FRAME_RE.search(text)) is not None:
         func = f"{mm.group('mod')}.{mm.group('func')}"
         built = mm.group("func") == "__init__"  # a forward pass: the start-up's dummy runs, or serving
         phase = "loading_weights" if built else ("serving" if run.stats_seen else "startup")
+    elif (em := _EXECUTOR_RUN_RE.search(text)) is not None:
+        func, phase = em.group(1), "serving"
     elif logger in WORKER_LOGGERS and (wm := _ANY_FRAME_RE.match(text)) is not None:
         func, phase = wm.group("func"), "serving" if run.stats_seen else "startup"
     else:

@@ -31,6 +31,9 @@ _OOM_FIELDS = (
 )
 
 
+_THIS_PROCESS = re.compile(r"this process has (" + _SIZE + r") memory in use", _A)
+
+
 def _gib(size: str | None) -> float | None:
     """'20.00 MiB' → GiB as float (binary units; PyTorch prints binary units)."""
     if not size:
@@ -48,7 +51,11 @@ def oom_details(device: str | None, msg: str) -> dict[str, Any]:
     """The figures the message holds (the missing ones are absent), and the phase where vLLM names it."""
     d: dict[str, Any] = {"device": device}
     for name, rx in _OOM_FIELDS:
-        fm = rx.search(msg)
+        # "this process" first: PyTorch lists other processes before it ("Process 3888866 has 71.11 GiB memory in
+        # use. Including non-PyTorch memory, this process has 8.08 GiB memory in use."); without that clause
+        # (2.1.0's wording) a "Process N has" is the only figure, and may be this one
+        fm = _THIS_PROCESS.search(msg) if name == "process_in_use" else None
+        fm = fm or rx.search(msg)
         if fm is None:
             continue
         val = next(g for g in fm.groups() if g is not None)

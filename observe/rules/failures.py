@@ -253,11 +253,21 @@ def _reason(text: str) -> str:
     return quote(re.sub(r"\s*\[type=[^\]]*\]?\s*$", "", t), 500)
 
 
+def _gpu_too_old(bad: Sequence[Any]) -> str | None:
+    """The title of vLLM's quantization capability check (parse.failures ``quant-capability``), if it is one."""
+    x = next((e.details for e in bad if e.details.get("reason") == "gpu_capability"), None)
+    if x is None:
+        return None
+    need, have = (f"{x[k] // 10}.{x[k] % 10}" for k in ("min_capability", "capability"))
+    return f"{x['quantization']} quantization needs GPU compute capability {need} (this GPU: {have})"
+
+
 def launch_rejected(c: Context) -> list[Finding]:
     """vLLM refused the launch while validating its arguments (argparse) or its config (pydantic
     ValidationError, a ValueError of a config check). Data: flag (the offending flag, None when the
     excerpt does not name one), value (the rejected value, when given), text, source ("argparse" |
-    "pydantic" | "config"), reason ("unrecognized" | "required" | None)."""
+    "pydantic" | "config"), reason ("unrecognized" | "required" | "gpu_capability": the GPU is too old for
+    the quantization method | None)."""
     s = c.summary
     bad = [e for e in s.errors if e.kind in _REJECTED_KINDS]
     if not bad:
@@ -282,7 +292,7 @@ def launch_rejected(c: Context) -> list[Finding]:
         if d["value"] is None:
             d["value"] = x.get("value", x.get("max_num_batched_tokens"))
     d.pop("_header", None)
-    if d["flag"] is None and d["text"]:
+    if d["flag"] is None and d["text"] and d["reason"] != "gpu_capability":  # the GPU's, no flag's
         hits = [(d["text"].find(w), w) for w in _CONFIG_FLAG_WORDS if w in d["text"]]
         word = min(hits)[1] if hits else None  # the first flag the reason names is the one it judges
         d["flag"] = "--" + word.replace("_", "-") if word else None
@@ -295,7 +305,7 @@ def launch_rejected(c: Context) -> list[Finding]:
             id=FindingId.LAUNCH_REJECTED,
             severity="critical",
             title="vLLM rejected the launch: "
-            + (f"{d['flag']} is invalid" if d["flag"] else "invalid arguments"),
+            + (f"{d['flag']} is invalid" if d["flag"] else _gpu_too_old(bad) or "invalid arguments"),
             evidence=quote(d["text"] or e0.message, 500),
             start=e0.env.ts,
             end=e0.env.ts,
@@ -558,7 +568,8 @@ ENGINE_ERROR = Rule(
                 "the catch-all: a traceback, an exception line or an ERROR / CRITICAL record that"
                 " no specific finding explains. Data: `type` and `message` of the innermost "
                 "exception of the chain (the first printed, not a wrapper such as "
-                "`EngineDeadError`), `phase` (startup, loading, profiling, serving, shutdown), "
+                "`EngineDeadError`), `phase` (startup, loading, profiling, serving, shutdown; unknown for a cut traceback "
+                "whose only frame runs both at start-up and while serving), "
                 "`rank`, `count`; critical when the engine did not serve after it or requests "
                 'failed (HTTP 5xx), else a warning. Also "Exception in worker …" (V0) outside '
                 "start-up (`execute_model`) with its root cause"

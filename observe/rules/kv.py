@@ -491,7 +491,7 @@ PREEMPTIONS = Rule(
             Section.KV_PRESSURE,
             alert="VLLMPreemptionsSustained",
             evidence=f"V0 preemption warnings, V1 `Preemptions:` field, `{names.NUM_PREEMPTIONS_TOTAL}`",
-            advice="the KV plan below",
+            advice="the KV plan below, from `preemption_pattern` (2) preemptions; fewer: a note, no flag",
         ),
         Doc(
             FindingId.PREEMPTIONS_LIKELY,
@@ -502,7 +502,7 @@ PREEMPTIONS = Rule(
             versions="V1",
         ),
     ),
-    settings=("preemption_storm",),
+    settings=("preemption_storm", "preemption_pattern"),
     needs=(
         "stats",
         "metrics",

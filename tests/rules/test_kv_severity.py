@@ -63,3 +63,21 @@ def test_the_storm_is_the_settings_preemption_storm() -> None:
         pipeline.diagnose_paths([ex / "vllm.log"], metrics, settings=Settings(preemption_storm=5000))
     )
     assert _sat(d)["severity"] == "warning"
+
+
+@pytest.mark.parametrize("log", ["024", "025", "026"])
+def test_one_preemption_is_noted_with_no_flag_change(log: str) -> None:
+    """eval32e 024-026: one preemption each (total_num_cumulative_preemption=1; 026 on each of its workers) is
+    slow, not a pattern: the preemptions finding stays (a warning), the advice is a note and no KV lever —
+    until Settings.preemption_pattern says one is enough."""
+    from observe.settings import Settings
+
+    path = DATA / "eval32e" / f"{log}.log"
+    d = _diagnose([path])
+    (f,) = [f for f in d["findings"] if f["id"] == "preemptions"]
+    assert (f["severity"], f["data"]["total"]) == ("warning", 1)
+    assert not d["recommendations"]
+    (note,) = [n["text"] for n in d["advice_notes"] if n["finding_ids"] == ["preemptions"]]
+    assert "1 preemption seen" in note and "not a pattern worth a flag change" in note
+    one = report.to_dict(pipeline.diagnose_paths([path], settings=Settings(preemption_pattern=1)))
+    assert {"--gpu-memory-utilization", "--kv-cache-dtype"} & {r["flag"] for r in one["recommendations"]}
