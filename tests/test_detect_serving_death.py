@@ -215,7 +215,6 @@ def test_a_weights_creation_oom_gets_only_weights_levers(path: str) -> None:
     ("path", "method"),
     [
         ("eval32b/002.log", "init_device"),  # 0.5.4 "Exception in worker … while processing method …"
-        ("eval32b/005.log", "load_model"),  # 0.4.1 Ray "Error executing method load_model. This might …"
         ("eval32b/008.log", "initialize_cache"),  # the same form, the KV sizing step
         ("eval32b/021.log", "initialize_cache"),  # multiproc "Exception in worker …", cut before it
         ("corpus/023-v0-bracketed-worker-oom-during-load-model.log", "load_model"),  # beside its OOM
@@ -229,6 +228,16 @@ def test_a_workers_exception_in_a_start_up_method_is_a_failed_start(path: str, m
     assert f["data"]["kind"] == "worker_exception" and f["data"]["method"] == method
     assert f"a worker raised in {method}()" in f["title"]
     assert "engine_error" not in {x["id"] for x in d["findings"]}
+
+
+def test_a_worker_raising_vllms_refusal_is_one_finding_the_refusal() -> None:
+    """eval32b 005 (0.4.1 Ray): "Error executing method load_model" whose root cause is vLLM's own
+    quantization capability check: the refusal names the cause, the worker's failed start is its wrapper
+    (one cause, one finding; the sidecar's page is the refusal, tests/test_sidecar_paging_worker.py)."""
+    d = _diagnose("eval32b/005.log")
+    f = _one(d, "launch_rejected")
+    assert "capability 9.0" in f["title"] and "8.6" in f["title"]
+    assert not {"engine_startup_failed", "engine_error"} & {x["id"] for x in d["findings"]}
 
 
 def test_a_workers_exception_while_executing_the_model_stays_an_engine_error() -> None:

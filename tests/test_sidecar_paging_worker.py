@@ -41,6 +41,9 @@ WORKER_STARTS = {
     "010": ("initialize_cache", None),
     "021": ("initialize_cache", None),
 }
+# where the worker raised vLLM's own refusal (its capability check in load_model): the page is that refusal
+# (kind invalid_config, its text the reason; offline, launch_rejected alone), not "a worker raised"
+REFUSED = {"005": "The quantization method fp8 is not supported for the current GPU."}
 LOG_ALERTS = (failurekinds.ALERT_STARTUP_FAILED, failurekinds.ALERT_CRASHED, failurekinds.ALERT_OOM)
 T0 = datetime(2026, 12, 6, 9, 0, tzinfo=UTC)
 
@@ -111,8 +114,12 @@ def test_a_v0_worker_failed_start_is_exported_as_the_diagnosis_names_it(tmp_path
     assert worker.details["method"] == method and failurekinds.failed_start(worker)
     # diagnose, offline, on the same file
     inst = pipeline.diagnose_paths([_log(name)]).instances[0]
-    [offline] = [f for f in inst.findings if f.id == "engine_startup_failed"]
-    assert offline.title == f"Engine failed to start: a worker raised in {method}()"
+    ids = [f.id for f in inst.findings]
+    if name in REFUSED:
+        assert "launch_rejected" in ids and "engine_startup_failed" not in ids, ids
+    else:
+        [offline] = [f for f in inst.findings if f.id == "engine_startup_failed"]
+        assert offline.title == f"Engine failed to start: a worker raised in {method}()"
     # the live sidecar
     clock = Clock()
     log = tmp_path / "vllm.log"
@@ -126,10 +133,11 @@ def test_a_v0_worker_failed_start_is_exported_as_the_diagnosis_names_it(tmp_path
     assert _failure_series(car) == []  # not exported before an analysis looked for the fix
     assert car.analyze_once() is not None
     [series] = _failure_series(car)
-    assert series["kind"] == "worker_exception"
-    want = f"a worker raised in {method}()" + (f": {cause}" if cause else "")
+    assert series["kind"] == ("invalid_config" if name in REFUSED else "worker_exception")
+    want = REFUSED.get(name) or f"a worker raised in {method}()" + (f": {cause}" if cause else "")
     assert series["reason"].startswith(want), series["reason"]
     assert cause or series["reason"] == want
+    assert name not in REFUSED or "Minimum capability: 90. Current capability: 86" in series["reason"]
     assert len(series["reason"]) <= crashes.MAX_LABEL
     assert series["fix"] and series["fix"] == livelaunch.fix_text(
         inst.recommendations, [n.text for n in inst.notes]
@@ -160,9 +168,12 @@ def test_a_v0_worker_failed_start_pages_startup_failed_once_and_nothing_else(
     notes = dr.annotations(tmp_path, rp, [(last, failurekinds.ALERT_STARTUP_FAILED)], series)
     [page] = notes[(last, failurekinds.ALERT_STARTUP_FAILED)]
     summary, description = page["annotations"]["summary"], page["annotations"]["description"]
-    assert summary.startswith(f"a worker raised in {method}()"), summary
-    assert cause is None or cause in summary
-    assert "failed to start: worker_exception" in summary
+    if name in REFUSED:  # the refusal first, then what it is
+        assert summary.startswith(REFUSED[name]) and "failed to start: invalid_config" in summary, summary
+    else:
+        assert summary.startswith(f"a worker raised in {method}()"), summary
+        assert cause is None or cause in summary
+        assert "failed to start: worker_exception" in summary
     fix = description.split(" Fix: ", 1)[1]
     # 008 and 010: the KV size check refused it (tests/test_detect_kv_check.py): the fix is its lever
     kv = {
@@ -170,7 +181,9 @@ def test_a_v0_worker_failed_start_pages_startup_failed_once_and_nothing_else(
         "010": f"--max-model-len {378 * 16}",
     }
     assert fix.startswith(
-        kv.get(name) or ("the root cause is", "the engine failed in the KV-cache sizing", "the log shows")
+        kv.get(name)
+        or ("vLLM refused the launch" if name in REFUSED else "")
+        or ("the root cause is", "the engine failed in the KV-cache sizing", "the log shows")
     ), fix
     by_key = {
         dr.key(a): page["annotations"]

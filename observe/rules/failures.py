@@ -15,6 +15,7 @@ from observe.failures import failing
 from observe.failures.kinds import (
     KINDS,
     KV_KINDS,
+    REJECT_KINDS,
     FailureKind,
     failed_start,
     kinds_feeding,
@@ -120,12 +121,16 @@ def engine_errors(c: Context) -> list[Finding]:
     s, cfg, th = c.summary, c.config, c.settings
     out: dict[str, Finding] = {}
     crashed = any(x.kind == FailureKind.ENGINE_CRASHED for x in s.errors)
+    cause = failing.root_cause(s.errors)
+    refused = cause is not None and cause["kind"] in REJECT_KINDS  # that refusal has its own finding
     for e in s.errors:
         spec = _ERROR_FINDINGS.get(e.kind)
         if spec is None or (crashed and e.details.get("engine_dead")):  # it had served: a crash, not a start
             continue
         fid, sev, title = spec
         if failed_start(e, s.errors):
+            if refused:  # a worker raised vLLM's refusal (V0's load_model check): one cause, one finding
+                continue
             fid, title = (
                 FindingId.ENGINE_STARTUP_FAILED,
                 f"{KINDS[FailureKind.STARTUP_FAILED].title}: a worker raised",
