@@ -199,6 +199,27 @@ def test_a_change_the_noise_leaves_undecided_is_measured_against_the_start_in_tu
     assert doc["launches"] == 4  # the interleaved relaunches are counted
 
 
+def test_a_remeasurement_in_turn_is_launches_not_trials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--trials counts configurations: with 2 the undecided change is still remeasured A B B A (4
+    launches), kept, and the budget stops the tune before a third configuration; the report says
+    both counts apart."""
+    rig = Rig(
+        lambda f: steady(80, 120, 100, 100) if str(f[SEQS]) == "4" else steady(110),
+        lambda f: (
+            [rec(SEQS, 8, "queue_seq_bound")] if str(f[SEQS]) == "4" else [rec(BATCH, 2048, "ttft_spikes")]
+        ),
+    )
+    _, o = tune_with(rig, tmp_path, monkeypatch, trials=2)
+    assert [t.outcome for t in o.trials] == ["baseline", "kept"] and o.stop_reason == "trial_budget"
+    assert len(rig.launches) == o.launches == 4
+    doc = report.to_dict(o)
+    assert doc["launches"] == 4 and len(doc["trials"]) == 2
+    text = report.to_text(doc)
+    assert "spent: 2 trials (configurations measured) in 4 vLLM launches, 2 of them relaunches" in text
+
+
 def test_still_undecided_at_max_repeats_is_reverted_with_its_interval(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
