@@ -573,8 +573,9 @@ def chunk(c: Case, cache: Path, a: argparse.Namespace, t0: float) -> bool:
     n = len(grid) if a.grid_first is None else a.grid_first
     first, *rest = c.starts
     todo: list[tuple[str, object]] = grid[:n]
-    todo += [(k, first) for k in ("tune", "h2h") if only in (None, k)]
-    todo += grid[n:]
+    h2h = [("h2h", first)] if only in (None, "h2h") else []
+    todo += [("tune", first)] if only in (None, "tune") else []
+    todo += (h2h + grid[n:]) if a.h2h_partial else (grid[n:] + h2h)  # without the whole grid: after it
     todo += [("tune", r) for r in rest if only in (None, "tune")]
     todo += [("h2h", r) for r in rest if only in (None, "h2h")]
     for kind, what in todo:
