@@ -566,7 +566,7 @@ def summary(cases: list[tuple[Case, Path]]) -> str:
 def chunk(c: Case, cache: Path, a: argparse.Namespace, t0: float) -> bool:
     """Measure what is missing of one workload until the chunk's time is spent (False then): the
     first `--grid-first` grid points, the first start's tune and head to head, the rest of the grid,
-    the other starts' tunes, their head to heads. A head to head waits for the whole grid unless
+    each other start's tune and head to head. A head to head waits for the whole grid unless
     `--h2h-partial` (then it meets the best of the points measured so far, and says so)."""
     only = a.only
     grid = [("grid", p) for p in c.grid] if only in (None, "grid") else []
@@ -576,8 +576,7 @@ def chunk(c: Case, cache: Path, a: argparse.Namespace, t0: float) -> bool:
     h2h = [("h2h", first)] if only in (None, "h2h") else []
     todo += [("tune", first)] if only in (None, "tune") else []
     todo += (h2h + grid[n:]) if a.h2h_partial else (grid[n:] + h2h)  # without the whole grid: after it
-    todo += [("tune", r) for r in rest if only in (None, "tune")]
-    todo += [("h2h", r) for r in rest if only in (None, "h2h")]
+    todo += [(k, r) for r in rest for k in ("tune", "h2h") if only in (None, k)]  # each pair whole
     for kind, what in todo:
         done = (
             (cache / f"{kind}-{what}.json").exists()
