@@ -227,3 +227,33 @@ def test_each_step_is_sized_from_what_was_measured(
             sized.add((r.flag, str(r.suggested)))
     made = {(c["flag"], str(c["to"])) for t in o.trials if t.change for c in (t.change, *t.change["coupled"])}
     assert made & sized, "no change tune made was sized from a request length"
+
+
+SEEDED = Path(__file__).parent / "data" / "tune-seeded" / "long-prompt-triple-poor"
+
+
+def test_kv_growth_where_requests_also_waited_at_the_sequence_cap_carries_the_sequence_step() -> None:
+    """The second round (per-run seeds) of the triple-poor tune: after `--max-num-seqs 4 → 16` with
+    the KV cache 6M → 12M was kept, its launch (002) had requests waiting both with the KV cache full
+    and at the cap of 16 (queue_memory_bound and queue_seq_bound). The real run then grew the cache
+    alone, 12M → 51M, which the cap of 16 left idle (+1.6 %, reverted; the trial budget ended
+    there). Today the KV growth carries the --max-num-seqs step that uses it: the demand seen (the
+    most in the server in one stats line, worked out here), at most ×4 of 16, within what the grown
+    cache holds."""
+    real = json.loads((SEEDED / "trials.json").read_text())["trials"]
+    assert real[2]["change"] == {"flag": KV_FLAG, "from": "12M", "to": "51M", "coupled": []}
+    launch = json.loads((SEEDED / "launches.json").read_text())[1]
+    assert launch["dir"] == "002"
+    spec = parse_command(launch["argv"])
+    prop = loop.propose(spec, SEEDED / "002", None)
+    assert {"queue_memory_bound", "queue_seq_bound"} <= {f.id for f in prop.findings}
+    kv = next(r for r in prop.accepted if r.flag == KV_FLAG)
+    seqs = {c.flag: c for c in kv.coupled}["--max-num-seqs"]
+    at_once, _ = _demands(SEEDED / "002")
+    per = _kv_per_running(SEEDED / "002")
+    size = KV_SIZE.search((SEEDED / "002" / "vllm.log").read_text())
+    assert per is not None and size is not None
+    grown = int(size.group(1).replace(",", "")) * int(str(kv.suggested).rstrip("M")) / 12
+    fit = int(grown * Settings().seq_bound_kv_share // round(per))
+    assert seqs.current == 16 and seqs.suggested == min(max(32, min(at_once, 64)), fit) > 16
+    assert f"holds ~{fit} requests" in seqs.reason
