@@ -571,7 +571,7 @@ def chunk(c: Case, cache: Path, a: argparse.Namespace, t0: float) -> bool:
     only = a.only
     grid = [("grid", p) for p in c.grid] if only in (None, "grid") else []
     n = len(grid) if a.grid_first is None else a.grid_first
-    first, *rest = c.starts
+    first, *rest = [n for n in c.starts if not a.start or n in a.start]
     todo: list[tuple[str, object]] = grid[:n]
     h2h = [("h2h", first)] if only in (None, "h2h") else []
     todo += [("tune", first)] if only in (None, "tune") else []
@@ -640,6 +640,9 @@ def main() -> int:
     )
     ap.add_argument("--tune-seconds", type=float, default=TUNE_SECONDS, help="the tune's time budget")
     ap.add_argument("--tune-need-s", type=float, default=700.0, help="start no tune with less time left")
+    ap.add_argument(
+        "--start", action="append", help="only these starts' tunes and head to heads (repeatable)"
+    )
     ap.add_argument("--stop-at", default=None, help="UTC HH:MM: start nothing that would not end by then")
     a = ap.parse_args()
     globals()["H2H_ROUNDS"] = a.h2h_rounds
