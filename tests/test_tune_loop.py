@@ -220,6 +220,35 @@ def test_a_remeasurement_in_turn_is_launches_not_trials(
     assert "spent: 2 trials (configurations measured) in 4 vLLM launches, 2 of them relaunches" in text
 
 
+def test_a_change_is_recorded_under_its_own_flag_with_its_coupled_ones_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The KV growth carrying a --max-num-seqs step (a flag that comes first on the command line):
+    the trial is the KV change with the step coupled, never the step twice (the bench's triple-poor
+    rerun recorded `--max-num-seqs 16 → 64 with --max-num-seqs 16 → 64`)."""
+    step = rec(SEQS, 16, "queue_memory_bound")
+    grow = Recommendation(
+        flag=KV,
+        current=None,
+        suggested="48M",
+        reason="grow",
+        finding_ids=("queue_memory_bound",),
+        coupled=(step,),
+    )
+    rig = Rig(
+        lambda f: steady(100, 100) if str(f[SEQS]) == "4" else steady(150),
+        lambda f: [grow] if str(f[SEQS]) == "4" else [],
+    )
+    _, o = tune_with(rig, tmp_path, monkeypatch)
+    assert rig.launches[1][KV] == "48M" and str(rig.launches[1][SEQS]) == "16"
+    c = o.trials[1].change
+    assert c is not None and (c["flag"], c["to"]) == (KV, "48M")
+    assert [(x["flag"], x["from"], x["to"]) for x in c["coupled"]] == [(SEQS, 4, 16)]
+    assert "trial 2: --kv-cache-memory-bytes (default) → 48M with --max-num-seqs 4 → 16" in report.to_text(
+        report.to_dict(o)
+    )
+
+
 def test_still_undecided_at_max_repeats_is_reverted_with_its_interval(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
