@@ -19,15 +19,21 @@ batched tokens 128); `long-output` (random 32 in / 256 out at concurrency 48, de
 and 48: one wave at their concurrency, 8 warm-ups), and their grids are cut so that it fits a
 shared 2-core host's morning (a `long-prompt` point took 187 s: a 44 s launch and three runs of
 ~50 s). `long-prompt`'s grid is auto_tune-style 4 x 3 (--max-num-seqs 8, 16, 32, 64 x batched
-tokens 512, 2048, 8192) of which only the 5 points with 32 or 64 sequences are measured (at a
-concurrency of 64, fewer sequences leave requests waiting; 32 x 8192 left out for time: points
-took 187-283 s on the host shared that morning); tune's budget is a quarter of the 12: 3 trials,
-and `max_repeats` 2, so that its launches stay at 3 too (no interleaved relaunch fits). A grid
-cut this way can only miss a better point, which favours tune: the table says so. `long-output` has a 3 x 2 grid and a tune budget of 2 trials (a quarter of 6 leaves no change
-to try).
+tokens 512, 2048, 8192) of which the 6 points with 32 or 64 sequences are measured (at a concurrency
+of 64, fewer sequences leave requests waiting); tune's budget is a quarter of the 12: 3 trials. A
+trial is a configuration measured; an undecided change is remeasured in turn with the start (A B B
+A) as `observe tune` does by default (`Budget().max_repeats` runs at most), and those relaunches
+are counted as launches beside the trials, never as trials. A grid cut this way can only miss a
+better point, which favours tune: the table says so. `long-output` has a 3 x 2 grid and a tune
+budget of 2 trials (a quarter of 6 leaves no change to try).
+
+Results cached before the per-run seeds (run k of a launch sends seed + k - 1: a repeat of one
+prompt set was served from the prefix cache, more so the larger the KV cache) are refused: the
+cache folder carries a FORMAT mark.
 
 Run it under the real-vLLM lock, in chunks (each call stops starting new work after --chunk-s
-seconds; every grid point and every tune run is cached under --cache, so the next call resumes):
+seconds, or that would not end by --stop-at; every grid point and every tune run is cached under
+--cache, so the next call resumes):
 
     flock /tmp/realvllm.lock python bench/tune_vs_grid.py --chunk-s 840    # repeat until "done"
     python bench/tune_vs_grid.py --report                                   # the table, no vLLM
@@ -75,6 +81,9 @@ KV_GOOD = "64M"
 MAX_MODEL_LEN = 1024
 H2H_ROUNDS = 3  # head-to-head: runs of each of the two configurations, alternated
 REPEATS = 2
+TUNE_SECONDS = 2400.0  # the tune's time budget (--tune-seconds)
+STOP_AT: float | None = None  # --stop-at: the tune's time budget ends 6 min before (a launch in flight)
+CACHE_FORMAT = "per-run seeds (e2257fc)"  # results cached before it repeated one seed: discarded
 
 
 @dataclass(frozen=True)
@@ -88,8 +97,7 @@ class Case:
     num_seqs: tuple[int, ...]
     batched: tuple[int, ...]
     starts: dict[str, list[str]]
-    max_repeats: int = 6  # the tune's Budget.max_repeats
-    trials: int | None = None  # the tune's trial budget when not a quarter of the points measured
+    trials: int | None = None  # the tune's trial budget when not a quarter of the grid's points
     skip: tuple[tuple[int, int], ...] = ()  # grid points not measured (see the docstring)
 
     @property
@@ -100,12 +108,19 @@ class Case:
 
     @property
     def points(self) -> int:
+        """The grid points measured."""
         return len(self.grid)
 
     @property
+    def full(self) -> int:
+        """The grid's points, the ones not measured included: the grid search's trials."""
+        return len(self.num_seqs) * len(self.batched)
+
+    @property
     def tune_trials(self) -> int:
-        """A quarter of the grid's launches (two at least: the start and one change)."""
-        return self.trials or max(2, self.points // 4)
+        """A quarter of the grid's trials (two at least: the start and one change). A trial is a
+        configuration measured; tune's A B B A relaunches of one are launches, not trials."""
+        return self.trials or max(2, self.full // 4)
 
 
 def _random(n: int, inp: int, out: int, conc: int | None, warmups: int = 16) -> Workload:
@@ -147,7 +162,7 @@ CASES = {
         "long-prompt",
         "long-prompt",
         _random(64, 512, 128, 64, warmups=8),
-        (32, 64),  # of auto_tune-style 8, 16, 32, 64: see the docstring
+        (8, 16, 32, 64),  # auto_tune-style; the 8 and 16 rows not measured (`skip`, the docstring)
         (512, 2048, 8192),
         {
             "triple-poor": [
@@ -168,9 +183,7 @@ CASES = {
                 "128",
             ],
         },
-        max_repeats=2,
-        trials=3,
-        skip=((32, 8192),),
+        skip=tuple((s, b) for s in (8, 16) for b in (512, 2048, 8192)),
     ),
     # short prompts, long outputs: decode-bound, the batch is the lever
     "long-output": Case(
@@ -191,7 +204,6 @@ CASES = {
                 "6M",
             ],
         },
-        max_repeats=4,
     ),
 }
 
@@ -289,12 +301,16 @@ def tune_run(c: Case, cache: Path, name: str) -> dict:
     spec = parse_command(base_argv(c.starts[name]))
     folder = cache / f"tune-{name}"
     t0 = time.monotonic()
+    # tune's defaults but the trial budget (a quarter of the grid's) and the time: an undecided change
+    # is remeasured in turn with the start (A B B A) up to Budget().max_repeats runs, as `observe tune`
+    seconds = TUNE_SECONDS if STOP_AT is None else min(TUNE_SECONDS, STOP_AT - time.time() - 360)
+    budget = Budget(trials=c.tune_trials, seconds=seconds, repeats=REPEATS)
     tuner = Tuner(
         spec,
         folder,
         workload=c.workload,
         settings=Settings(),
-        budget=Budget(trials=c.tune_trials, seconds=2400, repeats=REPEATS, max_repeats=c.max_repeats),
+        budget=budget,
         python=str(VENV / "bin" / "python"),
         env=env(),
         notify=lambda m: print(f"  {name}: {m}", flush=True),
@@ -304,8 +320,13 @@ def tune_run(c: Case, cache: Path, name: str) -> dict:
         "start": name,
         "flags": c.starts[name],
         "stop_reason": o.stop_reason,
-        "budget": {"trials": c.tune_trials, "repeats": REPEATS, "max_repeats": c.max_repeats},
-        "launches": o.launches if o.launches is not None else len(o.trials),  # interleaved relaunches count
+        "budget": dataclasses.asdict(budget),
+        "trial_count": len(
+            o.trials
+        ),  # configurations measured (the start's included): what the budget counts
+        "launches": o.launches
+        if o.launches is not None
+        else len(o.trials),  # the A B B A relaunches included
         "trials": [t.to_dict(o.objective, o.workload) for t in o.trials],
         "best_objective": trials.mean(o.best.values("throughput")) if o.best else None,
         "start_objective": trials.mean(o.trials[0].values("throughput")) if o.trials[0].runs else None,
@@ -377,6 +398,7 @@ def head_to_head(c: Case, cache: Path, name: str, grid_best: dict) -> dict | Non
         "start": name,
         "tune_flags": t["best_flags"],
         "grid_point": [grid_best["max_num_seqs"], grid_best["max_num_batched_tokens"]],
+        "grid_measured": len(_grid(c, cache)),  # the grid points measured when it ran
         "runs": runs,
         "tune": trials.mean(runs["tune"]),
         "grid": trials.mean(runs["grid"]),
@@ -400,10 +422,27 @@ def _best(grid: list[dict]) -> dict | None:
     return max(scored, key=lambda g: g["objective"]) if scored else None
 
 
-def _grid_best(c: Case, cache: Path) -> dict | None:
-    """The grid's best point once every point is measured (the head-to-head needs the whole grid)."""
+def _grid_best(c: Case, cache: Path, partial: bool = False) -> dict | None:
+    """The grid's best point once every point to measure is (the head-to-head needs the whole grid;
+    `partial`: the best of those measured so far, the head-to-head's record says how many)."""
     grid = _grid(c, cache)
-    return _best(grid) if len(grid) == c.points else None
+    return _best(grid) if partial or len(grid) == c.points else None
+
+
+def _move(x: dict) -> str:
+    """One trial of a tune: the change (its coupled ones), the finding, the outcome, the runs (the
+    start's interleaved runs after `A`), the gain ± 2·SE and the order measured."""
+    ch = x["change"]
+    moved = " with ".join(f"{y['flag']} {y['from']}→{y['to']}" for y in [ch, *ch.get("coupled", ())])
+    d = x.get("decision") or {}
+    runs = ", ".join(f"{v:,.0f}" for v in x["objective"]["runs"])
+    base = ", ".join(f"{v:,.0f}" for v in x.get("baseline_runs") or ())
+    judged = f" {d['gain']:+.1%} ± {d['two_se']:.1%}" if d.get("gain") is not None and d.get("two_se") else ""
+    return (
+        f"`{moved}` ({(x.get('finding') or {}).get('id')}) {x['outcome']}{judged} [B {runs}"
+        + (f"; A {base}; order {d.get('order')}" if base else "")
+        + "]"
+    )
 
 
 def report(c: Case, cache: Path) -> str:
@@ -414,10 +453,10 @@ def report(c: Case, cache: Path) -> str:
         for n in c.starts
         if (cache / f"tune-{n}.json").exists()
     }
-    total = c.points
+    total = c.full
     best = _best(grid)
     lines = [
-        f"Grid (auto_tune's procedure): {len(grid)} of {total} points measured, one launch each.",
+        f"Grid (auto_tune's procedure): {len(grid)} of its {total} points measured, one launch each.",
         "",
         "| --max-num-seqs | --max-num-batched-tokens | output tokens/s (mean of runs) | runs | launch + runs |",
         "| --- | --- | --- | --- | --- |",
@@ -437,24 +476,20 @@ def report(c: Case, cache: Path) -> str:
         ]
     lines += [
         "",
-        "| start | start tokens/s | tune's best | vs grid best | tune launches | grid launches | trials | stopped |",
+        "| start | start tokens/s | tune's best | vs grid best | tune trials (launches) | grid trials "
+        "| tune's changes | stopped |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for n, t in tunes.items():
         ratio = t["best_objective"] / best["objective"] if best and t["best_objective"] else None
-        moves = [
-            f"`{x['change']['flag']} {x['change']['from']}→{x['change']['to']}` "
-            f"({(x.get('finding') or {}).get('id')}) {x['outcome']} "
-            f"[{', '.join(f'{v:,.0f}' for v in x['objective']['runs'])}]"
-            for x in t["trials"]
-            if x.get("change")
-        ]
+        moves = [_move(x) for x in t["trials"] if x.get("change")]
         start = t["trials"][0]["objective"]["runs"]
         lines.append(
             f"| {n} (`{' '.join(t['flags'])}`) | {t['start_objective'] or 0:,.0f} "
             f"[{', '.join(f'{v:,.0f}' for v in start)}] | {t['best_objective'] or 0:,.0f} | "
             + (f"{ratio:.1%}" if ratio else "—")
-            + f" | {t['launches']} | {total} | {'; '.join(moves) or '—'} | {t['stopped']} |"
+            + f" | {t.get('trial_count', len(t['trials']))} ({t['launches']}) | {total} ({len(grid)} measured) "
+            f"| {'; '.join(moves) or '—'} | {t['stopped']} |"
         )
     h2h = {
         n: json.loads((cache / f"h2h-{n}.json").read_text())
@@ -485,20 +520,24 @@ def report(c: Case, cache: Path) -> str:
 
 
 def summary(cases: list[tuple[Case, Path]]) -> str:
-    """One row per workload x start: the start, tune's best against the grid's best, the launches
-    each took, why tune stopped, and head to head (interleaved) tune / grid with its noise."""
+    """One row per workload x start (issue 31 item 5's table): tune's best against the grid's best
+    (each on its own launches), tune's trials as a share of the grid's, its launches (the A B B A
+    relaunches included) against the grid's, why it stopped, and head to head (both launched at
+    once, runs alternated) tune / grid with the noise of that same run (2 x SE)."""
     lines = [
-        "| workload | start | start tokens/s | tune's best | vs grid best | tune launches (trials) "
-        "| grid launches | stop reason | head to head tune / grid (± noise, 2 × SE) |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| workload | start | start tokens/s | tune's best | vs grid best (own launches) | trials (share of the "
+        "grid's) | tune launches | grid launches (measured of its points) | stop reason | head to head "
+        "tune / grid (± noise, 2 × SE) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for c, cache in cases:
         grid = _grid(c, cache)
-        best = _best(grid) if len(grid) == c.points else None
+        best = _best(grid)
+        cut = "" if len(grid) == c.full else f" (best of {len(grid)})"
         for n in c.starts:
             f = cache / f"tune-{n}.json"
             if not f.exists():
-                lines.append(f"| {c.name} | {n} | not run | | | | {len(grid)} of {c.points} | | |")
+                lines.append(f"| {c.name} | {n} | not run | | | | | {len(grid)} of {c.full} | | |")
                 continue
             t = json.loads(f.read_text())
             h = (
@@ -506,28 +545,38 @@ def summary(cases: list[tuple[Case, Path]]) -> str:
                 if (cache / f"h2h-{n}.json").exists()
                 else None
             )
-            ratio = f"{t['best_objective'] / best['objective']:.0%}" if best and t["best_objective"] else "—"
-            trials_n = len(t["trials"])
-            hh = f"{h['ratio']:.0%} (±{h['noise']:.0%})" if h and h.get("ratio") else "not run"
+            ratio = (
+                f"{t['best_objective'] / best['objective']:.0%}{cut}" if best and t["best_objective"] else "—"
+            )
+            trials_n = t.get("trial_count", len(t["trials"]))
+            hh = "not run"
+            if h and h.get("ratio"):
+                vs = f"`{h['grid_point'][0]} / {h['grid_point'][1]}`"
+                if h.get("grid_measured", c.points) < c.points:
+                    vs += f", the best of {h['grid_measured']} points measured then"
+                hh = f"{h['ratio']:.0%} (±{h['noise']:.0%}) vs {vs}"
             lines.append(
                 f"| {c.name} | {n} | {t['start_objective'] or 0:,.0f} | {t['best_objective'] or 0:,.0f} | {ratio} "
-                f"| {t['launches']} ({trials_n}) | {len(grid)} | {t.get('stop_reason') or t['stopped']} | {hh} |"
+                f"| {trials_n} of {c.full} ({trials_n / c.full:.0%}) | {t['launches']} | {len(grid)} of {c.full} "
+                f"| {t.get('stop_reason') or t['stopped']} | {hh} |"
             )
     return "\n".join(lines)
 
 
-def chunk(c: Case, cache: Path, only: str | None, t0: float, chunk_s: float) -> bool:
-    """Measure what is missing of one workload until the chunk's time is spent (False then)."""
-    todo: list[tuple[str, object]] = []
-    if only in (None, "grid"):
-        todo += [("grid", p) for p in c.grid]
-    first, *rest = c.starts  # the first start's tune and head-to-head, then the others' tunes
-    todo += [
-        (k, n)
-        for n, k in [(first, "tune"), (first, "h2h")] + [(n, "tune") for n in rest]
-        if only in (None, k)
-    ]
-    todo += [("h2h", n) for n in rest if only in (None, "h2h")]
+def chunk(c: Case, cache: Path, a: argparse.Namespace, t0: float) -> bool:
+    """Measure what is missing of one workload until the chunk's time is spent (False then): the
+    first `--grid-first` grid points, the first start's tune and head to head, the rest of the grid,
+    each other start's tune and head to head. A head to head waits for the whole grid unless
+    `--h2h-partial` (then it meets the best of the points measured so far, and says so)."""
+    only = a.only
+    grid = [("grid", p) for p in c.grid] if only in (None, "grid") else []
+    n = len(grid) if a.grid_first is None else a.grid_first
+    first, *rest = [n for n in c.starts if not a.start or n in a.start]
+    todo: list[tuple[str, object]] = grid[:n]
+    h2h = [("h2h", first)] if only in (None, "h2h") else []
+    todo += [("tune", first)] if only in (None, "tune") else []
+    todo += (h2h + grid[n:]) if a.h2h_partial else (grid[n:] + h2h)  # without the whole grid: after it
+    todo += [(k, r) for r in rest for k in ("tune", "h2h") if only in (None, k)]  # each pair whole
     for kind, what in todo:
         done = (
             (cache / f"{kind}-{what}.json").exists()
@@ -536,18 +585,26 @@ def chunk(c: Case, cache: Path, only: str | None, t0: float, chunk_s: float) -> 
         )
         if done:
             continue
-        if kind == "h2h" and (_grid_best(c, cache) is None or not (cache / f"tune-{what}.json").exists()):
-            continue  # needs the whole grid and that tune first
-        need = {"tune": 700, "h2h": 400}.get(kind, 120)  # a tune run takes 3+ launches, a grid point one
-        if time.monotonic() - t0 > chunk_s - need:
+        best = _grid_best(c, cache, a.h2h_partial)
+        if kind == "h2h" and (best is None or not (cache / f"tune-{what}.json").exists()):
+            continue  # needs the grid and that tune first
+        need = {"tune": a.tune_need_s, "h2h": 300}.get(kind, 240)  # a tune takes 3+ launches, a point one
+        if a.stop_at and time.time() > a.stop_at - need:
+            print(f"{c.name}: {kind} {what} would not end by --stop-at: stopped", flush=True)
+            raise SystemExit(4)  # the wrapper's loop ends (3 would start another chunk)
+        if time.monotonic() - t0 > a.chunk_s - need:
             return False
         print(f"{c.name}: {kind} {what} ...", flush=True)
         if kind == "h2h":
-            h = head_to_head(c, cache, str(what), _grid_best(c, cache) or {})
+            h = head_to_head(c, cache, str(what), best or {})
             print(f"  tune / grid {h and h['ratio']}", flush=True)
         elif kind == "tune":
             r = tune_run(c, cache, str(what))
-            print(f"  best {r['best_objective']} in {r['launches']} launches ({r['seconds']} s)", flush=True)
+            print(
+                f"  best {r['best_objective']} in {r['trial_count']} trials, {r['launches']} launches "
+                f"({r['seconds']} s, {r['stop_reason']})",
+                flush=True,
+            )
         else:
             s, b = what  # type: ignore[misc]
             r = grid_point(c, cache, s, b)
@@ -555,9 +612,16 @@ def chunk(c: Case, cache: Path, only: str | None, t0: float, chunk_s: float) -> 
     return True
 
 
+def _epoch(hhmm: str) -> float:
+    """Today's HH:MM UTC as a Unix time."""
+    h, m = (int(x) for x in hhmm.split(":"))
+    now = time.gmtime()
+    return time.mktime((now.tm_year, now.tm_mon, now.tm_mday, h, m, 0, 0, 0, 0)) - time.timezone
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cache", type=Path, default=Path("/tmp/observe-tune-vs-grid"))
+    ap.add_argument("--cache", type=Path, default=Path("/tmp/observe-tune-vs-grid-seeded"))
     ap.add_argument("--chunk-s", type=float, default=840.0, help="start no new point after this many seconds")
     ap.add_argument("--report", action="store_true", help="only print the results so far")
     ap.add_argument("--only", choices=["grid", "tune", "h2h"], default=None)
@@ -568,8 +632,23 @@ def main() -> int:
         choices=list(CASES),
         help="the workloads, in order (repeatable; default: all)",
     )
+    ap.add_argument(
+        "--grid-first", type=int, default=None, help="grid points before the first tune (default: all)"
+    )
+    ap.add_argument(
+        "--h2h-partial", action="store_true", help="head to head against the best measured so far"
+    )
+    ap.add_argument("--tune-seconds", type=float, default=TUNE_SECONDS, help="the tune's time budget")
+    ap.add_argument("--tune-need-s", type=float, default=700.0, help="start no tune with less time left")
+    ap.add_argument(
+        "--start", action="append", help="only these starts' tunes and head to heads (repeatable)"
+    )
+    ap.add_argument("--stop-at", default=None, help="UTC HH:MM: start nothing that would not end by then")
     a = ap.parse_args()
     globals()["H2H_ROUNDS"] = a.h2h_rounds
+    globals()["TUNE_SECONDS"] = a.tune_seconds
+    a.stop_at = _epoch(a.stop_at) if a.stop_at else None
+    globals()["STOP_AT"] = a.stop_at
     cases = [CASES[w] for w in (a.workload or list(CASES))]
     if a.report:
         print(summary([(c, a.cache / c.folder) for c in cases if (a.cache / c.folder).is_dir()]) + "\n")
@@ -580,8 +659,14 @@ def main() -> int:
         return 0
     t0 = time.monotonic()
     for c in cases:
-        (a.cache / c.folder).mkdir(parents=True, exist_ok=True)
-        if not chunk(c, a.cache / c.folder, a.only, t0, a.chunk_s):
+        folder = a.cache / c.folder
+        folder.mkdir(parents=True, exist_ok=True)
+        mark = folder / "FORMAT"
+        if any(folder.glob("*.json")) and (not mark.exists() or mark.read_text().strip() != CACHE_FORMAT):
+            print(f"{folder} holds results measured before {CACHE_FORMAT}: move it away", file=sys.stderr)
+            return 2
+        mark.write_text(CACHE_FORMAT + "\n")
+        if not chunk(c, folder, a, t0):
             print("chunk time spent: run again to resume", flush=True)
             return 3
     print("done", flush=True)

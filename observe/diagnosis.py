@@ -256,6 +256,8 @@ class InstanceBuilder:
                 s._kv_usage_running.append((kv, ev.running))
         s.max_running = _mx(s.max_running, ev.running)
         s.max_waiting = _mx(s.max_waiting, ev.waiting)
+        if ev.running is not None or ev.waiting is not None:  # at once: the peaks may be samples apart
+            s.max_in_flight = _mx(s.max_in_flight, (ev.running or 0) + (ev.waiting or 0))
         s.max_swapped = _mx(s.max_swapped, ev.swapped)
         s.max_prompt_tps = _mx(s.max_prompt_tps, ev.prompt_tps)
         gen = ev.generation_tps if ev.generation_tps is not None else ev.throughput_tps

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -142,6 +143,40 @@ def test_seq_bound_queue_raises_max_num_seqs_to_the_demand_the_cache_holds() -> 
         r["--max-num-seqs"].suggested == 72
         and r["--max-num-seqs"].coupled[0].flag == "--kv-cache-memory-bytes"
     )
+
+
+def test_the_demand_is_the_most_in_the_server_in_one_sample_not_the_two_maxima_added() -> None:
+    """32 ran at most and 40 waited at most, but never at once: the most in the server in one stats
+    sample was 50 (the queue drained as the batch filled), and that is what the step admits."""
+    cfg = EngineConfig(engine="v1", version="0.10.1", max_num_seqs=16, kv_cache_tokens=200_000)
+    f = Finding(id="queue_seq_bound", severity="warning", title="t", evidence="e", data={"max_num_seqs": 16})
+    facts = {"max_running": 32, "max_waiting": 40, "request_tokens": 1000}
+    apart = {x.flag: x for x in advise.plan(cfg, [f], facts={**facts, "max_in_flight": 50}).recommendations}
+    assert (
+        apart["--max-num-seqs"].suggested == 50
+        and "50 requests wanted to run at once" in apart["--max-num-seqs"].reason
+    )
+    # facts built without the samples (max_in_flight unknown): the two maxima added, an upper bound
+    summed = {x.flag: x for x in advise.plan(cfg, [f], facts=facts).recommendations}
+    assert summed["--max-num-seqs"].suggested == 64  # 72 wanted, at most x4 of 16 in one step
+    # the KV cache sized for the load: 50 requests, not 72
+    kv = EngineConfig(
+        engine="v1",
+        version="0.32.0",
+        device="cpu",
+        max_num_seqs=256,
+        kv_cache_tokens=10_000,
+        flags={"--kv-cache-memory-bytes": "10M"},
+    )
+    g = Finding(id="queue_memory_bound", severity="warning", title="t", evidence="e")
+    full = {**facts, "max_kv_pct": 100.0}
+    at_once = {x.flag: x for x in advise.plan(kv, [g], facts={**full, "max_in_flight": 50}).recommendations}
+    added = {x.flag: x for x in advise.plan(kv, [g], facts=full).recommendations}
+    # 10 MiB / 10,000 tokens x 1,000 tokens a request x the demand x 1.25 room, rounded up to a MiB
+    for recs, demand in ((at_once, 50), (added, 72)):
+        assert (
+            recs["--kv-cache-memory-bytes"].suggested == f"{math.ceil(10 * 1000 * demand * 1.25 / 10_000)}M"
+        )
 
 
 def test_prefill_bound_queue_gets_bigger_chunks_and_their_itl_cost() -> None:

@@ -199,6 +199,56 @@ def test_a_change_the_noise_leaves_undecided_is_measured_against_the_start_in_tu
     assert doc["launches"] == 4  # the interleaved relaunches are counted
 
 
+def test_a_remeasurement_in_turn_is_launches_not_trials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--trials counts configurations: with 2 the undecided change is still remeasured A B B A (4
+    launches), kept, and the budget stops the tune before a third configuration; the report says
+    both counts apart."""
+    rig = Rig(
+        lambda f: steady(80, 120, 100, 100) if str(f[SEQS]) == "4" else steady(110),
+        lambda f: (
+            [rec(SEQS, 8, "queue_seq_bound")] if str(f[SEQS]) == "4" else [rec(BATCH, 2048, "ttft_spikes")]
+        ),
+    )
+    _, o = tune_with(rig, tmp_path, monkeypatch, trials=2)
+    assert [t.outcome for t in o.trials] == ["baseline", "kept"] and o.stop_reason == "trial_budget"
+    assert len(rig.launches) == o.launches == 4
+    doc = report.to_dict(o)
+    assert doc["launches"] == 4 and len(doc["trials"]) == 2
+    text = report.to_text(doc)
+    assert "spent: 2 trials (configurations measured) in 4 vLLM launches, 2 of them relaunches" in text
+
+
+def test_a_change_is_recorded_under_its_own_flag_with_its_coupled_ones_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The KV growth carrying a --max-num-seqs step (a flag that comes first on the command line):
+    the trial is the KV change with the step coupled, never the step twice (the bench's triple-poor
+    rerun recorded `--max-num-seqs 16 → 64 with --max-num-seqs 16 → 64`)."""
+    step = rec(SEQS, 16, "queue_memory_bound")
+    grow = Recommendation(
+        flag=KV,
+        current=None,
+        suggested="48M",
+        reason="grow",
+        finding_ids=("queue_memory_bound",),
+        coupled=(step,),
+    )
+    rig = Rig(
+        lambda f: steady(100, 100) if str(f[SEQS]) == "4" else steady(150),
+        lambda f: [grow] if str(f[SEQS]) == "4" else [],
+    )
+    _, o = tune_with(rig, tmp_path, monkeypatch)
+    assert rig.launches[1][KV] == "48M" and str(rig.launches[1][SEQS]) == "16"
+    c = o.trials[1].change
+    assert c is not None and (c["flag"], c["to"]) == (KV, "48M")
+    assert [(x["flag"], x["from"], x["to"]) for x in c["coupled"]] == [(SEQS, 4, 16)]
+    assert "trial 2: --kv-cache-memory-bytes (default) → 48M with --max-num-seqs 4 → 16" in report.to_text(
+        report.to_dict(o)
+    )
+
+
 def test_still_undecided_at_max_repeats_is_reverted_with_its_interval(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -7,8 +7,10 @@ Here the real Tuner runs again over that record: only the launcher (each launch 
 folder, its flags checked against the recorded launch's) and the benchmark client (each run returns
 the recorded figures) are replaced; the diagnosis, the plan, the step sizes and the decisions are
 today's code. It must make the changes the real run made, launch for launch, and stop for the same
-reason; and each length-sized step must be sized from what was measured (KV usage per running
-request, or the exact `_sum` / `_count` mean), never from a histogram bucket's percentile."""
+reason (a KV size the recording took from the running and waiting maxima added is today the one
+sized from the most in the server in one stats line: `resized`); and each length-sized step must be
+sized from what was measured (KV usage per running request, or the exact `_sum` / `_count` mean),
+never from a histogram bucket's percentile."""
 
 from __future__ import annotations
 
@@ -34,10 +36,47 @@ def load(case: Path) -> dict[str, Any]:
     return {k: json.loads((case / f"{k}.json").read_text()) for k in ("launches", "runs", "trials", "budget")}
 
 
-def replay(case: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, list[str]]:
+IN_FLIGHT = re.compile(r"Running: (\d+) reqs, Waiting: (\d+) reqs")
+KV_FLAG = "--kv-cache-memory-bytes"
+
+
+def _demands(folder: Path) -> tuple[int, int]:
+    """(the most running + waiting of one stats line, the most running + the most waiting) in a
+    recorded launch's log, worked out here."""
+    seen = [(int(r), int(w)) for r, w in IN_FLIGHT.findall((folder / "vllm.log").read_text())]
+    return max(r + w for r, w in seen), max(r for r, _ in seen) + max(w for _, w in seen)
+
+
+def resized(case: Path) -> dict[str, tuple[int, int]]:
+    """The KV cache sizes the recorded run launched that today's code sizes otherwise: the recording
+    sized them from the most running plus the most waiting, which may be samples apart; today's
+    advice (advise.load._demand) from the most in the server in one stats line. Recorded size →
+    (lowest, highest) MiB today's must be: the recorded one scaled by the ratio, rounded up."""
+    rec = load(case)
+    out: dict[str, tuple[int, int]] = {}
+    best = rec["launches"][0]["dir"]  # trial n is launch n in these records (no interleaved relaunch)
+    for t, launch in zip(rec["trials"]["trials"], rec["launches"], strict=True):
+        c = t.get("change")
+        for x in [c, *c.get("coupled", ())] if c else []:
+            if x["flag"] == KV_FLAG:
+                at_once, added = _demands(case / best)
+                mib = int(str(x["to"]).rstrip("M"))
+                if at_once < added:
+                    out[str(x["to"])] = (int((mib - 1) * at_once / added), -(-mib * at_once // added))
+        if t["outcome"] in ("baseline", "kept"):
+            best = launch["dir"]
+    return out
+
+
+def replay(
+    case: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seen: dict[str, str] | None = None
+) -> tuple[Any, list[str]]:
+    """`seen`: filled with recorded KV size → the size today's code launched instead (`resized`)."""
     rec = load(case)
     pending = list(rec["launches"])
     made: list[str] = []
+    sizes = resized(case)
+    seen = {} if seen is None else seen
 
     class ReplayLauncher:
         def __init__(self, spec: LaunchSpec, run_dir: Path, **_: Any) -> None:
@@ -49,7 +88,18 @@ def replay(case: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple
             assert pending, f"the replay launched more than the real run's {len(rec['launches'])}"
             nxt = pending.pop(0)
             want = parse_command(nxt["argv"]).flags
-            assert self.spec.flags == want, f"launch {nxt['dir']}: {self.spec.flags} != recorded {want}"
+            got = self.spec.flags
+            if str(want.get(KV_FLAG)) in sizes:  # sized today from the demand of one stats line
+                lo, hi = sizes[str(want[KV_FLAG])]
+                today = seen.setdefault(str(want[KV_FLAG]), str(got.get(KV_FLAG)))
+                assert got.get(KV_FLAG) == today and lo <= int(today.rstrip("M")) <= hi, (
+                    nxt["dir"],
+                    today,
+                    lo,
+                    hi,
+                )
+                want = {**want, KV_FLAG: today}
+            assert got == want, f"launch {nxt['dir']}: {got} != recorded {want}"
             self.launch_dir = self.run_dir / nxt["dir"]
             shutil.copytree(case / nxt["dir"], self.launch_dir)
             made.append(nxt["dir"])
@@ -90,10 +140,21 @@ def test_the_replayed_tune_makes_the_real_runs_changes(
     """Launch for launch the same flags (the launcher checks each), trial for trial the same change
     (flag, from, to and the coupled changes), the same outcome and the same stop."""
     rec = load(case)
-    o, made = replay(case, tmp_path, monkeypatch)
+    seen: dict[str, str] = {}
+    o, made = replay(case, tmp_path, monkeypatch, seen)
     assert made == [x["dir"] for x in rec["launches"]]
+    assert set(seen) == set(resized(case))  # every size the demand's fix changes was launched changed
     real = rec["trials"]["trials"]
-    assert [t.change for t in o.trials] == [t["change"] for t in real]
+
+    def today(c: dict[str, Any] | None) -> dict[str, Any] | None:
+        if not c:
+            return c
+        x = {**c, **({"coupled": [today(y) for y in c["coupled"]]} if "coupled" in c else {})}
+        if c["flag"] == KV_FLAG:
+            x.update({k: seen.get(str(c[k]), c[k]) for k in ("from", "to")})
+        return x
+
+    assert [t.change for t in o.trials] == [today(t["change"]) for t in real]
     assert [t.outcome for t in o.trials] == [t["outcome"] for t in real]
     assert [t.reason for t in o.trials] == [t["reason"] for t in real]
     assert o.stop_reason == rec["trials"]["stop_reason"]
@@ -166,3 +227,33 @@ def test_each_step_is_sized_from_what_was_measured(
             sized.add((r.flag, str(r.suggested)))
     made = {(c["flag"], str(c["to"])) for t in o.trials if t.change for c in (t.change, *t.change["coupled"])}
     assert made & sized, "no change tune made was sized from a request length"
+
+
+SEEDED = Path(__file__).parent / "data" / "tune-seeded" / "long-prompt-triple-poor"
+
+
+def test_kv_growth_where_requests_also_waited_at_the_sequence_cap_carries_the_sequence_step() -> None:
+    """The second round (per-run seeds) of the triple-poor tune: after `--max-num-seqs 4 → 16` with
+    the KV cache 6M → 12M was kept, its launch (002) had requests waiting both with the KV cache full
+    and at the cap of 16 (queue_memory_bound and queue_seq_bound). The real run then grew the cache
+    alone, 12M → 51M, which the cap of 16 left idle (+1.6 %, reverted; the trial budget ended
+    there). Today the KV growth carries the --max-num-seqs step that uses it: the demand seen (the
+    most in the server in one stats line, worked out here), at most ×4 of 16, within what the grown
+    cache holds."""
+    real = json.loads((SEEDED / "trials.json").read_text())["trials"]
+    assert real[2]["change"] == {"flag": KV_FLAG, "from": "12M", "to": "51M", "coupled": []}
+    launch = json.loads((SEEDED / "launches.json").read_text())[1]
+    assert launch["dir"] == "002"
+    spec = parse_command(launch["argv"])
+    prop = loop.propose(spec, SEEDED / "002", None)
+    assert {"queue_memory_bound", "queue_seq_bound"} <= {f.id for f in prop.findings}
+    kv = next(r for r in prop.accepted if r.flag == KV_FLAG)
+    seqs = {c.flag: c for c in kv.coupled}["--max-num-seqs"]
+    at_once, _ = _demands(SEEDED / "002")
+    per = _kv_per_running(SEEDED / "002")
+    size = KV_SIZE.search((SEEDED / "002" / "vllm.log").read_text())
+    assert per is not None and size is not None
+    grown = int(size.group(1).replace(",", "")) * int(str(kv.suggested).rstrip("M")) / 12
+    fit = int(grown * Settings().seq_bound_kv_share // round(per))
+    assert seqs.current == 16 and seqs.suggested == min(max(32, min(at_once, 64)), fit) > 16
+    assert f"holds ~{fit} requests" in seqs.reason

@@ -32,8 +32,13 @@ def _req_words(p: Plan) -> str:
 
 
 def _demand(p: Plan) -> int:
-    """Requests that wanted to run at once: the most running plus the most waiting seen."""
-    return int((p.facts.max_running or 0) + (p.facts.max_waiting or 0))
+    """Requests that wanted to run at once: the most running + waiting of one stats sample. The two
+    maxima apart may be samples apart (the queue peaks while few run, the batch fills once it
+    drained): their sum is a count the server never held, used only where the samples are not known."""
+    f = p.facts
+    if f.max_in_flight is not None:
+        return int(f.max_in_flight)
+    return int((f.max_running or 0) + (f.max_waiting or 0))
 
 
 def kv_plan(p: Plan, by_id: Mapping[str, Finding], answers: tuple[str, ...]) -> None:

@@ -1,5 +1,6 @@
 """Levers for --max-num-seqs under load: a queue bound by it (raised in geometric steps bounded by
-what the KV cache holds, carrying the KV growth a step needs) and throughput that falls with more
+what the KV cache holds, carrying the KV growth a step needs; beside a full KV cache, carried by the
+KV growth the KV plan sized) and throughput that falls with more
 running sequences (lowered to the peak, never beside such a queue). Pure.
 """
 
@@ -8,7 +9,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from observe.advise.load import _bytes_effect, _demand, _req, _req_words, _util_factor
+from observe.advise.load import (
+    _admission_flag,
+    _bytes_effect,
+    _demand,
+    _growth_bytes,
+    _req,
+    _req_words,
+    _util_factor,
+)
 from observe.advise.plan import Plan
 from observe.advise.start import _is_gpu
 from observe.advise.units import fmt_bytes, parse_bytes
@@ -23,12 +32,51 @@ def seq_bound(p: Plan, by_id: Mapping[str, Finding], answers: tuple[str, ...]) -
         return
     if not p.kv_ids:
         queue_seq_bound(p, by_id[FindingId.QUEUE_SEQ_BOUND])
-    else:
+    elif not _seqs_with_kv(p, by_id[FindingId.QUEUE_SEQ_BOUND]):
         p.note(
             [FindingId.QUEUE_SEQ_BOUND],
             "requests also waited with the KV cache full in this window: the KV plan comes first; raise "
             "--max-num-seqs once the cache has room",
         )
+
+
+def _seqs_with_kv(p: Plan, f: Finding) -> bool:
+    """Requests waited both for KV and for a --max-num-seqs slot: the KV growth the plan sized for the
+    demand seen carries the --max-num-seqs step that uses it (a geometric step, bounded by what the
+    grown cache holds), else the grown cache idles behind the old cap (issue 31: 12M → 51M at 16
+    sequences, +1.6 %). False where the plan grows no KV, or the grown cache holds no step."""
+    kv = p.recs.get("--kv-cache-memory-bytes")
+    cur = p.cfg.max_num_seqs or f.data.get("max_num_seqs")
+    growth, req, tokens = _growth_bytes(p), _req(p), p.cfg.kv_cache_tokens
+    if kv is None or not cur or p.taken(_admission_flag(p)) or not (growth and req and tokens):
+        return False
+    cur = int(cur)
+    fit = int(tokens * growth * p.settings.seq_bound_kv_share // req)
+    new = min(_seq_step(p, cur, _demand(p)), fit)
+    if new < cur * p.settings.seq_step_min_factor:
+        return False
+    seqs = p.make(
+        "--max-num-seqs",
+        new,
+        f"coupled: {_demand(p)} requests wanted to run at once and {cur} ran at the cap; the grown KV cache "
+        f"holds ~{fit} requests of {_req_words(p)}",
+        [f.id],
+        effect=f"admits {new} at once instead of {cur}: the grown cache is used",
+    )
+    if seqs is None:
+        return False
+    budget, _ = p.current("--max-num-batched-tokens")
+    tie = None
+    if budget is not None and int(budget) < new:  # vLLM refuses max_num_batched_tokens < max_num_seqs
+        tie = p.make(
+            "--max-num-batched-tokens",
+            new,
+            f"coupled with --max-num-seqs {new}: vLLM refuses to start with max_num_batched_tokens "
+            f"({int(budget):,}) < max_num_seqs ({new:,})",
+            [f.id],
+        )
+    p.recs[kv.flag] = replace(kv, coupled=(*kv.coupled, seqs, *((tie,) if tie else ())))
+    return True
 
 
 def too_many_seqs(p: Plan, f: Finding) -> None:

@@ -142,6 +142,7 @@ class Context:
             waiting_last=self._at("waiting", -1),
             max_running=s.max_running,
             max_waiting=s.max_waiting,
+            max_in_flight=s.max_in_flight,
             request_tokens=length,
             request_tokens_source=source,
             length_buckets=self.length_buckets(),

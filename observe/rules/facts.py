@@ -22,6 +22,9 @@ class Facts:
     waiting_last: float | None = None
     max_running: float | None = None
     max_waiting: float | None = None
+    # the most requests in the server at once: running + waiting in one stats sample (None: not
+    # known, e.g. facts built by hand; the levers then take max_running + max_waiting, an upper bound)
+    max_in_flight: float | None = None
     request_tokens: float | None = None  # a request's length: the KV a running request held, else the mean
     request_tokens_source: str | None = None  # where request_tokens was measured (Context.request_length)
     length_buckets: dict[str, list[tuple[float, float]]] | None = None  # prompt / generation histograms

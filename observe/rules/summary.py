@@ -27,6 +27,7 @@ class Summary:
     max_kv: float | None = None
     max_running: int | None = None
     max_waiting: int | None = None
+    max_in_flight: int | None = None  # the most running + waiting in one stats sample (not the two maxima)
     max_swapped: int | None = None
     max_prompt_tps: float | None = None
     max_gen_tps: float | None = None

@@ -459,7 +459,8 @@ class Tuner:
         noise leaves it undecided, the baseline and the candidate relaunched in turn (A B B A)."""
         tried.add(trials.change_key(rec))
         new = apply(self._spec(best.flags), [rec])
-        flag = next(iter(k for k in new.flags if new.flags.get(k) != best.flags.get(k)), rec.flag)
+        moved = [k for k in new.flags if new.flags.get(k) != best.flags.get(k)]
+        flag = rec.flag if rec.flag in moved else next(iter(moved), rec.flag)  # its coupled ones after it
         trial = trials.Trial(
             n=len(self.trials) + 1,
             flags=dict(new.flags),

@@ -29,6 +29,24 @@ def change_text(row: dict[str, Any]) -> str:
     return " with ".join([one(c), *(one(x) for x in c.get("coupled") or ())])
 
 
+def budget_text(doc: dict[str, Any]) -> str:
+    """What the tune spent: trials (configurations measured, what --trials counts) and vLLM launches
+    (the A B B A relaunches of an undecided change among them, which --trials does not count)."""
+    n, launches = len(doc["trials"]), doc["launches"]
+    again = sum(_relaunches((r.get("decision") or {}).get("order") or "") for r in doc["trials"])
+    return (
+        f"spent: {n} trial{'s' * (n != 1)} (configurations measured) in {launches} vLLM launch"
+        + "es" * (launches != 1)
+        + (f", {again} of them relaunches to remeasure a change in turn with its start" if again else "")
+    )
+
+
+def _relaunches(order: str) -> int:
+    """The relaunches of an interleaved order: each switch of letter (`BBAABB`: 2; the first B runs
+    are the trial's own launch)."""
+    return sum(1 for a, b in zip(order, order[1:], strict=False) if a != b)
+
+
 def to_text(doc: dict[str, Any]) -> str:
     unit = doc["objective"]["unit"]
     lines = [f"observe tune: objective {doc['objective']['kind']} ({unit})", ""]
@@ -41,7 +59,7 @@ def to_text(doc: dict[str, Any]) -> str:
             f"  trial {r['trial']}: {change_text(r)}{fid}: {mean}{spread} — {r['outcome']}: {r['why']}"
         )
     reason = f" [{doc['stop_reason']}]" if doc.get("stop_reason") else ""
-    lines += ["", f"stopped: {doc['stopped']}{reason}"]
+    lines += ["", f"stopped: {doc['stopped']}{reason}", budget_text(doc)]
     best = doc["best"]
     if best is None:
         lines.append("no configuration was measured: nothing to recommend")
