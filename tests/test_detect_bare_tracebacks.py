@@ -194,3 +194,41 @@ def test_the_quantization_capability_refusal_is_read_bare_or_prefixed(
     (note,) = [n["text"] for n in d["advice_notes"] if n["finding_ids"] == ["launch_rejected"]]
     assert "no launch flag lowers the compute capability" in note
     assert not d["recommendations"] and "cuda_oom" not in [x["id"] for x in d["findings"]]
+
+
+@pytest.mark.parametrize(
+    ("path", "gpu", "have", "lever"),
+    [
+        ("eval32f/014.log", "Tesla T4", "7.5", True),  # the ValueError line alone (~0.6)
+        (
+            "eval32f/015.log",
+            "Quadro RTX 6000",
+            "7.5",
+            True,
+        ),  # behind NIM's own "ERROR <date> file:line]" prefix
+        (
+            "eval32f/020.log",
+            "Tesla P100-PCIE-16GB",
+            "6.0",
+            False,
+        ),  # below vLLM's 7.0 floor: no dtype starts it
+    ],
+)
+def test_the_bfloat16_capability_refusal_gives_dtype_half(
+    path: str, gpu: str, have: str, lever: bool
+) -> None:
+    """vLLM's bfloat16 check ("Bfloat16 is only supported on GPUs with compute capability of at least 8.0.
+    Your G GPU has compute capability X.Y.", 0.2 config.py → worker.py / V1 gpu_worker.py → 0.32
+    platforms/cuda.py) is a refused launch whose lever is --dtype half (float16), from bfloat16 (the dtype the
+    message names); never memory levers, and no --dtype below compute capability 7.0 (eval32f's class U)."""
+    d = report.to_dict(pipeline.diagnose_paths([DATA / path]))
+    (f,) = [f for f in d["findings"] if f["id"] == "launch_rejected"]
+    assert f["severity"] == "critical" and f["data"]["reason"] == "gpu_capability" and gpu in f["evidence"]
+    assert f"bfloat16 (the model's dtype) needs GPU compute capability 8.0 (this GPU: {have})" in f["title"]
+    recs = {r["flag"]: r for r in d["recommendations"]}
+    assert "--gpu-memory-utilization" not in recs
+    if lever:
+        assert recs["--dtype"]["suggested"] == "half" and recs["--dtype"]["current"] == "bfloat16"
+    else:
+        assert "--dtype" not in recs
+        assert any("below 7.0" in n["text"] for n in d["advice_notes"])

@@ -20,11 +20,7 @@ _W = "W: a cut V0 traceback in model_runner.execute_model (no exception line) gi
 
 # The misses as scored at the branch point (blind), by class: (log, judgement) → the miss.
 MISSES: dict[tuple[str, int], str] = {
-    ("014", 0): _U,
-    ("014", 1): _U,
-    ("015", 1): _U,
     ("016", 3): _U,
-    ("020", 0): _U,
     ("011", 0): _V,
     ("016", 0): _V,
     ("016", 1): _V,

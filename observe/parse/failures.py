@@ -205,6 +205,23 @@ def _quant_capability(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Fa
     return Failure(FailureKind.INVALID_CONFIG, d, True, ("badcfg", "quant-capability", d["quantization"]))
 
 
+def _bf16_capability(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """vLLM's bfloat16 check of the GPU (0.2 config.py _get_and_verify_dtype → 0.4 → 0.10 worker.py and V1
+    gpu_worker.py _check_if_gpu_supports_dtype → 0.32 platforms/cuda.py, one wording): the model's dtype is
+    bfloat16 and the GPU is older than compute capability 8.0; float16 (``--dtype half``) is the lever."""
+    cur = int(m.group("maj")) * 10 + int(m.group("mi")) if m.group("maj") else None
+    d: dict[str, Any] = {
+        "source": "config",
+        "reason": "gpu_capability",
+        "text": m.group(0),
+        "dtype": "bfloat16",
+    }
+    d.update(
+        min_capability=int(m.group("min")) * 10 + int(m.group("minm")), capability=cur, gpu=m.group("gpu")
+    )
+    return Failure(FailureKind.INVALID_CONFIG, d, True, ("badcfg", "bf16-capability", cur))
+
+
 _ARG_FLAG_RE = re.compile(r"argument (?P<flag>--[\w-]+)(?:/[\w-]+)*: (?P<why>.*)$", _A)
 _UNRECOGNIZED_RE = re.compile(r"unrecognized arguments: (?P<args>.*)$", _A)
 _REQUIRED_RE = re.compile(r"the following arguments are required: (?P<args>.*)$", _A)
@@ -511,6 +528,14 @@ RULES: tuple[Rule[Failure], ...] = (
         r"The quantization method (?P<q>[\w-]+) is not supported for the current GPU\. Minimum capability: "
         r"(?P<min>\d+)\. Current capability: (?P<cur>\d+)\.?",
         _quant_capability,
+    ),
+    _rule(
+        "bf16-capability",
+        "Bfloat16 is only supported on GPUs",
+        r"Bfloat16 is only supported on GPUs with compute capability of at least (?P<min>\d+)\.(?P<minm>\d)\. "
+        r"Your (?P<gpu>.+?) GPU (?:has compute capability (?P<maj>\d+)\.(?P<mi>\d+)|does not have a compute "
+        r"capability)\.?",
+        _bf16_capability,
     ),
     _rule("argparse-error", ": error: ", r"^\s*(?:usage: .*?)?[\w./-]+: error: (?P<text>.+)$", _argparse),
     # argparse prints "usage: PROG [-h] …" (format_usage) before its "PROG: error: …" line, and otherwise only

@@ -263,8 +263,16 @@ def _gpu_too_old(bad: Sequence[Any]) -> str | None:
     x = next((e.details for e in bad if e.details.get("reason") == "gpu_capability"), None)
     if x is None:
         return None
-    need, have = (f"{x[k] // 10}.{x[k] % 10}" for k in ("min_capability", "capability"))
-    return f"{x['quantization']} quantization needs GPU compute capability {need} (this GPU: {have})"
+    need, have = (
+        f"{x[k] // 10}.{x[k] % 10}" if x.get(k) is not None else "none"
+        for k in ("min_capability", "capability")
+    )
+    what = (
+        f"{x['quantization']} quantization"
+        if x.get("quantization")
+        else f"{x.get('dtype')} (the model's dtype)"
+    )
+    return f"{what} needs GPU compute capability {need} (this GPU: {have})"
 
 
 def launch_rejected(c: Context) -> list[Finding]:
@@ -272,7 +280,8 @@ def launch_rejected(c: Context) -> list[Finding]:
     ValidationError, a ValueError of a config check). Data: flag (the offending flag, None when the
     excerpt does not name one), value (the rejected value, when given), text, source ("argparse" |
     "pydantic" | "config"), reason ("unrecognized" | "required" | "gpu_capability": the GPU is too old for
-    the quantization method | None)."""
+    the quantization method or the dtype | None); with the bfloat16 check also dtype ("bfloat16") and
+    capability (the GPU's, ×10; None when it has none)."""
     s = c.summary
     bad = [e for e in s.errors if e.kind in _REJECTED_KINDS]
     if not bad:
@@ -297,6 +306,9 @@ def launch_rejected(c: Context) -> list[Finding]:
         if d["value"] is None:
             d["value"] = x.get("value", x.get("max_num_batched_tokens"))
     d.pop("_header", None)
+    g: dict[str, Any] = next((e.details for e in bad if e.details.get("reason") == "gpu_capability"), {})
+    if g.get("dtype"):  # the bfloat16 check: the dtype in force and the GPU's capability (×10)
+        d.update(dtype=g["dtype"], capability=g.get("capability"))
     if d["flag"] is None and d["text"] and d["reason"] != "gpu_capability":  # the GPU's, no flag's
         hits = [(d["text"].find(w), w) for w in _CONFIG_FLAG_WORDS if w in d["text"]]
         word = min(hits)[1] if hits else None  # the first flag the reason names is the one it judges
