@@ -104,6 +104,12 @@ _EXECUTOR_RUN_RE = re.compile(
 #: (``init_device``, ``load_model``, the KV sizing, and the step's ``start_worker_execution_loop``, 0.4 → 0.10).
 #: Such a frame reports the failure only when no other frame names the phase, and never guesses one.
 SHARED_FRAMES: dict[str, str] = {"collective_rpc": "unknown", "_run_workers": "unknown"}
+#: a V0 model runner's own ``execute_model`` (``vllm/worker/*model_runner.py``, 0.4 → 0.10): every step's forward
+#: pass and sampling, and also ``profile_run``'s dummy batch at start-up (0.4.3 model_runner.py:809), so by
+#: itself it is a shared frame too: phase "unknown" unless another frame of the traceback names one
+_RUNNER_RUN_RE = re.compile(
+    r'File "[^"]*/vllm/worker/\w*model_runner\.py", line \d+, in (execute_model)\b', re.ASCII
+)
 _FRAME_RE = re.compile(
     r"\b(" + "|".join((*PHASE_FRAMES, *SERVING_FRAMES, *SHARED_FRAMES)) + r"|output_handler)\b", re.ASCII
 )
@@ -222,6 +228,8 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
         phase = "loading_weights" if built else ("serving" if run.stats_seen else "startup")
     elif (em := _EXECUTOR_RUN_RE.search(text)) is not None:
         func, phase = em.group(1), "serving"
+    elif (rm := _RUNNER_RUN_RE.search(text)) is not None:
+        func, phase = rm.group(1), "unknown"
     elif logger in WORKER_LOGGERS and (wm := _ANY_FRAME_RE.match(text)) is not None:
         func, phase = wm.group("func"), "serving" if run.stats_seen else "startup"
     else:
