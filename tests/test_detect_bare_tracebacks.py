@@ -232,3 +232,18 @@ def test_the_bfloat16_capability_refusal_gives_dtype_half(
     else:
         assert "--dtype" not in recs
         assert any("below 7.0" in n["text"] for n in d["advice_notes"])
+
+
+def test_a_traceback_cut_in_the_dtype_check_is_the_bfloat16_refusal(tmp_path: Path) -> None:
+    """vLLM's _check_if_gpu_supports_dtype (worker.py 0.3 → 0.10, V1 gpu_worker.py) raises only the bfloat16
+    refusal: a traceback cut at its frame (eval32f/016, 0.2.x init_model, its message cut off; read here without
+    the wrappers' own prefixes) is that refusal, with --dtype half."""
+    lines = (DATA / "eval32f/016.log").read_text(encoding="utf-8").splitlines()
+    src = tmp_path / "016.log"
+    src.write_text("".join(x.split(" | stderr | ", 1)[1] + "\n" for x in lines if " | stderr | " in x))
+    d = report.to_dict(pipeline.diagnose_paths([src]))
+    (f,) = [f for f in d["findings"] if f["id"] == "launch_rejected"]
+    assert f["data"]["reason"] == "gpu_capability" and "_check_if_gpu_supports_dtype" in f["evidence"]
+    assert "bfloat16 (the model's dtype) needs GPU compute capability 8.0" in f["title"]
+    assert [(r["flag"], r["suggested"]) for r in d["recommendations"]] == [("--dtype", "half")]
+    assert "engine_crashed" not in [x["id"] for x in d["findings"]]

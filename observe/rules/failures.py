@@ -267,6 +267,7 @@ def _gpu_too_old(bad: Sequence[Any]) -> str | None:
         f"{x[k] // 10}.{x[k] % 10}" if x.get(k) is not None else "none"
         for k in ("min_capability", "capability")
     )
+    have = "below it; the line that says is cut off" if x.get("cut") else have
     what = (
         f"{x['quantization']} quantization"
         if x.get("quantization")
