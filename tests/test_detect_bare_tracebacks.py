@@ -247,3 +247,22 @@ def test_a_traceback_cut_in_the_dtype_check_is_the_bfloat16_refusal(tmp_path: Pa
     assert "bfloat16 (the model's dtype) needs GPU compute capability 8.0" in f["title"]
     assert [(r["flag"], r["suggested"]) for r in d["recommendations"]] == [("--dtype", "half")]
     assert "engine_crashed" not in [x["id"] for x in d["findings"]]
+
+
+@pytest.mark.parametrize(
+    ("path", "finding"),
+    [
+        # docker compose's container_name column (no "-1") over fastchat's "<date> <time> | ERROR | stderr | "
+        ("eval32f/016.log", "launch_rejected"),
+        # a deployment's logging format "<date> <time> ERROR <pid> [file.py:line] " around vLLM's records
+        ("eval32f/011.log", "engine_error"),
+    ],
+)
+def test_a_wrappers_own_line_prefix_is_peeled(path: str, finding: str) -> None:
+    """A wrapper's line prefix before vLLM's own lines (eval32f's class V) is peeled like compose's "svc-1 |" or
+    journald's, so the traceback under it is read: the failure is reported, and no memory lever is given."""
+    d = report.to_dict(pipeline.diagnose_paths([DATA / path]))
+    (f,) = [f for f in d["findings"] if f["id"] == finding]
+    assert f["severity"] == "critical"
+    assert "--gpu-memory-utilization" not in [r["flag"] for r in d["recommendations"]]
+    assert "cuda_oom" not in [x["id"] for x in d["findings"]]

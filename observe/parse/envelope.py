@@ -39,6 +39,9 @@ WRAP_RE = re.compile(
     | \[(?P<brk>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\][ \t]+  # CI/app
     | (?P<jd>(?:[A-Z][a-z]{2}|1?\d月)[ ][ \d]\d[ ]\d\d:\d\d:\d\d)[ ]\S+[ ][^\s:\[]+(?:\[\d+\])?:[ ]  # journald
     | [A-Za-z0-9][\w.-]*?[-_]\d+[ \t]+\|[ \t]?                                    # compose svc-1 |
+    | [A-Za-z][\w.]*(?:[-_][\w.]+)+[ \t]+\|[ ]                                  # compose container_name |
+    | \d{4}-\d\d-\d\d[ ]\d\d:\d\d:\d\d[ ]\|[ ](?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[ ]\|[ ][\w.-]+[ ]\|[ ]  # fastchat
+    | \d{4}-\d\d-\d\d[ ]\d\d:\d\d:\d\d(?:[.,]\d+)?[ ](?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[ ]\d+[ ]\[[\w./-]+\.py:\d+\][ ]  # asctime LEVEL pid [f.py:N]
     )""",
     re.X | _A,
 )
