@@ -206,20 +206,16 @@ def _quant_capability(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Fa
 
 
 def _bf16_capability(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    """vLLM's bfloat16 check of the GPU (0.2 config.py _get_and_verify_dtype → 0.4 → 0.10 worker.py and V1
-    gpu_worker.py _check_if_gpu_supports_dtype → 0.32 platforms/cuda.py, one wording): the model's dtype is
-    bfloat16 and the GPU is older than compute capability 8.0; float16 (``--dtype half``) is the lever."""
-    cur = int(m.group("maj")) * 10 + int(m.group("mi")) if m.group("maj") else None
+    """vLLM's bfloat16 check (0.2 config.py → 0.4-0.10 worker.py, V1 gpu_worker.py → 0.32 platforms/cuda.py, one
+    wording): the GPU is below compute capability 8.0; float16 (``--dtype half``) is the lever."""
     d: dict[str, Any] = {
         "source": "config",
         "reason": "gpu_capability",
         "text": m.group(0),
         "dtype": "bfloat16",
     }
-    d.update(
-        min_capability=int(m.group("min")) * 10 + int(m.group("minm")), capability=cur, gpu=m.group("gpu")
-    )
-    return Failure(FailureKind.INVALID_CONFIG, d, True, ("badcfg", "bf16-capability", cur))
+    d.update(min_capability=80, capability=int(m["maj"]) * 10 + int(m["mi"]) if m["maj"] else None)
+    return Failure(FailureKind.INVALID_CONFIG, d, True, ("badcfg", "bf16-capability", d["capability"]))
 
 
 _ARG_FLAG_RE = re.compile(r"argument (?P<flag>--[\w-]+)(?:/[\w-]+)*: (?P<why>.*)$", _A)
@@ -532,9 +528,8 @@ RULES: tuple[Rule[Failure], ...] = (
     _rule(
         "bf16-capability",
         "Bfloat16 is only supported on GPUs",
-        r"Bfloat16 is only supported on GPUs with compute capability of at least (?P<min>\d+)\.(?P<minm>\d)\. "
-        r"Your (?P<gpu>.+?) GPU (?:has compute capability (?P<maj>\d+)\.(?P<mi>\d+)|does not have a compute "
-        r"capability)\.?",
+        r"Bfloat16 is only supported on GPUs with compute capability of at least 8\.0\. Your .+? GPU (?:has compute "
+        r"capability (?P<maj>\d+)\.(?P<mi>\d+)|does not have a compute capability)\.?",
         _bf16_capability,
     ),
     _rule("argparse-error", ": error: ", r"^\s*(?:usage: .*?)?[\w./-]+: error: (?P<text>.+)$", _argparse),
