@@ -194,3 +194,75 @@ def test_the_quantization_capability_refusal_is_read_bare_or_prefixed(
     (note,) = [n["text"] for n in d["advice_notes"] if n["finding_ids"] == ["launch_rejected"]]
     assert "no launch flag lowers the compute capability" in note
     assert not d["recommendations"] and "cuda_oom" not in [x["id"] for x in d["findings"]]
+
+
+@pytest.mark.parametrize(
+    ("path", "gpu", "have", "lever"),
+    [
+        ("eval32f/014.log", "Tesla T4", "7.5", True),  # the ValueError line alone (~0.6)
+        (
+            "eval32f/015.log",
+            "Quadro RTX 6000",
+            "7.5",
+            True,
+        ),  # behind NIM's own "ERROR <date> file:line]" prefix
+        (
+            "eval32f/020.log",
+            "Tesla P100-PCIE-16GB",
+            "6.0",
+            False,
+        ),  # below vLLM's 7.0 floor: no dtype starts it
+    ],
+)
+def test_the_bfloat16_capability_refusal_gives_dtype_half(
+    path: str, gpu: str, have: str, lever: bool
+) -> None:
+    """vLLM's bfloat16 check ("Bfloat16 is only supported on GPUs with compute capability of at least 8.0.
+    Your G GPU has compute capability X.Y.", 0.2 config.py → worker.py / V1 gpu_worker.py → 0.32
+    platforms/cuda.py) is a refused launch whose lever is --dtype half (float16), from bfloat16 (the dtype the
+    message names); never memory levers, and no --dtype below compute capability 7.0 (eval32f's class U)."""
+    d = report.to_dict(pipeline.diagnose_paths([DATA / path]))
+    (f,) = [f for f in d["findings"] if f["id"] == "launch_rejected"]
+    assert f["severity"] == "critical" and f["data"]["reason"] == "gpu_capability" and gpu in f["evidence"]
+    assert f"bfloat16 (the model's dtype) needs GPU compute capability 8.0 (this GPU: {have})" in f["title"]
+    recs = {r["flag"]: r for r in d["recommendations"]}
+    assert "--gpu-memory-utilization" not in recs
+    if lever:
+        assert recs["--dtype"]["suggested"] == "half" and recs["--dtype"]["current"] == "bfloat16"
+    else:
+        assert "--dtype" not in recs
+        assert any("below 7.0" in n["text"] for n in d["advice_notes"])
+
+
+def test_a_traceback_cut_in_the_dtype_check_is_the_bfloat16_refusal(tmp_path: Path) -> None:
+    """vLLM's _check_if_gpu_supports_dtype (worker.py 0.3 → 0.10, V1 gpu_worker.py) raises only the bfloat16
+    refusal: a traceback cut at its frame (eval32f/016, 0.2.x init_model, its message cut off; read here without
+    the wrappers' own prefixes) is that refusal, with --dtype half."""
+    lines = (DATA / "eval32f/016.log").read_text(encoding="utf-8").splitlines()
+    src = tmp_path / "016.log"
+    src.write_text("".join(x.split(" | stderr | ", 1)[1] + "\n" for x in lines if " | stderr | " in x))
+    d = report.to_dict(pipeline.diagnose_paths([src]))
+    (f,) = [f for f in d["findings"] if f["id"] == "launch_rejected"]
+    assert f["data"]["reason"] == "gpu_capability" and "_check_if_gpu_supports_dtype" in f["evidence"]
+    assert "bfloat16 (the model's dtype) needs GPU compute capability 8.0" in f["title"]
+    assert [(r["flag"], r["suggested"]) for r in d["recommendations"]] == [("--dtype", "half")]
+    assert "engine_crashed" not in [x["id"] for x in d["findings"]]
+
+
+@pytest.mark.parametrize(
+    ("path", "finding"),
+    [
+        # docker compose's container_name column (no "-1") over fastchat's "<date> <time> | ERROR | stderr | "
+        ("eval32f/016.log", "launch_rejected"),
+        # a deployment's logging format "<date> <time> ERROR <pid> [file.py:line] " around vLLM's records
+        ("eval32f/011.log", "engine_error"),
+    ],
+)
+def test_a_wrappers_own_line_prefix_is_peeled(path: str, finding: str) -> None:
+    """A wrapper's line prefix before vLLM's own lines (eval32f's class V) is peeled like compose's "svc-1 |" or
+    journald's, so the traceback under it is read: the failure is reported, and no memory lever is given."""
+    d = report.to_dict(pipeline.diagnose_paths([DATA / path]))
+    (f,) = [f for f in d["findings"] if f["id"] == finding]
+    assert f["severity"] == "critical"
+    assert "--gpu-memory-utilization" not in [r["flag"] for r in d["recommendations"]]
+    assert "cuda_oom" not in [x["id"] for x in d["findings"]]

@@ -401,3 +401,24 @@ def test_a_cut_traceback_in_a_frame_shared_by_start_up_and_serving_is_failing_ph
     assert (f["severity"], f["data"]["phase"], f["data"]["frame"]) == ("critical", "unknown", frame)
     assert "(phase unknown)" in f["title"] and "runs both at start-up and while serving" in f["evidence"]
     assert not {_NOT_STARTED, "engine_crashed"} & {x["id"] for x in d["findings"]}
+
+
+@pytest.mark.parametrize("bare", [False, True])
+def test_a_cut_traceback_in_the_v0_model_runners_execute_model_is_failing_phase_unknown(
+    bare: bool, tmp_path: Path
+) -> None:
+    """V0's model runner execute_model (0.4.3 model_runner.py) runs every step and also profile_run's dummy batch
+    at start-up: a traceback cut inside it (eval32f/013: into the sampler, no header, no exception line; behind
+    a zh_CN journald prefix "6月 10 16:45:05 host bash[pid]: ", or bare) is a failure whose phase is unknown
+    (eval32f's class W), never a failed start nor an OOM."""
+    src = DATA / "eval32f/013.log"
+    if bare:  # the same lines as printed, without journald's prefix
+        src = tmp_path / "013.log"
+        lines = (DATA / "eval32f/013.log").read_text().splitlines()
+        src.write_text("".join(x.split("]: ", 1)[1] + "\n" for x in lines))
+    d = report.to_dict(pipeline.diagnose_paths([src]))
+    f = _one(d, _ERROR)
+    assert (f["severity"], f["data"]["phase"], f["data"]["cause_cut_off"]) == ("critical", "unknown", True)
+    assert "execute_model() runs both at start-up and while serving" in f["evidence"]
+    ids = [x["id"] for x in d["findings"]]
+    assert "engine_startup_failed" not in ids and "cuda_oom" not in ids

@@ -146,6 +146,9 @@ def launch_rejected(p: Plan, f: Finding) -> None:
             "suggested without it",
         )
         return
+    if f.data.get("reason") == "gpu_capability" and f.data.get("dtype") == "bfloat16":
+        _bf16(p, f)
+        return
     if f.data.get("reason") == "gpu_capability":  # vLLM's check of the GPU against the quantization method
         p.note(
             [f.id],
@@ -175,6 +178,43 @@ def launch_rejected(p: Plan, f: Finding) -> None:
             if flag
             else "; correct the argument it names and launch again"
         ),
+    )
+
+
+def _bf16(p: Plan, f: Finding) -> None:
+    """vLLM's bfloat16 check: float16 (``--dtype half``, the lever vLLM's own message names) runs on compute
+    capability 7.x; below 7.0, vLLM's floor (its documented GPU requirement), no dtype starts it."""
+    cap = f.data.get("capability")
+    if isinstance(cap, int) and cap < 70:
+        p.note(
+            [f.id],
+            f"{_said(f)}: this GPU (compute capability {cap // 10}.{cap % 10}) is below 7.0, the least vLLM's "
+            "CUDA kernels run on, so --dtype half would be refused next: run on a GPU of compute capability 7.0 "
+            "or newer (8.0 or newer for bfloat16)",
+        )
+        return
+    cur, _ = p.current("--dtype")
+    if cur is not None and str(cur).lower() in ("half", "float16"):
+        p.note(
+            [f.id], f"{_said(f)}: --dtype half is in force already; run on a GPU of compute capability 8.0+"
+        )
+        return
+    # the refusal itself names --dtype (every release that prints it has the flag, 0.2 →): no version needed
+    r = Recommendation(
+        flag="--dtype",
+        current="bfloat16",
+        suggested="half",
+        reason=_said(f),
+        finding_ids=(str(f.id),),
+        expected_effect="the model runs in float16, which GPUs below compute capability 8.0 support; bfloat16 "
+        "weights are cast to float16 (a model trained in bfloat16 may overflow in float16 on rare inputs)",
+        current_is_default=False,
+    )
+    if r is not None and p.add_any_of([r]) is not None:
+        return
+    p.note(
+        [f.id],
+        f"{_said(f)}: run the model in float16 (--dtype half), or on a GPU of compute capability 8.0 or newer",
     )
 
 

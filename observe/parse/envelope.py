@@ -37,8 +37,11 @@ WRAP_RE = re.compile(
       [ \t]*\|[ \t]                                                              # Buildkite gutter
     | (?P<rfc>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)[ \t]+ # docker logs -t
     | \[(?P<brk>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\][ \t]+  # CI/app
-    | (?P<jd>[A-Z][a-z]{2}[ ][ \d]\d[ ]\d\d:\d\d:\d\d)[ ]\S+[ ][^\s:\[]+(?:\[\d+\])?:[ ]     # journald
+    | (?P<jd>(?:[A-Z][a-z]{2}|1?\d月)[ ][ \d]\d[ ]\d\d:\d\d:\d\d)[ ]\S+[ ][^\s:\[]+(?:\[\d+\])?:[ ]  # journald
     | [A-Za-z0-9][\w.-]*?[-_]\d+[ \t]+\|[ \t]?                                    # compose svc-1 |
+    | [A-Za-z][\w.]*(?:[-_][\w.]+)+[ \t]+\|[ ]                                  # compose container_name |
+    | \d{4}-\d\d-\d\d[ ]\d\d:\d\d:\d\d[ ]\|[ ](?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[ ]\|[ ][\w.-]+[ ]\|[ ]  # fastchat
+    | \d{4}-\d\d-\d\d[ ]\d\d:\d\d:\d\d(?:[.,]\d+)?[ ](?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[ ]\d+[ ]\[[\w./-]+\.py:\d+\][ ]  # asctime LEVEL pid [f.py:N]
     )""",
     re.X | _A,
 )
@@ -331,7 +334,12 @@ class YearClock:
         self._last_mo = mo
 
     def journal_ts(self, text: str) -> datetime | None:
-        """journald's "Mar  5 10:00:00" in the current year."""
+        """journald's "Mar  5 10:00:00" (or a CJK locale's "6月 10 16:45:05") in the current year."""
+        text = re.sub(
+            r"^(1?\d)月",
+            lambda m: "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()[int(m[1]) - 1],
+            text,
+        )
         try:
             return datetime.strptime(f"{self.year} {text}", "%Y %b %d %H:%M:%S")
         except ValueError:

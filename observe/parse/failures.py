@@ -205,6 +205,19 @@ def _quant_capability(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Fa
     return Failure(FailureKind.INVALID_CONFIG, d, True, ("badcfg", "quant-capability", d["quantization"]))
 
 
+def _bf16_capability(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """vLLM's bfloat16 check (0.2 config.py → 0.4-0.10 worker.py, V1 gpu_worker.py → 0.32 platforms/cuda.py, one
+    wording): the GPU is below compute capability 8.0; float16 (``--dtype half``) is the lever."""
+    d: dict[str, Any] = {
+        "source": "config",
+        "reason": "gpu_capability",
+        "text": m.group(0),
+        "dtype": "bfloat16",
+    }
+    d.update(min_capability=80, capability=int(m["maj"]) * 10 + int(m["mi"]) if m["maj"] else None)
+    return Failure(FailureKind.INVALID_CONFIG, d, True, ("badcfg", "bf16-capability", d["capability"]))
+
+
 _ARG_FLAG_RE = re.compile(r"argument (?P<flag>--[\w-]+)(?:/[\w-]+)*: (?P<why>.*)$", _A)
 _UNRECOGNIZED_RE = re.compile(r"unrecognized arguments: (?P<args>.*)$", _A)
 _REQUIRED_RE = re.compile(r"the following arguments are required: (?P<args>.*)$", _A)
@@ -511,6 +524,13 @@ RULES: tuple[Rule[Failure], ...] = (
         r"The quantization method (?P<q>[\w-]+) is not supported for the current GPU\. Minimum capability: "
         r"(?P<min>\d+)\. Current capability: (?P<cur>\d+)\.?",
         _quant_capability,
+    ),
+    _rule(
+        "bf16-capability",
+        "Bfloat16 is only supported on GPUs",
+        r"Bfloat16 is only supported on GPUs with compute capability of at least 8\.0\. Your .+? GPU (?:has compute "
+        r"capability (?P<maj>\d+)\.(?P<mi>\d+)|does not have a compute capability)\.?",
+        _bf16_capability,
     ),
     _rule("argparse-error", ": error: ", r"^\s*(?:usage: .*?)?[\w./-]+: error: (?P<text>.+)$", _argparse),
     # argparse prints "usage: PROG [-h] …" (format_usage) before its "PROG: error: …" line, and otherwise only

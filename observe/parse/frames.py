@@ -47,6 +47,10 @@ from observe.parse.failures import Failure, RunState
 #: the maximum number of tokens that can be stored in KV cache (M)" — read in the 0.4.1 and 0.5.0.post1 wheels.
 #: A traceback cut at its call (or its frame) is that refusal, whatever the record's header: ``kv_check``
 KV_CHECK = "raise_if_cache_size_invalid"
+#: V0's / V1's GPU dtype check (worker.py and v1/worker/gpu_worker.py, 0.3 → 0.10; read in the 0.4.3 and 0.8.5
+#: wheels): it raises only "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your G GPU
+#: has compute capability X.Y." (parse.failures ``bf16-capability``), so a traceback cut at it is that refusal
+DTYPE_CHECK = "_check_if_gpu_supports_dtype"
 #: vLLM's start-up functions, as they show in frames (``File "…", line N, in f`` or the call under
 #: it) → the phase (the names of V0 worker.py / model_runner.py / parallel_state.py / pynccl.py, of
 #: model_loader and models/utils.py, and the V1 gpu_worker.py / gpu_model_runner.py / core.py, 0.4 → 0.32)
@@ -104,6 +108,12 @@ _EXECUTOR_RUN_RE = re.compile(
 #: (``init_device``, ``load_model``, the KV sizing, and the step's ``start_worker_execution_loop``, 0.4 → 0.10).
 #: Such a frame reports the failure only when no other frame names the phase, and never guesses one.
 SHARED_FRAMES: dict[str, str] = {"collective_rpc": "unknown", "_run_workers": "unknown"}
+#: a V0 model runner's own ``execute_model`` (``vllm/worker/*model_runner.py``, 0.4 → 0.10): every step's forward
+#: pass and sampling, and also ``profile_run``'s dummy batch at start-up (0.4.3 model_runner.py:809), so by
+#: itself it is a shared frame too: phase "unknown" unless another frame of the traceback names one
+_RUNNER_RUN_RE = re.compile(
+    r'File "[^"]*/vllm/worker/\w*model_runner\.py", line \d+, in (execute_model)\b', re.ASCII
+)
 _FRAME_RE = re.compile(
     r"\b(" + "|".join((*PHASE_FRAMES, *SERVING_FRAMES, *SHARED_FRAMES)) + r"|output_handler)\b", re.ASCII
 )
@@ -120,6 +130,7 @@ LITERALS: tuple[str, ...] = (
     *SERVING_FRAMES,
     *SHARED_FRAMES,
     "output_handler",
+    DTYPE_CHECK,
     "/vllm/",
     "Traceback (most recent",
 )
@@ -201,6 +212,8 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
     text = msg.strip()
     if not text or not msg[:1].isspace():
         return None  # a frame line is indented; anything else is the record's own message
+    if DTYPE_CHECK in text:
+        return _dtype_check(text)
     found = list(_FRAME_RE.finditer(text))  # a shared frame's name only when the line names no other
     m = next((x for x in found if x.group(1) not in SHARED_FRAMES), found[0] if found else None)
     if m is not None and m.group(1) == "output_handler":
@@ -222,12 +235,25 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
         phase = "loading_weights" if built else ("serving" if run.stats_seen else "startup")
     elif (em := _EXECUTOR_RUN_RE.search(text)) is not None:
         func, phase = em.group(1), "serving"
+    elif (rm := _RUNNER_RUN_RE.search(text)) is not None:
+        func, phase = rm.group(1), "unknown"
     elif logger in WORKER_LOGGERS and (wm := _ANY_FRAME_RE.match(text)) is not None:
         func, phase = wm.group("func"), "serving" if run.stats_seen else "startup"
     else:
         return None
     d: dict[str, Any] = {"text": text[:300], "phase": phase, "frame": func, "cut": True}
     return Failure(FailureKind.ERROR_LINE, d, False, ("frame", func))
+
+
+def _dtype_check(text: str) -> Failure:
+    """A frame of (or the call to) vLLM's dtype check: its one refusal, the GPU's own capability cut off."""
+    d: dict[str, Any] = {"source": "config", "reason": "gpu_capability", "dtype": "bfloat16", "cut": True}
+    d.update(min_capability=80, capability=None, frame=DTYPE_CHECK)
+    d["text"] = (
+        f"the traceback is cut inside vLLM's {DTYPE_CHECK}(), which raises only its bfloat16 refusal: Bfloat16 is "
+        "only supported on GPUs with compute capability of at least 8.0 (the GPU's own capability is cut off)"
+    )
+    return Failure(FailureKind.INVALID_CONFIG, d, True, ("badcfg", "bf16-capability", None))
 
 
 Who = tuple[int | None, int | None]  # a raw line's process: its pid and rank (none of either: a bare line)

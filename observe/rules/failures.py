@@ -263,8 +263,13 @@ def _gpu_too_old(bad: Sequence[Any]) -> str | None:
     x = next((e.details for e in bad if e.details.get("reason") == "gpu_capability"), None)
     if x is None:
         return None
-    need, have = (f"{x[k] // 10}.{x[k] % 10}" for k in ("min_capability", "capability"))
-    return f"{x['quantization']} quantization needs GPU compute capability {need} (this GPU: {have})"
+    need, have = (
+        f"{x[k] // 10}.{x[k] % 10}" if x.get(k) else "none" for k in ("min_capability", "capability")
+    )
+    have = "below it; the line that says is cut off" if x.get("cut") else have
+    q = x.get("quantization")
+    what = f"{q} quantization" if q else f"{x['dtype']} (the model's dtype)"
+    return f"{what} needs GPU compute capability {need} (this GPU: {have})"
 
 
 def launch_rejected(c: Context) -> list[Finding]:
@@ -272,7 +277,7 @@ def launch_rejected(c: Context) -> list[Finding]:
     ValidationError, a ValueError of a config check). Data: flag (the offending flag, None when the
     excerpt does not name one), value (the rejected value, when given), text, source ("argparse" |
     "pydantic" | "config"), reason ("unrecognized" | "required" | "gpu_capability": the GPU is too old for
-    the quantization method | None)."""
+    the quantization method or the dtype | None); the bfloat16 check adds dtype and capability (×10, or None)."""
     s = c.summary
     bad = [e for e in s.errors if e.kind in _REJECTED_KINDS]
     if not bad:
@@ -297,6 +302,8 @@ def launch_rejected(c: Context) -> list[Finding]:
         if d["value"] is None:
             d["value"] = x.get("value", x.get("max_num_batched_tokens"))
     d.pop("_header", None)
+    g: dict[str, Any] = next((e.details for e in bad if e.details.get("reason") == "gpu_capability"), {})
+    d.update({k: g.get(k) for k in ("dtype", "capability") if g.get("dtype")})  # the bfloat16 check's
     if d["flag"] is None and d["text"] and d["reason"] != "gpu_capability":  # the GPU's, no flag's
         hits = [(d["text"].find(w), w) for w in _CONFIG_FLAG_WORDS if w in d["text"]]
         word = min(hits)[1] if hits else None  # the first flag the reason names is the one it judges
