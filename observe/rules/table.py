@@ -16,7 +16,7 @@ from observe.advise import notes, steady
 from observe.advise.plan import Advice, Plan
 from observe.failures import stuck
 from observe.model import EngineConfig, Finding, severity_rank
-from observe.rules import batch, failures, hints, kv, kvcheck, latency, length, spec, stall, swap
+from observe.rules import batch, failures, hints, kv, kvcheck, latency, length, refused, spec, stall, swap
 from observe.rules.base import Doc, Lever, Rule, State
 from observe.rules.context import Context
 from observe.rules.facts import Facts
@@ -24,7 +24,7 @@ from observe.settings import Settings
 
 RULES: tuple[Rule, ...] = (
     failures.ENGINE_ERRORS,
-    failures.LAUNCH_REJECTED,
+    refused.LAUNCH_REJECTED,
     failures.ENGINE_CRASHED,
     failures.ENGINE_ERROR,
     kvcheck.KV_CHECK_CUT,
