@@ -155,3 +155,11 @@ def test_the_advisor_does_not_lower_034s_unset_utilization() -> None:
 
     assert "--gpu-memory-utilization" in advice("0.33.0")
     assert "--gpu-memory-utilization" not in advice("0.34.0")
+
+
+def test_the_lowest_utilization_default_is_below_every_releases() -> None:
+    """The OOM step with the value in force and the release both unknown (advise.oom._util_step) is taken
+    below this: 0.9 (0.1.7 → 0.19), never above what any read release defaults to (0.92, 1.0 later)."""
+    low = defaults.lowest_gpu_memory_utilization()
+    every = [defaults.gpu_memory_utilization(".".join(map(str, v))) for v in F.versions_read()]
+    assert low == 0.9 and low == min(every) and max(every) > low

@@ -216,7 +216,7 @@ def _lower_util(p: Plan, f: Finding, m: _Mem, why: str) -> Recommendation | None
     lack = m.lacked()
     if cur is None or not m.total or lack is None:
         return None
-    step = max(0.02, ceil_to(lack * MARGIN / m.total, 0.01))
+    step = _util_margin(m, lack)
     new = round(float(cur) - step, 2)
     if new < 0.05:
         return None
@@ -234,18 +234,19 @@ def _lower_util(p: Plan, f: Finding, m: _Mem, why: str) -> Recommendation | None
     )
 
 
+def _util_margin(m: _Mem, lack: float) -> float:
+    """The step below the value in force: what the failed allocation lacked, with MARGIN, as a share of the GPU."""
+    return max(0.02, ceil_to(lack * MARGIN / (m.total or 1.0), 0.01))  # the callers know m.total
+
+
 def _util_step(p: Plan, f: Finding, m: _Mem, lack: float) -> Recommendation | None:
     """The value in force unknown and no release to take a default from: --gpu-memory-utilization a step
-    (what the allocation lacked, with MARGIN) below the lowest default any release has (0.9; 0.92 from 0.20,
-    1.0 from 0.34), so it is lower than what ran whichever release it was, unless it was set lower still.
-    A flag every release has (0.1.7 →); the value in force stays unknown (never taken as a default)."""
+    (``_util_margin``) below the lowest default any release has (0.9; 0.92 from 0.20, 1.0 from 0.34), so it
+    is lower than what ran whichever release it was, unless it was set lower still. A flag every release has
+    (0.1.7 →); the value in force stays unknown (never taken as a default)."""
     if p.current("--gpu-memory-utilization")[0] is not None or m.others_hold_most() or not m.total:
         return None
-    from observe.flags import vllmflags
-
-    lows = [vllmflags.gpu_memory_utilization(".".join(map(str, v))) for v in vllmflags.versions_read()]
-    low = min(x for x in lows if x is not None)
-    step = max(0.02, ceil_to(lack * MARGIN / m.total, 0.01))
+    low, step = defaults.lowest_gpu_memory_utilization(), _util_margin(m, lack)
     new = round(low - step, 2)
     return p.make(
         "--gpu-memory-utilization",
@@ -472,8 +473,10 @@ def _after_kv(p: Plan, f: Finding, m: _Mem, *, sampler: bool) -> None:
         _first_step(
             p, f, m, "--max-num-seqs", what, "a lower --gpu-memory-utilization (room outside the KV cache)"
         )
-    elif lack is not None and m.total and p.add_any_of([_util_step(p, f, m, lack)]) is None:
-        step = max(0.02, ceil_to(lack * MARGIN / m.total, 0.01))
+    elif lack is not None and m.total:
+        if p.add_any_of([_util_step(p, f, m, lack)]) is not None:
+            return
+        step = _util_margin(m, lack)
         p.note(
             [f.id],
             f"first step: --gpu-memory-utilization {step:g} below the value in force (the failed allocation "
@@ -481,7 +484,7 @@ def _after_kv(p: Plan, f: Finding, m: _Mem, *, sampler: bool) -> None:
             "whose default it would be); if it recurs, halve --max-num-batched-tokens or --max-num-seqs "
             "(smaller peaks), or add GPUs (--tensor-parallel-size)",
         )
-    elif lack is None or not m.total:
+    else:
         _fallback(
             p,
             f,

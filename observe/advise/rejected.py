@@ -210,7 +210,7 @@ def _bf16(p: Plan, f: Finding) -> None:
         "weights are cast to float16 (a model trained in bfloat16 may overflow in float16 on rare inputs)",
         current_is_default=False,
     )
-    if r is not None and p.add_any_of([r]) is not None:
+    if p.add_any_of([r]) is not None:
         return
     p.note(
         [f.id],

@@ -48,6 +48,12 @@ def gpu_memory_utilization(vllm_version: str | None, *, extensible_kv_cache: boo
     return got
 
 
+def lowest_gpu_memory_utilization() -> float:
+    """The lowest --gpu-memory-utilization any read release takes when it is not given (0.9): a value below
+    it is below what ran, whichever release it was, unless it was set lower still."""
+    return min(gpu_memory_utilization(".".join(map(str, v))) for v in vllmflags.versions_read())
+
+
 def block_size(vllm_version: str | None, *, engine: str | None = None) -> int:
     """The KV-cache block size vLLM uses on a GPU when --block-size is not given: 16, 64 from 0.34
     (CacheConfig.DEFAULT_BLOCK_SIZE, vllm/config/cache.py @ v0.34.0 line 185). The attention backend

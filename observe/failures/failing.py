@@ -243,13 +243,12 @@ def engine_error(c: Context) -> list[Finding]:
         ) + after
     # a fatal error before the engine served is its failed start (V1 says so: "EngineCore failed to start")
     start = failed == "exited" and _before_serving(every, root["phase"])
+    where = "phase unknown" if root["phase"] == "unknown" else root["phase"]
     return [
         Finding(
             id=FindingId.ENGINE_STARTUP_FAILED if start else FindingId.ENGINE_ERROR,
             severity="critical" if failed else "warning",
-            title=f"Engine failed to start ({root['phase']})"
-            if start
-            else f"The engine reported an error ({root['phase']})".replace("(unknown)", "(phase unknown)"),
+            title=f"Engine failed to start ({where})" if start else f"The engine reported an error ({where})",
             evidence=f"{quote(what, 400)}{ranks} — {len(raw)} "
             + ("frame(s) of a cut traceback" if cut else "exception line(s) or ERROR record(s)")
             + f" no specific rule explains{after}",
