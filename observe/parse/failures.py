@@ -205,17 +205,16 @@ def _quant_capability(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Fa
     return Failure(FailureKind.INVALID_CONFIG, d, True, ("badcfg", "quant-capability", d["quantization"]))
 
 
-def _bf16_capability(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+def bf16_refusal(text: str, capability: int | None, **extra: Any) -> Failure:
     """vLLM's bfloat16 check (0.2 config.py → 0.4-0.10 worker.py, V1 gpu_worker.py → 0.32 platforms/cuda.py, one
-    wording): the GPU is below compute capability 8.0; float16 (``--dtype half``) is the lever."""
-    d: dict[str, Any] = {
-        "source": "config",
-        "reason": "gpu_capability",
-        "text": m.group(0),
-        "dtype": "bfloat16",
-    }
-    d.update(min_capability=80, capability=int(m["maj"]) * 10 + int(m["mi"]) if m["maj"] else None)
-    return Failure(FailureKind.INVALID_CONFIG, d, True, ("badcfg", "bf16-capability", d["capability"]))
+    wording): the GPU (``capability`` ×10; None: none, or cut off) is below 8.0; ``--dtype half`` is the lever."""
+    d: dict[str, Any] = {"source": "config", "reason": "gpu_capability", "text": text, "dtype": "bfloat16"}
+    d.update(min_capability=80, capability=capability, **extra)
+    return Failure(FailureKind.INVALID_CONFIG, d, True, ("badcfg", "bf16-capability", capability))
+
+
+def _bf16_capability(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    return bf16_refusal(m.group(0), int(m["maj"]) * 10 + int(m["mi"]) if m["maj"] else None)
 
 
 _ARG_FLAG_RE = re.compile(r"argument (?P<flag>--[\w-]+)(?:/[\w-]+)*: (?P<why>.*)$", _A)

@@ -40,7 +40,7 @@ from typing import Any
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse.failures import Failure, RunState
+from observe.parse.failures import Failure, RunState, bf16_refusal
 
 #: V0's KV-cache size check (worker.py 0.4 → 0.10, the first step of ``Worker.initialize_cache``): it raises only
 #: "No available memory for the cache blocks" (no GPU blocks) or "The model's max seq len (N) is larger than
@@ -247,13 +247,13 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
 
 def _dtype_check(text: str) -> Failure:
     """A frame of (or the call to) vLLM's dtype check: its one refusal, the GPU's own capability cut off."""
-    d: dict[str, Any] = {"source": "config", "reason": "gpu_capability", "dtype": "bfloat16", "cut": True}
-    d.update(min_capability=80, capability=None, frame=DTYPE_CHECK)
-    d["text"] = (
+    return bf16_refusal(
         f"the traceback is cut inside vLLM's {DTYPE_CHECK}(), which raises only its bfloat16 refusal: Bfloat16 is "
-        "only supported on GPUs with compute capability of at least 8.0 (the GPU's own capability is cut off)"
+        "only supported on GPUs with compute capability of at least 8.0 (the GPU's own capability is cut off)",
+        None,
+        cut=True,
+        frame=DTYPE_CHECK,
     )
-    return Failure(FailureKind.INVALID_CONFIG, d, True, ("badcfg", "bf16-capability", None))
 
 
 Who = tuple[int | None, int | None]  # a raw line's process: its pid and rank (none of either: a bare line)
