@@ -55,18 +55,20 @@ def _failure_series(car: Sidecar) -> list[dict[str, str]]:
 
 
 def test_a_late_analysis_never_lets_the_page_out_without_its_fix(tmp_path: Path, monkeypatch) -> None:
-    """The analysis thread starved: scrapes come 100 intervals after the failure was read, and
-    during the (slow) analysis itself; none sees the series. The first that does carries vLLM's
-    reason and the fix the analysis found, in the one update."""
+    """The analysis thread starved: scrapes come many intervals after the failure was read, and
+    during the (slow) analysis itself, short of the hung-analysis backstop; none sees the series.
+    The first that does carries vLLM's reason and the fix the analysis found, in the one update."""
     car, clock = _refused(tmp_path)
-    clock.t += 100 * EVERY  # the analysis thread has not run yet
+    late = car.settings.page_backstop_s / 2 - EVERY
+    assert late >= 50 * EVERY
+    clock.t += late  # the analysis thread has not run yet
     assert _failure_series(car) == []
 
     real = instance.diagnosis.analyze_instance
     in_flight: list[list[dict[str, str]]] = []
 
     def slow(*args, **kw):
-        clock.t += 100 * EVERY  # the analysis takes long; Prometheus scrapes meanwhile
+        clock.t += late  # the analysis takes long; Prometheus scrapes meanwhile
         in_flight.append(_failure_series(car))
         return real(*args, **kw)
 
@@ -98,6 +100,21 @@ def test_an_analysis_that_raises_still_pages_with_a_sentence_for_the_fix(tmp_pat
     assert series["fix"] == livelaunch.NOT_ANALYZED
     # a later analysis that works names the fix; the reason (the alert's identity) stays as paged
     monkeypatch.undo()
+    assert car.analyze_once() is not None
+    [again] = _failure_series(car)
+    assert again["reason"] == series["reason"] and again["fix"].startswith("--"), again
+
+
+def test_a_hung_analysis_does_not_silence_the_page(tmp_path: Path, monkeypatch) -> None:
+    """An analysis that never ends must not keep a refused start from paging: past the backstop the
+    series goes out with its reason and the sentence saying the analysis has not answered; when an
+    analysis does answer, its fix replaces the sentence and the reason (the alert's identity) stays."""
+    car, clock = _refused(tmp_path)
+    clock.t += car.settings.page_backstop_s - EVERY
+    assert _failure_series(car) == []
+    clock.t += EVERY
+    [series] = _failure_series(car)
+    assert series["kind"] == "kv_needed_exceeds_available" and series["fix"] == livelaunch.NOT_ANSWERED
     assert car.analyze_once() is not None
     [again] = _failure_series(car)
     assert again["reason"] == series["reason"] and again["fix"].startswith("--"), again

@@ -365,7 +365,7 @@ class Instance:
         """The counts alerts read, as the state file keeps them (observe.sidecar.tailstate)."""
         return {"crashes": dict(self.launch.crashes), "engine_errors": dict(self.state.engine_errors)}
 
-    def export(self) -> exporter.ExportState:
+    def export(self, backstop_s: float) -> exporter.ExportState:
         """A copy of the state for one /metrics scrape."""
         st = self.state
         return replace(
@@ -376,7 +376,7 @@ class Instance:
             engine_crashes=dict(st.engine_crashes),
             kv_fetch=dict(st.kv_fetch),
             cuda_graph=dict(st.cuda_graph),
-            startup_failure=self.launch.exported_failure(),
+            startup_failure=self.launch.exported_failure(self._clock(), backstop_s),
             info=dict(st.info) if st.info else None,
             findings=list(st.findings),
             recommendations=list(st.recommendations),

@@ -22,7 +22,16 @@ from observe.findingids import FindingId
 from observe.flags import cmdline
 from observe.model import EngineError, Finding, LogEvent, Recommendation, StartupFact, StatsSample
 
-__all__ = ["Failure", "LaunchTracker", "NOT_ANALYZED", "NO_FIX", "fix_text", "info", "with_cause"]
+__all__ = [
+    "Failure",
+    "LaunchTracker",
+    "NOT_ANALYZED",
+    "NOT_ANSWERED",
+    "NO_FIX",
+    "fix_text",
+    "info",
+    "with_cause",
+]
 
 #: the fix of a failed start whose analysis named neither a flag nor a sentence (its findings hold
 #: no warning: the failure's lines left the window): never an empty "Fix: " on the page
@@ -35,6 +44,12 @@ NO_FIX = (
 NOT_ANALYZED = (
     "observe's analysis failed (observe_analysis_errors_total), so it names no flag: run "
     "`observe diagnose` on the log"
+)
+#: the fix of a failed start whose analysis has not ended within SidecarSettings.page_backstop_s (a
+#: hung analysis): the refused start pages all the same, saying so, rather than never
+NOT_ANSWERED = (
+    "observe's analysis has not answered for this failure, so it names no flag yet: run `observe "
+    "diagnose` on the log"
 )
 
 # crash causes that, in a launch still starting, are its failure to start rather than a crash (an
@@ -53,6 +68,7 @@ class Failure:
     wall: float  # when the sidecar read it (epoch seconds)
     fix: str = ""  # never empty once analyzed (fix_text, NOT_ANALYZED)
     analyzed: bool = False  # an analysis that saw it has ended: it is exported from then on
+    paged: bool = False  # it was exported: its reason (the alert's identity) no longer changes
     stated: bool = False  # the reason is the cause and the fix, from the numbers vLLM stated
 
     @property
@@ -131,12 +147,21 @@ class LaunchTracker:
         if self.failure is not None and self.failure.wall < wall - took:
             self.failure = None
 
-    def exported_failure(self) -> tuple[str, str, str] | None:
-        """The failure's labels once an analysis has answered for it, never before: the series
-        the page fires on appears with its cause and its fix in one update, however late the
-        analysis runs (a starved host), so that the first page already says what to change."""
+    def exported_failure(self, wall: float, backstop_s: float) -> tuple[str, str, str] | None:
+        """The failure's labels once an analysis has answered for it: the series the page fires on
+        appears with its cause and its fix in one update, however late the analysis runs (a starved
+        host), so that the first page already says what to change. Only an analysis that has not
+        answered in ``backstop_s`` (hung) lets it out without one, saying so (NOT_ANSWERED)."""
         f = self.failure
-        return f.labels() if f is not None and f.analyzed else None
+        if f is None:
+            return None
+        if f.analyzed:
+            f.paged = True
+            return f.labels()
+        if wall - f.wall >= backstop_s:
+            f.paged = True
+            return f.kind, f.reason, NOT_ANSWERED
+        return None
 
     def analysis_ended(self, launch: int, snap: float, findings: list[Finding] | None, fix: str = "") -> None:
         """An analysis of the window read at ``snap`` (wall time) in launch ``launch`` ended: its
@@ -150,7 +175,7 @@ class LaunchTracker:
             if not f.analyzed:
                 f.fix, f.analyzed = NOT_ANALYZED, True
             return
-        if not f.analyzed:
+        if not f.analyzed and not f.paged:
             f.reason = with_cause(f, findings)
         f.fix, f.analyzed = fix or NO_FIX, True
 
