@@ -248,13 +248,21 @@ def _recent_increase(s: Settings, sel: str, label: str, window: str) -> str:
     )
 
 
-def _query_label(metric: str, match: str, label: str) -> str:
+def _query_label(metric: str, match: str, label: str, *, then: str = "", otherwise: str | None = None) -> str:
     """An annotation template reading ``label`` of the series of ``metric`` that match this alert's
-    labels (``match``: label names): the value goes in the text, not in the alert's identity."""
+    labels (``match``: label names): the value goes in the text, not in the alert's identity. With
+    ``otherwise``: ``then`` before a value, ``otherwise`` in its place where it is empty (or no
+    series matches), so that a page never says "Fix: " with nothing after it."""
     labels = match.replace(",", " ").split()
     fmt = ",".join(f"{m}=%q" for m in labels)
     args = " ".join(f"$labels.{m}" for m in labels)
-    return f'{{{{ range printf "{metric}{{{fmt}}}" {args} | query }}}}{{{{ .Labels.{label} }}}}{{{{ end }}}}'
+    each = f'{{{{ range printf "{metric}{{{fmt}}}" {args} | query }}}}'
+    if otherwise is None:
+        return f"{each}{{{{ .Labels.{label} }}}}{{{{ end }}}}"
+    return (
+        f'{{{{ $found := "" }}}}{each}{{{{ $found = .Labels.{label} }}}}{{{{ end }}}}'
+        f"{{{{ with $found }}}}{then}{{{{ . }}}}{{{{ else }}}}{otherwise}{{{{ end }}}}"
+    )
 
 
 def alert_rules(s: Settings) -> list[dict[str, Any]]:
@@ -424,8 +432,14 @@ def alert_rules(s: Settings) -> list[dict[str, Any]]:
             "vllm-logs",
             f"{{{{ $labels.reason }}}} (vLLM at {inst} failed to start: {{{{ $labels.kind }}}})",
             "vLLM rejected its launch or failed during start-up; the observe sidecar read the reason in its "
-            "log: {{ $labels.reason }} Fix: "
-            + _query_label("observe_engine_startup_failure_info", f"{SBY} kind reason", "fix")
+            "log: {{ $labels.reason }} "
+            + _query_label(
+                "observe_engine_startup_failure_info",
+                f"{SBY} kind reason",
+                "fix",
+                then="Fix: ",
+                otherwise="The sidecar named no fix: `observe diagnose` on the log says what to change.",
+            )
             + " The alert resolves when a launch serves (a stats line, or /metrics answering).",
         ),
         _alert(

@@ -131,6 +131,12 @@ class SidecarSettings:
             check_url(self.vllm_url)
 
     @property
+    def page_backstop_s(self) -> float:
+        """How long a refused start's page waits for the analysis that names its fix before it goes
+        out without one (a hung analysis must not silence it): 10 analysis intervals, at least 2 min."""
+        return max(10 * self.analyze_interval, 120.0)
+
+    @property
     def loopback(self) -> bool:
         """Whether the listener is reachable only from this host."""
         host = self.listen_host.strip("[]")

@@ -287,6 +287,7 @@ class Instance:
         except Exception:
             with lock:
                 self.state.analysis_errors += 1
+                self.launch.analysis_ended(launch_at, snap, None)
             return None
         took = time.monotonic() - t0
         with lock:
@@ -298,12 +299,8 @@ class Instance:
         doc = report.to_dict(diagnosis.Diagnosis(instances=[inst], generated_at=at))
         with lock:
             st = self.state
-            failure = self.launch.failure
-            if failure is not None and failure.launch == launch_at and failure.wall <= snap:
-                if not failure.analyzed:
-                    failure.reason = livelaunch.with_cause(failure, inst.findings)
-                failure.fix = livelaunch.fix_text(inst.recommendations, [n.text for n in inst.notes])
-                failure.analyzed = True
+            fix = livelaunch.fix_text(inst.recommendations, [n.text for n in inst.notes])
+            self.launch.analysis_ended(launch_at, snap, inst.findings, fix)
             st.analysis_duration = took
             st.findings = [(f.id, f.severity) for f in inst.findings]
             st.recommendations = [
@@ -368,7 +365,7 @@ class Instance:
         """The counts alerts read, as the state file keeps them (observe.sidecar.tailstate)."""
         return {"crashes": dict(self.launch.crashes), "engine_errors": dict(self.state.engine_errors)}
 
-    def export(self, failure_for: float) -> exporter.ExportState:
+    def export(self, backstop_s: float) -> exporter.ExportState:
         """A copy of the state for one /metrics scrape."""
         st = self.state
         return replace(
@@ -379,7 +376,7 @@ class Instance:
             engine_crashes=dict(st.engine_crashes),
             kv_fetch=dict(st.kv_fetch),
             cuda_graph=dict(st.cuda_graph),
-            startup_failure=self.launch.exported_failure(self._clock(), failure_for),
+            startup_failure=self.launch.exported_failure(self._clock(), backstop_s),
             info=dict(st.info) if st.info else None,
             findings=list(st.findings),
             recommendations=list(st.recommendations),

@@ -22,7 +22,35 @@ from observe.findingids import FindingId
 from observe.flags import cmdline
 from observe.model import EngineError, Finding, LogEvent, Recommendation, StartupFact, StatsSample
 
-__all__ = ["Failure", "LaunchTracker", "fix_text", "info", "with_cause"]
+__all__ = [
+    "Failure",
+    "LaunchTracker",
+    "NOT_ANALYZED",
+    "NOT_ANSWERED",
+    "NO_FIX",
+    "fix_text",
+    "info",
+    "with_cause",
+]
+
+#: the fix of a failed start whose analysis named neither a flag nor a sentence (its findings hold
+#: no warning: the failure's lines left the window): never an empty "Fix: " on the page
+NO_FIX = (
+    "observe's analysis of the window named no flag and no cause for it: run `observe diagnose` on "
+    "the whole log"
+)
+#: the fix of a failed start whose analysis raised (observe_analysis_errors_total counts it): it
+#: pages all the same, saying so
+NOT_ANALYZED = (
+    "observe's analysis failed (observe_analysis_errors_total), so it names no flag: run "
+    "`observe diagnose` on the log"
+)
+#: the fix of a failed start whose analysis has not ended within SidecarSettings.page_backstop_s (a
+#: hung analysis): the refused start pages all the same, saying so, rather than never
+NOT_ANSWERED = (
+    "observe's analysis has not answered for this failure, so it names no flag yet: run `observe "
+    "diagnose` on the log"
+)
 
 # crash causes that, in a launch still starting, are its failure to start rather than a crash (an
 # exception, or an exit with no signal: vLLM 0.32's worker "died unexpectedly (exit code: 0)" after
@@ -38,8 +66,9 @@ class Failure:
     reason: str
     launch: int
     wall: float  # when the sidecar read it (epoch seconds)
-    fix: str = ""
-    analyzed: bool = False  # an analysis that saw it has run (fix is its answer, maybe none)
+    fix: str = ""  # never empty once analyzed (fix_text, NOT_ANALYZED)
+    analyzed: bool = False  # an analysis that saw it has ended: it is exported from then on
+    paged: bool = False  # it was exported: its reason (the alert's identity) no longer changes
     stated: bool = False  # the reason is the cause and the fix, from the numbers vLLM stated
 
     @property
@@ -118,24 +147,50 @@ class LaunchTracker:
         if self.failure is not None and self.failure.wall < wall - took:
             self.failure = None
 
-    def exported_failure(self, wall: float, grace_s: float) -> tuple[str, str, str] | None:
-        """The failure's labels once an analysis has found its fix (or grace_s has passed), so
-        that the first page already says what to change."""
+    def exported_failure(self, wall: float, backstop_s: float) -> tuple[str, str, str] | None:
+        """The failure's labels once an analysis has answered for it: the series the page fires on
+        appears with its cause and its fix in one update, however late the analysis runs (a starved
+        host), so that the first page already says what to change. Only an analysis that has not
+        answered in ``backstop_s`` (hung) lets it out without one, saying so (NOT_ANSWERED)."""
         f = self.failure
-        if f is None or not (f.analyzed or wall - f.wall >= grace_s):
+        if f is None:
             return None
-        return f.labels()
+        if f.analyzed:
+            f.paged = True
+            return f.labels()
+        if wall - f.wall >= backstop_s:
+            f.paged = True
+            return f.kind, f.reason, NOT_ANSWERED
+        return None
+
+    def analysis_ended(self, launch: int, snap: float, findings: list[Finding] | None, fix: str = "") -> None:
+        """An analysis of the window read at ``snap`` (wall time) in launch ``launch`` ended: its
+        findings (None: it raised) name the failure's cause the first time (the reason is the
+        alert's identity: it stays as paged) and ``fix`` its fix. A failure it did not see (read
+        later, or of another launch) waits for the next one."""
+        f = self.failure
+        if f is None or f.launch != launch or f.wall > snap:
+            return
+        if findings is None:  # the analysis raised: page all the same, saying so; a fix found stays
+            if not f.analyzed:
+                f.fix, f.analyzed = NOT_ANALYZED, True
+            return
+        if not f.analyzed and not f.paged:
+            f.reason = with_cause(f, findings)
+        f.fix, f.analyzed = fix or NO_FIX, True
 
 
 def fix_text(recommendations: list[Recommendation], notes: list[str]) -> str:
-    """The fix for a failed start, one line: the plan's first flag change, else its first note."""
+    """The fix for a failed start, one line: the plan's first flag change, else its first note
+    (the sentence saying why no flag helps), else NO_FIX: never empty."""
     for r in recommendations:
         if r.suggested is True:
             return crashes.one_line(r.flag)
         return crashes.one_line(f"{r.flag} {r.suggested}")
     for n in notes:
-        return crashes.one_line(n)
-    return ""
+        if n.strip():
+            return crashes.one_line(n)
+    return NO_FIX
 
 
 def with_cause(failure: Failure, findings: list[Finding]) -> str:

@@ -383,14 +383,14 @@ class Sidecar:
     def export_state(self) -> exporter.ExportState:
         """A copy of the one instance's state for one /metrics scrape."""
         with self._lock:
-            return self._one.export(2 * self.settings.analyze_interval)
+            return self._one.export(self.settings.page_backstop_s)
 
     def export_states(self) -> list[tuple[dict[str, str], exporter.ExportState]]:
         """Copies of every instance's state with its labels, the one instance first: its series
         carry no namespace/pod labels (and the follower's own counters, which are the node's)."""
         with self._lock:
             return [
-                (inst.labels, inst.export(2 * self.settings.analyze_interval))
+                (inst.labels, inst.export(self.settings.page_backstop_s))
                 for key, inst in self._instances.items()
                 if self._visible(key)
             ]
