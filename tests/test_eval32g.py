@@ -22,16 +22,9 @@ _Z = (
 _W = "W: a cut V0 traceback ending in AsyncLLMEngine.start_background_loop (the loop already dead) gives no finding"
 _V = "V: V1's 'EngineCore hit an exception' over run_busy_loop frames is read as a failed start, not a serving crash"
 
-# The misses as scored at the branch point (blind), by class: (log, judgement) → the miss.
-MISSES: dict[tuple[str, int], str] = {
-    ("001", 1): _X,
-    ("001", 3): _X,
-    ("012", 2): _Y,
-    ("003", 0): _Z,
-    ("018", 0): _W,
-    ("019", 1): _V,
-    ("019", 2): _V,
-}
+# The misses as scored at the branch point (blind), by class: (log, judgement) → the miss. Blind: (001, 1), (001, 3)
+# X; (012, 2) Y; (003, 0) Z; (018, 0) W; (019, 1), (019, 2) V — all fixed since (RESULTS.md, tests/test_detect_eval32g.py).
+MISSES: dict[tuple[str, int], str] = {}
 
 
 @pytest.mark.parametrize(("log", "i"), cases(LABELS, MISSES))
