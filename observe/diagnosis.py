@@ -335,6 +335,12 @@ class InstanceBuilder:
             c.max_num_batched_tokens = int(value)
         elif name == "phase":
             self.summary.phase = str(value)
+        elif name == "weights_progress" and self.summary.phase is None:
+            # an unfinished weight-loading bar with no phase told before it: an OOM read just before it (no
+            # phase yet, nothing served) came while the weights loaded — tqdm's stderr lands after the record
+            s = self.summary
+            if s.oom_phases and s.oom_phases[-1] is None and not s.samples:
+                s.oom_phases[-1] = "loading_weights"
         elif name == "hint" and isinstance(value, dict):
             hs = self.summary.hints
             key = (value.get("flag"), value.get("direction"), value.get("value"))

@@ -92,6 +92,10 @@ SERVING_FRAMES: dict[str, str] = {
     "engine_step": "serving",
     "_driver_execute_model": "serving",
     "_driver_execute_model_async": "serving",
+    # V1's EngineCore busy loop (core.py 0.8 → 0.32): run_engine_core calls it only once EngineCoreProc(...) is
+    # built and its start-up handshake is done, so a failure under it is while serving
+    "run_busy_loop": "serving",
+    "_process_engine_step": "serving",
 }
 #: an executor's ``execute_model`` (V0 ``vllm/executor/``, V1 ``vllm/v1/executor/``): called only by the engine's
 #: step (V0 ``LLMEngine.step`` / ``AsyncLLMEngine.step_async``; V1 ``EngineCore.step`` /
@@ -113,6 +117,22 @@ SHARED_FRAMES: dict[str, str] = {"collective_rpc": "unknown", "_run_workers": "u
 #: itself it is a shared frame too: phase "unknown" unless another frame of the traceback names one
 _RUNNER_RUN_RE = re.compile(
     r'File "[^"]*/vllm/worker/\w*model_runner\.py", line \d+, in (execute_model)\b', re.ASCII
+)
+#: vLLM's own entry point (the ``vllm`` console script: ``vllm/scripts.py`` 0.5.2 → 0.7, ``entrypoints/cli/main.py``
+#: from 0.8): every exception that ends the server goes through it, so a traceback cut under it is the server
+#: exiting on an exception it did not catch, at start-up or later (phase unknown)
+_CLI_RE = re.compile(
+    r'File "[^"]*/vllm/(?:scripts|entrypoints/cli/main)\.py", line \d+, in (main|serve)\b', re.ASCII
+)
+#: V0's AsyncLLMEngine.start_background_loop (engine/async_llm_engine.py 0.2 → 0.10): add_request calls it when the
+#: loop is not running, and there it raises only ``AsyncEngineDeadError("Background loop has errored already.")``
+#: (``if self.errored``; 0.4's and 0.6's async_llm_engine.py) — a traceback cut in it is a request meeting a dead engine
+_RESTART_RE = re.compile(
+    r'File "[^"]*/vllm/engine/async_llm_engine\.py", line \d+, in start_background_loop\b'
+)
+_LOOP_DEAD = (
+    "AsyncLLMEngine's background loop had already died: start_background_loop() raises AsyncEngineDeadError "
+    "when a request comes after it: its background loop has errored already (the cause is earlier)"
 )
 _FRAME_RE = re.compile(
     r"\b(" + "|".join((*PHASE_FRAMES, *SERVING_FRAMES, *SHARED_FRAMES)) + r"|output_handler)\b", re.ASCII
@@ -151,7 +171,7 @@ _VLLM_TOP = (
     "v1 entrypoints engine model_executor worker executor distributed core attention lora multimodal "
     "transformers_utils inputs platforms compilation spec_decode device_allocator usage utils config envs "
     "sequence sampling_params outputs logger _custom_ops forward_context plugins profiler models "
-    "renderers tokenizers reasoning tool_parsers logging_utils tracing triton_utils kernels"
+    "renderers tokenizers reasoning tool_parsers logging_utils tracing triton_utils kernels scripts"
 ).split()
 _VLLM_PATH = r'[^"]*/vllm/(?:' + "|".join(_VLLM_TOP) + r")(?:/[\w/]+)?\.py"
 _VLLM_FRAME_RE = re.compile(rf'File "(?P<path>{_VLLM_PATH})", line \d+, in (?P<func>[\w<>]+)', re.ASCII)
@@ -205,6 +225,15 @@ def kv_check(msg: str) -> bool:
     return KV_CHECK in msg and msg[:1].isspace() and _FRAME_RE.search(msg.strip()) is not None
 
 
+def read_under_header(msg: str) -> bool:
+    """Whether msg is a frame read even under its traceback's header: V0's KV-cache size check (``kv_check``),
+    and V1's busy loop (``run_busy_loop``), which tells a crash while serving from a failed start under the
+    "EngineCore hit an exception" that 0.8's ``run_engine_core`` logs for both."""
+    if kv_check(msg):
+        return True
+    return msg[:1].isspace() and re.search(r"\bin (?:run_busy_loop|_process_engine_step)\b", msg) is not None
+
+
 def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | None:
     """A frame (or the source line under it) of a headless traceback naming a start-up function, a
     model's constructor or forward pass, or AsyncLLM's output handler; or any frame a worker's exception
@@ -216,14 +245,15 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
         return _dtype_check(text)
     found = list(_FRAME_RE.finditer(text))  # a shared frame's name only when the line names no other
     m = next((x for x in found if x.group(1) not in SHARED_FRAMES), found[0] if found else None)
-    if m is not None and m.group(1) == "output_handler":
+    dead_loop = m is None and _RESTART_RE.search(text) is not None
+    if (m is not None and m.group(1) == "output_handler") or dead_loop:
         if run.requested:
             return None  # the API server noticing the engine it was told to stop
         dead = {
             "form": "engine_dead",
             "phase": "serving",
-            "cause": _DEAD_AFTER_START,
-            "frame": "output_handler",
+            "cause": _LOOP_DEAD if dead_loop else _DEAD_AFTER_START,
+            "frame": "start_background_loop" if dead_loop else "output_handler",
         }
         return Failure(FailureKind.ENGINE_CRASHED, dead, True, ("crashed",))
     if m is not None:
@@ -237,6 +267,8 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
         func, phase = em.group(1), "serving"
     elif (rm := _RUNNER_RUN_RE.search(text)) is not None:
         func, phase = rm.group(1), "unknown"
+    elif (cm := _CLI_RE.search(text)) is not None and not run.requested:
+        func, phase = cm.group(1), "unknown"
     elif logger in WORKER_LOGGERS and (wm := _ANY_FRAME_RE.match(text)) is not None:
         func, phase = wm.group("func"), "serving" if run.stats_seen else "startup"
     else:

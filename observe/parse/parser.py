@@ -568,9 +568,9 @@ class Parser:
             self._headed = self._headed or "Traceback (most recent" in msg
             if f is None and not same and msg.strip():
                 f = failures.error_line(msg, run)
-            # a traceback cut above its header: its frames tell; and the KV size check's frame under any
-            # header (the exception line under it, when the paste has it, explains it: failing.unexplained)
-            if f is None and (not self._headed or frames.kv_check(msg)):
+            # a traceback cut above its header: its frames tell; and the KV size check's or V1's busy loop's
+            # frame under any header (the exception line under it, when there, explains it: failing.unexplained)
+            if f is None and (not self._headed or frames.read_under_header(msg)):
                 f = frames.cut_frame(msg, run, ctx.logger_file)
         self._emit_failure(f, msg, ctx, out)
 

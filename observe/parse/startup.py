@@ -275,6 +275,10 @@ _PHASE_FRAMES = {
     "capture_model": "cuda_graph_capture",
     "_capture_cudagraphs": "cuda_graph_capture",
     "capture": "cuda_graph_capture",
+    # torch's CUDA-graph context (torch/cuda/graphs.py: ``torch.cuda.graph.__enter__`` / ``__exit__``), which vLLM
+    # enters only to capture (V0 model_runner, V1 compilation/backends.py and cuda_graph.py, 0.4 → 0.32)
+    "capture_begin": "cuda_graph_capture",
+    "capture_end": "cuda_graph_capture",
     "_warmup_sampler": "warmup",
     "_dummy_sampler_run": "sampler_warmup",  # V1: max_num_seqs rows of logits through the sampler
     "compile_or_warm_up_model": "warmup",
@@ -287,6 +291,12 @@ _PHASE_FRAMES = {
 def _phase_frame(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
     ph = _PHASE_FRAMES.get(m.group("fn"))
     return [("phase", ph)] if ph else []
+
+
+def _weights_progress(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
+    """A shard bar midway (some shards loaded, not all): the weights were loading when it was printed."""
+    k, n = int(m.group("k")), int(m.group("n"))
+    return [("weights_progress", (k, n))] if 0 < k < n else []
 
 
 def _phase(name: str) -> Any:
@@ -466,6 +476,15 @@ RULES: tuple[Rule[list[Fact]], ...] = (
     _rule("phase-loaded", "Model loading took", r"Model loading took", _phase("profiling"), group="phase"),
     _rule(
         "phase-loaded-v0", "Loading model weights took", r"Loading model weights took", _phase("profiling")
+    ),
+    # vLLM's weight-loading bar (model_executor/model_loader/weight_utils.py, 0.4 → 0.32: "Loading safetensors /
+    # pt / fastsafetensors checkpoint shards:  3% Completed | 1/37 [...]"); one midway says the weights were
+    # still loading — tqdm's stderr often lands after the EngineCore's OOM record (diagnosis reads it back)
+    _rule(
+        "weights-progress",
+        "checkpoint shards:",
+        r"Loading \w+ checkpoint shards:\s+\d+% Completed \| (?P<k>\d+)/(?P<n>\d+) ",
+        _weights_progress,
     ),
     _rule("phase-capture", "Capturing cudagraphs", r"Capturing cudagraphs", _phase("cuda_graph_capture")),
     _rule(

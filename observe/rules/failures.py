@@ -5,6 +5,7 @@ refused is observe.rules.refused's. Pure.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +22,7 @@ from observe.failures.kinds import (
 from observe.findingids import FindingId
 from observe.model import EngineConfig, Finding
 from observe.quote import quote
+from observe.rules import busyloop
 from observe.rules.base import Doc, Rule, Section, on
 from observe.rules.context import Context
 
@@ -124,6 +126,10 @@ def engine_errors(c: Context) -> list[Finding]:
         if spec is None or (crashed and e.details.get("engine_dead")):  # it had served: a crash, not a start
             continue
         fid, sev, title = spec
+        # 0.8's shared "EngineCore hit an exception" over the busy loop's frames: a crash while serving
+        if busyloop.busy_loop_crash(e, s.errors):
+            fid, title = FindingId.ENGINE_ERROR, busyloop.TITLE
+            e = dataclasses.replace(e, details={**e.details, "phase": "serving"})
         if failed_start(e, s.errors):
             if refused:  # a worker raised vLLM's refusal (V0's load_model check): one cause, one finding
                 continue
@@ -145,6 +151,8 @@ def engine_errors(c: Context) -> list[Finding]:
         )
         if e.details.get("from_source"):
             ev += " (read from the source line that raises it, the traceback's innermost frame)"
+        if title == busyloop.TITLE:
+            ev += busyloop.EVIDENCE
         data = dict(e.details, kind=e.kind, count=count, hints=_hints_in(s.hints, e.message))
         if fid == FindingId.MAX_MODEL_LEN_EXCEEDS_KV_CACHE:
             fit = kv_fit(s.errors, cfg)

@@ -1,0 +1,76 @@
+"""Issue 32, the seventh blind set's classes (tests/data/eval32g/RESULTS.md), each on the real excerpt that showed it
+(tests/data/eval32g/, all from vllm-project/vllm; the second busy-loop excerpt in tests/data/excerpts/, sources in
+tests/data/PROVENANCE.md).
+
+X. An OOM whose weight-loading bar (``Loading safetensors checkpoint shards: 3% Completed | 1/37``) is printed after
+   it — tqdm's stderr lands after the EngineCore's record — came while the weights loaded: only the loading levers.
+Y. ``RuntimeError: CUDA error: out of memory`` under ``torch.cuda.graph`` → ``capture_end`` is a CUDA-graph capture OOM.
+Z. A bare ``vllm serve`` traceback (``vllm/scripts.py``) cut before its exception is the server exiting on it.
+W. A V0 traceback cut in ``AsyncLLMEngine.start_background_loop`` is a request meeting an engine already dead.
+V. V1's "EngineCore hit an exception" (0.8, logged for a failed start and a busy-loop crash alike) over
+   ``run_busy_loop`` frames is a crash while serving, not a failed start; so are bare busy-loop frames."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from observe import pipeline, report
+from tests.diagnosekit import suggestions
+
+DATA = Path(__file__).parent / "data"
+
+
+def _diagnose(path: str) -> dict:
+    return report.to_dict(pipeline.diagnose_paths([DATA / path]))
+
+
+def _ids(d: dict) -> dict[str, dict]:
+    return {f["id"]: f for f in d["findings"]}
+
+
+def test_an_oom_with_the_weight_loading_bar_printed_after_it_is_a_loading_oom() -> None:
+    d = _diagnose("eval32g/001.log")
+    oom = _ids(d)["cuda_oom"]
+    assert oom["data"]["phase"] == "loading_weights", oom
+    sug = suggestions(d)
+    for flag in ("--gpu-memory-utilization", "--max-num-seqs", "--max-num-batched-tokens"):
+        assert flag not in sug, (flag, sug)
+
+
+def test_an_oom_under_torch_cuda_graph_capture_end_is_a_capture_oom_with_its_lever() -> None:
+    d = _diagnose("eval32g/012.log")
+    oom = _ids(d)["cuda_oom"]
+    assert oom["data"]["phase"] == "cuda_graph_capture", oom
+    assert "--enforce-eager" in suggestions(d)
+
+
+def test_a_bare_vllm_serve_traceback_cut_before_its_exception_is_the_server_failing() -> None:
+    d = _diagnose("eval32g/003.log")  # behind journald's "<date> localhost bash[pid]:" prefix
+    err = _ids(d)["engine_error"]
+    assert err["severity"] == "critical" and err["data"]["phase"] == "unknown", err
+    assert err["data"]["frame"] == "serve" and err["data"]["cause_cut_off"], err
+
+
+def test_a_traceback_cut_in_start_background_loop_is_the_engine_already_dead() -> None:
+    d = _diagnose("eval32g/018.log")  # under xinference: generate -> add_request -> start_background_loop
+    dead = _ids(d)["engine_crashed"]
+    assert dead["severity"] == "critical" and dead["data"]["phase"] == "serving", dead
+    assert "start_background_loop" in dead["evidence"]
+
+
+def test_engine_core_hit_an_exception_over_the_busy_loop_is_a_crash_while_serving() -> None:
+    d = _diagnose("eval32g/019.log")  # behind a Ray actor's "(ActorWorker(actor_infer-0) pid=N, ip=A)" prefix
+    found = _ids(d)
+    assert "engine_startup_failed" not in found, found
+    assert (
+        found["engine_error"]["severity"] == "critical"
+        and found["engine_error"]["data"]["phase"] == "serving"
+    )
+    # the same line over the start-up's sampler warm-up stays a failed start
+    assert "engine_startup_failed" in _ids(_diagnose("eval32g/004.log"))
+
+
+def test_bare_busy_loop_frames_are_a_failure_while_serving() -> None:
+    d = _diagnose("excerpts/busy-loop-frames-cut-vllm-28125.log")
+    err = _ids(d)["engine_error"]
+    assert err["severity"] == "critical" and err["data"]["phase"] == "serving", err
