@@ -23,20 +23,9 @@ _AA = (
 _AB = "AB: a notebook's (IPython) traceback quoted with '> ' (OutOfMemoryError header, _dummy_sampler_run) is not read"
 _AC = "AC: V0's request re-raise (multiprocessing/client.py raise request_output), cut, gives no finding"
 
-# The misses as scored at the branch point (blind), by class: (log, judgement) → the miss.
+# The misses left after the fixes (eval32h's own, not blind), by class: (log, judgement) → the miss. At the branch
+# point (blind) they were 13: X 004/0-1, Y 012/0 and 020/0, Z 016/0 and 019/0, AA 015/0, 1, 3, AB 017/0-2, AC 014/0.
 MISSES: dict[tuple[str, int], str] = {
-    ("004", 0): _X,
-    ("004", 1): _X,
-    ("012", 0): _Y,
-    ("020", 0): _Y,
-    ("016", 0): _Z,
-    ("019", 0): _Z,
-    ("015", 0): _AA,
-    ("015", 1): _AA,
-    ("015", 3): _AA,
-    ("017", 0): _AB,
-    ("017", 1): _AB,
-    ("017", 2): _AB,
     ("014", 0): _AC,
 }
 
