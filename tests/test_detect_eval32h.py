@@ -73,3 +73,18 @@ def test_a_quoted_notebook_traceback_of_the_sampler_warm_up_gets_fewer_sequences
     assert _by_id(d)["cuda_oom"]["data"]["phase"] == "sampler_warmup"
     assert suggestions(d).get("--max-num-seqs") == [128]
     assert "--enforce-eager" not in suggestions(d)
+
+
+def test_v0s_request_re_raise_met_twice_in_one_record_is_the_engines_failure(tmp_path: Path) -> None:
+    """AC (014): `raise request_output` (V0's MQLLMEngineClient._process_request) three times in one serving_chat
+    record: one exception object raised through several streams, which V0's client does only for a batch's or
+    a dead engine's exception ("we broadcast the same exception for all requests"). Cut after its first
+    re-raise, the same record is one request's error as well as the engine's: nothing is said."""
+    d = _diagnose("eval32h/014.log")
+    f = _by_id(d)
+    assert f["engine_crashed"]["severity"] == "critical"
+    assert f["engine_crashed"]["data"]["phase"] == "serving"
+    assert "engine_startup_failed" not in f and "cuda_oom" not in f
+    once = tmp_path / "once.log"
+    once.write_text("".join((DATA / "eval32h/014.log").read_text().splitlines(keepends=True)[:4]))
+    assert "engine_crashed" not in _by_id(report.to_dict(pipeline.diagnose_paths([once])))

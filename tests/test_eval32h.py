@@ -23,11 +23,9 @@ _AA = (
 _AB = "AB: a notebook's (IPython) traceback quoted with '> ' (OutOfMemoryError header, _dummy_sampler_run) is not read"
 _AC = "AC: V0's request re-raise (multiprocessing/client.py raise request_output), cut, gives no finding"
 
-# The misses left after the fixes (eval32h's own, not blind), by class: (log, judgement) → the miss. At the branch
-# point (blind) they were 13: X 004/0-1, Y 012/0 and 020/0, Z 016/0 and 019/0, AA 015/0, 1, 3, AB 017/0-2, AC 014/0.
-MISSES: dict[tuple[str, int], str] = {
-    ("014", 0): _AC,
-}
+# The misses left after the fixes (eval32h's own, not blind), by class: (log, judgement) → the miss; none. At the
+# branch point (blind) they were 13: X 004/0-1, Y 012/0 and 020/0, Z 016/0 and 019/0, AA 015/0, 1, 3, AB 017/0-2, AC 014/0.
+MISSES: dict[tuple[str, int], str] = {}
 
 
 @pytest.mark.parametrize(("log", "i"), cases(LABELS, MISSES))

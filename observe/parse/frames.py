@@ -255,6 +255,16 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
     return Failure(FailureKind.ERROR_LINE, d, False, ("frame", func))
 
 
+#: V0's client re-raising what the engine sent for a request (``MQLLMEngineClient._process_request``,
+#: engine/multiprocessing/client.py 0.6 → 0.10). Its output loop puts one exception object in every request's
+#: queue when the engine raised for a whole batch or died ("we broadcast the same exception for all requests",
+#: ``run_output_handler_loop``), and a request's own error in that request's queue only: the same exception
+#: re-raised in several streams grows one traceback, so its frames repeat inside one record.
+_V0_RERAISE = "raise request_output"
+_V0_BROADCAST = (
+    "V0's engine raised for a whole batch or died while serving: one exception reached several requests "
+    "(MQLLMEngineClient re-raised it in each stream; the exception line is cut off)"
+)
 #: the frames at the top of the API server process's stack (``vllm serve``: the CLI's ``main`` → ``cmd`` →
 #: ``uvloop.run`` / ``asyncio.run`` → ``run_server``, 0.8 → 0.32): printed raw under its "(APIServer pid=N)"
 #: prefix, they are Python's print of an exception nothing caught — the server exits
@@ -308,7 +318,27 @@ class RawTracebacks:
         self._headed: set[Who] = set()
         self._open: dict[Who, tuple[Failure, str, Any]] = {}
         self._frame: dict[Who, tuple[str, str]] = {}  # last frame: path, function
+        self._reraised: dict[tuple[Any, ...], int] = {}  # V0's request re-raises, per ERROR record site
         self.vllm_seen = self.started = False
+
+    def record_frame(self, msg: str, run: RunState, ctx: Any) -> Failure | None:
+        """``cut_frame`` for a line of an ERROR record; and V0's request re-raise (``_V0_RERAISE``) met twice in
+        one record (same process and logger call site): one exception object raised through several
+        requests' streams, which V0's client does only for a batch's or a dead engine's exception."""
+        f = cut_frame(msg, run, ctx.logger_file)
+        if f is not None or msg.strip() != _V0_RERAISE or run.requested:
+            return f
+        site = (ctx.pid, ctx.logger_file, ctx.logger_line)
+        self._reraised[site] = n = self._reraised.get(site, 0) + 1
+        if n != 2:
+            return None
+        d = {
+            "form": "engine_errored",
+            "phase": "serving",
+            "cause": _V0_BROADCAST,
+            "frame": "_process_request",
+        }
+        return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed",))
 
     def line(self, msg: str, who: Who, told: bool, run: RunState, ctx: Any) -> Failure | None:
         """The failure a raw line tells now, if any (who: its pid and rank; ctx: kept for a held frame)."""
