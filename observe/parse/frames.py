@@ -229,13 +229,7 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
     if m is not None and m.group(1) == "output_handler":
         if run.requested:
             return None  # the API server noticing the engine it was told to stop
-        dead = {
-            "form": "engine_dead",
-            "phase": "serving",
-            "cause": _DEAD_AFTER_START,
-            "frame": "output_handler",
-        }
-        return Failure(FailureKind.ENGINE_CRASHED, dead, True, ("crashed",))
+        return _died_serving("engine_dead", _DEAD_AFTER_START, "output_handler")
     if m is not None:
         func = m.group(1)
         phase = PHASE_FRAMES.get(func) or SERVING_FRAMES.get(func) or SHARED_FRAMES[func]
@@ -292,6 +286,12 @@ def _server_top(text: str, ctx: Any) -> Failure | None:
     return Failure(FailureKind.ERROR_LINE, d, False, ("frame", m.group("func")))
 
 
+def _died_serving(form: str, cause: str, frame: str) -> Failure:
+    """The engine's death after its start-up, as a frame of the traceback tells it."""
+    d = {"form": form, "phase": "serving", "cause": cause, "frame": frame}
+    return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed",))
+
+
 def _dtype_check(text: str) -> Failure:
     """A frame of (or the call to) vLLM's dtype check: its one refusal, the GPU's own capability cut off."""
     return bf16_refusal(
@@ -332,13 +332,7 @@ class RawTracebacks:
         self._reraised[site] = n = self._reraised.get(site, 0) + 1
         if n != 2:
             return None
-        d = {
-            "form": "engine_errored",
-            "phase": "serving",
-            "cause": _V0_BROADCAST,
-            "frame": "_process_request",
-        }
-        return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed",))
+        return _died_serving("engine_errored", _V0_BROADCAST, "_process_request")
 
     def line(self, msg: str, who: Who, told: bool, run: RunState, ctx: Any) -> Failure | None:
         """The failure a raw line tells now, if any (who: its pid and rank; ctx: kept for a held frame)."""
