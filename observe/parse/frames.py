@@ -184,6 +184,8 @@ _DEAD_RAISED = {
 #: the lines of a Python traceback that belong to it besides its frames (a bare line of none of these
 #: shapes, unindented, is its exception line or the end of it)
 _TB_PIECES = ("Traceback (most recent", "The above exception", "During handling")
+#: a traceback's exception line that is a stop, not a failure (Ctrl-C, sys.exit)
+_STOPS = ("KeyboardInterrupt", "SystemExit")
 
 
 def vllm_frame(msg: str) -> re.Match[str] | None:
@@ -351,6 +353,10 @@ class RawTracebacks:
             f = raised_dead(text, self._frame.get(who), run)
             self.started = self.started or f is not None
             f = f or outside.death(text, run)
+            if text.startswith(_STOPS):
+                self._open.pop(
+                    who, None
+                )  # the traceback of a stop (Ctrl-C, sys.exit): its frames tell no failure
             if f is None and who == (None, None) and msg[:1] not in " \t" and not text.startswith(_TB_PIECES):
                 self._open.pop(who, None)  # a bare traceback's end: its exception line no rule read
             return self._tell(f, who, msg, ctx)
