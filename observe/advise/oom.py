@@ -38,6 +38,7 @@ OTHERS_SHARE = 0.5  # other processes holding this share of the GPU: "free the G
 WEIGHTS_SHARE = 0.6  # the share of a GPU the weights may take, leaving room for KV and activations
 MARGIN = 1.2  # headroom over what the failed allocation lacked
 LARGE_FREE_SHARE = 0.5  # free share of the GPU above which a failed allocation is one tensor too large
+SLEEP_STEP = 0.1  # sleep mode's first step below the value in force (its allocator's message has no figures)
 
 WEIGHTS = frozenset(
     {"load_model", "load", "loading", "weights", "loading_weights", "creating", "create_model"}
@@ -132,7 +133,9 @@ def oom(p: Plan, f: Finding) -> None:
         # the rest of the GPU: a utilization that fits it, only when the weights are known to fit (_lower_util)
         p.add_any_of([_lower_util(p, f, m, "fit what the other processes leave of the GPU")])
         return
-    if phase not in WEIGHTS and m.one_large():
+    if d.get("allocator") == "cumem" and m.tried is None:
+        _sleep_mode(p, f)
+    elif phase not in WEIGHTS and m.one_large():
         _one_large(p, f, m, sampler=phase == "sampler_warmup")
     elif phase in WEIGHTS:
         _weights(p, f, m)
@@ -142,6 +145,36 @@ def oom(p: Plan, f: Finding) -> None:
         _profile(p, f, m)
     else:  # after the KV cache was allocated (warm-up, serving) or not said
         _after_kv(p, f, m, sampler=phase == "sampler_warmup")
+
+
+def _sleep_mode(p: Plan, f: Finding) -> None:
+    """vLLM's sleep-mode allocator ran out (csrc/cumem_allocator.cpp, ``enable_sleep_mode``; 0.7.3 →): it maps
+    the weights and the KV cache, sized at start-up by --gpu-memory-utilization, back onto the GPU at
+    ``wake_up``, so what another process took meanwhile (the trainer of an RLHF loop beside it) is what is
+    missing. A lower utilization is the one vLLM flag that shrinks what is mapped back; its message has no
+    figures, so the step is a first one, below the value in force (or the lowest default of any release)."""
+    cur, is_default = p.current("--gpu-memory-utilization")
+    base = float(cur) if cur is not None else defaults.lowest_gpu_memory_utilization()
+    new = round(base - SLEEP_STEP, 2)
+    was = f"{base:g}" + (
+        _assumed(is_default, cur)
+        if cur is not None
+        else " (the lowest default of any release: the log shows neither the value in force nor the release)"
+    )
+    p.add_any_of(
+        [
+            p.make(
+                "--gpu-memory-utilization",
+                new,
+                f"first step: vLLM's sleep-mode allocator ran out mapping memory back (wake_up re-maps the weights "
+                f"and the KV cache sized at start-up); {SLEEP_STEP:g} below {was} leaves that much more for what "
+                "runs beside the engine; if it recurs, free the other process's memory before waking the engine "
+                "(the trainer's cache: torch.cuda.empty_cache(), or offload it)",
+                [f.id, FindingId.GPU_MEMORY_UTILIZATION_TOO_HIGH],
+                effect=f"{SLEEP_STEP:g} of the GPU less for the KV cache that wake_up maps back",
+            )
+        ]
+    )
 
 
 def _weights(p: Plan, f: Finding, m: _Mem) -> None:
@@ -438,6 +471,26 @@ def _first_step(p: Plan, f: Finding, m: _Mem, flag: str, what: str, others: str)
     )
 
 
+def _seqs_step(p: Plan, f: Finding, m: _Mem) -> Recommendation | None:
+    """The sampler warm-up's OOM (V1 only) with neither the value in force nor the release: --max-num-seqs
+    half the lowest V1 default on this GPU, below what ran whichever release it was (vLLM's own hint for it:
+    "Please try lowering `max_num_seqs` or `gpu_memory_utilization`", gpu_model_runner.py 0.8 → 0.32)."""
+    if p.current("--max-num-seqs")[0] is not None or m.share() is not None:
+        return None  # the value in force, or the allocation's figures, size the step instead
+    low = defaults.lowest_v1_max_num_seqs(m.total)
+    new = max(8, low // 2)
+    return p.make(
+        "--max-num-seqs",
+        new,
+        f"first step: the sampler warm-up runs one row of logits per sequence, --max-num-seqs of them at once; "
+        f"the log shows neither the value in force nor the release, so {new} is half of {low}, the lowest V1 "
+        f"default on this GPU (if it was set below {low}, halve that instead); then a lower "
+        "--gpu-memory-utilization (room outside the KV cache)",
+        [f.id],
+        effect=f"at most {new} sequences a step: the warm-up's logits shrink with them",
+    )
+
+
 def _one_large(p: Plan, f: Finding, m: _Mem, *, sampler: bool) -> None:
     """One allocation larger than all that was free, on a mostly free GPU: only a smaller batch helps;
     --enforce-eager and --gpu-memory-utilization leave that one tensor as large."""
@@ -469,6 +522,8 @@ def _after_kv(p: Plan, f: Finding, m: _Mem, *, sampler: bool) -> None:
         return
     lack = m.lacked()
     if sampler:
+        if p.add_any_of([_seqs_step(p, f, m)]) is not None:
+            return
         what = f"the sampler's logits are one row per sequence; {m.tried or 0:.2f} GiB was asked, {m.free or 0:.2f} free"
         _first_step(
             p, f, m, "--max-num-seqs", what, "a lower --gpu-memory-utilization (room outside the KV cache)"

@@ -48,6 +48,24 @@ def gpu_memory_utilization(vllm_version: str | None, *, extensible_kv_cache: boo
     return got
 
 
+def lowest_v1_max_num_seqs(total_gib: float | None) -> int:
+    """The lowest --max-num-seqs V1 takes when it is not given, on a GPU of total_gib (None: any GPU), in any
+    read release, for ``vllm serve`` or the offline LLM (256): a value below it is below what ran, whichever
+    release it was, unless it was set lower still."""
+    got = [
+        b["max_num_seqs"]
+        for v in vllmflags.versions_read()
+        for usage in ("openai", "llm")
+        if (
+            b := vllmflags.batch_defaults(
+                ".".join(map(str, v)), gpu="unnamed GPU", gpu_memory_gib=total_gib or 1.0, usage=usage
+            )
+        )
+    ]
+    assert got, "vllm_flags.json has V1 batch defaults"
+    return min(got)
+
+
 def lowest_gpu_memory_utilization() -> float:
     """The lowest --gpu-memory-utilization any read release takes when it is not given (0.9): a value below
     it is below what ran, whichever release it was, unless it was set lower still."""

@@ -35,6 +35,7 @@ ANSI_RE = re.compile(r"(?:\x1b|\u2190)?\[(?:\d{1,3}(?:;\d{1,3})*)?m", _A)
 WRAP_RE = re.compile(
     r"""(?:
       [ \t]*\|[ \t]                                                              # Buildkite gutter
+    | >(?:[ \t]|$)                                                               # a quoted paste: "> "
     | (?P<rfc>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)[ \t]+ # docker logs -t
     | \[(?P<brk>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\][ \t]+  # CI/app
     | (?P<jd>(?:[A-Z][a-z]{2}|1?\d月)[ ][ \d]\d[ ]\d\d:\d\d:\d\d)[ ]\S+[ ][^\s:\[]+(?:\[\d+\])?:[ ]  # journald

@@ -77,7 +77,7 @@ def _oom(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
         or "Tried to allocate" in msg
         or "occurred when" in msg
         or ctx.level in ("ERROR", "CRITICAL")
-        or body.startswith(("RuntimeError", "torch."))
+        or body.startswith(("RuntimeError", "torch.", "CUDA Error: "))
     ):
         return None  # "out of memory" in passing (a hint, a log of settings), not the error
     d = oom_details(m.groupdict().get("dev"), msg)

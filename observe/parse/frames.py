@@ -40,6 +40,7 @@ from typing import Any
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
+from observe.parse import ipython, outside
 from observe.parse.failures import Failure, RunState, bf16_refusal
 
 #: V0's KV-cache size check (worker.py 0.4 → 0.10, the first step of ``Worker.initialize_cache``): it raises only
@@ -82,6 +83,12 @@ PHASE_FRAMES: dict[str, str] = {
     # only there (V0 executor_base.py 0.4 → 0.10, V1 EngineCore.__init__'s executor_class(vllm_config))
     "_init_executor": "startup",
     "_init_workers_ray": "startup",
+    # V1's front end launching the engine cores and waiting for their ready message (v1/engine/utils.py
+    # launch_core_engines → wait_for_engine_startup 0.10 → 0.32, core_client.py _wait_for_engine_startup 0.8):
+    # every raise in it is a start-up failure ("Engine core initialization failed", a bad handshake)
+    "launch_core_engines": "startup",
+    "wait_for_engine_startup": "startup",
+    "_wait_for_engine_startup": "startup",
 }
 #: vLLM's functions that run only once its engine is built → the phase (the offline generate loop; V0's
 #: distributed executors' driver step, called only by their ``execute_model`` and by
@@ -153,6 +160,9 @@ LITERALS: tuple[str, ...] = (
     DTYPE_CHECK,
     "/vllm/",
     "Traceback (most recent",
+    *outside.LITERALS,
+    "asyncio/runners.py",
+    "uvloop/__init__.py",
 )
 #: V1 client source lines that raise only once the engine core died after its start-up (the client exists
 #: once the core's handshake is done), by the function they are in (``v1/engine/``, 0.8.5 and 0.32):
@@ -194,6 +204,8 @@ _DEAD_RAISED = {
 #: the lines of a Python traceback that belong to it besides its frames (a bare line of none of these
 #: shapes, unindented, is its exception line or the end of it)
 _TB_PIECES = ("Traceback (most recent", "The above exception", "During handling")
+#: a traceback's exception line that is a stop, not a failure (Ctrl-C, sys.exit)
+_STOPS = ("KeyboardInterrupt", "SystemExit")
 
 
 def vllm_frame(msg: str) -> re.Match[str] | None:
@@ -249,13 +261,9 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
     if (m is not None and m.group(1) == "output_handler") or dead_loop:
         if run.requested:
             return None  # the API server noticing the engine it was told to stop
-        dead = {
-            "form": "engine_dead",
-            "phase": "serving",
-            "cause": _LOOP_DEAD if dead_loop else _DEAD_AFTER_START,
-            "frame": "start_background_loop" if dead_loop else "output_handler",
-        }
-        return Failure(FailureKind.ENGINE_CRASHED, dead, True, ("crashed",))
+        if dead_loop:
+            return _died_serving("engine_dead", _LOOP_DEAD, "start_background_loop")
+        return _died_serving("engine_dead", _DEAD_AFTER_START, "output_handler")
     if m is not None:
         func = m.group(1)
         phase = PHASE_FRAMES.get(func) or SERVING_FRAMES.get(func) or SHARED_FRAMES[func]
@@ -275,6 +283,49 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
         return None
     d: dict[str, Any] = {"text": text[:300], "phase": phase, "frame": func, "cut": True}
     return Failure(FailureKind.ERROR_LINE, d, False, ("frame", func))
+
+
+#: V0's client re-raising what the engine sent for a request (``MQLLMEngineClient._process_request``,
+#: engine/multiprocessing/client.py 0.6 → 0.10). Its output loop puts one exception object in every request's
+#: queue when the engine raised for a whole batch or died ("we broadcast the same exception for all requests",
+#: ``run_output_handler_loop``), and a request's own error in that request's queue only: the same exception
+#: re-raised in several streams grows one traceback, so its frames repeat inside one record.
+_V0_RERAISE = "raise request_output"
+_V0_BROADCAST = (
+    "V0's engine raised for a whole batch or died while serving: one exception reached several requests "
+    "(MQLLMEngineClient re-raised it in each stream; the exception line is cut off)"
+)
+#: the frames at the top of the API server process's stack (``vllm serve``: the CLI's ``main`` → ``cmd`` →
+#: ``uvloop.run`` / ``asyncio.run`` → ``run_server``, 0.8 → 0.32): printed raw under its "(APIServer pid=N)"
+#: prefix, they are Python's print of an exception nothing caught — the server exits
+_SERVER_TOP_RE = re.compile(
+    r'File "[^"]*/(?:asyncio/runners\.py|uvloop/__init__\.py|vllm/entrypoints/cli/(?:main|serve)\.py|'
+    r'vllm/entrypoints/openai/api_server\.py)", line \d+, in (?P<func>\w+)',
+    re.ASCII,
+)
+
+
+def _server_top(text: str, ctx: Any) -> Failure | None:
+    """A frame at the top of the API server's stack printed raw under its prefix: the server's uncaught
+    exception, where it was and why cut off (phase "unknown": start-up and serving both run there)."""
+    m = _SERVER_TOP_RE.search(text)
+    if m is None or getattr(ctx, "process", None) != "APIServer":
+        return None
+    d = {
+        "text": text[:300],
+        "phase": "unknown",
+        "frame": m.group("func"),
+        "cut": True,
+        "cause": "the API server's main raised an exception nothing caught: the server exits (the exception "
+        "line is cut off)",
+    }
+    return Failure(FailureKind.ERROR_LINE, d, False, ("frame", m.group("func")))
+
+
+def _died_serving(form: str, cause: str, frame: str) -> Failure:
+    """The engine's death after its start-up, as a frame of the traceback tells it."""
+    d = {"form": form, "phase": "serving", "cause": cause, "frame": frame}
+    return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed",))
 
 
 def _dtype_check(text: str) -> Failure:
@@ -303,10 +354,28 @@ class RawTracebacks:
         self._headed: set[Who] = set()
         self._open: dict[Who, tuple[Failure, str, Any]] = {}
         self._frame: dict[Who, tuple[str, str]] = {}  # last frame: path, function
+        self._reraised: dict[tuple[Any, ...], int] = {}  # V0's request re-raises, per ERROR record site
         self.vllm_seen = self.started = False
+
+    def record_frame(self, msg: str, run: RunState, ctx: Any) -> Failure | None:
+        """``cut_frame`` for a line of an ERROR record; and V0's request re-raise (``_V0_RERAISE``) met twice in
+        one record (same process and logger call site): one exception object raised through several
+        requests' streams, which V0's client does only for a batch's or a dead engine's exception."""
+        f = cut_frame(msg, run, ctx.logger_file)
+        if f is not None or msg.strip() != _V0_RERAISE or run.requested:
+            return f
+        site = (ctx.pid, ctx.logger_file, ctx.logger_line)
+        self._reraised[site] = n = self._reraised.get(site, 0) + 1
+        if n != 2:
+            return None
+        return _died_serving("engine_errored", _V0_BROADCAST, "_process_request")
 
     def line(self, msg: str, who: Who, told: bool, run: RunState, ctx: Any) -> Failure | None:
         """The failure a raw line tells now, if any (who: its pid and rank; ctx: kept for a held frame)."""
+        nb = self._notebook(msg, who, told, ctx)
+        if nb is not False:
+            return None
+        msg = ipython.frame(msg.strip()) or msg
         if told or "Traceback (most recent" in msg:
             self._open.pop(who, None)
             self._frame.pop(who, None)
@@ -317,6 +386,11 @@ class RawTracebacks:
         if not text.startswith('File "'):  # a source or exception line (a process prefix took the indent)
             f = raised_dead(text, self._frame.get(who), run)
             self.started = self.started or f is not None
+            f = f or outside.death(text, run)
+            if text.startswith(_STOPS):
+                self._open.pop(
+                    who, None
+                )  # the traceback of a stop (Ctrl-C, sys.exit): its frames tell no failure
             if f is None and who == (None, None) and msg[:1] not in " \t" and not text.startswith(_TB_PIECES):
                 self._open.pop(who, None)  # a bare traceback's end: its exception line no rule read
             return self._tell(f, who, msg, ctx)
@@ -325,8 +399,25 @@ class RawTracebacks:
             self._frame[who] = (v.group("path"), v.group("func"))
         else:
             self._frame.pop(who, None)
-        f = cut_frame("  " + text, run)
+        f = cut_frame("  " + text, run) or _server_top(text, ctx)
         return self._tell(f, who, msg, ctx)
+
+    def _notebook(self, msg: str, who: Who, told: bool, ctx: Any) -> bool:
+        """IPython's traceback (``parse.ipython``): its header's out-of-memory held until the exception line
+        (or the end of the stream), with the phase its frames name; False when msg is none of it."""
+        text = msg.strip()
+        if not told and (f := ipython.header(text)) is not None:
+            self._headed.add(who)
+            self._open[who] = (f, msg, ctx)
+            return True
+        held = self._open.get(who)
+        if told or held is None or not held[0].details.get("notebook"):
+            return False
+        if (std := ipython.frame(text)) is not None:
+            if (f := ipython.oom_phase(held[0], std)) is not None:
+                self._open[who] = (f, held[1], held[2])
+            return True
+        return ipython.source(msg)
 
     def _tell(self, f: Failure | None, who: Who, msg: str, ctx: Any) -> Failure | None:
         """f now; or, under a header, nothing now: kept until its exception line or the end of the stream."""

@@ -68,6 +68,10 @@ def oom_details(device: str | None, msg: str) -> dict[str, Any]:
             d[name + "_gib"] = _gib(val)
         else:
             d[name + "_gib"] = _gib(val)
+    if (
+        "cumem_allocator" in msg
+    ):  # vLLM's sleep-mode allocator ("CUDA Error: %s at %s:%d", csrc/cumem_allocator.cpp)
+        d["allocator"] = "cumem"
     if "warming up sampler" in msg or "Failed to create" in msg:  # 0.11 linear.py: creating the weights
         d["phase"] = "sampler_warmup" if "sampler" in msg else "loading_weights"
     return d

@@ -571,7 +571,7 @@ class Parser:
             # a traceback cut above its header: its frames tell; and the KV size check's or V1's busy loop's
             # frame under any header (the exception line under it, when there, explains it: failing.unexplained)
             if f is None and (not self._headed or frames.read_under_header(msg)):
-                f = frames.cut_frame(msg, run, ctx.logger_file)
+                f = self._raw.record_frame(msg, run, ctx)
         self._emit_failure(f, msg, ctx, out)
 
     def _raw_frame(self, msg: str, ctx: Ctx, out: list[LogEvent], told: bool) -> None:

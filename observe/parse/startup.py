@@ -288,6 +288,9 @@ _PHASE_FRAMES = {
 }
 
 
+OOM_PHASE_FRAMES = _PHASE_FRAMES  # what a frame names, for a traceback read elsewhere (parse.ipython)
+
+
 def _phase_frame(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
     ph = _PHASE_FRAMES.get(m.group("fn"))
     return [("phase", ph)] if ph else []
