@@ -349,9 +349,9 @@ def _prompt_length(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failu
 
 _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
 _DEAD_CAUSE = "the engine core died (EngineDeadError): it crashed or was killed"
-#: what an engine death says when only a started engine can die so: V1 AsyncLLM's output handler, V0's
-#: background loop's done-callback (its AsyncEngineDeadError "Task finished unexpectedly", 0.2 → 0.10)
-_STARTED = ("output_handler", "Task finished unexpectedly")
+#: what only a started engine's death says: V1 AsyncLLM's output handler; V0's loop done-callback ("Task finished
+#: unexpectedly", 0.2 → 0.10) and start_background_loop's "errored already" (set only once the loop ran: 0.4–0.6)
+_STARTED = ("output_handler", "Task finished unexpectedly", "Background loop has errored already")
 
 
 def _crash(form: str, run: RunState, **d: Any) -> Failure:
