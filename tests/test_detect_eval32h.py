@@ -33,10 +33,13 @@ def test_a_traceback_cut_at_wait_for_engine_startups_raise_is_a_start_up_failure
     assert "engine_crashed" not in f
 
 
-@pytest.mark.parametrize("log", ["eval32h/012.log", "eval32h/020.log"])
+@pytest.mark.parametrize(
+    "log", ["eval32h/012.log", "eval32h/020.log", "excerpts/apiserver-top-frames-py313-lmcache-2552.log"]
+)
 def test_the_api_servers_raw_top_frames_are_its_uncaught_exception(log: str) -> None:
-    """Y (012 behind journald, 020 through vLLM's CLI): frames of asyncio.run / uvloop.run / the CLI printed raw under
-    "(APIServer pid=N)" are Python's print of an exception nothing caught: failing, phase unknown, cause cut off."""
+    """Y (012 behind journald, 020 through vLLM's CLI, LMCache#2552 in Python 3.13's shape with its `~~~^^^` marks
+    and "...<2 lines>..."): frames of asyncio.run / uvloop.run / the CLI printed raw under "(APIServer pid=N)"
+    are Python's print of an exception nothing caught: failing, phase unknown, cause cut off."""
     f = _by_id(_diagnose(log))
     assert f["engine_error"]["severity"] == "critical"
     assert f["engine_error"]["data"]["phase"] == "unknown"
