@@ -21,19 +21,25 @@ def _by_id(d: dict) -> dict[str, dict]:
     return {f["id"]: f for f in d["findings"]}
 
 
-def test_a_traceback_cut_at_wait_for_engine_startups_raise_is_a_start_up_failure() -> None:
+@pytest.mark.parametrize("log", ["eval32h/004.log", "excerpts/launch-core-engines-cut-tpu-inference-765.log"])
+def test_a_traceback_cut_at_wait_for_engine_startups_raise_is_a_start_up_failure(log: str) -> None:
     """X (004): core_client → launch_core_engines → wait_for_engine_startup → `raise RuntimeError(`, no exception
-    line, behind docker's timestamps: every raise there is a start-up failure (v1/engine/utils.py 0.10 → 0.32)."""
-    f = _by_id(_diagnose("eval32h/004.log"))
+    line, behind docker's timestamps: every raise there is a start-up failure (v1/engine/utils.py 0.10 → 0.32).
+    tpu-inference#765 is cut one frame higher, at MPClient.__init__'s `with launch_core_engines(` call (its
+    source line under core_client.py's frame): inside the start-up as well."""
+    f = _by_id(_diagnose(log))
     assert f["engine_startup_failed"]["severity"] == "critical"
     assert f["engine_startup_failed"]["data"]["phase"] == "startup"
     assert "engine_crashed" not in f
 
 
-@pytest.mark.parametrize("log", ["eval32h/012.log", "eval32h/020.log"])
+@pytest.mark.parametrize(
+    "log", ["eval32h/012.log", "eval32h/020.log", "excerpts/apiserver-top-frames-py313-lmcache-2552.log"]
+)
 def test_the_api_servers_raw_top_frames_are_its_uncaught_exception(log: str) -> None:
-    """Y (012 behind journald, 020 through vLLM's CLI): frames of asyncio.run / uvloop.run / the CLI printed raw under
-    "(APIServer pid=N)" are Python's print of an exception nothing caught: failing, phase unknown, cause cut off."""
+    """Y (012 behind journald, 020 through vLLM's CLI, LMCache#2552 in Python 3.13's shape with its `~~~^^^` marks
+    and "...<2 lines>..."): frames of asyncio.run / uvloop.run / the CLI printed raw under "(APIServer pid=N)"
+    are Python's print of an exception nothing caught: failing, phase unknown, cause cut off."""
     f = _by_id(_diagnose(log))
     assert f["engine_error"]["severity"] == "critical"
     assert f["engine_error"]["data"]["phase"] == "unknown"
@@ -41,11 +47,19 @@ def test_the_api_servers_raw_top_frames_are_its_uncaught_exception(log: str) -> 
 
 
 @pytest.mark.parametrize(
-    ("log", "form"), [("eval32h/016.log", "host_oom_killed"), ("eval32h/019.log", "nccl_watchdog")]
+    ("log", "form"),
+    [
+        ("eval32h/016.log", "host_oom_killed"),
+        ("excerpts/ray-oom-killed-ray-worker-vllm-2669.log", "host_oom_killed"),
+        ("eval32h/019.log", "nccl_watchdog"),
+        ("excerpts/nccl-watchdog-collective-timeout-vllm-5458.log", "nccl_watchdog"),
+        ("excerpts/nccl-watchdog-ray-worker-vllm-3071.log", "nccl_watchdog"),
+    ],
 )
 def test_a_death_another_program_tells_is_read(log: str, form: str) -> None:
-    """Z: Ray's memory monitor killing vLLM's actors (host RAM) and PyTorch's NCCL watchdog terminating a rank:
-    a death, never a CUDA OOM, and no GPU memory flag."""
+    """Z: Ray's memory monitor killing vLLM's actors (host RAM: OpenRLHF's LLMRayActor, V0's RayWorkerVllm) and
+    PyTorch's NCCL watchdog terminating a rank (stuck, or a collective timed out, bare or under a Ray worker's
+    prefix): a death, never a CUDA OOM, and no GPU memory flag."""
     d = _diagnose(log)
     f = _by_id(d)
     assert f["engine_crashed"]["severity"] == "critical"
@@ -54,10 +68,13 @@ def test_a_death_another_program_tells_is_read(log: str, form: str) -> None:
     assert "--gpu-memory-utilization" not in suggestions(d)
 
 
-@pytest.mark.parametrize("log", ["eval32h/015.log", "eval32c/018.log"])
+@pytest.mark.parametrize(
+    "log", ["eval32h/015.log", "eval32c/018.log", "excerpts/sleep-mode-cumem-oom-bare-vllm-12981.log"]
+)
 def test_the_sleep_mode_allocators_oom_gets_a_lower_utilization_as_a_first_step(log: str) -> None:
-    """AA (015 behind a Ray actor's prefix, no RuntimeError; eval32c 018 bare): vLLM's cumem allocator ran out
-    mapping memory back at wake_up; the message has no figures, so a first step below the lowest default (0.9)."""
+    """AA (015 behind a Ray actor's prefix, no RuntimeError; eval32c 018 bare; vllm#12981's three C++ lines of
+    the allocator before that PR's error handling, the OOM then two invalid arguments): vLLM's cumem allocator ran out mapping memory back at
+    wake_up; the message has no figures, so a first step below the lowest default (0.9)."""
     d = _diagnose(log)
     assert _by_id(d)["cuda_oom"]["data"]["allocator"] == "cumem"
     assert suggestions(d)["--gpu-memory-utilization"] == [0.8]

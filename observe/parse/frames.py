@@ -205,6 +205,9 @@ _DEAD_RAISED = {
 #: the lines of a Python traceback that belong to it besides its frames (a bare line of none of these
 #: shapes, unindented, is its exception line or the end of it)
 _TB_PIECES = ("Traceback (most recent", "The above exception", "During handling")
+#: MPClient.__init__'s call into the engines' launch (``with launch_core_engines(``, core_client.py 0.10 → 0.32):
+#: under a vLLM frame, a traceback cut at that source line is cut inside the start-up
+_LAUNCH_CALLS = ("with launch_core_engines(",)
 #: a traceback's exception line that is a stop, not a failure (Ctrl-C, sys.exit)
 _STOPS = ("KeyboardInterrupt", "SystemExit")
 
@@ -391,6 +394,8 @@ class RawTracebacks:
             f = raised_dead(text, self._frame.get(who), run)
             self.started = self.started or f is not None
             f = f or outside.death(text, run)
+            if f is None and self._frame.get(who) is not None and text.startswith(_LAUNCH_CALLS):
+                f = cut_frame("  " + text, run)  # MPClient's call into the launch, cut before its own frame
             if f is None and (r := raytold.death(text, run)) is not None:
                 if r[1]:  # anybody's actor: it tells once a frame of vLLM's code follows
                     self._ray[who] = (r[0], msg, ctx)
