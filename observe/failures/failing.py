@@ -186,12 +186,15 @@ def unexplained(errors: Sequence[Any]) -> list[Any]:
 def _before_serving(raw: Sequence[Any], phase: str) -> bool:
     """Whether the errors positively show the engine was still being built: the start-up's own lines put
     it in loading or profiling, or a frame of theirs is a function vLLM runs only at start-up
-    (parse.frames.PHASE_FRAMES: executor and worker init, load_model, the KV sizing). The parser's bare
-    "startup" (no stats line yet) is not enough: an excerpt of a serving engine has none either."""
+    (parse.frames.PHASE_FRAMES: executor and worker init, load_model, the KV sizing), or another program says
+    the engine's host died being built (``before_serving``: parse.raytold). The parser's bare "startup" (no
+    stats line yet) is not enough: an excerpt of a serving engine has none either."""
     if phase in ("loading", "profiling"):
         return True
     return phase == "startup" and any(
-        e.details.get("frame") in PHASE_FRAMES and e.details.get("phase") != "serving" for e in raw
+        (e.details.get("frame") in PHASE_FRAMES or e.details.get("before_serving"))
+        and e.details.get("phase") != "serving"
+        for e in raw
     )
 
 

@@ -40,7 +40,7 @@ from typing import Any
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse import ipython, outside
+from observe.parse import ipython, outside, raytold
 from observe.parse.failures import Failure, RunState, bf16_refusal
 
 #: V0's KV-cache size check (worker.py 0.4 → 0.10, the first step of ``Worker.initialize_cache``): it raises only
@@ -161,6 +161,7 @@ LITERALS: tuple[str, ...] = (
     "/vllm/",
     "Traceback (most recent",
     *outside.LITERALS,
+    *raytold.LITERALS,
     "asyncio/runners.py",
     "uvloop/__init__.py",
 )
@@ -358,6 +359,7 @@ class RawTracebacks:
         self._open: dict[Who, tuple[Failure, str, Any]] = {}
         self._frame: dict[Who, tuple[str, str]] = {}  # last frame: path, function
         self._reraised: dict[tuple[Any, ...], int] = {}  # V0's request re-raises, per ERROR record site
+        self._ray: dict[Who, tuple[Failure, str, Any]] = {}  # Ray's word of a failure, until a vLLM frame
         self.vllm_seen = self.started = False
 
     def record_frame(self, msg: str, run: RunState, ctx: Any) -> Failure | None:
@@ -381,6 +383,8 @@ class RawTracebacks:
         msg = ipython.frame(msg.strip()) or msg
         if told or "Traceback (most recent" in msg:
             self._open.pop(who, None)
+            if told:
+                self._ray.pop(who, None)
             self._frame.pop(who, None)
             if not told:
                 self._headed.add(who)
@@ -392,6 +396,11 @@ class RawTracebacks:
             f = f or outside.death(text, run)
             if f is None and self._frame.get(who) is not None and text.startswith(_LAUNCH_CALLS):
                 f = cut_frame("  " + text, run)  # MPClient's call into the launch, cut before its own frame
+            if f is None and (r := raytold.death(text, run)) is not None:
+                if r[1]:  # anybody's actor: it tells once a frame of vLLM's code follows
+                    self._ray[who] = (r[0], msg, ctx)
+                    return None
+                f = r[0]
             if text.startswith(_STOPS):
                 self._open.pop(
                     who, None
@@ -401,6 +410,9 @@ class RawTracebacks:
             return self._tell(f, who, msg, ctx)
         if (v := vllm_frame(text)) is not None:
             self.vllm_seen = True
+            if (held := self._ray.pop(who, None)) is not None:
+                self._headed.add(who)
+                self._tell(held[0], who, held[1], held[2])
             self._frame[who] = (v.group("path"), v.group("func"))
         else:
             self._frame.pop(who, None)

@@ -1,0 +1,70 @@
+"""Failures of a vLLM engine that only Ray tells: its own sentences, on raw lines under Ray's process prefix.
+
+An engine hosted in a Ray actor (OpenRLHF's ``LLMRayActor``, verl's ``WorkerDict``, Ray Serve's replicas) fails
+inside Ray's machinery; what reaches the log is Ray's report, not a vLLM record (no level, no logger):
+
+- Ray core, when an actor's constructor raised: "Exception raised in creation task: The actor died because of an
+  error raised in its creation task, ray::<Class>.__init__() (…)" (``ActorDiedError``, Ray 2.x): the actor is
+  dead before it served — the engine it was building never started.
+- Ray core, when a remote call raised and nothing took its result: "Unhandled error (suppress with
+  'RAY_IGNORE_UNHANDLED_ERRORS=1'): ray::<Class>.<method>() (…)" (``worker.py``, Ray 2.x): a method of an actor
+  that was built (its construction is the case above): the engine had been built, phase "serving".
+- Ray Serve's controller, when a replica's start-up raised: "Exception in Replica(id='…', deployment='…', app='…'),
+  the replica will be stopped." (Ray 2.x, ``deployment_state.py`` ``check_ready``: logged only where it returns
+  ``ReplicaStartupStatus.FAILED``; "Exception in replica '<tag>', the replica will be stopped." before 2.10).
+
+The two Ray core sentences say nothing of what raised: they are anybody's actor's, so they tell a failure only
+once a frame of vLLM's own code follows them in the same process (``frames.RawTracebacks``); the Serve
+controller's names the replica hosting the engine. Pure: a raw line in, a Failure or None out.
+"""
+
+from __future__ import annotations
+
+import re
+
+from observe.failures.kinds import FailureKind
+from observe.parse.failures import Failure, RunState
+
+_CREATION = "died because of an error raised in its creation task"
+_UNHANDLED = "Unhandled error (suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1')"
+_SERVE_STOP = ", the replica will be stopped."
+#: what a line must hold for ``death`` to read it (``triggers.TRIGGERS``)
+LITERALS: tuple[str, ...] = (_CREATION, _UNHANDLED, _SERVE_STOP)
+_TASK_RE = re.compile(r"\bray::(?P<task>[\w.:]+)\(\)", re.ASCII)
+
+#: literal → (phase, the cause, and whether a frame of vLLM's code must follow before it tells)
+_SAYS: dict[str, tuple[str, str, bool]] = {
+    _CREATION: (
+        "startup",
+        "Ray: the actor's constructor raised ({task}), so the actor died before it served: the engine it was "
+        "building never started (the exception line is below it, or cut off)",
+        True,
+    ),
+    _UNHANDLED: (
+        "serving",
+        "Ray: a remote call of a built actor raised ({task}) and nothing took its result: the engine failed "
+        "in a call after its construction (the exception line is below it, or cut off)",
+        True,
+    ),
+    _SERVE_STOP: (
+        "startup",
+        "Ray Serve's controller stopped a replica whose start-up raised (its readiness check failed): the "
+        "deployment hosting the engine never started (the replica's own traceback is in its log)",
+        False,
+    ),
+}
+
+
+def death(text: str, run: RunState) -> tuple[Failure, bool] | None:
+    """The failure Ray tells on a raw line, and whether it waits for a frame of vLLM's code (after a
+    requested stop: none)."""
+    hit = next((lit for lit in _SAYS if lit in text), None)
+    if hit is None or run.requested:
+        return None
+    phase, cause, needs_vllm = _SAYS[hit]
+    m = _TASK_RE.search(text)
+    task = m.group("task") if m is not None else "check_ready"  # Serve's controller names no task
+    d = {"text": text[:300], "phase": phase, "frame": task, "cut": True, "cause": cause.format(task=task)}
+    if phase == "startup":
+        d["before_serving"] = True  # Ray says the host died being built (failing._before_serving)
+    return Failure(FailureKind.ERROR_LINE, d, False, ("ray", hit)), needs_vllm
