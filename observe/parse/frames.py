@@ -40,6 +40,7 @@ from typing import Any
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
+from observe.parse import nccl
 from observe.parse.failures import Failure, RunState, bf16_refusal
 
 #: V0's KV-cache size check (worker.py 0.4 → 0.10, the first step of ``Worker.initialize_cache``): it raises only
@@ -82,7 +83,13 @@ PHASE_FRAMES: dict[str, str] = {
     # only there (V0 executor_base.py 0.4 → 0.10, V1 EngineCore.__init__'s executor_class(vllm_config))
     "_init_executor": "startup",
     "_init_workers_ray": "startup",
+    **dict.fromkeys(("build_async_engine_client", "build_async_engine_client_from_engine_args"), "startup"),
 }
+#: the OpenAI server's engine client (entrypoints/openai/api_server.py 0.5 → 0.10, V0 and V1): run_server enters
+#: ``async with build_async_engine_client(args)`` once, before it serves; ``…_from_engine_args`` builds the engine
+#: there and raises "Engine process failed to start" (0.6, 0.7) when its process dies first. Only a stop thrown
+#: in at its ``yield`` passes it later: after a requested stop nothing is read, once the engine served it is unknown
+CLIENT_START = ("build_async_engine_client", "build_async_engine_client_from_engine_args")
 #: vLLM's functions that run only once its engine is built → the phase (the offline generate loop; V0's
 #: distributed executors' driver step, called only by their ``execute_model`` and by
 #: ``stop_remote_worker_execution_loop``, both from ``LLMEngine.step`` / ``step_async``, 0.4 → 0.10)
@@ -153,6 +160,7 @@ LITERALS: tuple[str, ...] = (
     DTYPE_CHECK,
     "/vllm/",
     "Traceback (most recent",
+    *nccl.LITERALS,
 )
 #: V1 client source lines that raise only once the engine core died after its start-up (the client exists
 #: once the core's handshake is done), by the function they are in (``v1/engine/``, 0.8.5 and 0.32):
@@ -201,9 +209,20 @@ def vllm_frame(msg: str) -> re.Match[str] | None:
     return _VLLM_FRAME_RE.search(msg) if 'File "' in msg else None
 
 
+#: exception texts only vLLM raises: ModelRegistry's refusal of a model class (model_executor/models/registry.py,
+#: read in 0.6.3's wheel and 0.32: "Model architectures [...] are not supported for now. Supported architectures: …")
+VLLM_RAISES = ("are not supported for now. Supported architectures",)
+
+
 def anybodys(events: list[LogEvent]) -> bool:
-    """Whether what a bare line told is only an exception line, which any Python program prints."""
-    return all(isinstance(e, EngineError) and e.kind == FailureKind.EXCEPTION for e in events)
+    """Whether what a bare line told is only an exception line, which any Python program prints (not one
+    of vLLM's own refusals, ``VLLM_RAISES``)."""
+    return all(
+        isinstance(e, EngineError)
+        and e.kind == FailureKind.EXCEPTION
+        and not any(lit in e.message for lit in VLLM_RAISES)
+        for e in events
+    )
 
 
 def raised_dead(text: str, frame: tuple[str, str] | None, run: RunState) -> Failure | None:
@@ -259,6 +278,10 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
     if m is not None:
         func = m.group(1)
         phase = PHASE_FRAMES.get(func) or SERVING_FRAMES.get(func) or SHARED_FRAMES[func]
+        if func in CLIENT_START and (run.requested or run.stats_seen):
+            if run.requested:
+                return None
+            phase = "unknown"
     elif (mm := _MODEL_FRAME_RE.search(text)) is not None:
         func = f"{mm.group('mod')}.{mm.group('func')}"
         built = mm.group("func") == "__init__"  # a forward pass: the start-up's dummy runs, or serving
@@ -315,7 +338,7 @@ class RawTracebacks:
             return None
         text = msg.strip()
         if not text.startswith('File "'):  # a source or exception line (a process prefix took the indent)
-            f = raised_dead(text, self._frame.get(who), run)
+            f = raised_dead(text, self._frame.get(who), run) or nccl.watchdog(text, run)
             self.started = self.started or f is not None
             if f is None and who == (None, None) and msg[:1] not in " \t" and not text.startswith(_TB_PIECES):
                 self._open.pop(who, None)  # a bare traceback's end: its exception line no rule read
