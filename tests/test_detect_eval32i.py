@@ -7,6 +7,8 @@ A. PyTorch's NCCL watchdog (``ProcessGroupNCCL.cpp``) takes the worker down: a c
 C/F. The OpenAI server's ``build_async_engine_client(_from_engine_args)`` runs before it serves: a traceback cut in
    it, and V0's "Engine process failed to start" raised there, are a failed start.
 D. "Model architectures [...] are not supported for now" is vLLM's own refusal, even as a bare line.
+B. A Jupyter / IPython traceback (the exception's type in its header, frames as ``File [/…/vllm/x.py:N](url), in f(``
+   or ``[/…/vllm/x.py](url) in f(``) through vLLM's package: an OutOfMemoryError is the OOM, another type an error.
 G. ``# GPU blocks: 0`` from a V0 engine of an unknown release at --gpu-memory-utilization 0.98 is not answered
    with "raise it to 1": V0's default was 0.9, the newest release's 1.0 does not apply."""
 
@@ -80,3 +82,19 @@ def test_no_kv_blocks_at_098_under_an_unknown_v0_release_is_not_raised_to_1() ->
     assert "--gpu-memory-utilization" not in suggestions(d), suggestions(d)
     notes = [n["text"] for n in d["advice_notes"] if "no_kv_cache_memory" in n["finding_ids"]]
     assert notes and "quantized checkpoint" in notes[0], d["advice_notes"]
+
+
+def test_a_notebooks_out_of_memory_traceback_through_llm_init_is_the_oom() -> None:
+    # IPython's header: "OutOfMemoryError   Traceback (most recent call last)"
+    d = _diagnose("eval32i/014.log")
+    oom = _ids(d)["cuda_oom"]
+    assert oom["severity"] == "critical" and oom["data"]["frame"] == "LLM.__init__", oom
+    assert oom["data"]["phase"] == "startup", oom["data"]
+
+
+def test_a_notebooks_runtimeerror_through_vllms_frames_is_an_error_with_its_cause_cut() -> None:
+    ids = _ids(_diagnose("eval32i/016.log"))  # Colab's "[/…/vllm/utils.py](url) in inner(…)" frame
+    err = ids["engine_error"]
+    assert err["severity"] == "critical" and err["data"]["type"] == "RuntimeError", err
+    assert err["data"]["cause_cut_off"] and err["data"]["frame"] == "inner", err["data"]
+    assert "cuda_oom" not in ids

@@ -23,12 +23,9 @@ _F = "F: V0's 'Engine process failed to start' is engine_error, not a failed sta
 _G = "G: '# GPU blocks: 0' at --gpu-memory-utilization 0.98 gets 'raise it to 1'"
 
 # The misses as scored at the branch point (blind), by class: (log, judgement) → the miss. Blind: (005, 0), (006, 0),
-# (007, 0) A; (014, 0), (014, 1), (016, 0) B; (017, 0) C; (020, 0) D; (022, 0) E; (004, 1) F; (013, 2) G — A, C, D, F
-# and G fixed since (RESULTS.md, tests/test_detect_eval32i.py); B and E remain.
+# (007, 0) A; (014, 0), (014, 1), (016, 0) B; (017, 0) C; (020, 0) D; (022, 0) E; (004, 1) F; (013, 2) G — all but E
+# fixed since (RESULTS.md, tests/test_detect_eval32i.py).
 MISSES: dict[tuple[str, int], str] = {
-    ("014", 0): _B,
-    ("014", 1): _B,
-    ("016", 0): _B,
     ("022", 0): _E,
 }
 

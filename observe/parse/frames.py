@@ -40,7 +40,7 @@ from typing import Any
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse import nccl
+from observe.parse import nccl, notebook
 from observe.parse.failures import Failure, RunState, bf16_refusal
 
 #: V0's KV-cache size check (worker.py 0.4 → 0.10, the first step of ``Worker.initialize_cache``): it raises only
@@ -205,8 +205,9 @@ _TB_PIECES = ("Traceback (most recent", "The above exception", "During handling"
 
 
 def vllm_frame(msg: str) -> re.Match[str] | None:
-    """A traceback frame in vLLM's own package (its path and function), if msg is one."""
-    return _VLLM_FRAME_RE.search(msg) if 'File "' in msg else None
+    """A traceback frame in vLLM's own package (its path and function), if msg is one (as Python or as IPython
+    prints it: ``notebook``)."""
+    return _VLLM_FRAME_RE.search(msg) if 'File "' in msg else notebook.frame_match(msg.strip())
 
 
 #: exception texts only vLLM raises: ModelRegistry's refusal of a model class (model_executor/models/registry.py,
@@ -327,10 +328,13 @@ class RawTracebacks:
         self._open: dict[Who, tuple[Failure, str, Any]] = {}
         self._frame: dict[Who, tuple[str, str]] = {}  # last frame: path, function
         self.vllm_seen = self.started = False
+        # a Jupyter / IPython traceback's header, until a vLLM frame tells
+        self._notebook = notebook.Notebook()
 
     def line(self, msg: str, who: Who, told: bool, run: RunState, ctx: Any) -> Failure | None:
         """The failure a raw line tells now, if any (who: its pid and rank; ctx: kept for a held frame)."""
         if told or "Traceback (most recent" in msg:
+            self._notebook.header(msg.strip())
             self._open.pop(who, None)
             self._frame.pop(who, None)
             if not told:
@@ -338,9 +342,13 @@ class RawTracebacks:
             return None
         text = msg.strip()
         if not text.startswith('File "'):  # a source or exception line (a process prefix took the indent)
-            f = raised_dead(text, self._frame.get(who), run) or nccl.watchdog(text, run)
+            f = raised_dead(text, self._frame.get(who), run)
             self.started = self.started or f is not None
-            if f is None and who == (None, None) and msg[:1] not in " \t" and not text.startswith(_TB_PIECES):
+            if f is None and (f := self._notebook.frame(text, run)) is not None:
+                self.vllm_seen = True  # a frame of vLLM's own package, as IPython prints it
+            f = f or nccl.watchdog(text, run)
+            bare_end = msg[:1] not in " \t" and not text.startswith(_TB_PIECES) and not notebook.piece(text)
+            if f is None and who == (None, None) and bare_end:
                 self._open.pop(who, None)  # a bare traceback's end: its exception line no rule read
             return self._tell(f, who, msg, ctx)
         if (v := vllm_frame(text)) is not None:
