@@ -37,11 +37,16 @@ _TIMEOUT_RE = re.compile(
     re.ASCII,
 )
 _EXC_RE = re.compile(r"Process group watchdog thread terminated with exception: (?P<what>.+)$")
-#: what the watchdog says when a record carries no figures it reads (a hang, or a timeout's line cut short)
-_HUNG = (
-    "PyTorch's NCCL watchdog terminated the process: a collective hung or timed out (a tensor-parallel rank "
-    "waits for a peer that died or hangs)"
-)
+#: what the watchdog says when a record carries no figures it reads: a hang (by its words), or a timeout's line
+#: cut short
+_HUNG = {
+    "watchdog got stuck for": "PyTorch's NCCL watchdog terminated the process: a collective hung (a tensor-parallel "
+    "rank waits for a peer that died or hangs)",
+    "Heartbeat monitor timed out": "PyTorch's NCCL heartbeat monitor terminated the process: a collective hung (a "
+    "tensor-parallel rank waits for a peer that died or hangs)",
+    "": "PyTorch's NCCL watchdog terminated the process: a collective timed out (a tensor-parallel rank waited for "
+    "a peer that died or hangs)",
+}
 
 
 def watchdog(text: str, run: RunState) -> Failure | None:
@@ -68,5 +73,6 @@ def watchdog(text: str, run: RunState) -> Failure | None:
             cause=f"NCCL's watchdog aborted the worker on {what[:200]}",
         )
     else:
-        d.update(phase="serving" if run.stats_seen else "unknown", cause=_HUNG)
+        cause = next(c for lit, c in _HUNG.items() if lit in text)  # "" is in every text
+        d.update(phase="serving" if run.stats_seen else "unknown", cause=cause)
     return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed",))
