@@ -37,6 +37,7 @@ def _fp8(p: Plan) -> str:
     return "fp8" if known.valid_value("--kv-cache-dtype", "fp8", p.cfg) else "fp8_e5m2"
 
 
+_V0_LAST = "0.10.2"  # the newest release that still had V0 (capacity.defaults)
 _GIB_FIGURE = {
     "need": re.compile(r"\((\d+(?:\.(\d+))?) GiB KV cache is needed"),
     "have": re.compile(r"available KV cache memory \((\d+(?:\.(\d+))?) GiB\)"),
@@ -236,7 +237,10 @@ def model_len_over_model(p: Plan, f: Finding) -> None:
 def no_kv_memory(p: Plan, f: Finding) -> None:
     cfg = p.cfg
     cur = cfg.gpu_memory_utilization
-    target = defaults.gpu_memory_utilization(cfg.version)  # vLLM's default for the release (0.92 from 0.20)
+    # vLLM's default for the release (0.92 from 0.20); a V0 engine of an unknown release had 0.9 (every V0
+    # release's: 0.2.0 → 0.10), never the newest release's 1.0
+    version = cfg.version or (_V0_LAST if cfg.engine == "v0" else None)
+    target = defaults.gpu_memory_utilization(version)
     if (
         cur is not None
         and cur < target

@@ -40,7 +40,7 @@ from typing import Any
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse import ipython, outside, raytold
+from observe.parse import ipython, nccl, raytold
 from observe.parse.failures import Failure, RunState, bf16_refusal
 
 #: V0's KV-cache size check (worker.py 0.4 → 0.10, the first step of ``Worker.initialize_cache``): it raises only
@@ -89,7 +89,13 @@ PHASE_FRAMES: dict[str, str] = {
     "launch_core_engines": "startup",
     "wait_for_engine_startup": "startup",
     "_wait_for_engine_startup": "startup",
+    **dict.fromkeys(("build_async_engine_client", "build_async_engine_client_from_engine_args"), "startup"),
 }
+#: the OpenAI server's engine client (entrypoints/openai/api_server.py 0.5 → 0.10, V0 and V1): run_server enters
+#: ``async with build_async_engine_client(args)`` once, before it serves; ``…_from_engine_args`` builds the engine
+#: there and raises "Engine process failed to start" (0.6, 0.7) when its process dies first. Only a stop thrown
+#: in at its ``yield`` passes it later: after a requested stop nothing is read, once the engine served it is unknown
+CLIENT_START = ("build_async_engine_client", "build_async_engine_client_from_engine_args")
 #: vLLM's functions that run only once its engine is built → the phase (the offline generate loop; V0's
 #: distributed executors' driver step, called only by their ``execute_model`` and by
 #: ``stop_remote_worker_execution_loop``, both from ``LLMEngine.step`` / ``step_async``, 0.4 → 0.10)
@@ -160,7 +166,7 @@ LITERALS: tuple[str, ...] = (
     DTYPE_CHECK,
     "/vllm/",
     "Traceback (most recent",
-    *outside.LITERALS,
+    *nccl.LITERALS,
     *raytold.LITERALS,
     "asyncio/runners.py",
     "uvloop/__init__.py",
@@ -213,13 +219,25 @@ _STOPS = ("KeyboardInterrupt", "SystemExit")
 
 
 def vllm_frame(msg: str) -> re.Match[str] | None:
-    """A traceback frame in vLLM's own package (its path and function), if msg is one."""
-    return _VLLM_FRAME_RE.search(msg) if 'File "' in msg else None
+    """A traceback frame in vLLM's own package (its path and function), if msg is one (as Python or as IPython
+    prints it: ``ipython``)."""
+    return _VLLM_FRAME_RE.search(msg) if 'File "' in msg else ipython.frame_match(msg.strip())
+
+
+#: exception texts only vLLM raises: ModelRegistry's refusal of a model class (model_executor/models/registry.py,
+#: read in 0.6.3's wheel and 0.32: "Model architectures [...] are not supported for now. Supported architectures: …")
+VLLM_RAISES = ("are not supported for now. Supported architectures",)
 
 
 def anybodys(events: list[LogEvent]) -> bool:
-    """Whether what a bare line told is only an exception line, which any Python program prints."""
-    return all(isinstance(e, EngineError) and e.kind == FailureKind.EXCEPTION for e in events)
+    """Whether what a bare line told is only an exception line, which any Python program prints (not one
+    of vLLM's own refusals, ``VLLM_RAISES``)."""
+    return all(
+        isinstance(e, EngineError)
+        and e.kind == FailureKind.EXCEPTION
+        and not any(lit in e.message for lit in VLLM_RAISES)
+        for e in events
+    )
 
 
 def raised_dead(text: str, frame: tuple[str, str] | None, run: RunState) -> Failure | None:
@@ -271,6 +289,10 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
     if m is not None:
         func = m.group(1)
         phase = PHASE_FRAMES.get(func) or SERVING_FRAMES.get(func) or SHARED_FRAMES[func]
+        if func in CLIENT_START and (run.requested or run.stats_seen):
+            if run.requested:
+                return None
+            phase = "unknown"
     elif (mm := _MODEL_FRAME_RE.search(text)) is not None:
         func = f"{mm.group('mod')}.{mm.group('func')}"
         built = mm.group("func") == "__init__"  # a forward pass: the start-up's dummy runs, or serving
@@ -361,6 +383,8 @@ class RawTracebacks:
         self._reraised: dict[tuple[Any, ...], int] = {}  # V0's request re-raises, per ERROR record site
         self._ray: dict[Who, tuple[Failure, str, Any]] = {}  # Ray's word of a failure, until a vLLM frame
         self.vllm_seen = self.started = False
+        # a Jupyter / IPython traceback's header, until a vLLM frame tells
+        self._nb = ipython.Notebook()
 
     def record_frame(self, msg: str, run: RunState, ctx: Any) -> Failure | None:
         """``cut_frame`` for a line of an ERROR record; and V0's request re-raise (``_V0_RERAISE``) met twice in
@@ -377,11 +401,12 @@ class RawTracebacks:
 
     def line(self, msg: str, who: Who, told: bool, run: RunState, ctx: Any) -> Failure | None:
         """The failure a raw line tells now, if any (who: its pid and rank; ctx: kept for a held frame)."""
-        nb = self._notebook(msg, who, told, ctx)
+        nb = self._ipython(msg, who, told, ctx)
         if nb is not False:
             return None
         msg = ipython.frame(msg.strip()) or msg
         if told or "Traceback (most recent" in msg:
+            self._nb.header(msg.strip())
             self._open.pop(who, None)
             if told:
                 self._ray.pop(who, None)
@@ -393,7 +418,9 @@ class RawTracebacks:
         if not text.startswith('File "'):  # a source or exception line (a process prefix took the indent)
             f = raised_dead(text, self._frame.get(who), run)
             self.started = self.started or f is not None
-            f = f or outside.death(text, run)
+            if f is None and (f := self._nb.frame(text, run)) is not None:
+                self.vllm_seen = True  # a frame of vLLM's own package, as IPython prints it
+            f = f or nccl.watchdog(text, run)
             if f is None and self._frame.get(who) is not None and text.startswith(_LAUNCH_CALLS):
                 f = cut_frame("  " + text, run)  # MPClient's call into the launch, cut before its own frame
             if f is None and (r := raytold.death(text, run)) is not None:
@@ -405,7 +432,8 @@ class RawTracebacks:
                 self._open.pop(
                     who, None
                 )  # the traceback of a stop (Ctrl-C, sys.exit): its frames tell no failure
-            if f is None and who == (None, None) and msg[:1] not in " \t" and not text.startswith(_TB_PIECES):
+            bare_end = msg[:1] not in " \t" and not text.startswith(_TB_PIECES) and not ipython.piece(text)
+            if f is None and who == (None, None) and bare_end:
                 self._open.pop(who, None)  # a bare traceback's end: its exception line no rule read
             return self._tell(f, who, msg, ctx)
         if (v := vllm_frame(text)) is not None:
@@ -419,7 +447,7 @@ class RawTracebacks:
         f = cut_frame("  " + text, run) or _server_top(text, ctx)
         return self._tell(f, who, msg, ctx)
 
-    def _notebook(self, msg: str, who: Who, told: bool, ctx: Any) -> bool:
+    def _ipython(self, msg: str, who: Who, told: bool, ctx: Any) -> bool:
         """IPython's traceback (``parse.ipython``): its header's out-of-memory held until the exception line
         (or the end of the stream), with the phase its frames name; False when msg is none of it."""
         text = msg.strip()
@@ -430,11 +458,10 @@ class RawTracebacks:
         held = self._open.get(who)
         if told or held is None or not held[0].details.get("notebook"):
             return False
-        if (std := ipython.frame(text)) is not None:
-            if (f := ipython.oom_phase(held[0], std)) is not None:
-                self._open[who] = (f, held[1], held[2])
+        if (f := ipython.oom_frame(held[0], text)) is not None:
+            self._open[who] = (f, held[1], held[2])
             return True
-        return ipython.source(msg)
+        return ipython.piece(msg)
 
     def _tell(self, f: Failure | None, who: Who, msg: str, ctx: Any) -> Failure | None:
         """f now; or, under a header, nothing now: kept until its exception line or the end of the stream."""

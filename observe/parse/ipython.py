@@ -7,10 +7,18 @@
     -> 2874     ...
 
 The header names the exception before any frame (Python's own print names it last), and a frame is
-``File <path>:<line>, in <Class>.<function>(<args>)``. A paste cut under the header still says what
-was raised: ``OutOfMemoryError`` is PyTorch's ``torch.OutOfMemoryError`` (``torch.cuda.OutOfMemoryError``
-before 2.5), raised only by its caching allocator — an out-of-memory, its figures on the exception line
-the paste may have cut. Its frames, rewritten in Python's own shape, are read like any traceback's.
+``File <path>:<line>, in <Class>.<function>(<args>)`` (IPython 8; Jupyter links the path: ``File
+[/…/llm.py:214](url), in …``) or ``[/…/vllm/utils.py](url) in inner(*args, **kwargs)`` (IPython 7 in Colab),
+the source around the call under it with ``---->`` / ``->`` at the line that raised. A paste cut under the
+header still says what was raised:
+
+- ``OutOfMemoryError`` is PyTorch's ``torch.OutOfMemoryError`` (``torch.cuda.OutOfMemoryError`` before 2.5),
+  raised only by its caching allocator — an out-of-memory, its figures on the exception line the paste may
+  have cut: held from the header (``header``), its phase from the frames, which (rewritten in Python's own
+  shape, ``frame``) are read like any traceback's;
+- any type, once a frame in vLLM's package follows (``Notebook``; a Jupyter link or Colab's IPython 7 frame,
+  ``frame_match``): an exception out of vLLM, its message cut off (an ``OutOfMemoryError`` there the OOM);
+  under ``LLM.__init__``, vLLM's offline entry point, the engine's start-up.
 
 Pure: a line in, a Failure, a frame line or a phase out.
 """
@@ -20,21 +28,32 @@ from __future__ import annotations
 import re
 
 from observe.failures.kinds import FailureKind
-from observe.parse.failures import Failure
+from observe.parse.failures import Failure, RunState
 from observe.parse.startup import OOM_PHASE_FRAMES
 
-_HEADER_RE = re.compile(r"^(?P<exc>[A-Z]\w*)\s{2,}Traceback \(most recent call last\)", re.ASCII)
+_HEADER_RE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)", re.ASCII)
 _FRAME_RE = re.compile(r"^File (?P<path>\S+):(?P<line>\d+), in (?:\w+\.)*(?P<fn>\w+)\(", re.ASCII)
-#: a frame's source line ("   2873 try:", "-> 2874     x = f()"): the line number IPython prints before it
-_SOURCE_RE = re.compile(r"^(?:-+>)?\s*\d+\s", re.ASCII)
-#: the exceptions the header alone tells: PyTorch's allocator's out-of-memory
-_OOM_NAMES = ("OutOfMemoryError",)
+#: the lines IPython prints inside a traceback besides its frames: a frame's source line, its line number first
+#: ("   2873 try:", "-> 2874     x = f()", "----> 1 llm = LLM(…)"), Colab's "12 frames", the cell's own frame
+_PIECE_RE = re.compile(r"^(?:(?:-*>\s*)?\d+\s|Cell In\[)", re.ASCII)
+#: a frame in vLLM's package in any of IPython's shapes, a Jupyter link or Colab's IPython 7 form included
+_VLLM_FRAME_RE = re.compile(
+    r"^(?:File )?\[?(?P<path>[^\s\[\]()]*/vllm/[\w/]+\.py)(?::\d+)?\]?(?:\([^)\s]*\))?,? in (?P<func>[\w.<>]+)\(",
+    re.ASCII,
+)
+#: vLLM's offline entry point: a failure under ``LLM.__init__`` is the engine's start-up
+_START = ("LLM.__init__",)
+
+
+def _oom(typ: str) -> bool:
+    """Whether the header's type is PyTorch's allocator's out-of-memory (``torch.cuda.`` or not)."""
+    return typ.rsplit(".", 1)[-1] == "OutOfMemoryError"
 
 
 def header(text: str) -> Failure | None:
     """The failure IPython's header names, when it names one without its message (an out-of-memory)."""
     m = _HEADER_RE.match(text)
-    if m is None or m.group("exc") not in _OOM_NAMES:
+    if m is None or not _oom(m.group("type")):
         return None
     d = {"device": None, "phase": None, "notebook": True, "cause": "the exception line is cut off"}
     return Failure(FailureKind.OOM, d, True, (FailureKind.OOM, None, None, None))
@@ -46,16 +65,53 @@ def frame(text: str) -> str | None:
     return None if m is None else f'  File "{m.group("path")}", line {m.group("line")}, in {m.group("fn")}'
 
 
-def source(text: str) -> bool:
-    """Whether text is the source line IPython prints under a frame (its line number first), or the frame of
-    the notebook's own cell ("Cell In[3], line 1")."""
-    return _SOURCE_RE.match(text) is not None or text.lstrip().startswith("Cell In[")
-
-
-def oom_phase(held: Failure, std_frame: str) -> Failure | None:
-    """An out-of-memory held under IPython's header with the phase its frame names (None: no phase)."""
-    fn = std_frame.rsplit(" in ", 1)[-1].strip()
-    phase = OOM_PHASE_FRAMES.get(fn)
-    if held.kind != FailureKind.OOM or not held.details.get("notebook") or phase is None:
+def oom_frame(held: Failure, text: str) -> Failure | None:
+    """An out-of-memory held under IPython's header, on a frame line of it: with the first frame of vLLM's
+    package it names and the phase the frame names (None: text is no frame of IPython's)."""
+    std, m = frame(text), frame_match(text)
+    if std is None and m is None:
         return None
-    return Failure(held.kind, {**held.details, "phase": phase}, held.fatal, held.key)
+    d = dict(held.details)
+    fn: str = m.group("func") if m is not None else str(std).rsplit(" in ", 1)[-1].strip()
+    if m is not None:
+        d.setdefault("frame", fn)  # the first frame of vLLM's package under the header
+    phase = "startup" if fn in _START else OOM_PHASE_FRAMES.get(fn.rsplit(".", 1)[-1])
+    if phase is not None:
+        d["phase"] = phase
+    return Failure(held.kind, d, held.fatal, held.key)
+
+
+def frame_match(text: str) -> re.Match[str] | None:
+    """A frame in vLLM's package as IPython prints it (its path and function), if text is one."""
+    return _VLLM_FRAME_RE.match(text) if "/vllm/" in text else None
+
+
+def piece(text: str) -> bool:
+    """Whether text is one of the lines IPython prints inside a traceback besides its frames (``_PIECE_RE``)."""
+    return _PIECE_RE.match(text.strip()) is not None
+
+
+class Notebook:
+    """One stream's IPython traceback: the header's exception type, until a frame in vLLM's package tells
+    (an out-of-memory's header is held from the header on, ``header``, so none reaches this)."""
+
+    def __init__(self) -> None:
+        self._type: str | None = None
+
+    def header(self, text: str) -> None:
+        h = _HEADER_RE.match(text)
+        self._type = h.group("type") if h is not None else None
+
+    def frame(self, text: str, run: RunState) -> Failure | None:
+        """The failure the first vLLM frame under an IPython header tells (then none till the next header)."""
+        if self._type is None or run.requested:
+            return None
+        f = frame_match(text)
+        if f is None:
+            return None
+        typ, func = self._type, f.group("func")
+        self._type = None
+        phase = "startup" if func in _START else ("serving" if run.stats_seen else "unknown")
+        text = f"{typ} out of {func}() in a notebook (its message is cut off)"
+        d = {"type": typ, "text": text, "phase": phase, "frame": func, "cut": True}
+        return Failure(FailureKind.EXCEPTION, d, False, ("exc", typ, func))

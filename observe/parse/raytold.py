@@ -12,6 +12,11 @@ inside Ray's machinery; what reaches the log is Ray's report, not a vLLM record 
 - Ray Serve's controller, when a replica's start-up raised: "Exception in Replica(id='…', deployment='…', app='…'),
   the replica will be stopped." (Ray 2.x, ``deployment_state.py`` ``check_ready``: logged only where it returns
   ``ReplicaStartupStatus.FAILED``; "Exception in replica '<tag>', the replica will be stopped." before 2.10).
+- Ray's memory monitor, when it kills a task or actor because the node's host memory runs low: it says where to
+  read about it ("Refer to the documentation on how to address the out of memory issue:
+  https://docs.ray.io/en/latest/ray-core/scheduling/ray-oom-prevention.html", Ray 2.x ``memory_monitor``), above a
+  table of the largest users ("<pid> <GB> ray::LLMRayActor" — vLLM's actors under OpenRLHF and its kin hold the
+  weights sleep mode offloaded to host memory). The engine's death, of host RAM, not the GPU: no GPU flag helps.
 
 The two Ray core sentences say nothing of what raised: they are anybody's actor's, so they tell a failure only
 once a frame of vLLM's own code follows them in the same process (``frames.RawTracebacks``); the Serve
@@ -28,8 +33,13 @@ from observe.parse.failures import Failure, RunState
 _CREATION = "died because of an error raised in its creation task"
 _UNHANDLED = "Unhandled error (suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1')"
 _SERVE_STOP = ", the replica will be stopped."
+_OOM_KILL = "ray-oom-prevention"
 #: what a line must hold for ``death`` to read it (``triggers.TRIGGERS``)
-LITERALS: tuple[str, ...] = (_CREATION, _UNHANDLED, _SERVE_STOP)
+LITERALS: tuple[str, ...] = (_CREATION, _UNHANDLED, _SERVE_STOP, _OOM_KILL)
+_HOST_OOM = (
+    "Ray's memory monitor killed a task: the node's host memory (RAM) ran low, not the GPU's "
+    "(vLLM's actors hold host memory for sleep mode's offloaded weights and the CPU swap space)"
+)
 _TASK_RE = re.compile(r"\bray::(?P<task>[\w.:]+)\(\)", re.ASCII)
 
 #: literal → (phase, the cause, and whether a frame of vLLM's code must follow before it tells)
@@ -58,6 +68,10 @@ _SAYS: dict[str, tuple[str, str, bool]] = {
 def death(text: str, run: RunState) -> tuple[Failure, bool] | None:
     """The failure Ray tells on a raw line, and whether it waits for a frame of vLLM's code (after a
     requested stop: none)."""
+    if _OOM_KILL in text and not run.requested:
+        phase = "serving" if run.stats_seen else "unknown"
+        oom = {"form": "host_oom_killed", "phase": phase, "cause": _HOST_OOM}
+        return Failure(FailureKind.ENGINE_CRASHED, oom, True, ("crashed", "host_oom_killed")), False
     hit = next((lit for lit in _SAYS if lit in text), None)
     if hit is None or run.requested:
         return None
