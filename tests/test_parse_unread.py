@@ -53,4 +53,6 @@ def test_requested_stop_traceback_through_vllm_stays_healthy() -> None:
     assert not [e for e in events if isinstance(e, EngineError) and e.details.get("unread")]
     d = _diagnose(NORMAL)
     assert not failing(d)
-    assert not [f for f in d["findings"] if f["id"] in ("engine_error", "engine_startup_failed", "engine_crashed")]
+    assert not [
+        f for f in d["findings"] if f["id"] in ("engine_error", "engine_startup_failed", "engine_crashed")
+    ]
