@@ -98,6 +98,9 @@ class Notebook:
     def __init__(self) -> None:
         self._type: str | None = None
 
+    def __repr__(self) -> str:  # its state, as the parser's other parts show theirs (tests/test_scanc.py compares)
+        return f"Notebook(type={self._type!r})"
+
     def header(self, text: str) -> None:
         h = _HEADER_RE.match(text)
         self._type = h.group("type") if h is not None else None
