@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from observe.failures import crashes as crashes_mod
 from observe.failures import kinds as failurekinds
-from observe.failures import shutdown
+from observe.failures import shutdown, unread
 from observe.failures.kinds import FailureKind
 from observe.findingids import FindingId
 from observe.model import Finding
@@ -175,7 +175,7 @@ def unexplained(errors: Sequence[Any]) -> list[Any]:
     known = [(e.env.source, e.env.lineno) for e in errors if e.kind in EXPLAINED_BY]
     out = []
     for e in errors:
-        if e.kind not in _RAW or shutdown.is_noise(e):
+        if e.kind not in _RAW or shutdown.is_noise(e) or not unread.counts(e, errors):
             continue
         if any(src == e.env.source and abs(ln - e.env.lineno) <= NEAR_LINES for src, ln in known):
             continue
@@ -234,16 +234,7 @@ def engine_error(c: Context) -> list[Finding]:
         None: "; the engine kept serving",
     }[failed]
     if cut is not None:
-        after = (
-            f"; the frames show it raised in {cut['frame']}(), but the paste is cut off "
-            + ("" if cut.get("headed") else "above the traceback's header and ")
-            + "before its exception line: the full traceback (its last line) decides the cause"
-            + (
-                f"; {cut['frame']}() runs both at start-up and while serving, so the phase is unknown"
-                if cut["phase"] == "unknown"
-                else ""
-            )
-        ) + after
+        after = unread.cut_note(cut) + after
     # a fatal error before the engine served is its failed start (V1 says so: "EngineCore failed to start")
     start = failed == "exited" and _before_serving(every, root["phase"])
     where = "phase unknown" if root["phase"] == "unknown" else root["phase"]

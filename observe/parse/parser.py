@@ -1,15 +1,14 @@
 """The Parser: physical lines in, typed events out, one Parser per source stream.
 
-Why a stateful parser: vLLM logs are read from real terminals, containers and issue pastes.
-A terminal hard-wraps a stats record across two physical lines ("Running: 32 r" / "eqs, …"),
-two records get glued on one line, tqdm bars share a line through ``\\r``, a traceback repeats
-the same OOM on every re-logged line, and vLLM's "MM-DD HH:MM:SS" stamp has no year. So a
-:class:`Parser` keeps a little state per stream (a held-back incomplete record, the inferred
-year, recently reported errors, whether a shutdown began) and emits events from
-``observe.model`` with an :class:`~observe.model.Envelope` saying where each came from.
+Why a stateful parser: vLLM logs are read from real terminals, containers and issue pastes. A terminal
+hard-wraps a stats record across two physical lines ("Running: 32 r" / "eqs, …"), two records get glued
+on one line, tqdm bars share a line through ``\\r``, a traceback repeats the same OOM on every re-logged
+line, and vLLM's "MM-DD HH:MM:SS" stamp has no year. So a :class:`Parser` keeps a little state per stream
+(a held-back incomplete record, the inferred year, recently reported errors, whether a shutdown began)
+and emits events from ``observe.model`` with an :class:`~observe.model.Envelope` saying where each came from.
 
-Data flow per line: ``envelope`` peels the wrappers and prefixes; the message then goes to
-``stats`` (stats line and companions) or to ``startup`` (facts) and ``failures`` (errors).
+Data flow per line: ``envelope`` peels the wrappers and prefixes; the message then goes to ``stats``
+(stats line and companions) or to ``startup`` (facts) and ``failures`` (errors).
 
 * pure — no I/O, no clock; the caller supplies the year to assume (e.g. the file's mtime year);
 * ``feed()`` never raises, whatever the text (surrogates, control characters, binary junk);
@@ -36,7 +35,7 @@ from observe.model import (
     StartupFact,
     StatsSample,
 )
-from observe.parse import dedup, failures, frames, served, startup, stats, triggers
+from observe.parse import dedup, failures, frames, served, startup, stats, triggers, unread
 from observe.parse import envelope as E
 from observe.parse.envelope import ACCESS_RE, PREFIX_RE, Ctx
 
@@ -75,8 +74,7 @@ _ARGS = "non-default args: {"
 
 
 def _cut_args(msg: str) -> bool:
-    """Whether msg holds a "non-default args" dict that does not end where the line ends (wrapped by
-    a terminal, or cut)."""
+    """Whether msg holds a "non-default args" dict that does not end where the line ends (wrapped, cut)."""
     i = msg.find(_ARGS)
     return i >= 0 and not msg.rstrip().endswith("}")
 
@@ -105,6 +103,7 @@ class Parser:
         self._err_site: tuple[int | None, str | None, int | None] | None = None  # last ERROR record's site
         self._headed = False  # the ERROR record at that site began with its traceback's header
         self._raw = frames.RawTracebacks()  # the tracebacks workers print raw, per process
+        self._unread = unread.Unread()  # the fallback: a vLLM frame no rule read (parse.unread)
         self._engine: str | None = None
         self._stats_seen = False
         self._counted_line = -1
@@ -581,10 +580,11 @@ class Parser:
         self._stats_seen = self._stats_seen or self._raw.started  # a V1 client's raise after an engine death
 
     def _release_raw(self, out: list[LogEvent]) -> None:
-        for f, msg, ctx in self._raw.release(self._requested):
+        for f, msg, ctx in self._unread.release(self._requested, self._raw.release(self._requested)):
             self._emit_failure(f, msg, ctx, out)
 
     def _emit_failure(self, f: failures.Failure | None, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
+        self._unread.note(f, msg, ctx, ctx.level is None or ctx.level in _ERROR_LEVELS)
         if f is not None and self._recent.is_new(f, self._cur):
             d = f.details if ctx.rank is None else {**f.details, "rank": ctx.rank}
             out.append(EngineError(E.envelope(ctx), f.kind, msg.strip()[:2000], d, f.fatal))

@@ -71,8 +71,10 @@ def emitted_by_diagnose() -> set[str]:
             refused.add(f"{log.parent.name}/{log.name}")
             continue
         seen |= {f.id for inst in d.instances for f in inst.findings}
-    # no real log is refused (no line it reads): issue 32's class B (eval32c/RESULTS.md) was the last
-    assert not refused, refused
+    # no real log is refused (no line it reads): issue 32's class B (eval32c/RESULTS.md) was the last; but for
+    # eval32h 030, whose two lines are Ray Serve's record and the user's own module printing AsyncEngineArgs (no
+    # line vLLM wrote: refusing it is right, and its labels, healthy, hold)
+    assert refused == {"eval32h/030.log"}, refused
     return seen
 
 
