@@ -212,7 +212,8 @@ def engine_error(c: Context) -> list[Finding]:
     if not raw:
         return []
     root = innermost(raw)
-    assert root is not None
+    if root is None:
+        return []  # only wrappers (a client's CancelledError, a stop): their cause, if any, is told elsewhere
     # the innermost telling frame of a cut traceback; a frame shared by start-up and serving only when no
     # other frame names the phase
     named = [e for e in raw if e.details.get("phase") != "unknown"]

@@ -36,6 +36,7 @@ WRAP_RE = re.compile(
     r"""(?:
       [ \t]*\|[ \t]                                                              # Buildkite gutter
     | >(?:[ \t]|$)                                                               # a quoted paste: "> "
+    | \*{2,}(?=\([A-Za-z])                                                     # markdown's "****(EngineCore…"
     | (?P<rfc>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)[ \t]+ # docker logs -t
     | \[(?P<brk>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\][ \t]+  # CI/app
     | (?P<jd>(?:[A-Z][a-z]{2}|1?\d月)[ ][ \d]\d[ ]\d\d:\d\d:\d\d)[ ]\S+[ ][^\s:\[]+(?:\[\d+\])?:[ ]  # journald

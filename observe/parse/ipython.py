@@ -98,7 +98,8 @@ class Notebook:
     def __init__(self) -> None:
         self._type: str | None = None
 
-    def __repr__(self) -> str:  # its state, as the parser's other parts show theirs (tests/test_scanc.py compares)
+    def __repr__(self) -> str:
+        # its state, as the parser's other parts show theirs (tests/test_scanc.py compares them)
         return f"Notebook(type={self._type!r})"
 
     def header(self, text: str) -> None:

@@ -60,18 +60,11 @@ def _real_logs() -> list[Path]:
     return logs
 
 
-# issue 32's class AF, a known miss (tests/data/eval32k/RESULTS.md): diagnose raises on starlette's client-disconnect
-# traceback instead of reporting; tests/test_eval32k.py holds it as strict xfails, so its fix shows there
-_RAISES = {"eval32k/014.log"}
-
-
 @pytest.fixture(scope="module")
 def emitted_by_diagnose() -> set[str]:
     seen: set[str] = set()
     refused: set[str] = set()
     for log in _real_logs():
-        if f"{log.parent.name}/{log.name}" in _RAISES:
-            continue
         try:
             d = pipeline.diagnose_paths([log])
         except InputError:
@@ -81,9 +74,8 @@ def emitted_by_diagnose() -> set[str]:
     # no real log is refused (no line it reads): issue 32's class B (eval32c/RESULTS.md) was the last; but for
     # eval32h 030, whose two lines are Ray Serve's record and the user's own module printing AsyncEngineArgs (no
     # line vLLM wrote: refusing it is right, and its labels, healthy, hold), eval32k 025 (three lines of aiohttp's
-    # TimeoutError, no line vLLM wrote: right, its labels hold) and eval32k 018 (issue 32's class AG, a known miss:
-    # one EngineCore line behind the reporter's markdown '****', tests/data/eval32k/RESULTS.md)
-    assert refused == {"eval32h/030.log", "eval32k/018.log", "eval32k/025.log"}, refused
+    # TimeoutError, no line vLLM wrote: right, its labels hold)
+    assert refused == {"eval32h/030.log", "eval32k/025.log"}, refused
     return seen
 
 
