@@ -1,6 +1,7 @@
-"""Levers for --max-num-seqs under load: a queue bound by it (raised in geometric steps bounded by
-what the KV cache holds, carrying the KV growth a step needs; beside a full KV cache, carried by the
-KV growth the KV plan sized) and throughput that falls with more
+"""Levers for --max-num-seqs under load: a queue bound by it (raised to the demand measured, or in
+geometric steps where the demand or the KV room is not measured, bounded by what the KV cache holds,
+carrying the KV growth a step needs; beside a full KV cache, carried by the KV growth the KV plan
+sized) and throughput that falls with more
 running sequences (lowered to the peak, never beside such a queue). Pure.
 """
 
