@@ -24,8 +24,9 @@ of 64, fewer sequences leave requests waiting); tune's budget is a quarter of th
 trial is a configuration measured; an undecided change is remeasured in turn with the start (A B B
 A) as `observe tune` does by default (`Budget().max_repeats` runs at most), and those relaunches
 are counted as launches beside the trials, never as trials. A grid cut this way can only miss a
-better point, which favours tune: the table says so. `long-output` has a 3 x 2 grid and a tune
-budget of 2 trials (a quarter of 6 leaves no change to try).
+better point, which favours tune: the table says so. `long-output` has a 6 x 2 grid (--max-num-seqs
+8, 16, 24, 32, 48, 64 x batched tokens 256, 2048) and a tune budget of a quarter of its 12: 3 trials
+(until 2026-12-06's third round it was 3 x 2 with 2 trials, which left no second change).
 
 Results cached before the per-run seeds (run k of a launch sends seed + k - 1: a repeat of one
 prompt set was served from the prefix cache, more so the larger the KV cache) are refused: the
@@ -190,7 +191,7 @@ CASES = {
         "long-output",
         "long-output",
         _random(48, 32, 256, 48, warmups=8),
-        (8, 24, 48),
+        (8, 16, 24, 32, 48, 64),  # 3 x 2 until 2026-12-06 (third round): a quarter of 6 was 2 trials
         (256, 2048),
         {
             "seq-bound": ["--kv-cache-memory-bytes", KV_GOOD, "--max-num-seqs", "4"],

@@ -162,7 +162,9 @@ class Settings:
     )
     seq_step_max_factor: float = _f(
         4.0,
-        "The largest --max-num-seqs step the advisor proposes at once, as a factor of the cap in force.",
+        "The largest --max-num-seqs step the advisor proposes at once, as a factor of the cap in force, "
+        "where the demand (running + waiting in one stats sample) or the KV room per request is not "
+        "measured; where both are, the step is the demand, bounded by what the KV cache holds.",
         "kv",
     )
     advice_confirm: int = _f(

@@ -179,6 +179,25 @@ def test_the_demand_is_the_most_in_the_server_in_one_sample_not_the_two_maxima_a
         )
 
 
+def test_a_measured_demand_with_measured_kv_room_is_one_step_past_x4_else_x4() -> None:
+    """100 in the server at once at a cap of 16: where the KV room per request is known (200,000
+    tokens hold 180 requests of 1,000 at seq_bound_kv_share), the step is the demand, 100, past ×4;
+    with the KV cache's size unknown, or only the two maxima apart known, at most ×4 (64)."""
+    f = Finding(id="queue_seq_bound", severity="warning", title="t", evidence="e", data={"max_num_seqs": 16})
+    facts = {"max_running": 16, "max_waiting": 84, "request_tokens": 1000, "max_in_flight": 100}
+    sized = EngineConfig(engine="v1", version="0.10.1", max_num_seqs=16, kv_cache_tokens=200_000)
+    unsized = EngineConfig(engine="v1", version="0.10.1", max_num_seqs=16)
+
+    def step(cfg: EngineConfig, facts: dict) -> int:
+        return next(
+            r for r in advise.plan(cfg, [f], facts=facts).recommendations if r.flag == "--max-num-seqs"
+        ).suggested
+
+    assert step(sized, facts) == 100
+    assert step(unsized, facts) == 64
+    assert step(sized, {k: v for k, v in facts.items() if k != "max_in_flight"}) == 64
+
+
 def test_prefill_bound_queue_gets_bigger_chunks_and_their_itl_cost() -> None:
     cfg = EngineConfig(engine="v1", version="0.10.1", max_num_seqs=256, max_num_batched_tokens=2048)
     f = Finding(id="queue_prefill_bound", severity="info", title="t", evidence="e")

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from observe.manage import LaunchSpec, parse_command
+from observe.manage import LaunchSpec, parse_command, read_history
 from observe.metrics import metricmath
 from observe.metrics.scrape import parse_text
 from observe.settings import Settings
@@ -68,10 +68,23 @@ def resized(case: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
+SEQS_FLAG = "--max-num-seqs"
+
+
+class Diverged(Exception):
+    """Today's code launched another --max-num-seqs than the recorded launch `dir`: the record holds
+    no launch of it, so the replay ends there (the step sized to the demand measured, not ×4)."""
+
+    def __init__(self, dir: str, flags: dict[str, Any]) -> None:
+        super().__init__(dir)
+        self.dir, self.flags = dir, flags
+
+
 def replay(
     case: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seen: dict[str, str] | None = None
 ) -> tuple[Any, list[str]]:
-    """`seen`: filled with recorded KV size → the size today's code launched instead (`resized`)."""
+    """`seen`: filled with recorded KV size → the size today's code launched instead (`resized`).
+    Raises Diverged at a launch whose --max-num-seqs today's code sizes otherwise."""
     rec = load(case)
     pending = list(rec["launches"])
     made: list[str] = []
@@ -89,6 +102,8 @@ def replay(
             nxt = pending.pop(0)
             want = parse_command(nxt["argv"]).flags
             got = self.spec.flags
+            if got.get(SEQS_FLAG) != want.get(SEQS_FLAG):
+                raise Diverged(nxt["dir"], dict(got))
             if str(want.get(KV_FLAG)) in sizes:  # sized today from the demand of one stats line
                 lo, hi = sizes[str(want[KV_FLAG])]
                 today = seen.setdefault(str(want[KV_FLAG]), str(got.get(KV_FLAG)))
@@ -138,13 +153,18 @@ def test_the_replayed_tune_makes_the_real_runs_changes(
     case: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Launch for launch the same flags (the launcher checks each), trial for trial the same change
-    (flag, from, to and the coupled changes), the same outcome and the same stop."""
+    (flag, from, to and the coupled changes), the same outcome and the same stop. Where the real run
+    stepped --max-num-seqs by the ×4 cap while the demand and the KV room were measured, today's
+    step is the demand (`at_the_demand`): the replay ends at that launch, the record has no other."""
     rec = load(case)
     seen: dict[str, str] = {}
-    o, made = replay(case, tmp_path, monkeypatch, seen)
-    assert made == [x["dir"] for x in rec["launches"]]
-    assert set(seen) == set(resized(case))  # every size the demand's fix changes was launched changed
-    real = rec["trials"]["trials"]
+    try:
+        o, made = replay(case, tmp_path, monkeypatch, seen)
+    except Diverged as d:
+        o, made = None, [x["dir"] for x in rec["launches"]][: int(d.dir) - 1]
+        at_the_demand(case, d)
+    real = rec["trials"]["trials"][: len(made)]
+    assert made == [x["dir"] for x in rec["launches"]][: len(made)]
 
     def today(c: dict[str, Any] | None) -> dict[str, Any] | None:
         if not c:
@@ -154,10 +174,46 @@ def test_the_replayed_tune_makes_the_real_runs_changes(
             x.update({k: seen.get(str(c[k]), c[k]) for k in ("from", "to")})
         return x
 
-    assert [t.change for t in o.trials] == [today(t["change"]) for t in real]
-    assert [t.outcome for t in o.trials] == [t["outcome"] for t in real]
-    assert [t.reason for t in o.trials] == [t["reason"] for t in real]
-    assert o.stop_reason == rec["trials"]["stop_reason"]
+    done = trial_lines(tmp_path)
+    assert [t["change"] for t in done] == [today(t["change"]) for t in real]
+    assert [t["outcome"] for t in done] == [t["outcome"] for t in real]
+    assert [t["reason"] for t in done] == [t["reason"] for t in real]
+    if o is not None:
+        assert set(seen) == set(resized(case))  # every size the demand's fix changes was launched changed
+        assert o.stop_reason == rec["trials"]["stop_reason"]
+
+
+def trial_lines(out: Path) -> list[dict[str, Any]]:
+    """The trials the replayed tune measured (its history.jsonl), an interrupted replay's too."""
+    return [e for e in read_history(out / "history.jsonl") if e["event"] == "trial"]
+
+
+def at_the_demand(case: Path, d: Diverged) -> None:
+    """The launch where today's code left the record: the real run stepped --max-num-seqs ×4 (the
+    old cap) where more requests were in the server at once; today's step is that demand, worked out
+    here from the log of the configuration it stepped from (the most running + waiting of one stats
+    line), and where the real step carried KV growth, today's grows the cache so that
+    seq_bound_kv_share of it holds that demand at the KV per running request (worked out here)."""
+    rec = load(case)
+    n = int(d.dir) - 1  # trial n + 1 is launch n + 1 in these records
+    real = rec["trials"]["trials"][n]["change"]
+    assert real["flag"] == SEQS_FLAG and real["to"] == real["from"] * Settings().seq_step_max_factor
+    base = next(
+        rec["launches"][i]["dir"]
+        for i in reversed(range(n))
+        if rec["trials"]["trials"][i]["outcome"] in ("baseline", "kept")
+    )
+    at_once, _ = _demands(case / base)
+    assert d.flags[SEQS_FLAG] == at_once > real["to"], (d.flags[SEQS_FLAG], at_once, real["to"])
+    coupled = {c["flag"]: c for c in real["coupled"]}
+    if KV_FLAG in coupled:
+        per = _kv_per_running(case / base)
+        size = KV_SIZE.search((case / base / "vllm.log").read_text())
+        assert per is not None and size is not None
+        mib = int(str(d.flags[KV_FLAG]).rstrip("M"))
+        grown = int(size.group(1).replace(",", "")) * mib / int(str(coupled[KV_FLAG]["from"]).rstrip("M"))
+        assert grown * Settings().seq_bound_kv_share >= at_once * round(per)
+        assert mib > int(str(coupled[KV_FLAG]["to"]).rstrip("M"))
 
 
 # how the advice names the request length it sized from (advise.load._req_words, the length lever)
@@ -211,7 +267,11 @@ def test_each_step_is_sized_from_what_was_measured(
 
     real = loop.propose
     monkeypatch.setattr(loop, "propose", spy)
-    o, _ = replay(case, tmp_path, monkeypatch)
+    left: set[tuple[str, str]] = set()  # the launch where the replay left the record, if it did
+    try:
+        replay(case, tmp_path, monkeypatch)
+    except Diverged as d:  # the steps up to there, and that launch's (at_the_demand)
+        left = {(f, str(d.flags[f])) for f in (SEQS_FLAG, KV_FLAG) if f in d.flags}
     sized: set[tuple[str, str]] = set()
     for folder, r in seen:
         texts = [r.reason, r.expected_effect or "", *(c.reason for c in r.coupled)]
@@ -225,7 +285,12 @@ def test_each_step_is_sized_from_what_was_measured(
                 got = _metric_mean(folder)
             assert got is not None and abs(got - n) <= 1, (r.flag, n, got)
             sized.add((r.flag, str(r.suggested)))
-    made = {(c["flag"], str(c["to"])) for t in o.trials if t.change for c in (t.change, *t.change["coupled"])}
+    made = {
+        (c["flag"], str(c["to"]))
+        for t in trial_lines(tmp_path)
+        if t["change"]
+        for c in (t["change"], *t["change"]["coupled"])
+    } | left
     assert made & sized, "no change tune made was sized from a request length"
 
 
@@ -238,8 +303,8 @@ def test_kv_growth_where_requests_also_waited_at_the_sequence_cap_carries_the_se
     and at the cap of 16 (queue_memory_bound and queue_seq_bound). The real run then grew the cache
     alone, 12M → 51M, which the cap of 16 left idle (+1.6 %, reverted; the trial budget ended
     there). Today the KV growth carries the --max-num-seqs step that uses it: the demand seen (the
-    most in the server in one stats line, worked out here), at most ×4 of 16, within what the grown
-    cache holds."""
+    most in the server in one stats line, worked out here; measured, so not capped at ×4 of 16),
+    within what the grown cache holds."""
     real = json.loads((SEEDED / "trials.json").read_text())["trials"]
     assert real[2]["change"] == {"flag": KV_FLAG, "from": "12M", "to": "51M", "coupled": []}
     launch = json.loads((SEEDED / "launches.json").read_text())[1]
@@ -255,5 +320,5 @@ def test_kv_growth_where_requests_also_waited_at_the_sequence_cap_carries_the_se
     assert per is not None and size is not None
     grown = int(size.group(1).replace(",", "")) * int(str(kv.suggested).rstrip("M")) / 12
     fit = int(grown * Settings().seq_bound_kv_share // round(per))
-    assert seqs.current == 16 and seqs.suggested == min(max(32, min(at_once, 64)), fit) > 16
+    assert seqs.current == 16 and seqs.suggested == min(max(32, at_once), fit) > 16
     assert f"holds ~{fit} requests" in seqs.reason

@@ -1,6 +1,7 @@
-"""Levers for --max-num-seqs under load: a queue bound by it (raised in geometric steps bounded by
-what the KV cache holds, carrying the KV growth a step needs; beside a full KV cache, carried by the
-KV growth the KV plan sized) and throughput that falls with more
+"""Levers for --max-num-seqs under load: a queue bound by it (raised to the demand measured, or in
+geometric steps where the demand or the KV room is not measured, bounded by what the KV cache holds,
+carrying the KV growth a step needs; beside a full KV cache, carried by the KV growth the KV plan
+sized) and throughput that falls with more
 running sequences (lowered to the peak, never beside such a queue). Pure.
 """
 
@@ -52,7 +53,7 @@ def _seqs_with_kv(p: Plan, f: Finding) -> bool:
         return False
     cur = int(cur)
     fit = int(tokens * growth * p.settings.seq_bound_kv_share // req)
-    new = min(_seq_step(p, cur, _demand(p)), fit)
+    new = min(_seq_step(p, cur, _demand(p), fit), fit)
     if new < cur * p.settings.seq_step_min_factor:
         return False
     seqs = p.make(
@@ -109,12 +110,24 @@ def fewer_seqs(p: Plan, by_id: Mapping[str, Finding], answers: tuple[str, ...]) 
     too_many_seqs(p, f)
 
 
-def _seq_step(p: Plan, cur: int, demand: int) -> int:
+def _seq_step(p: Plan, cur: int, demand: int, fit: int | None = None) -> int:
     """The next --max-num-seqs: the demand seen, at least ×seq_step_min_factor (a smaller step is lost
-    in the noise: never 4 → 5), at most ×seq_step_max_factor (geometric steps)."""
+    in the noise: never 4 → 5). Where the demand is measured (the most running + waiting of one stats
+    sample) and so is the KV room (`fit`: requests of the measured length the cache holds), the step
+    is that demand whatever its factor, which the caller bounds by `fit` or carries with the KV growth
+    it needs (issue 31: ×4 from 4 left 16 running where 48 wanted to, and the trial budget had no
+    room for a second step); else at most ×seq_step_max_factor (geometric steps)."""
     lo = int(round(cur * p.settings.seq_step_min_factor))
+    if _demand_measured(p) and fit is not None:
+        return max(lo, demand)
     hi = int(round(cur * p.settings.seq_step_max_factor))
     return max(lo, min(demand, hi))
+
+
+def _demand_measured(p: Plan) -> bool:
+    """The demand is the most in the server in one stats sample (not two maxima added, a count the
+    server may never have held)."""
+    return p.facts.max_in_flight is not None
 
 
 def _more_kv_for(p: Plan, new: int, fids: list[str]) -> Recommendation | None:
@@ -151,18 +164,19 @@ def _more_kv_for(p: Plan, new: int, fids: list[str]) -> Recommendation | None:
 
 
 def queue_seq_bound(p: Plan, f: Finding) -> None:
-    """Requests wait while the KV cache has room: admit what the queue calls for, in a geometric step
-    (×seq_step_min_factor to ×seq_step_max_factor) bounded by what the KV cache holds at the measured
+    """Requests wait while the KV cache has room: admit what the queue calls for (the demand measured
+    in one stats sample where the KV room per request is measured too, else a geometric step of
+    ×seq_step_min_factor to ×seq_step_max_factor), bounded by what the KV cache holds at the measured
     length; where the cache is what limits that step, the step carries the KV growth it needs."""
     cfg = p.cfg
     cur = cfg.max_num_seqs or f.data.get("max_num_seqs")
     if not cur:
         return
     cur = int(cur)
-    new = _seq_step(p, cur, _demand(p))
-    req, tokens = _req(p), cfg.kv_cache_tokens
+    req, tokens, demand = _req(p), cfg.kv_cache_tokens, _demand(p)
     fit = int(tokens * p.settings.seq_bound_kv_share // req) if (tokens and req) else None
-    why = f"{_demand(p)} requests wanted to run at once (running + waiting) while the KV cache had room"
+    new = _seq_step(p, cur, demand, fit)
+    why = f"{demand} requests wanted to run at once (running + waiting) while the KV cache had room"
     effect = f"admits {new} at once instead of {cur}: the queue seen starts sooner"
     coupled: Recommendation | None = None
     if fit is not None and fit < new:

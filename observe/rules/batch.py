@@ -235,8 +235,9 @@ QUEUE = Rule(
             alert="VLLMQueueBacklog",
             evidence="requests waiting with KV room while Running sits at `--max-num-seqs`",
             advice=(
-                "`--max-num-seqs` = running + waiting seen, in a geometric step (× `seq_step_min_factor` to "
-                "× `seq_step_max_factor`); where `seq_bound_kv_share` (90%) of the KV cache holds fewer at the "
+                "`--max-num-seqs` = running + waiting seen in one stats sample, at least × `seq_step_min_factor`, "
+                "in one step where the KV room per request is measured too (else at most × "
+                "`seq_step_max_factor`); where `seq_bound_kv_share` (90%) of the KV cache holds fewer at the "
                 "measured request length (KV per running request from the stats lines, else the /metrics mean), "
                 "the step carries the KV growth it needs (`--kv-cache-memory-bytes`, else "
                 "`--gpu-memory-utilization`); without such a lever, as many as the cache holds, if that is at "
