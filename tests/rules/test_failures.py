@@ -70,6 +70,9 @@ def test_the_corpus_has_failing_logs() -> None:
 _EVAL32_MISSES = {
     ("eval32", "028"): "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)",
     ("eval32k", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32k)",
+    ("eval32l", "007"): "issue 32 miss AH: an indented, hard-wrapped V0 traceback reads healthy (eval32l)",
+    ("eval32l", "020"): "issue 32 miss AK: KServe's 'kserve-container ' prefix, the log refused (eval32l)",
+    ("eval32l", "024"): "issue 32 miss AM: a CloudWatch CSV export reads healthy (eval32l)",
 }
 
 
