@@ -27,6 +27,7 @@ from observe.metrics import metricmath
 from observe.metrics.scrape import parse_text
 from observe.settings import Settings
 from observe.tune import Budget, Tuner, Workload, bench, loop
+from tests.tunekit import KV_FLAG, KV_SIZE, SEQS_FLAG, demands, kv_per_running
 
 DATA = Path(__file__).parent / "data" / "tune-replay"
 RECORDS = sorted(p for p in DATA.iterdir() if p.is_dir()) if DATA.is_dir() else []
@@ -34,17 +35,6 @@ RECORDS = sorted(p for p in DATA.iterdir() if p.is_dir()) if DATA.is_dir() else 
 
 def load(case: Path) -> dict[str, Any]:
     return {k: json.loads((case / f"{k}.json").read_text()) for k in ("launches", "runs", "trials", "budget")}
-
-
-IN_FLIGHT = re.compile(r"Running: (\d+) reqs, Waiting: (\d+) reqs")
-KV_FLAG = "--kv-cache-memory-bytes"
-
-
-def _demands(folder: Path) -> tuple[int, int]:
-    """(the most running + waiting of one stats line, the most running + the most waiting) in a
-    recorded launch's log, worked out here."""
-    seen = [(int(r), int(w)) for r, w in IN_FLIGHT.findall((folder / "vllm.log").read_text())]
-    return max(r + w for r, w in seen), max(r for r, _ in seen) + max(w for _, w in seen)
 
 
 def resized(case: Path) -> dict[str, tuple[int, int]]:
@@ -59,16 +49,13 @@ def resized(case: Path) -> dict[str, tuple[int, int]]:
         c = t.get("change")
         for x in [c, *c.get("coupled", ())] if c else []:
             if x["flag"] == KV_FLAG:
-                at_once, added = _demands(case / best)
+                at_once, added = demands(case / best)
                 mib = int(str(x["to"]).rstrip("M"))
                 if at_once < added:
                     out[str(x["to"])] = (int((mib - 1) * at_once / added), -(-mib * at_once // added))
         if t["outcome"] in ("baseline", "kept"):
             best = launch["dir"]
     return out
-
-
-SEQS_FLAG = "--max-num-seqs"
 
 
 class Diverged(Exception):
@@ -203,11 +190,11 @@ def at_the_demand(case: Path, d: Diverged) -> None:
         for i in reversed(range(n))
         if rec["trials"]["trials"][i]["outcome"] in ("baseline", "kept")
     )
-    at_once, _ = _demands(case / base)
+    at_once, _ = demands(case / base)
     assert d.flags[SEQS_FLAG] == at_once > real["to"], (d.flags[SEQS_FLAG], at_once, real["to"])
     coupled = {c["flag"]: c for c in real["coupled"]}
     if KV_FLAG in coupled:
-        per = _kv_per_running(case / base)
+        per = kv_per_running(case / base)
         size = KV_SIZE.search((case / base / "vllm.log").read_text())
         assert per is not None and size is not None
         mib = int(str(d.flags[KV_FLAG]).rstrip("M"))
@@ -218,21 +205,6 @@ def at_the_demand(case: Path, d: Diverged) -> None:
 
 # how the advice names the request length it sized from (advise.load._req_words, the length lever)
 SIZED = re.compile(r"requests of ~([\d,]+) tokens \(([^)]*)\)|\(~([\d,]+) tokens, ([^)]*)\)")
-STATS = re.compile(r"Running: (\d+) reqs, .*KV cache usage: ([\d.]+)%")
-KV_SIZE = re.compile(r"KV cache size: ([\d,]+) tokens")
-
-
-def _kv_per_running(folder: Path) -> float | None:
-    """The most KV tokens a running request held, worked out here from the launch's log: KV cache
-    usage x the KV cache's tokens / running, over its stats lines."""
-    log = (folder / "vllm.log").read_text()
-    size = KV_SIZE.search(log)
-    per = [
-        float(kv) / 100 * int(size.group(1).replace(",", "")) / int(r)
-        for r, kv in STATS.findall(log)
-        if int(r)
-    ]
-    return max(per) if size and per else None
 
 
 def _metric_mean(folder: Path) -> float | None:
@@ -279,7 +251,7 @@ def test_each_step_is_sized_from_what_was_measured(
             n, source = int((m.group(1) or m.group(3)).replace(",", "")), m.group(2) or m.group(4)
             assert "percentile" not in source and "p95" not in source, source
             if source == "KV per running request, stats lines":
-                got = _kv_per_running(folder)
+                got = kv_per_running(folder)
             else:
                 assert source == "mean from /metrics _sum/_count", source
                 got = _metric_mean(folder)
@@ -314,8 +286,8 @@ def test_kv_growth_where_requests_also_waited_at_the_sequence_cap_carries_the_se
     assert {"queue_memory_bound", "queue_seq_bound"} <= {f.id for f in prop.findings}
     kv = next(r for r in prop.accepted if r.flag == KV_FLAG)
     seqs = {c.flag: c for c in kv.coupled}["--max-num-seqs"]
-    at_once, _ = _demands(SEEDED / "002")
-    per = _kv_per_running(SEEDED / "002")
+    at_once, _ = demands(SEEDED / "002")
+    per = kv_per_running(SEEDED / "002")
     size = KV_SIZE.search((SEEDED / "002" / "vllm.log").read_text())
     assert per is not None and size is not None
     grown = int(size.group(1).replace(",", "")) * int(str(kv.suggested).rstrip("M")) / 12

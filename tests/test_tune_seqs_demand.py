@@ -16,7 +16,7 @@ from typing import Any
 from observe.manage import parse_command
 from observe.settings import Settings
 from observe.tune import loop
-from tests.test_tune_replay import KV_FLAG, KV_SIZE, SEQS_FLAG, _demands, _kv_per_running
+from tests.tunekit import KV_FLAG, KV_SIZE, SEQS_FLAG, demands, kv_per_running
 
 DATA = Path(__file__).parent / "data" / "tune-seeded"
 
@@ -40,8 +40,8 @@ def test_with_kv_room_for_the_demand_the_sequence_step_is_the_demand_not_x4() ->
     with no KV growth."""
     folder, real, prop = start("long-output-seq-bound")
     assert (real["from"], real["to"], real["coupled"]) == (4, 4 * Settings().seq_step_max_factor, [])
-    at_once, _ = _demands(folder)
-    per = _kv_per_running(folder)
+    at_once, _ = demands(folder)
+    per = kv_per_running(folder)
     size = KV_SIZE.search((folder / "vllm.log").read_text())
     assert per is not None and size is not None
     fit = int(int(size.group(1).replace(",", "")) * Settings().seq_bound_kv_share // round(per))
@@ -60,8 +60,8 @@ def test_beyond_the_kv_room_the_demand_step_carries_the_kv_growth_it_needs() -> 
     folder, real, prop = start("long-output-triple-poor")
     assert (real["from"], real["to"]) == (4, 4 * Settings().seq_step_max_factor)
     assert [c["flag"] for c in real["coupled"]] == [KV_FLAG]
-    at_once, _ = _demands(folder)
-    per = _kv_per_running(folder)
+    at_once, _ = demands(folder)
+    per = kv_per_running(folder)
     size = KV_SIZE.search((folder / "vllm.log").read_text())
     assert per is not None and size is not None
     tokens = int(size.group(1).replace(",", ""))
