@@ -24,9 +24,9 @@ from observe.failures.kinds import FailureKind
 from observe.parse import frames
 from observe.parse.failures import Failure
 
+Held = tuple[Failure, str, Any]  # a failure, its line and that line's ctx
 #: exception names whose traceback is a stop or a client's, not the engine's failure (asyncio's and
 #: concurrent.futures' CancelledError, starlette's ClientDisconnect, uvicorn's / vLLM's ClientDisconnected)
-Held = tuple[Failure, str, Any]  # a failure, its line and that line's ctx
 _STOPS = ("KeyboardInterrupt", "SystemExit", "CancelledError", "ClientDisconnect", "GeneratorExit")
 
 
