@@ -429,9 +429,7 @@ class RawTracebacks:
                     return None
                 f = r[0]
             if text.startswith(_STOPS):
-                self._open.pop(
-                    who, None
-                )  # the traceback of a stop (Ctrl-C, sys.exit): its frames tell no failure
+                self._open.pop(who, None)  # the traceback of a stop (Ctrl-C, sys.exit): no failure
             bare_end = msg[:1] not in " \t" and not text.startswith(_TB_PIECES) and not ipython.piece(text)
             if f is None and who == (None, None) and bare_end:
                 self._open.pop(who, None)  # a bare traceback's end: its exception line no rule read
