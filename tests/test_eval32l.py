@@ -19,10 +19,6 @@ _AH = (
     "AH: a V0 MQLLMEngine start-up traceback ('Process SpawnProcess-1:') indented four spaces and hard-wrapped inside "
     "its file paths is not read: no finding"
 )
-_AI = (
-    "AI: vLLM's 'Error in preprocessing prompt inputs' (serving_chat / serving_completion's per-request error, "
-    "answered with an error response) is reported as a critical engine_error"
-)
 _AJ = "AJ: EngineCore lines behind literal '^[[1;36m' colour codes (caret-bracket text) are refused as 'no vLLM log lines'"
 _AK = (
     "AK: KServe's 'kserve-container ' before vLLM's process prefix, and the bare traceback above it, are refused as "
@@ -41,8 +37,6 @@ _AM = (
 MISSES: dict[tuple[str, int], str] = {
     ("007", 0): _AH,
     ("007", 1): _AH,
-    ("010", 0): _AI,
-    ("014", 0): _AI,
     ("018", 0): _AJ,
     ("018", 1): _AJ,
     ("020", 0): _AK,

@@ -1,0 +1,42 @@
+"""The misses of issue 32's twelfth blind set (tests/data/eval32l/RESULTS.md), each on its real excerpt. Sources
+in tests/data/PROVENANCE.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from observe import pipeline, report
+from observe.parse import parse_text
+
+DATA = Path(__file__).parent / "data"
+
+
+def _diagnose(*paths: Path) -> dict:
+    return report.to_dict(pipeline.diagnose_paths(list(paths)))
+
+
+def test_error_in_preprocessing_prompt_inputs_is_one_requests_answer_not_an_engine_error() -> None:
+    """AI (010: V1 ~0.8.3 serving_completion.py:116, cut in tokenization; 014: V0 ~0.7.x serving_chat.py:193,
+    flattened onto one line after two stats lines): vLLM logs the request's preprocessing error with
+    logger.exception and answers it with create_error_response; the engine serves on. A request_error event,
+    no critical finding, no engine_error."""
+    for name in ("010", "014"):
+        d = _diagnose(DATA / "eval32l" / f"{name}.log")
+        assert d["events"]["error_kinds"].get("request_error") == 1, (name, d["events"]["error_kinds"])
+        assert not any(f["severity"] == "critical" for f in d["findings"]), (name, d["findings"])
+        assert not {"engine_error", "engine_crashed", "engine_startup_failed"} & {
+            f["id"] for f in d["findings"]
+        }
+
+
+def test_a_request_error_explains_only_its_own_records_traceback(tmp_path: Path) -> None:
+    """The request's traceback is its own record's (the same logger call site): another record's error after it
+    (eval32l/025's EngineCore ERROR records cut in GroupCoordinator's construction) is still the failure."""
+    both = tmp_path / "both.log"
+    both.write_text((DATA / "eval32l" / "010.log").read_text() + (DATA / "eval32l" / "025.log").read_text())
+    alone = {
+        f["id"] for f in _diagnose(DATA / "eval32l" / "025.log")["findings"] if f["severity"] == "critical"
+    }
+    d = _diagnose(both)
+    assert alone and alone <= {f["id"] for f in d["findings"] if f["severity"] == "critical"}, d["findings"]
+    assert any(e.kind == "request_error" for e in parse_text(both.read_text()) if hasattr(e, "kind"))
