@@ -40,3 +40,25 @@ def test_a_request_error_explains_only_its_own_records_traceback(tmp_path: Path)
     d = _diagnose(both)
     assert alone and alone <= {f["id"] for f in d["findings"] if f["severity"] == "critical"}, d["findings"]
     assert any(e.kind == "request_error" for e in parse_text(both.read_text()) if hasattr(e, "kind"))
+
+
+def test_colour_codes_written_out_as_caret_text_are_peeled() -> None:
+    """AJ (018: vllm-omni on Ascend, every line '^[[1;36m(EngineCore_DP0 pid=6444)^[[0;0m …', ESC copied as the two
+    characters '^['): the colour codes are peeled like the other renderings, the lines are EngineCore_DP0's, the
+    log is no longer refused as 'no vLLM log lines'."""
+    text = (DATA / "eval32l" / "018.log").read_text()
+    assert text.startswith("^[[1;36m(EngineCore_DP0 pid=6444)^[[0;0m")
+    events = parse_text(text)
+    assert events and all(getattr(e.env, "process", None) == "EngineCore_DP0" for e in events), events
+    _diagnose(DATA / "eval32l" / "018.log")  # raises InputError when refused
+
+
+def test_a_traceback_cut_in_the_input_batchs_construction_is_a_failed_start() -> None:
+    """AJ (018, its frames once peeled: vllm_ascend's model_runner_v1.py __init__ → npu_input_batch.py __init__ →
+    block_table.py, cut both ends): V1's input batch is built only while the worker is set up (the model runner's
+    constructor, initialize_kv_cache), so the engine failed in its start-up: critical, phase startup."""
+    d = _diagnose(DATA / "eval32l" / "018.log")
+    found = {f["id"]: f for f in d["findings"]}
+    assert found["engine_error"]["severity"] == "critical", d["findings"]
+    assert found["engine_error"]["data"]["phase"] == "startup"
+    assert "engine_crashed" not in found

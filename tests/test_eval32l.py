@@ -19,7 +19,6 @@ _AH = (
     "AH: a V0 MQLLMEngine start-up traceback ('Process SpawnProcess-1:') indented four spaces and hard-wrapped inside "
     "its file paths is not read: no finding"
 )
-_AJ = "AJ: EngineCore lines behind literal '^[[1;36m' colour codes (caret-bracket text) are refused as 'no vLLM log lines'"
 _AK = (
     "AK: KServe's 'kserve-container ' before vLLM's process prefix, and the bare traceback above it, are refused as "
     "'no vLLM log lines'"
@@ -37,8 +36,6 @@ _AM = (
 MISSES: dict[tuple[str, int], str] = {
     ("007", 0): _AH,
     ("007", 1): _AH,
-    ("018", 0): _AJ,
-    ("018", 1): _AJ,
     ("020", 0): _AK,
     ("020", 1): _AK,
     ("022", 0): _AL,

@@ -156,6 +156,12 @@ _MODEL_FRAME_RE = re.compile(
     r"in (?P<func>__init__|forward)\b",
     re.ASCII,
 )
+#: V1's input batch, built only by the model runner while the worker is set up (0.32 gpu_model_runner.py: its
+#: ``__init__`` and ``may_reinitialize_input_batch`` from ``initialize_kv_cache``; vllm-ascend's npu_input_batch.py
+#: the same): a constructor of it on the stack is the start-up (its BlockTable's construction under it)
+_BATCH_INIT_RE = re.compile(
+    r'File "[^"]*/worker/(?:gpu_|npu_)?(input_batch)\.py", line \d+, in __init__\b', re.ASCII
+)
 #: what a frame the parser reads, or the header that makes its traceback whole, holds
 #: (``triggers.TRIGGERS``: a message without any of them is skipped)
 LITERALS: tuple[str, ...] = (
@@ -165,6 +171,7 @@ LITERALS: tuple[str, ...] = (
     "output_handler",
     DTYPE_CHECK,
     "/vllm/",
+    "input_batch.py",
     "Traceback (most recent",
     *nccl.LITERALS,
     *raytold.LITERALS,
@@ -297,6 +304,8 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
         func = f"{mm.group('mod')}.{mm.group('func')}"
         built = mm.group("func") == "__init__"  # a forward pass: the start-up's dummy runs, or serving
         phase = "loading_weights" if built else ("serving" if run.stats_seen else "startup")
+    elif (bm := _BATCH_INIT_RE.search(text)) is not None:
+        func, phase = f"{bm.group(1)}.__init__", "startup"
     elif (em := _EXECUTOR_RUN_RE.search(text)) is not None:
         func, phase = em.group(1), "serving"
     elif (rm := _RUNNER_RUN_RE.search(text)) is not None:
