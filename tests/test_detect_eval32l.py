@@ -62,3 +62,16 @@ def test_a_traceback_cut_in_the_input_batchs_construction_is_a_failed_start() ->
     assert found["engine_error"]["severity"] == "critical", d["findings"]
     assert found["engine_error"]["data"]["phase"] == "startup"
     assert "engine_crashed" not in found
+
+
+def test_kserves_container_name_before_the_process_prefix_is_peeled() -> None:
+    """AK (020: KServe's Hugging Face runtime, 'kserve-container (EngineCore_0 pid=58) RuntimeError: Error building
+    extension 'sampling':' after torch's _run_ninja_build frames, nvcc not found): the container name is peeled, the
+    line is EngineCore_0's, and its exception is the engine core's failure (critical), not an OOM."""
+    lines = (DATA / "eval32l" / "020.log").read_text().splitlines()
+    line = next(x for x in lines if x.startswith("kserve-container (EngineCore_0 pid=58) RuntimeError"))
+    events = parse_text(line + "\n")
+    assert events and all(getattr(e.env, "process", None) == "EngineCore_0" for e in events), events
+    d = _diagnose(DATA / "eval32l" / "020.log")
+    found = {f["id"]: f for f in d["findings"]}
+    assert found["engine_error"]["severity"] == "critical" and "cuda_oom" not in found, d["findings"]

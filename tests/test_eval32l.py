@@ -19,10 +19,6 @@ _AH = (
     "AH: a V0 MQLLMEngine start-up traceback ('Process SpawnProcess-1:') indented four spaces and hard-wrapped inside "
     "its file paths is not read: no finding"
 )
-_AK = (
-    "AK: KServe's 'kserve-container ' before vLLM's process prefix, and the bare traceback above it, are refused as "
-    "'no vLLM log lines'"
-)
 _AL = (
     "AL: Ray's 'ray.exceptions.RayTaskError(RuntimeError): ray::vLLMHttpServer.launch_server()' whose frames are "
     "verl's (AsyncLLM.from_vllm_config) is refused as 'no vLLM log lines'"
@@ -36,8 +32,6 @@ _AM = (
 MISSES: dict[tuple[str, int], str] = {
     ("007", 0): _AH,
     ("007", 1): _AH,
-    ("020", 0): _AK,
-    ("020", 1): _AK,
     ("022", 0): _AL,
     ("022", 1): _AL,
     ("024", 0): _AM,

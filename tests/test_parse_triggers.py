@@ -138,7 +138,7 @@ def _parse(cls, path: Path):
 # Unsloth's banner, Ray Serve's records; eval32i 027: 0.6.3's deprecation warning around tokenizer
 # downloads, which says nothing to read; eval32j 025 / 028: platform detection and vLLM's NCCL_CUMEM warning, under
 # verifiers and lm_eval; eval32l 009 / 026 / 027: healthy start-up lines that tell nothing yet — the routes, multimodal
-# warm-up, journald's SM70 fork lines; eval32l 020 / 022 / 024: issue 32's classes AK, AL, AM, known misses,
+# warm-up, journald's SM70 fork lines; eval32l 022 / 024: issue 32's classes AL, AM, known misses,
 # tests/data/eval32l/RESULTS.md)
 _NO_EVENT_YET = {
     ("eval32", "028"),
@@ -146,7 +146,7 @@ _NO_EVENT_YET = {
     *(("eval32h", n) for n in ("025", "028", "030")),
     ("eval32i", "027"),
     *(("eval32j", n) for n in ("025", "028")),
-    *(("eval32l", n) for n in ("009", "020", "022", "024", "026", "027")),
+    *(("eval32l", n) for n in ("009", "022", "024", "026", "027")),
 }
 
 

@@ -38,6 +38,7 @@ WRAP_RE = re.compile(
       [ \t]*\|[ \t]                                                              # Buildkite gutter
     | >(?:[ \t]|$)                                                               # a quoted paste: "> "
     | \*{2,}(?=\([A-Za-z])                                                     # markdown's "****(EngineCore…"
+    | kserve-container[ ](?=\(|\[rank)                                           # KServe's container name
     | (?P<rfc>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)[ \t]+ # docker logs -t
     | \[(?P<brk>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\][ \t]+  # CI/app
     | (?P<jd>(?:[A-Z][a-z]{2}|1?\d月)[ ][ \d]\d[ ]\d\d:\d\d:\d\d)[ ]\S+[ ][^\s:\[]+(?:\[\d+\])?:[ ]  # journald
