@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from observe import pipeline, report
-from observe.parse import parse_text
+from observe.parse import cloudwatch, parse_text
 
 DATA = Path(__file__).parent / "data"
 
@@ -75,3 +75,21 @@ def test_kserves_container_name_before_the_process_prefix_is_peeled() -> None:
     d = _diagnose(DATA / "eval32l" / "020.log")
     found = {f["id"]: f for f in d["findings"]}
     assert found["engine_error"]["severity"] == "critical" and "cuda_oom" not in found, d["findings"]
+
+
+def test_a_cloudwatch_csv_export_is_read_as_the_lines_vllm_wrote() -> None:
+    """AM (024: SageMaker's CloudWatch export, '1756144012376,"#033[1;36m(EngineCore_0 pid=75)#033[0;0m ERROR …
+    [core.py:700]   File ""/usr/local/…/core.py"", line 492, in __init__#015"', quoted or bare): each row is
+    unwrapped (the time a UTC stamp in front, the doubled quotes and #033 / #015 escapes undone), the lines are
+    EngineCore_0's ERROR records, and the cut traceback is the engine's failure (critical)."""
+    rows = (DATA / "eval32l" / "024.log").read_text().splitlines()
+    quoted = next(r for r in rows if '""' in r)
+    msg = cloudwatch.message(quoted)
+    assert msg is not None and msg.startswith("2025-08-25T17:46:52.376Z \x1b[1;36m(EngineCore_0 pid=75)")
+    assert 'File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", line 492' in msg
+    assert not msg.endswith(("#015", "\r")) and cloudwatch.message(rows[1]) is not None  # a bare field too
+    assert cloudwatch.message("INFO 08-25 10:46:52 [core.py:700] x") is None
+    d = _diagnose(DATA / "eval32l" / "024.log")
+    found = {f["id"]: f for f in d["findings"]}
+    assert found["engine_error"]["severity"] == "critical", d["findings"]
+    assert "engine_crashed" not in found

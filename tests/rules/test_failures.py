@@ -80,7 +80,6 @@ _EVAL32_MISSES = {
         "014",
     ): "labelled not failing: one request's preprocessing error, answered with an error (eval32l)",
     ("eval32l", "007"): "issue 32 miss AH: an indented, hard-wrapped V0 traceback reads healthy (eval32l)",
-    ("eval32l", "024"): "issue 32 miss AM: a CloudWatch CSV export reads healthy (eval32l)",
 }
 
 
