@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from observe import pipeline, report
-from observe.parse import cloudwatch, parse_text
+from observe.model import LogLine
+from observe.parse import cloudwatch, parse_text, pasted
 
 DATA = Path(__file__).parent / "data"
 
@@ -92,4 +93,30 @@ def test_a_cloudwatch_csv_export_is_read_as_the_lines_vllm_wrote() -> None:
     d = _diagnose(DATA / "eval32l" / "024.log")
     found = {f["id"]: f for f in d["findings"]}
     assert found["engine_error"]["severity"] == "critical", d["findings"]
+    assert "engine_crashed" not in found
+
+
+def test_an_indented_hard_wrapped_traceback_is_rejoined() -> None:
+    """AH (007: V0 ~0.6.2's '    Process SpawnProcess-1:' and its traceback, every line indented four spaces, the
+    frame lines wrapped at 84 columns inside their paths, '…/vllm/engine/multi' / '    processing/engine.py", line
+    388, in run_mp_engine', cut under LLMEngine.__init__): the indentation is taken off and each wrapped frame
+    glued back, so the MQLLMEngine's construction is read: the engine failed to start."""
+    rows = (DATA / "eval32l" / "007.log").read_text().splitlines()
+    lines = list(pasted.rejoin(LogLine("007", i, t) for i, t in enumerate(rows, 1)))
+    assert lines[0].text == "Process SpawnProcess-1:" and len(lines) < len(rows)
+    assert any(
+        x.text.endswith('vllm/engine/multiprocessing/engine.py", line 388, in run_mp_engine') for x in lines
+    )
+    plain = list(
+        pasted.rejoin(
+            [LogLine("x", 1, '  File "/a/vllm/engine/multi'), LogLine("x", 2, 'b.py", line 1, in f')]
+        )
+    )
+    assert [x.text for x in plain] == [
+        '  File "/a/vllm/engine/multi',
+        'b.py", line 1, in f',
+    ]  # not indented: as is
+    d = _diagnose(DATA / "eval32l" / "007.log")
+    found = {f["id"]: f for f in d["findings"]}
+    assert found["engine_startup_failed"]["severity"] == "critical", d["findings"]
     assert "engine_crashed" not in found

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from observe.model import LogLine
-from observe.parse import Parser, cloudwatch, failures, frames, served, startup, stats
+from observe.parse import Parser, cloudwatch, failures, frames, pasted, served, startup, stats
 from observe.parse.triggers import ERROR_LEVELS, TRIGGERS, may_matter
 
 DATA = Path(__file__).parent / "data"
@@ -127,8 +127,11 @@ def _parse(cls, path: Path):
     p = cls(year=2025)
     events = []
     with path.open(encoding="utf-8", errors="replace", newline="") as fh:
-        for line in cloudwatch.unwrap(LogLine(str(path), i, raw.rstrip("\n")) for i, raw in enumerate(fh, 1)):
-            events += p.feed(line)  # what the pipeline feeds it: an export's rows unwrapped
+        rows = (LogLine(str(path), i, raw.rstrip("\n")) for i, raw in enumerate(fh, 1))
+        for line in pasted.rejoin(cloudwatch.unwrap(rows)):
+            events += p.feed(
+                line
+            )  # what the pipeline feeds it: an export's rows, an indented paste unwrapped
     events += p.flush()
     return events, (p.lines, p.vllm_lines, p.events, p.parse_errors, p.formats, p.processes)
 

@@ -79,7 +79,6 @@ _EVAL32_MISSES = {
         "eval32l",
         "014",
     ): "labelled not failing: one request's preprocessing error, answered with an error (eval32l)",
-    ("eval32l", "007"): "issue 32 miss AH: an indented, hard-wrapped V0 traceback reads healthy (eval32l)",
 }
 
 
