@@ -120,3 +120,15 @@ def test_an_indented_hard_wrapped_traceback_is_rejoined() -> None:
     found = {f["id"]: f for f in d["findings"]}
     assert found["engine_startup_failed"]["severity"] == "critical", d["findings"]
     assert "engine_crashed" not in found
+
+
+def test_a_traceback_cut_under_asyncllms_construction_is_a_failed_start() -> None:
+    """AL (022: verl's 'ray.exceptions.RayTaskError(RuntimeError): ray::vLLMHttpServer.launch_server()', its frames
+    asyncio's, concurrent.futures' and verl's vllm_async_server.py, cut under run_server's source line 'engine_client =
+    AsyncLLM.from_vllm_config(…)'): V1's AsyncLLM built by its classmethod launches the engine cores and waits for
+    them, so the traceback is cut inside vLLM's start-up: the engine failed to start, the log is not refused."""
+    d = _diagnose(DATA / "eval32l" / "022.log")
+    found = {f["id"]: f for f in d["findings"]}
+    assert found["engine_startup_failed"]["severity"] == "critical", d["findings"]
+    assert "AsyncLLM.from_vllm_config" in found["engine_startup_failed"]["evidence"]
+    assert "engine_crashed" not in found

@@ -141,15 +141,14 @@ def _parse(cls, path: Path):
 # Unsloth's banner, Ray Serve's records; eval32i 027: 0.6.3's deprecation warning around tokenizer
 # downloads, which says nothing to read; eval32j 025 / 028: platform detection and vLLM's NCCL_CUMEM warning, under
 # verifiers and lm_eval; eval32l 009 / 026 / 027: healthy start-up lines that tell nothing yet — the routes, multimodal
-# warm-up, journald's SM70 fork lines; eval32l 022: issue 32's class AL, a known miss,
-# tests/data/eval32l/RESULTS.md)
+# warm-up, journald's SM70 fork lines)
 _NO_EVENT_YET = {
     ("eval32", "028"),
     ("eval32f", "023"),
     *(("eval32h", n) for n in ("025", "028", "030")),
     ("eval32i", "027"),
     *(("eval32j", n) for n in ("025", "028")),
-    *(("eval32l", n) for n in ("009", "022", "026", "027")),
+    *(("eval32l", n) for n in ("009", "026", "027")),
 }
 
 

@@ -78,6 +78,10 @@ PHASE_FRAMES: dict[str, str] = {
     "init_worker_distributed_environment": "startup",
     "init_device": "startup",
     "from_engine_args": "startup",
+    # V1's AsyncLLM built by its classmethod (v1/engine/async_llm.py 0.8 → 0.32), as a caller's source line calls
+    # it: the client's construction, which launches the engine cores and waits for them (other classes' own
+    # from_vllm_config are not meant)
+    "AsyncLLM.from_vllm_config": "startup",
     "_init_engine": "startup",
     # the executor's construction: ExecutorBase.__init__ → _init_executor → (Ray) _init_workers_ray, called
     # only there (V0 executor_base.py 0.4 → 0.10, V1 EngineCore.__init__'s executor_class(vllm_config))
@@ -148,7 +152,10 @@ _LOOP_DEAD = (
     "when a request comes after it: its background loop has errored already (the cause is earlier)"
 )
 _FRAME_RE = re.compile(
-    r"\b(" + "|".join((*PHASE_FRAMES, *SERVING_FRAMES, *SHARED_FRAMES)) + r"|output_handler)\b", re.ASCII
+    r"\b("
+    + "|".join(map(re.escape, (*PHASE_FRAMES, *SERVING_FRAMES, *SHARED_FRAMES)))
+    + r"|output_handler)\b",
+    re.ASCII,
 )
 #: a frame in vLLM's model code: the module, and the function (a constructor, or the forward pass)
 _MODEL_FRAME_RE = re.compile(
@@ -221,6 +228,9 @@ _TB_PIECES = ("Traceback (most recent", "The above exception", "During handling"
 #: MPClient.__init__'s call into the engines' launch (``with launch_core_engines(``, core_client.py 0.10 → 0.32):
 #: under a vLLM frame, a traceback cut at that source line is cut inside the start-up
 _LAUNCH_CALLS = ("with launch_core_engines(",)
+#: a caller's source line building V1's AsyncLLM (PHASE_FRAMES): cut right under it, the traceback is cut inside
+#: vLLM's start-up, whoever's frame holds the call (verl's rollout server)
+_BUILD_CALLS = ("AsyncLLM.from_vllm_config(",)
 #: a traceback's exception line that is a stop, not a failure (Ctrl-C, sys.exit)
 _STOPS = ("KeyboardInterrupt", "SystemExit")
 
@@ -430,6 +440,8 @@ class RawTracebacks:
             if f is None and (f := self._nb.frame(text, run)) is not None:
                 self.vllm_seen = True  # a frame of vLLM's own package, as IPython prints it
             f = f or nccl.watchdog(text, run)
+            if f is None and any(c in text for c in _BUILD_CALLS):
+                f = cut_frame("  " + text, run)  # the engine's construction, cut before vLLM's own frames
             if f is None and self._frame.get(who) is not None and text.startswith(_LAUNCH_CALLS):
                 f = cut_frame("  " + text, run)  # MPClient's call into the launch, cut before its own frame
             if f is None and (r := raytold.death(text, run)) is not None:
