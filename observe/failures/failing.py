@@ -169,13 +169,22 @@ def innermost(errors: Sequence[Any]) -> dict[str, Any] | None:
     }
 
 
+def _site(e: Any) -> tuple[Any, ...]:
+    """One log record's call site: the lines of a traceback logged with logger.exception share it."""
+    return (e.env.source, e.env.pid, e.env.logger_file, e.env.logger_line)
+
+
 def unexplained(errors: Sequence[Any]) -> list[Any]:
     """The exception lines and ERROR records no specific failure explains: not near (NEAR_LINES) a
-    failure of an ``EXPLAINED_BY`` kind in the same source, not raised while stopping as asked."""
+    failure of an ``EXPLAINED_BY`` kind in the same source, not in the record of a request answered with an error
+    (``request_error``: its traceback is that one request's), not raised while stopping as asked."""
     known = [(e.env.source, e.env.lineno) for e in errors if e.kind in EXPLAINED_BY]
+    answered = {_site(e) for e in errors if e.kind == FailureKind.REQUEST_ERROR}
     out = []
     for e in errors:
         if e.kind not in _RAW or shutdown.is_noise(e) or not unread.counts(e, errors):
+            continue
+        if e.env.logger_file is not None and _site(e) in answered:  # that request's own traceback
             continue
         if any(src == e.env.source and abs(ln - e.env.lineno) <= NEAR_LINES for src, ln in known):
             continue

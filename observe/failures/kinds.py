@@ -64,6 +64,7 @@ class FailureKind(StrEnum):
     ENGINE_CRASHED = "engine_crashed"
     # requests rejected; the engine waits on a peer
     PROMPT_TOO_LONG = "prompt_too_long"
+    REQUEST_ERROR = "request_error"
     ENGINE_HANG = "engine_hang"
     # raw material: the catch-all's and a crash's root cause
     EXCEPTION = "exception"
@@ -248,6 +249,15 @@ KINDS: dict[FailureKind, Kind] = {
         once=False,
         title="Prompts rejected as too long",
         severity="warning",
+    ),
+    FailureKind.REQUEST_ERROR: Kind(
+        "one request failed in the API server's preprocessing (its chat template, its tokenization): vLLM "
+        "logs the traceback and answers that request with an error response; the engine serves on",
+        False,
+        "serving",
+        explains=False,  # only its own record's traceback (failing.unexplained), never the errors near it
+        once=False,
+        cause=False,
     ),
     FailureKind.ENGINE_HANG: Kind(
         "vLLM's hang warning: a process waited that long for the shared-memory ring",

@@ -27,9 +27,10 @@ MAX_JSON = 200_000
 
 _A = re.ASCII
 
-# ANSI colour codes: real ESC, the "←[" rendering of ESC in some terminals, and bare "[1;36m"
-# remnants left when a paste drops the ESC byte.
-ANSI_RE = re.compile(r"(?:\x1b|\u2190)?\[(?:\d{1,3}(?:;\d{1,3})*)?m", _A)
+# ANSI colour codes: real ESC, the "←[" rendering of ESC in some terminals, ESC written out as the two
+# characters "^[" (a terminal's caret notation, copied as text), and bare "[1;36m" remnants left when a
+# paste drops the ESC byte.
+ANSI_RE = re.compile(r"(?:\x1b|\u2190|\^\[)?\[(?:\d{1,3}(?:;\d{1,3})*)?m", _A)
 
 # Outer wrappers, stripped from the start of a line (in any nesting order).
 WRAP_RE = re.compile(
@@ -37,6 +38,7 @@ WRAP_RE = re.compile(
       [ \t]*\|[ \t]                                                              # Buildkite gutter
     | >(?:[ \t]|$)                                                               # a quoted paste: "> "
     | \*{2,}(?=\([A-Za-z])                                                     # markdown's "****(EngineCore…"
+    | kserve-container[ ](?=\(|\[rank)                                           # KServe's container name
     | (?P<rfc>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)[ \t]+ # docker logs -t
     | \[(?P<brk>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\][ \t]+  # CI/app
     | (?P<jd>(?:[A-Z][a-z]{2}|1?\d月)[ ][ \d]\d[ ]\d\d:\d\d:\d\d)[ ]\S+[ ][^\s:\[]+(?:\[\d+\])?:[ ]  # journald

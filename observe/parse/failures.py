@@ -17,25 +17,12 @@ from observe.failures.kinds import FailureKind
 from observe.parse.envelope import Ctx
 from observe.parse.oom import oom_details
 from observe.parse.rules import Rule, fire, gate
+from observe.parse.shutdownmsg import SHUTDOWN_LITERALS as SHUTDOWN_LITERALS
+from observe.parse.shutdownmsg import begins_shutdown as begins_shutdown
+from observe.parse.shutdownmsg import requested_shutdown as requested_shutdown
 
 _A = re.ASCII
 
-#: shutdown messages that say the stop was asked for (a signal, Ctrl-C, the API server told to stop):
-#: an EngineDeadError after one is noise. vLLM's own "[shutdown] MPClient: engine core exited
-#: unexpectedly" / "Process manager: send sigterm" steps after a killed engine core are not.
-REQUESTED_LITERALS = (
-    "Shutting down",
-    "Waiting for application shutdown",
-    "shutdown triggered",
-    "received signal",
-    "Received KeyboardInterrupt",
-)
-#: shutdown messages vLLM prints whoever stopped it: the Ray executor's teardown ("Shutting down Ray
-#: distributed executor. … this is the expected termination process in Ray.", ray_distributed_executor.py
-#: 0.7.3 → v1/executor/ray_executor.py) runs after an engine death too. A shutdown, never a request.
-CLEANUP_LITERALS = ("Shutting down Ray distributed executor",)
-#: messages that begin a shutdown (vLLM's "[shutdown] …" steps, uvicorn's stop)
-SHUTDOWN_LITERALS = ("[shutdown]", *REQUESTED_LITERALS)
 # a traceback's source-code line quoting the message, not the error itself
 _QUOTED_SOURCE = ("raise ", 'File "', "#", "self.", "return ")
 #: failures read from the source line that raises them, when a paste is cut inside the traceback before
@@ -338,6 +325,10 @@ def _request_engine_dead(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) ->
     return Failure(f.kind, f.details, f.fatal, ("crashed", "request"))  # its own key: it dates the death
 
 
+def _request_error(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    return Failure(FailureKind.REQUEST_ERROR, {"phase": "serving"}, False, None)
+
+
 def _engine_core(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     return Failure(FailureKind.ENGINE_CORE_FAILED, {"phase": _phase(run)}, True, ("enginecore",))
 
@@ -488,6 +479,8 @@ RULES: tuple[Rule[Failure], ...] = (
         _prompt_length,
         claims=True,
     ),
+    # 0.8.3 serving_completion.py:116 / serving_chat.py:198: logger.exception, then create_error_response
+    _rule("request-preprocessing", "Error in preprocessing prompt inputs", None, _request_error),
     # the engine died under the API server: killed, crashed, or its worker did
     _rule("engine-core-exited", "engine core exited unexpectedly", None, _crashed("mpclient_exited")),
     _rule(
@@ -587,13 +580,3 @@ def failure(msg: str, ctx: Ctx, run: RunState) -> Failure | None:
         return None
     f = found[0]
     return Failure(f.kind, {**f.details, "from_source": True}, f.fatal, f.key) if quoted else f
-
-
-def begins_shutdown(msg: str) -> bool:
-    return any(lit in msg for lit in SHUTDOWN_LITERALS)
-
-
-def requested_shutdown(msg: str) -> bool:
-    """Whether a shutdown message says the stop was asked for (see REQUESTED_LITERALS; never vLLM's own
-    clean-up, CLEANUP_LITERALS)."""
-    return any(lit in msg for lit in REQUESTED_LITERALS) and not any(lit in msg for lit in CLEANUP_LITERALS)

@@ -78,6 +78,10 @@ PHASE_FRAMES: dict[str, str] = {
     "init_worker_distributed_environment": "startup",
     "init_device": "startup",
     "from_engine_args": "startup",
+    # V1's AsyncLLM built by its classmethod (v1/engine/async_llm.py 0.8 → 0.32), as a caller's source line calls
+    # it: the client's construction, which launches the engine cores and waits for them (other classes' own
+    # from_vllm_config are not meant)
+    "AsyncLLM.from_vllm_config": "startup",
     "_init_engine": "startup",
     # the executor's construction: ExecutorBase.__init__ → _init_executor → (Ray) _init_workers_ray, called
     # only there (V0 executor_base.py 0.4 → 0.10, V1 EngineCore.__init__'s executor_class(vllm_config))
@@ -148,13 +152,22 @@ _LOOP_DEAD = (
     "when a request comes after it: its background loop has errored already (the cause is earlier)"
 )
 _FRAME_RE = re.compile(
-    r"\b(" + "|".join((*PHASE_FRAMES, *SERVING_FRAMES, *SHARED_FRAMES)) + r"|output_handler)\b", re.ASCII
+    r"\b("
+    + "|".join(map(re.escape, (*PHASE_FRAMES, *SERVING_FRAMES, *SHARED_FRAMES)))
+    + r"|output_handler)\b",
+    re.ASCII,
 )
 #: a frame in vLLM's model code: the module, and the function (a constructor, or the forward pass)
 _MODEL_FRAME_RE = re.compile(
     r'File "[^"]*/vllm/model_executor/(?P<dir>layers|models)/(?:[\w/]+/)?(?P<mod>\w+)\.py", line \d+, '
     r"in (?P<func>__init__|forward)\b",
     re.ASCII,
+)
+#: V1's input batch, built only by the model runner while the worker is set up (0.32 gpu_model_runner.py: its
+#: ``__init__`` and ``may_reinitialize_input_batch`` from ``initialize_kv_cache``; vllm-ascend's npu_input_batch.py
+#: the same): a constructor of it on the stack is the start-up (its BlockTable's construction under it)
+_BATCH_INIT_RE = re.compile(
+    r'File "[^"]*/worker/(?:gpu_|npu_)?(input_batch)\.py", line \d+, in __init__\b', re.ASCII
 )
 #: what a frame the parser reads, or the header that makes its traceback whole, holds
 #: (``triggers.TRIGGERS``: a message without any of them is skipped)
@@ -165,6 +178,7 @@ LITERALS: tuple[str, ...] = (
     "output_handler",
     DTYPE_CHECK,
     "/vllm/",
+    "input_batch.py",
     "Traceback (most recent",
     *nccl.LITERALS,
     *raytold.LITERALS,
@@ -214,6 +228,9 @@ _TB_PIECES = ("Traceback (most recent", "The above exception", "During handling"
 #: MPClient.__init__'s call into the engines' launch (``with launch_core_engines(``, core_client.py 0.10 → 0.32):
 #: under a vLLM frame, a traceback cut at that source line is cut inside the start-up
 _LAUNCH_CALLS = ("with launch_core_engines(",)
+#: a caller's source line building V1's AsyncLLM (PHASE_FRAMES): cut right under it, the traceback is cut inside
+#: vLLM's start-up, whoever's frame holds the call (verl's rollout server)
+_BUILD_CALLS = ("AsyncLLM.from_vllm_config(",)
 #: a traceback's exception line that is a stop, not a failure (Ctrl-C, sys.exit)
 _STOPS = ("KeyboardInterrupt", "SystemExit")
 
@@ -297,6 +314,8 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
         func = f"{mm.group('mod')}.{mm.group('func')}"
         built = mm.group("func") == "__init__"  # a forward pass: the start-up's dummy runs, or serving
         phase = "loading_weights" if built else ("serving" if run.stats_seen else "startup")
+    elif (bm := _BATCH_INIT_RE.search(text)) is not None:
+        func, phase = f"{bm.group(1)}.__init__", "startup"
     elif (em := _EXECUTOR_RUN_RE.search(text)) is not None:
         func, phase = em.group(1), "serving"
     elif (rm := _RUNNER_RUN_RE.search(text)) is not None:
@@ -421,6 +440,8 @@ class RawTracebacks:
             if f is None and (f := self._nb.frame(text, run)) is not None:
                 self.vllm_seen = True  # a frame of vLLM's own package, as IPython prints it
             f = f or nccl.watchdog(text, run)
+            if f is None and any(c in text for c in _BUILD_CALLS):
+                f = cut_frame("  " + text, run)  # the engine's construction, cut before vLLM's own frames
             if f is None and self._frame.get(who) is not None and text.startswith(_LAUNCH_CALLS):
                 f = cut_frame("  " + text, run)  # MPClient's call into the launch, cut before its own frame
             if f is None and (r := raytold.death(text, run)) is not None:

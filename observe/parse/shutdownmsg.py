@@ -1,0 +1,31 @@
+"""The messages that begin a shutdown, and which of them say the stop was asked for (the error grammar,
+observe.parse.failures, reads an engine-dead error after a requested stop as noise)."""
+
+from __future__ import annotations
+
+#: shutdown messages that say the stop was asked for (a signal, Ctrl-C, the API server told to stop):
+#: an EngineDeadError after one is noise. vLLM's own "[shutdown] MPClient: engine core exited
+#: unexpectedly" / "Process manager: send sigterm" steps after a killed engine core are not.
+REQUESTED_LITERALS = (
+    "Shutting down",
+    "Waiting for application shutdown",
+    "shutdown triggered",
+    "received signal",
+    "Received KeyboardInterrupt",
+)
+#: shutdown messages vLLM prints whoever stopped it: the Ray executor's teardown ("Shutting down Ray
+#: distributed executor. … this is the expected termination process in Ray.", ray_distributed_executor.py
+#: 0.7.3 → v1/executor/ray_executor.py) runs after an engine death too. A shutdown, never a request.
+CLEANUP_LITERALS = ("Shutting down Ray distributed executor",)
+#: messages that begin a shutdown (vLLM's "[shutdown] …" steps, uvicorn's stop)
+SHUTDOWN_LITERALS = ("[shutdown]", *REQUESTED_LITERALS)
+
+
+def begins_shutdown(msg: str) -> bool:
+    return any(lit in msg for lit in SHUTDOWN_LITERALS)
+
+
+def requested_shutdown(msg: str) -> bool:
+    """Whether a shutdown message says the stop was asked for (see REQUESTED_LITERALS; never vLLM's own
+    clean-up, CLEANUP_LITERALS)."""
+    return any(lit in msg for lit in REQUESTED_LITERALS) and not any(lit in msg for lit in CLEANUP_LITERALS)
