@@ -1,0 +1,50 @@
+"""The misses of issue 32's thirteenth blind set (tests/data/eval32m/RESULTS.md), each on its real excerpt. Sources
+in tests/data/PROVENANCE.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from observe import pipeline, report
+from observe.parse import failures
+from observe.parse.failures import RunState
+
+DATA = Path(__file__).parent / "data"
+
+
+def _diagnose(*paths: Path) -> dict:
+    return report.to_dict(pipeline.diagnose_paths(list(paths)))
+
+
+def _critical(d: dict) -> list[dict]:
+    return [f for f in d["findings"] if f["severity"] == "critical"]
+
+
+def _records(name: str, needle: str) -> list[str]:
+    """The messages of the excerpt's ERROR records that hold ``needle`` (after the '[file:line] ' prefix)."""
+    lines = (DATA / "eval32m" / name).read_text().splitlines()
+    return [ln.split("] ", 1)[1] for ln in lines if ln.startswith("ERROR") and needle in ln]
+
+
+def test_a_safetensors_lookup_retried_at_start_up_is_no_failure() -> None:
+    """AO (015: V1 0.9.2, '[config.py:130] Error retrieving safetensors: … retrying 1 of 2' then the last try's
+    '[config.py:128] Error retrieving safetensors: …', start-up going on): transformers_utils/config.py's with_retry
+    logs each failed try at ERROR, and try_get_safetensors_metadata catches the last one's raise (returns None). No
+    critical finding, no engine_error."""
+    d = _diagnose(DATA / "eval32m" / "015.log")
+    assert not _critical(d), d["findings"]
+    assert "engine_error" not in {f["id"] for f in d["findings"]}
+    msgs = _records("015.log", "Error retrieving safetensors")
+    assert len(msgs) == 2 and msgs[0].endswith("retrying 1 of 2")
+    assert all(failures.error_line(m, RunState(False, False)) is None for m in msgs)
+
+
+def test_a_file_list_lookup_whose_retries_ran_out_is_still_read() -> None:
+    """with_retry's last try logs '<what>: <error>' and raises; for 'Error retrieving file list' (list_repo_files)
+    nothing catches it, so that record stays an error record (the catch-all's raw material); its tries before
+    ('…, retrying 1 of 2') are not. The error is 015's own; the wording is with_retry's format ('%s: %s')."""
+    safetensors = _records("015.log", "Error retrieving safetensors")
+    last, retry = (m.replace("safetensors", "file list") for m in (safetensors[1], safetensors[0]))
+    failed = failures.error_line(last, RunState(False, False))
+    assert failed is not None and failed.kind == "error_line"
+    assert failures.error_line(retry, RunState(False, False)) is None
