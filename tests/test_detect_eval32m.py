@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from observe import pipeline, report
-from observe.parse import failures
+from observe.parse import failures, triton
 from observe.parse.failures import RunState
 
 DATA = Path(__file__).parent / "data"
@@ -48,3 +48,26 @@ def test_a_file_list_lookup_whose_retries_ran_out_is_still_read() -> None:
     failed = failures.error_line(last, RunState(False, False))
     assert failed is not None and failed.kind == "error_line"
     assert failures.error_line(retry, RunState(False, False)) is None
+
+
+def test_tritons_vllm_backend_failing_to_start_the_engine_is_a_failed_start() -> None:
+    """AP (024: Triton's glog lines around two vLLM INFO lines, then 'E1216 … model.py:248] "[vllm] Failed to start
+    engine: NoneType: None\\n"' and pb_stub's 'Failed to initialize Python stub: TypeError:
+    build_async_engine_client_from_engine_args() got an unexpected keyword argument …', cut): the backend's
+    _init_engine logs that only when the engine thread passed back an exception before the engine existed, so the
+    engine never started: a critical start-up failure, the launch failed."""
+    d = _diagnose(DATA / "eval32m" / "024.log")
+    crit = _critical(d)
+    assert crit and all(f["id"] in ("engine_startup_failed", "engine_error") for f in crit), d["findings"]
+    assert all(f["data"].get("phase") == "startup" for f in crit), crit
+    assert "[vllm] Failed to start engine" in crit[0]["evidence"]
+    assert d["launches"][-1]["status"] == "failed"
+
+
+def test_the_backends_line_after_a_requested_stop_is_no_failure() -> None:
+    """The same line read after a requested stop tells nothing (the stop's noise, as for Ray's lines)."""
+    line = next(
+        ln for ln in (DATA / "eval32m" / "024.log").read_text().splitlines() if "Failed to start" in ln
+    )
+    assert triton.death(line, RunState(False, False)) is not None
+    assert triton.death(line, RunState(True, False, requested=True)) is None
