@@ -71,3 +71,23 @@ def test_the_backends_line_after_a_requested_stop_is_no_failure() -> None:
     )
     assert triton.death(line, RunState(False, False)) is not None
     assert triton.death(line, RunState(True, False, requested=True)) is None
+
+
+def test_engine_step_cancelled_is_the_engine_loops_iteration_timeout() -> None:
+    """AN (014: V0 ~0.5.0, 'ERROR:    Exception in ASGI application' then a traceback through async_llm_engine.py's
+    engine_step → step_async → execute_model_async → multiproc_gpu_executor's _driver_execute_model_async, ending
+    asyncio.exceptions.CancelledError): in 0.5.0 only run_engine_loop's wait_for(engine_step(),
+    ENGINE_ITERATION_TIMEOUT_S) cancels engine_step, and then the engine is errored. Failing, while serving."""
+    d = _diagnose(DATA / "eval32m" / "014.log")
+    crit = _critical(d)
+    assert crit and crit[0]["id"] == "engine_error" and crit[0]["data"]["phase"] == "serving", d["findings"]
+    assert "iteration timeout" in crit[0]["evidence"]
+    assert "engine_startup_failed" not in {f["id"] for f in d["findings"]}
+
+
+def test_a_client_disconnects_cancelled_error_is_still_no_failure() -> None:
+    """A CancelledError under no engine_step frame (eval32k 014: starlette's client-disconnect traceback after a 200)
+    is a client gone, not the engine: no finding. (eval32m 017 / 018, starlette's and FastChat's copies of one, hold
+    no line vLLM wrote and stay refused: tests/rules/test_findings_doc.py.)"""
+    assert "CancelledError" in (DATA / "eval32k" / "014.log").read_text()
+    assert not _diagnose(DATA / "eval32k" / "014.log")["findings"]
