@@ -11,6 +11,8 @@ the stub's exception line, or the vLLM traceback above it. Pure: a raw line in, 
 
 from __future__ import annotations
 
+from typing import Any
+
 from observe.failures.kinds import FailureKind
 from observe.parse.failures import Failure, RunState
 
@@ -31,6 +33,6 @@ def death(text: str, run: RunState) -> Failure | None:
     """The failed start Triton's vLLM backend tells on a raw line (after a requested stop: none)."""
     if _FAILED_START not in text or run.requested:
         return None
-    d = {"text": _SAYS, "phase": "startup", "cause": _CAUSE}  # the line's own quoted text is redacted
-    d["before_serving"] = True  # the backend says the engine was never built (failing._before_serving)
+    # the line's own quoted text is redacted; before_serving: the backend says the engine was never built
+    d: dict[str, Any] = {"text": _SAYS, "phase": "startup", "cause": _CAUSE, "before_serving": True}
     return Failure(FailureKind.ERROR_LINE, d, False, ("triton", _FAILED_START))

@@ -68,8 +68,8 @@ class Unread:
         """End of stream: what the raw tracebacks held (``frames.RawTracebacks.release``), else the unread
         traceback's failure, if there is one."""
         if not (held or self._told or requested) and self._timeout is not None:
-            d = {"text": _STEP_TIMEOUT, "phase": "serving", "frame": "engine_step", "cause": _STEP_TIMEOUT}
-            return [(Failure(FailureKind.ERROR_LINE, d, False, ("unread", "engine_step")), *self._timeout)]
+            step = {"text": _STEP_TIMEOUT, "phase": "serving", "frame": "engine_step", "cause": _STEP_TIMEOUT}
+            return [(Failure(FailureKind.ERROR_LINE, step, False, ("unread", "engine_step")), *self._timeout)]
         if held or self._last is None or self._told or self._stopped or requested:
             return held
         func, msg, ctx = self._last
