@@ -142,8 +142,7 @@ def _parse(cls, path: Path):
 # downloads, which says nothing to read; eval32j 025 / 028: platform detection and vLLM's NCCL_CUMEM warning, under
 # verifiers and lm_eval; eval32l 009 / 026 / 027: healthy start-up lines that tell nothing yet — the routes, multimodal
 # warm-up, journald's SM70 fork lines; eval32m 013 / 018: MI300A's hard-wrapped compile lines under Ray, and FastChat's
-# stderr copy of a client disconnect's CancelledError, which tell nothing; eval32m 024: Triton's vLLM backend failing to
-# start the engine, class AP)
+# stderr copy of a client disconnect's CancelledError, which tell nothing)
 _NO_EVENT_YET = {
     ("eval32", "028"),
     ("eval32f", "023"),
@@ -151,7 +150,7 @@ _NO_EVENT_YET = {
     ("eval32i", "027"),
     *(("eval32j", n) for n in ("025", "028")),
     *(("eval32l", n) for n in ("009", "026", "027")),
-    *(("eval32m", n) for n in ("013", "018", "024")),
+    *(("eval32m", n) for n in ("013", "018")),
 }
 
 

@@ -279,13 +279,22 @@ _TRACEBACK_PIECES = _QUOTED_SOURCE + (
 )
 
 
+#: a Hub look-up that start-up survives (transformers_utils/config.py's with_retry, 0.8 → 0.32): each failed try but
+#: the last logs "<what>: <error>, retrying N of M" and tries again; the last logs "<what>: <error>" and raises, which
+#: try_get_safetensors_metadata catches (returns None) but list_repo_files' callers do not: that one stays a failure
+_SURVIVED_LOOKUP = re.compile(
+    r"Error retrieving (?:safetensors: .*|file list: .*, retrying \d+ of \d+)", re.S
+)
+
+
 def error_line(msg: str, run: RunState) -> Failure | None:
     """An ERROR / CRITICAL record no rule knows (the catch-all's raw material). Not fatal by itself.
-    None for a piece of a traceback (a cut paste starting inside one): its exception line tells."""
+    None for a piece of a traceback (a cut paste starting inside one): its exception line tells; and for a
+    Hub look-up's failed try that start-up goes on from (``_SURVIVED_LOOKUP``)."""
     if msg[:1] in (" ", "\t"):
         return None
     text = msg.strip()
-    if not text or text.startswith(_TRACEBACK_PIECES):
+    if not text or text.startswith(_TRACEBACK_PIECES) or _SURVIVED_LOOKUP.fullmatch(text):
         return None
     d: dict[str, Any] = {"text": text[:300], "phase": _phase(run)}
     if run.requested:

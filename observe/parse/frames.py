@@ -40,7 +40,7 @@ from typing import Any
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse import ipython, nccl, raytold
+from observe.parse import ipython, nccl, raytold, triton
 from observe.parse.failures import Failure, RunState, bf16_refusal
 
 #: V0's KV-cache size check (worker.py 0.4 → 0.10, the first step of ``Worker.initialize_cache``): it raises only
@@ -182,6 +182,7 @@ LITERALS: tuple[str, ...] = (
     "Traceback (most recent",
     *nccl.LITERALS,
     *raytold.LITERALS,
+    *triton.LITERALS,
     "asyncio/runners.py",
     "uvloop/__init__.py",
 )
@@ -449,6 +450,7 @@ class RawTracebacks:
                     self._ray[who] = (r[0], msg, ctx)
                     return None
                 f = r[0]
+            f = f or triton.death(text, run)
             if text.startswith(_STOPS):
                 self._open.pop(who, None)  # the traceback of a stop (Ctrl-C, sys.exit): no failure
             bare_end = msg[:1] not in " \t" and not text.startswith(_TB_PIECES) and not ipython.piece(text)

@@ -10,7 +10,11 @@ give (``PHASE_FRAMES``, ``SERVING_FRAMES``), else "unknown"; the catch-all (``fa
 only when nothing else in the run is a failure, and says what decides the cause.
 
 Not a failure: a requested stop (the parser's own ``requested``), and a traceback of Ctrl-C, ``sys.exit``,
-a task cancelled or a client gone (``_STOPS``): frames under those tell nothing. A request vLLM refused
+a task cancelled or a client gone (``_STOPS``): frames under those tell nothing. Save one: V0's ``engine_step``
+(``engine/async_llm_engine.py``) cancelled. Only the engine loop cancels it (``run_engine_loop``: ``await
+asyncio.wait_for(self.engine_step(), ENGINE_ITERATION_TIMEOUT_S)``, 0.4 → 0.5; a client gone cancels its own
+request's task, which never runs engine_step), and on that timeout the loop logs "Engine iteration timed out" and
+sets the engine errored: a CancelledError under an engine_step frame is the engine dead while serving. A request vLLM refused
 (a 4xx) logs its own ERROR record, which a rule reads, so the stream was told.
 
 Pure: lines in, at most one Failure out at the end of the stream.
@@ -28,6 +32,11 @@ Held = tuple[Failure, str, Any]  # a failure, its line and that line's ctx
 #: exception names whose traceback is a stop or a client's, not the engine's failure (asyncio's and
 #: concurrent.futures' CancelledError, starlette's ClientDisconnect, uvicorn's / vLLM's ClientDisconnected)
 _STOPS = ("KeyboardInterrupt", "SystemExit", "CancelledError", "ClientDisconnect", "GeneratorExit")
+_STEP_TIMEOUT = (
+    "V0's engine loop cancelled engine_step (asyncio.CancelledError under engine_step → execute_model_async): "
+    "only its iteration timeout (VLLM_ENGINE_ITERATION_TIMEOUT_S) does, after which the engine is errored — a "
+    "step that hung, typically a collective between the workers"
+)
 
 
 class Unread:
@@ -35,22 +44,32 @@ class Unread:
 
     def __init__(self) -> None:
         self._last: tuple[str, str, Any] | None = None  # function, line, ctx
-        self._told = self._stopped = False
+        self._told = self._stopped = self._in_step = False
+        self._timeout: tuple[str, Any] | None = None  # engine_step cancelled: its exception line, ctx
 
     def note(self, f: Failure | None, msg: str, ctx: Any, failure_line: bool) -> None:
         """A line the failure rules saw (failure_line: an ERROR / CRITICAL record or a raw line), and
         what they made of it (f)."""
-        if f is not None:
+        if failure_line and self._in_step and msg.strip().endswith("CancelledError"):
+            self._timeout = (msg, ctx)  # the engine loop's iteration timeout, not a stop (read as a wrapper)
+        elif f is not None:
             self._told = True
         elif failure_line:
-            if any(s in msg for s in _STOPS):
+            if "Traceback (most recent" in msg:
+                self._in_step = False
+            elif any(s in msg for s in _STOPS):
                 self._stopped = True
             elif (m := frames.vllm_frame(msg)) is not None:
                 self._last = (m.group("func"), msg, ctx)
+                step = m.group("func") == "engine_step" and "async_llm_engine.py" in msg
+                self._in_step = self._in_step or step
 
     def release(self, requested: bool, held: list[Held]) -> list[Held]:
         """End of stream: what the raw tracebacks held (``frames.RawTracebacks.release``), else the unread
         traceback's failure, if there is one."""
+        if not (held or self._told or requested) and self._timeout is not None:
+            step = {"text": _STEP_TIMEOUT, "phase": "serving", "frame": "engine_step", "cause": _STEP_TIMEOUT}
+            return [(Failure(FailureKind.ERROR_LINE, step, False, ("unread", "engine_step")), *self._timeout)]
         if held or self._last is None or self._told or self._stopped or requested:
             return held
         func, msg, ctx = self._last
