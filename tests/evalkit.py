@@ -5,6 +5,7 @@ for a log, and the check that says whether that JSON meets one judgement."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -100,3 +101,22 @@ def cases(logs: dict[str, Any], misses: dict[tuple[str, int], str]) -> list:
         for log, entry in logs.items()
         for i in range(len(entry["judgements"]))
     ]
+
+
+def set_tests(
+    name: str, misses: dict[tuple[str, int], str]
+) -> tuple[Callable[..., None], Callable[[], None]]:
+    """The two tests every blind set runs, for its module to bind as ``test_judgement`` and
+    ``test_labels_cover_every_log``: each judgement of labels.json on observe's JSON (a known miss a strict
+    xfail naming its class), and that the labels cover the set's 30 logs."""
+    logs = labels(name)
+
+    @pytest.mark.parametrize(("log", "i"), cases(logs, misses))
+    def judgement(log: str, i: int) -> None:
+        j = logs[log]["judgements"][i]
+        assert holds(diagnosis(name, log), j["check"]), j["text"]
+
+    def cover() -> None:
+        check_cover(name, misses)
+
+    return judgement, cover

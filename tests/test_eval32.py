@@ -8,24 +8,10 @@ from MISSES). tests/data/eval32/RESULTS.md has the figures and the misses by cla
 
 from __future__ import annotations
 
-import pytest
-
-from tests.evalkit import cases, check_cover, diagnosis, holds, labels
-
-LABELS = labels("eval32")
+from tests.evalkit import set_tests
 
 # The misses as scored at the branch point, by class (see RESULTS.md): (log, judgement) → the miss.
 MISSES: dict[tuple[str, int], str] = {}
 
 
-CASES = cases(LABELS, MISSES)
-
-
-@pytest.mark.parametrize(("log", "i"), CASES)
-def test_judgement(log: str, i: int) -> None:
-    j = LABELS[log]["judgements"][i]
-    assert holds(diagnosis("eval32", log), j["check"]), j["text"]
-
-
-def test_labels_cover_every_log() -> None:
-    check_cover("eval32", MISSES)
+test_judgement, test_labels_cover_every_log = set_tests("eval32", MISSES)

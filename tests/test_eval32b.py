@@ -8,23 +8,11 @@ it flip (then take it out of MISSES). tests/data/eval32b/RESULTS.md has the figu
 
 from __future__ import annotations
 
-import pytest
-
-from tests.evalkit import cases, check_cover, diagnosis, holds, labels
-
-LABELS = labels("eval32b")
-
+from tests.evalkit import set_tests
 
 # The misses as scored at the branch point (before any fix), by class: (log, judgement) → the miss. All of
 # them (classes A to G) are fixed: see RESULTS.md; a new miss goes here with its class.
 MISSES: dict[tuple[str, int], str] = {}
 
 
-@pytest.mark.parametrize(("log", "i"), cases(LABELS, MISSES))
-def test_judgement(log: str, i: int) -> None:
-    j = LABELS[log]["judgements"][i]
-    assert holds(diagnosis("eval32b", log), j["check"]), j["text"]
-
-
-def test_labels_cover_every_log() -> None:
-    check_cover("eval32b", MISSES)
+test_judgement, test_labels_cover_every_log = set_tests("eval32b", MISSES)

@@ -8,11 +8,7 @@ out of MISSES). tests/data/eval32c/RESULTS.md has the figures and the classes.
 
 from __future__ import annotations
 
-import pytest
-
-from tests.evalkit import cases, check_cover, diagnosis, holds, labels
-
-LABELS = labels("eval32c")
+from tests.evalkit import set_tests
 
 _L = "L: V1's 'Preempted request … has been resumed!' is not read as a preemption"
 
@@ -22,11 +18,4 @@ MISSES: dict[tuple[str, int], str] = {
 }
 
 
-@pytest.mark.parametrize(("log", "i"), cases(LABELS, MISSES))
-def test_judgement(log: str, i: int) -> None:
-    j = LABELS[log]["judgements"][i]
-    assert holds(diagnosis("eval32c", log), j["check"]), j["text"]
-
-
-def test_labels_cover_every_log() -> None:
-    check_cover("eval32c", MISSES)
+test_judgement, test_labels_cover_every_log = set_tests("eval32c", MISSES)

@@ -8,11 +8,7 @@ out of MISSES). tests/data/eval32d/RESULTS.md has the figures and the classes.
 
 from __future__ import annotations
 
-import pytest
-
-from tests.evalkit import cases, check_cover, diagnosis, holds, labels
-
-LABELS = labels("eval32d")
+from tests.evalkit import set_tests
 
 _N = "N: a V1 KV message cut before its figures gets the finding and a note, no --max-model-len value"
 _P = "P: a preemption storm in an offline batch (151 cumulative) makes the log critical, read as failing"
@@ -27,11 +23,4 @@ MISSES: dict[tuple[str, int], str] = {
 }
 
 
-@pytest.mark.parametrize(("log", "i"), cases(LABELS, MISSES))
-def test_judgement(log: str, i: int) -> None:
-    j = LABELS[log]["judgements"][i]
-    assert holds(diagnosis("eval32d", log), j["check"]), j["text"]
-
-
-def test_labels_cover_every_log() -> None:
-    check_cover("eval32d", MISSES)
+test_judgement, test_labels_cover_every_log = set_tests("eval32d", MISSES)

@@ -8,23 +8,11 @@ out of MISSES). tests/data/eval32e/RESULTS.md has the figures and the classes.
 
 from __future__ import annotations
 
-import pytest
-
-from tests.evalkit import cases, check_cover, diagnosis, holds, labels
-
-LABELS = labels("eval32e")
-
+from tests.evalkit import set_tests
 
 # The misses as scored at the branch point (blind), by class: (log, judgement) → the miss. All seven (classes
 # R, S and T: tests/data/eval32e/RESULTS.md) are fixed: none is left.
 MISSES: dict[tuple[str, int], str] = {}
 
 
-@pytest.mark.parametrize(("log", "i"), cases(LABELS, MISSES))
-def test_judgement(log: str, i: int) -> None:
-    j = LABELS[log]["judgements"][i]
-    assert holds(diagnosis("eval32e", log), j["check"]), j["text"]
-
-
-def test_labels_cover_every_log() -> None:
-    check_cover("eval32e", MISSES)
+test_judgement, test_labels_cover_every_log = set_tests("eval32e", MISSES)

@@ -8,11 +8,7 @@ out of MISSES). tests/data/eval32f/RESULTS.md has the figures and the classes.
 
 from __future__ import annotations
 
-import pytest
-
-from tests.evalkit import cases, check_cover, diagnosis, holds, labels
-
-LABELS = labels("eval32f")
+from tests.evalkit import set_tests
 
 _U = "U: the bfloat16 compute-capability refusal has no rule and no --dtype lever"
 _V = "V: a wrapper's own line prefix hides the vLLM records, so the failure is not read"
@@ -22,11 +18,4 @@ _W = "W: a cut V0 traceback in model_runner.execute_model (no exception line) gi
 MISSES: dict[tuple[str, int], str] = {}
 
 
-@pytest.mark.parametrize(("log", "i"), cases(LABELS, MISSES))
-def test_judgement(log: str, i: int) -> None:
-    j = LABELS[log]["judgements"][i]
-    assert holds(diagnosis("eval32f", log), j["check"]), j["text"]
-
-
-def test_labels_cover_every_log() -> None:
-    check_cover("eval32f", MISSES)
+test_judgement, test_labels_cover_every_log = set_tests("eval32f", MISSES)

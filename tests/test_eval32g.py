@@ -8,11 +8,7 @@ of MISSES). tests/data/eval32g/RESULTS.md has the figures and the classes.
 
 from __future__ import annotations
 
-import pytest
-
-from tests.evalkit import cases, check_cover, diagnosis, holds, labels
-
-LABELS = labels("eval32g")
+from tests.evalkit import set_tests
 
 _X = "X: a weights-loading OOM whose shard progress bar is printed after it gets no phase and a utilization lever"
 _Y = "Y: a CUDA-graph capture OOM named only by its frames (torch.cuda.graph / capture_end) gets no capture lever"
@@ -27,11 +23,4 @@ _V = "V: V1's 'EngineCore hit an exception' over run_busy_loop frames is read as
 MISSES: dict[tuple[str, int], str] = {}
 
 
-@pytest.mark.parametrize(("log", "i"), cases(LABELS, MISSES))
-def test_judgement(log: str, i: int) -> None:
-    j = LABELS[log]["judgements"][i]
-    assert holds(diagnosis("eval32g", log), j["check"]), j["text"]
-
-
-def test_labels_cover_every_log() -> None:
-    check_cover("eval32g", MISSES)
+test_judgement, test_labels_cover_every_log = set_tests("eval32g", MISSES)

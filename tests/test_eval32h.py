@@ -8,11 +8,7 @@ fails; every one it disagrees with is an xfail(strict=True) case naming its miss
 
 from __future__ import annotations
 
-import pytest
-
-from tests.evalkit import cases, check_cover, diagnosis, holds, labels
-
-LABELS = labels("eval32h")
+from tests.evalkit import set_tests
 
 _X = "X: a V1 front end's traceback cut at wait_for_engine_startup's raise (no exception line) gives no finding"
 _Y = "Y: the API server's traceback printed raw, cut in its top frames (asyncio.run, vLLM's CLI), gives no finding"
@@ -28,11 +24,4 @@ _AC = "AC: V0's request re-raise (multiprocessing/client.py raise request_output
 MISSES: dict[tuple[str, int], str] = {}
 
 
-@pytest.mark.parametrize(("log", "i"), cases(LABELS, MISSES))
-def test_judgement(log: str, i: int) -> None:
-    j = LABELS[log]["judgements"][i]
-    assert holds(diagnosis("eval32h", log), j["check"]), j["text"]
-
-
-def test_labels_cover_every_log() -> None:
-    check_cover("eval32h", MISSES)
+test_judgement, test_labels_cover_every_log = set_tests("eval32h", MISSES)

@@ -8,11 +8,7 @@ tests/data/eval32i/RESULTS.md has the figures and the classes.
 
 from __future__ import annotations
 
-import pytest
-
-from tests.evalkit import cases, check_cover, diagnosis, holds, labels
-
-LABELS = labels("eval32i")
+from tests.evalkit import set_tests
 
 _A = "A: torch's NCCL watchdog records (illegal memory access, collective timeout) are not read as a failure"
 _B = "B: a Jupyter/IPython traceback (OutOfMemoryError / RuntimeError out of LLM(...)) is refused or gives nothing"
@@ -29,11 +25,4 @@ _G = "G: '# GPU blocks: 0' at --gpu-memory-utilization 0.98 gets 'raise it to 1'
 MISSES: dict[tuple[str, int], str] = {}
 
 
-@pytest.mark.parametrize(("log", "i"), cases(LABELS, MISSES))
-def test_judgement(log: str, i: int) -> None:
-    j = LABELS[log]["judgements"][i]
-    assert holds(diagnosis("eval32i", log), j["check"]), j["text"]
-
-
-def test_labels_cover_every_log() -> None:
-    check_cover("eval32i", MISSES)
+test_judgement, test_labels_cover_every_log = set_tests("eval32i", MISSES)

@@ -9,22 +9,11 @@ the classes.
 
 from __future__ import annotations
 
-import pytest
-
-from tests.evalkit import cases, check_cover, diagnosis, holds, labels
-
-LABELS = labels("eval32j")
+from tests.evalkit import set_tests
 
 # The misses left after the fixes (eval32j's own, not blind), by class: (log, judgement) → the miss; none. At the
 # branch point (blind) they were 6: AD 008/0-1 and 012/0-1, AE 011/0-1.
 MISSES: dict[tuple[str, int], str] = {}
 
 
-@pytest.mark.parametrize(("log", "i"), cases(LABELS, MISSES))
-def test_judgement(log: str, i: int) -> None:
-    j = LABELS[log]["judgements"][i]
-    assert holds(diagnosis("eval32j", log), j["check"]), j["text"]
-
-
-def test_labels_cover_every_log() -> None:
-    check_cover("eval32j", MISSES)
+test_judgement, test_labels_cover_every_log = set_tests("eval32j", MISSES)

@@ -9,11 +9,7 @@ the classes.
 
 from __future__ import annotations
 
-import pytest
-
-from tests.evalkit import cases, check_cover, diagnosis, holds, labels
-
-LABELS = labels("eval32k")
+from tests.evalkit import set_tests
 
 _AF = (
     "AF: starlette's 'Exception in ASGI application' from listen_for_disconnect (a client disconnect's "
@@ -31,11 +27,4 @@ _AG = (
 MISSES: dict[tuple[str, int], str] = {}
 
 
-@pytest.mark.parametrize(("log", "i"), cases(LABELS, MISSES))
-def test_judgement(log: str, i: int) -> None:
-    j = LABELS[log]["judgements"][i]
-    assert holds(diagnosis("eval32k", log), j["check"]), j["text"]
-
-
-def test_labels_cover_every_log() -> None:
-    check_cover("eval32k", MISSES)
+test_judgement, test_labels_cover_every_log = set_tests("eval32k", MISSES)

@@ -9,23 +9,11 @@ the classes.
 
 from __future__ import annotations
 
-import pytest
-
-from tests.evalkit import cases, check_cover, diagnosis, holds, labels
-
-LABELS = labels("eval32m")
-
+from tests.evalkit import set_tests
 
 # The misses at the measurement (main 9365590 merged, blind; the branch point), by class: AN to AP; all fixed since
 # (tests/test_detect_eval32m.py).
 MISSES: dict[tuple[str, int], str] = {}
 
 
-@pytest.mark.parametrize(("log", "i"), cases(LABELS, MISSES))
-def test_judgement(log: str, i: int) -> None:
-    j = LABELS[log]["judgements"][i]
-    assert holds(diagnosis("eval32m", log), j["check"]), j["text"]
-
-
-def test_labels_cover_every_log() -> None:
-    check_cover("eval32m", MISSES)
+test_judgement, test_labels_cover_every_log = set_tests("eval32m", MISSES)
