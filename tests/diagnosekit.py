@@ -1,8 +1,19 @@
-"""What the diagnose-JSON tests share: the flag values a diagnosis suggests, wherever it puts them."""
+"""What the diagnose-JSON tests share: observe's JSON for real logs, and the flag values a diagnosis suggests,
+wherever it puts them."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+from observe import pipeline, report
+
+DATA = Path(__file__).parent / "data"
+
+
+def diagnose(*logs: str | Path) -> dict:
+    """observe's diagnose JSON for logs diagnosed together (a str: a path under tests/data)."""
+    return report.to_dict(pipeline.diagnose_paths([DATA / p if isinstance(p, str) else p for p in logs]))
 
 
 def suggestions(d: dict) -> dict[str, list]:

@@ -16,14 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from observe import pipeline, report
+from tests.diagnosekit import diagnose as _diagnose
 from tests.diagnosekit import suggestions
 
 DATA = Path(__file__).parent / "data"
-
-
-def _diagnose(path: str) -> dict:
-    return report.to_dict(pipeline.diagnose_paths([DATA / path]))
 
 
 def _ids(d: dict) -> dict[str, dict]:

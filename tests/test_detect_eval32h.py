@@ -8,13 +8,10 @@ from pathlib import Path
 import pytest
 
 from observe import pipeline, report
+from tests.diagnosekit import diagnose as _diagnose
 from tests.diagnosekit import suggestions
 
 DATA = Path(__file__).parent / "data"
-
-
-def _diagnose(rel: str) -> dict:
-    return report.to_dict(pipeline.diagnose_paths([DATA / rel]))
 
 
 def _by_id(d: dict) -> dict[str, dict]:

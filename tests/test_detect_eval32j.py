@@ -7,15 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from observe import pipeline, report
 from observe.parse import parse_text
+from tests.diagnosekit import diagnose as _diagnose
 from tests.diagnosekit import suggestions
 
 DATA = Path(__file__).parent / "data"
-
-
-def _diagnose(rel: str) -> dict:
-    return report.to_dict(pipeline.diagnose_paths([DATA / rel]))
 
 
 def _by_id(d: dict) -> dict[str, dict]:

@@ -5,14 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from observe import pipeline, report
 from observe.parse import parse_text
+from tests.diagnosekit import diagnose as _diagnose
 
 DATA = Path(__file__).parent / "data"
-
-
-def _diagnose(rel: str) -> dict:
-    return report.to_dict(pipeline.diagnose_paths([DATA / rel]))
 
 
 def test_a_client_disconnects_cancelled_error_is_a_report_not_a_crash_of_observe() -> None:

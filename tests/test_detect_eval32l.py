@@ -5,15 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from observe import pipeline, report
 from observe.model import LogLine
 from observe.parse import cloudwatch, parse_text, pasted
+from tests.diagnosekit import diagnose as _diagnose
 
 DATA = Path(__file__).parent / "data"
-
-
-def _diagnose(*paths: Path) -> dict:
-    return report.to_dict(pipeline.diagnose_paths(list(paths)))
 
 
 def test_error_in_preprocessing_prompt_inputs_is_one_requests_answer_not_an_engine_error() -> None:

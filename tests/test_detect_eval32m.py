@@ -5,15 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from observe import pipeline, report
 from observe.parse import failures, triton
 from observe.parse.failures import RunState
+from tests.diagnosekit import diagnose as _diagnose
 
 DATA = Path(__file__).parent / "data"
-
-
-def _diagnose(*paths: Path) -> dict:
-    return report.to_dict(pipeline.diagnose_paths(list(paths)))
 
 
 def _critical(d: dict) -> list[dict]:
