@@ -52,6 +52,11 @@ KV_CHECK = "raise_if_cache_size_invalid"
 #: wheels): it raises only "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your G GPU
 #: has compute capability X.Y." (parse.failures ``bf16-capability``), so a traceback cut at it is that refusal
 DTYPE_CHECK = "_check_if_gpu_supports_dtype"
+#: the OpenAI server's engine client (entrypoints/openai/api_server.py 0.5 → 0.10, V0 and V1): run_server enters
+#: ``async with build_async_engine_client(args)`` once, before it serves; ``…_from_engine_args`` builds the engine
+#: there and raises "Engine process failed to start" (0.6, 0.7) when its process dies first. Only a stop thrown
+#: in at its ``yield`` passes it later: after a requested stop nothing is read, once the engine served it is unknown
+CLIENT_START = ("build_async_engine_client", "build_async_engine_client_from_engine_args")
 #: vLLM's start-up functions, as they show in frames (``File "…", line N, in f`` or the call under
 #: it) → the phase (the names of V0 worker.py / model_runner.py / parallel_state.py / pynccl.py, of
 #: model_loader and models/utils.py, and the V1 gpu_worker.py / gpu_model_runner.py / core.py, 0.4 → 0.32)
@@ -93,13 +98,8 @@ PHASE_FRAMES: dict[str, str] = {
     "launch_core_engines": "startup",
     "wait_for_engine_startup": "startup",
     "_wait_for_engine_startup": "startup",
-    **dict.fromkeys(("build_async_engine_client", "build_async_engine_client_from_engine_args"), "startup"),
+    **dict.fromkeys(CLIENT_START, "startup"),
 }
-#: the OpenAI server's engine client (entrypoints/openai/api_server.py 0.5 → 0.10, V0 and V1): run_server enters
-#: ``async with build_async_engine_client(args)`` once, before it serves; ``…_from_engine_args`` builds the engine
-#: there and raises "Engine process failed to start" (0.6, 0.7) when its process dies first. Only a stop thrown
-#: in at its ``yield`` passes it later: after a requested stop nothing is read, once the engine served it is unknown
-CLIENT_START = ("build_async_engine_client", "build_async_engine_client_from_engine_args")
 #: vLLM's functions that run only once its engine is built → the phase (the offline generate loop; V0's
 #: distributed executors' driver step, called only by their ``execute_model`` and by
 #: ``stop_remote_worker_execution_loop``, both from ``LLMEngine.step`` / ``step_async``, 0.4 → 0.10)
@@ -233,7 +233,7 @@ _LAUNCH_CALLS = ("with launch_core_engines(",)
 #: vLLM's start-up, whoever's frame holds the call (verl's rollout server)
 _BUILD_CALLS = ("AsyncLLM.from_vllm_config(",)
 #: a traceback's exception line that is a stop, not a failure (Ctrl-C, sys.exit)
-_STOPS = ("KeyboardInterrupt", "SystemExit")
+STOPS = ("KeyboardInterrupt", "SystemExit")
 
 
 def vllm_frame(msg: str) -> re.Match[str] | None:
@@ -451,7 +451,7 @@ class RawTracebacks:
                     return None
                 f = r[0]
             f = f or triton.death(text, run)
-            if text.startswith(_STOPS):
+            if text.startswith(STOPS):
                 self._open.pop(who, None)  # the traceback of a stop (Ctrl-C, sys.exit): no failure
             bare_end = msg[:1] not in " \t" and not text.startswith(_TB_PIECES) and not ipython.piece(text)
             if f is None and who == (None, None) and bare_end:

@@ -31,7 +31,7 @@ from observe.parse.failures import Failure
 Held = tuple[Failure, str, Any]  # a failure, its line and that line's ctx
 #: exception names whose traceback is a stop or a client's, not the engine's failure (asyncio's and
 #: concurrent.futures' CancelledError, starlette's ClientDisconnect, uvicorn's / vLLM's ClientDisconnected)
-_STOPS = ("KeyboardInterrupt", "SystemExit", "CancelledError", "ClientDisconnect", "GeneratorExit")
+_STOPS = (*frames.STOPS, "CancelledError", "ClientDisconnect", "GeneratorExit")
 _STEP_TIMEOUT = (
     "V0's engine loop cancelled engine_step (asyncio.CancelledError under engine_step → execute_model_async): "
     "only its iteration timeout (VLLM_ENGINE_ITERATION_TIMEOUT_S) does, after which the engine is errored — a "
