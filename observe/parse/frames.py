@@ -279,11 +279,17 @@ def kv_check(msg: str) -> bool:
 
 def read_under_header(msg: str) -> bool:
     """Whether msg is a frame read even under its traceback's header: V0's KV-cache size check (``kv_check``),
-    and V1's busy loop (``run_busy_loop``), which tells a crash while serving from a failed start under the
-    "EngineCore hit an exception" that 0.8's ``run_engine_core`` logs for both."""
+    and the engine's loops, which tell a crash while serving from a failed start: V1's busy loop
+    (``run_busy_loop``) under the "EngineCore hit an exception" that 0.8's ``run_engine_core`` logs for both, and
+    V0's engine loop (``run_engine_loop`` → ``engine_step``: MQLLMEngine's and AsyncLLMEngine's, run only on an
+    engine already built) under the exception line its record opened with (failing.served_record)."""
     if kv_check(msg):
         return True
-    return msg[:1].isspace() and re.search(r"\bin (?:run_busy_loop|_process_engine_step)\b", msg) is not None
+    return msg[:1].isspace() and re.search(_LOOP_FRAME, msg) is not None
+
+
+#: the engine loops' frames (SERVING_FRAMES): V1's busy loop, V0's engine loop
+_LOOP_FRAME = r"\bin (?:run_busy_loop|_process_engine_step|run_engine_loop|engine_step)\b"
 
 
 def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | None:

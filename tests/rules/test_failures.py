@@ -90,8 +90,8 @@ _EVAL32_MISSES = {
         "015",
     ): "labelled not failing: a safetensors look-up's ERROR retries, start-up goes on (eval32m)",
     ("eval32o", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32o)",
-    ("eval32o", "018"): "issue 32 miss, class BC: a creation-task traceback refused (tests/data/eval32o/RESULTS.md)",
-    ("eval32o", "022"): "issue 32 miss, class BD: a traceback cut in prepare_vllm (tests/data/eval32o/RESULTS.md)",
+    ("eval32o", "018"): "issue 32 miss, class BC: a creation-task traceback refused (eval32o)",
+    ("eval32o", "022"): "issue 32 miss, class BD: a traceback cut in prepare_vllm (eval32o)",
 }
 
 
