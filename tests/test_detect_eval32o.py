@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from observe.parse import frames
 from tests.diagnosekit import diagnose as _diagnose
 
 DATA = Path(__file__).parent / "data"
@@ -43,3 +44,27 @@ def test_run_mp_engines_record_of_a_failed_build_stays_a_start_up_failure() -> N
     errs = _errors(_diagnose(DATA / "eval32o" / "008.log"))
     assert errs and all(f["data"]["phase"] != "serving" for f in errs), errs
     assert errs[0]["id"] == "engine_startup_failed"
+
+
+def test_a_creation_task_traceback_with_relative_vllm_paths_is_read() -> None:
+    """BC (018: OpenRLHF's 'Exception raised in creation task: … ray::LLMRayActor.__init__()', frames indented one
+    space with paths relative to the folder holding the package, ' File "vllm/entrypoints/llm.py", line 210, in
+    __init__', then 'TypeError: EngineArgs.__init__() got an unexpected keyword argument …'): those frames are
+    vLLM's own code, so the traceback is read — a critical failure before the engine served, its root cause the
+    TypeError."""
+    d = _diagnose(DATA / "eval32o" / "018.log")
+    errs = _errors(d)
+    assert errs and errs[0]["severity"] == "critical", d["findings"]
+    assert errs[0]["data"]["type"] == "TypeError" and errs[0]["data"]["phase"] != "serving"
+    assert "engine_crashed" not in {f["id"] for f in d["findings"]}
+
+
+def test_a_relative_path_is_vllms_only_when_the_package_starts_it() -> None:
+    """A relative 'vllm/…' path is vLLM's frame (018's lines), but a folder merely ending in vllm or a module named
+    after it (018's own 'openrlhf/trainer/ray/vllm_engine.py') is not."""
+    lines = (DATA / "eval32o" / "018.log").read_text().splitlines()
+    ours = [ln for ln in lines if ln.startswith(' File "vllm/')]
+    assert len(ours) == 2 and all(frames.vllm_frame(ln) for ln in ours)
+    theirs = [ln for ln in lines if "openrlhf/" in ln and ln.startswith(" File")]
+    assert theirs and not any(frames.vllm_frame(ln) for ln in theirs)
+    assert frames.vllm_frame(ours[1].replace('"vllm/', '"myvllm/')) is None

@@ -16,8 +16,6 @@ from tests.evalkit import set_tests
 MISSES: dict[tuple[str, int], str] = {
     ("017", 0): "BB: Ray's RayTaskError for ray::vLLMHttpServer.launch_server() refused as no vLLM lines",
     ("017", 1): "BB: Ray's RayTaskError for ray::vLLMHttpServer.launch_server() refused as no vLLM lines",
-    ("018", 0): "BC: LLMRayActor creation-task traceback (one-space frames, EngineArgs TypeError) refused",
-    ("018", 1): "BC: LLMRayActor creation-task traceback (one-space frames, EngineArgs TypeError) refused",
     ("022", 0): "BD: [rankN]: traceback cut in a trainer's prepare_vllm → GRPOVllmEngine( read as healthy",
     ("022", 1): "BD: [rankN]: traceback cut in a trainer's prepare_vllm → GRPOVllmEngine( read as healthy",
     ("023", 0): "BE: verl worker traceback cut in generate_sequences (the rollout) refused as no vLLM lines",

@@ -178,6 +178,7 @@ LITERALS: tuple[str, ...] = (
     "output_handler",
     DTYPE_CHECK,
     "/vllm/",
+    '"vllm/',
     "input_batch.py",
     "Traceback (most recent",
     *nccl.LITERALS,
@@ -205,7 +206,8 @@ _VLLM_TOP = (
     "sequence sampling_params outputs logger _custom_ops forward_context plugins profiler models "
     "renderers tokenizers reasoning tool_parsers logging_utils tracing triton_utils kernels scripts"
 ).split()
-_VLLM_PATH = r'[^"]*/vllm/(?:' + "|".join(_VLLM_TOP) + r")(?:/[\w/]+)?\.py"
+#: (a path relative to the folder holding the package, ``File "vllm/utils.py"``, as a source checkout's run prints it)
+_VLLM_PATH = r'(?:[^"]*/)?vllm/(?:' + "|".join(_VLLM_TOP) + r")(?:/[\w/]+)?\.py"
 _VLLM_FRAME_RE = re.compile(rf'File "(?P<path>{_VLLM_PATH})", line \d+, in (?P<func>[\w<>]+)', re.ASCII)
 #: the loggers of a worker's own exception handler: V0's ``_run_worker_process`` (``logger.exception(
 #: "Exception in worker %s while processing method %s.")``, multiproc_worker_utils.py 0.5 → 0.10) and V1's
