@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from observe.parse import frames
+from observe.parse import frames, raytold
+from observe.parse.failures import RunState
 from tests.diagnosekit import diagnose as _diagnose
 
 DATA = Path(__file__).parent / "data"
@@ -68,3 +69,30 @@ def test_a_relative_path_is_vllms_only_when_the_package_starts_it() -> None:
     theirs = [ln for ln in lines if "openrlhf/" in ln and ln.startswith(" File")]
     assert theirs and not any(frames.vllm_frame(ln) for ln in theirs)
     assert frames.vllm_frame(ours[1].replace('"vllm/', '"myvllm/')) is None
+
+
+def test_rays_task_error_for_a_vllm_hosts_launch_is_a_failed_start() -> None:
+    """BB (017: verl's frames init_hybrid → launch_servers, then 'ray.exceptions.RayTaskError(RuntimeError):
+    ray::vLLMHttpServer.launch_server() (pid=27062, …, repr=<verl.workers.rollout.vllm_rollout.vllm_async_server.
+    vLLMHttpServer object at …>)', cut): Ray's report, printed by the caller, of a call of the actor hosting vLLM that
+    raised; launch_server builds and launches the engine, so the engine never started."""
+    d = _diagnose(DATA / "eval32o" / "017.log")
+    errs = _errors(d)
+    assert [(f["id"], f["severity"], f["data"]["phase"]) for f in errs] == [
+        ("engine_startup_failed", "critical", "startup")
+    ], d["findings"]
+    assert "vLLMHttpServer.launch_server" in errs[0]["evidence"]
+
+
+def test_rays_task_error_is_vllms_only_for_an_actor_hosting_vllm() -> None:
+    """The same Ray line for an actor that names no vLLM (its class, the module of its repr) is anybody's; for a
+    vLLM host's call that is not its start-up (a generate), the phase is not guessed. Built from 017's line."""
+    line = next(ln for ln in (DATA / "eval32o" / "017.log").read_text().splitlines() if "RayTaskError" in ln)
+    run = RunState(False, False)
+    assert raytold.death(line, run) is not None
+    other = line.replace("vLLMHttpServer", "TaskRunner").replace(
+        "vllm_rollout.vllm_async_server", "trainer.main"
+    )
+    assert raytold.death(other, run) is None
+    called = raytold.death(line.replace("launch_server", "generate"), run)
+    assert called is not None and called[0].details["phase"] == "unknown"
