@@ -96,3 +96,25 @@ def test_rays_task_error_is_vllms_only_for_an_actor_hosting_vllm() -> None:
     assert raytold.death(other, run) is None
     called = raytold.death(line.replace("launch_server", "generate"), run)
     assert called is not None and called[0].details["phase"] == "unknown"
+
+
+def test_a_traceback_cut_at_a_frameworks_vllm_engine_construction_is_a_failed_start() -> None:
+    """BD (022: ms-swift's GRPO, '[rank4]: Traceback …' through swift's rlhf_main → GRPOTrainer.__init__ →
+    'self.engine = self.prepare_vllm(model)' → 'engine = GRPOVllmEngine(', cut): the traceback stops inside the
+    construction of the framework's vLLM engine, so that engine never started — on rank 4."""
+    d = _diagnose(DATA / "eval32o" / "022.log")
+    errs = _errors(d)
+    assert [(f["id"], f["severity"], f["data"]["phase"]) for f in errs] == [
+        ("engine_startup_failed", "critical", "startup")
+    ], d["findings"]
+    assert errs[0]["data"]["frame"] == "GRPOVllmEngine" and errs[0]["data"]["rank"] == 4
+
+
+def test_only_a_vllm_engine_wrappers_construction_is_read(tmp_path: Path) -> None:
+    """The same cut at another class's construction (022's 'trainer = trainer_cls(' line as the last) tells nothing:
+    no vLLM engine is named. Built from 022's lines."""
+    lines = (DATA / "eval32o" / "022.log").read_text().splitlines()
+    cut = lines[: next(i for i, ln in enumerate(lines) if "trainer_cls(" in ln) + 1]
+    path = tmp_path / "022-cut-at-trainer.log"
+    path.write_text("\n".join(cut) + "\n")
+    assert not _errors(_diagnose(path))

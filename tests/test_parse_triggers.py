@@ -143,8 +143,8 @@ def _parse(cls, path: Path):
 # verifiers and lm_eval; eval32l 009 / 026 / 027: healthy start-up lines that tell nothing yet — the routes, multimodal
 # warm-up, journald's SM70 fork lines; eval32m 013 / 018: MI300A's hard-wrapped compile lines under Ray, and FastChat's
 # stderr copy of a client disconnect's CancelledError, which tell nothing; eval32o 024 / 026 / 028: Ray's notes and
-# vLLM's cut task line under open-instruct, Unsloth's banners, which tell nothing; eval32o 022 / 023: issue 32's
-# classes BD / BE, tracebacks of ms-swift and verl without a vLLM line, not read yet)
+# vLLM's cut task line under open-instruct, Unsloth's banners, which tell nothing; eval32o 023: issue 32's class
+# BE, verl's traceback without a vLLM line, not read yet)
 _NO_EVENT_YET = {
     ("eval32", "028"),
     ("eval32f", "023"),
@@ -153,7 +153,7 @@ _NO_EVENT_YET = {
     *(("eval32j", n) for n in ("025", "028")),
     *(("eval32l", n) for n in ("009", "026", "027")),
     *(("eval32m", n) for n in ("013", "018")),
-    *(("eval32o", n) for n in ("022", "023", "024", "026", "028")),
+    *(("eval32o", n) for n in ("023", "024", "026", "028")),
 }
 
 

@@ -169,6 +169,10 @@ _MODEL_FRAME_RE = re.compile(
 _BATCH_INIT_RE = re.compile(
     r'File "[^"]*/worker/(?:gpu_|npu_)?(input_batch)\.py", line \d+, in __init__\b', re.ASCII
 )
+#: a training or serving framework's own class wrapping a vLLM engine, constructed on a traceback's source line
+#: (ms-swift's ``VllmEngine`` / ``GRPOVllmEngine``, LLaMA-Factory's ``VllmEngine``, SkyRL's
+#: ``AsyncVLLMInferenceEngine``): cut right under it, the traceback is cut inside the engine's construction
+ENGINE_WRAPPERS = ("VllmEngine(", "VLLMEngine(", "vLLMEngine(", "VLLMInferenceEngine(")
 #: what a frame the parser reads, or the header that makes its traceback whole, holds
 #: (``triggers.TRIGGERS``: a message without any of them is skipped)
 LITERALS: tuple[str, ...] = (
@@ -179,6 +183,7 @@ LITERALS: tuple[str, ...] = (
     DTYPE_CHECK,
     "/vllm/",
     '"vllm/',
+    *ENGINE_WRAPPERS,
     "input_batch.py",
     "Traceback (most recent",
     *nccl.LITERALS,
@@ -234,6 +239,7 @@ _LAUNCH_CALLS = ("with launch_core_engines(",)
 #: a caller's source line building V1's AsyncLLM (PHASE_FRAMES): cut right under it, the traceback is cut inside
 #: vLLM's start-up, whoever's frame holds the call (verl's rollout server)
 _BUILD_CALLS = ("AsyncLLM.from_vllm_config(",)
+_WRAPPER_BUILD_RE = re.compile(r"\b(\w*(?:" + "|".join(w[:-1] for w in ENGINE_WRAPPERS) + r"))\(", re.ASCII)
 #: a traceback's exception line that is a stop, not a failure (Ctrl-C, sys.exit)
 STOPS = ("KeyboardInterrupt", "SystemExit")
 
@@ -382,6 +388,16 @@ def _died_serving(form: str, cause: str, frame: str) -> Failure:
     return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed",))
 
 
+def _wrapper_build(text: str) -> Failure | None:
+    """A traceback's source line constructing a framework's vLLM engine wrapper (``ENGINE_WRAPPERS``): the engine's
+    construction, cut before its own frames — a start-up."""
+    w = _WRAPPER_BUILD_RE.search(text)
+    if w is None:
+        return None
+    d = {"text": text[:300], "phase": "startup", "frame": w.group(1), "cut": True, "before_serving": True}
+    return Failure(FailureKind.ERROR_LINE, d, False, ("frame", w.group(1)))
+
+
 def _dtype_check(text: str) -> Failure:
     """A frame of (or the call to) vLLM's dtype check: its one refusal, the GPU's own capability cut off."""
     return bf16_refusal(
@@ -451,6 +467,8 @@ class RawTracebacks:
             f = f or nccl.watchdog(text, run)
             if f is None and any(c in text for c in _BUILD_CALLS):
                 f = cut_frame("  " + text, run)  # the engine's construction, cut before vLLM's own frames
+            if f is None and not run.requested:
+                f = _wrapper_build(text)  # a framework's engine wrapper built, cut as above
             if f is None and self._frame.get(who) is not None and text.startswith(_LAUNCH_CALLS):
                 f = cut_frame("  " + text, run)  # MPClient's call into the launch, cut before its own frame
             if f is None and (r := raytold.death(text, run)) is not None:

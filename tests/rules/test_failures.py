@@ -70,8 +70,7 @@ def test_the_corpus_has_failing_logs() -> None:
 # and eval32l 010 / 014, one request's 'Error in preprocessing prompt inputs' (answered with an error response, class AI);
 # eval32m 017 / 018, starlette's client-disconnect CancelledError (labelled not failing); eval32m 015, config.py's
 # safetensors look-up logged at ERROR and retried, after which start-up goes on (class AO: not a failure); eval32o 014,
-# starlette's client-disconnect CancelledError (labelled not failing); eval32o 022, issue 32's class BD (a trainer's
-# traceback cut in prepare_vllm: failing, read as healthy).
+# starlette's client-disconnect CancelledError (labelled not failing).
 _EVAL32_MISSES = {
     ("eval32", "028"): "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)",
     ("eval32k", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32k)",
@@ -90,7 +89,6 @@ _EVAL32_MISSES = {
         "015",
     ): "labelled not failing: a safetensors look-up's ERROR retries, start-up goes on (eval32m)",
     ("eval32o", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32o)",
-    ("eval32o", "022"): "issue 32 miss, class BD: a traceback cut in prepare_vllm (eval32o)",
 }
 
 
