@@ -143,7 +143,7 @@ def _parse(cls, path: Path):
 # verifiers and lm_eval; eval32l 009 / 026 / 027: healthy start-up lines that tell nothing yet — the routes, multimodal
 # warm-up, journald's SM70 fork lines; eval32m 013 / 018: MI300A's hard-wrapped compile lines under Ray, and FastChat's
 # stderr copy of a client disconnect's CancelledError, which tell nothing; eval32q 015: uvicorn's shutdown lines alone,
-# refused; eval32q 020: V1 0.7.3 EngineCore ERROR records cut in a forward, class DB)
+# refused)
 _NO_EVENT_YET = {
     ("eval32", "028"),
     ("eval32f", "023"),
@@ -152,7 +152,7 @@ _NO_EVENT_YET = {
     *(("eval32j", n) for n in ("025", "028")),
     *(("eval32l", n) for n in ("009", "026", "027")),
     *(("eval32m", n) for n in ("013", "018")),
-    *(("eval32q", n) for n in ("015", "020")),
+    ("eval32q", "015"),
 }
 
 

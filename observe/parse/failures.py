@@ -490,6 +490,14 @@ RULES: tuple[Rule[Failure], ...] = (
     ),
     # 0.8.3 serving_completion.py:116 / serving_chat.py:198: logger.exception, then create_error_response
     _rule("request-preprocessing", "Error in preprocessing prompt inputs", None, _request_error),
+    # a tool parser's except (tool_parsers/*_tool_parser.py, 0.6 → 0.32): it logs the exception, then answers the
+    # text without tool calls ("extracting") or skips that delta ("streaming"): one request's, the engine untouched
+    _rule(
+        "tool-call-parse",
+        "tool call",
+        r"^Error (?:in extracting|trying to handle streaming) tool call",
+        _request_error,
+    ),
     # the engine died under the API server: killed, crashed, or its worker did
     _rule("engine-core-exited", "engine core exited unexpectedly", None, _crashed("mpclient_exited")),
     _rule(
