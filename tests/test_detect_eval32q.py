@@ -60,3 +60,15 @@ def test_a_platform_plugins_frames_are_the_engines() -> None:
     assert m is not None and m.group("func") == "forward"
     # a folder that is not vLLM's nor one of its plugins' still names no vLLM frame
     assert frames.vllm_frame(frame.replace("vllm_ascend", "my_ascend")) is None
+
+
+def test_a_failed_steps_dump_is_a_serving_engines_failure() -> None:
+    """Not a miss of the labels, which ask no phase: 002 (a worker's traceback, then dump_input's 'Dumping scheduler
+    stats: SchedulerStats(num_running_reqs=809, …' cut) and 025 (a lone 'Dumping input data for V1 LLM engine …'
+    record, hard-wrapped) were read as failing at start-up. The engine core dumps a step's input only when that step's
+    model execution raised (dump_engine_exception, 0.9.2 → 0.32), i.e. while serving."""
+    for name in ("002.log", "025.log"):
+        crit = _critical(_diagnose(DATA / "eval32q" / name))
+        assert crit and all(f["data"].get("phase") == "serving" for f in crit), (name, crit)
+    f = failures.error_line(_message("002.log", "Dumping"), RunState(False, False))
+    assert f is not None and f.details["phase"] == "serving"

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from observe.failures.kinds import FailureKind
+from observe.parse.dumpinput import failed_step
 from observe.parse.envelope import Ctx
 from observe.parse.oom import oom_details
 from observe.parse.rules import Rule, fire, gate
@@ -296,7 +297,7 @@ def error_line(msg: str, run: RunState) -> Failure | None:
     text = msg.strip()
     if not text or text.startswith(_TRACEBACK_PIECES) or _SURVIVED_LOOKUP.fullmatch(text):
         return None
-    d: dict[str, Any] = {"text": text[:300], "phase": _phase(run)}
+    d: dict[str, Any] = {"text": text[:300], "phase": "serving" if failed_step(text) else _phase(run)}
     if run.requested:
         d["requested_shutdown"] = True
     return Failure(FailureKind.ERROR_LINE, d, False, ("errline", text[:120]))
