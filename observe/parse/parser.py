@@ -38,6 +38,8 @@ from observe.model import (
 from observe.parse import dedup, failures, frames, served, startup, stats, triggers, unread
 from observe.parse import envelope as E
 from observe.parse.envelope import ACCESS_RE, PREFIX_RE, Ctx
+from observe.parse.failtypes import Failure, RunState
+from observe.parse.shutdownmsg import begins_shutdown, requested_shutdown
 
 # a wrapped stats record is re-joined from at most this many physical lines
 _MAX_JOINS = 3
@@ -438,9 +440,9 @@ class Parser:
                 self._failure(msg, ctx, out, bool(groups & triggers.FAILURE))
             if ctx.level is None and (ctx.pid is not None or ctx.rank is not None or ctx.bare):
                 self._raw_frame(msg, ctx, out, len(out) > n1)
-            if groups & triggers.SHUTDOWN and failures.begins_shutdown(msg):
+            if groups & triggers.SHUTDOWN and begins_shutdown(msg):
                 self._shutdown = True
-                if failures.requested_shutdown(msg):
+                if requested_shutdown(msg):
                     self._requested = True
         # a bare line is vLLM's when it tells something, or is a frame of vLLM's own code, and not only
         # when it is an exception line (anybody's) of a traceback through no vLLM frame
@@ -556,7 +558,7 @@ class Parser:
         """The failure a message reports (rules: its literals may fire a rule). An ERROR / CRITICAL
         record no rule knows is an ``error_line``, once per record: the lines of one traceback
         logged line by line share the record's process and logger call site."""
-        run = failures.RunState(self._shutdown, self._stats_seen, self._requested)
+        run = RunState(self._shutdown, self._stats_seen, self._requested)
         f = failures.failure(msg, ctx, run) if rules else None
         if ctx.level in _ERROR_LEVELS:
             site = (ctx.pid, ctx.logger_file, ctx.logger_line)
@@ -575,7 +577,7 @@ class Parser:
 
     def _raw_frame(self, msg: str, ctx: Ctx, out: list[LogEvent], told: bool) -> None:
         """A line of a traceback printed raw (a process or rank prefix, no level): ``frames.RawTracebacks``."""
-        run = failures.RunState(self._shutdown, self._stats_seen, self._requested)
+        run = RunState(self._shutdown, self._stats_seen, self._requested)
         self._emit_failure(self._raw.line(msg, (ctx.pid, ctx.rank), told, run, ctx), msg, ctx, out)
         self._stats_seen = self._stats_seen or self._raw.started  # a V1 client's raise after an engine death
 
@@ -583,7 +585,7 @@ class Parser:
         for f, msg, ctx in self._unread.release(self._requested, self._raw.release(self._requested)):
             self._emit_failure(f, msg, ctx, out)
 
-    def _emit_failure(self, f: failures.Failure | None, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
+    def _emit_failure(self, f: Failure | None, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
         self._unread.note(f, msg, ctx, ctx.level is None or ctx.level in _ERROR_LEVELS)
         if f is not None and self._recent.is_new(f, self._cur):
             d = f.details if ctx.rank is None else {**f.details, "rank": ctx.rank}
