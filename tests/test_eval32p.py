@@ -11,17 +11,9 @@ from __future__ import annotations
 
 from tests.evalkit import set_tests
 
-# The misses at the measurement (main 5d8f490 merged, blind; the branch point), by class: CA to CC.
-MISSES: dict[tuple[str, int], str] = {
-    ("008", 0): "CA: serving_chat's 'cannot determine if tools should be extracted. Returning a standard chat "
-    "completion.' ERROR records (each request answered 200) read as a critical engine_error",
-    ("018", 2): "CB: a V0 OOM in _allocate_kv_cache with other processes on the GPU gets no lever (phase unknown; "
-    "the message's first 'Process N has' taken for this process)",
-    ("026", 0): "CC: V0's '[rank0]: Traceback (most recent call last):' right after 'Starting to load model' is not read "
-    "as a failed start-up",
-    ("026", 1): "CC: V0's '[rank0]: Traceback (most recent call last):' right after 'Starting to load model' is not read "
-    "as a failed start-up",
-}
+# The misses at the measurement (main 5d8f490 merged, blind; the branch point), by class: CA to CC; all fixed since
+# (tests/test_detect_eval32p.py).
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32p", MISSES)
