@@ -255,16 +255,20 @@ _TRACEBACK_PIECES = _QUOTED_SOURCE + (
 
 #: a Hub look-up that start-up survives (transformers_utils/config.py's with_retry, 0.8 → 0.32): each failed try but
 #: the last logs "<what>: <error>, retrying N of M" and tries again; the last logs "<what>: <error>" and raises, which
-#: try_get_safetensors_metadata catches (returns None) but list_repo_files' callers do not: that one stays a failure
+#: try_get_safetensors_metadata catches (returns None) but list_repo_files' callers do not: that one stays a failure;
+#: and serving_chat.py's chat_completion_full_generator (0.8.5; gone by 0.32) when neither auto tool choice nor a named tool
+#: applies: it logs this at ERROR and answers the request with a plain chat completion
 _SURVIVED_LOOKUP = re.compile(
-    r"Error retrieving (?:safetensors: .*|file list: .*, retrying \d+ of \d+)", re.S
+    r"Error retrieving (?:safetensors: .*|file list: .*, retrying \d+ of \d+)|Error in chat_completion_full_generator"
+    r" - cannot determine if tools should be extracted\. Returning a standard chat completion\.",
+    re.S,
 )
 
 
 def error_line(msg: str, run: RunState) -> Failure | None:
     """An ERROR / CRITICAL record no rule knows (the catch-all's raw material). Not fatal by itself.
     None for a piece of a traceback (a cut paste starting inside one): its exception line tells; and for a
-    Hub look-up's failed try that start-up goes on from (``_SURVIVED_LOOKUP``)."""
+    record vLLM carries on from (``_SURVIVED_LOOKUP``: a Hub look-up's failed try, a tool check's fallback)."""
     if msg[:1] in (" ", "\t"):
         return None
     text = msg.strip()

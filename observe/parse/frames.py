@@ -76,6 +76,10 @@ PHASE_FRAMES: dict[str, str] = {
     KV_CHECK: "kv_cache_init",
     "initialize_from_config": "kv_cache_init",
     "_initialize_kv_caches": "kv_cache_init",
+    # V0 worker.py's initialize_cache → _init_cache_engine → CacheEngine → cache_engine.py's _allocate_kv_cache
+    # (0.4 → 0.10): the KV cache's own tensors, allocated once at start-up (a paste cut under initialize_cache)
+    "_init_cache_engine": "kv_cache_init",
+    "_allocate_kv_cache": "kv_cache_init",
     "capture_model": "cuda_graph_capture",
     "ncclCommInitRank": "startup",
     "init_model_parallel_group": "startup",
