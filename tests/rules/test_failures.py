@@ -69,8 +69,7 @@ def test_the_corpus_has_failing_logs() -> None:
 # starlette's client-disconnect traceback (a CancelledError) after a 200: the text shows a traceback, the log no failure;
 # and eval32l 010 / 014, one request's 'Error in preprocessing prompt inputs' (answered with an error response, class AI);
 # eval32m 017 / 018, starlette's client-disconnect CancelledError (labelled not failing); eval32m 015, config.py's
-# safetensors look-up logged at ERROR and retried, after which start-up goes on (class AO: not a failure); eval32n 026 /
-# 027, a BentoML runner's start-up traceback and KServe's 'Failed to start model server' (classes AU, AV: not read).
+# safetensors look-up logged at ERROR and retried, after which start-up goes on (class AO: not a failure).
 _EVAL32_MISSES = {
     ("eval32", "028"): "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)",
     ("eval32k", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32k)",
@@ -88,8 +87,6 @@ _EVAL32_MISSES = {
         "eval32m",
         "015",
     ): "labelled not failing: a safetensors look-up's ERROR retries, start-up goes on (eval32m)",
-    ("eval32n", "026"): "issue 32 miss, class AU: a BentoML runner's start-up traceback is not read (eval32n)",
-    ("eval32n", "027"): "issue 32 miss, class AV: KServe's 'Failed to start model server' is not read (eval32n)",
 }
 
 

@@ -75,11 +75,8 @@ def emitted_by_diagnose() -> set[str]:
     # eval32h 030, whose two lines are Ray Serve's record and the user's own module printing AsyncEngineArgs (no
     # line vLLM wrote: refusing it is right, and its labels, healthy, hold), eval32k 025 (three lines of aiohttp's
     # TimeoutError, no line vLLM wrote: right, its labels hold), eval32m 017 / 018 (starlette's client-disconnect
-    # traceback under Tenstorrent's fork and FastChat, no line vLLM wrote: right, their labels, healthy, hold); and, not
-    # rightly, eval32n 001 / 010 / 016 / 023 / 026 / 027 (issue 32's classes AQ to AV: failures written by Ray, Triton's
-    # backend, Ray Serve, BentoML and KServe around vLLM; each leaves this set when its class is fixed)
+    # traceback under Tenstorrent's fork and FastChat, no line vLLM wrote: right, their labels, healthy, hold)
     refused_ok = {"eval32h/030.log", "eval32k/025.log", "eval32m/017.log", "eval32m/018.log"}
-    refused_ok |= {f"eval32n/{n}.log" for n in ("001", "010", "016", "023", "026", "027")}
     assert refused == refused_ok, refused
     return seen
 
