@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from observe.parse import hosted, triton
-from observe.parse.failures import RunState
+from observe.parse.failtypes import RunState
 from tests.diagnosekit import diagnose as _diagnose
 from tests.diagnosekit import suggestions
 

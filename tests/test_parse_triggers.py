@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from observe.model import LogLine
-from observe.parse import Parser, cloudwatch, failures, frames, pasted, served, startup, stats
+from observe.parse import Parser, cloudwatch, failures, frames, pasted, served, shutdownmsg, startup, stats
 from observe.parse.triggers import ERROR_LEVELS, TRIGGERS, may_matter
 
 DATA = Path(__file__).parent / "data"
@@ -106,7 +106,7 @@ def test_one_list_holds_every_literal():
     want = {lit for r in RULES for lit in r.literals}
     want |= (
         set(stats.TRIGGERS)
-        | set(failures.SHUTDOWN_LITERALS)
+        | set(shutdownmsg.SHUTDOWN_LITERALS)
         | set(served.SERVING_LITERALS)
         | set(frames.LITERALS)
     )

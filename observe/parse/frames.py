@@ -41,7 +41,8 @@ from typing import Any
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
 from observe.parse import hosted, ipython, nccl, raytold, triton
-from observe.parse.failures import Failure, RunState, bf16_refusal
+from observe.parse.failtypes import Failure, RunState
+from observe.parse.failures import bf16_refusal
 
 #: V0's KV-cache size check (worker.py 0.4 → 0.10, the first step of ``Worker.initialize_cache``): it raises only
 #: "No available memory for the cache blocks" (no GPU blocks) or "The model's max seq len (N) is larger than

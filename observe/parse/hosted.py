@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from observe.failures.kinds import FailureKind
-from observe.parse.failures import Failure, RunState
+from observe.parse.failtypes import Failure, RunState
 
 _RAY_ABORT = re.compile(r"\blogging\.cc:\d+: Unhandled exception: (?P<type>\S+)\. what\(\): (?P<what>.*)")
 _RAY_DIED = "A worker died or was killed while executing a task by an unexpected system error"

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 
 from observe.failures.kinds import FailureKind
-from observe.parse.failures import Failure, RunState
+from observe.parse.failtypes import Failure, RunState
 
 _CREATION = "died because of an error raised in its creation task"
 _UNHANDLED = "Unhandled error (suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1')"

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from observe.failures.kinds import FailureKind
-from observe.parse.failures import Failure, RunState
+from observe.parse.failtypes import Failure, RunState
 
 _FAILED_START = "[vllm] Failed to start engine"
 _STREAM_ERROR = "[vllm] Error generating stream:"

@@ -26,7 +26,7 @@ from typing import Any
 
 from observe.failures.kinds import FailureKind
 from observe.parse import frames
-from observe.parse.failures import Failure
+from observe.parse.failtypes import Failure
 
 Held = tuple[Failure, str, Any]  # a failure, its line and that line's ctx
 #: exception names whose traceback is a stop or a client's, not the engine's failure (asyncio's and

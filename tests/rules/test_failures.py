@@ -21,7 +21,8 @@ from observe.diagnosis import InstanceBuilder
 from observe.model import Envelope
 from observe.parse import parse_text
 from observe.parse.envelope import Ctx
-from observe.parse.failures import RunState, failure
+from observe.parse.failtypes import RunState
+from observe.parse.failures import failure
 from tests.rules.rulekit import fact, recs
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus"
