@@ -40,7 +40,7 @@ from typing import Any
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse import ipython, nccl, raytold, triton
+from observe.parse import hosted, ipython, nccl, raytold, triton
 from observe.parse.failtypes import Failure, RunState
 from observe.parse.failures import bf16_refusal
 
@@ -188,6 +188,7 @@ LITERALS: tuple[str, ...] = (
     *nccl.LITERALS,
     *raytold.LITERALS,
     *triton.LITERALS,
+    *hosted.LITERALS,
     "asyncio/runners.py",
     "uvloop/__init__.py",
 )
@@ -455,7 +456,7 @@ class RawTracebacks:
                     self._ray[who] = (r[0], msg, ctx)
                     return None
                 f = r[0]
-            f = f or triton.death(text, run)
+            f = f or triton.death(text, run) or hosted.death(text, run)
             if text.startswith(STOPS):
                 self._open.pop(who, None)  # the traceback of a stop (Ctrl-C, sys.exit): no failure
             bare_end = msg[:1] not in " \t" and not text.startswith(_TB_PIECES) and not ipython.piece(text)
@@ -471,6 +472,8 @@ class RawTracebacks:
         else:
             self._frame.pop(who, None)
         f = cut_frame("  " + text, run) or _server_top(text, ctx)
+        if f is None and (h := hosted.frame(text, run)) is not None:
+            return h  # a host's start-up frame tells now: the exception line under it is anybody's
         return self._tell(f, who, msg, ctx)
 
     def _ipython(self, msg: str, who: Who, told: bool, ctx: Any) -> bool:
