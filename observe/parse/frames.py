@@ -40,8 +40,9 @@ from typing import Any
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse import ipython, nccl, raytold, triton
-from observe.parse.failures import Failure, RunState, bf16_refusal
+from observe.parse import hosted, ipython, nccl, raytold, triton
+from observe.parse.failtypes import Failure, RunState
+from observe.parse.failures import bf16_refusal
 
 #: V0's KV-cache size check (worker.py 0.4 → 0.10, the first step of ``Worker.initialize_cache``): it raises only
 #: "No available memory for the cache blocks" (no GPU blocks) or "The model's max seq len (N) is larger than
@@ -75,6 +76,10 @@ PHASE_FRAMES: dict[str, str] = {
     KV_CHECK: "kv_cache_init",
     "initialize_from_config": "kv_cache_init",
     "_initialize_kv_caches": "kv_cache_init",
+    # V0 worker.py's initialize_cache → _init_cache_engine → CacheEngine → cache_engine.py's _allocate_kv_cache
+    # (0.4 → 0.10): the KV cache's own tensors, allocated once at start-up (a paste cut under initialize_cache)
+    "_init_cache_engine": "kv_cache_init",
+    "_allocate_kv_cache": "kv_cache_init",
     "capture_model": "cuda_graph_capture",
     "ncclCommInitRank": "startup",
     "init_model_parallel_group": "startup",
@@ -183,6 +188,7 @@ LITERALS: tuple[str, ...] = (
     *nccl.LITERALS,
     *raytold.LITERALS,
     *triton.LITERALS,
+    *hosted.LITERALS,
     "asyncio/runners.py",
     "uvloop/__init__.py",
 )
@@ -462,7 +468,7 @@ class RawTracebacks:
                     self._ray[who] = (r[0], msg, ctx)
                     return None
                 f = r[0]
-            f = f or triton.death(text, run)
+            f = f or triton.death(text, run) or hosted.death(text, run)
             if text.startswith(STOPS):
                 self._open.pop(who, None)  # the traceback of a stop (Ctrl-C, sys.exit): no failure
             bare_end = msg[:1] not in " \t" and not text.startswith(_TB_PIECES) and not ipython.piece(text)
@@ -478,6 +484,8 @@ class RawTracebacks:
         else:
             self._frame.pop(who, None)
         f = cut_frame("  " + text, run) or _server_top(text, ctx)
+        if f is None and (h := hosted.frame(text, run)) is not None:
+            return h  # a host's start-up frame tells now: the exception line under it is anybody's
         return self._tell(f, who, msg, ctx)
 
     def _ipython(self, msg: str, who: Who, told: bool, ctx: Any) -> bool:
