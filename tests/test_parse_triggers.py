@@ -143,7 +143,8 @@ def _parse(cls, path: Path):
 # verifiers and lm_eval; eval32l 009 / 026 / 027: healthy start-up lines that tell nothing yet — the routes, multimodal
 # warm-up, journald's SM70 fork lines; eval32m 013 / 018: MI300A's hard-wrapped compile lines under Ray, and FastChat's
 # stderr copy of a client disconnect's CancelledError, which tell nothing; eval32n 004 / 029: 0.2's 'Aborted request'
-# lines and the tail of an args dump with a DEBUG line, which tell nothing)
+# lines and the tail of an args dump with a DEBUG line, which tell nothing; eval32q 015: uvicorn's shutdown lines alone,
+# refused)
 _NO_EVENT_YET = {
     ("eval32", "028"),
     ("eval32f", "023"),
@@ -153,6 +154,7 @@ _NO_EVENT_YET = {
     *(("eval32l", n) for n in ("009", "026", "027")),
     *(("eval32m", n) for n in ("013", "018")),
     *(("eval32n", n) for n in ("004", "029")),
+    ("eval32q", "015"),
 }
 
 

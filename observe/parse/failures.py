@@ -14,6 +14,7 @@ from typing import Any
 
 from observe.failures.kinds import FailureKind
 from observe.parse import deaths
+from observe.parse.dumpinput import failed_step
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState, phase
 from observe.parse.oom import oom_details
@@ -274,7 +275,7 @@ def error_line(msg: str, run: RunState) -> Failure | None:
     text = msg.strip()
     if not text or text.startswith(_TRACEBACK_PIECES) or _SURVIVED_LOOKUP.fullmatch(text):
         return None
-    d: dict[str, Any] = {"text": text[:300], "phase": phase(run)}
+    d: dict[str, Any] = {"text": text[:300], "phase": "serving" if failed_step(text) else phase(run)}
     if run.requested:
         d["requested_shutdown"] = True
     return Failure(FailureKind.ERROR_LINE, d, False, ("errline", text[:120]))
@@ -408,6 +409,14 @@ RULES: tuple[Rule[Failure], ...] = (
     ),
     # 0.8.3 serving_completion.py:116 / serving_chat.py:198: logger.exception, then create_error_response
     _rule("request-preprocessing", "Error in preprocessing prompt inputs", None, _request_error),
+    # a tool parser's except (tool_parsers/*_tool_parser.py, 0.6 → 0.32): it logs the exception, then answers the
+    # text without tool calls ("extracting") or skips that delta ("streaming"): one request's, the engine untouched
+    _rule(
+        "tool-call-parse",
+        "tool call",
+        r"^Error (?:in extracting|trying to handle streaming) tool call",
+        _request_error,
+    ),
     # the engine died under the API server: killed, crashed, or its worker did
     _rule("engine-core-exited", "engine core exited unexpectedly", None, deaths.crashed("mpclient_exited")),
     _rule(

@@ -211,7 +211,19 @@ _VLLM_TOP = (
     "sequence sampling_params outputs logger _custom_ops forward_context plugins profiler models "
     "renderers tokenizers reasoning tool_parsers logging_utils tracing triton_utils kernels scripts"
 ).split()
-_VLLM_PATH = r'[^"]*/vllm/(?:' + "|".join(_VLLM_TOP) + r")(?:/[\w/]+)?\.py"
+#: vLLM's hardware platform plugins (the packages its ``vllm.platform_plugins`` entry point loads: vLLM Ascend, Gaudi,
+#: Spyre, RBLN, Kunlun, Neuron, Metal, TPU's tpu_inference / tpu_commons): their workers, model runners and models
+#: run inside vLLM's engine core in place of vLLM's own, so a frame under one is the engine's code too
+_PLUGINS = (
+    "vllm_ascend vllm_gaudi vllm_spyre vllm_rbln vllm_kunlun vllm_neuron vllm_metal tpu_inference tpu_commons"
+)
+_VLLM_PATH = (
+    r'[^"]*/(?:vllm/(?:'
+    + "|".join(_VLLM_TOP)
+    + r")(?:/[\w/]+)?|(?:"
+    + "|".join(_PLUGINS.split())
+    + r")/[\w/]+)\.py"
+)
 _VLLM_FRAME_RE = re.compile(rf'File "(?P<path>{_VLLM_PATH})", line \d+, in (?P<func>[\w<>]+)', re.ASCII)
 #: the loggers of a worker's own exception handler: V0's ``_run_worker_process`` (``logger.exception(
 #: "Exception in worker %s while processing method %s.")``, multiproc_worker_utils.py 0.5 → 0.10) and V1's
