@@ -40,8 +40,9 @@ from typing import Any
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse import ipython, nccl, raytold, triton
-from observe.parse.failures import Failure, RunState, bf16_refusal
+from observe.parse import hosted, ipython, nccl, raytold, triton
+from observe.parse.failtypes import Failure, RunState
+from observe.parse.failures import bf16_refusal
 
 #: V0's KV-cache size check (worker.py 0.4 → 0.10, the first step of ``Worker.initialize_cache``): it raises only
 #: "No available memory for the cache blocks" (no GPU blocks) or "The model's max seq len (N) is larger than
@@ -75,6 +76,10 @@ PHASE_FRAMES: dict[str, str] = {
     KV_CHECK: "kv_cache_init",
     "initialize_from_config": "kv_cache_init",
     "_initialize_kv_caches": "kv_cache_init",
+    # V0 worker.py's initialize_cache → _init_cache_engine → CacheEngine → cache_engine.py's _allocate_kv_cache
+    # (0.4 → 0.10): the KV cache's own tensors, allocated once at start-up (a paste cut under initialize_cache)
+    "_init_cache_engine": "kv_cache_init",
+    "_allocate_kv_cache": "kv_cache_init",
     "capture_model": "cuda_graph_capture",
     "ncclCommInitRank": "startup",
     "init_model_parallel_group": "startup",
@@ -189,6 +194,7 @@ LITERALS: tuple[str, ...] = (
     *nccl.LITERALS,
     *raytold.LITERALS,
     *triton.LITERALS,
+    *hosted.LITERALS,
     "asyncio/runners.py",
     "uvloop/__init__.py",
 )
@@ -211,8 +217,21 @@ _VLLM_TOP = (
     "sequence sampling_params outputs logger _custom_ops forward_context plugins profiler models "
     "renderers tokenizers reasoning tool_parsers logging_utils tracing triton_utils kernels scripts"
 ).split()
-#: (a path relative to the folder holding the package, ``File "vllm/utils.py"``, as a source checkout's run prints it)
-_VLLM_PATH = r'(?:[^"]*/)?vllm/(?:' + "|".join(_VLLM_TOP) + r")(?:/[\w/]+)?\.py"
+#: vLLM's hardware platform plugins (the packages its ``vllm.platform_plugins`` entry point loads: vLLM Ascend, Gaudi,
+#: Spyre, RBLN, Kunlun, Neuron, Metal, TPU's tpu_inference / tpu_commons): their workers, model runners and models
+#: run inside vLLM's engine core in place of vLLM's own, so a frame under one is the engine's code too
+_PLUGINS = (
+    "vllm_ascend vllm_gaudi vllm_spyre vllm_rbln vllm_kunlun vllm_neuron vllm_metal tpu_inference tpu_commons"
+)
+#: (a path may be relative to the folder holding the package, ``File "vllm/utils.py"``, as a source checkout's run
+#: prints it)
+_VLLM_PATH = (
+    r'(?:[^"]*/)?(?:vllm/(?:'
+    + "|".join(_VLLM_TOP)
+    + r")(?:/[\w/]+)?|(?:"
+    + "|".join(_PLUGINS.split())
+    + r")/[\w/]+)\.py"
+)
 _VLLM_FRAME_RE = re.compile(rf'File "(?P<path>{_VLLM_PATH})", line \d+, in (?P<func>[\w<>]+)', re.ASCII)
 #: the loggers of a worker's own exception handler: V0's ``_run_worker_process`` (``logger.exception(
 #: "Exception in worker %s while processing method %s.")``, multiproc_worker_utils.py 0.5 → 0.10) and V1's
@@ -476,7 +495,7 @@ class RawTracebacks:
                     self._ray[who] = (r[0], msg, ctx)
                     return None
                 f = r[0]
-            f = f or triton.death(text, run)
+            f = f or triton.death(text, run) or hosted.death(text, run)
             if text.startswith(STOPS):
                 self._open.pop(who, None)  # the traceback of a stop (Ctrl-C, sys.exit): no failure
             bare_end = msg[:1] not in " \t" and not text.startswith(_TB_PIECES) and not ipython.piece(text)
@@ -492,6 +511,8 @@ class RawTracebacks:
         else:
             self._frame.pop(who, None)
         f = cut_frame("  " + text, run) or _server_top(text, ctx)
+        if f is None and (h := hosted.frame(text, run)) is not None:
+            return h  # a host's start-up frame tells now: the exception line under it is anybody's
         return self._tell(f, who, msg, ctx)
 
     def _ipython(self, msg: str, who: Who, told: bool, ctx: Any) -> bool:

@@ -18,6 +18,9 @@ inside Ray's machinery; what reaches the log is Ray's report, not a vLLM record 
   ``vllm_rollout.vllm_async_server``, OpenRLHF's ``LLMRayActor`` in ``vllm_engine``, SkyRL's ``VLLMServerActor``) —
   and the call is the host's failure: in its start-up when the method builds or launches it (``__init__``,
   ``launch_server``, ``init_engine``, ``start``), else at a phase unknown.
+- Ray Serve, when a replica's start-up raised, on the task error it re-raises: "ray::ServeReplica:<app>:<deployment>
+  .initialize_and_get_metadata() (pid=…, ip=…, actor_id=…, repr=…)" (``replica.py``, Ray 2.x: the replica actor's
+  start-up method, which builds the deployment — Ray Serve LLM's ``LLMServer``, the vLLM engine).
 - Ray's memory monitor, when it kills a task or actor because the node's host memory runs low: it says where to
   read about it ("Refer to the documentation on how to address the out of memory issue:
   https://docs.ray.io/en/latest/ray-core/scheduling/ray-oom-prevention.html", Ray 2.x ``memory_monitor``), above a
@@ -34,15 +37,16 @@ from __future__ import annotations
 import re
 
 from observe.failures.kinds import FailureKind
-from observe.parse.failures import Failure, RunState
+from observe.parse.failtypes import Failure, RunState
 
 _CREATION = "died because of an error raised in its creation task"
 _UNHANDLED = "Unhandled error (suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1')"
 _SERVE_STOP = ", the replica will be stopped."
+_SERVE_INIT = ".initialize_and_get_metadata()"
 _OOM_KILL = "ray-oom-prevention"
 _TASK_ERROR = "RayTaskError("
 #: what a line must hold for ``death`` to read it (``triggers.TRIGGERS``)
-LITERALS: tuple[str, ...] = (_CREATION, _UNHANDLED, _SERVE_STOP, _OOM_KILL, _TASK_ERROR)
+LITERALS: tuple[str, ...] = (_CREATION, _UNHANDLED, _SERVE_STOP, _SERVE_INIT, _OOM_KILL, _TASK_ERROR)
 #: Ray's RayTaskError line: the cause, the actor's class and method, and the module of its repr
 _TASK_ERROR_RE = re.compile(
     r"RayTaskError\((?P<cause>[\w.]+)\): ray::(?P<task>(?P<cls>\w+)\.(?P<meth>\w+))\(\)"
@@ -55,7 +59,7 @@ _HOST_OOM = (
     "Ray's memory monitor killed a task: the node's host memory (RAM) ran low, not the GPU's "
     "(vLLM's actors hold host memory for sleep mode's offloaded weights and the CPU swap space)"
 )
-_TASK_RE = re.compile(r"\bray::(?P<task>[\w.:]+)\(\)", re.ASCII)
+_TASK_RE = re.compile(r"\bray::(?P<task>[\w.:-]+)\(\)", re.ASCII)
 
 #: literal → (phase, the cause, and whether a frame of vLLM's code must follow before it tells)
 _SAYS: dict[str, tuple[str, str, bool]] = {
@@ -75,6 +79,12 @@ _SAYS: dict[str, tuple[str, str, bool]] = {
         "startup",
         "Ray Serve's controller stopped a replica whose start-up raised (its readiness check failed): the "
         "deployment hosting the engine never started (the replica's own traceback is in its log)",
+        False,
+    ),
+    _SERVE_INIT: (
+        "startup",
+        "Ray Serve: a replica's start-up ({task}) raised, so the deployment hosting the engine never started "
+        "(the exception line is below it, or cut off)",
         False,
     ),
 }
@@ -111,7 +121,9 @@ def death(text: str, run: RunState) -> tuple[Failure, bool] | None:
         phase = "serving" if run.stats_seen else "unknown"
         oom = {"form": "host_oom_killed", "phase": phase, "cause": _HOST_OOM}
         return Failure(FailureKind.ENGINE_CRASHED, oom, True, ("crashed", "host_oom_killed")), False
-    hit = next((lit for lit in _SAYS if lit in text), None)
+    hit = next(
+        (lit for lit in _SAYS if lit in text and (lit != _SERVE_INIT or "ray::ServeReplica" in text)), None
+    )
     if hit is None or run.requested:
         return None
     phase, cause, needs_vllm = _SAYS[hit]
