@@ -144,7 +144,8 @@ def _parse(cls, path: Path):
 # warm-up, journald's SM70 fork lines; eval32m 013 / 018: MI300A's hard-wrapped compile lines under Ray, and FastChat's
 # stderr copy of a client disconnect's CancelledError, which tell nothing; eval32n 004 / 029: 0.2's 'Aborted request'
 # lines and the tail of an args dump with a DEBUG line, which tell nothing; eval32q 015: uvicorn's shutdown lines alone,
-# refused)
+# refused; eval32o 024 / 026 / 028: Ray's notes and vLLM's cut task line under open-instruct, Unsloth's banners, which
+# tell nothing; eval32o 023: issue 32's class BE, verl's traceback without a vLLM line, not read yet)
 _NO_EVENT_YET = {
     ("eval32", "028"),
     ("eval32f", "023"),
@@ -155,6 +156,7 @@ _NO_EVENT_YET = {
     *(("eval32m", n) for n in ("013", "018")),
     *(("eval32n", n) for n in ("004", "029")),
     ("eval32q", "015"),
+    *(("eval32o", n) for n in ("023", "024", "026", "028")),
 }
 
 

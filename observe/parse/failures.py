@@ -266,6 +266,10 @@ _SURVIVED_LOOKUP = re.compile(
 )
 
 
+#: an exception's repr, as V0's MQLLMEngine.start logs what its loops raised (``logger.exception(repr(e))``)
+_REPR_RE = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception)\((?:'|\")")
+
+
 def error_line(msg: str, run: RunState) -> Failure | None:
     """An ERROR / CRITICAL record no rule knows (the catch-all's raw material). Not fatal by itself.
     None for a piece of a traceback (a cut paste starting inside one): its exception line tells; and for a
@@ -278,6 +282,8 @@ def error_line(msg: str, run: RunState) -> Failure | None:
     d: dict[str, Any] = {"text": text[:300], "phase": "serving" if failed_step(text) else phase(run)}
     if run.requested:
         d["requested_shutdown"] = True
+    if _REPR_RE.match(text):  # an exception's repr opening its record (failing.served_record)
+        d["repr"] = True
     return Failure(FailureKind.ERROR_LINE, d, False, ("errline", text[:120]))
 
 
