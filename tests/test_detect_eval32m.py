@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from observe.parse import failures, triton
-from observe.parse.failures import RunState
+from observe.parse.failtypes import RunState
 from tests.diagnosekit import diagnose as _diagnose
 
 DATA = Path(__file__).parent / "data"

@@ -24,8 +24,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from observe.model import LogLine
+from observe.parse import canon, scan, triggers
 from observe.parse import parser as parser_mod
-from observe.parse import scan, triggers
 from tests.scaninputs import real_inputs
 
 compiled_only = pytest.mark.skipif(scan._scanc is None, reason="observe.parse._scanc is not built")
@@ -141,8 +141,11 @@ def test_table_is_bounded_and_stays_right() -> None:
 
 
 # ---------------------------------------------------------------------------------------- INERT
-def _state(p: parser_mod.Parser) -> dict:
-    return {k: repr(vars(v)) if hasattr(v, "__dict__") else repr(v) for k, v in vars(p).items()}
+def _state(p: object, depth: int = 2) -> dict:
+    """p's attributes, and those of the objects it holds (the parser's failure reporter's too)."""
+    return {
+        k: _state(v, depth - 1) if depth and hasattr(v, "__dict__") else repr(v) for k, v in vars(p).items()
+    }
 
 
 def _inert_lines() -> list[bytes]:
@@ -325,7 +328,7 @@ def test_the_canonical_pattern_is_used() -> None:
         "335.2 tokens/s, Avg generation throughput: 17.7 tokens/s, Running: 32 reqs, Waiting: 0 reqs, "
         "CPU KV cache usage: 0.4%, Prefix cache hit rate: 0.0%"
     )
-    assert parser_mod._CANON_V1.fullmatch(line) is not None
+    assert canon.CANON_V1.fullmatch(line) is not None
     (ev,) = [
         e
         for e in parser_mod.Parser(year=2026).feed(LogLine("x", 1, line))

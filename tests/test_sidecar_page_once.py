@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from observe.failures.kinds import FailureKind
+from observe.findingids import FindingId
+from observe.model import Finding
 from observe.sidecar import exporter, instance
 from observe.sidecar import launch as livelaunch
 from observe.sidecar.config import SidecarSettings
@@ -130,3 +133,24 @@ def test_the_fix_is_never_empty(recs: list, notes: list[str]) -> None:
     says what to do: the sentence of observe finding nothing."""
     fix = livelaunch.fix_text(recs, notes)
     assert fix.strip() and fix == livelaunch.NO_FIX
+
+
+def test_reading_the_labels_marks_nothing_and_a_paged_reason_stays() -> None:
+    """exported_failure only reads; mark_paged (what Instance.export calls once the labels go out) fixes
+    the reason, the alert's identity: an analysis ending later adds its fix but names no cause into it."""
+    root = {"type": "ValueError", "text": "the root cause"}
+    names = [Finding(FindingId.ENGINE_STARTUP_FAILED, "critical", "t", "e", data={"root_cause": root})]
+    for paged in (False, True):
+        t = livelaunch.LaunchTracker()
+        t.failure = livelaunch.Failure(FailureKind.WORKER_EXCEPTION.value, "a worker raised", 0, wall=0.0)
+        assert t.exported_failure(10.0, backstop_s=5.0) == (
+            "worker_exception",
+            "a worker raised",
+            livelaunch.NOT_ANSWERED,
+        )
+        assert not t.failure.paged  # a read: nothing marked
+        if paged:
+            t.mark_paged()
+        t.analysis_ended(0, 1.0, names, fix="--enforce-eager")
+        want = "a worker raised" if paged else "a worker raised: ValueError: the root cause"
+        assert t.exported_failure(10.0, backstop_s=5.0) == ("worker_exception", want, "--enforce-eager")

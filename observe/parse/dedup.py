@@ -7,7 +7,7 @@ from collections import deque
 from typing import Any
 
 from observe.failures.kinds import REPORTED_ONCE
-from observe.parse.failures import Failure
+from observe.parse.failtypes import Failure
 
 # kinds reported once per traceback (failurekinds.REPORTED_ONCE): the same failure re-logged line by
 # line, or re-raised by the parent process, within this many physical lines counts once.

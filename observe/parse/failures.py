@@ -10,16 +10,15 @@ its failure on every re-logged line and the parent process re-raises it, so a
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from observe.failures.kinds import FailureKind
+from observe.parse import deaths
+from observe.parse.dumpinput import failed_step
 from observe.parse.envelope import Ctx
+from observe.parse.failtypes import Failure, RunState, phase
 from observe.parse.oom import oom_details
 from observe.parse.rules import Rule, fire, gate
-from observe.parse.shutdownmsg import SHUTDOWN_LITERALS as SHUTDOWN_LITERALS
-from observe.parse.shutdownmsg import begins_shutdown as begins_shutdown
-from observe.parse.shutdownmsg import requested_shutdown as requested_shutdown
 
 _A = re.ASCII
 
@@ -30,30 +29,6 @@ _QUOTED_SOURCE = ("raise ", 'File "', "#", "self.", "return ")
 #: worker.py raise_if_cache_size_invalid, V1 kv_cache_utils check_enough_kv_cache_memory) is the
 #: traceback's innermost frame; the exception line under it, when there, is the same failure (deduplicated).
 RAISED_LITERALS = ("No available memory for the cache blocks",)
-
-
-@dataclass(frozen=True, slots=True)
-class Failure:
-    kind: FailureKind
-    details: dict[str, Any]
-    fatal: bool
-    key: tuple[Any, ...] | None  # what identifies the same failure re-logged (None: never deduplicated)
-
-
-class RunState(NamedTuple):
-    """What the parser knows about the run so far, as far as failures depend on it."""
-
-    shutdown: bool  # a shutdown has begun
-    stats_seen: bool  # the engine has served (a stats line was read): failures are at runtime
-    requested: bool = False  # the shutdown was asked for (a signal, Ctrl-C, the API server stopping)
-
-
-def _phase(run: RunState) -> str:
-    """Where the run is, as the parser knows it: "shutdown", "serving" or "startup" (the diagnosis
-    refines "startup" with the start-up phase facts: loading, profiling)."""
-    if run.shutdown:
-        return "shutdown"
-    return "serving" if run.stats_seen else "startup"
 
 
 # ----------------------------------------------------------------------------- out of memory
@@ -263,7 +238,7 @@ def _exception(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure |
     typ, text = e.group("type"), (e.group("text") or "").strip()
     if typ.rsplit(".", 1)[-1] in ("EngineDeadError", "EngineGenerateError"):
         return None
-    d: dict[str, Any] = {"type": typ, "text": text[:300], "phase": _phase(run)}
+    d: dict[str, Any] = {"type": typ, "text": text[:300], "phase": phase(run)}
     if run.requested:
         d["requested_shutdown"] = True  # raised while stopping as asked: not a failure of the engine
     return Failure(FailureKind.EXCEPTION, d, False, ("exc", typ, text[:120]))
@@ -281,24 +256,34 @@ _TRACEBACK_PIECES = _QUOTED_SOURCE + (
 
 #: a Hub look-up that start-up survives (transformers_utils/config.py's with_retry, 0.8 → 0.32): each failed try but
 #: the last logs "<what>: <error>, retrying N of M" and tries again; the last logs "<what>: <error>" and raises, which
-#: try_get_safetensors_metadata catches (returns None) but list_repo_files' callers do not: that one stays a failure
+#: try_get_safetensors_metadata catches (returns None) but list_repo_files' callers do not: that one stays a failure;
+#: and serving_chat.py's chat_completion_full_generator (0.8.5; gone by 0.32) when neither auto tool choice nor a named tool
+#: applies: it logs this at ERROR and answers the request with a plain chat completion
 _SURVIVED_LOOKUP = re.compile(
-    r"Error retrieving (?:safetensors: .*|file list: .*, retrying \d+ of \d+)", re.S
+    r"Error retrieving (?:safetensors: .*|file list: .*, retrying \d+ of \d+)|Error in chat_completion_full_generator"
+    r" - cannot determine if tools should be extracted\. Returning a standard chat completion\.",
+    re.S,
 )
+
+
+#: an exception's repr, as V0's MQLLMEngine.start logs what its loops raised (``logger.exception(repr(e))``)
+_REPR_RE = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception)\((?:'|\")")
 
 
 def error_line(msg: str, run: RunState) -> Failure | None:
     """An ERROR / CRITICAL record no rule knows (the catch-all's raw material). Not fatal by itself.
     None for a piece of a traceback (a cut paste starting inside one): its exception line tells; and for a
-    Hub look-up's failed try that start-up goes on from (``_SURVIVED_LOOKUP``)."""
+    record vLLM carries on from (``_SURVIVED_LOOKUP``: a Hub look-up's failed try, a tool check's fallback)."""
     if msg[:1] in (" ", "\t"):
         return None
     text = msg.strip()
     if not text or text.startswith(_TRACEBACK_PIECES) or _SURVIVED_LOOKUP.fullmatch(text):
         return None
-    d: dict[str, Any] = {"text": text[:300], "phase": _phase(run)}
+    d: dict[str, Any] = {"text": text[:300], "phase": "serving" if failed_step(text) else phase(run)}
     if run.requested:
         d["requested_shutdown"] = True
+    if _REPR_RE.match(text):  # an exception's repr opening its record (failing.served_record)
+        d["repr"] = True
     return Failure(FailureKind.ERROR_LINE, d, False, ("errline", text[:120]))
 
 
@@ -314,73 +299,13 @@ def _failed_execution(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Fa
     return Failure(FailureKind.WORKER_EXCEPTION, d, True, ("worker", None, "execute_model"))
 
 
-def _engine_dead(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    """EngineDeadError / "output_handler failed": noise after a requested shutdown; the engine crashed
-    when it had served, when it says only a started engine dies so (``_STARTED``: MPClient waits out the
-    core's start-up before the output handler runs) or a shutdown began unasked; else it failed to start."""
-    if run.requested:
-        return Failure(FailureKind.SHUTDOWN_NOISE, {}, False, ("shutdown",))
-    started = run.stats_seen or any(s in msg for s in _STARTED)
-    if run.shutdown or started:
-        return _crash("engine_dead", run._replace(stats_seen=started))
-    f = _engine_core(m, msg, ctx, run)
-    return Failure(f.kind, {**f.details, "engine_dead": True}, f.fatal, f.key)
-
-
-def _request_engine_dead(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    """V1 async_llm's "Request X failed (engine dead).": a request was in flight, so the engine had
-    started and was serving when it died (the EngineDeadError before it read alone says neither)."""
-    f = _crash("request_engine_dead", run._replace(stats_seen=True), cause=_DEAD_CAUSE)
-    return Failure(f.kind, f.details, f.fatal, ("crashed", "request"))  # its own key: it dates the death
-
-
 def _request_error(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     return Failure(FailureKind.REQUEST_ERROR, {"phase": "serving"}, False, None)
-
-
-def _engine_core(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    return Failure(FailureKind.ENGINE_CORE_FAILED, {"phase": _phase(run)}, True, ("enginecore",))
 
 
 def _prompt_length(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     d = {"prompt_tokens": int(m.group("n")), "limit": int(m.group("lim"))}
     return Failure(FailureKind.PROMPT_TOO_LONG, d, False, None)
-
-
-_SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
-_DEAD_CAUSE = "the engine core died (EngineDeadError): it crashed or was killed"
-#: what only a started engine's death says: V1 AsyncLLM's output handler; V0's loop done-callback ("Task finished
-#: unexpectedly", 0.2 → 0.10) and start_background_loop's "errored already" (set only once the loop ran: 0.4–0.6)
-_STARTED = ("output_handler", "Task finished unexpectedly", "Background loop has errored already")
-
-
-def _crash(form: str, run: RunState, **d: Any) -> Failure:
-    """engine_crashed (fatal) — or, after a requested shutdown, the noise of stopping."""
-    if run.requested:
-        return Failure(FailureKind.SHUTDOWN_NOISE, {}, False, ("shutdown",))
-    d = {k: v for k, v in d.items() if v is not None}
-    d.update(form=form, phase="serving" if run.stats_seen else "startup")  # where it was when it died
-    gone = "the engine core process exited while the server was running (killed or crashed)"
-    d.setdefault("cause", gone if form != "engine_dead" else _DEAD_CAUSE)
-    return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed",))
-
-
-def _crashed(form: str, started: bool = False) -> Any:  # started: the message says the engine had started
-    why = "the running engine raised an exception (the traceback below it tells which)" if started else None
-    return lambda m, msg, ctx, run: _crash(form, run._replace(stats_seen=True) if started else run, cause=why)
-
-
-def _proc_died(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    """Forms: "Engine core proc EngineCore_0 died unexpectedly" (0.8 → 0.11), "Worker proc X died unexpectedly
-    (exit code: -9)" (0.32), "Engine core process X died unexpectedly." (0.32's API-server manager)."""
-    code = int(m.group("code")) if m.group("code") else None
-    sig = _SIGNALS.get(-code) if code is not None and code < 0 else None
-    proc = m.group("proc").rstrip(".,")
-    what = "a worker process" if "Worker" in msg else "the engine core process"
-    cause = f"{what} ({proc}) exited unexpectedly" + (f", killed by {sig}" if sig else "")
-    if code is not None and sig is None:
-        cause += f" with exit code {code}"
-    return _crash("proc_died", run, process=proc, exit_code=code, signal=sig, cause=cause)
 
 
 _HANG_SHM = r"No available shared memory broadcast block found in (?P<s>\d+) second"
@@ -390,7 +315,7 @@ _HANG_OLD = r"No available block found in (?P<s>\d+) second"
 def _hang(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     """vLLM's hang warning: a process waited that long for the shared-memory ring (a peer hangs or is
     busy compiling). Not fatal; repeated every interval, so every one is reported."""
-    d = {"seconds": int(m.group("s")), "process": ctx.process, "phase": _phase(run)}
+    d = {"seconds": int(m.group("s")), "process": ctx.process, "phase": phase(run)}
     return Failure(FailureKind.ENGINE_HANG, d, False, None)
 
 
@@ -490,22 +415,30 @@ RULES: tuple[Rule[Failure], ...] = (
     ),
     # 0.8.3 serving_completion.py:116 / serving_chat.py:198: logger.exception, then create_error_response
     _rule("request-preprocessing", "Error in preprocessing prompt inputs", None, _request_error),
+    # a tool parser's except (tool_parsers/*_tool_parser.py, 0.6 → 0.32): it logs the exception, then answers the
+    # text without tool calls ("extracting") or skips that delta ("streaming"): one request's, the engine untouched
+    _rule(
+        "tool-call-parse",
+        "tool call",
+        r"^Error (?:in extracting|trying to handle streaming) tool call",
+        _request_error,
+    ),
     # the engine died under the API server: killed, crashed, or its worker did
-    _rule("engine-core-exited", "engine core exited unexpectedly", None, _crashed("mpclient_exited")),
+    _rule("engine-core-exited", "engine core exited unexpectedly", None, deaths.crashed("mpclient_exited")),
     _rule(
         "proc-died",
         "died unexpectedly",
         r"(?:proc|process|RayWorkerProc)\s+(?P<proc>\S+?)(?: \(PID: \d+\))?,?\s+died unexpectedly"
         r"(?: \(exit code: (?P<code>-?\d+)\))?",
-        _proc_died,
+        deaths.proc_died,
     ),
-    _rule("engine-already-dead", "is already dead, terminating server", None, _crashed("already_dead")),
-    _rule("engine-loop-died", "Engine loop has died", None, _crashed("engine_loop_died")),
+    _rule("engine-already-dead", "is already dead, terminating server", None, deaths.crashed("already_dead")),
+    _rule("engine-loop-died", "Engine loop has died", None, deaths.crashed("engine_loop_died")),
     _rule(
         "engine-process-died",
         "Engine process (pid ",
         r"Engine process \(pid (?P<pid>\d+)\) died",
-        _crashed("engine_process_died"),
+        deaths.crashed("engine_process_died"),
     ),
     # vLLM's hang warning, shm_broadcast.py: 0.5 → 0.6 "No available block found in 60 second.",
     # 0.7 → "No available shared memory broadcast block found in 60 second(s). This typically happens
@@ -554,18 +487,22 @@ RULES: tuple[Rule[Failure], ...] = (
     _rule("worker-method-error", "Error executing method ", r"method (?P<method>\w+)", _worker),
     _rule("worker-proc-exception", "WorkerProc hit an exception", None, _worker),
     _rule("failed-execution", "Writing input of failed execution to ", None, _failed_execution),
-    _rule("engine-dead", "EngineDeadError", None, _engine_dead),
-    _rule("request-engine-dead", "failed (engine dead)", None, _request_engine_dead),
-    _rule("output-handler-failed", "output_handler failed", None, _engine_dead),
+    _rule("engine-dead", "EngineDeadError", None, deaths.engine_dead),
+    _rule("request-engine-dead", "failed (engine dead)", None, deaths.request_engine_dead),
+    _rule("output-handler-failed", "output_handler failed", None, deaths.engine_dead),
     # a running engine's death (V1 core.py once engine_core exists, V0's background loop), its traceback below
-    _rule("engine-fatal", "EngineCore encountered a fatal error", None, _crashed("fatal_error", True)),
-    _rule("background-failed", "Engine background task failed", None, _crashed("background_failed", True)),
+    _rule("engine-fatal", "EngineCore encountered a fatal error", None, deaths.crashed("fatal_error", True)),
+    _rule(
+        "background-failed", "Engine background task failed", None, deaths.crashed("background_failed", True)
+    ),
     # asyncio's "Exception in callback functools.partial(<function …>)" for that loop's done-callback
-    _rule("loop-callback-v0.2", "_raise_exception_on_finish at", None, _crashed("background_failed", True)),
-    _rule("loop-callback-v0.5", "_log_task_completion at", None, _crashed("background_failed", True)),
-    _rule("engine-core-init-failed", "Engine core initialization failed", None, _engine_core),
-    _rule("engine-core-failed-to-start", "EngineCore failed to start", None, _engine_core),
-    _rule("engine-core-exception", "EngineCore hit an exception", None, _engine_core),
+    _rule(
+        "loop-callback-v0.2", "_raise_exception_on_finish at", None, deaths.crashed("background_failed", True)
+    ),
+    _rule("loop-callback-v0.5", "_log_task_completion at", None, deaths.crashed("background_failed", True)),
+    _rule("engine-core-init-failed", "Engine core initialization failed", None, deaths.engine_core),
+    _rule("engine-core-failed-to-start", "EngineCore failed to start", None, deaths.engine_core),
+    _rule("engine-core-exception", "EngineCore hit an exception", None, deaths.engine_core),
     # any other exception line: what a crash's root cause is read from
     _rule("exception", "Error", r"Error", _exception),
     _rule("exception-named", "Exception", r"Exception", _exception),

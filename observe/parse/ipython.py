@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 
 from observe.failures.kinds import FailureKind
-from observe.parse.failures import Failure, RunState
+from observe.parse.failtypes import Failure, RunState
 from observe.parse.startup import OOM_PHASE_FRAMES
 
 _HEADER_RE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)", re.ASCII)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from observe.failures.kinds import FailureKind
-from observe.parse.failures import Failure, RunState
+from observe.parse.failtypes import Failure, RunState
 
 #: what the parser must let through for these records (``triggers.TRIGGERS`` via ``frames.LITERALS``)
 LITERALS = (

@@ -8,7 +8,7 @@ line, and vLLM's "MM-DD HH:MM:SS" stamp has no year. So a :class:`Parser` keeps 
 and emits events from ``observe.model`` with an :class:`~observe.model.Envelope` saying where each came from.
 
 Data flow per line: ``envelope`` peels the wrappers and prefixes; the message then goes to ``stats``
-(stats line and companions) or to ``startup`` (facts) and ``failures`` (errors).
+(stats line and companions) or to ``startup`` (facts) and ``reporting`` (errors, through ``failures``).
 
 * pure — no I/O, no clock; the caller supplies the year to assume (e.g. the file's mtime year);
 * ``feed()`` never raises, whatever the text (surrogates, control characters, binary junk);
@@ -25,7 +25,6 @@ from typing import Any
 from observe import redact
 from observe.model import (
     AccessLog,
-    EngineError,
     Envelope,
     LogEvent,
     LogLine,
@@ -35,9 +34,11 @@ from observe.model import (
     StartupFact,
     StatsSample,
 )
-from observe.parse import dedup, failures, frames, served, startup, stats, triggers, unread
+from observe.parse import canon, frames, reporting, served, startup, stats, triggers
 from observe.parse import envelope as E
 from observe.parse.envelope import ACCESS_RE, PREFIX_RE, Ctx
+from observe.parse.failtypes import RunState
+from observe.parse.shutdownmsg import begins_shutdown, requested_shutdown
 
 # a wrapped stats record is re-joined from at most this many physical lines
 _MAX_JOINS = 3
@@ -51,25 +52,10 @@ _JSON_ACCESS_RE = re.compile(
 
 #: read canonical V1 stats lines with one pattern (False: every line takes the general path)
 FAST_STATS = True
-_NUM = r"\d{1,15}(?:\.\d{1,6})?"
-# The V1 stats line as vLLM ≥ 0.8 prints it by default: one "(Name pid=N)" prefix, the logger prefix,
-# one engine, the six clauses in vLLM's order and nothing after. Read by one pattern into exactly
-# what the general path reads from it (the prefix by PROC_RE and PREFIX_RE, the clauses by
-# stats.parse_stats); any other shape, and any line while a record is held back, takes that path.
-_CANON_V1 = re.compile(
-    r"\((?P<proc>[A-Za-z][\w-]*) pid=(?P<pid>\d+)\) (?P<level>INFO) "
-    r"(?P<mo>\d\d)-(?P<dd>\d\d) (?P<hh>\d\d):(?P<mi>\d\d):(?P<ss>\d\d) "
-    r"\[(?P<file>[A-Za-z_][\w./-]*):(?P<ln>\d+)\] Engine (?P<eng>\d+): "
-    rf"Avg prompt throughput: (?P<p>{_NUM}) tokens/s, Avg generation throughput: (?P<g>{_NUM}) tokens/s, "
-    r"Running: (?P<r>\d{1,15}) reqs, Waiting: (?P<w>\d{1,15}) reqs, "
-    rf"(?P<dev>[A-Z]{{1,10}}) KV cache usage: (?P<kv>{_NUM})%, Prefix cache hit rate: (?P<hit>{_NUM})%",
-    re.ASCII,
-)
 
 
 #: how many runs of API-server lines a Parser keeps (enough to see two servers alternate)
 RUNS_KEPT = 4096
-_ERROR_LEVELS = triggers.ERROR_LEVELS
 _ARGS = "non-default args: {"
 
 
@@ -97,13 +83,9 @@ class Parser:
         # a wrapped "non-default args" line held back: ctx, msg, joins
         self._held_args: tuple[Ctx, str, int] | None = None
         self.damaged_lines = 0  # records cut or wrapped beyond repair: read in part, the rest lost
-        self._recent = dedup.DedupWindow()
         self._shutdown = False
         self._requested = False  # the shutdown under way was asked for (signal, Ctrl-C, API stop)
-        self._err_site: tuple[int | None, str | None, int | None] | None = None  # last ERROR record's site
-        self._headed = False  # the ERROR record at that site began with its traceback's header
-        self._raw = frames.RawTracebacks()  # the tracebacks workers print raw, per process
-        self._unread = unread.Unread()  # the fallback: a vLLM frame no rule read (parse.unread)
+        self._errors = reporting.FailureReporter()  # what failures the stream reports (parse.reporting)
         self._engine: str | None = None
         self._stats_seen = False
         self._counted_line = -1
@@ -173,7 +155,7 @@ class Parser:
         try:
             self._finish_pending(out)
             self._release_args(out)
-            self._release_raw(out)
+            self._errors.release(self._requested, self._cur, out)
         except Exception:
             self.parse_errors += 1
         self.events += len(out)
@@ -184,7 +166,7 @@ class Parser:
         self, seg: str, line: LogLine, out: list[LogEvent], outer_ts: datetime | None = None
     ) -> None:
         if FAST_STATS and seg[:1] == "(" and outer_ts is None and self._pending is None:
-            c = _CANON_V1.fullmatch(seg)
+            c = canon.read(seg)
             if c is not None:
                 self._canonical_stats(c, line, out)
                 return
@@ -194,12 +176,8 @@ class Parser:
             a = ACCESS_RE.match(seg)
             if a is not None:
                 self._count_vllm()
-                env = Envelope(
-                    source=line.source,
-                    lineno=line.lineno,
-                    outer_ts=outer_ts,
-                    ts=outer_ts.replace(tzinfo=None) if outer_ts is not None else None,
-                )
+                ts = outer_ts.replace(tzinfo=None) if outer_ts is not None else None
+                env = Envelope(source=line.source, lineno=line.lineno, outer_ts=outer_ts, ts=ts)
                 out.append(AccessLog(env, a.group("method"), a.group("path"), int(a.group("status"))))
                 self._stats_seen = True  # the server was answering requests
                 return
@@ -333,27 +311,14 @@ class Parser:
             if eng is not None:
                 self._note_engine(eng, ctx, out)
 
-    def _canonical_stats(self, c: re.Match[str], line: LogLine, out: list[LogEvent]) -> None:
-        """A canonical V1 stats line: the general path's steps for it, in its order, without its search."""
-        name, pid, *prefix, eng, p, g, r, w, dev, kv, hit = c.groups()
+    def _canonical_stats(self, c: canon.Canonical, line: LogLine, out: list[LogEvent]) -> None:
+        """A canonical V1 stats line (``canon``): the general path's steps for it, in its order, without its search."""
+        name, pid, prefix, fields = c
         ctx = Ctx(line.source, line.lineno)
         self._process(ctx, name, pid, out)
-        self._logger_prefix(ctx, tuple(prefix), out)
+        self._logger_prefix(ctx, prefix, out)
         self._count_vllm()
-        # the fields parse_stats reads off this shape (the rest of StatsSample: None)
-        self._emit_sample(
-            "v1",
-            ctx,
-            out,
-            engine_index=int(eng),
-            prompt_tps=float(p),
-            generation_tps=float(g),
-            running=int(r),
-            waiting=int(w),
-            kv_usage_pct=float(kv),
-            kv_device=dev,
-            prefix_hit_pct=float(hit),
-        )
+        self._emit_sample("v1", ctx, out, **fields)
 
     def _json_record(self, seg: str, line: LogLine, out: list[LogEvent], outer_ts: datetime | None) -> bool:
         """A JSON line: a whole vLLM line inside (docker json-file, k8s) or a JSON logging record."""
@@ -426,7 +391,8 @@ class Parser:
                 out.append(Preemption(E.envelope(ctx), *q))
         else:
             groups = self._groups
-            err = ctx.level in _ERROR_LEVELS  # a request handler's logger tells on its ERROR records only
+            # a request handler's logger tells on its ERROR records only
+            err = ctx.level in triggers.ERROR_LEVELS
             if (groups & triggers.SERVING or err) and served.shows_serving(
                 msg, ctx.logger_file if err else None
             ):
@@ -434,19 +400,21 @@ class Parser:
             if groups & triggers.STARTUP:
                 self._startup(msg, ctx, out)
             n1 = len(out)
-            if groups & triggers.FAILURE or ctx.level in _ERROR_LEVELS:
-                self._failure(msg, ctx, out, bool(groups & triggers.FAILURE))
+            if groups & triggers.FAILURE or ctx.level in triggers.ERROR_LEVELS:
+                self._errors.message(msg, ctx, self._run(), self._cur, out, bool(groups & triggers.FAILURE))
             if ctx.level is None and (ctx.pid is not None or ctx.rank is not None or ctx.bare):
-                self._raw_frame(msg, ctx, out, len(out) > n1)
-            if groups & triggers.SHUTDOWN and failures.begins_shutdown(msg):
+                self._errors.raw_line(msg, ctx, self._run(), self._cur, out, len(out) > n1)
+                # a V1 client's raise after an engine death
+                self._stats_seen = self._stats_seen or self._errors.raw.started
+            if groups & triggers.SHUTDOWN and begins_shutdown(msg):
                 self._shutdown = True
-                if failures.requested_shutdown(msg):
+                if requested_shutdown(msg):
                     self._requested = True
         # a bare line is vLLM's when it tells something, or is a frame of vLLM's own code, and not only
         # when it is an exception line (anybody's) of a traceback through no vLLM frame
-        if (len(out) > n0 and not (ctx.bare and not self._raw.vllm_seen and frames.anybodys(out[n0:]))) or (
-            ctx.bare and frames.vllm_frame(msg)
-        ):
+        if (
+            len(out) > n0 and not (ctx.bare and not self._errors.raw.vllm_seen and frames.anybodys(out[n0:]))
+        ) or (ctx.bare and frames.vllm_frame(msg)):
             self._count_vllm()
 
     # ------------------------------------------------------------------ stats
@@ -537,8 +505,7 @@ class Parser:
             if name == startup.NEW_RUN[0]:
                 # a (re)start: earlier shutdown and error context no longer apply
                 self._shutdown = self._requested = False
-                self._recent.clear()
-                self._err_site = None
+                self._errors.restart()
             elif name == startup.STARTING[0]:
                 self._shutdown = self._requested = False
             elif name == "engine":
@@ -551,43 +518,8 @@ class Parser:
             self._engine = eng
             out.append(StartupFact(E.envelope(ctx), "engine", eng))
 
-    # ------------------------------------------------------------------ errors
-    def _failure(self, msg: str, ctx: Ctx, out: list[LogEvent], rules: bool = True) -> None:
-        """The failure a message reports (rules: its literals may fire a rule). An ERROR / CRITICAL
-        record no rule knows is an ``error_line``, once per record: the lines of one traceback
-        logged line by line share the record's process and logger call site."""
-        run = failures.RunState(self._shutdown, self._stats_seen, self._requested)
-        f = failures.failure(msg, ctx, run) if rules else None
-        if ctx.level in _ERROR_LEVELS:
-            site = (ctx.pid, ctx.logger_file, ctx.logger_line)
-            same = site == self._err_site
-            self._err_site = site
-            if not same:
-                self._headed = False
-            self._headed = self._headed or "Traceback (most recent" in msg
-            if f is None and not same and msg.strip():
-                f = failures.error_line(msg, run)
-            # a traceback cut above its header: its frames tell; and the KV size check's or V1's busy loop's
-            # frame under any header (the exception line under it, when there, explains it: failing.unexplained)
-            if f is None and (not self._headed or frames.read_under_header(msg)):
-                f = self._raw.record_frame(msg, run, ctx)
-        self._emit_failure(f, msg, ctx, out)
-
-    def _raw_frame(self, msg: str, ctx: Ctx, out: list[LogEvent], told: bool) -> None:
-        """A line of a traceback printed raw (a process or rank prefix, no level): ``frames.RawTracebacks``."""
-        run = failures.RunState(self._shutdown, self._stats_seen, self._requested)
-        self._emit_failure(self._raw.line(msg, (ctx.pid, ctx.rank), told, run, ctx), msg, ctx, out)
-        self._stats_seen = self._stats_seen or self._raw.started  # a V1 client's raise after an engine death
-
-    def _release_raw(self, out: list[LogEvent]) -> None:
-        for f, msg, ctx in self._unread.release(self._requested, self._raw.release(self._requested)):
-            self._emit_failure(f, msg, ctx, out)
-
-    def _emit_failure(self, f: failures.Failure | None, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
-        self._unread.note(f, msg, ctx, ctx.level is None or ctx.level in _ERROR_LEVELS)
-        if f is not None and self._recent.is_new(f, self._cur):
-            d = f.details if ctx.rank is None else {**f.details, "rank": ctx.rank}
-            out.append(EngineError(E.envelope(ctx), f.kind, msg.strip()[:2000], d, f.fatal))
+    def _run(self) -> RunState:
+        return RunState(self._shutdown, self._stats_seen, self._requested)
 
 
 def parse_text(text: str, source: str = "<text>", *, year: int | None = None) -> list[LogEvent]:

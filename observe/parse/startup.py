@@ -261,8 +261,9 @@ def _hints(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
     return out
 
 
-# traceback frames and startup lines that say which phase an engine was in (what an OOM is read against)
-_PHASE_FRAMES = {
+#: traceback frames and startup lines that say which phase an engine was in (what an OOM is read against;
+#: parse.ipython reads a traceback printed elsewhere against it too)
+OOM_PHASE_FRAMES = {
     "load_model": "loading_weights",
     "load_weights": "loading_weights",
     "_load_model": "loading_weights",
@@ -288,11 +289,8 @@ _PHASE_FRAMES = {
 }
 
 
-OOM_PHASE_FRAMES = _PHASE_FRAMES  # what a frame names, for a traceback read elsewhere (parse.ipython)
-
-
 def _phase_frame(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
-    ph = _PHASE_FRAMES.get(m.group("fn"))
+    ph = OOM_PHASE_FRAMES.get(m.group("fn"))
     return [("phase", ph)] if ph else []
 
 

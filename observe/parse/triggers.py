@@ -13,14 +13,14 @@ message: an ERROR / CRITICAL record that no rule reads is the catch-all's ``erro
 
 from __future__ import annotations
 
-from observe.parse import failures, frames, rules, served, startup, stats
+from observe.parse import failures, frames, rules, served, shutdownmsg, startup, stats
 
 #: the literals, each once: stats routing first, then the startup and failure tables, then shutdown
 TRIGGERS: tuple[str, ...] = tuple(
     dict.fromkeys(
         stats.TRIGGERS
         + rules.literals(startup.RULES, failures.RULES)
-        + failures.SHUTDOWN_LITERALS
+        + shutdownmsg.SHUTDOWN_LITERALS
         + served.SERVING_LITERALS
         + frames.LITERALS
     )
@@ -36,7 +36,7 @@ ALL = STARTUP | FAILURE | SHUTDOWN | SERVING
 GROUPS: tuple[tuple[int, tuple[str, ...]], ...] = (
     (STARTUP, rules.literals(startup.RULES)),
     (FAILURE, rules.literals(failures.RULES)),
-    (SHUTDOWN, failures.SHUTDOWN_LITERALS),
+    (SHUTDOWN, shutdownmsg.SHUTDOWN_LITERALS),
     (SERVING, served.SERVING_LITERALS),
 )
 

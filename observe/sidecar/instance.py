@@ -368,6 +368,9 @@ class Instance:
     def export(self, backstop_s: float) -> exporter.ExportState:
         """A copy of the state for one /metrics scrape."""
         st = self.state
+        failure = self.launch.exported_failure(self._clock(), backstop_s)
+        if failure is not None:
+            self.launch.mark_paged()
         return replace(
             st,
             log_lines=dict(st.log_lines),
@@ -376,7 +379,7 @@ class Instance:
             engine_crashes=dict(st.engine_crashes),
             kv_fetch=dict(st.kv_fetch),
             cuda_graph=dict(st.cuda_graph),
-            startup_failure=self.launch.exported_failure(self._clock(), backstop_s),
+            startup_failure=failure,
             info=dict(st.info) if st.info else None,
             findings=list(st.findings),
             recommendations=list(st.recommendations),

@@ -151,17 +151,22 @@ class LaunchTracker:
         """The failure's labels once an analysis has answered for it: the series the page fires on
         appears with its cause and its fix in one update, however late the analysis runs (a starved
         host), so that the first page already says what to change. Only an analysis that has not
-        answered in ``backstop_s`` (hung) lets it out without one, saying so (NOT_ANSWERED)."""
+        answered in ``backstop_s`` (hung) lets it out without one, saying so (NOT_ANSWERED). A pure read:
+        the caller that exports the labels calls ``mark_paged``."""
         f = self.failure
         if f is None:
             return None
         if f.analyzed:
-            f.paged = True
             return f.labels()
         if wall - f.wall >= backstop_s:
-            f.paged = True
             return f.kind, f.reason, NOT_ANSWERED
         return None
+
+    def mark_paged(self) -> None:
+        """The failure's labels were exported (the page fires on them): its reason, the alert's identity,
+        no longer changes (``analysis_ended`` leaves it as paged)."""
+        if self.failure is not None:
+            self.failure.paged = True
 
     def analysis_ended(self, launch: int, snap: float, findings: list[Finding] | None, fix: str = "") -> None:
         """An analysis of the window read at ``snap`` (wall time) in launch ``launch`` ended: its

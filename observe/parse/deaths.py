@@ -1,0 +1,73 @@
+"""The engine's death: the readers of the messages that say the engine core or a worker died, was
+killed or failed to start (EngineDeadError, "died unexpectedly", the V0 background loop's end) → an
+``engine_crashed`` or ``engine_core_failed`` :class:`~observe.parse.failtypes.Failure`, with where the run
+was when it died and why; after a requested shutdown, the noise of stopping. ``failures.RULES`` names them."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from observe.failures.kinds import FailureKind
+from observe.parse.envelope import Ctx
+from observe.parse.failtypes import Failure, RunState, phase
+
+
+def engine_dead(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """EngineDeadError / "output_handler failed": noise after a requested shutdown; the engine crashed
+    when it had served, when it says only a started engine dies so (``_STARTED``: MPClient waits out the
+    core's start-up before the output handler runs) or a shutdown began unasked; else it failed to start."""
+    if run.requested:
+        return Failure(FailureKind.SHUTDOWN_NOISE, {}, False, ("shutdown",))
+    started = run.stats_seen or any(s in msg for s in _STARTED)
+    if run.shutdown or started:
+        return _crash("engine_dead", run._replace(stats_seen=started))
+    f = engine_core(m, msg, ctx, run)
+    return Failure(f.kind, {**f.details, "engine_dead": True}, f.fatal, f.key)
+
+
+def request_engine_dead(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """V1 async_llm's "Request X failed (engine dead).": a request was in flight, so the engine had
+    started and was serving when it died (the EngineDeadError before it read alone says neither)."""
+    f = _crash("request_engine_dead", run._replace(stats_seen=True), cause=_DEAD_CAUSE)
+    return Failure(f.kind, f.details, f.fatal, ("crashed", "request"))  # its own key: it dates the death
+
+
+def engine_core(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    return Failure(FailureKind.ENGINE_CORE_FAILED, {"phase": phase(run)}, True, ("enginecore",))
+
+
+_SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
+_DEAD_CAUSE = "the engine core died (EngineDeadError): it crashed or was killed"
+#: what only a started engine's death says: V1 AsyncLLM's output handler; V0's loop done-callback ("Task finished
+#: unexpectedly", 0.2 → 0.10) and start_background_loop's "errored already" (set only once the loop ran: 0.4–0.6)
+_STARTED = ("output_handler", "Task finished unexpectedly", "Background loop has errored already")
+
+
+def _crash(form: str, run: RunState, **d: Any) -> Failure:
+    """engine_crashed (fatal) — or, after a requested shutdown, the noise of stopping."""
+    if run.requested:
+        return Failure(FailureKind.SHUTDOWN_NOISE, {}, False, ("shutdown",))
+    d = {k: v for k, v in d.items() if v is not None}
+    d.update(form=form, phase="serving" if run.stats_seen else "startup")  # where it was when it died
+    gone = "the engine core process exited while the server was running (killed or crashed)"
+    d.setdefault("cause", gone if form != "engine_dead" else _DEAD_CAUSE)
+    return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed",))
+
+
+def crashed(form: str, started: bool = False) -> Any:  # started: the message says the engine had started
+    why = "the running engine raised an exception (the traceback below it tells which)" if started else None
+    return lambda m, msg, ctx, run: _crash(form, run._replace(stats_seen=True) if started else run, cause=why)
+
+
+def proc_died(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """Forms: "Engine core proc EngineCore_0 died unexpectedly" (0.8 → 0.11), "Worker proc X died unexpectedly
+    (exit code: -9)" (0.32), "Engine core process X died unexpectedly." (0.32's API-server manager)."""
+    code = int(m.group("code")) if m.group("code") else None
+    sig = _SIGNALS.get(-code) if code is not None and code < 0 else None
+    proc = m.group("proc").rstrip(".,")
+    what = "a worker process" if "Worker" in msg else "the engine core process"
+    cause = f"{what} ({proc}) exited unexpectedly" + (f", killed by {sig}" if sig else "")
+    if code is not None and sig is None:
+        cause += f" with exit code {code}"
+    return _crash("proc_died", run, process=proc, exit_code=code, signal=sig, cause=cause)

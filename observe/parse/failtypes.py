@@ -1,0 +1,34 @@
+"""What every failure reader of the parser returns and what it knows: :class:`Failure` (the kind, its
+details, whether it is fatal, the key that deduplicates it re-logged), :class:`RunState` (how far the run
+has got, as far as failures depend on it), and :func:`phase` (that state as the phase a failure reports)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from observe.failures.kinds import FailureKind
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    kind: FailureKind
+    details: dict[str, Any]
+    fatal: bool
+    key: tuple[Any, ...] | None  # what identifies the same failure re-logged (None: never deduplicated)
+
+
+class RunState(NamedTuple):
+    """What the parser knows about the run so far, as far as failures depend on it."""
+
+    shutdown: bool  # a shutdown has begun
+    stats_seen: bool  # the engine has served (a stats line was read): failures are at runtime
+    requested: bool = False  # the shutdown was asked for (a signal, Ctrl-C, the API server stopping)
+
+
+def phase(run: RunState) -> str:
+    """Where the run is, as the parser knows it: "shutdown", "serving" or "startup" (the diagnosis
+    refines "startup" with the start-up phase facts: loading, profiling)."""
+    if run.shutdown:
+        return "shutdown"
+    return "serving" if run.stats_seen else "startup"

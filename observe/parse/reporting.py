@@ -1,0 +1,62 @@
+"""A stream's failures as EngineError events, each once per dedup window: the failure a message reports
+(``failures.failure``), an ERROR / CRITICAL record no rule knows as one ``error_line`` per record (the lines
+of one traceback logged line by line share the record's process and logger call site), the tracebacks
+printed raw (``frames.RawTracebacks``) and, at the end, the vLLM frames no rule read (``unread.Unread``).
+The Parser keeps one :class:`FailureReporter` per stream and tells it how far the run has got."""
+
+from __future__ import annotations
+
+from observe.model import EngineError, LogEvent
+from observe.parse import dedup, failures, frames, triggers, unread
+from observe.parse import envelope as E
+from observe.parse.envelope import Ctx
+from observe.parse.failtypes import Failure, RunState
+
+
+class FailureReporter:
+    """The failure state of one stream: recent failures, the last ERROR record's site, raw tracebacks."""
+
+    def __init__(self) -> None:
+        self._recent = dedup.DedupWindow()
+        self._site: tuple[int | None, str | None, int | None] | None = None  # last ERROR record's site
+        self._headed = False  # the ERROR record at that site began with its traceback's header
+        self.raw = frames.RawTracebacks()  # the tracebacks workers print raw, per process
+        self._unread = unread.Unread()  # the fallback: a vLLM frame no rule read (parse.unread)
+
+    def restart(self) -> None:
+        """A (re)start: earlier error context no longer applies."""
+        self._recent.clear()
+        self._site = None
+
+    def message(self, msg: str, ctx: Ctx, run: RunState, cur: int, out: list[LogEvent], rules: bool) -> None:
+        """The failure a message reports (rules: its literals may fire a rule); cur: its physical line."""
+        f = failures.failure(msg, ctx, run) if rules else None
+        if ctx.level in triggers.ERROR_LEVELS:
+            site = (ctx.pid, ctx.logger_file, ctx.logger_line)
+            same = site == self._site
+            self._site = site
+            if not same:
+                self._headed = False
+            self._headed = self._headed or "Traceback (most recent" in msg
+            if f is None and not same and msg.strip():
+                f = failures.error_line(msg, run)
+            # a traceback cut above its header: its frames tell; and the KV size check's or V1's busy loop's
+            # frame under any header (the exception line under it, when there, explains it: failing.unexplained)
+            if f is None and (not self._headed or frames.read_under_header(msg)):
+                f = self.raw.record_frame(msg, run, ctx)
+        self._emit(f, msg, ctx, cur, out)
+
+    def raw_line(self, msg: str, ctx: Ctx, run: RunState, cur: int, out: list[LogEvent], told: bool) -> None:
+        """A line of a traceback printed raw (a process or rank prefix, no level): ``frames.RawTracebacks``."""
+        self._emit(self.raw.line(msg, (ctx.pid, ctx.rank), told, run, ctx), msg, ctx, cur, out)
+
+    def release(self, requested: bool, cur: int, out: list[LogEvent]) -> None:
+        """End of stream: the raw tracebacks and unread frames still held."""
+        for f, msg, ctx in self._unread.release(requested, self.raw.release(requested)):
+            self._emit(f, msg, ctx, cur, out)
+
+    def _emit(self, f: Failure | None, msg: str, ctx: Ctx, cur: int, out: list[LogEvent]) -> None:
+        self._unread.note(f, msg, ctx, ctx.level is None or ctx.level in triggers.ERROR_LEVELS)
+        if f is not None and self._recent.is_new(f, cur):
+            d = f.details if ctx.rank is None else {**f.details, "rank": ctx.rank}
+            out.append(EngineError(E.envelope(ctx), f.kind, msg.strip()[:2000], d, f.fatal))
