@@ -146,9 +146,7 @@ def _parse(cls, path: Path):
 # lines and the tail of an args dump with a DEBUG line, which tell nothing; eval32q 015: uvicorn's shutdown lines alone,
 # refused; eval32o 024 / 026 / 028: Ray's notes and vLLM's cut task line under open-instruct, Unsloth's banners, which
 # tell nothing; eval32o 023: issue 32's class BE, verl's traceback without a vLLM line, not read yet; eval32s 006 / 023:
-# an XPU start-up's torch override warning and olmocr's wrapped 'Starting vLLM API server', which tell nothing; eval32s
-# 002 / 019: issue 32's classes FA and FC (a Ray worker's SIGBUS, vLLM's 'Failed to infer device type' under SkyRL's
-# logger), not read yet)
+# an XPU start-up's torch override warning and olmocr's wrapped 'Starting vLLM API server', which tell nothing)
 _NO_EVENT_YET = {
     ("eval32", "028"),
     ("eval32f", "023"),
@@ -160,7 +158,7 @@ _NO_EVENT_YET = {
     *(("eval32n", n) for n in ("004", "029")),
     ("eval32q", "015"),
     *(("eval32o", n) for n in ("023", "024", "026", "028")),
-    *(("eval32s", n) for n in ("002", "006", "019", "023")),
+    *(("eval32s", n) for n in ("006", "023")),
 }
 
 
