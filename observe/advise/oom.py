@@ -38,6 +38,7 @@ OTHERS_SHARE = 0.5  # other processes holding this share of the GPU: "free the G
 WEIGHTS_SHARE = 0.6  # the share of a GPU the weights may take, leaving room for KV and activations
 MARGIN = 1.2  # headroom over what the failed allocation lacked
 LARGE_FREE_SHARE = 0.5  # free share of the GPU above which a failed allocation is one tensor too large
+_PEAKS = "leave room for activation peaks outside the KV cache"
 SLEEP_STEP = 0.1  # sleep mode's first step below the value in force (its allocator's message has no figures)
 
 WEIGHTS = frozenset(
@@ -143,8 +144,8 @@ def oom(p: Plan, f: Finding) -> None:
         _capture(p, f, m)
     elif phase in PROFILE:
         _profile(p, f, m)
-    else:  # after the KV cache was allocated (warm-up, serving) or not said
-        _after_kv(p, f, m, sampler=phase == "sampler_warmup")
+    else:  # allocating the KV cache, after it (warm-up, serving) or not said
+        _after_kv(p, f, m, sampler=phase == "sampler_warmup", kv=phase == "kv_cache_init")
 
 
 def _sleep_mode(p: Plan, f: Finding) -> None:
@@ -272,7 +273,7 @@ def _util_margin(m: _Mem, lack: float) -> float:
     return max(0.02, ceil_to(lack * MARGIN / (m.total or 1.0), 0.01))  # the callers know m.total
 
 
-def _util_step(p: Plan, f: Finding, m: _Mem, lack: float) -> Recommendation | None:
+def _util_step(p: Plan, f: Finding, m: _Mem, lack: float, why: str = _PEAKS) -> Recommendation | None:
     """The value in force unknown and no release to take a default from: --gpu-memory-utilization a step
     (``_util_margin``) below the lowest default any release has (0.9; 0.92 from 0.20, 1.0 from 0.34), so it
     is lower than what ran whichever release it was, unless it was set lower still. A flag every release has
@@ -284,7 +285,7 @@ def _util_step(p: Plan, f: Finding, m: _Mem, lack: float) -> Recommendation | No
     return p.make(
         "--gpu-memory-utilization",
         new,
-        f"first step: leave room for activation peaks outside the KV cache, {step:g} below the value in force; "
+        f"first step: {why}, {step:g} below the value in force; "
         f"the log shows neither that value nor the release, so {new:g} is {step:g} below {low:g}, the lowest "
         f"default of any release (if it was set below {low:g}, take {step:g} off that instead); if it recurs, "
         "halve --max-num-batched-tokens or --max-num-seqs (smaller peaks), or add GPUs (--tensor-parallel-size)",
@@ -513,8 +514,11 @@ def _one_large(p: Plan, f: Finding, m: _Mem, *, sampler: bool) -> None:
         )
 
 
-def _after_kv(p: Plan, f: Finding, m: _Mem, *, sampler: bool) -> None:
-    util = _lower_util(p, f, m, "leave room for activation peaks outside the KV cache")
+def _after_kv(p: Plan, f: Finding, m: _Mem, *, sampler: bool, kv: bool = False) -> None:
+    why = _PEAKS
+    if kv:  # the profile sized the cache to the utilization; allocating it, less was free than measured
+        why = "size the KV cache to what is really free (allocating it ran out: another process or a peak took the rest)"
+    util = _lower_util(p, f, m, why)
     seqs = _fewer_seqs(p, f, "the sampler warm-up runs --max-num-seqs sequences at once: fewer peak lower")
     tokens = _fewer_tokens(p, f, "a smaller batch of prefill tokens lowers the activation peak")
     opts = [seqs, util, tokens] if sampler else [util, tokens, seqs]
@@ -529,7 +533,7 @@ def _after_kv(p: Plan, f: Finding, m: _Mem, *, sampler: bool) -> None:
             p, f, m, "--max-num-seqs", what, "a lower --gpu-memory-utilization (room outside the KV cache)"
         )
     elif lack is not None and m.total:
-        if p.add_any_of([_util_step(p, f, m, lack)]) is not None:
+        if p.add_any_of([_util_step(p, f, m, lack, why)]) is not None:
             return
         step = _util_margin(m, lack)
         p.note(

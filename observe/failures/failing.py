@@ -23,7 +23,7 @@ from observe.failures import shutdown, unread
 from observe.failures.kinds import FailureKind
 from observe.findingids import FindingId
 from observe.model import Finding
-from observe.parse.frames import PHASE_FRAMES
+from observe.parse.frames import PHASE_FRAMES, SERVING_FRAMES
 from observe.quote import quote
 
 if TYPE_CHECKING:
@@ -192,6 +192,28 @@ def unexplained(errors: Sequence[Any]) -> list[Any]:
     return out
 
 
+#: V0's MQLLMEngine.start (engine/multiprocessing/engine.py 0.6 → 0.10: line 157 in 0.6.2, 160 in 0.6.3 and 0.8.5,
+#: 176 in 0.10.2) is the only vLLM code logging ``logger.exception(repr(e))`` under engine.py, and only when its loops
+#: raised: run_mp_engine built the engine before calling it (a failed build is logged there, ``logger.exception(e)``:
+#: str, not repr) and its start-up loop answers the client's RPCs with the exception instead of raising
+_MQ_START = "engine.py"
+
+
+def served_record(root: Any, errors: Sequence[Any]) -> bool:
+    """Whether root (an exception line or ERROR record) is in a record of an engine already built: its frames
+    (read under the header, ``parse.frames.read_under_header``) are an engine loop's (V0's run_engine_loop →
+    engine_step, V1's busy loop), or the record is V0 MQLLMEngine.start's, opened by the exception's repr."""
+    site = _site(root)
+    return any(
+        _site(e) == site
+        and (
+            (e.details.get("cut") and e.details.get("frame") in SERVING_FRAMES)
+            or (e.details.get("repr") and e.env.logger_file == _MQ_START)
+        )
+        for e in errors
+    )
+
+
 def _before_serving(raw: Sequence[Any], phase: str) -> bool:
     """Whether the errors positively show the engine was still being built: the start-up's own lines put
     it in loading or profiling, or a frame of theirs is a function vLLM runs only at start-up
@@ -229,6 +251,8 @@ def engine_error(c: Context) -> list[Finding]:
     cut = None if whole else (named or raw)[-1].details
     if cut is not None:
         root.update(phase=phase_name(cut["phase"]), message=f"a traceback cut off in {cut['frame']}()")
+    elif root["phase"] == "startup" and any(served_record(e, s.errors) for e in whole):
+        root["phase"] = "serving"  # the exception of an engine loop's record: the engine had been built
     last = raw[-1]
     served_after = s.stats_last_ts is not None and last.env.ts is not None and s.stats_last_ts > last.env.ts
     failed = None

@@ -251,8 +251,9 @@ KINDS: dict[FailureKind, Kind] = {
         severity="warning",
     ),
     FailureKind.REQUEST_ERROR: Kind(
-        "one request failed in the API server's preprocessing (its chat template, its tokenization): vLLM "
-        "logs the traceback and answers that request with an error response; the engine serves on",
+        "one request failed in the API server's preprocessing (its chat template, its tokenization) or in parsing "
+        "its tool calls: vLLM logs the traceback and answers that request (an error response, or the text without "
+        "tool calls); the engine serves on",
         False,
         "serving",
         explains=False,  # only its own record's traceback (failing.unexplained), never the errors near it

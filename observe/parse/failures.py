@@ -14,6 +14,7 @@ from typing import Any
 
 from observe.failures.kinds import FailureKind
 from observe.parse import deaths
+from observe.parse.dumpinput import failed_step
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState, phase
 from observe.parse.oom import oom_details
@@ -255,24 +256,34 @@ _TRACEBACK_PIECES = _QUOTED_SOURCE + (
 
 #: a Hub look-up that start-up survives (transformers_utils/config.py's with_retry, 0.8 → 0.32): each failed try but
 #: the last logs "<what>: <error>, retrying N of M" and tries again; the last logs "<what>: <error>" and raises, which
-#: try_get_safetensors_metadata catches (returns None) but list_repo_files' callers do not: that one stays a failure
+#: try_get_safetensors_metadata catches (returns None) but list_repo_files' callers do not: that one stays a failure;
+#: and serving_chat.py's chat_completion_full_generator (0.8.5; gone by 0.32) when neither auto tool choice nor a named tool
+#: applies: it logs this at ERROR and answers the request with a plain chat completion
 _SURVIVED_LOOKUP = re.compile(
-    r"Error retrieving (?:safetensors: .*|file list: .*, retrying \d+ of \d+)", re.S
+    r"Error retrieving (?:safetensors: .*|file list: .*, retrying \d+ of \d+)|Error in chat_completion_full_generator"
+    r" - cannot determine if tools should be extracted\. Returning a standard chat completion\.",
+    re.S,
 )
+
+
+#: an exception's repr, as V0's MQLLMEngine.start logs what its loops raised (``logger.exception(repr(e))``)
+_REPR_RE = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception)\((?:'|\")")
 
 
 def error_line(msg: str, run: RunState) -> Failure | None:
     """An ERROR / CRITICAL record no rule knows (the catch-all's raw material). Not fatal by itself.
     None for a piece of a traceback (a cut paste starting inside one): its exception line tells; and for a
-    Hub look-up's failed try that start-up goes on from (``_SURVIVED_LOOKUP``)."""
+    record vLLM carries on from (``_SURVIVED_LOOKUP``: a Hub look-up's failed try, a tool check's fallback)."""
     if msg[:1] in (" ", "\t"):
         return None
     text = msg.strip()
     if not text or text.startswith(_TRACEBACK_PIECES) or _SURVIVED_LOOKUP.fullmatch(text):
         return None
-    d: dict[str, Any] = {"text": text[:300], "phase": phase(run)}
+    d: dict[str, Any] = {"text": text[:300], "phase": "serving" if failed_step(text) else phase(run)}
     if run.requested:
         d["requested_shutdown"] = True
+    if _REPR_RE.match(text):  # an exception's repr opening its record (failing.served_record)
+        d["repr"] = True
     return Failure(FailureKind.ERROR_LINE, d, False, ("errline", text[:120]))
 
 
@@ -404,6 +415,14 @@ RULES: tuple[Rule[Failure], ...] = (
     ),
     # 0.8.3 serving_completion.py:116 / serving_chat.py:198: logger.exception, then create_error_response
     _rule("request-preprocessing", "Error in preprocessing prompt inputs", None, _request_error),
+    # a tool parser's except (tool_parsers/*_tool_parser.py, 0.6 → 0.32): it logs the exception, then answers the
+    # text without tool calls ("extracting") or skips that delta ("streaming"): one request's, the engine untouched
+    _rule(
+        "tool-call-parse",
+        "tool call",
+        r"^Error (?:in extracting|trying to handle streaming) tool call",
+        _request_error,
+    ),
     # the engine died under the API server: killed, crashed, or its worker did
     _rule("engine-core-exited", "engine core exited unexpectedly", None, deaths.crashed("mpclient_exited")),
     _rule(

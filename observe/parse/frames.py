@@ -40,7 +40,7 @@ from typing import Any
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse import ipython, nccl, raytold, triton
+from observe.parse import hosted, ipython, nccl, raytold, triton
 from observe.parse.failtypes import Failure, RunState
 from observe.parse.failures import bf16_refusal
 
@@ -76,6 +76,10 @@ PHASE_FRAMES: dict[str, str] = {
     KV_CHECK: "kv_cache_init",
     "initialize_from_config": "kv_cache_init",
     "_initialize_kv_caches": "kv_cache_init",
+    # V0 worker.py's initialize_cache → _init_cache_engine → CacheEngine → cache_engine.py's _allocate_kv_cache
+    # (0.4 → 0.10): the KV cache's own tensors, allocated once at start-up (a paste cut under initialize_cache)
+    "_init_cache_engine": "kv_cache_init",
+    "_allocate_kv_cache": "kv_cache_init",
     "capture_model": "cuda_graph_capture",
     "ncclCommInitRank": "startup",
     "init_model_parallel_group": "startup",
@@ -170,6 +174,10 @@ _MODEL_FRAME_RE = re.compile(
 _BATCH_INIT_RE = re.compile(
     r'File "[^"]*/worker/(?:gpu_|npu_)?(input_batch)\.py", line \d+, in __init__\b', re.ASCII
 )
+#: a training or serving framework's own class wrapping a vLLM engine, constructed on a traceback's source line
+#: (ms-swift's ``VllmEngine`` / ``GRPOVllmEngine``, LLaMA-Factory's ``VllmEngine``, SkyRL's
+#: ``AsyncVLLMInferenceEngine``): cut right under it, the traceback is cut inside the engine's construction
+ENGINE_WRAPPERS = ("VllmEngine(", "VLLMEngine(", "vLLMEngine(", "VLLMInferenceEngine(")
 #: what a frame the parser reads, or the header that makes its traceback whole, holds
 #: (``triggers.TRIGGERS``: a message without any of them is skipped)
 LITERALS: tuple[str, ...] = (
@@ -179,11 +187,14 @@ LITERALS: tuple[str, ...] = (
     "output_handler",
     DTYPE_CHECK,
     "/vllm/",
+    '"vllm/',
+    *ENGINE_WRAPPERS,
     "input_batch.py",
     "Traceback (most recent",
     *nccl.LITERALS,
     *raytold.LITERALS,
     *triton.LITERALS,
+    *hosted.LITERALS,
     "asyncio/runners.py",
     "uvloop/__init__.py",
 )
@@ -206,7 +217,21 @@ _VLLM_TOP = (
     "sequence sampling_params outputs logger _custom_ops forward_context plugins profiler models "
     "renderers tokenizers reasoning tool_parsers logging_utils tracing triton_utils kernels scripts"
 ).split()
-_VLLM_PATH = r'[^"]*/vllm/(?:' + "|".join(_VLLM_TOP) + r")(?:/[\w/]+)?\.py"
+#: vLLM's hardware platform plugins (the packages its ``vllm.platform_plugins`` entry point loads: vLLM Ascend, Gaudi,
+#: Spyre, RBLN, Kunlun, Neuron, Metal, TPU's tpu_inference / tpu_commons): their workers, model runners and models
+#: run inside vLLM's engine core in place of vLLM's own, so a frame under one is the engine's code too
+_PLUGINS = (
+    "vllm_ascend vllm_gaudi vllm_spyre vllm_rbln vllm_kunlun vllm_neuron vllm_metal tpu_inference tpu_commons"
+)
+#: (a path may be relative to the folder holding the package, ``File "vllm/utils.py"``, as a source checkout's run
+#: prints it)
+_VLLM_PATH = (
+    r'(?:[^"]*/)?(?:vllm/(?:'
+    + "|".join(_VLLM_TOP)
+    + r")(?:/[\w/]+)?|(?:"
+    + "|".join(_PLUGINS.split())
+    + r")/[\w/]+)\.py"
+)
 _VLLM_FRAME_RE = re.compile(rf'File "(?P<path>{_VLLM_PATH})", line \d+, in (?P<func>[\w<>]+)', re.ASCII)
 #: the loggers of a worker's own exception handler: V0's ``_run_worker_process`` (``logger.exception(
 #: "Exception in worker %s while processing method %s.")``, multiproc_worker_utils.py 0.5 → 0.10) and V1's
@@ -233,6 +258,7 @@ _LAUNCH_CALLS = ("with launch_core_engines(",)
 #: a caller's source line building V1's AsyncLLM (PHASE_FRAMES): cut right under it, the traceback is cut inside
 #: vLLM's start-up, whoever's frame holds the call (verl's rollout server)
 _BUILD_CALLS = ("AsyncLLM.from_vllm_config(",)
+_WRAPPER_BUILD_RE = re.compile(r"\b(\w*(?:" + "|".join(w[:-1] for w in ENGINE_WRAPPERS) + r"))\(", re.ASCII)
 #: a traceback's exception line that is a stop, not a failure (Ctrl-C, sys.exit)
 STOPS = ("KeyboardInterrupt", "SystemExit")
 
@@ -280,11 +306,17 @@ def kv_check(msg: str) -> bool:
 
 def read_under_header(msg: str) -> bool:
     """Whether msg is a frame read even under its traceback's header: V0's KV-cache size check (``kv_check``),
-    and V1's busy loop (``run_busy_loop``), which tells a crash while serving from a failed start under the
-    "EngineCore hit an exception" that 0.8's ``run_engine_core`` logs for both."""
+    and the engine's loops, which tell a crash while serving from a failed start: V1's busy loop
+    (``run_busy_loop``) under the "EngineCore hit an exception" that 0.8's ``run_engine_core`` logs for both, and
+    V0's engine loop (``run_engine_loop`` → ``engine_step``: MQLLMEngine's and AsyncLLMEngine's, run only on an
+    engine already built) under the exception line its record opened with (failing.served_record)."""
     if kv_check(msg):
         return True
-    return msg[:1].isspace() and re.search(r"\bin (?:run_busy_loop|_process_engine_step)\b", msg) is not None
+    return msg[:1].isspace() and re.search(_LOOP_FRAME, msg) is not None
+
+
+#: the engine loops' frames (SERVING_FRAMES): V1's busy loop, V0's engine loop
+_LOOP_FRAME = r"\bin (?:run_busy_loop|_process_engine_step|run_engine_loop|engine_step)\b"
 
 
 def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | None:
@@ -375,6 +407,16 @@ def _died_serving(form: str, cause: str, frame: str) -> Failure:
     return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed",))
 
 
+def _wrapper_build(text: str) -> Failure | None:
+    """A traceback's source line constructing a framework's vLLM engine wrapper (``ENGINE_WRAPPERS``): the engine's
+    construction, cut before its own frames — a start-up."""
+    w = _WRAPPER_BUILD_RE.search(text)
+    if w is None:
+        return None
+    d = {"text": text[:300], "phase": "startup", "frame": w.group(1), "cut": True, "before_serving": True}
+    return Failure(FailureKind.ERROR_LINE, d, False, ("frame", w.group(1)))
+
+
 def _dtype_check(text: str) -> Failure:
     """A frame of (or the call to) vLLM's dtype check: its one refusal, the GPU's own capability cut off."""
     return bf16_refusal(
@@ -444,6 +486,8 @@ class RawTracebacks:
             f = f or nccl.watchdog(text, run)
             if f is None and any(c in text for c in _BUILD_CALLS):
                 f = cut_frame("  " + text, run)  # the engine's construction, cut before vLLM's own frames
+            if f is None and not run.requested:
+                f = _wrapper_build(text)  # a framework's engine wrapper built, cut as above
             if f is None and self._frame.get(who) is not None and text.startswith(_LAUNCH_CALLS):
                 f = cut_frame("  " + text, run)  # MPClient's call into the launch, cut before its own frame
             if f is None and (r := raytold.death(text, run)) is not None:
@@ -451,7 +495,7 @@ class RawTracebacks:
                     self._ray[who] = (r[0], msg, ctx)
                     return None
                 f = r[0]
-            f = f or triton.death(text, run)
+            f = f or triton.death(text, run) or hosted.death(text, run)
             if text.startswith(STOPS):
                 self._open.pop(who, None)  # the traceback of a stop (Ctrl-C, sys.exit): no failure
             bare_end = msg[:1] not in " \t" and not text.startswith(_TB_PIECES) and not ipython.piece(text)
@@ -467,6 +511,8 @@ class RawTracebacks:
         else:
             self._frame.pop(who, None)
         f = cut_frame("  " + text, run) or _server_top(text, ctx)
+        if f is None and (h := hosted.frame(text, run)) is not None:
+            return h  # a host's start-up frame tells now: the exception line under it is anybody's
         return self._tell(f, who, msg, ctx)
 
     def _ipython(self, msg: str, who: Who, told: bool, ctx: Any) -> bool:

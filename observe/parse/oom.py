@@ -32,6 +32,7 @@ _OOM_FIELDS = (
 
 
 _THIS_PROCESS = re.compile(r"this process has (" + _SIZE + r") memory in use", _A)
+_OTHER_PROCESS = re.compile(r"\bProcess \d+ has " + _SIZE + r" memory in use", _A)
 
 
 def _gib(size: str | None) -> float | None:
@@ -55,6 +56,8 @@ def oom_details(device: str | None, msg: str) -> dict[str, Any]:
         # use. Including non-PyTorch memory, this process has 8.08 GiB memory in use."); without that clause
         # (2.1.0's wording) a "Process N has" is the only figure, and may be this one
         fm = _THIS_PROCESS.search(msg) if name == "process_in_use" else None
+        if name == "process_in_use" and fm is None and len(_OTHER_PROCESS.findall(msg)) > 1:
+            continue  # several PIDs NVML sees from outside the container, none marked as this one: unknown
         fm = fm or rx.search(msg)
         if fm is None:
             continue

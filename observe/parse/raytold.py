@@ -12,6 +12,15 @@ inside Ray's machinery; what reaches the log is Ray's report, not a vLLM record 
 - Ray Serve's controller, when a replica's start-up raised: "Exception in Replica(id='…', deployment='…', app='…'),
   the replica will be stopped." (Ray 2.x, ``deployment_state.py`` ``check_ready``: logged only where it returns
   ``ReplicaStartupStatus.FAILED``; "Exception in replica '<tag>', the replica will be stopped." before 2.10).
+- Ray core's report of an actor's remote call that raised, printed by its caller: "ray.exceptions.RayTaskError(
+  <cause>): ray::<Class>.<method>() (pid=…, ip=…, actor_id=…, repr=<module.Class object at …>)" (Ray 2.x). It is
+  vLLM's when the actor hosts vLLM — its class or module names vLLM (verl's ``vLLMHttpServer`` in
+  ``vllm_rollout.vllm_async_server``, OpenRLHF's ``LLMRayActor`` in ``vllm_engine``, SkyRL's ``VLLMServerActor``) —
+  and the call is the host's failure: in its start-up when the method builds or launches it (``__init__``,
+  ``launch_server``, ``init_engine``, ``start``), else at a phase unknown.
+- Ray Serve, when a replica's start-up raised, on the task error it re-raises: "ray::ServeReplica:<app>:<deployment>
+  .initialize_and_get_metadata() (pid=…, ip=…, actor_id=…, repr=…)" (``replica.py``, Ray 2.x: the replica actor's
+  start-up method, which builds the deployment — Ray Serve LLM's ``LLMServer``, the vLLM engine).
 - Ray's memory monitor, when it kills a task or actor because the node's host memory runs low: it says where to
   read about it ("Refer to the documentation on how to address the out of memory issue:
   https://docs.ray.io/en/latest/ray-core/scheduling/ray-oom-prevention.html", Ray 2.x ``memory_monitor``), above a
@@ -33,14 +42,24 @@ from observe.parse.failtypes import Failure, RunState
 _CREATION = "died because of an error raised in its creation task"
 _UNHANDLED = "Unhandled error (suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1')"
 _SERVE_STOP = ", the replica will be stopped."
+_SERVE_INIT = ".initialize_and_get_metadata()"
 _OOM_KILL = "ray-oom-prevention"
+_TASK_ERROR = "RayTaskError("
 #: what a line must hold for ``death`` to read it (``triggers.TRIGGERS``)
-LITERALS: tuple[str, ...] = (_CREATION, _UNHANDLED, _SERVE_STOP, _OOM_KILL)
+LITERALS: tuple[str, ...] = (_CREATION, _UNHANDLED, _SERVE_STOP, _SERVE_INIT, _OOM_KILL, _TASK_ERROR)
+#: Ray's RayTaskError line: the cause, the actor's class and method, and the module of its repr
+_TASK_ERROR_RE = re.compile(
+    r"RayTaskError\((?P<cause>[\w.]+)\): ray::(?P<task>(?P<cls>\w+)\.(?P<meth>\w+))\(\)"
+    r"(?:.*\brepr=<(?P<module>[\w.]+))?",
+    re.ASCII,
+)
+#: the methods that build or launch the host (the first word of their name): its start-up
+_START_WORDS = ("init", "launch", "start")
 _HOST_OOM = (
     "Ray's memory monitor killed a task: the node's host memory (RAM) ran low, not the GPU's "
     "(vLLM's actors hold host memory for sleep mode's offloaded weights and the CPU swap space)"
 )
-_TASK_RE = re.compile(r"\bray::(?P<task>[\w.:]+)\(\)", re.ASCII)
+_TASK_RE = re.compile(r"\bray::(?P<task>[\w.:-]+)\(\)", re.ASCII)
 
 #: literal → (phase, the cause, and whether a frame of vLLM's code must follow before it tells)
 _SAYS: dict[str, tuple[str, str, bool]] = {
@@ -62,17 +81,49 @@ _SAYS: dict[str, tuple[str, str, bool]] = {
         "deployment hosting the engine never started (the replica's own traceback is in its log)",
         False,
     ),
+    _SERVE_INIT: (
+        "startup",
+        "Ray Serve: a replica's start-up ({task}) raised, so the deployment hosting the engine never started "
+        "(the exception line is below it, or cut off)",
+        False,
+    ),
 }
+
+
+def _task_error(text: str) -> Failure | None:
+    """Ray's RayTaskError for a call of an actor hosting vLLM (its class, or the module of its repr, names vLLM): a
+    failure of the host, in its start-up when the method builds or launches it (``_START_WORDS``)."""
+    m = _TASK_ERROR_RE.search(text)
+    if m is None or "vllm" not in f"{m.group('cls')} {m.group('module')}".lower():
+        return None
+    start = m.group("meth").strip("_").split("_")[0] in _START_WORDS
+    when = "while it was being built or launched" if start else "in a call (the phase is unknown)"
+    cause = (
+        f"Ray: a call of the actor hosting vLLM raised {m.group('cause')} ({m.group('task')}): the engine's host "
+        f"failed {when} (the exception line is below it, or cut off)"
+    )
+    d = {
+        "text": text[:300],
+        "phase": "startup" if start else "unknown",
+        "frame": m.group("task"),
+        "cut": True,
+    }
+    d.update(cause=cause, before_serving=start)
+    return Failure(FailureKind.ERROR_LINE, d, False, ("ray", _TASK_ERROR, m.group("task")))
 
 
 def death(text: str, run: RunState) -> tuple[Failure, bool] | None:
     """The failure Ray tells on a raw line, and whether it waits for a frame of vLLM's code (after a
     requested stop: none)."""
+    if _TASK_ERROR in text and not run.requested and (f := _task_error(text)) is not None:
+        return f, False
     if _OOM_KILL in text and not run.requested:
         phase = "serving" if run.stats_seen else "unknown"
         oom = {"form": "host_oom_killed", "phase": phase, "cause": _HOST_OOM}
         return Failure(FailureKind.ENGINE_CRASHED, oom, True, ("crashed", "host_oom_killed")), False
-    hit = next((lit for lit in _SAYS if lit in text), None)
+    hit = next(
+        (lit for lit in _SAYS if lit in text and (lit != _SERVE_INIT or "ray::ServeReplica" in text)), None
+    )
     if hit is None or run.requested:
         return None
     phase, cause, needs_vllm = _SAYS[hit]

@@ -9,6 +9,12 @@ reported as a traceback cut off: an ``error_line`` (``cut``, ``unread``) with th
 give (``PHASE_FRAMES``, ``SERVING_FRAMES``), else "unknown"; the catch-all (``failures.failing``) counts it
 only when nothing else in the run is a failure, and says what decides the cause.
 
+No frame at all, one shape still tells: a traceback header under PyTorch's bare rank prefix (``[rank0]: Traceback
+(most recent call last):``). From 2.3 ``init_process_group`` installs a ``sys.excepthook`` that prints an
+uncaught exception's traceback so (torch/distributed/distributed_c10d.py ``_distributed_excepthook``); only an
+exception nothing caught reaches it, so that process is exiting: reported so (an ``error_line``, ``unread``,
+its phase unknown: no frame tells it).
+
 Not a failure: a requested stop (the parser's own ``requested``), and a traceback of Ctrl-C, ``sys.exit``,
 a task cancelled or a client gone (``_STOPS``): frames under those tell nothing. Save one: V0's ``engine_step``
 (``engine/async_llm_engine.py``) cancelled. Only the engine loop cancels it (``run_engine_loop``: ``await
@@ -38,6 +44,11 @@ _STEP_TIMEOUT = (
     "step that hung, typically a collective between the workers"
 )
 
+_HOOKED = (
+    "PyTorch's distributed excepthook printed an uncaught exception's traceback ('[rankN]: Traceback …'), cut "
+    "before its frames: that process was exiting"
+)
+
 
 class Unread:
     """One stream's last vLLM frame that no rule read, and whether anything else was told or stopped."""
@@ -46,6 +57,7 @@ class Unread:
         self._last: tuple[str, str, Any] | None = None  # function, line, ctx
         self._told = self._stopped = self._in_step = False
         self._timeout: tuple[str, Any] | None = None  # engine_step cancelled: its exception line, ctx
+        self._hooked: tuple[str, Any] | None = None  # "[rankN]: Traceback …": the excepthook's header, ctx
 
     def note(self, f: Failure | None, msg: str, ctx: Any, failure_line: bool) -> None:
         """A line the failure rules saw (failure_line: an ERROR / CRITICAL record or a raw line), and
@@ -57,6 +69,8 @@ class Unread:
         elif failure_line:
             if "Traceback (most recent" in msg:
                 self._in_step = False
+                if ctx.rank is not None and ctx.process is None and ctx.logger_file is None:
+                    self._hooked = (msg, ctx)  # PyTorch's excepthook: an uncaught exception (not a process's)
             elif any(s in msg for s in _STOPS):
                 self._stopped = True
             elif (m := frames.vllm_frame(msg)) is not None:
@@ -70,8 +84,14 @@ class Unread:
         if not (held or self._told or requested) and self._timeout is not None:
             step = {"text": _STEP_TIMEOUT, "phase": "serving", "frame": "engine_step", "cause": _STEP_TIMEOUT}
             return [(Failure(FailureKind.ERROR_LINE, step, False, ("unread", "engine_step")), *self._timeout)]
-        if held or self._last is None or self._told or self._stopped or requested:
+        if held or self._told or self._stopped or requested:
             return held
+        if self._last is None:
+            if self._hooked is None:
+                return held
+            msg, ctx = self._hooked
+            d = {"text": _HOOKED, "phase": "unknown", "unread": True, "cause": _HOOKED}
+            return [(Failure(FailureKind.ERROR_LINE, d, False, ("unread", "excepthook")), msg, ctx)]
         func, msg, ctx = self._last
         phase = frames.PHASE_FRAMES.get(func) or frames.SERVING_FRAMES.get(func) or "unknown"
         d = {"text": msg.strip()[:300], "phase": phase, "frame": func, "cut": True, "unread": True}

@@ -92,6 +92,9 @@ def _hints_in(hints: Sequence[dict], message: str) -> list[dict]:
     ]
 
 
+_FRAMED = frozenset({"loading_weights", "profiling", "kv_cache_init", "cuda_graph_capture"})
+
+
 def _oom_phase(c: Context, e: Any) -> str | None:
     """Where the engine was when it ran out of memory: loading_weights, profiling, kv_cache_init,
     cuda_graph_capture, warmup, sampler_warmup or serving (None: the excerpt does not say)."""
@@ -103,7 +106,16 @@ def _oom_phase(c: Context, e: Any) -> str | None:
     ):
         return "loading_weights"
     phases = c.summary.oom_phases
-    return phases[0] if phases else None
+    if phases and phases[0] is not None:
+        return phases[0]
+    # a traceback cut above vLLM's own re-raise: the last start-up frame before the OOM (``_init_cache_engine``,
+    # ``profile_run``, ``capture_model``, a loader's) names where it ran out
+    errs = c.summary.errors
+    before = errs[: errs.index(e)] if e in errs else errs
+    framed = [
+        x.details["phase"] for x in before if x.details.get("cut") and x.details.get("phase") in _FRAMED
+    ]
+    return framed[-1] if framed else None
 
 
 def engine_errors(c: Context) -> list[Finding]:

@@ -75,9 +75,21 @@ def emitted_by_diagnose() -> set[str]:
     # eval32h 030, whose two lines are Ray Serve's record and the user's own module printing AsyncEngineArgs (no
     # line vLLM wrote: refusing it is right, and its labels, healthy, hold), eval32k 025 (three lines of aiohttp's
     # TimeoutError, no line vLLM wrote: right, its labels hold), eval32m 017 / 018 (starlette's client-disconnect
-    # traceback under Tenstorrent's fork and FastChat, no line vLLM wrote: right, their labels, healthy, hold)
-    refused_ok = {"eval32h/030.log", "eval32k/025.log", "eval32m/017.log", "eval32m/018.log"}
-    assert refused == refused_ok, refused
+    # traceback under Tenstorrent's fork and FastChat, no line vLLM wrote: right, their labels, healthy, hold), eval32q
+    # 015 (uvicorn's four shutdown lines, no line vLLM wrote: right, its labels, healthy, hold), eval32o 014 / 028
+    # (starlette's client-disconnect traceback; Unsloth's banner and notes: no line vLLM wrote, their labels, healthy,
+    # hold); and, refused while failing, issue 32's miss eval32o 023 (class BE: tests/data/eval32o/RESULTS.md)
+    refused_ok = {
+        "eval32h/030.log",
+        "eval32k/025.log",
+        "eval32m/017.log",
+        "eval32m/018.log",
+        "eval32q/015.log",
+        "eval32o/014.log",
+        "eval32o/028.log",
+    }
+    refused_misses = {"eval32o/023.log"}
+    assert refused == refused_ok | refused_misses, refused
     return seen
 
 
