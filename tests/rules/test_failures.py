@@ -94,8 +94,14 @@ _EVAL32_MISSES = {
     ("eval32p", "008"): "labelled not failing: a tool check's ERROR fallback, each answered 200 (eval32p)",
     ("eval32q", "012"): "labelled not failing: a tool parser's caught error, the request answered (eval32q)",
     ("eval32o", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32o)",
-    ("eval32t", "005"): "issue 32 miss GB: uvicorn's ASGI exception after a 500, cut, reads as healthy (eval32t)",
-    ("eval32t", "017"): "labelled not failing: one request's preprocessing error, answered with a 400 (eval32t)",
+    (
+        "eval32t",
+        "005",
+    ): "issue 32 miss GB: uvicorn's ASGI exception after a 500, cut, reads as healthy (eval32t)",
+    (
+        "eval32t",
+        "017",
+    ): "labelled not failing: one request's preprocessing error, answered with a 400 (eval32t)",
 }
 
 
