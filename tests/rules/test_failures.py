@@ -96,8 +96,8 @@ _EVAL32_MISSES = {
     ("eval32o", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32o)",
     (
         "eval32t",
-        "005",
-    ): "issue 32 miss GB: uvicorn's ASGI exception after a 500, cut, reads as healthy (eval32t)",
+        "016",
+    ): "labelled not failing: one request's chat-template error, answered with an error (eval32t, class GC)",
     (
         "eval32t",
         "017",
