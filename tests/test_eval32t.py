@@ -1,10 +1,8 @@
-"""Issue 32's blind measurement eval32t: 30 more real excerpts observe had never seen, 15 from even-numbered
-vllm-project/vllm threads and 15 from other repositories, from threads no earlier set used (tests/data/eval32t/NNN.log,
-sources in tests/data/PROVENANCE.md), each with the judgements a senior vLLM engineer insists on, written in
-tests/data/eval32t/labels.json and committed (66d43f4) before observe ran on any of them. Every judgement observe
-agrees with is asserted, so a regression fails; every one it disagrees with is an xfail(strict=True) case naming its
-miss class, so a fix makes it flip (then take it out of MISSES). tests/data/eval32t/RESULTS.md has the figures and
-the classes.
+"""Issue 32, blind set eval32t (tests/data/eval32t/RESULTS.md): 30 real excerpts, 15 from even-numbered vllm-project/vllm
+threads and 15 from InternVL, mistral-vibe, Xinference, LMCache, llm-d, ipex-llm, vllm-gaudi, Qwen3-VL, vllm-omni,
+GPUStack and KAITO threads (sources: tests/data/PROVENANCE.md). Their 86 judgements (labels.json) were committed in
+66d43f4, before observe read any of the logs. A judgement observe meets is asserted (a regression fails it); one it
+misses is a strict xfail naming the class, which a fix flips — then the entry leaves MISSES.
 """
 
 from __future__ import annotations
