@@ -99,6 +99,14 @@ _EVAL32_MISSES = {
     ("eval32o", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32o)",
     ("eval32s", "012"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32s)",
     ("eval32s", "003"): "issue 32 miss FB: torch's HIP error block alone, refused (eval32s)",
+    (
+        "eval32t",
+        "016",
+    ): "labelled not failing: one request's chat-template error, answered with an error (eval32t, class GC)",
+    (
+        "eval32t",
+        "017",
+    ): "labelled not failing: one request's preprocessing error, answered with a 400 (eval32t)",
     ("eval32r", "006"): "labelled not failing: one request's error logged by the API server (eval32r)",
     ("eval32r", "014"): "labelled not failing: a background task cancelled on purpose (eval32r)",
     ("eval32r", "024"): "labelled not failing: one request's preprocessing error, answered (eval32r)",
