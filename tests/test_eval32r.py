@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from tests.evalkit import set_tests
 
-# The misses at the measurement (main 10e9614 merged, blind; the same on 13b48eb and on 5d8f490, the branch point), by class EA to EJ: none.
+# The misses at the measurement (main eca2502 merged, blind; the same on 10e9614, 13b48eb and 5d8f490, the branch
+# point), by class EA to EJ: none.
 MISSES: dict[tuple[str, int], str] = {}
 
 
