@@ -146,7 +146,10 @@ def _parse(cls, path: Path):
 # lines and the tail of an args dump with a DEBUG line, which tell nothing; eval32q 015: uvicorn's shutdown lines alone,
 # refused; eval32o 024 / 026 / 028: Ray's notes and vLLM's cut task line under open-instruct, Unsloth's banners, which
 # tell nothing; eval32o 023: issue 32's class BE, verl's traceback without a vLLM line, not read yet; eval32s 006 / 023:
-# an XPU start-up's torch override warning and olmocr's wrapped 'Starting vLLM API server', which tell nothing)
+# an XPU start-up's torch override warning and olmocr's wrapped 'Starting vLLM API server', which tell nothing;
+# eval32r 002 / 006 / 022: XPU start-up config lines under PyTorch's OperatorEntry warning, the API server's ERROR
+# records of one request's traceback cut before its exception, and 'Waiting for 1 local … core engine proc(s)' DEBUG
+# lines, which tell nothing)
 _NO_EVENT_YET = {
     ("eval32", "028"),
     ("eval32f", "023"),
@@ -162,6 +165,7 @@ _NO_EVENT_YET = {
     # eval32t 001: Ray's C++ SIGSEGV lines and a faulthandler stack in triton, no line vLLM wrote (class GA); 014: the
     # API server's routes and uvicorn's start-up lines, which tell nothing to read
     *(("eval32t", n) for n in ("001", "014")),
+    *(("eval32r", n) for n in ("002", "006", "022")),
 }
 
 
