@@ -77,3 +77,33 @@ def test_canns_device_open_errors_in_the_engine_core_are_a_failed_start() -> Non
     assert crit and {f["id"] for f in crit} == {"engine_startup_failed"}, d["findings"]
     assert crit[0]["data"]["phase"] == "startup" and "rtGetDeviceCount" in crit[0]["evidence"]
     assert not {f["id"] for f in d["findings"]} & {"cuda_oom", "gpu_memory_busy"}
+
+
+def test_rays_actor_died_under_a_vllm_hosts_frame_is_the_engines_death() -> None:
+    """JE (021: verl's traceback through ``vllm_rollout/vllm_async_server.py … in sleep`` ending in
+    'ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.', worker exit
+    SYSTEM_ERROR): a remote call on an actor already built died under the framework's vLLM host, so a process of the
+    engine is gone after its start-up; not a CUDA out-of-memory."""
+    d = _diagnose(DATA / "021.log")
+    crit = _critical(d)
+    assert crit and {f["id"] for f in crit} == {"engine_crashed"}, d["findings"]
+    assert crit[0]["data"]["phase"] == "serving" and "ActorDiedError" in crit[0]["evidence"]
+    assert not {f["id"] for f in d["findings"]} & {"cuda_oom", "engine_startup_failed"}
+
+
+def test_an_actor_died_under_no_vllm_hosts_frame_is_anybodys() -> None:
+    """The same traceback with its host frame renamed out of a vLLM host's module: Ray's ActorDiedError alone is any
+    Ray program's, and nothing of vLLM's is left to read."""
+    text = (
+        (DATA / "021.log").read_text().replace("vllm_rollout/vllm_async_server.py", "rollout/async_server.py")
+    )
+    raw = frames.RawTracebacks()
+    run = RunState(False, False)
+    told = [
+        raw.line(ln, (None, None), ln.startswith("ray.exceptions."), run, None) for ln in text.splitlines()
+    ]
+    assert not [f for f in told if f is not None]
+    host = frames.RawTracebacks()
+    orig = (DATA / "021.log").read_text().splitlines()
+    seen = [host.line(ln, (None, None), ln.startswith("ray.exceptions."), run, None) for ln in orig]
+    assert [f.kind for f in seen if f is not None] == ["engine_crashed"]

@@ -11,12 +11,9 @@ from __future__ import annotations
 
 from tests.evalkit import set_tests
 
-# The misses at the measurement (main e452c61 merged, blind), by class: JA to JE; JA to JD fixed since
+# The misses at the measurement (main e452c61 merged, blind), by class: JA to JE; all fixed since
 # (tests/test_detect_eval32w.py).
-MISSES: dict[tuple[str, int], str] = {
-    ("021", 0): "JE: Ray's ActorDiedError under verl's vLLM rollout (vllm_async_server sleep) is not read",
-    ("021", 1): "JE: Ray's ActorDiedError under verl's vLLM rollout (vllm_async_server sleep) is not read",
-}
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32w", MISSES)

@@ -455,6 +455,7 @@ class RawTracebacks:
         self._frame: dict[Who, tuple[str, str]] = {}  # last frame: path, function
         self._reraised: dict[tuple[Any, ...], int] = {}  # V0's request re-raises, per ERROR record site
         self._ray: dict[Who, tuple[Failure, str, Any]] = {}  # Ray's word of a failure, until a vLLM frame
+        self._host: set[Who] = set()  # a frame of a framework's vLLM host was read in the current traceback
         self.vllm_seen = self.started = False
         # a Jupyter / IPython traceback's header, until a vLLM frame tells
         self._nb = ipython.Notebook()
@@ -479,6 +480,9 @@ class RawTracebacks:
             return None
         msg = ipython.frame(msg.strip()) or msg
         if told or "Traceback (most recent" in msg:
+            # Ray's ActorDiedError ending a traceback through a vLLM host's frame: the host's actor died
+            died = raytold.actor_died(msg.strip(), run) if who in self._host else None
+            self._host.discard(who)
             self._nb.header(msg.strip())
             self._open.pop(who, None)
             if told:
@@ -486,7 +490,7 @@ class RawTracebacks:
             self._frame.pop(who, None)
             if not told:
                 self._headed.add(who)
-            return None
+            return died
         text = msg.strip()
         if not text.startswith('File "'):  # a source or exception line (a process prefix took the indent)
             f = raised_dead(text, self._frame.get(who), run)
@@ -518,6 +522,8 @@ class RawTracebacks:
             if f is None and who == (None, None) and bare_end:
                 self._open.pop(who, None)  # a bare traceback's end: its exception line no rule read
             return self._tell(f, who, msg, ctx)
+        if raytold.host_frame(text):
+            self._host.add(who)
         if (v := vllm_frame(text)) is not None:
             self.vllm_seen = True
             if (held := self._ray.pop(who, None)) is not None:
