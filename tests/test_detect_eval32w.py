@@ -16,16 +16,23 @@ def _critical(d: dict) -> list[dict]:
     return [f for f in d["findings"] if f["severity"] == "critical"]
 
 
+def _one_critical(log: str, fid: str, phase: str, needle: str, absent: set[str]) -> dict:
+    """The excerpt's diagnosis, asserting its critical findings are all ``fid`` at ``phase``, the first quoting
+    ``needle``, and none of ``absent`` among its findings."""
+    d = _diagnose(DATA / log)
+    crit = _critical(d)
+    assert crit and {f["id"] for f in crit} == {fid}, d["findings"]
+    assert crit[0]["data"]["phase"] == phase and needle in crit[0]["evidence"], crit[0]
+    assert not {f["id"] for f in d["findings"]} & absent, d["findings"]
+    return d
+
+
 def test_neuron_compiler_failure_under_skypilots_task_prefix_is_a_failed_start() -> None:
     """JA (007: vLLM's Neuron backend under SkyPilot, '(task, pid=34615)' on every line, the launcher waiting for the
     API server, then 'ERROR ||NEURON_CC_WRAPPER||: Failed compilation with ['neuronx-cc', …' cut): SkyPilot's
     '(task, pid=N)' is a process prefix, and the Neuron compiler's failure in a prefixed process is the start's
     failure (the model is compiled while the engine is built). Not a CUDA out-of-memory."""
-    d = _diagnose(DATA / "007.log")
-    crit = _critical(d)
-    assert crit and {f["id"] for f in crit} == {"engine_startup_failed"}, d["findings"]
-    assert crit[0]["data"]["phase"] == "startup" and "NEURON_CC_WRAPPER" in crit[0]["evidence"]
-    assert "cuda_oom" not in {f["id"] for f in d["findings"]}
+    _one_critical("007.log", "engine_startup_failed", "startup", "NEURON_CC_WRAPPER", {"cuda_oom"})
     m = envelope.PROC_RE.match("(task, pid=34615) root = /opt")
     assert m is not None and m.group("pid") == "34615" and m.group("name") == "task"
 
@@ -61,22 +68,16 @@ def test_a_hosts_record_of_background_loop_errored_is_the_engines_death_while_se
     """JC (018: Xinference's 'ERROR    [address=…, pid=77] Background loop has errored already.' on a chat request,
     its traceback through the xoscar actor): AsyncEngineDeadError's own text — V0's start_background_loop raises it
     only once its loop errored, after it ran — so the engine died while serving; not a failed start."""
-    d = _diagnose(DATA / "018.log")
-    crit = _critical(d)
-    assert crit and {f["id"] for f in crit} == {"engine_crashed"}, d["findings"]
-    assert crit[0]["data"]["phase"] == "serving"
-    assert "engine_startup_failed" not in {f["id"] for f in d["findings"]}
+    _one_critical("018.log", "engine_crashed", "serving", "Background loop", {"engine_startup_failed"})
 
 
 def test_canns_device_open_errors_in_the_engine_core_are_a_failed_start() -> None:
     """JD (019: vllm-ascend on a 310P3, '(EngineCore pid=118)' lines of CANN's runtime: 'rtGetDeviceCount execution
     failed', 'get device count failed, runtime result = 507899.', 'set default device id failed'): the NPU cannot
     be opened, so no engine starts; no GPU-memory lever is suggested."""
-    d = _diagnose(DATA / "019.log")
-    crit = _critical(d)
-    assert crit and {f["id"] for f in crit} == {"engine_startup_failed"}, d["findings"]
-    assert crit[0]["data"]["phase"] == "startup" and "rtGetDeviceCount" in crit[0]["evidence"]
-    assert not {f["id"] for f in d["findings"]} & {"cuda_oom", "gpu_memory_busy"}
+    _one_critical(
+        "019.log", "engine_startup_failed", "startup", "rtGetDeviceCount", {"cuda_oom", "gpu_memory_busy"}
+    )
 
 
 def test_rays_actor_died_under_a_vllm_hosts_frame_is_the_engines_death() -> None:
@@ -84,11 +85,9 @@ def test_rays_actor_died_under_a_vllm_hosts_frame_is_the_engines_death() -> None
     'ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.', worker exit
     SYSTEM_ERROR): a remote call on an actor already built died under the framework's vLLM host, so a process of the
     engine is gone after its start-up; not a CUDA out-of-memory."""
-    d = _diagnose(DATA / "021.log")
-    crit = _critical(d)
-    assert crit and {f["id"] for f in crit} == {"engine_crashed"}, d["findings"]
-    assert crit[0]["data"]["phase"] == "serving" and "ActorDiedError" in crit[0]["evidence"]
-    assert not {f["id"] for f in d["findings"]} & {"cuda_oom", "engine_startup_failed"}
+    _one_critical(
+        "021.log", "engine_crashed", "serving", "ActorDiedError", {"cuda_oom", "engine_startup_failed"}
+    )
 
 
 def test_an_actor_died_under_no_vllm_hosts_frame_is_anybodys() -> None:
