@@ -11,14 +11,12 @@ from __future__ import annotations
 
 from tests.evalkit import set_tests
 
-# The misses at the measurement (main e452c61 merged, blind), by class: IA to ID.
+# The misses at the measurement (main e452c61 merged, blind), by class: IA to ID; IB and ID fixed since
+# (tests/test_detect_eval32v.py).
 MISSES: dict[tuple[str, int], str] = {
     ("005", 0): "IA: shm_broadcast's 60-second waits from both DP engines for minutes are not read as a hang",
-    ("007", 0): "IB: Ray's native TerminateHandler stack in a vLLM RayWorkerWrapper is not read",
-    ("007", 1): "IB: Ray's native TerminateHandler stack in a vLLM RayWorkerWrapper is not read",
     ("008", 0): "IC: Ray's core_worker 'Failed to register worker … to Raylet' is refused (no vLLM line)",
     ("008", 1): "IC: Ray's core_worker 'Failed to register worker … to Raylet' is refused (no vLLM line)",
-    ("012", 0): "ID: the hermes tool parser's ERROR traceback is a critical engine_error",
 }
 
 
