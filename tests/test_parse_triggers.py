@@ -167,6 +167,9 @@ _NO_EVENT_YET = {
     # API server's routes and uvicorn's start-up lines, which tell nothing to read
     *(("eval32t", n) for n in ("001", "014")),
     *(("eval32r", n) for n in ("002", "006", "022")),
+    # eval32w 022 / 024: Xinference's ASGI traceback of one failed chat request, and Triton's gRPC / HTTP services
+    # starting, no line vLLM wrote: nothing to read
+    *(("eval32w", n) for n in ("022", "024")),
 }
 
 

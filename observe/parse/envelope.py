@@ -52,9 +52,10 @@ WRAP_RE = re.compile(
 )
 
 # vLLM's own process prefix "(Name pid=N)", "(VllmWorker rank=1 pid=N)", "(VllmWorker TP0 pid=N)",
-# "(RayWorkerWrapper pid=N, ip=10.0.0.1)"; nested prefixes are peeled one by one.
+# "(RayWorkerWrapper pid=N, ip=10.0.0.1)", and SkyPilot's task prefix "(task, pid=N)"; nested prefixes are peeled one
+# by one.
 PROC_RE = re.compile(
-    r"\((?:(?P<name>[A-Za-z][\w-]*)(?: (?:rank=(?P<rank>\d+)|(?P<dims>[A-Z]+\d+(?:_[A-Z]+\d+)*)))? )?"
+    r"\((?:(?P<name>[A-Za-z][\w-]*)(?: (?:rank=(?P<rank>\d+)|(?P<dims>[A-Z]+\d+(?:_[A-Z]+\d+)*)))?,? )?"
     r"pid=(?P<pid>\d+)(?:, ip=[0-9A-Fa-f.:]+)?\)[ \t]*",
     _A,
 )

@@ -40,7 +40,7 @@ from typing import Any
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse import hosted, ipython, nccl, raytold, triton
+from observe.parse import accel, hosted, ipython, nccl, raytold, triton
 from observe.parse.failtypes import Failure, RunState
 from observe.parse.failures import bf16_refusal
 
@@ -174,6 +174,13 @@ _MODEL_FRAME_RE = re.compile(
 _BATCH_INIT_RE = re.compile(
     r'File "[^"]*/worker/(?:gpu_|npu_)?(input_batch)\.py", line \d+, in __init__\b', re.ASCII
 )
+#: a frame of torch.compile's own machinery (Dynamo, AOTAutograd, Inductor: ``torch/_dynamo``, ``torch/_functorch``,
+#: ``torch/_inductor``): vLLM compiles its model while the engine starts (V1's ``@support_torch_compile`` traces in
+#: the profile run's first forward and compiles there and in ``compile_or_warm_up_model``, 0.7 → 0.32; its guards are
+#: dropped, so nothing recompiles while serving), so in one of vLLM's ERROR records such a frame is the start-up
+_COMPILE_FRAME_RE = re.compile(
+    r'File "[^"]*/torch/_(?:dynamo|functorch|inductor)/[\w/]+\.py", line \d+, in (?P<func>[\w<>]+)', re.ASCII
+)
 #: a training or serving framework's own class wrapping a vLLM engine, constructed on a traceback's source line
 #: (ms-swift's ``VllmEngine`` / ``GRPOVllmEngine``, LLaMA-Factory's ``VllmEngine``, SkyRL's
 #: ``AsyncVLLMInferenceEngine``): cut right under it, the traceback is cut inside the engine's construction
@@ -195,6 +202,7 @@ LITERALS: tuple[str, ...] = (
     *raytold.LITERALS,
     *triton.LITERALS,
     *hosted.LITERALS,
+    *accel.LITERALS,
     "asyncio/runners.py",
     "uvloop/__init__.py",
 )
@@ -356,6 +364,8 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
         func, phase = rm.group(1), "unknown"
     elif (cm := _CLI_RE.search(text)) is not None and not run.requested:
         func, phase = cm.group(1), "unknown"
+    elif logger is not None and (tm := _COMPILE_FRAME_RE.search(text)) is not None:
+        func, phase = f"torch.compile:{tm.group('func')}", "startup"  # a vLLM record's frame in torch.compile
     elif logger in WORKER_LOGGERS and (wm := _ANY_FRAME_RE.match(text)) is not None:
         func, phase = wm.group("func"), "serving" if run.stats_seen else "startup"
     else:
@@ -445,6 +455,7 @@ class RawTracebacks:
         self._frame: dict[Who, tuple[str, str]] = {}  # last frame: path, function
         self._reraised: dict[tuple[Any, ...], int] = {}  # V0's request re-raises, per ERROR record site
         self._ray: dict[Who, tuple[Failure, str, Any]] = {}  # Ray's word of a failure, until a vLLM frame
+        self._host: set[Who] = set()  # a frame of a framework's vLLM host was read in the current traceback
         self.vllm_seen = self.started = False
         # a Jupyter / IPython traceback's header, until a vLLM frame tells
         self._nb = ipython.Notebook()
@@ -469,6 +480,9 @@ class RawTracebacks:
             return None
         msg = ipython.frame(msg.strip()) or msg
         if told or "Traceback (most recent" in msg:
+            # Ray's ActorDiedError ending a traceback through a vLLM host's frame: the host's actor died
+            died = raytold.actor_died(msg.strip(), run) if who in self._host else None
+            self._host.discard(who)
             self._nb.header(msg.strip())
             self._open.pop(who, None)
             if told:
@@ -476,7 +490,7 @@ class RawTracebacks:
             self._frame.pop(who, None)
             if not told:
                 self._headed.add(who)
-            return None
+            return died
         text = msg.strip()
         if not text.startswith('File "'):  # a source or exception line (a process prefix took the indent)
             f = raised_dead(text, self._frame.get(who), run)
@@ -495,13 +509,21 @@ class RawTracebacks:
                     self._ray[who] = (r[0], msg, ctx)
                     return None
                 f = r[0]
-            f = f or triton.death(text, run) or hosted.death(text, run, who != (None, None))
+            prefixed = who != (None, None)
+            f = (
+                f
+                or triton.death(text, run)
+                or hosted.death(text, run, prefixed)
+                or accel.death(text, run, prefixed)
+            )
             if text.startswith(STOPS):
                 self._open.pop(who, None)  # the traceback of a stop (Ctrl-C, sys.exit): no failure
             bare_end = msg[:1] not in " \t" and not text.startswith(_TB_PIECES) and not ipython.piece(text)
             if f is None and who == (None, None) and bare_end:
                 self._open.pop(who, None)  # a bare traceback's end: its exception line no rule read
             return self._tell(f, who, msg, ctx)
+        if raytold.host_frame(text):
+            self._host.add(who)
         if (v := vllm_frame(text)) is not None:
             self.vllm_seen = True
             if (held := self._ray.pop(who, None)) is not None:

@@ -27,6 +27,11 @@ inside Ray's machinery; what reaches the log is Ray's report, not a vLLM record 
   table of the largest users ("<pid> <GB> ray::LLMRayActor" — vLLM's actors under OpenRLHF and its kin hold the
   weights sleep mode offloaded to host memory). The engine's death, of host RAM, not the GPU: no GPU flag helps.
 
+- Ray core's ``ActorDiedError`` ("The actor died unexpectedly before finishing this task.", Ray 2.x) ending a
+  traceback through a frame of a framework's module driving vLLM (verl's ``vllm_rollout/``, OpenRLHF's
+  ``vllm_engine.py``): a remote call on an actor already built died with its process — a process of the engine is
+  gone after its start-up (``actor_died``; the frame is held by ``frames.RawTracebacks``).
+
 The two Ray core sentences say nothing of what raised: they are anybody's actor's, so they tell a failure only
 once a frame of vLLM's own code follows them in the same process (``frames.RawTracebacks``); the Serve
 controller's names the replica hosting the engine. Pure: a raw line in, a Failure or None out.
@@ -45,8 +50,26 @@ _SERVE_STOP = ", the replica will be stopped."
 _SERVE_INIT = ".initialize_and_get_metadata()"
 _OOM_KILL = "ray-oom-prevention"
 _TASK_ERROR = "RayTaskError("
-#: what a line must hold for ``death`` to read it (``triggers.TRIGGERS``)
-LITERALS: tuple[str, ...] = (_CREATION, _UNHANDLED, _SERVE_STOP, _SERVE_INIT, _OOM_KILL, _TASK_ERROR)
+#: Ray's ActorDiedError (``ray.exceptions``, Ray 2.x: "The actor died unexpectedly before finishing this task."),
+#: raised in the caller of a remote method when the actor's process died under it
+_ACTOR_DIED = "ActorDiedError: The actor died unexpectedly"
+#: a framework's module that drives vLLM's engines and their Ray actors: verl's ``workers/rollout/vllm_rollout/``
+#: (``vllm_async_server.py``, ``vllm_rollout_spmd.py``), OpenRLHF's ``trainer/ray/vllm_engine.py``
+_HOST_FRAME_RE = re.compile(
+    r'File "[^"]*/(?:vllm_rollout/[\w/]+|[\w/]*vllm_(?:engine|async_server)\w*)\.py", line \d+', re.ASCII
+)
+_HOST_LITERALS = ("/vllm_rollout/", "vllm_engine", "vllm_async_server")
+#: what a line must hold for ``death``, ``host_frame`` or ``actor_died`` to read it (``triggers.TRIGGERS``)
+LITERALS: tuple[str, ...] = (
+    _CREATION,
+    _UNHANDLED,
+    _SERVE_STOP,
+    _SERVE_INIT,
+    _OOM_KILL,
+    _TASK_ERROR,
+    _ACTOR_DIED,
+    *_HOST_LITERALS,
+)
 #: Ray's RayTaskError line: the cause, the actor's class and method, and the module of its repr
 _TASK_ERROR_RE = re.compile(
     r"RayTaskError\((?P<cause>[\w.]+)\): ray::(?P<task>(?P<cls>\w+)\.(?P<meth>\w+))\(\)"
@@ -133,3 +156,26 @@ def death(text: str, run: RunState) -> tuple[Failure, bool] | None:
     if phase == "startup":
         d["before_serving"] = True  # Ray says the host died being built (failing._before_serving)
     return Failure(FailureKind.ERROR_LINE, d, False, ("ray", hit)), needs_vllm
+
+
+def host_frame(text: str) -> bool:
+    """Whether text is a traceback frame in a framework's module driving vLLM (``_HOST_FRAME_RE``)."""
+    return any(lit in text for lit in _HOST_LITERALS) and _HOST_FRAME_RE.search(text) is not None
+
+
+_ACTOR_DIED_CAUSE = (
+    "Ray: an actor the framework's vLLM host was waiting on died before finishing the call (ActorDiedError: its "
+    "worker process died — Ray's exit detail says how: the OOM killer, `ray stop --force`, a crash): a process "
+    "of the engine is gone"
+)
+
+
+def actor_died(text: str, run: RunState) -> Failure | None:
+    """Ray's ActorDiedError as the exception line of a traceback through a frame of a vLLM host (the caller checks the
+    frame: ``host_frame``): a process of the engine died in a call on an actor already built, so after the start-up
+    (after a requested stop: none)."""
+    if _ACTOR_DIED not in text or run.requested:
+        return None
+    # a remote method was running on the actor, so it had been built (as ``_UNHANDLED``): after the start-up
+    d = {"form": "actor_died", "phase": "serving", "cause": _ACTOR_DIED_CAUSE}
+    return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed", "actor_died"))
