@@ -365,7 +365,9 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
     elif (cm := _CLI_RE.search(text)) is not None and not run.requested:
         func, phase = cm.group(1), "unknown"
     elif logger is not None and (tm := _COMPILE_FRAME_RE.search(text)) is not None:
-        func, phase = f"torch.compile:{tm.group('func')}", "startup"  # a vLLM record's frame in torch.compile
+        # a vLLM record's frame in torch.compile: the start-up, unless the engine had served (a compiled graph's
+        # kernel that fails while serving runs under torch/_inductor too)
+        func, phase = f"torch.compile:{tm.group('func')}", "serving" if run.stats_seen else "startup"
     elif logger in WORKER_LOGGERS and (wm := _ANY_FRAME_RE.match(text)) is not None:
         func, phase = wm.group("func"), "serving" if run.stats_seen else "startup"
     else:

@@ -80,7 +80,8 @@ def emitted_by_diagnose() -> set[str]:
     # (starlette's client-disconnect traceback; Unsloth's banner and notes: no line vLLM wrote, their labels, healthy,
     # hold), eval32s 012 (starlette's client-disconnect traceback under docker compose: right, its labels hold), eval32r
     # 014 (vLLM's record in pytest's caplog form 'ERROR    vllm.…:' and an elided traceback: not a line form observe
-    # reads; its labels, healthy, hold); and, refused while failing, issue 32's misses eval32o 023 (class BE:
+    # reads; its labels, healthy, hold), eval32w 022 / 024 (Xinference's error handling one request; Triton's service
+    # lines: no line vLLM wrote, their labels, healthy, hold); and, refused while failing, issue 32's misses eval32o 023 (class BE:
     # tests/data/eval32o/RESULTS.md), eval32s 003 (class FB: tests/data/eval32s/RESULTS.md) and eval32t 001 (class GA:
     # Ray's SIGSEGV lines and a faulthandler stack, tests/data/eval32t/RESULTS.md) and eval32v 008 (class IC: Ray's
     # worker-registration error alone, tests/data/eval32v/RESULTS.md)
@@ -94,6 +95,8 @@ def emitted_by_diagnose() -> set[str]:
         "eval32o/028.log",
         "eval32s/012.log",
         "eval32r/014.log",
+        "eval32w/022.log",
+        "eval32w/024.log",
     }
     refused_misses = {"eval32o/023.log", "eval32s/003.log", "eval32t/001.log", "eval32v/008.log"}
     assert refused == refused_ok | refused_misses, refused
