@@ -20,6 +20,11 @@ def counts(e: Any, errors: Sequence[Any]) -> bool:
 def cut_note(cut: dict[str, Any]) -> str:
     """What the catch-all says of a cut traceback (cut: its innermost telling frame's details): where it
     raised, and what decides the cause and, when the frame does not tell it, the phase."""
+    if cut.get("asgi"):
+        return (
+            "; uvicorn logged 'Exception in ASGI application': a request's handler raised in the server (not a "
+            "client gone), its traceback cut before vLLM's frames and the cause"
+        )
     if cut.get("unread"):
         return (
             f"; the frames show it raised in {cut['frame']}() (vLLM's own code), in a traceback no rule reads: "

@@ -29,8 +29,9 @@ _A = re.ASCII
 
 # ANSI colour codes: real ESC, the "←[" rendering of ESC in some terminals, ESC written out as the two
 # characters "^[" (a terminal's caret notation, copied as text), and bare "[1;36m" remnants left when a
-# paste drops the ESC byte.
-ANSI_RE = re.compile(r"(?:\x1b|\u2190|\^\[)?\[(?:\d{1,3}(?:;\d{1,3})*)?m", _A)
+# paste drops the ESC byte. A bare remnant needs its digits: "[m" alone is text ("[multiproc_executor.py:671]",
+# "[model_runner.py:…]", "[metrics.py:…]": a logger's file), and stripping it broke such a line's prefix.
+ANSI_RE = re.compile(r"(?:(?:\x1b|\u2190|\^\[)\[(?:\d{1,3}(?:;\d{1,3})*)?m|\[\d{1,3}(?:;\d{1,3})*m)", _A)
 
 # Outer wrappers, stripped from the start of a line (in any nesting order).
 WRAP_RE = re.compile(

@@ -423,6 +423,15 @@ RULES: tuple[Rule[Failure], ...] = (
         r"^Error (?:in extracting|trying to handle streaming) tool call",
         _request_error,
     ),
+    # the chat template's own failure, logged by logger.exception and re-raised as a ValueError the server answers
+    # with an error response (entrypoints/chat_utils.py apply_hf_chat_template 0.8.5 → 0.10, `transformers`;
+    # renderers/mistral.py 0.32, `mistral_common`): one request's error, not the engine's
+    _rule(
+        "request-chat-template",
+        " while applying chat template",
+        r"An error occurred in `\w+` while applying chat template",
+        _request_error,
+    ),
     # the engine died under the API server: killed, crashed, or its worker did
     _rule("engine-core-exited", "engine core exited unexpectedly", None, deaths.crashed("mpclient_exited")),
     _rule(

@@ -495,7 +495,7 @@ class RawTracebacks:
                     self._ray[who] = (r[0], msg, ctx)
                     return None
                 f = r[0]
-            f = f or triton.death(text, run) or hosted.death(text, run)
+            f = f or triton.death(text, run) or hosted.death(text, run, who != (None, None))
             if text.startswith(STOPS):
                 self._open.pop(who, None)  # the traceback of a stop (Ctrl-C, sys.exit): no failure
             bare_end = msg[:1] not in " \t" and not text.startswith(_TB_PIECES) and not ipython.piece(text)

@@ -14,8 +14,20 @@
   ``init_local`` (``bentoml/_internal/runner/runner.py``), which builds the runnable — the engine — when the
   server's lifespan starts; a raise there fails the start.
 
-Each is a start-up failure (KServe, BentoML) or the death of the engine's process (Ray), never a request's
-error. Pure: a raw line in, a Failure or None out.
+- A fatal signal in a process of the engine (a line under its process prefix): Abseil's failure-signal handler,
+  which Ray's core worker installs, prints "*** SIGBUS received at time=<t> on cpu <n> ***" (Ray's logging.cc
+  copies it), and CPython's faulthandler "Fatal Python error: Bus error" (Segmentation fault, Aborted, Floating
+  point exception, Illegal instruction): the process is gone — the engine's death, with the signal.
+- A host's start-up timeout: Modal's "Runner failed with exception: Runner has been initializing for too long: N
+  seconds" — the container was stopped while vLLM was still starting (loading, compiling): the start failed, of
+  the platform's limit, not of vLLM.
+- vLLM's own refusal quoted by a host's logger (or printed as an exception line): "Failed to infer device type,
+  please set the environment variable `VLLM_LOGGING_LEVEL=DEBUG` …" (``DeviceConfig.__post_init__``, read in
+  0.32's ``config/device.py``: raised while the engine's config is built when no platform was detected): no engine
+  starts.
+
+Each is a start-up failure (KServe, BentoML, Modal, no device) or the death of the engine's process (Ray, a fatal
+signal), never a request's error. Pure: a raw line in, a Failure or None out.
 """
 
 from __future__ import annotations
@@ -29,12 +41,29 @@ _RAY_ABORT = re.compile(r"\blogging\.cc:\d+: Unhandled exception: (?P<type>\S+)\
 _RAY_DIED = "A worker died or was killed while executing a task by an unexpected system error"
 _KSERVE = re.compile(r"\bkserve ERROR \[.*\] Failed to start model server: (?P<why>.*)")
 _BENTO_INIT = re.compile(r'bentoml/_internal/runner/runner\.py", line \d+, in init_local\b')
+#: Abseil's failure-signal handler (``failure_signal_handler.cc``: "*** %s received at time=%ld on cpu %d ***")
+_ABSL_SIGNAL = re.compile(r"\*\*\* (?P<sig>SIG[A-Z]{2,6}) received at time=\d+")
+#: CPython's faulthandler on a fatal signal, by the signal it names
+_FAULT = {
+    "Segmentation fault": "SIGSEGV",
+    "Bus error": "SIGBUS",
+    "Aborted": "SIGABRT",
+    "Floating point exception": "SIGFPE",
+    "Illegal instruction": "SIGILL",
+}
+_FAULT_RE = re.compile(r"^Fatal Python error: (?P<what>" + "|".join(_FAULT) + r")\b")
+_MODAL_INIT = re.compile(r"Runner has been initializing for too long: (?P<secs>\d+) seconds")
+_NO_DEVICE = "Failed to infer device type"
 #: what a line must hold for ``death`` or ``frame`` to read it (``triggers.TRIGGERS``)
 LITERALS: tuple[str, ...] = (
     "Unhandled exception: ",
     _RAY_DIED,
     "Failed to start model server",
     "in init_local",
+    " received at time=",
+    "Fatal Python error: ",
+    "Runner has been initializing for too long",
+    _NO_DEVICE,
 )
 
 _ABORT_CAUSE = (
@@ -46,26 +75,41 @@ _DIED_CAUSE = (
     "`ray stop --force`, or crashed; Ray's log for the dead worker names which): one of the engine's workers is gone"
 )
 _KSERVE_CAUSE = "KServe's model server failed to load the model (its vLLM engine) and exits: {why}"
+_SIGNAL_CAUSE = "a process of the engine was killed by {sig} (a fatal signal; SIGBUS in a container is often a full /dev/shm)"
+_MODAL_CAUSE = (
+    "Modal stopped the container: its start-up (vLLM loading weights, compiling) ran past the runner's {secs} s "
+    "limit — raise the function's start-up timeout; no vLLM flag is the lever"
+)
+_NO_DEVICE_CAUSE = (
+    "vLLM found no device platform (DeviceConfig: no GPU or accelerator visible to this process, or its platform "
+    "plugin missing); `VLLM_LOGGING_LEVEL=DEBUG` shows the detection — no engine starts"
+)
 _BENTO_CAUSE = (
     "a BentoML runner's start-up raised in init_local, which builds the runnable (the vLLM engine under "
     "OpenLLM): the runner never started (its exception line is below, or cut off)"
 )
 
 
-def death(text: str, run: RunState) -> Failure | None:
-    """The failure a host of the engine tells on a raw line (after a requested stop: none)."""
+def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
+    """The failure a host of the engine tells on a raw line (after a requested stop: none); prefixed: the line
+    carries a process or rank prefix (a fatal signal is read only there: bare, it is anybody's process)."""
     if run.requested:
         return None
+    if prefixed and (sig := _signal(text)) is not None:
+        d = {"form": "fatal_signal", "signal": sig, "cause": _SIGNAL_CAUSE.format(sig=sig)}
+        d["phase"] = "serving" if run.stats_seen else "unknown"
+        return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed", "signal", sig))
+    if (m := _MODAL_INIT.search(text)) is not None:
+        return _start_failed(text, _MODAL_CAUSE.format(secs=m.group("secs")), ("modal", "init_timeout"))
+    if _NO_DEVICE in text:
+        return _start_failed(text, _NO_DEVICE_CAUSE, ("vllm", "no_device"))
     if (m := _RAY_ABORT.search(text)) is not None:
         cause = _ABORT_CAUSE.format(what=m.group("what")[:200])
         return _failure(text, "unknown", cause, ("ray", "unhandled_exception"))
     if _RAY_DIED in text:
         return _failure(text, "unknown", _DIED_CAUSE, ("ray", "worker_died"))
     if (m := _KSERVE.search(text)) is not None:
-        f = _failure(
-            text, "startup", _KSERVE_CAUSE.format(why=m.group("why")[:200]), ("kserve", "failed_start")
-        )
-        return Failure(f.kind, {**f.details, "before_serving": True}, f.fatal, f.key)
+        return _start_failed(text, _KSERVE_CAUSE.format(why=m.group("why")[:200]), ("kserve", "failed_start"))
     return None
 
 
@@ -77,6 +121,19 @@ def frame(text: str, run: RunState) -> Failure | None:
     return Failure(
         f.kind, {**f.details, "before_serving": True, "cut": True, "frame": "init_local"}, f.fatal, f.key
     )
+
+
+def _signal(text: str) -> str | None:
+    if (m := _ABSL_SIGNAL.search(text)) is not None:
+        return m.group("sig")
+    if (f := _FAULT_RE.match(text)) is not None:
+        return _FAULT[f.group("what")]
+    return None
+
+
+def _start_failed(text: str, cause: str, key: tuple[str, str]) -> Failure:
+    f = _failure(text, "startup", cause, key)
+    return Failure(f.kind, {**f.details, "before_serving": True}, f.fatal, f.key)
 
 
 def _failure(text: str, phase: str, cause: str, key: tuple[str, str]) -> Failure:

@@ -23,6 +23,13 @@ request's task, which never runs engine_step), and on that timeout the loop logs
 sets the engine errored: a CancelledError under an engine_step frame is the engine dead while serving. A request vLLM refused
 (a 4xx) logs its own ERROR record, which a rule reads, so the stream was told.
 
+uvicorn's "Exception in ASGI application" is the server's own record of a request whose handler raised (uvicorn's
+``run_asgi`` logs it for any exception out of the app; starlette's ServerErrorMiddleware answered 500 first). Its
+traceback cut before vLLM's frames (or before its exception line) is still a request that failed in the server,
+while serving: reported as such, and the catch-all makes it critical only when requests failed with HTTP 5xx. A
+client gone raises CancelledError there, a stop as above; so does a frame of starlette's disconnect listener
+(``listen_for_disconnect``: the client's side of a streamed response), whose exception line a paste may cut.
+
 Pure: lines in, at most one Failure out at the end of the stream.
 """
 
@@ -38,6 +45,11 @@ Held = tuple[Failure, str, Any]  # a failure, its line and that line's ctx
 #: exception names whose traceback is a stop or a client's, not the engine's failure (asyncio's and
 #: concurrent.futures' CancelledError, starlette's ClientDisconnect, uvicorn's / vLLM's ClientDisconnected)
 _STOPS = (*frames.STOPS, "CancelledError", "ClientDisconnect", "GeneratorExit")
+_ASGI = "Exception in ASGI application"
+_ASGI_FAILED = (
+    "uvicorn's 'Exception in ASGI application': a request's handler raised in the server, its traceback cut "
+    "before the cause"
+)
 _STEP_TIMEOUT = (
     "V0's engine loop cancelled engine_step (asyncio.CancelledError under engine_step → execute_model_async): "
     "only its iteration timeout (VLLM_ENGINE_ITERATION_TIMEOUT_S) does, after which the engine is errored — a "
@@ -58,6 +70,7 @@ class Unread:
         self._told = self._stopped = self._in_step = False
         self._timeout: tuple[str, Any] | None = None  # engine_step cancelled: its exception line, ctx
         self._hooked: tuple[str, Any] | None = None  # "[rankN]: Traceback …": the excepthook's header, ctx
+        self._asgi: tuple[str, Any] | None = None  # uvicorn's record of a request that raised: line, ctx
 
     def note(self, f: Failure | None, msg: str, ctx: Any, failure_line: bool) -> None:
         """A line the failure rules saw (failure_line: an ERROR / CRITICAL record or a raw line), and
@@ -67,11 +80,13 @@ class Unread:
         elif f is not None:
             self._told = True
         elif failure_line:
-            if "Traceback (most recent" in msg:
+            if _ASGI in msg:
+                self._asgi = (msg, ctx)
+            elif "Traceback (most recent" in msg:
                 self._in_step = False
                 if ctx.rank is not None and ctx.process is None and ctx.logger_file is None:
                     self._hooked = (msg, ctx)  # PyTorch's excepthook: an uncaught exception (not a process's)
-            elif any(s in msg for s in _STOPS):
+            elif any(s in msg for s in _STOPS) or "in listen_for_disconnect" in msg:
                 self._stopped = True
             elif (m := frames.vllm_frame(msg)) is not None:
                 self._last = (m.group("func"), msg, ctx)
@@ -87,11 +102,21 @@ class Unread:
         if held or self._told or self._stopped or requested:
             return held
         if self._last is None:
-            if self._hooked is None:
+            if self._hooked is not None:
+                msg, ctx = self._hooked
+                d = {"text": _HOOKED, "phase": "unknown", "unread": True, "cause": _HOOKED}
+                return [(Failure(FailureKind.ERROR_LINE, d, False, ("unread", "excepthook")), msg, ctx)]
+            if self._asgi is None:
                 return held
-            msg, ctx = self._hooked
-            d = {"text": _HOOKED, "phase": "unknown", "unread": True, "cause": _HOOKED}
-            return [(Failure(FailureKind.ERROR_LINE, d, False, ("unread", "excepthook")), msg, ctx)]
+            d = {
+                "text": _ASGI_FAILED,
+                "phase": "serving",
+                "frame": "run_asgi",
+                "cut": True,
+                "unread": True,
+                "asgi": True,
+            }
+            return [(Failure(FailureKind.ERROR_LINE, d, False, ("unread", "run_asgi")), *self._asgi)]
         func, msg, ctx = self._last
         phase = frames.PHASE_FRAMES.get(func) or frames.SERVING_FRAMES.get(func) or "unknown"
         d = {"text": msg.strip()[:300], "phase": phase, "frame": func, "cut": True, "unread": True}
