@@ -166,6 +166,9 @@ _NO_EVENT_YET = {
     # API server's routes and uvicorn's start-up lines, which tell nothing to read
     *(("eval32t", n) for n in ("001", "014")),
     *(("eval32r", n) for n in ("002", "006", "022")),
+    # eval32u 001: V1 0.7's EngineCore records mid-traceback with torch frames only (class HA); 025 / 026: PyTorch's
+    # and faulthandler's segfault dumps (class HB); 030: the routes of a healthy start, which tell nothing to read
+    *(("eval32u", n) for n in ("001", "025", "026", "030")),
 }
 
 
