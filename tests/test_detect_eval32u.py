@@ -1,0 +1,68 @@
+"""The misses of issue 32's blind set eval32u (tests/data/eval32u/RESULTS.md), each on its real excerpt. Sources in
+tests/data/PROVENANCE.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from observe.errors import InputError
+from observe.parse import native
+from observe.parse.failtypes import RunState
+from tests.diagnosekit import diagnose as _diagnose
+
+DATA = Path(__file__).parent / "data"
+
+
+def _critical(d: dict) -> list[dict]:
+    return [f for f in d["findings"] if f["severity"] == "critical"]
+
+
+def test_a_workers_segfault_under_ray_is_the_engines_death() -> None:
+    """HB (023: vLLM ~0.5.3 under Ray, '(RayWorkerWrapper pid=24036)' before abseil's '*** SIGSEGV received at
+    time=…' frames, then faulthandler's 'Fatal Python error: Segmentation fault' and its stack in vLLM's
+    pynccl_wrapper ncclAllReduce): the worker process died of a signal, no exception line follows — the engine
+    crashed (critical), its phase unknown (no stats before it)."""
+    d = _diagnose(DATA / "eval32u" / "023.log")
+    crit = _critical(d)
+    assert [f["id"] for f in crit] == ["engine_crashed"], d["findings"]
+    assert crit[0]["data"].get("phase") == "unknown"
+
+
+def test_a_bare_faulthandler_dump_through_vllms_attention_backend_is_read() -> None:
+    """HB (026: V0 ~0.5.1, bare 'Fatal Python error: Segmentation fault' and faulthandler's 'Current thread …' stack
+    'File "…/flashinfer/decode.py", line 514 in begin_forward' ← vLLM's attention/backends/flashinfer.py): the log was
+    refused as holding no vLLM line — faulthandler prints a frame as 'line N in f', without Python's comma — and
+    the crash was not read. Now the vLLM frame makes the log vLLM's, and the segfault is the engine's death."""
+    d = _diagnose(DATA / "eval32u" / "026.log")
+    assert [f["id"] for f in _critical(d)] == ["engine_crashed"], d["findings"]
+
+
+def test_a_segfault_in_cuda_graph_capture_is_a_failed_start() -> None:
+    """HB (022: V0 ~0.3, abseil's SIGSEGV lines, 'Fatal Python error: Segmentation fault' and the stack, most recent
+    call first, capture_begin ← vLLM's model_runner capture ← capture_model): the crash is held until its frames
+    tell where it was — CUDA-graph capture, a start-up step — so it is a failed start, not a crash while serving."""
+    d = _diagnose(DATA / "eval32u" / "022.log")
+    ids = {f["id"] for f in _critical(d)}
+    assert "engine_startup_failed" in ids and "engine_crashed" not in ids, d["findings"]
+    assert d["launches"][-1]["status"] == "failed"
+
+
+def test_a_native_crash_alone_is_anybodys() -> None:
+    """HB's limit (025: PyTorch's '!!!!!!! Segfault encountered !!!!!!!' dump in swap_blocks_batch, no vLLM record
+    or frame): any program's process can crash so, so the log is still refused as holding no vLLM line; the reader
+    itself reads the three handlers' words (and none after a requested stop)."""
+    with pytest.raises(InputError, match="no vLLM log lines found"):
+        _diagnose(DATA / "eval32u" / "025.log")
+    run = RunState(False, False)
+    for text, sig in (
+        ("Fatal Python error: Segmentation fault", "SIGSEGV"),
+        ("Fatal Python error: Aborted", "SIGABRT"),
+        ("*** SIGBUS received at time=1709021359 on cpu 44 ***", "SIGBUS"),
+        ("!!!!!!! Segfault encountered !!!!!!!", "SIGSEGV"),
+    ):
+        f = native.crash(text, run)
+        assert f is not None and f.details["signal"] == sig and f.details["form"] == native.FORM
+    assert native.crash("Fatal Python error: Segmentation fault", RunState(True, False, True)) is None
+    assert native.crash("a Segmentation fault in passing", run) is None
