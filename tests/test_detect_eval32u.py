@@ -66,3 +66,23 @@ def test_a_native_crash_alone_is_anybodys() -> None:
         assert f is not None and f.details["signal"] == sig and f.details["form"] == native.FORM
     assert native.crash("Fatal Python error: Segmentation fault", RunState(True, False, True)) is None
     assert native.crash("a Segmentation fault in passing", run) is None
+
+
+def test_a_prefix_cache_rate_over_a_handful_of_short_prompts_is_not_judged(tmp_path: Path) -> None:
+    """HE (028: V1 ~0.10.2, three chat requests' 200s and six 10-second stats lines, prompt throughput 0.0 to 1.6
+    tokens/s, 'Prefix cache hit rate: 0.0%'): V1 prints the hit rate over its recent prompts, so with a few prompts
+    of a dozen tokens (less than one KV block: nothing can hit) the 0 % is no evidence. No low_prefix_cache_hit_rate
+    below low_prefix_min_prompt_tps of prompt throughput; the same lines under real prefill load still report it."""
+    d = _diagnose(DATA / "eval32u" / "028.log")
+    assert "low_prefix_cache_hit_rate" not in {f["id"] for f in d["findings"]}, d["findings"]
+    lines = (DATA / "eval32u" / "028.log").read_text().splitlines()
+    busy = [
+        ln.replace("Avg prompt throughput: 0.0", "Avg prompt throughput: 850.0")
+        for ln in lines
+        if "loggers" in ln
+    ]
+    busy = [ln.replace("Avg prompt throughput: 1.", "Avg prompt throughput: 91") for ln in busy]
+    path = tmp_path / "busy.log"
+    path.write_text("\n".join(busy) + "\n")
+    found = {f["id"] for f in _diagnose(path)["findings"]}
+    assert "low_prefix_cache_hit_rate" in found, found
