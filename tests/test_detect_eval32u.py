@@ -11,6 +11,7 @@ from observe.errors import InputError
 from observe.parse import native
 from observe.parse.failtypes import RunState
 from tests.diagnosekit import diagnose as _diagnose
+from tests.diagnosekit import suggestions
 
 DATA = Path(__file__).parent / "data"
 
@@ -86,3 +87,20 @@ def test_a_prefix_cache_rate_over_a_handful_of_short_prompts_is_not_judged(tmp_p
     path.write_text("\n".join(busy) + "\n")
     found = {f["id"] for f in _diagnose(path)["findings"]}
     assert "low_prefix_cache_hit_rate" in found, found
+
+
+def test_a_start_that_failed_in_cuda_graph_capture_gets_enforce_eager() -> None:
+    """HD (022: the segfault's stack in torch.cuda.graphs capture_begin ← vLLM's model_runner capture ←
+    capture_model): the start failed inside CUDA-graph capture for a cause no flag sizes (not an OOM), and eager
+    mode skips that step: --enforce-eager, instead of the note that no launch flag is known to fix it."""
+    d = _diagnose(DATA / "eval32u" / "022.log")
+    assert suggestions(d).get("--enforce-eager") == [True], d["recommendations"]
+    rec = d["recommendations"][0]
+    assert rec["finding_ids"] == ["engine_startup_failed"] and "capture_model" in rec["reason"]
+    assert not any("no launch flag is known" in n["text"] for n in d["advice_notes"])
+
+
+def test_a_start_that_failed_elsewhere_gets_no_enforce_eager() -> None:
+    """HD's limit: a failed start in another step (024: load_model's frames) gets no --enforce-eager."""
+    d = _diagnose(DATA / "eval32u" / "024.log")
+    assert "--enforce-eager" not in suggestions(d), d["recommendations"]
