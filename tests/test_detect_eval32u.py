@@ -67,6 +67,12 @@ def test_a_native_crash_alone_is_anybodys() -> None:
         assert f is not None and f.details["signal"] == sig and f.details["form"] == native.FORM
     assert native.crash("Fatal Python error: Segmentation fault", RunState(True, False, True)) is None
     assert native.crash("a Segmentation fault in passing", run) is None
+    # faulthandler's lines around the stacks are the report's pieces, not a bare traceback's end (026's full parse)
+    assert native.piece("Current thread 0x00007fcf597eb640 (most recent call first):")
+    assert native.piece("Thread 0x00007f1 (most recent call first):") and native.piece(
+        "Extension modules: numpy"
+    )
+    assert not native.piece("RuntimeError: CUDA error: an illegal memory access was encountered")
 
 
 def test_a_prefix_cache_rate_over_a_handful_of_short_prompts_is_not_judged(tmp_path: Path) -> None:

@@ -502,7 +502,12 @@ class RawTracebacks:
                 self._headed.add(who)
             if text.startswith(STOPS):
                 self._open.pop(who, None)  # the traceback of a stop (Ctrl-C, sys.exit): no failure
-            bare_end = msg[:1] not in " \t" and not text.startswith(_TB_PIECES) and not ipython.piece(text)
+            bare_end = (
+                msg[:1] not in " \t"
+                and not text.startswith(_TB_PIECES)
+                and not ipython.piece(text)
+                and not native.piece(text)
+            )
             if f is None and who == (None, None) and bare_end:
                 self._open.pop(who, None)  # a bare traceback's end: its exception line no rule read
             return self._tell(f, who, msg, ctx)

@@ -38,8 +38,17 @@ _SIGNALS = {
 }
 #: what a line must hold for ``crash`` to read it (``triggers.TRIGGERS`` via ``frames.LITERALS``)
 LITERALS: tuple[str, ...] = ("Fatal Python error: ", " received at time=", _TORCH_DUMP)
+#: faulthandler's lines between the error and the frames (``Current thread 0x… (most recent call first):``,
+#: ``Thread 0x…``, ``Stack (most recent call first):``) and after them (``Extension modules: …``): pieces of the
+#: crash's report, which do not end it as a bare traceback's exception line would (``frames.RawTracebacks``)
+_PIECE_RE = re.compile(r"(?:Current thread|Thread|Stack) .*\(most recent call first\):$|Extension modules: ")
 #: the form of this module's failures (``frames.anybodys``: a native crash alone is anybody's)
 FORM = "native_crash"
+
+
+def piece(text: str) -> bool:
+    """Whether text (a stripped line) is a piece of faulthandler's report around the stacks (``_PIECE_RE``)."""
+    return _PIECE_RE.match(text) is not None
 
 
 def crash(text: str, run: RunState) -> Failure | None:
