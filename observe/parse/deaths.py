@@ -37,6 +37,7 @@ def engine_core(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     return Failure(FailureKind.ENGINE_CORE_FAILED, {"phase": phase(run)}, True, ("enginecore",))
 
 
+_MONITOR = "shutting down client"  # MPClient's engine-core monitor: it runs only after start-up
 _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
 _DEAD_CAUSE = "the engine core died (EngineDeadError): it crashed or was killed"
 #: what only a started engine's death says: V1 AsyncLLM's output handler; V0's loop done-callback ("Task finished
@@ -62,7 +63,12 @@ def crashed(form: str, started: bool = False) -> Any:  # started: the message sa
 
 def proc_died(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     """Forms: "Engine core proc EngineCore_0 died unexpectedly" (0.8 → 0.11), "Worker proc X died unexpectedly
-    (exit code: -9)" (0.32), "Engine core process X died unexpectedly." (0.32's API-server manager)."""
+    (exit code: -9)" (0.32), "Engine core process X died unexpectedly." (0.32's API-server manager). The first,
+    ending "shutting down client", is MPClient's engine-core monitor, which starts only once every engine core
+    has answered ready (``start_engine_core_monitor`` after the ready handshake, 0.8 → 0.11): the engine had
+    started, whatever the excerpt shows before it."""
+    if _MONITOR in msg:
+        run = run._replace(stats_seen=True)
     code = int(m.group("code")) if m.group("code") else None
     sig = _SIGNALS.get(-code) if code is not None and code < 0 else None
     proc = m.group("proc").rstrip(".,")

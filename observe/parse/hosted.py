@@ -3,7 +3,9 @@
 - Ray's core worker, when a C++ exception nothing caught ends the process: its terminate handler logs
   "logging.cc:<n>: Unhandled exception: <mangled type>. what(): <message>" (``src/ray/util/logging.cc``) and the
   process aborts ("Stack trace:" follows). Under vLLM's Ray executor that process is the driver or a worker
-  (NCCL's "invalid usage" raised so in vLLM 0.1's Ray workers): the engine or one of its workers is gone.
+  (NCCL's "invalid usage" raised so in vLLM 0.1's Ray workers): the engine or one of its workers is gone. That stack
+  is the handler's own (``TerminateHandler`` logs ``ray::StackTrace()`` then calls ``std::abort``), so a frame
+  naming ``ray::TerminateHandler()`` under a process prefix tells the same when the paste cut the line above.
 - Ray's driver, when a worker process died under a task: "A worker died or was killed while executing a task
   by an unexpected system error." with "Worker exit type: SYSTEM_ERROR" (``worker.py``, Ray 2.x; its own list
   of causes: SIGKILL by the OOM killer, ``ray stop --force``, a crash). A vLLM worker died.
@@ -38,6 +40,8 @@ from observe.failures.kinds import FailureKind
 from observe.parse.failtypes import Failure, RunState
 
 _RAY_ABORT = re.compile(r"\blogging\.cc:\d+: Unhandled exception: (?P<type>\S+)\. what\(\): (?P<what>.*)")
+#: a frame of the stack Ray's terminate handler prints before it aborts (``src/ray/util/logging.cc``)
+_RAY_TERMINATE = re.compile(r"\bray::TerminateHandler\(\)")
 _RAY_DIED = "A worker died or was killed while executing a task by an unexpected system error"
 _KSERVE = re.compile(r"\bkserve ERROR \[.*\] Failed to start model server: (?P<why>.*)")
 _BENTO_INIT = re.compile(r'bentoml/_internal/runner/runner\.py", line \d+, in init_local\b')
@@ -57,6 +61,7 @@ _NO_DEVICE = "Failed to infer device type"
 #: what a line must hold for ``death`` or ``frame`` to read it (``triggers.TRIGGERS``)
 LITERALS: tuple[str, ...] = (
     "Unhandled exception: ",
+    "ray::TerminateHandler()",
     _RAY_DIED,
     "Failed to start model server",
     "in init_local",
@@ -69,6 +74,10 @@ LITERALS: tuple[str, ...] = (
 _ABORT_CAUSE = (
     "Ray's core worker aborted on a C++ exception nothing caught ({what}): the process hosting the engine or "
     "one of its workers is gone"
+)
+_TERMINATE_CAUSE = (
+    "Ray's core worker aborted in its terminate handler (std::terminate: a C++ exception nothing caught; its "
+    "what() is above the stack, cut here): the process hosting the engine or one of its workers is gone"
 )
 _DIED_CAUSE = (
     "Ray: a worker process died while it ran a task (exit type SYSTEM_ERROR — killed by SIGKILL, by "
@@ -106,6 +115,8 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
     if (m := _RAY_ABORT.search(text)) is not None:
         cause = _ABORT_CAUSE.format(what=m.group("what")[:200])
         return _failure(text, "unknown", cause, ("ray", "unhandled_exception"))
+    if prefixed and _RAY_TERMINATE.search(text) is not None:
+        return _failure(text, "unknown", _TERMINATE_CAUSE, ("ray", "unhandled_exception"))
     if _RAY_DIED in text:
         return _failure(text, "unknown", _DIED_CAUSE, ("ray", "worker_died"))
     if (m := _KSERVE.search(text)) is not None:

@@ -6,11 +6,26 @@ The Parser keeps one :class:`FailureReporter` per stream and tells it how far th
 
 from __future__ import annotations
 
+import re
+
+from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
 from observe.parse import dedup, failures, frames, triggers, unread
 from observe.parse import envelope as E
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState
+
+#: a tool parser's own call site (entrypoints/openai/tool_parsers/<name>_tool_parser.py 0.6 → 0.11, tool_parsers/ 0.32):
+#: the server builds a parser per request, and every ERROR record one logs (logger.exception in the except around
+#: extract_tool_calls / extract_tool_calls_streaming, which then answers the text without tool calls or skips that
+#: delta; logger.error on an unexpected tokenizer or token) is that request's, the engine untouched. Not the registry
+#: (abstract_tool_parser.py: a parser module that fails to import at start-up is logged there and raised)
+_TOOL_PARSER_SITE = re.compile(r"(?!abstract_)\w+_tool_parser\.py")
+
+
+def _tool_parser_site(ctx: Ctx) -> bool:
+    name = (ctx.logger_file or "").rsplit("/", 1)[-1]
+    return _TOOL_PARSER_SITE.fullmatch(name) is not None
 
 
 class FailureReporter:
@@ -38,11 +53,13 @@ class FailureReporter:
             if not same:
                 self._headed = False
             self._headed = self._headed or "Traceback (most recent" in msg
+            tool = _tool_parser_site(ctx)
             if f is None and not same and msg.strip():
-                f = failures.error_line(msg, run)
+                f = Failure(FailureKind.REQUEST_ERROR, {"phase": "serving"}, False, None) if tool else None
+                f = f or failures.error_line(msg, run)
             # a traceback cut above its header: its frames tell; and the KV size check's or V1's busy loop's
             # frame under any header (the exception line under it, when there, explains it: failing.unexplained)
-            if f is None and (not self._headed or frames.read_under_header(msg)):
+            if f is None and not tool and (not self._headed or frames.read_under_header(msg)):
                 f = self.raw.record_frame(msg, run, ctx)
         self._emit(f, msg, ctx, cur, out)
 

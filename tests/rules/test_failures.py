@@ -120,6 +120,10 @@ _EVAL32_MISSES = {
         "008",
     ): "labelled not failing: starlette's disconnect listener after a 200 (eval32u, class HF)",
     ("eval32u", "029"): "issue 32 miss HC: Ray's compiled-graph errors, no vLLM line, refused (eval32u)",
+    (
+        "eval32v",
+        "012",
+    ): "labelled not failing: a tool parser's own ERROR traceback, one request's (eval32v, class ID)",
 }
 
 
