@@ -107,6 +107,12 @@ class Settings:
         "Mean prefix-cache hit rate below this (with prefix caching on) is reported as rarely hitting.",
         "engine",
     )
+    low_prefix_min_prompt_tps: float = _f(
+        100.0,
+        "Mean prompt throughput (tokens/s) of the stats lines below which their prefix-cache hit rate is not "
+        "judged: a handful of short prompts, no evidence of how prompts share prefixes.",
+        "engine",
+    )
     collapse_ratio: float = _f(
         0.5,
         "Generation throughput below this share of its peak, with as many requests running, is a collapse.",
@@ -516,6 +522,7 @@ _INTERVALS: dict[str, tuple[float, float | None, bool, bool]] = {
     ),
     "gpu_idle_util_pct": (0, 100, False, False),
     "min_request_rate": (0, None, False, False),
+    "low_prefix_min_prompt_tps": (0, None, False, False),
     **dict.fromkeys(
         ("stall_factor", "stuck_after_s", "pod_retention_s", "max_model_len_slack", "ttft_spike_ratio")
         + ("ttft_spike_min_s", "low_concurrency"),

@@ -390,3 +390,24 @@ def long_context_start(p: Plan, f: Finding) -> None:
         effect=f"the profile pass and one request's KV cache sized for {first:,} tokens instead "
         f"of ~{tokens:,}; requests longer are rejected",
     )
+
+
+#: vLLM's CUDA-graph capture, as a failed start's frame names it (V0 model_runner.py capture_model → capture →
+#: torch.cuda.graph's capture_begin / capture_end; V1 gpu_model_runner.py capture_model → _capture_cudagraphs)
+_CAPTURE_FRAMES = frozenset({"capture_model", "_capture_cudagraphs", "capture_begin", "capture_end"})
+
+
+def graph_capture_start(p: Plan, f: Finding) -> None:
+    """A start-up that failed inside CUDA-graph capture (its frame is one of ``_CAPTURE_FRAMES``), for a cause no
+    other finding names (a segfault, a kernel's error; an OOM is cuda_oom's): eager mode skips the capture, so the
+    engine starts without the step that failed, whatever broke in it."""
+    if f.data.get("frame") not in _CAPTURE_FRAMES:
+        return
+    p.add(
+        "--enforce-eager",
+        True,
+        f"the start failed while capturing CUDA graphs (in {f.data['frame']}()): eager mode skips the capture",
+        [f.id],
+        effect="no CUDA graphs: the engine starts without the step that failed; decode is slower (typically "
+        "10–30 %)",
+    )

@@ -40,7 +40,7 @@ from typing import Any
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse import accel, hosted, ipython, nccl, raytold, triton
+from observe.parse import accel, hosted, ipython, native, nccl, raytold, triton
 from observe.parse.failtypes import Failure, RunState
 from observe.parse.failures import bf16_refusal
 
@@ -185,6 +185,10 @@ _COMPILE_FRAME_RE = re.compile(
 #: (ms-swift's ``VllmEngine`` / ``GRPOVllmEngine``, LLaMA-Factory's ``VllmEngine``, SkyRL's
 #: ``AsyncVLLMInferenceEngine``): cut right under it, the traceback is cut inside the engine's construction
 ENGINE_WRAPPERS = ("VllmEngine(", "VLLMEngine(", "vLLMEngine(", "VLLMInferenceEngine(")
+#: starlette's disconnect listener, as its frame ('in listen_for_disconnect') or the source line of
+#: StreamingResponse.__call__ that awaits it ('await wrap(partial(self.listen_for_disconnect, receive))') names it: a
+#: traceback through it is the listener's, cancelled or told the client left (``unread``: a stop)
+DISCONNECT_LISTENER = "listen_for_disconnect"
 #: what a frame the parser reads, or the header that makes its traceback whole, holds
 #: (``triggers.TRIGGERS``: a message without any of them is skipped)
 LITERALS: tuple[str, ...] = (
@@ -203,6 +207,8 @@ LITERALS: tuple[str, ...] = (
     *triton.LITERALS,
     *hosted.LITERALS,
     *accel.LITERALS,
+    *native.LITERALS,
+    DISCONNECT_LISTENER,
     "asyncio/runners.py",
     "uvloop/__init__.py",
 )
@@ -240,13 +246,13 @@ _VLLM_PATH = (
     + "|".join(_PLUGINS.split())
     + r")/[\w/]+)\.py"
 )
-_VLLM_FRAME_RE = re.compile(rf'File "(?P<path>{_VLLM_PATH})", line \d+, in (?P<func>[\w<>]+)', re.ASCII)
+_VLLM_FRAME_RE = re.compile(rf'File "(?P<path>{_VLLM_PATH})", line \d+,? in (?P<func>[\w<>]+)', re.ASCII)
 #: the loggers of a worker's own exception handler: V0's ``_run_worker_process`` (``logger.exception(
 #: "Exception in worker %s while processing method %s.")``, multiproc_worker_utils.py 0.5 → 0.10) and V1's
 #: ``WorkerProc`` (``"WorkerProc hit an exception."`` / ``"WorkerProc failed."``, multiproc_executor.py
 #: 0.8 →): every frame they log is a worker's failed method, whatever function it is in
 WORKER_LOGGERS = ("multiproc_worker_utils.py", "multiproc_executor.py")
-_ANY_FRAME_RE = re.compile(r'File "[^"]*", line \d+, in (?P<func>[\w<>]+)', re.ASCII)
+_ANY_FRAME_RE = re.compile(r'File "[^"]*", line \d+,? in (?P<func>[\w<>]+)', re.ASCII)
 _DEAD_AFTER_START = (
     "the engine core died after start-up: AsyncLLM's output handler raised (the cause is cut off)"
 )
@@ -283,11 +289,11 @@ VLLM_RAISES = ("are not supported for now. Supported architectures",)
 
 
 def anybodys(events: list[LogEvent]) -> bool:
-    """Whether what a bare line told is only an exception line, which any Python program prints (not one
-    of vLLM's own refusals, ``VLLM_RAISES``)."""
+    """Whether what a bare line told is only an exception line or a native crash (``native``), which any Python
+    program prints (not one of vLLM's own refusals, ``VLLM_RAISES``)."""
     return all(
         isinstance(e, EngineError)
-        and e.kind == FailureKind.EXCEPTION
+        and (e.kind == FailureKind.EXCEPTION or e.details.get("form") == native.FORM)
         and not any(lit in e.message for lit in VLLM_RAISES)
         for e in events
     )
@@ -518,9 +524,17 @@ class RawTracebacks:
                 or hosted.death(text, run, prefixed)
                 or accel.death(text, run, prefixed)
             )
+            if f is None and (f := native.crash(text, run)) is not None:
+                # its stack follows, most recent call first: a phase its frames tell wins over it
+                self._headed.add(who)
             if text.startswith(STOPS):
                 self._open.pop(who, None)  # the traceback of a stop (Ctrl-C, sys.exit): no failure
-            bare_end = msg[:1] not in " \t" and not text.startswith(_TB_PIECES) and not ipython.piece(text)
+            bare_end = (
+                msg[:1] not in " \t"
+                and not text.startswith(_TB_PIECES)
+                and not ipython.piece(text)
+                and not native.piece(text)
+            )
             if f is None and who == (None, None) and bare_end:
                 self._open.pop(who, None)  # a bare traceback's end: its exception line no rule read
             return self._tell(f, who, msg, ctx)

@@ -104,7 +104,7 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
     carries a process or rank prefix (a fatal signal is read only there: bare, it is anybody's process)."""
     if run.requested:
         return None
-    if prefixed and (sig := _signal(text)) is not None:
+    if prefixed and (sig := fatal_signal(text)) is not None:
         d = {"form": "fatal_signal", "signal": sig, "cause": _SIGNAL_CAUSE.format(sig=sig)}
         d["phase"] = "serving" if run.stats_seen else "unknown"
         return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed", "signal", sig))
@@ -134,7 +134,9 @@ def frame(text: str, run: RunState) -> Failure | None:
     )
 
 
-def _signal(text: str) -> str | None:
+def fatal_signal(text: str) -> str | None:
+    """The signal a crash handler's line names (Abseil's '*** SIGBUS received at time=', faulthandler's 'Fatal
+    Python error: Bus error'), or None; ``native`` reads the same lines where no process prefix is."""
     if (m := _ABSL_SIGNAL.search(text)) is not None:
         return m.group("sig")
     if (f := _FAULT_RE.match(text)) is not None:

@@ -28,7 +28,8 @@ uvicorn's "Exception in ASGI application" is the server's own record of a reques
 traceback cut before vLLM's frames (or before its exception line) is still a request that failed in the server,
 while serving: reported as such, and the catch-all makes it critical only when requests failed with HTTP 5xx. A
 client gone raises CancelledError there, a stop as above; so does a frame of starlette's disconnect listener
-(``listen_for_disconnect``: the client's side of a streamed response), whose exception line a paste may cut.
+(``listen_for_disconnect``: the client's side of a streamed response), whose exception line a paste may cut, or the
+source line of StreamingResponse.__call__ that awaits it, whose frames a paste may cut.
 
 Pure: lines in, at most one Failure out at the end of the stream.
 """
@@ -86,7 +87,7 @@ class Unread:
                 self._in_step = False
                 if ctx.rank is not None and ctx.process is None and ctx.logger_file is None:
                     self._hooked = (msg, ctx)  # PyTorch's excepthook: an uncaught exception (not a process's)
-            elif any(s in msg for s in _STOPS) or "in listen_for_disconnect" in msg:
+            elif any(s in msg for s in _STOPS) or frames.DISCONNECT_LISTENER in msg:
                 self._stopped = True
             elif (m := frames.vllm_frame(msg)) is not None:
                 self._last = (m.group("func"), msg, ctx)

@@ -388,7 +388,8 @@ ENGINE_ERRORS = Rule(
                 "engine start), or the root cause the traceback names, or — when the log cut it "
                 "off — keep the whole log to find the first exception. Cut off after the weights "
                 "loaded, with no `--max-model-len` and a model whose name states a context over "
-                "`long_context_len` (32,768) tokens (`-1048k`, `-1M`): `--max-model-len` that as a first step"
+                "`long_context_len` (32,768) tokens (`-1048k`, `-1M`): `--max-model-len` that as a first step. "
+                "Failed inside CUDA-graph capture (its frame `capture_model`, …): `--enforce-eager`"
             ),
             role="failure",
             label="`engine_startup_failed`, `engine_error` (critical)",
@@ -427,6 +428,7 @@ ENGINE_ERRORS = Rule(
         on(FindingId.NO_KV_CACHE_MEMORY, 14, start.no_kv_memory),
         on(FindingId.PROMPT_TOO_LONG, 15, start.prompt_too_long),
         on(FindingId.ENGINE_STARTUP_FAILED, 16, start.long_context_start),
+        on(FindingId.ENGINE_STARTUP_FAILED, 17, start.graph_capture_start),
     ),
     also=(FindingId.ENGINE_ERROR,),
 )

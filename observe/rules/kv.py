@@ -340,6 +340,21 @@ def capacity_facts(c: Context) -> list[Finding]:
     return out
 
 
+@dataclass
+class PrefixTraffic(State[StatsSample]):
+    """The prompt throughput of the stats lines that print a prefix-cache hit rate (and a prompt throughput):
+    the rate is over the recent prompts (V1's rolling window), so with hardly any prefill it tells nothing."""
+
+    takes = StatsSample
+    samples: int = 0
+    prompt_tps: float = 0.0
+
+    def add(self, ev: StatsSample, settings: Settings) -> None:
+        if ev.prefix_hit_pct is not None and ev.prompt_tps is not None:
+            self.samples += 1
+            self.prompt_tps += ev.prompt_tps
+
+
 def low_prefix_hit(c: Context) -> list[Finding]:
     s, cfg = c.summary, c.config
     if not s.prefix_hit_samples or cfg.enable_prefix_caching is False:
@@ -347,6 +362,9 @@ def low_prefix_hit(c: Context) -> list[Finding]:
     mean = s.prefix_hit_sum / s.prefix_hit_samples
     if mean >= c.settings.low_prefix_hit_pct or s.prefix_hit_samples < 3:
         return []
+    traffic = c.state(PrefixTraffic)
+    if traffic.samples and traffic.prompt_tps / traffic.samples < c.settings.low_prefix_min_prompt_tps:
+        return []  # a handful of short prompts: no hit rate to judge
     return [
         Finding(
             id=FindingId.LOW_PREFIX_CACHE_HIT_RATE,
@@ -521,10 +539,12 @@ LOW_PREFIX_HIT = Rule(
             FindingId.LOW_PREFIX_CACHE_HIT_RATE,
             "info",
             Section.INFO,
-            evidence="mean prefix-cache hit rate below `low_prefix_hit_pct`",
+            evidence="mean prefix-cache hit rate below `low_prefix_hit_pct`, over stats lines whose mean prompt "
+            "throughput reaches `low_prefix_min_prompt_tps`",
             advice="none",
         ),
     ),
-    settings=("low_prefix_hit_pct",),
+    settings=("low_prefix_hit_pct", "low_prefix_min_prompt_tps"),
     needs=("stats",),
+    states=(PrefixTraffic,),
 )

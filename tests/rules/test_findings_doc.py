@@ -83,8 +83,9 @@ def emitted_by_diagnose() -> set[str]:
     # reads; its labels, healthy, hold), eval32w 022 / 024 (Xinference's error handling one request; Triton's service
     # lines: no line vLLM wrote, their labels, healthy, hold); and, refused while failing, issue 32's misses eval32o 023 (class BE:
     # tests/data/eval32o/RESULTS.md), eval32s 003 (class FB: tests/data/eval32s/RESULTS.md) and eval32t 001 (class GA:
-    # Ray's SIGSEGV lines and a faulthandler stack, tests/data/eval32t/RESULTS.md) and eval32v 008 (class IC: Ray's
-    # worker-registration error alone, tests/data/eval32v/RESULTS.md)
+    # Ray's SIGSEGV lines and a faulthandler stack, tests/data/eval32t/RESULTS.md), eval32u 025 (class HB: PyTorch's
+    # segfault dump, no vLLM line), 029 (class HC: Ray's compiled-graph errors; tests/data/eval32u/RESULTS.md) and
+    # eval32v 008 (class IC: Ray's worker-registration error alone, tests/data/eval32v/RESULTS.md)
     refused_ok = {
         "eval32h/030.log",
         "eval32k/025.log",
@@ -98,7 +99,14 @@ def emitted_by_diagnose() -> set[str]:
         "eval32w/022.log",
         "eval32w/024.log",
     }
-    refused_misses = {"eval32o/023.log", "eval32s/003.log", "eval32t/001.log", "eval32v/008.log"}
+    refused_misses = {
+        "eval32o/023.log",
+        "eval32s/003.log",
+        "eval32t/001.log",
+        "eval32u/025.log",
+        "eval32u/029.log",
+        "eval32v/008.log",
+    }
     assert refused == refused_ok | refused_misses, refused
     return seen
 

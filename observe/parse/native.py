@@ -1,0 +1,62 @@
+"""A process's native crash, as the crash handlers loaded into a vLLM process print it (not vLLM records).
+
+A signal that kills the process (a segfault in a kernel launch, NCCL's proxy, FlashInfer's planner, a KV swap)
+ends it without a Python exception, so no traceback's exception line and no vLLM record tells it; what does is:
+
+- Python's ``faulthandler`` (enabled by torch and Ray): ``Fatal Python error: Segmentation fault`` (or
+  ``Aborted``, ``Bus error``, ``Floating point exception``, ``Illegal instruction``), then each thread's stack,
+  most recent call first, as ``File "…", line N in f`` (no comma: ``frames`` reads these frames too);
+- abseil's failure-signal handler, which Ray's and gRPC's processes install: ``*** SIGSEGV received at time=…
+  on cpu N ***`` with its ``PC: @ …`` frames, also under Ray's ``logging.cc`` prefix;
+- PyTorch's native stack dump (2.8 →): ``!!!!!!! Segfault encountered !!!!!!!`` with the C++ frames.
+
+``hosted`` reads the first two on a line under a process prefix (that process's death) and tells which signal
+(``hosted.fatal_signal``); this reader takes them where no prefix is, and PyTorch's dump. The process is gone:
+``engine_crashed`` (fatal), while serving once stats were seen, else at an unknown point (the frames under it tell
+a start-up's: ``frames.cut_frame``). Any program's process crashes so, so the line alone is not vLLM's
+(``frames.anybodys``): a vLLM frame in the log makes it vLLM's. Pure: a raw line in, a Failure or None out.
+"""
+
+from __future__ import annotations
+
+import re
+
+from observe.failures.kinds import FailureKind
+from observe.parse.failtypes import Failure, RunState
+from observe.parse.hosted import fatal_signal
+
+_TORCH_DUMP = "!!!!!!! Segfault encountered !!!!!!!"
+#: what a line must hold for ``crash`` to read it beyond ``hosted.LITERALS`` (``triggers.TRIGGERS`` via
+#: ``frames.LITERALS``)
+LITERALS: tuple[str, ...] = (_TORCH_DUMP,)
+#: faulthandler's lines between the error and the frames (``Current thread 0x… (most recent call first):``,
+#: ``Thread 0x…``, ``Stack (most recent call first):``) and after them (``Extension modules: …``): pieces of the
+#: crash's report, which do not end it as a bare traceback's exception line would (``frames.RawTracebacks``)
+_PIECE_RE = re.compile(r"(?:Current thread|Thread|Stack) .*\(most recent call first\):$|Extension modules: ")
+#: the form of this module's failures (``frames.anybodys``: a native crash alone is anybody's)
+FORM = "native_crash"
+
+
+def piece(text: str) -> bool:
+    """Whether text (a stripped line) is a piece of faulthandler's report around the stacks (``_PIECE_RE``)."""
+    return _PIECE_RE.match(text) is not None
+
+
+def crash(text: str, run: RunState) -> Failure | None:
+    """The process's death by a signal a crash handler reports on text (after a requested stop: none)."""
+    if run.requested:
+        return None
+    if (sig := fatal_signal(text)) is not None:
+        by = "Python's faulthandler" if "Fatal Python error" in text else "the failure-signal handler"
+    elif _TORCH_DUMP in text:
+        sig, by = "SIGSEGV", "PyTorch's stack dump"
+    else:
+        return None
+    d = {
+        "form": FORM,
+        "signal": sig,
+        "phase": "serving" if run.stats_seen else "unknown",
+        "cause": f"a process died of {sig} ({by}): a native crash, in the frames under it (a CUDA kernel, NCCL, an "
+        "attention backend) — no Python exception is raised",
+    }
+    return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed", "signal", sig))

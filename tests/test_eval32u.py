@@ -1,0 +1,28 @@
+"""Issue 32, blind set eval32u (tests/data/eval32u/RESULTS.md): 30 real excerpts, 26 from vllm-project/vllm threads
+whose number ends in 0, 1, 2 or 3 and 4 from web pages (the vLLM forum, a CSDN post, a vendor's memo, a notes
+repository; sources: tests/data/PROVENANCE.md). Their 80 judgements (labels.json) were committed in 371f34c, before
+observe read any of the logs. A judgement observe meets is asserted (a regression fails it); one it misses is a strict
+xfail naming the class, which a fix flips — then the entry leaves MISSES.
+"""
+
+from __future__ import annotations
+
+from tests.evalkit import set_tests
+
+_HA = "HA: V1 0.7's EngineCore ERROR records mid-traceback (core.py:324), torch frames only, read as nothing"
+_HB = "HB: a native crash (faulthandler's or PyTorch's segfault dump) not on a process's line is not read"
+_HC = "HC: Ray compiled graph's AttributeError and ActorUnavailableError, no line vLLM wrote, is refused"
+
+# The misses at the measurement (main e452c61 merged, blind), by class: HA to HF; HD, HE, HF and HB's 026 fixed since
+# (tests/test_detect_eval32u.py), HA, HB's 025 and HC left (tests/data/eval32u/RESULTS.md).
+MISSES: dict[tuple[str, int], str] = {
+    ("001", 0): _HA,
+    ("001", 1): _HA,
+    ("025", 0): _HB,
+    ("025", 1): _HB,
+    ("029", 0): _HC,
+    ("029", 1): _HC,
+}
+
+
+test_judgement, test_labels_cover_every_log = set_tests("eval32u", MISSES)
