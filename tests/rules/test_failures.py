@@ -76,10 +76,10 @@ def test_the_corpus_has_failing_logs() -> None:
 # 014, starlette's client-disconnect CancelledError (labelled not failing); eval32s 012, the same under docker compose;
 # eval32s 003, issue 32's class FB (refused: torch's HIP error block alone); eval32r 006 / 014 / 024, one request's
 # traceback logged by the API server's exception handler, a Responses background task cancelled on purpose (pytest's
-# caplog form), one request's 'Error in preprocessing prompt inputs' (all labelled not failing); eval32u 001, issue 32's
-# class HA (V1 0.7's EngineCore records mid-traceback, torch frames only); eval32u 004, one request's 'Error in
-# preprocessing prompt inputs' (labelled not failing); eval32u 008, uvicorn's ASGI record through starlette's
-# disconnect listener after a 200 (labelled not failing; class HF, fixed); eval32u 029, class HC (Ray's compiled-graph errors, refused).
+# caplog form), one request's 'Error in preprocessing prompt inputs' (all labelled not failing); eval32u 004, one
+# request's 'Error in preprocessing prompt inputs' (labelled not failing); eval32u 008, uvicorn's ASGI record through
+# starlette's disconnect listener after a 200 (labelled not failing; class HF, fixed); eval32u 029, class HC (Ray's
+# compiled-graph errors, refused).
 _EVAL32_MISSES = {
     ("eval32", "028"): "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)",
     ("eval32k", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32k)",
@@ -113,7 +113,6 @@ _EVAL32_MISSES = {
     ("eval32r", "006"): "labelled not failing: one request's error logged by the API server (eval32r)",
     ("eval32r", "014"): "labelled not failing: a background task cancelled on purpose (eval32r)",
     ("eval32r", "024"): "labelled not failing: one request's preprocessing error, answered (eval32r)",
-    ("eval32u", "001"): "issue 32 miss HA: V1 0.7's EngineCore records, torch frames only (eval32u)",
     ("eval32u", "004"): "labelled not failing: one request's preprocessing error, answered (eval32u)",
     (
         "eval32u",
