@@ -176,8 +176,6 @@ _NO_EVENT_YET = {
     # eval32x 022: Dynamo's worker draining its requests on a requested shutdown, in Dynamo's own lines (its "Added
     # request" is Dynamo's engine wrapper's): nothing vLLM wrote to read
     ("eval32x", "022"),
-    # eval32x 025 (class KC): Dynamo's engine monitor quoting EngineDeadError's text, not yet read
-    ("eval32x", "025"),
 }
 
 
