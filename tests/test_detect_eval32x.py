@@ -50,3 +50,15 @@ def test_enginedeaderrors_own_text_quoted_by_a_hosts_monitor_is_the_engines_deat
     crit = _critical(d)
     assert crit and {f["id"] for f in crit} <= {"engine_startup_failed", "engine_crashed", "engine_error"}, d
     assert "EngineCore encountered an issue" in crit[0]["evidence"], crit[0]
+
+
+def test_a_workers_death_in_the_profiling_run_is_a_failed_start() -> None:
+    """KB (015: V1 0.11's EngineCore records at core.py:708 through determine_available_memory → collective_rpc,
+    'Worker failed with error 'cu_seqlens_q must be on CUDA'', then 'Worker proc VllmWorker-1 died unexpectedly,
+    shutting down executor.'): the worker died while the engine was still being built (the profiling run), so the
+    engine never started — a failed start-up at profiling, not a crash, and no out-of-memory."""
+    d = _diagnose(DATA / "015.log")
+    crit = _critical(d)
+    assert crit and {f["id"] for f in crit} == {"engine_startup_failed"}, d["findings"]
+    assert crit[0]["data"]["phase"] == "profiling" and "VllmWorker-1" in crit[0]["evidence"], crit[0]
+    assert not {f["id"] for f in d["findings"]} & {"engine_crashed", "cuda_oom"}
