@@ -175,8 +175,9 @@ def test_every_cut_of_a_line_loses_its_secrets() -> None:
 
 def test_ordinary_vllm_lines_are_untouched() -> None:
     """Every line of the real logs in tests/data reads the same after redaction, but pydantic's
-    input_value (which quotes what was validated, e.g. the engine's arguments) and a request's SamplingParams repr
-    in a scheduler dump (its stop strings and bad words are the user's: eval32z 024)."""
+    input_value (which quotes what was validated, e.g. the engine's arguments) and the sampling_params of
+    dump_input's scheduler output (vLLM's dump of a failed step, which quotes each request's SamplingParams:
+    stop strings, a guided-decoding schema, what the user sent)."""
     changed = []
     for path in sorted(DATA.rglob("*.log")):
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
