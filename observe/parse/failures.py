@@ -475,10 +475,16 @@ RULES: tuple[Rule[Failure], ...] = (
         r"capability (?P<maj>\d+)\.(?P<mi>\d+)|does not have a compute capability)\.?",
         _bf16_capability,
     ),
-    _rule("argparse-error", ": error: ", r"^\s*(?:usage: .*?)?[\w./-]+: error: (?P<text>.+)$", _argparse),
+    # PROG is one word, or "vllm <sub-command>" (the CLI's sub-parsers: "vllm serve: error: argument --X: …")
+    _rule(
+        "argparse-error",
+        ": error: ",
+        r"^\s*(?:usage: .*?)?(?:vllm [\w-]+|[\w./-]+): error: (?P<text>.+)$",
+        _argparse,
+    ),
     # argparse prints "usage: PROG [-h] …" (format_usage) before its "PROG: error: …" line, and otherwise only
     # for -h (then its "options:" section follows): a block a paste cuts before its error line is the refusal
-    _rule("argparse-usage", "usage: ", r"^usage: (?P<prog>[\w./-]+) \[-h\]", _usage),
+    _rule("argparse-usage", "usage: ", r"^usage: (?P<prog>vllm [\w-]+|[\w./-]+) \[-h\]", _usage),
     _rule(
         "pydantic-validation",
         " validation error",

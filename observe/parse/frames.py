@@ -174,12 +174,16 @@ _MODEL_FRAME_RE = re.compile(
 _BATCH_INIT_RE = re.compile(
     r'File "[^"]*/worker/(?:gpu_|npu_)?(input_batch)\.py", line \d+, in __init__\b', re.ASCII
 )
+#: what follows a frame's path: ``, line N, in func``, or a piece of it, the frame line ending there (a terminal or editor
+#: hard-wrapped it after the path's closing quote: ``File "…/convert_frame.py", li`` / ``ne 715, in compile_inner``;
+#: ``…/_utils_internal.py", line 95,`` / `` in wrapper_function``): the path still names the frame, the function is lost
+_CUT_TAIL = r"(?:, line \d+,? in (?P<func>[\w<>]+)|,?(?: (?:l(?:i(?:n(?:e(?: \d*,?)?)?)?)?)?)?\s*$)"
 #: a frame of torch.compile's own machinery (Dynamo, AOTAutograd, Inductor: ``torch/_dynamo``, ``torch/_functorch``,
 #: ``torch/_inductor``): vLLM compiles its model while the engine starts (V1's ``@support_torch_compile`` traces in
 #: the profile run's first forward and compiles there and in ``compile_or_warm_up_model``, 0.7 → 0.32; its guards are
 #: dropped, so nothing recompiles while serving), so in one of vLLM's ERROR records such a frame is the start-up
 _COMPILE_FRAME_RE = re.compile(
-    r'File "[^"]*/torch/_(?:dynamo|functorch|inductor)/[\w/]+\.py", line \d+, in (?P<func>[\w<>]+)', re.ASCII
+    r'File "[^"]*/torch/_(?:dynamo|functorch|inductor)/[\w/]+?(?P<mod>\w+)\.py"' + _CUT_TAIL, re.ASCII
 )
 #: a training or serving framework's own class wrapping a vLLM engine, constructed on a traceback's source line
 #: (ms-swift's ``VllmEngine`` / ``GRPOVllmEngine``, LLaMA-Factory's ``VllmEngine``, SkyRL's
@@ -252,7 +256,7 @@ _VLLM_FRAME_RE = re.compile(rf'File "(?P<path>{_VLLM_PATH})", line \d+,? in (?P<
 #: ``WorkerProc`` (``"WorkerProc hit an exception."`` / ``"WorkerProc failed."``, multiproc_executor.py
 #: 0.8 →): every frame they log is a worker's failed method, whatever function it is in
 WORKER_LOGGERS = ("multiproc_worker_utils.py", "multiproc_executor.py")
-_ANY_FRAME_RE = re.compile(r'File "[^"]*", line \d+,? in (?P<func>[\w<>]+)', re.ASCII)
+_ANY_FRAME_RE = re.compile(r'File "[^"]*?(?P<mod>\w+)?(?:\.py)?"' + _CUT_TAIL, re.ASCII)
 _DEAD_AFTER_START = (
     "the engine core died after start-up: AsyncLLM's output handler raised (the cause is cut off)"
 )
@@ -373,9 +377,14 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
     elif logger is not None and (tm := _COMPILE_FRAME_RE.search(text)) is not None:
         # a vLLM record's frame in torch.compile: the start-up, unless the engine had served (a compiled graph's
         # kernel that fails while serving runs under torch/_inductor too)
-        func, phase = f"torch.compile:{tm.group('func')}", "serving" if run.stats_seen else "startup"
+        func, phase = (
+            f"torch.compile:{tm.group('func') or tm.group('mod')}",
+            "serving" if run.stats_seen else "startup",
+        )
+    elif logger is not None and (sym := native.backtrace_frame(text)) is not None:
+        func, phase = f"native:{sym}", "serving" if run.stats_seen else "unknown"
     elif logger in WORKER_LOGGERS and (wm := _ANY_FRAME_RE.match(text)) is not None:
-        func, phase = wm.group("func"), "serving" if run.stats_seen else "startup"
+        func, phase = wm.group("func") or wm.group("mod") or "?", "serving" if run.stats_seen else "startup"
     else:
         return None
     d: dict[str, Any] = {"text": text[:300], "phase": phase, "frame": func, "cut": True}

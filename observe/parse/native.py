@@ -28,7 +28,10 @@ from observe.parse.hosted import fatal_signal
 _TORCH_DUMP = "!!!!!!! Segfault encountered !!!!!!!"
 #: what a line must hold for ``crash`` to read it beyond ``hosted.LITERALS`` (``triggers.TRIGGERS`` via
 #: ``frames.LITERALS``)
-LITERALS: tuple[str, ...] = (_TORCH_DUMP,)
+LITERALS: tuple[str, ...] = (_TORCH_DUMP, ") [0x")
+#: a frame of a native backtrace as glibc's backtrace_symbols prints it, ``<binary>(<symbol>+0x<offset>)
+#: [0x<address>]``, behind tt-metal's ``--- `` (its TT_THROW exceptions carry the backtrace in their message)
+_BT_FRAME_RE = re.compile(r"^(?:--- )?\S+\((?P<sym>[\w.:~<>]*)\+0x[0-9a-f]+\) \[0x[0-9a-f]+\]$", re.ASCII)
 #: faulthandler's lines between the error and the frames (``Current thread 0x… (most recent call first):``,
 #: ``Thread 0x…``, ``Stack (most recent call first):``) and after them (``Extension modules: …``): pieces of the
 #: crash's report, which do not end it as a bare traceback's exception line would (``frames.RawTracebacks``)
@@ -60,3 +63,11 @@ def crash(text: str, run: RunState) -> Failure | None:
         "attention backend) — no Python exception is raised",
     }
     return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed", "signal", sig))
+
+
+def backtrace_frame(text: str) -> str | None:
+    """The symbol of a native backtrace's frame (``_BT_FRAME_RE``; ``?`` when it has none), else None. In one of
+    vLLM's ERROR records (V0 MQLLMEngine.start's ``logger.exception(repr(e))``, engine/multiprocessing/engine.py) it
+    is a piece of an exception vLLM caught, logged with its native stack, the record cut before its head."""
+    m = _BT_FRAME_RE.match(text)
+    return None if m is None else m.group("sym") or "?"

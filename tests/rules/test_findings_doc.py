@@ -81,8 +81,9 @@ def emitted_by_diagnose() -> set[str]:
     # hold), eval32s 012 (starlette's client-disconnect traceback under docker compose: right, its labels hold), eval32r
     # 014 (vLLM's record in pytest's caplog form 'ERROR    vllm.…:' and an elided traceback: not a line form observe
     # reads; its labels, healthy, hold), eval32w 022 / 024 (Xinference's error handling one request; Triton's service
-    # lines: no line vLLM wrote, their labels, healthy, hold), eval32x 003 / 022 (uvicorn's exception group over a
-    # cancelled request; Dynamo's own lines draining a requested shutdown: no line vLLM wrote, their labels hold); and,
+    # lines: no line vLLM wrote, their labels, healthy, hold), eval32y 014 (uvicorn's ASGI traceback padded to a
+    # terminal's width, no line vLLM wrote: its labels, healthy, hold), eval32x 003 / 022 (uvicorn's exception group over
+    # a cancelled request; Dynamo's own lines draining a requested shutdown: no line vLLM wrote, their labels hold); and,
     # refused while failing, issue 32's misses eval32o 023 (class BE:
     # tests/data/eval32o/RESULTS.md), eval32s 003 (class FB: tests/data/eval32s/RESULTS.md) and eval32t 001 (class GA:
     # Ray's SIGSEGV lines and a faulthandler stack, tests/data/eval32t/RESULTS.md), eval32u 025 (class HB: PyTorch's
@@ -103,6 +104,7 @@ def emitted_by_diagnose() -> set[str]:
         "eval32w/024.log",
         "eval32x/003.log",
         "eval32x/022.log",
+        "eval32y/014.log",
     }
     refused_misses = {
         "eval32o/023.log",
