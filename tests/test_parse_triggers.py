@@ -173,6 +173,9 @@ _NO_EVENT_YET = {
     # eval32u 030: the routes of a healthy start, which tell nothing to read (001, class HA, is read since eval32w's JB;
     # 025 and 026, class HB, yield the crash now; 025 stays refused)
     ("eval32u", "030"),
+    # eval32x 022: Dynamo's worker draining its requests on a requested shutdown, in Dynamo's own lines (its "Added
+    # request" is Dynamo's engine wrapper's): nothing vLLM wrote to read
+    ("eval32x", "022"),
     # eval32z 003: DEBUG lines of a healthy CUDA-graph capture ('Warming up 1/1 for shape 272'), nothing to read
     ("eval32z", "003"),
     # eval32y 008 / 019 / 021: Ray workers configuring DeepSeek-V3's MTP worker (hard-wrapped), 'Waiting for 1 local, 0

@@ -102,11 +102,19 @@ def engine_crashed(c: Context) -> list[Finding]:
         "root_cause": root,
         "count": s.error_kinds.get(FailureKind.ENGINE_CRASHED, 1) - (len(crashes) - len(deaths)),
     }
+    # a worker that died while the engine was still being built (its frames put it in loading or profiling), when no
+    # other record already says the start failed ("EngineCore failed to start", a worker's start-up exception)
+    told = any(x.kind in (FailureKind.ENGINE_CORE_FAILED, FailureKind.WORKER_EXCEPTION) for x in s.errors)
+    start = (
+        not served and not told and data["phase"] in ("loading", "profiling") and d.get("form") == "proc_died"
+    )
     return [
         Finding(
-            id=FindingId.ENGINE_CRASHED,
+            id=FindingId.ENGINE_STARTUP_FAILED if start else FindingId.ENGINE_CRASHED,
             severity="critical",
-            title="The engine died unexpectedly" + (f" ({data['signal']})" if data["signal"] else ""),
+            title=f"Engine failed to start ({data['phase']}): a worker died"
+            if start
+            else "The engine died unexpectedly" + (f" ({data['signal']})" if data["signal"] else ""),
             evidence=f"{quote(e.message, 300)} — {cause}",
             start=e.env.ts,
             end=e.env.ts,

@@ -40,7 +40,7 @@ from typing import Any
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse import accel, hosted, ipython, native, nccl, raytold, triton
+from observe.parse import accel, hosted, ipython, mainexit, native, nccl, raytold, triton
 from observe.parse.failtypes import Failure, RunState
 from observe.parse.failures import bf16_refusal
 
@@ -557,7 +557,7 @@ class RawTracebacks:
             self._frame[who] = (v.group("path"), v.group("func"))
         else:
             self._frame.pop(who, None)
-        f = cut_frame("  " + text, run) or _server_top(text, ctx)
+        f = cut_frame("  " + text, run) or _server_top(text, ctx) or mainexit.died(text, run)
         if f is None and (h := hosted.frame(text, run)) is not None:
             return h  # a host's start-up frame tells now: the exception line under it is anybody's
         return self._tell(f, who, msg, ctx)

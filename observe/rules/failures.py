@@ -381,7 +381,9 @@ ENGINE_ERRORS = Rule(
                 '"EngineCore failed to start"; a worker\'s exception ("Exception in worker … while processing '
                 'method X", "Error executing method X") in a method run only at start-up (`init_device`, '
                 "`load_model`, the KV sizing …: `failurekinds.STARTUP_METHODS`); a fatal traceback whose "
-                "frames are start-up functions or that follows the start-up's loading / profiling lines"
+                "frames are start-up functions or that follows the start-up's loading / profiling lines; a "
+                'worker\'s death ("Worker proc … died unexpectedly") while the frames put the engine in loading or '
+                "profiling, when no other record says the start failed"
             ),
             advice=(
                 "a note: the failure is explained by another finding above (its fix makes the "
@@ -437,6 +439,7 @@ ENGINE_ERRORS = Rule(
 ENGINE_CRASHED = Rule(
     family="startup and failures",
     detect=failing.engine_crashed,
+    also=(FindingId.ENGINE_STARTUP_FAILED,),  # a worker's death while the engine was being built
     docs=(
         Doc(
             FindingId.ENGINE_CRASHED,

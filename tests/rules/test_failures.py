@@ -128,6 +128,18 @@ _EVAL32_MISSES = {
         "eval32w",
         "022",
     ): "labelled not failing: Xinference's error handling one request, no vLLM line (eval32w)",
+    (
+        "eval32x",
+        "003",
+    ): "labelled not failing: uvicorn's exception group over a cancelled request, no vLLM line (eval32x)",
+    (
+        "eval32x",
+        "018",
+    ): "labelled not failing: FastChat's '| ERROR | stderr |' label on uvicorn's and vLLM's INFO lines (eval32x)",
+    (
+        "eval32x",
+        "027",
+    ): "issue 32 miss KD: BentoML's service init under vLLM 0.4.1's changed API, refused (eval32x)",
     ("eval32y", "004"): "issue 32 miss LA: an OCR'd screenshot's records, no space before '[' (eval32y)",
     (
         "eval32y",

@@ -82,12 +82,14 @@ def emitted_by_diagnose() -> set[str]:
     # 014 (vLLM's record in pytest's caplog form 'ERROR    vllm.…:' and an elided traceback: not a line form observe
     # reads; its labels, healthy, hold), eval32w 022 / 024 (Xinference's error handling one request; Triton's service
     # lines: no line vLLM wrote, their labels, healthy, hold), eval32y 014 (uvicorn's ASGI traceback padded to a
-    # terminal's width, no line vLLM wrote: its labels, healthy, hold); and, refused while failing, issue 32's misses
-    # eval32o 023 (class BE:
+    # terminal's width, no line vLLM wrote: its labels, healthy, hold), eval32x 003 / 022 (uvicorn's exception group over
+    # a cancelled request; Dynamo's own lines draining a requested shutdown: no line vLLM wrote, their labels hold); and,
+    # refused while failing, issue 32's misses eval32o 023 (class BE:
     # tests/data/eval32o/RESULTS.md), eval32s 003 (class FB: tests/data/eval32s/RESULTS.md) and eval32t 001 (class GA:
     # Ray's SIGSEGV lines and a faulthandler stack, tests/data/eval32t/RESULTS.md), eval32u 025 (class HB: PyTorch's
     # segfault dump, no vLLM line), 029 (class HC: Ray's compiled-graph errors; tests/data/eval32u/RESULTS.md) and
-    # eval32v 008 (class IC: Ray's worker-registration error alone, tests/data/eval32v/RESULTS.md)
+    # eval32v 008 (class IC: Ray's worker-registration error alone, tests/data/eval32v/RESULTS.md) and eval32x 027
+    # (class KD: BentoML's service init raising under vLLM 0.4.1's changed API, tests/data/eval32x/RESULTS.md)
     refused_ok = {
         "eval32h/030.log",
         "eval32k/025.log",
@@ -100,6 +102,8 @@ def emitted_by_diagnose() -> set[str]:
         "eval32r/014.log",
         "eval32w/022.log",
         "eval32w/024.log",
+        "eval32x/003.log",
+        "eval32x/022.log",
         "eval32y/014.log",
     }
     refused_misses = {
@@ -109,6 +113,7 @@ def emitted_by_diagnose() -> set[str]:
         "eval32u/025.log",
         "eval32u/029.log",
         "eval32v/008.log",
+        "eval32x/027.log",
     }
     assert refused == refused_ok | refused_misses, refused
     return seen
