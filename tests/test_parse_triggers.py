@@ -181,6 +181,8 @@ _NO_EVENT_YET = {
     # eval32y 008 / 019 / 021: Ray workers configuring DeepSeek-V3's MTP worker (hard-wrapped), 'Waiting for 1 local, 0
     # remote core engine proc(s)' DEBUG lines, and a CPU image's platform line with the profiler warning: nothing to read
     *(("eval32y", n) for n in ("008", "019", "021")),
+    # eval32aa 024: a blog's one quoted 'Starting vLLM API server 0 on http://0.0.0.0:8000' line: nothing to read
+    ("eval32aa", "024"),
 }
 
 

@@ -146,6 +146,14 @@ _EVAL32_MISSES = {
         "014",
     ): "labelled not failing: uvicorn's ASGI traceback padded to a terminal's width (eval32y)",
     ("eval32z", "023"): "labelled not failing: one request's preprocessing error, answered (eval32z)",
+    (
+        "eval32aa",
+        "003",
+    ): "issue 32 miss NA: a lone GGUF 'not supported yet' ValueError line, refused (eval32aa)",
+    (
+        "eval32aa",
+        "015",
+    ): "labelled not failing: a tool parser's own ERROR traceback after a 200 (eval32aa)",
 }
 
 
