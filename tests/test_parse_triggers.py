@@ -181,6 +181,10 @@ _NO_EVENT_YET = {
     # eval32y 008 / 019 / 021: Ray workers configuring DeepSeek-V3's MTP worker (hard-wrapped), 'Waiting for 1 local, 0
     # remote core engine proc(s)' DEBUG lines, and a CPU image's platform line with the profiler warning: nothing to read
     *(("eval32y", n) for n in ("008", "019", "021")),
+    # eval32ab 012 / 015 / 020 / 025 / 026 / 027 / 030: DEBUG platform detection, Triton's services, Xinference's
+    # traceback (class OD), shard-loading progress, plugin discovery, tt-inference-server's start-up and a route table:
+    # nothing to read; 013 (class OC): the console script's traceback cut before its exception line
+    *(("eval32ab", n) for n in ("012", "013", "015", "020", "025", "026", "027", "030")),
 }
 
 

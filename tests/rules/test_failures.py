@@ -146,6 +146,19 @@ _EVAL32_MISSES = {
         "014",
     ): "labelled not failing: uvicorn's ASGI traceback padded to a terminal's width (eval32y)",
     ("eval32z", "023"): "labelled not failing: one request's preprocessing error, answered (eval32z)",
+    ("eval32ab", "004"): "issue 32 miss OB: a bare refused-backend ValueError, refused (eval32ab)",
+    (
+        "eval32ab",
+        "010",
+    ): "labelled not failing: a tool parser's own ERROR traceback, one request's (eval32ab)",
+    (
+        "eval32ab",
+        "013",
+    ): "issue 32 miss OC: the console script's traceback cut before its exception, refused (eval32ab)",
+    (
+        "eval32ab",
+        "020",
+    ): "issue 32 miss OD: Xinference's 'Failed to load model' traceback, refused (eval32ab)",
 }
 
 
