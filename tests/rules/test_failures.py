@@ -154,6 +154,19 @@ _EVAL32_MISSES = {
         "eval32aa",
         "015",
     ): "labelled not failing: a tool parser's own ERROR traceback after a 200 (eval32aa)",
+    ("eval32ab", "004"): "issue 32 miss OB: a bare refused-backend ValueError, refused (eval32ab)",
+    (
+        "eval32ab",
+        "010",
+    ): "labelled not failing: a tool parser's own ERROR traceback, one request's (eval32ab)",
+    (
+        "eval32ab",
+        "013",
+    ): "issue 32 miss OC: the console script's traceback cut before its exception, refused (eval32ab)",
+    (
+        "eval32ab",
+        "020",
+    ): "issue 32 miss OD: Xinference's 'Failed to load model' traceback, refused (eval32ab)",
 }
 
 

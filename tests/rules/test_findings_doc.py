@@ -90,7 +90,10 @@ def emitted_by_diagnose() -> set[str]:
     # segfault dump, no vLLM line), 029 (class HC: Ray's compiled-graph errors; tests/data/eval32u/RESULTS.md) and
     # eval32v 008 (class IC: Ray's worker-registration error alone, tests/data/eval32v/RESULTS.md) and eval32x 027
     # (class KD: BentoML's service init raising under vLLM 0.4.1's changed API, tests/data/eval32x/RESULTS.md) and
-    # eval32aa 003 (class NA: a lone GGUF 'not supported yet' ValueError, no vLLM prefix, tests/data/eval32aa/RESULTS.md)
+    # eval32aa 003 (class NA: a lone GGUF 'not supported yet' ValueError, no vLLM prefix, tests/data/eval32aa/RESULTS.md);
+    # eval32ab 015 / 027 (Triton's service lines; tt-inference-server's own start-up lines: no line vLLM wrote, their labels,
+    # healthy, hold) and, refused while failing, eval32ab 004 / 013 / 020 (classes OB, OC, OD:
+    # tests/data/eval32ab/RESULTS.md)
     refused_ok = {
         "eval32h/030.log",
         "eval32k/025.log",
@@ -106,6 +109,8 @@ def emitted_by_diagnose() -> set[str]:
         "eval32x/003.log",
         "eval32x/022.log",
         "eval32y/014.log",
+        "eval32ab/015.log",
+        "eval32ab/027.log",
     }
     refused_misses = {
         "eval32o/023.log",
@@ -116,6 +121,9 @@ def emitted_by_diagnose() -> set[str]:
         "eval32v/008.log",
         "eval32x/027.log",
         "eval32aa/003.log",
+        "eval32ab/004.log",
+        "eval32ab/013.log",
+        "eval32ab/020.log",
     }
     assert refused == refused_ok | refused_misses, refused
     return seen
