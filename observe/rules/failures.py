@@ -138,8 +138,9 @@ def engine_errors(c: Context) -> list[Finding]:
         if spec is None or (crashed and e.details.get("engine_dead")):  # it had served: a crash, not a start
             continue
         fid, sev, title = spec
-        # 0.8's shared "EngineCore hit an exception" over the busy loop's frames: a crash while serving
-        if busyloop.busy_loop_crash(e, s.errors):
+        # 0.8's shared "EngineCore hit an exception" over the busy loop's frames, or after serving: a crash
+        served = busyloop.crash_while_serving(e, s.errors)
+        if served is not None:
             fid, title = FindingId.ENGINE_ERROR, busyloop.TITLE
             e = dataclasses.replace(e, details={**e.details, "phase": "serving"})
         if failed_start(e, s.errors):
@@ -163,8 +164,8 @@ def engine_errors(c: Context) -> list[Finding]:
         )
         if e.details.get("from_source"):
             ev += " (read from the source line that raises it, the traceback's innermost frame)"
-        if title == busyloop.TITLE:
-            ev += busyloop.EVIDENCE
+        if served is not None:
+            ev += served
         data = dict(e.details, kind=e.kind, count=count, hints=_hints_in(s.hints, e.message))
         if fid == FindingId.MAX_MODEL_LEN_EXCEEDS_KV_CACHE:
             fit = kv_fit(s.errors, cfg)
