@@ -34,6 +34,10 @@ def request_engine_dead(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> 
 
 
 def engine_core(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """The engine core failed (to start, or in its loop); after a stop asked for (a Ctrl-C's KeyboardInterrupt in
+    the core's process, which then exits -2: "Failed core proc(s): {'EngineCore': -2}"), the noise of stopping."""
+    if run.requested:
+        return Failure(FailureKind.SHUTDOWN_NOISE, {}, False, ("shutdown",))
     return Failure(FailureKind.ENGINE_CORE_FAILED, {"phase": phase(run)}, True, ("enginecore",))
 
 

@@ -193,9 +193,12 @@ ENGINE_WRAPPERS = ("VllmEngine(", "VLLMEngine(", "vLLMEngine(", "VLLMInferenceEn
 #: StreamingResponse.__call__ that awaits it ('await wrap(partial(self.listen_for_disconnect, receive))') names it: a
 #: traceback through it is the listener's, cancelled or told the client left (``unread``: a stop)
 DISCONNECT_LISTENER = "listen_for_disconnect"
-#: what a frame the parser reads, or the header that makes its traceback whole, holds
+#: a traceback's exception line that is a stop, not a failure (Ctrl-C, sys.exit)
+STOPS = ("KeyboardInterrupt", "SystemExit")
+#: what a frame the parser reads, the header that makes its traceback whole, or the stop that ends it holds
 #: (``triggers.TRIGGERS``: a message without any of them is skipped)
 LITERALS: tuple[str, ...] = (
+    *STOPS,
     *PHASE_FRAMES,
     *SERVING_FRAMES,
     *SHARED_FRAMES,
@@ -277,8 +280,6 @@ _LAUNCH_CALLS = ("with launch_core_engines(",)
 #: vLLM's start-up, whoever's frame holds the call (verl's rollout server)
 _BUILD_CALLS = ("AsyncLLM.from_vllm_config(",)
 _WRAPPER_BUILD_RE = re.compile(r"\b(\w*(?:" + "|".join(w[:-1] for w in ENGINE_WRAPPERS) + r"))\(", re.ASCII)
-#: a traceback's exception line that is a stop, not a failure (Ctrl-C, sys.exit)
-STOPS = ("KeyboardInterrupt", "SystemExit")
 
 
 def vllm_frame(msg: str) -> re.Match[str] | None:

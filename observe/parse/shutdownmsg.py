@@ -17,15 +17,24 @@ REQUESTED_LITERALS = (
 #: distributed executor. … this is the expected termination process in Ray.", ray_distributed_executor.py
 #: 0.7.3 → v1/executor/ray_executor.py) runs after an engine death too. A shutdown, never a request.
 CLEANUP_LITERALS = ("Shutting down Ray distributed executor",)
+#: the exception line a Ctrl-C leaves (SIGINT's KeyboardInterrupt), and vLLM's SIGTERM handler's ("KeyboardInterrupt:
+#: terminated", V0's api_server): the traceback's last line, alone on it — a stop asked for
+INTERRUPT = "KeyboardInterrupt"
 #: messages that begin a shutdown (vLLM's "[shutdown] …" steps, uvicorn's stop)
-SHUTDOWN_LITERALS = ("[shutdown]", *REQUESTED_LITERALS)
+SHUTDOWN_LITERALS = ("[shutdown]", *REQUESTED_LITERALS, INTERRUPT)
+
+
+def _interrupted(msg: str) -> bool:
+    text = msg.strip()
+    return text == INTERRUPT or text.startswith(INTERRUPT + ":")
 
 
 def begins_shutdown(msg: str) -> bool:
-    return any(lit in msg for lit in SHUTDOWN_LITERALS)
+    return any(lit in msg for lit in SHUTDOWN_LITERALS if lit != INTERRUPT) or _interrupted(msg)
 
 
 def requested_shutdown(msg: str) -> bool:
     """Whether a shutdown message says the stop was asked for (see REQUESTED_LITERALS; never vLLM's own
-    clean-up, CLEANUP_LITERALS)."""
-    return any(lit in msg for lit in REQUESTED_LITERALS) and not any(lit in msg for lit in CLEANUP_LITERALS)
+    clean-up, CLEANUP_LITERALS), or is a KeyboardInterrupt's exception line."""
+    told = any(lit in msg for lit in REQUESTED_LITERALS) and not any(lit in msg for lit in CLEANUP_LITERALS)
+    return told or _interrupted(msg)
