@@ -231,14 +231,38 @@ class Recorder:
         self.probes.flush()
 
 
-def launch(py: str, model: str, port: int, flags: list[str], log: Path) -> subprocess.Popen:
+def tiny_model(py: Path) -> str:
+    """The tiny model's folder (tools/realvllm/make_tiny_model.py builds it once)."""
+    out = subprocess.run(
+        [str(py), str(TOOLS / "make_tiny_model.py")], capture_output=True, text=True, env=env(), check=True
+    )
+    return out.stdout.strip().splitlines()[-1]
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def launch(
+    py: str, model: str, port: int, flags: list[str], log: Path, interruptible: bool = False
+) -> subprocess.Popen:
+    """vLLM's API server on the tiny model, in its own process group, its output appended to log. interruptible:
+    SIGINT's default handler restored in the child (a shell's background job starts with SIGINT ignored, and
+    Python then never raises KeyboardInterrupt), so a Ctrl-C can be replayed."""
     argv = [
         py, "-m", "vllm.entrypoints.openai.api_server", "--model", model, "--served-model-name", SERVED,
         "--host", "127.0.0.1", "--port", str(port), "--dtype", "bfloat16", "--enforce-eager", *flags,
     ]  # fmt: skip
     (log.parent / (log.stem + ".cmd")).write_text(" ".join(argv) + "\n")
     fh = open(log, "ab")
-    p = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, env=env(), start_new_session=True)
+    p = subprocess.Popen(
+        argv,
+        stdout=fh,
+        stderr=subprocess.STDOUT,
+        env=env(),
+        start_new_session=True,
+        preexec_fn=_default_sigint if interruptible else None,
+    )
     fh.close()
     return p
 
@@ -274,17 +298,7 @@ def record(raw: Path, every: float, stop_s: float, healthy_s: float) -> int:
     py = VENV / "bin" / "python"
     if not (VENV / ".observe-install-ok").exists():
         sys.exit(f"drill.py: no finished vLLM venv at {VENV} (run tools/realvllm/install.sh)")
-    model = (
-        subprocess.run(
-            [str(py), str(TOOLS / "make_tiny_model.py")],
-            capture_output=True,
-            text=True,
-            env=env(),
-            check=True,
-        )
-        .stdout.strip()
-        .splitlines()[-1]
-    )
+    model = tiny_model(py)
     raw.mkdir(parents=True, exist_ok=True)
     (raw / "metrics").mkdir(exist_ok=True)
     load = load_module()
