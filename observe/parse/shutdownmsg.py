@@ -21,7 +21,9 @@ CLEANUP_LITERALS = ("Shutting down Ray distributed executor",)
 #: terminated", V0's api_server): the traceback's last line, alone on it — a stop asked for
 INTERRUPT = "KeyboardInterrupt"
 #: messages that begin a shutdown (vLLM's "[shutdown] …" steps, uvicorn's stop)
-SHUTDOWN_LITERALS = ("[shutdown]", *REQUESTED_LITERALS, INTERRUPT)
+_BEGINS = ("[shutdown]", *REQUESTED_LITERALS)
+#: what a line must hold to be read as one (``triggers.TRIGGERS``): those, or a KeyboardInterrupt's exception line
+SHUTDOWN_LITERALS = (*_BEGINS, INTERRUPT)
 
 
 def _interrupted(msg: str) -> bool:
@@ -30,7 +32,7 @@ def _interrupted(msg: str) -> bool:
 
 
 def begins_shutdown(msg: str) -> bool:
-    return any(lit in msg for lit in SHUTDOWN_LITERALS if lit != INTERRUPT) or _interrupted(msg)
+    return any(lit in msg for lit in _BEGINS) or _interrupted(msg)
 
 
 def requested_shutdown(msg: str) -> bool:
