@@ -37,3 +37,20 @@ def suggestions(d: dict) -> dict[str, list]:
         take(plan.get("recommendations"))
         take(plan.get("alternatives"))
     return out
+
+
+def critical(d: dict) -> list[dict]:
+    """The diagnosis's critical findings."""
+    return [f for f in d["findings"] if f["severity"] == "critical"]
+
+
+def by_id(d: dict) -> dict[str, dict]:
+    """The diagnosis's findings by id (the last of an id wins)."""
+    return {f["id"]: f for f in d["findings"]}
+
+
+def record_message(log: str, needle: str) -> str:
+    """The message of the first vLLM record holding ``needle`` in a log under tests/data (after its
+    '[file:line] ' prefix)."""
+    line = next(ln for ln in (DATA / log).read_text().splitlines() if needle in ln)
+    return line.split("] ", 1)[1]

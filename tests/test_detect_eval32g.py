@@ -16,19 +16,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.diagnosekit import by_id, suggestions
 from tests.diagnosekit import diagnose as _diagnose
-from tests.diagnosekit import suggestions
 
 DATA = Path(__file__).parent / "data"
 
 
-def _ids(d: dict) -> dict[str, dict]:
-    return {f["id"]: f for f in d["findings"]}
-
-
 def test_an_oom_with_the_weight_loading_bar_printed_after_it_is_a_loading_oom() -> None:
     d = _diagnose("eval32g/001.log")
-    oom = _ids(d)["cuda_oom"]
+    oom = by_id(d)["cuda_oom"]
     assert oom["data"]["phase"] == "loading_weights", oom
     sug = suggestions(d)
     for flag in ("--gpu-memory-utilization", "--max-num-seqs", "--max-num-batched-tokens"):
@@ -40,7 +36,7 @@ def test_an_oom_with_the_weight_loading_bar_printed_after_it_is_a_loading_oom() 
 @pytest.mark.parametrize("path", ["eval32g/012.log", "excerpts/capture-end-oom-rank0-vllm-6746.log"])
 def test_an_oom_under_torch_cuda_graph_capture_end_is_a_capture_oom_with_its_lever(path: str) -> None:
     d = _diagnose(path)
-    oom = _ids(d)["cuda_oom"]
+    oom = by_id(d)["cuda_oom"]
     assert oom["data"]["phase"] == "cuda_graph_capture", oom
     assert "--enforce-eager" in suggestions(d)
 
@@ -56,15 +52,15 @@ def test_a_bare_vllm_serve_traceback_cut_before_its_exception_is_the_server_fail
     path: str, frame: str
 ) -> None:
     d = _diagnose(path)
-    err = _ids(d)["engine_error"]
+    err = by_id(d)["engine_error"]
     assert err["severity"] == "critical" and err["data"]["phase"] == "unknown", err
     assert err["data"]["frame"] == frame and err["data"]["cause_cut_off"], err
-    assert "cuda_oom" not in _ids(d)
+    assert "cuda_oom" not in by_id(d)
 
 
 def test_a_traceback_cut_in_start_background_loop_is_the_engine_already_dead() -> None:
     d = _diagnose("eval32g/018.log")  # under xinference: generate -> add_request -> start_background_loop
-    dead = _ids(d)["engine_crashed"]
+    dead = by_id(d)["engine_crashed"]
     assert dead["severity"] == "critical" and dead["data"]["phase"] == "serving", dead
     assert "start_background_loop" in dead["evidence"]
 
@@ -73,7 +69,7 @@ def test_background_loop_has_errored_already_is_the_engine_already_dead_while_se
     # vllm-project/vllm-ascend#488: the whole request traceback this time, its exception line included;
     # start_background_loop raises it only once the background loop ran and died, so the engine had started
     d = _diagnose("excerpts/start-background-loop-errored-vllm-ascend-488.log")
-    found = _ids(d)
+    found = by_id(d)
     assert "engine_startup_failed" not in found, found
     dead = found["engine_crashed"]
     assert dead["severity"] == "critical" and dead["data"]["phase"] == "serving", dead
@@ -82,17 +78,17 @@ def test_background_loop_has_errored_already_is_the_engine_already_dead_while_se
 
 def test_engine_core_hit_an_exception_over_the_busy_loop_is_a_crash_while_serving() -> None:
     d = _diagnose("eval32g/019.log")  # behind a Ray actor's "(ActorWorker(actor_infer-0) pid=N, ip=A)" prefix
-    found = _ids(d)
+    found = by_id(d)
     assert "engine_startup_failed" not in found, found
     assert (
         found["engine_error"]["severity"] == "critical"
         and found["engine_error"]["data"]["phase"] == "serving"
     )
     # the same line over the start-up's sampler warm-up stays a failed start
-    assert "engine_startup_failed" in _ids(_diagnose("eval32g/004.log"))
+    assert "engine_startup_failed" in by_id(_diagnose("eval32g/004.log"))
 
 
 def test_bare_busy_loop_frames_are_a_failure_while_serving() -> None:
     d = _diagnose("excerpts/busy-loop-frames-cut-vllm-28125.log")
-    err = _ids(d)["engine_error"]
+    err = by_id(d)["engine_error"]
     assert err["severity"] == "critical" and err["data"]["phase"] == "serving", err

@@ -18,14 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.diagnosekit import by_id, suggestions
 from tests.diagnosekit import diagnose as _diagnose
-from tests.diagnosekit import suggestions
 
 DATA = Path(__file__).parent / "data"
-
-
-def _ids(d: dict) -> dict[str, dict]:
-    return {f["id"]: f for f in d["findings"]}
 
 
 @pytest.mark.parametrize(
@@ -38,21 +34,21 @@ def _ids(d: dict) -> dict[str, dict]:
 )
 def test_the_nccl_watchdog_taking_the_worker_down_is_its_death(log: str, said: str) -> None:
     d = _diagnose(f"eval32i/{log}.log")
-    crash = _ids(d)["engine_crashed"]
+    crash = by_id(d)["engine_crashed"]
     assert crash["severity"] == "critical", crash
     assert said in crash["evidence"], crash["evidence"]
-    assert "cuda_oom" not in _ids(d)
+    assert "cuda_oom" not in by_id(d)
     assert "--gpu-memory-utilization" not in suggestions(d)
 
 
 def test_the_first_collective_timing_out_is_the_start_ups() -> None:
-    crash = _ids(_diagnose("eval32i/007.log"))["engine_crashed"]
+    crash = by_id(_diagnose("eval32i/007.log"))["engine_crashed"]
     assert crash["data"]["phase"] == "startup", crash["data"]
 
 
 @pytest.mark.parametrize("log", ["017", "023"])
 def test_a_traceback_cut_in_build_async_engine_client_is_a_failed_start(log: str) -> None:
-    ids = _ids(_diagnose(f"eval32i/{log}.log"))
+    ids = by_id(_diagnose(f"eval32i/{log}.log"))
     failed = ids["engine_startup_failed"]
     assert failed["severity"] == "critical" and failed["data"]["phase"] == "startup", failed
     assert failed["data"]["frame"] == "build_async_engine_client", failed["data"]
@@ -60,21 +56,21 @@ def test_a_traceback_cut_in_build_async_engine_client_is_a_failed_start(log: str
 
 
 def test_v0s_engine_process_failed_to_start_is_a_failed_start() -> None:
-    ids = _ids(_diagnose("eval32i/004.log"))
+    ids = by_id(_diagnose("eval32i/004.log"))
     assert ids["engine_startup_failed"]["data"]["message"].startswith("Engine process failed to start")
     assert "engine_error" not in ids and "engine_crashed" not in ids
 
 
 def test_a_bare_unsupported_architectures_line_is_vllms_refusal() -> None:
     d = _diagnose("eval32i/020.log")  # refused as "no vLLM log lines" before
-    err = _ids(d)["engine_error"]
+    err = by_id(d)["engine_error"]
     assert err["severity"] == "critical" and "are not supported for now" in err["data"]["message"], err
     assert "--gpu-memory-utilization" not in suggestions(d)
 
 
 def test_no_kv_blocks_at_098_under_an_unknown_v0_release_is_not_raised_to_1() -> None:
     d = _diagnose("eval32i/013.log")
-    assert "no_kv_cache_memory" in _ids(d)
+    assert "no_kv_cache_memory" in by_id(d)
     assert "--gpu-memory-utilization" not in suggestions(d), suggestions(d)
     notes = [n["text"] for n in d["advice_notes"] if "no_kv_cache_memory" in n["finding_ids"]]
     assert notes and "quantized checkpoint" in notes[0], d["advice_notes"]
@@ -83,13 +79,13 @@ def test_no_kv_blocks_at_098_under_an_unknown_v0_release_is_not_raised_to_1() ->
 def test_a_notebooks_out_of_memory_traceback_through_llm_init_is_the_oom() -> None:
     # IPython's header: "OutOfMemoryError   Traceback (most recent call last)"
     d = _diagnose("eval32i/014.log")
-    oom = _ids(d)["cuda_oom"]
+    oom = by_id(d)["cuda_oom"]
     assert oom["severity"] == "critical" and oom["data"]["frame"] == "LLM.__init__", oom
     assert oom["data"]["phase"] == "startup", oom["data"]
 
 
 def test_a_notebooks_runtimeerror_through_vllms_frames_is_an_error_with_its_cause_cut() -> None:
-    ids = _ids(_diagnose("eval32i/016.log"))  # Colab's "[/…/vllm/utils.py](url) in inner(…)" frame
+    ids = by_id(_diagnose("eval32i/016.log"))  # Colab's "[/…/vllm/utils.py](url) in inner(…)" frame
     err = ids["engine_error"]
     assert err["severity"] == "critical" and err["data"]["type"] == "RuntimeError", err
     assert err["data"]["cause_cut_off"] and err["data"]["frame"] == "inner", err["data"]

@@ -7,13 +7,10 @@ from pathlib import Path
 
 from observe.parse import failures, triton
 from observe.parse.failtypes import RunState
+from tests.diagnosekit import critical
 from tests.diagnosekit import diagnose as _diagnose
 
 DATA = Path(__file__).parent / "data"
-
-
-def _critical(d: dict) -> list[dict]:
-    return [f for f in d["findings"] if f["severity"] == "critical"]
 
 
 def _records(name: str, needle: str) -> list[str]:
@@ -28,7 +25,7 @@ def test_a_safetensors_lookup_retried_at_start_up_is_no_failure() -> None:
     logs each failed try at ERROR, and try_get_safetensors_metadata catches the last one's raise (returns None). No
     critical finding, no engine_error."""
     d = _diagnose(DATA / "eval32m" / "015.log")
-    assert not _critical(d), d["findings"]
+    assert not critical(d), d["findings"]
     assert "engine_error" not in {f["id"] for f in d["findings"]}
     msgs = _records("015.log", "Error retrieving safetensors")
     assert len(msgs) == 2 and msgs[0].endswith("retrying 1 of 2")
@@ -53,7 +50,7 @@ def test_tritons_vllm_backend_failing_to_start_the_engine_is_a_failed_start() ->
     _init_engine logs that only when the engine thread passed back an exception before the engine existed, so the
     engine never started: a critical start-up failure, the launch failed."""
     d = _diagnose(DATA / "eval32m" / "024.log")
-    crit = _critical(d)
+    crit = critical(d)
     assert crit and all(f["id"] in ("engine_startup_failed", "engine_error") for f in crit), d["findings"]
     assert all(f["data"].get("phase") == "startup" for f in crit), crit
     assert "[vllm] Failed to start engine" in crit[0]["evidence"]
@@ -75,7 +72,7 @@ def test_engine_step_cancelled_is_the_engine_loops_iteration_timeout() -> None:
     asyncio.exceptions.CancelledError): in 0.5.0 only run_engine_loop's wait_for(engine_step(),
     ENGINE_ITERATION_TIMEOUT_S) cancels engine_step, and then the engine is errored. Failing, while serving."""
     d = _diagnose(DATA / "eval32m" / "014.log")
-    crit = _critical(d)
+    crit = critical(d)
     assert crit and crit[0]["id"] == "engine_error" and crit[0]["data"]["phase"] == "serving", d["findings"]
     assert "iteration timeout" in crit[0]["evidence"]
     assert "engine_startup_failed" not in {f["id"] for f in d["findings"]}

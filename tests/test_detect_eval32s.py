@@ -8,14 +8,10 @@ from pathlib import Path
 from observe.failures.kinds import FailureKind
 from observe.parse import hosted
 from observe.parse.failtypes import RunState
-from tests.diagnosekit import diagnose, suggestions
+from tests.diagnosekit import by_id, diagnose, suggestions
 
 DATA = Path(__file__).parent / "data" / "eval32s"
 _RUN = RunState(False, False)
-
-
-def _ids(d: dict) -> dict[str, dict]:
-    return {f["id"]: f for f in d["findings"]}
 
 
 def _line(name: str, needle: str) -> str:
@@ -30,7 +26,7 @@ def test_a_fatal_signal_in_a_worker_is_the_engines_death() -> None:
     Ray's core worker) and CPython's faulthandler print these only as the process dies of the signal: the engine
     died, killed by SIGBUS — one finding for the copies, not a refusal, not healthy."""
     d = diagnose("eval32s/002.log")
-    crashed = _ids(d)["engine_crashed"]
+    crashed = by_id(d)["engine_crashed"]
     assert crashed["severity"] == "critical" and crashed["data"]["signal"] == "SIGBUS", d["findings"]
     assert "--gpu-memory-utilization" not in suggestions(d)
 
@@ -51,7 +47,7 @@ def test_vllms_no_device_refusal_under_another_programs_logger_is_a_failed_start
     this only while the engine's config is built and no platform was detected (config/device.py, 0.32): no
     engine starts — read, not refused; the exception line printed bare says the same."""
     d = diagnose("eval32s/019.log")
-    assert _ids(d)["engine_startup_failed"]["severity"] == "critical", d["findings"]
+    assert by_id(d)["engine_startup_failed"]["severity"] == "critical", d["findings"]
     bare = "RuntimeError: " + _line("019.log", "Failed to infer").split("batch: ", 1)[1].strip()
     f = hosted.death(bare, _RUN, prefixed=False)
     assert f is not None and f.details["phase"] == "startup" and f.details["before_serving"]
@@ -62,7 +58,7 @@ def test_a_hosts_start_up_timeout_is_a_failed_start_not_memory() -> None:
     exception: Runner has been initializing for too long: 300 seconds'): Modal stopped the container while vLLM
     was still starting — the launch failed, of the platform's start-up limit: no OOM, no memory flag."""
     d = diagnose("eval32s/026.log")
-    found = _ids(d)
+    found = by_id(d)
     assert found["engine_startup_failed"]["severity"] == "critical", d["findings"]
     assert "cuda_oom" not in found
     assert "--gpu-memory-utilization" not in suggestions(d)

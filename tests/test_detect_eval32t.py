@@ -10,13 +10,10 @@ from observe.parse import envelope
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import RunState
 from observe.parse.failures import failure
+from tests.diagnosekit import critical
 from tests.diagnosekit import diagnose as _diagnose
 
 DATA = Path(__file__).parent / "data" / "eval32t"
-
-
-def _critical(d: dict) -> list[dict]:
-    return [f for f in d["findings"] if f["severity"] == "critical"]
 
 
 def test_a_colour_code_does_not_eat_a_logger_file_named_m() -> None:
@@ -30,7 +27,7 @@ def test_a_colour_code_does_not_eat_a_logger_file_named_m() -> None:
     assert clean.startswith("(Worker_TP6 pid=142964) ERROR") and "[multiproc_executor.py:671]" in clean, clean
     assert envelope.strip_ansi("\x1b[mA [metrics.py:1] ^[[m[0m") == "A [metrics.py:1] "
     d = _diagnose(DATA / "023.log")
-    crit = _critical(d)
+    crit = critical(d)
     assert crit and crit[0]["id"] in ("engine_startup_failed", "engine_error"), d["findings"]
     assert crit[0]["data"]["phase"] == "startup"
 
@@ -41,7 +38,7 @@ def test_a_chat_template_error_is_one_requests_error() -> None:
     ValueError the server answers with an error response (0.10.1 chat_utils.py:1305, serving_chat.py:243) — one
     request's error, not the engine's. 0.32's renderers/mistral.py logs the same for `mistral_common`."""
     d = _diagnose(DATA / "016.log")
-    assert not _critical(d), d["findings"]
+    assert not critical(d), d["findings"]
     assert "engine_error" not in {f["id"] for f in d["findings"]}
     for lib in ("transformers", "mistral_common"):
         msg = f"An error occurred in `{lib}` while applying chat template"
@@ -54,7 +51,7 @@ def test_uvicorns_asgi_exception_after_a_500_is_a_failed_request() -> None:
     and a traceback cut in uvicorn's middleware): uvicorn logs that for an exception out of the app (starlette's
     ServerErrorMiddleware answered 500 first): a request failed in the server while serving, critical."""
     d = _diagnose(DATA / "005.log")
-    crit = _critical(d)
+    crit = critical(d)
     assert crit and crit[0]["id"] == "engine_error" and crit[0]["data"]["phase"] == "serving", d["findings"]
     assert "Exception in ASGI application" in crit[0]["evidence"]
 

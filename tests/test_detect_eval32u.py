@@ -10,14 +10,10 @@ import pytest
 from observe.errors import InputError
 from observe.parse import native
 from observe.parse.failtypes import RunState
+from tests.diagnosekit import critical, suggestions
 from tests.diagnosekit import diagnose as _diagnose
-from tests.diagnosekit import suggestions
 
 DATA = Path(__file__).parent / "data"
-
-
-def _critical(d: dict) -> list[dict]:
-    return [f for f in d["findings"] if f["severity"] == "critical"]
 
 
 def test_a_workers_segfault_under_ray_is_the_engines_death() -> None:
@@ -27,7 +23,7 @@ def test_a_workers_segfault_under_ray_is_the_engines_death() -> None:
     pynccl_wrapper ncclAllReduce): the worker process died of a signal, no exception line follows — the engine
     crashed (critical), its phase unknown (no stats before it)."""
     d = _diagnose(DATA / "eval32u" / "023.log")
-    crit = _critical(d)
+    crit = critical(d)
     assert [f["id"] for f in crit] == ["engine_crashed"], d["findings"]
     assert crit[0]["data"].get("phase") == "unknown"
 
@@ -38,7 +34,7 @@ def test_a_bare_faulthandler_dump_through_vllms_attention_backend_is_read() -> N
     refused as holding no vLLM line — faulthandler prints a frame as 'line N in f', without Python's comma — and
     the crash was not read. Now the vLLM frame makes the log vLLM's, and the segfault is the engine's death."""
     d = _diagnose(DATA / "eval32u" / "026.log")
-    assert [f["id"] for f in _critical(d)] == ["engine_crashed"], d["findings"]
+    assert [f["id"] for f in critical(d)] == ["engine_crashed"], d["findings"]
 
 
 def test_a_segfault_in_cuda_graph_capture_is_a_failed_start() -> None:
@@ -46,7 +42,7 @@ def test_a_segfault_in_cuda_graph_capture_is_a_failed_start() -> None:
     call first, capture_begin ← vLLM's model_runner capture ← capture_model): the crash is held until its frames
     tell where it was — CUDA-graph capture, a start-up step — so it is a failed start, not a crash while serving."""
     d = _diagnose(DATA / "eval32u" / "022.log")
-    ids = {f["id"] for f in _critical(d)}
+    ids = {f["id"] for f in critical(d)}
     assert "engine_startup_failed" in ids and "engine_crashed" not in ids, d["findings"]
     assert d["launches"][-1]["status"] == "failed"
 
@@ -121,10 +117,10 @@ def test_an_asgi_record_through_starlettes_disconnect_listener_is_not_a_failure(
     line stay eval32t's GB reading: a request that failed in the server (critical, the log ending there)."""
     log = DATA / "eval32u" / "008.log"
     d = _diagnose(log)
-    assert _critical(d) == [] and d["findings"] == [], d["findings"]
+    assert critical(d) == [] and d["findings"] == [], d["findings"]
     text = log.read_text(encoding="utf-8")
     cut = tmp_path / "008-no-listener.log"
     cut.write_text(
         "".join(ln for ln in text.splitlines(True) if "listen_for_disconnect" not in ln), encoding="utf-8"
     )
-    assert [f["id"] for f in _critical(_diagnose(cut))] == ["engine_error"]
+    assert [f["id"] for f in critical(_diagnose(cut))] == ["engine_error"]

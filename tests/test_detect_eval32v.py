@@ -7,13 +7,10 @@ from pathlib import Path
 
 from observe.parse import hosted
 from observe.parse.failtypes import RunState
+from tests.diagnosekit import critical
 from tests.diagnosekit import diagnose as _diagnose
 
 DATA = Path(__file__).parent / "data" / "eval32v"
-
-
-def _critical(d: dict) -> list[dict]:
-    return [f for f in d["findings"] if f["severity"] == "critical"]
 
 
 def test_a_tool_parsers_own_error_record_is_one_requests() -> None:
@@ -22,7 +19,7 @@ def test_a_tool_parsers_own_error_record_is_one_requests() -> None:
     logger.exception("Error trying to handle streaming tool call."), then the delta is skipped): one streamed
     response's, the engine serves on. No critical finding, no engine_error from its vLLM frame."""
     d = _diagnose(DATA / "012.log")
-    assert not _critical(d), d["findings"]
+    assert not critical(d), d["findings"]
     assert "engine_error" not in {f["id"] for f in d["findings"]}
     assert "hermes_tool_parser.py:370]" in (DATA / "012.log").read_text()
 
@@ -31,7 +28,7 @@ def test_an_error_record_elsewhere_with_the_same_kind_of_frame_is_still_read() -
     """The gate is the record's site, not the frame: 017's records are the API server's (serving.py:825) over
     vLLM's own frames, the engine dead: still critical."""
     d = _diagnose(DATA / "017.log")
-    assert {f["id"] for f in _critical(d)} == {"engine_crashed"}, d["findings"]
+    assert {f["id"] for f in critical(d)} == {"engine_crashed"}, d["findings"]
 
 
 def test_rays_terminate_handler_stack_in_a_vllm_ray_worker_is_its_abort() -> None:
@@ -40,7 +37,7 @@ def test_rays_terminate_handler_stack_in_a_vllm_ray_worker_is_its_abort() -> Non
     Ray's logging.cc TerminateHandler logs the exception, then ray::StackTrace() — this stack — then std::abort():
     that vLLM Ray worker is gone. A critical engine error; no memory lever."""
     d = _diagnose(DATA / "007.log")
-    crit = _critical(d)
+    crit = critical(d)
     assert [f["id"] for f in crit] == ["engine_error"], d["findings"]
     assert "ray::TerminateHandler()" in crit[0]["evidence"] and crit[0]["data"]["phase"] == "unknown"
     assert "--gpu-memory-utilization" not in str(d.get("recommendations"))

@@ -7,20 +7,17 @@ from pathlib import Path
 
 from observe.parse import accel, envelope, frames
 from observe.parse.failtypes import RunState
+from tests.diagnosekit import critical
 from tests.diagnosekit import diagnose as _diagnose
 
 DATA = Path(__file__).parent / "data" / "eval32w"
-
-
-def _critical(d: dict) -> list[dict]:
-    return [f for f in d["findings"] if f["severity"] == "critical"]
 
 
 def _one_critical(log: str, fid: str, phase: str, needle: str, absent: set[str]) -> dict:
     """The excerpt's diagnosis, asserting its critical findings are all ``fid`` at ``phase``, the first quoting
     ``needle``, and none of ``absent`` among its findings."""
     d = _diagnose(DATA / log)
-    crit = _critical(d)
+    crit = critical(d)
     assert crit and {f["id"] for f in crit} == {fid}, d["findings"]
     assert crit[0]["data"]["phase"] == phase and needle in crit[0]["evidence"], crit[0]
     assert not {f["id"] for f in d["findings"]} & absent, d["findings"]
@@ -50,7 +47,7 @@ def test_torch_compile_frames_in_enginecores_headless_records_are_a_failed_start
     Inductor, no header, no exception line): vLLM compiles its model while the engine starts, so the engine core's
     record cut inside torch.compile is a critical start-up failure, never a death while serving."""
     d = _diagnose(DATA / "011.log")
-    crit = _critical(d)
+    crit = critical(d)
     assert crit and all(f["data"].get("phase") == "startup" for f in crit), d["findings"]
     assert "engine_crashed" not in {f["id"] for f in d["findings"]}
 

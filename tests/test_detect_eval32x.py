@@ -7,13 +7,10 @@ from pathlib import Path
 
 from observe.parse import mainexit
 from observe.parse.failtypes import RunState
+from tests.diagnosekit import critical
 from tests.diagnosekit import diagnose as _diagnose
 
 DATA = Path(__file__).parent / "data" / "eval32x"
-
-
-def _critical(d: dict) -> list[dict]:
-    return [f for f in d["findings"] if f["severity"] == "critical"]
 
 
 def test_a_traceback_cut_under_runpys_launch_frame_is_the_launchs_death() -> None:
@@ -22,7 +19,7 @@ def test_a_traceback_cut_under_runpys_launch_frame_is_the_launchs_death() -> Non
     through the interpreter's launch frame is an exception that reached the top of the main module, so the server
     exits; critical, and not a death while serving (the excerpt does not say where it was)."""
     d = _diagnose(DATA / "012.log")
-    crit = _critical(d)
+    crit = critical(d)
     assert crit and crit[0]["id"] in ("engine_error", "engine_startup_failed"), d["findings"]
     assert crit[0]["data"]["frame"] == "_run_module_as_main" and crit[0]["data"]["phase"] == "unknown", crit[
         0
@@ -47,7 +44,7 @@ def test_enginedeaderrors_own_text_quoted_by_a_hosts_monitor_is_the_engines_deat
     Dynamo Runtime shutdown.'): V1 EngineDeadError's own message quoted by a host's logger without its class name
     says the engine core died — a failing log, not 'no vLLM log lines'."""
     d = _diagnose(DATA / "025.log")
-    crit = _critical(d)
+    crit = critical(d)
     assert crit and {f["id"] for f in crit} <= {"engine_startup_failed", "engine_crashed", "engine_error"}, d
     assert "EngineCore encountered an issue" in crit[0]["evidence"], crit[0]
 
@@ -58,7 +55,7 @@ def test_a_workers_death_in_the_profiling_run_is_a_failed_start() -> None:
     shutting down executor.'): the worker died while the engine was still being built (the profiling run), so the
     engine never started — a failed start-up at profiling, not a crash, and no out-of-memory."""
     d = _diagnose(DATA / "015.log")
-    crit = _critical(d)
+    crit = critical(d)
     assert crit and {f["id"] for f in crit} == {"engine_startup_failed"}, d["findings"]
     assert crit[0]["data"]["phase"] == "profiling" and "VllmWorker-1" in crit[0]["evidence"], crit[0]
     assert not {f["id"] for f in d["findings"]} & {"engine_crashed", "cuda_oom"}
