@@ -16,7 +16,7 @@ anybody's program. Pure: a raw line in, a Failure or None out.
 
 from __future__ import annotations
 
-from observe.failures.kinds import FailureKind
+from observe.parse import hosted
 from observe.parse.failtypes import Failure, RunState
 
 #: CANN runtime's messages when the NPU cannot be opened (device count, device id)
@@ -47,12 +47,7 @@ def death(text: str, run: RunState, prefixed: bool) -> Failure | None:
     if not prefixed or run.requested:
         return None
     if any(lit in text for lit in _CANN_NO_DEVICE):
-        return _start_failed(text, _CANN_CAUSE, ("ascend", "no_device"))
+        return hosted.start_failed(text, _CANN_CAUSE, ("ascend", "no_device"))
     if _NEURON_CC in text:
-        return _start_failed(text, _NEURON_CAUSE, ("neuron", "compile_failed"))
+        return hosted.start_failed(text, _NEURON_CAUSE, ("neuron", "compile_failed"))
     return None
-
-
-def _start_failed(text: str, cause: str, key: tuple[str, str]) -> Failure:
-    d = {"text": text[:300], "phase": "startup", "cause": cause, "before_serving": True}
-    return Failure(FailureKind.ERROR_LINE, d, False, key)

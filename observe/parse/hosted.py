@@ -109,9 +109,9 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
         d["phase"] = "serving" if run.stats_seen else "unknown"
         return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed", "signal", sig))
     if (m := _MODAL_INIT.search(text)) is not None:
-        return _start_failed(text, _MODAL_CAUSE.format(secs=m.group("secs")), ("modal", "init_timeout"))
+        return start_failed(text, _MODAL_CAUSE.format(secs=m.group("secs")), ("modal", "init_timeout"))
     if _NO_DEVICE in text:
-        return _start_failed(text, _NO_DEVICE_CAUSE, ("vllm", "no_device"))
+        return start_failed(text, _NO_DEVICE_CAUSE, ("vllm", "no_device"))
     if (m := _RAY_ABORT.search(text)) is not None:
         cause = _ABORT_CAUSE.format(what=m.group("what")[:200])
         return _failure(text, "unknown", cause, ("ray", "unhandled_exception"))
@@ -120,7 +120,7 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
     if _RAY_DIED in text:
         return _failure(text, "unknown", _DIED_CAUSE, ("ray", "worker_died"))
     if (m := _KSERVE.search(text)) is not None:
-        return _start_failed(text, _KSERVE_CAUSE.format(why=m.group("why")[:200]), ("kserve", "failed_start"))
+        return start_failed(text, _KSERVE_CAUSE.format(why=m.group("why")[:200]), ("kserve", "failed_start"))
     return None
 
 
@@ -128,10 +128,8 @@ def frame(text: str, run: RunState) -> Failure | None:
     """A frame of a host's start-up that tells the start failed (a BentoML runner's ``init_local``)."""
     if run.requested or _BENTO_INIT.search(text) is None:
         return None
-    f = _failure(text, "startup", _BENTO_CAUSE, ("bentoml", "init_local"))
-    return Failure(
-        f.kind, {**f.details, "before_serving": True, "cut": True, "frame": "init_local"}, f.fatal, f.key
-    )
+    f = start_failed(text, _BENTO_CAUSE, ("bentoml", "init_local"))
+    return Failure(f.kind, {**f.details, "cut": True, "frame": "init_local"}, f.fatal, f.key)
 
 
 def fatal_signal(text: str) -> str | None:
@@ -144,7 +142,8 @@ def fatal_signal(text: str) -> str | None:
     return None
 
 
-def _start_failed(text: str, cause: str, key: tuple[str, str]) -> Failure:
+def start_failed(text: str, cause: str, key: tuple[str, str]) -> Failure:
+    """A start-up failure another program's raw line tells (the engine never served)."""
     f = _failure(text, "startup", cause, key)
     return Failure(f.kind, {**f.details, "before_serving": True}, f.fatal, f.key)
 
