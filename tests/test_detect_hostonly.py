@@ -72,3 +72,25 @@ def test_a_log_with_no_vllm_line_and_no_failure_is_refused(tmp_path: Path) -> No
     )  # Ray's "Started a local …"
     with pytest.raises(InputError, match=pipeline.NO_VLLM_LINES):
         _diagnose(log)
+
+
+@pytest.mark.parametrize(
+    ("log", "frame"),
+    [
+        (
+            "eval32ab/020",
+            "wait_for_load",
+        ),  # 2026 container: 'ERROR xinference.core.worker pid:41 … Failed to load model'
+        (
+            "eval32w/027",
+            "from_engine_args",
+        ),  # 2024: 'xinference.core.worker 61 ERROR    Failed to load model …'
+    ],
+)
+def test_xinferences_failed_model_launch_is_a_failed_start(log: str, frame: str) -> None:
+    """Xinference's worker logs 'Failed to load model <uid>' (launch_builtin_model's logger.exception) when the model's
+    backend raised while it started; both of its line forms. A frame of the traceback under it that tells more (020's is
+    cut at once; 027 keeps vLLM's from_engine_args) names where it raised."""
+    d = _diagnose(DATA / f"{log}.log")
+    (f,) = [f for f in d["findings"] if f["severity"] == "critical"]
+    assert f["id"] == "engine_startup_failed" and f["data"]["frame"] == frame, (f["id"], f["title"])
