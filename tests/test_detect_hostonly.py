@@ -103,3 +103,11 @@ def test_the_vllm_commands_traceback_cut_under_its_console_script_is_its_death()
     d = _diagnose(DATA / "eval32ab/013.log")
     (f,) = [f for f in d["findings"] if f["severity"] == "critical"]
     assert (f["id"], f["data"]["frame"], f["data"]["phase"]) == ("engine_error", "main", "unknown"), f
+
+
+def test_rays_core_worker_failing_to_register_is_a_failed_start() -> None:
+    """eval32v 008 (vLLM 0.5.0 at TP=2 with Ray 2.10): 'Started a local Ray instance.' then core_worker.cc's 'Failed
+    to register worker … to Raylet. IOError: …': the worker process exits, so the engine's Ray workers never started."""
+    d = _diagnose(DATA / "eval32v/008.log")
+    (f,) = [f for f in d["findings"] if f["severity"] == "critical"]
+    assert f["id"] == "engine_startup_failed" and "register" in f["evidence"], f
