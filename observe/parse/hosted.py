@@ -12,6 +12,9 @@
 - KServe's model server, when loading the model (its vLLM engine, with the huggingfaceserver) raised:
   "kserve ERROR [__main__.py:<module>():<n>] Failed to start model server: <exception>" (huggingfaceserver's
   ``__main__``, KServe 0.11 → 0.15): the server exits before it served.
+- Xinference's worker, when a model's launch raised: "xinference.core.worker … ERROR … Failed to load model <uid>"
+  (``launch_builtin_model``'s ``logger.exception``, 0.x → 1.x; the traceback through ``wait_for_load`` follows):
+  the model's backend — the vLLM engine — failed to start.
 - A BentoML runner's start-up (OpenLLM's vLLM runner): its traceback runs through the runner's
   ``init_local`` (``bentoml/_internal/runner/runner.py``), which builds the runnable — the engine — when the
   server's lifespan starts; a raise there fails the start.
@@ -44,6 +47,11 @@ _RAY_ABORT = re.compile(r"\blogging\.cc:\d+: Unhandled exception: (?P<type>\S+)\
 _RAY_TERMINATE = re.compile(r"\bray::TerminateHandler\(\)")
 _RAY_DIED = "A worker died or was killed while executing a task by an unexpected system error"
 _KSERVE = re.compile(r"\bkserve ERROR \[.*\] Failed to start model server: (?P<why>.*)")
+#: Xinference's worker (``xinference/core/worker.py`` launch_builtin_model, logger.exception) when a model's
+#: launch raised — the vLLM engine's start among its backends: "Failed to load model <uid>"
+_XINFERENCE = re.compile(
+    r"(?:\bERROR\b.*\bxinference\.core\.worker\b|\bxinference\.core\.worker\b.*\bERROR\b).*\bFailed to load model \S"
+)
 _BENTO_INIT = re.compile(r'bentoml/_internal/runner/runner\.py", line \d+, in init_local\b')
 #: Abseil's failure-signal handler (``failure_signal_handler.cc``: "*** %s received at time=%ld on cpu %d ***")
 _ABSL_SIGNAL = re.compile(r"\*\*\* (?P<sig>SIG[A-Z]{2,6}) received at time=\d+")
@@ -64,6 +72,7 @@ LITERALS: tuple[str, ...] = (
     "ray::TerminateHandler()",
     _RAY_DIED,
     "Failed to start model server",
+    "Failed to load model ",
     "in init_local",
     " received at time=",
     "Fatal Python error: ",
@@ -84,6 +93,10 @@ _DIED_CAUSE = (
     "`ray stop --force`, or crashed; Ray's log for the dead worker names which): one of the engine's workers is gone"
 )
 _KSERVE_CAUSE = "KServe's model server failed to load the model (its vLLM engine) and exits: {why}"
+_XINFERENCE_CAUSE = (
+    "Xinference's worker failed to launch the model (its backend, the vLLM engine, raised while it started: the "
+    "exception is at the end of the traceback below, or cut off)"
+)
 _SIGNAL_CAUSE = "a process of the engine was killed by {sig} (a fatal signal; SIGBUS in a container is often a full /dev/shm)"
 _MODAL_CAUSE = (
     "Modal stopped the container: its start-up (vLLM loading weights, compiling) ran past the runner's {secs} s "
@@ -121,6 +134,11 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
         return _failure(text, "unknown", _DIED_CAUSE, ("ray", "worker_died"))
     if (m := _KSERVE.search(text)) is not None:
         return start_failed(text, _KSERVE_CAUSE.format(why=m.group("why")[:200]), ("kserve", "failed_start"))
+    if (
+        _XINFERENCE.search(text) is not None
+    ):  # its traceback's exception, when the paste kept it, tells the cause
+        f = start_failed(text, _XINFERENCE_CAUSE, ("xinference", "failed_load"))
+        return Failure(f.kind, {**f.details, "cut": True, "frame": "wait_for_load"}, f.fatal, f.key)
     return None
 
 
