@@ -94,3 +94,20 @@ def test_xinferences_failed_model_launch_is_a_failed_start(log: str, frame: str)
     d = _diagnose(DATA / f"{log}.log")
     (f,) = [f for f in d["findings"] if f["severity"] == "critical"]
     assert f["id"] == "engine_startup_failed" and f["data"]["frame"] == frame, (f["id"], f["title"])
+
+
+def test_the_vllm_commands_traceback_cut_under_its_console_script_is_its_death() -> None:
+    """eval32ab 013 (~0.6.3 TPU VM): 'Traceback', the vllm console script's frame ('bin/vllm', in <module>) and its
+    'sys.exit(load_entry_point(…))', cut. That frame is the top of `vllm serve`'s stack, printed only for an exception
+    nothing caught: the command died, where and why cut off (parse/mainexit.py, as for runpy's launch frame)."""
+    d = _diagnose(DATA / "eval32ab/013.log")
+    (f,) = [f for f in d["findings"] if f["severity"] == "critical"]
+    assert (f["id"], f["data"]["frame"], f["data"]["phase"]) == ("engine_error", "main", "unknown"), f
+
+
+def test_rays_core_worker_failing_to_register_is_a_failed_start() -> None:
+    """eval32v 008 (vLLM 0.5.0 at TP=2 with Ray 2.10): 'Started a local Ray instance.' then core_worker.cc's 'Failed
+    to register worker … to Raylet. IOError: …': the worker process exits, so the engine's Ray workers never started."""
+    d = _diagnose(DATA / "eval32v/008.log")
+    (f,) = [f for f in d["findings"] if f["severity"] == "critical"]
+    assert f["id"] == "engine_startup_failed" and "register" in f["evidence"], f

@@ -292,6 +292,8 @@ def engine_error(c: Context) -> list[Finding]:
         failed = "exited"
     elif s.access_errors:
         failed = "requests_failed"
+    if cut is not None and cut.get("asgi") and not cut.get("in_engine"):
+        failed = None  # one request's handler raised before the engine had it: the server went on
     what = f"{root['type']}: {root['message']}" if root["type"] else root["message"]
     ranks = f" on rank {root['rank']}" if root.get("rank") is not None else ""
     after = {

@@ -9,6 +9,8 @@
 - Ray's driver, when a worker process died under a task: "A worker died or was killed while executing a task
   by an unexpected system error." with "Worker exit type: SYSTEM_ERROR" (``worker.py``, Ray 2.x; its own list
   of causes: SIGKILL by the OOM killer, ``ray stop --force``, a crash). A vLLM worker died.
+- Ray's core worker, when it could not register with the raylet at its start: "core_worker.cc:<n>: Failed to
+  register worker <id> to Raylet. IOError: …" (the process exits): the engine's Ray workers never started.
 - KServe's model server, when loading the model (its vLLM engine, with the huggingfaceserver) raised:
   "kserve ERROR [__main__.py:<module>():<n>] Failed to start model server: <exception>" (huggingfaceserver's
   ``__main__``, KServe 0.11 → 0.15): the server exits before it served.
@@ -46,6 +48,9 @@ _RAY_ABORT = re.compile(r"\blogging\.cc:\d+: Unhandled exception: (?P<type>\S+)\
 #: a frame of the stack Ray's terminate handler prints before it aborts (``src/ray/util/logging.cc``)
 _RAY_TERMINATE = re.compile(r"\bray::TerminateHandler\(\)")
 _RAY_DIED = "A worker died or was killed while executing a task by an unexpected system error"
+#: Ray's core worker at its start (``src/ray/core_worker/core_worker.cc``): it could not register with the node's
+#: raylet, and the process exits (RAY_CHECK after the error)
+_RAY_REGISTER = re.compile(r"\bcore_worker\.cc:\d+: Failed to register worker \S+ to Raylet\b")
 _KSERVE = re.compile(r"\bkserve ERROR \[.*\] Failed to start model server: (?P<why>.*)")
 #: Xinference's worker (``xinference/core/worker.py`` launch_builtin_model, logger.exception) when a model's
 #: launch raised — the vLLM engine's start among its backends: "Failed to load model <uid>"
@@ -71,6 +76,7 @@ LITERALS: tuple[str, ...] = (
     "Unhandled exception: ",
     "ray::TerminateHandler()",
     _RAY_DIED,
+    "Failed to register worker ",
     "Failed to start model server",
     "Failed to load model ",
     "in init_local",
@@ -91,6 +97,10 @@ _TERMINATE_CAUSE = (
 _DIED_CAUSE = (
     "Ray: a worker process died while it ran a task (exit type SYSTEM_ERROR — killed by SIGKILL, by "
     "`ray stop --force`, or crashed; Ray's log for the dead worker names which): one of the engine's workers is gone"
+)
+_REGISTER_CAUSE = (
+    "Ray: a worker process could not register with its node's raylet and exited (the raylet gone or unreachable: a "
+    "Ray cluster stopped, a stale session directory, a full /tmp): the engine's Ray workers never started"
 )
 _KSERVE_CAUSE = "KServe's model server failed to load the model (its vLLM engine) and exits: {why}"
 _XINFERENCE_CAUSE = (
@@ -132,6 +142,8 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
         return _failure(text, "unknown", _TERMINATE_CAUSE, ("ray", "unhandled_exception"))
     if _RAY_DIED in text:
         return _failure(text, "unknown", _DIED_CAUSE, ("ray", "worker_died"))
+    if _RAY_REGISTER.search(text) is not None:
+        return start_failed(text, _REGISTER_CAUSE, ("ray", "register_failed"))
     if (m := _KSERVE.search(text)) is not None:
         return start_failed(text, _KSERVE_CAUSE.format(why=m.group("why")[:200]), ("kserve", "failed_start"))
     if (

