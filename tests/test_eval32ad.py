@@ -11,15 +11,11 @@ from __future__ import annotations
 
 from tests.evalkit import set_tests
 
-# The misses at the measurement (main 12c96d7, blind), by class (tests/data/eval32ad/RESULTS.md).
-QA = "QA: the server's shutdown after the engine's unread traceback silences it (failing log read as healthy)"
-QB = "QB: a notebook cell's raising LLM(...) line under IPython's header, its frames cut, not read"
-MISSES: dict[tuple[str, int], str] = {
-    ("011", 0): QB,
-    ("011", 1): QB,
-    ("022", 0): QA,
-    ("022", 1): QA,
-}
+# The misses at the measurement (main 12c96d7, blind), by class (tests/data/eval32ad/RESULTS.md); all three fixed
+# since (tests/test_detect_eval32ad.py): QA (parse/unread.py: a requested stop silences only a traceback printed once
+# it had begun), QB (parse/ipython.py: a notebook cell's raising LLM(...) line), QC (parse/raytold.py: Ray's exception
+# line is a trigger).
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32ad", MISSES)

@@ -192,10 +192,9 @@ _NO_EVENT_YET = {
 }
 
 
-#: real logs whose events the prefilter changes (a known miss, class QC of eval32ad): eval32ad 015, V0 0.2.1's
-#: engine-loop traceback ending in Ray's 'ray.exceptions.OutOfMe…' line, which holds no literal: skipped, it no longer
-#: closes the frames held under the traceback's header, and the held engine_step frame is reported instead
-_PREFILTER_DIFFERS = {("eval32ad", "015")}
+#: real logs whose events the prefilter changes (known misses; eval32ad 015, class QC, fixed: Ray's exception line
+#: is a trigger now)
+_PREFILTER_DIFFERS: set[tuple[str, str]] = set()
 
 
 def _trigger_case(p: Path) -> Any:
