@@ -44,7 +44,7 @@ from __future__ import annotations
 from typing import Any
 
 from observe.failures.kinds import FailureKind
-from observe.parse import frames
+from observe.parse import frames, phaseframes
 from observe.parse.failtypes import Failure
 
 Held = tuple[Failure, str, Any]  # a failure, its line and that line's ctx
@@ -143,6 +143,6 @@ class Unread:
             }
             return [(Failure(FailureKind.ERROR_LINE, d, False, ("unread", "run_asgi")), *self._asgi)]
         func, msg, ctx = self._last
-        phase = frames.PHASE_FRAMES.get(func) or frames.SERVING_FRAMES.get(func) or "unknown"
+        phase = phaseframes.PHASE_FRAMES.get(func) or phaseframes.SERVING_FRAMES.get(func) or "unknown"
         d = {"text": msg.strip()[:300], "phase": phase, "frame": func, "cut": True, "unread": True}
         return [(Failure(FailureKind.ERROR_LINE, d, False, ("unread", func)), msg, ctx)]
