@@ -23,6 +23,12 @@ from observe.parse.failtypes import Failure, RunState
 _TOOL_PARSER_SITE = re.compile(r"(?!abstract_)\w+_tool_parser\.py")
 
 
+#: a frame of a tool parser's extraction (``extract_tool_calls`` / ``extract_tool_calls_streaming``, a vLLM parser or a
+#: ``--tool-parser-plugin`` one): the server calls it per request and answers that request (without tool calls, or
+#: skipping the delta), so an exception under it is one request's, even in a traceback printed bare
+_TOOL_FRAME = re.compile(r'File "[^"]*/(?!abstract_)\w+_tool_parser\.py", line \d+, in extract_tool_calls')
+
+
 def _tool_parser_site(ctx: Ctx) -> bool:
     name = (ctx.logger_file or "").rsplit("/", 1)[-1]
     return _TOOL_PARSER_SITE.fullmatch(name) is not None
@@ -37,6 +43,9 @@ class FailureReporter:
         self._headed = False  # the ERROR record at that site began with its traceback's header
         self.raw = frames.RawTracebacks()  # the tracebacks workers print raw, per process
         self._unread = unread.Unread()  # the fallback: a vLLM frame no rule read (parse.unread)
+        self._tool: dict[
+            tuple[int | None, int | None], bool
+        ] = {}  # a raw traceback's last frame was a tool parser's
 
     def restart(self) -> None:
         """A (re)start: earlier error context no longer applies."""
@@ -61,6 +70,10 @@ class FailureReporter:
             # frame under any header (the exception line under it, when there, explains it: failing.unexplained)
             if f is None and not tool and (not self._headed or frames.read_under_header(msg)):
                 f = self.raw.record_frame(msg, run, ctx)
+        elif f is not None and f.kind == FailureKind.EXCEPTION and self._tool.get((ctx.pid, ctx.rank)):
+            f = Failure(
+                FailureKind.REQUEST_ERROR, {"phase": "serving"}, False, None
+            )  # raised in a tool parser
         self._emit(f, msg, ctx, cur, out, run.requested)
 
     def aborted(self, cur: int) -> None:
@@ -69,6 +82,11 @@ class FailureReporter:
 
     def raw_line(self, msg: str, ctx: Ctx, run: RunState, cur: int, out: list[LogEvent], told: bool) -> None:
         """A line of a traceback printed raw (a process or rank prefix, no level): ``frames.RawTracebacks``."""
+        text = msg.strip()
+        if text.startswith('File "'):
+            self._tool[(ctx.pid, ctx.rank)] = _TOOL_FRAME.match(text) is not None
+        elif text.startswith("Traceback (most recent"):
+            self._tool.pop((ctx.pid, ctx.rank), None)
         f = self.raw.line(msg, (ctx.pid, ctx.rank), told, run, ctx)
         self._emit(f, msg, ctx, cur, out, run.requested)
 
