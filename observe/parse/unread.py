@@ -23,6 +23,12 @@ request's task, which never runs engine_step), and on that timeout the loop logs
 sets the engine errored: a CancelledError under an engine_step frame is the engine dead while serving. A request vLLM refused
 (a 4xx) logs its own ERROR record, which a rule reads, so the stream was told.
 
+One more: a traceback through multiprocessing's ``BaseProcess._bootstrap`` (``multiprocessing/process.py``, its
+``self.run()``) under a vLLM process prefix (``(EngineCore_DP0 pid=N)``, ``(VllmWorker rank=N pid=N)``). _bootstrap
+prints a traceback only for an exception the process's target let out (SystemExit prints none; vLLM's own entry
+points catch Ctrl-C and a stop and exit quietly), and then exits with code 1: that vLLM process is dying, its cause
+cut (an ``error_line``, ``unread``, its phase unknown).
+
 uvicorn's "Exception in ASGI application" is the server's own record of a request whose handler raised (uvicorn's
 ``run_asgi`` logs it for any exception out of the app; starlette's ServerErrorMiddleware answered 500 first). Its
 traceback cut before vLLM's frames (or before its exception line) is still a request that failed in the server,
@@ -63,6 +69,11 @@ _STEP_TIMEOUT = (
 #: "Aborted request" this many physical lines above uvicorn's record (its access line between): the same request
 _ABORT_NEAR = 5
 
+_BOOTSTRAP = 'multiprocessing/process.py", line'
+_DIED = (
+    "a vLLM process's traceback through multiprocessing's _bootstrap (self.run()): its target let an exception "
+    "out, so that process exited with code 1 — its cause cut"
+)
 _HOOKED = (
     "PyTorch's distributed excepthook printed an uncaught exception's traceback ('[rankN]: Traceback …'), cut "
     "before its frames: that process was exiting"
@@ -77,6 +88,7 @@ class Unread:
         self._told = self._stopped = self._in_step = False
         self._timeout: tuple[str, Any] | None = None  # engine_step cancelled: its exception line, ctx
         self._hooked: tuple[str, Any] | None = None  # "[rankN]: Traceback …": the excepthook's header, ctx
+        self._died: tuple[str, Any] | None = None  # a vLLM process's _bootstrap frame: line, ctx
         self._asgi: tuple[str, Any] | None = None  # uvicorn's record of a request that raised: line, ctx
         self._asgi_in_engine = False  # the engine aborted a request just before that record
         self.aborted_at: int | None = None  # the physical line of the engine's last "Aborted request"
@@ -97,6 +109,8 @@ class Unread:
                 self._in_step = False
                 if ctx.rank is not None and ctx.process is None and ctx.logger_file is None:
                     self._hooked = (msg, ctx)  # PyTorch's excepthook: an uncaught exception (not a process's)
+            elif _BOOTSTRAP in msg and "in _bootstrap" in msg and ctx.process is not None:
+                self._died = (msg, ctx)  # a vLLM process's target let an exception out
             elif any(s in msg for s in _STOPS) or frames.DISCONNECT_LISTENER in msg:
                 self._stopped = True
             elif (m := frames.vllm_frame(msg)) is not None:
@@ -113,10 +127,10 @@ class Unread:
         if held or self._told or self._stopped or requested:
             return held
         if self._last is None:
-            if self._hooked is not None:
-                msg, ctx = self._hooked
-                d = {"text": _HOOKED, "phase": "unknown", "unread": True, "cause": _HOOKED}
-                return [(Failure(FailureKind.ERROR_LINE, d, False, ("unread", "excepthook")), msg, ctx)]
+            for seen, text, key in ((self._hooked, _HOOKED, "excepthook"), (self._died, _DIED, "_bootstrap")):
+                if seen is not None:
+                    d = {"text": text, "phase": "unknown", "unread": True, "cause": text}
+                    return [(Failure(FailureKind.ERROR_LINE, d, False, ("unread", key)), *seen)]
             if self._asgi is None:
                 return held
             d = {

