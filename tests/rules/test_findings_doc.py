@@ -110,9 +110,19 @@ def emitted_by_diagnose() -> set[str]:
         "eval32ab/027.log",
         "eval32af/003.log",
         "eval32af/025.log",
+        # eval32ac 012 / 019 / 020 / 029 / 030: the commit-hash warning, Neuron's compile cache, lm-eval's progress,
+        # BentoML's and RamaLama's own DEBUG lines (no line vLLM's logger wrote; their labels, healthy, hold)
+        "eval32ac/012.log",
+        "eval32ac/019.log",
+        "eval32ac/020.log",
+        "eval32ac/029.log",
+        "eval32ac/030.log",
     }
     refused_misses = {
         "eval32o/023.log",
+        # eval32ac 023 / 024 (class PB: RamaLama's container that never started): tests/data/eval32ac/RESULTS.md
+        "eval32ac/023.log",
+        "eval32ac/024.log",
     }
     assert refused == refused_ok | refused_misses, refused
     return seen
