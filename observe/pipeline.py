@@ -36,22 +36,9 @@ from observe.settings import Settings
 
 Progress = Callable[[str, int, int], None]  # (name, bytes done, bytes total)
 
-_SKIP_SUFFIXES = {
-    ".json",
-    ".html",
-    ".png",
-    ".jpg",
-    ".svg",
-    ".yml",
-    ".yaml",
-    ".md",
-    ".py",
-    ".sh",
-    ".pkl",
-    ".csv",
-    ".jsonl",
-    ".tsv",
-}
+_SKIP_SUFFIXES = frozenset(
+    ".json .html .png .jpg .svg .yml .yaml .md .py .sh .pkl .csv .jsonl .tsv".split()
+)  # never a log: reports, images, configs, code, data
 _SNIFF = 8192
 #: the `Diagnosis.unreadable` kinds of a file that was not (wholly) read
 NOT_READ = frozenset(("unreadable", "truncated"))
