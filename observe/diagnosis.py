@@ -363,6 +363,13 @@ class InstanceBuilder:
         d.launches_dropped, d.history = self.history.dropped, self.history
         return d
 
+    def finish_host_only(self, *, now: datetime | None = None) -> InstanceDiagnosis | None:
+        """A log with no line of vLLM's own: its diagnosis when it shows a critical failure, read from
+        the host program's lines (`Summary.host_only`: a phase it cannot tell is unknown), else None."""
+        self.summary.host_only = True
+        d = self.finish(now=now)
+        return d if any(f.severity == "critical" for f in d.findings) else None
+
     def _finish_config(self, scrapes: Sequence[Scrape] = ()) -> None:
         s = self.summary
         cfg = self.config

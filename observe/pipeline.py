@@ -7,7 +7,8 @@ instance and feeds the events straight into an InstanceBuilder, so memory stays 
 large the logs are. A file is gzip by its first bytes, not its name. Files it cannot use are
 reported in `Diagnosis.unreadable`, never silently dropped; each entry's `kind` says why:
 `unreadable` (could not be read), `truncated` (a corrupt or cut .gz, or a read error part way:
-the lines before it were used), `binary`, or `no_vllm_lines` (read, but nothing of vLLM's in it).
+the lines before it were used), `binary`, `no_vllm_lines` (read, but nothing of vLLM's in it), or
+`host_only` (nothing of vLLM's anywhere, but a failure its host program printed: diagnosed, said so).
 """
 
 from __future__ import annotations
@@ -472,19 +473,20 @@ def diagnose_paths(
             for sc in scrapes:
                 hb.add_scrape(sc)
     useful = [(ls, b) for ls, b, p in instances if p is None or p.vllm_lines > 0 or b.scrapes]
+    # nothing of vLLM's anywhere in what was handed over: a log whose host program printed a failure
+    # is still read, said so (its diagnosis says what it cannot tell)
+    hosts = {} if useful else {id(b): d for _, b, _ in instances if (d := b.finish_host_only(now=now))}
     for ls, b, p in instances:
         if p is not None and p.vllm_lines == 0 and not b.scrapes:
+            kind = "host_only" if id(b) in hosts else "no_vllm_lines"
             for part in ls.parts:
                 if not any(u["path"] == shown(part) for u in unreadable):
-                    unreadable.append({"path": shown(part), "reason": NO_VLLM_LINES, "kind": "no_vllm_lines"})
-    if not useful:
+                    unreadable.append({"path": shown(part), "reason": _NO_LINES[kind], "kind": kind})
+    if not useful and not hosts:
         raise InputError(nothing_read_text(unreadable))
     said: set[int] = set()
-    for (
-        ls,
-        b,
-        p,
-    ) in instances:  # several API servers in one stream: one instance each, or read as one and said so
+    # several API servers in one stream: one instance each, or read as one and said so
+    for ls, b, p in instances:
         if id(b) in split:
             pids_split, note = split[id(b)]
             if pids_split[0] not in said:
@@ -516,7 +518,7 @@ def diagnose_paths(
                 kind = "no_samples" if sc.note.startswith("no samples") else "lines_skipped"
                 unreadable.append({"path": sc.source, "reason": sc.note, "kind": kind})
     stdin_copy.close()
-    diags = [b.finish(now=now) for _, b in useful]
+    diags = [b.finish(now=now) for _, b in useful] + list(hosts.values())
     return Diagnosis(instances=diags, generated_at=now, unreadable=unreadable)
 
 
@@ -545,6 +547,10 @@ def _split_servers(
 
 
 NO_VLLM_LINES = "no vLLM log lines found"
+_NO_LINES = {
+    "no_vllm_lines": NO_VLLM_LINES,
+    "host_only": NO_VLLM_LINES + ": its failure is read from the host program's lines",
+}
 
 
 def shown(part: Path) -> str:

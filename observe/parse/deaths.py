@@ -45,8 +45,16 @@ _MONITOR = "shutting down client"  # MPClient's engine-core monitor: it runs onl
 _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
 _DEAD_CAUSE = "the engine core died (EngineDeadError): it crashed or was killed"
 #: what only a started engine's death says: V1 AsyncLLM's output handler; V0's loop done-callback ("Task finished
-#: unexpectedly", 0.2 → 0.10) and start_background_loop's "errored already" (set only once the loop ran: 0.4–0.6)
-_STARTED = ("output_handler", "Task finished unexpectedly", "Background loop has errored already")
+#: unexpectedly", 0.2 → 0.10) and start_background_loop's "errored already" (set only once the loop ran: 0.4–0.6);
+#: V1 EngineDeadError's own message (v1/engine/exceptions.py, 0.8 → 0.32): raised once the client marked the core dead,
+#: which the core's busy loop (ENGINE_CORE_DEAD, sent only for a built core) or the core monitor (started after the
+#: ready handshake) does; a failed start raises "Engine core initialization failed" instead
+_STARTED = (
+    "output_handler",
+    "Task finished unexpectedly",
+    "Background loop has errored already",
+    "EngineCore encountered an issue",
+)
 
 
 def _crash(form: str, run: RunState, **d: Any) -> Failure:

@@ -9,9 +9,14 @@
 - Ray's driver, when a worker process died under a task: "A worker died or was killed while executing a task
   by an unexpected system error." with "Worker exit type: SYSTEM_ERROR" (``worker.py``, Ray 2.x; its own list
   of causes: SIGKILL by the OOM killer, ``ray stop --force``, a crash). A vLLM worker died.
+- Ray's core worker, when it could not register with the raylet at its start: "core_worker.cc:<n>: Failed to
+  register worker <id> to Raylet. IOError: …" (the process exits): the engine's Ray workers never started.
 - KServe's model server, when loading the model (its vLLM engine, with the huggingfaceserver) raised:
   "kserve ERROR [__main__.py:<module>():<n>] Failed to start model server: <exception>" (huggingfaceserver's
   ``__main__``, KServe 0.11 → 0.15): the server exits before it served.
+- Xinference's worker, when a model's launch raised: "xinference.core.worker … ERROR … Failed to load model <uid>"
+  (``launch_builtin_model``'s ``logger.exception``, 0.x → 1.x; the traceback through ``wait_for_load`` follows):
+  the model's backend — the vLLM engine — failed to start.
 - A BentoML runner's start-up (OpenLLM's vLLM runner): its traceback runs through the runner's
   ``init_local`` (``bentoml/_internal/runner/runner.py``), which builds the runnable — the engine — when the
   server's lifespan starts; a raise there fails the start.
@@ -43,7 +48,15 @@ _RAY_ABORT = re.compile(r"\blogging\.cc:\d+: Unhandled exception: (?P<type>\S+)\
 #: a frame of the stack Ray's terminate handler prints before it aborts (``src/ray/util/logging.cc``)
 _RAY_TERMINATE = re.compile(r"\bray::TerminateHandler\(\)")
 _RAY_DIED = "A worker died or was killed while executing a task by an unexpected system error"
+#: Ray's core worker at its start (``src/ray/core_worker/core_worker.cc``): it could not register with the node's
+#: raylet, and the process exits (RAY_CHECK after the error)
+_RAY_REGISTER = re.compile(r"\bcore_worker\.cc:\d+: Failed to register worker \S+ to Raylet\b")
 _KSERVE = re.compile(r"\bkserve ERROR \[.*\] Failed to start model server: (?P<why>.*)")
+#: Xinference's worker (``xinference/core/worker.py`` launch_builtin_model, logger.exception) when a model's
+#: launch raised — the vLLM engine's start among its backends: "Failed to load model <uid>"
+_XINFERENCE = re.compile(
+    r"(?:\bERROR\b.*\bxinference\.core\.worker\b|\bxinference\.core\.worker\b.*\bERROR\b).*\bFailed to load model \S"
+)
 _BENTO_INIT = re.compile(r'bentoml/_internal/runner/runner\.py", line \d+, in init_local\b')
 #: Abseil's failure-signal handler (``failure_signal_handler.cc``: "*** %s received at time=%ld on cpu %d ***")
 _ABSL_SIGNAL = re.compile(r"\*\*\* (?P<sig>SIG[A-Z]{2,6}) received at time=\d+")
@@ -63,7 +76,9 @@ LITERALS: tuple[str, ...] = (
     "Unhandled exception: ",
     "ray::TerminateHandler()",
     _RAY_DIED,
+    "Failed to register worker ",
     "Failed to start model server",
+    "Failed to load model ",
     "in init_local",
     " received at time=",
     "Fatal Python error: ",
@@ -83,7 +98,15 @@ _DIED_CAUSE = (
     "Ray: a worker process died while it ran a task (exit type SYSTEM_ERROR — killed by SIGKILL, by "
     "`ray stop --force`, or crashed; Ray's log for the dead worker names which): one of the engine's workers is gone"
 )
+_REGISTER_CAUSE = (
+    "Ray: a worker process could not register with its node's raylet and exited (the raylet gone or unreachable: a "
+    "Ray cluster stopped, a stale session directory, a full /tmp): the engine's Ray workers never started"
+)
 _KSERVE_CAUSE = "KServe's model server failed to load the model (its vLLM engine) and exits: {why}"
+_XINFERENCE_CAUSE = (
+    "Xinference's worker failed to launch the model (its backend, the vLLM engine, raised while it started: the "
+    "exception is at the end of the traceback below, or cut off)"
+)
 _SIGNAL_CAUSE = "a process of the engine was killed by {sig} (a fatal signal; SIGBUS in a container is often a full /dev/shm)"
 _MODAL_CAUSE = (
     "Modal stopped the container: its start-up (vLLM loading weights, compiling) ran past the runner's {secs} s "
@@ -119,8 +142,15 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
         return _failure(text, "unknown", _TERMINATE_CAUSE, ("ray", "unhandled_exception"))
     if _RAY_DIED in text:
         return _failure(text, "unknown", _DIED_CAUSE, ("ray", "worker_died"))
+    if _RAY_REGISTER.search(text) is not None:
+        return start_failed(text, _REGISTER_CAUSE, ("ray", "register_failed"))
     if (m := _KSERVE.search(text)) is not None:
         return start_failed(text, _KSERVE_CAUSE.format(why=m.group("why")[:200]), ("kserve", "failed_start"))
+    if (
+        _XINFERENCE.search(text) is not None
+    ):  # its traceback's exception, when the paste kept it, tells the cause
+        f = start_failed(text, _XINFERENCE_CAUSE, ("xinference", "failed_load"))
+        return Failure(f.kind, {**f.details, "cut": True, "frame": "wait_for_load"}, f.fatal, f.key)
     return None
 
 

@@ -1,4 +1,5 @@
 """A cut traceback through the interpreter's launch frame: the main module raised an exception nothing caught.
+The ``vllm`` command's console script (``bin/vllm``, ``in <module>``) is the same top of ``vllm serve``'s stack.
 
 ``python -m vllm.entrypoints.openai.api_server`` (and any ``python -m`` launch of a vLLM server) runs the module
 under ``runpy._run_module_as_main``; Python prints that frame ("File ".../runpy.py", line N, in
@@ -25,9 +26,26 @@ _CAUSE = (
 )
 
 
+#: the ``vllm`` command's console script (setuptools' or pip's wrapper in the environment's bin/: "sys.exit(main())",
+#: older "sys.exit(load_entry_point('vllm', 'console_scripts', 'vllm')())"): its module frame is the top of the
+#: ``vllm serve`` process's stack, printed only for an exception nothing caught
+_SCRIPT_RE = re.compile(r'File "[^"]*/bin/vllm", line \d+, in <module>', re.ASCII)
+_SCRIPT_CAUSE = (
+    "the vllm command (its console script) raised an exception nothing caught: the process exits (the traceback is "
+    "cut under the script's frame, the exception line with it)"
+)
+
+
 def died(text: str, run: RunState) -> Failure | None:
-    """The launch's death a runpy ``_run_module_as_main`` frame tells (None after a requested stop)."""
-    if run.requested or _MAIN_RE.search(text) is None:
+    """The launch's death a runpy ``_run_module_as_main`` frame or the ``vllm`` console script's frame tells (None
+    after a requested stop)."""
+    if run.requested:
         return None
-    d = {"text": text[:300], "phase": "unknown", "frame": "_run_module_as_main", "cut": True, "cause": _CAUSE}
-    return Failure(FailureKind.ERROR_LINE, d, False, ("frame", "_run_module_as_main"))
+    if _MAIN_RE.search(text) is not None:
+        frame, cause = "_run_module_as_main", _CAUSE
+    elif _SCRIPT_RE.search(text) is not None:
+        frame, cause = "main", _SCRIPT_CAUSE
+    else:
+        return None
+    d = {"text": text[:300], "phase": "unknown", "frame": frame, "cut": True, "cause": cause}
+    return Failure(FailureKind.ERROR_LINE, d, False, ("frame", frame))

@@ -397,6 +397,8 @@ class Parser:
                 msg, ctx.logger_file if err else None
             ):
                 self._stats_seen = True  # a request handler, a request added: the engine had started
+                if served.ABORTED in msg:
+                    self._errors.aborted(self._cur)
             if groups & triggers.STARTUP:
                 self._startup(msg, ctx, out)
             n1 = len(out)

@@ -63,6 +63,10 @@ class FailureReporter:
                 f = self.raw.record_frame(msg, run, ctx)
         self._emit(f, msg, ctx, cur, out)
 
+    def aborted(self, cur: int) -> None:
+        """The engine aborted a request it held, on physical line cur (``served.ABORTED``)."""
+        self._unread.aborted_at = cur
+
     def raw_line(self, msg: str, ctx: Ctx, run: RunState, cur: int, out: list[LogEvent], told: bool) -> None:
         """A line of a traceback printed raw (a process or rank prefix, no level): ``frames.RawTracebacks``."""
         self._emit(self.raw.line(msg, (ctx.pid, ctx.rank), told, run, ctx), msg, ctx, cur, out)
@@ -73,7 +77,7 @@ class FailureReporter:
             self._emit(f, msg, ctx, cur, out)
 
     def _emit(self, f: Failure | None, msg: str, ctx: Ctx, cur: int, out: list[LogEvent]) -> None:
-        self._unread.note(f, msg, ctx, ctx.level is None or ctx.level in triggers.ERROR_LEVELS)
+        self._unread.note(f, msg, ctx, ctx.level is None or ctx.level in triggers.ERROR_LEVELS, cur)
         if f is not None and self._recent.is_new(f, cur):
             d = f.details if ctx.rank is None else {**f.details, "rank": ctx.rank}
             out.append(EngineError(E.envelope(ctx), f.kind, msg.strip()[:2000], d, f.fatal))

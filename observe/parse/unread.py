@@ -26,7 +26,10 @@ sets the engine errored: a CancelledError under an engine_step frame is the engi
 uvicorn's "Exception in ASGI application" is the server's own record of a request whose handler raised (uvicorn's
 ``run_asgi`` logs it for any exception out of the app; starlette's ServerErrorMiddleware answered 500 first). Its
 traceback cut before vLLM's frames (or before its exception line) is still a request that failed in the server,
-while serving: reported as such, and the catch-all makes it critical only when requests failed with HTTP 5xx. A
+while serving: reported as such. It is the request failing inside the engine when the engine aborted a request
+just above it ("Aborted request …", ``served.ABORTED``, within ``_ABORT_NEAR`` lines: V0's generate aborts the
+request its handler's raise closed); else the handler raised in the HTTP layer before the engine had the request
+(an unreachable image URL, a bad input) and the server went on: the catch-all makes only the first critical. A
 client gone raises CancelledError there, a stop as above; so does a frame of starlette's disconnect listener
 (``listen_for_disconnect``: the client's side of a streamed response), whose exception line a paste may cut, or the
 source line of StreamingResponse.__call__ that awaits it, whose frames a paste may cut.
@@ -57,6 +60,9 @@ _STEP_TIMEOUT = (
     "step that hung, typically a collective between the workers"
 )
 
+#: "Aborted request" this many physical lines above uvicorn's record (its access line between): the same request
+_ABORT_NEAR = 5
+
 _HOOKED = (
     "PyTorch's distributed excepthook printed an uncaught exception's traceback ('[rankN]: Traceback …'), cut "
     "before its frames: that process was exiting"
@@ -72,10 +78,12 @@ class Unread:
         self._timeout: tuple[str, Any] | None = None  # engine_step cancelled: its exception line, ctx
         self._hooked: tuple[str, Any] | None = None  # "[rankN]: Traceback …": the excepthook's header, ctx
         self._asgi: tuple[str, Any] | None = None  # uvicorn's record of a request that raised: line, ctx
+        self._asgi_in_engine = False  # the engine aborted a request just before that record
+        self.aborted_at: int | None = None  # the physical line of the engine's last "Aborted request"
 
-    def note(self, f: Failure | None, msg: str, ctx: Any, failure_line: bool) -> None:
-        """A line the failure rules saw (failure_line: an ERROR / CRITICAL record or a raw line), and
-        what they made of it (f)."""
+    def note(self, f: Failure | None, msg: str, ctx: Any, failure_line: bool, cur: int = 0) -> None:
+        """A line the failure rules saw (failure_line: an ERROR / CRITICAL record or a raw line; cur: its
+        physical line), and what they made of it (f)."""
         if failure_line and self._in_step and msg.strip().endswith("CancelledError"):
             self._timeout = (msg, ctx)  # the engine loop's iteration timeout, not a stop (read as a wrapper)
         elif f is not None:
@@ -83,6 +91,8 @@ class Unread:
         elif failure_line:
             if _ASGI in msg:
                 self._asgi = (msg, ctx)
+                near = self.aborted_at is not None and 0 < cur - self.aborted_at <= _ABORT_NEAR
+                self._asgi_in_engine = self._asgi_in_engine or near
             elif "Traceback (most recent" in msg:
                 self._in_step = False
                 if ctx.rank is not None and ctx.process is None and ctx.logger_file is None:
@@ -116,6 +126,7 @@ class Unread:
                 "cut": True,
                 "unread": True,
                 "asgi": True,
+                "in_engine": self._asgi_in_engine,
             }
             return [(Failure(FailureKind.ERROR_LINE, d, False, ("unread", "run_asgi")), *self._asgi)]
         func, msg, ctx = self._last

@@ -288,7 +288,7 @@ def unreadable_text(u: dict) -> str:
         return f"could not read {u['path']}: {u['reason']}"
     if kind == "truncated":
         return f"read only part of {u['path']}: {u['reason']}"
-    if kind in ("no_samples", "lines_skipped", "several_servers"):  # read, with a caveat
+    if kind in ("no_samples", "lines_skipped", "several_servers", "host_only"):  # read, with a caveat
         return f"{u['path']}: {u['reason']}"
     return f"skipped {u['path']}: {u['reason']}"
 

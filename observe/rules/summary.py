@@ -65,6 +65,8 @@ class Summary:
     stats_clauses: set = field(default_factory=set)  # "throughput", "swapped", "preemptions", ...
     kv_by_worker: dict = field(default_factory=dict)  # "Worker_TP1 pid=7" → available KV GiB it printed
     kv_worst_worker: str | None = None  # the worker with the least, when several printed theirs
+    # no line of the log is vLLM's own: what failed is read from the host program's lines (diagnose only)
+    host_only: bool = False
     # each rule's own accumulator (Rule.states), by its class: fed by the diagnosis, read by ctx.state
     states: dict[type[State[Any]], State[Any]] = field(default_factory=dict)
 

