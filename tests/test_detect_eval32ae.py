@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.diagnosekit import critical, diagnose
+import pytest
+
+from observe.parse.envelope import json_object
+from tests.diagnosekit import by_id, critical, diagnose
 from tests.evalkit import failing
 
 _START = (
@@ -51,3 +54,35 @@ def test_a_jinja2_error_under_another_vllm_record_is_still_the_engines(tmp_path:
     log.write_text(_START + rec + "jinja2.exceptions.UndefinedError: 'messages' is undefined\n")
     d = diagnose(log)
     assert failing(d), d["findings"]
+
+
+def test_nims_json_record_cut_in_its_launchers_traceback_is_a_failed_launch() -> None:
+    """RA: NVIDIA NIM logs JSON records; the launcher's ERROR record carries its traceback in exc_info (runpy's
+    _run_module_as_main -> vllm_nvext's launch.py main -> prepare_environment), and the paste cuts the record
+    mid-line. Read up to the cut, as Python printed it: the launch died (phase unknown), never a crash while
+    serving."""
+    d = diagnose("eval32ae/019.log")
+    err = by_id(d).get("engine_error")
+    assert err and err["severity"] == "critical" and err["data"]["phase"] == "unknown", d["findings"]
+    assert "engine_crashed" not in by_id(d), d["findings"]
+
+
+@pytest.mark.parametrize(
+    "seg,rec",
+    [
+        (
+            '{"level": "ERROR", "exc_info": "Traceback (most recent call last):\\n  File \\"/a',
+            {"level": "ERROR"},
+        ),
+        ('{"message": "x\\u00', {"message": "x"}),
+        ('{"message": "x\\', {"message": "x"}),
+        ('{"message": "x\\\\', {"message": "x\\"}),
+    ],
+)
+def test_a_json_record_cut_inside_a_string_is_read_up_to_the_cut(seg: str, rec: dict) -> None:
+    got = json_object(seg)
+    assert got is not None and all(got[k] == v for k, v in rec.items()), got
+
+
+def test_a_json_record_cut_outside_a_string_is_not_read() -> None:
+    assert json_object('{"level": "ERROR", "line_number": 12') is None

