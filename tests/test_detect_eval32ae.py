@@ -86,3 +86,20 @@ def test_a_json_record_cut_inside_a_string_is_read_up_to_the_cut(seg: str, rec: 
 
 def test_a_json_record_cut_outside_a_string_is_not_read() -> None:
     assert json_object('{"level": "ERROR", "line_number": 12') is None
+
+
+def test_the_lone_gguf_mapping_refusal_is_vllms_failed_start() -> None:
+    """vLLM's GGUF loader raises 'Failed to map GGUF parameters (N): [...]' when it cannot name a file's tensors;
+    the line alone (its first letter lowered by the paste) is vLLM's refusal while loading the model: a failed
+    start-up, not anybody's RuntimeError of an unknown phase (015, which the host-only reading already reports)."""
+    d = diagnose("eval32ae/015.log")
+    err = by_id(d).get("engine_error")
+    assert err and err["severity"] == "critical" and err["data"]["phase"] == "startup", d["findings"]
+
+
+def test_another_lone_runtime_error_line_stays_anybodys(tmp_path: Path) -> None:
+    """Any Python program prints a RuntimeError: alone and bare, it is read as the host's failure, phase unknown."""
+    log = tmp_path / "x.log"
+    log.write_text("RuntimeError: failed to map parameters (18288)\n")
+    err = by_id(diagnose(log)).get("engine_error")
+    assert err and err["data"]["phase"] == "unknown", err
