@@ -432,6 +432,16 @@ RULES: tuple[Rule[Failure], ...] = (
         r"^Error (?:in extracting|trying to handle streaming) tool call",
         _request_error,
     ),
+    # openai_harmony (gpt-oss) failing to parse a token stream or a conversation: vLLM feeds it one request's tokens
+    # or messages (the chat stream generator's harmony_parser.process, the Responses and chat renderers), so it is
+    # that request's error, the engine untouched; not its vocab download at the server's start ("error downloading")
+    _rule(
+        "request-harmony-parse",
+        "HarmonyError: ",
+        r"HarmonyError: (?:Unexpected token \d+ while expecting|unexpected tokens remaining in message header|"
+        r"Unknown role\b)",
+        _request_error,
+    ),
     # the chat template's own failure, logged by logger.exception and re-raised as a ValueError the server answers
     # with an error response (entrypoints/chat_utils.py apply_hf_chat_template 0.8.5 → 0.10, `transformers`;
     # renderers/mistral.py 0.32, `mistral_common`): one request's error, not the engine's
