@@ -185,7 +185,11 @@ def test_ordinary_vllm_lines_are_untouched() -> None:
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
             if R.redact(line) != line:
                 changed.append(line)
-    allowed = ("input_value=", "sampling_params=SamplingParams(", "Initializing vllm model, with arguments: {")
+    allowed = (
+        "input_value=",
+        "sampling_params=SamplingParams(",
+        "Initializing vllm model, with arguments: {",
+    )
     assert all(any(a in x for a in allowed) for x in changed), changed
 
 

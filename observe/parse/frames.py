@@ -214,8 +214,10 @@ def vllm_frame(msg: str) -> re.Match[str] | None:
 
 
 #: exception texts only vLLM raises: ModelRegistry's refusal of a model class (model_executor/models/registry.py,
-#: read in 0.6.3's wheel and 0.32: "Model architectures [...] are not supported for now. Supported architectures: …")
-VLLM_RAISES = ("are not supported for now. Supported architectures",)
+#: read in 0.6.3's wheel and 0.32: "Model architectures [...] are not supported for now. Supported architectures: …");
+#: the GGUF loader's refusal of a file whose tensors it cannot name (model_executor/model_loader,
+#: _get_gguf_weights_map: "Failed to map GGUF parameters (N): [...]", a paste may lower its first letter)
+VLLM_RAISES = ("are not supported for now. Supported architectures", "map GGUF parameters (")
 
 
 def anybodys(events: list[LogEvent]) -> bool:

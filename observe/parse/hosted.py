@@ -157,9 +157,7 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
         return start_failed(text, _REGISTER_CAUSE, ("ray", "register_failed"))
     if (m := _KSERVE.search(text)) is not None:
         return start_failed(text, _KSERVE_CAUSE.format(why=m.group("why")[:200]), ("kserve", "failed_start"))
-    if (
-        _XINFERENCE.search(text) is not None
-    ):  # its traceback's exception, when the paste kept it, tells the cause
+    if _XINFERENCE.search(text) is not None:  # its traceback's exception, when kept, tells the cause
         f = start_failed(text, _XINFERENCE_CAUSE, ("xinference", "failed_load"))
         return Failure(f.kind, {**f.details, "cut": True, "frame": "wait_for_load"}, f.fatal, f.key)
     return None

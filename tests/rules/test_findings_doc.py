@@ -84,7 +84,8 @@ def emitted_by_diagnose() -> set[str]:
     # lines: no line vLLM wrote, their labels, healthy, hold), eval32y 014 (uvicorn's ASGI traceback padded to a
     # terminal's width, no line vLLM wrote: its labels, healthy, hold), eval32x 003 / 022 (uvicorn's exception group over
     # a cancelled request; Dynamo's own lines draining a requested shutdown: no line vLLM wrote, their labels hold); and,
-    # refused while failing, issue 32's miss eval32o 023 (class BE: verl's frames only, tests/data/eval32o/RESULTS.md);
+    # refused while failing, issue 32's misses eval32o 023 (class BE: verl's frames only, tests/data/eval32o/RESULTS.md)
+    # and eval32ae 030 (class RC: TorchServe's MODEL_LOG traceback through huggingface_hub, no vLLM line);
     # eval32ab 015 / 027 (Triton's service lines; tt-inference-server's own start-up lines: no line vLLM wrote, their
     # labels, healthy, hold). No longer refused: a log with no vLLM line whose host program printed a process's failure
     # (eval32s 003, t 001, u 025 / 029, x 027, aa 003, ab 004; ab 013, the vllm console script's frame,
@@ -123,6 +124,7 @@ def emitted_by_diagnose() -> set[str]:
         # eval32ac 023 / 024 (class PB: RamaLama's container that never started): tests/data/eval32ac/RESULTS.md
         "eval32ac/023.log",
         "eval32ac/024.log",
+        "eval32ae/030.log",
     }
     assert refused == refused_ok | refused_misses, refused
     return seen
