@@ -30,28 +30,15 @@ from observe.diagnosis import Diagnosis, InstanceBuilder
 from observe.errors import InputError, ObserveError
 from observe.metrics import scrape
 from observe.model import LogLine, Scrape
-from observe.parse import cloudwatch, cri, linebound, pasted, rotation, scan
+from observe.parse import cloudwatch, cri, linebound, logfmt, pasted, rotation, scan
 from observe.parse.linebound import LineBound
 from observe.settings import Settings
 
 Progress = Callable[[str, int, int], None]  # (name, bytes done, bytes total)
 
-_SKIP_SUFFIXES = {
-    ".json",
-    ".html",
-    ".png",
-    ".jpg",
-    ".svg",
-    ".yml",
-    ".yaml",
-    ".md",
-    ".py",
-    ".sh",
-    ".pkl",
-    ".csv",
-    ".jsonl",
-    ".tsv",
-}
+_SKIP_SUFFIXES = frozenset(
+    ".json .html .png .jpg .svg .yml .yaml .md .py .sh .pkl .csv .jsonl .tsv".split()
+)  # never a log: reports, images, configs, code, data
 _SNIFF = 8192
 #: the `Diagnosis.unreadable` kinds of a file that was not (wholly) read
 NOT_READ = frozenset(("unreadable", "truncated"))
@@ -75,7 +62,12 @@ class LogSet:
 def _wrapped(head: bytes) -> bool:
     """Whether a file's lines are records of a container runtime or a log export, or an indented paste (each
     unwrapped line by line, not by the byte scan)."""
-    return cri.looks_like_cri(head) or cloudwatch.looks_like_cloudwatch(head) or pasted.looks_indented(head)
+    return (
+        cri.looks_like_cri(head)
+        or cloudwatch.looks_like_cloudwatch(head)
+        or logfmt.looks_like_logfmt(head)
+        or pasted.looks_indented(head)
+    )
 
 
 def _sniff(path: Path) -> bytes:
@@ -179,11 +171,8 @@ def iter_lines(
     CRI records (a pod's log as the kubelet stores it) come back as the lines vLLM wrote. Lines
     longer than the bound's `max_bytes` are cut (and counted in `bound.cut`). Standard input's
     bytes are copied to `keep` when given (to be read again: `_split_servers`)."""
-    return cri.rejoin(
-        pasted.rejoin(
-            cloudwatch.unwrap(_iter_raw(path, unreadable, progress, bound or LineBound(_MAX_LINE), keep))
-        )
-    )
+    raw = _iter_raw(path, unreadable, progress, bound or LineBound(_MAX_LINE), keep)
+    return cri.rejoin(pasted.rejoin(logfmt.unwrap(cloudwatch.unwrap(raw))))
 
 
 _MAX_LINE = Settings().max_line_bytes
@@ -537,7 +526,9 @@ def _split_servers(
         bound = LineBound(settings.max_line_bytes if settings is not None else _MAX_LINE)
         if str(part) == STDIN:
             stdin_copy.seek(0)
-            lines = cri.rejoin(pasted.rejoin(cloudwatch.unwrap(_iter_stdin(bound, None, stdin_copy))))
+            lines = cri.rejoin(
+                pasted.rejoin(logfmt.unwrap(cloudwatch.unwrap(_iter_stdin(bound, None, stdin_copy))))
+            )
         else:
             lines = iter_lines(part, [], None, bound)
         apart.part(lines, shown(part), last=part is ls.parts[-1], bound=bound)

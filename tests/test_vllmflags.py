@@ -53,6 +53,23 @@ def test_kv_cache_dtype_fp8_only_from_0_4():
     assert vf.choices("--kv-cache-dtype", "0.3.3") == ["auto", "fp8_e5m2"]
 
 
+def test_dtype_is_as_old_as_vllm_and_half_passes_everywhere():
+    # vllm/engine/arg_utils.py @ v0.1.7: --dtype, choices auto/half/bfloat16/float; @ v0.2.0 (also v0.5.0, v0.6.3,
+    # v0.8.5) float16 and float32 join them; from v0.10.1 the choices are config's ModelDType Literal. Not a flag
+    # "introduced in 0.30.0" (the first release the generated table read): a versionless log may be advised it.
+    assert vf.introduced("--dtype") == "0.1.7"
+    for v in ("0.1.7", "0.4.0", "0.9.2", "0.32.0"):
+        assert vf.has_flag("--dtype", v) is True and vf.valid_value("--dtype", "half", v) is True, v
+    assert vf.valid_value("--dtype", "float16", "0.1.7") is False
+    assert vf.valid_value("--dtype", "float16", "0.6.3") is True
+
+
+def test_quantization_from_0_2():
+    # vllm/engine/arg_utils.py @ v0.1.7 has no --quantization; @ v0.2.0 adds it (choices awq, None).
+    assert vf.has_flag("--quantization", "0.1.7") is False
+    assert vf.has_flag("--quantization", "0.2.0") is True and vf.has_flag("--quantization", "0.8.5") is True
+
+
 def test_kv_cache_dtype_absent_before_0_3():
     # vllm/engine/arg_utils.py @ v0.2.7 has no --kv-cache-dtype; @ v0.3.0 adds it.
     assert vf.has_flag("--kv-cache-dtype", "0.2.7") is False

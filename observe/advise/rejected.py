@@ -199,7 +199,7 @@ def _bf16(p: Plan, f: Finding) -> None:
             [f.id], f"{_said(f)}: --dtype half is in force already; run on a GPU of compute capability 8.0+"
         )
         return
-    # the refusal itself names --dtype (every release that prints it has the flag, 0.2 →): no version needed
+    # every release has --dtype and takes 'half' (vllm_flags.json, read 0.1.7 → 0.34): no version needed
     r = Recommendation(
         flag="--dtype",
         current="bfloat16",

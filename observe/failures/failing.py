@@ -24,7 +24,7 @@ from observe.failures import shutdown, unread
 from observe.failures.kinds import FailureKind
 from observe.findingids import FindingId
 from observe.model import Finding
-from observe.parse.frames import PHASE_FRAMES, SERVING_FRAMES
+from observe.parse.phaseframes import PHASE_FRAMES, SERVING_FRAMES
 from observe.quote import quote
 
 if TYPE_CHECKING:
@@ -239,7 +239,7 @@ def served_record(root: Any, errors: Sequence[Any]) -> bool:
 def _before_serving(raw: Sequence[Any], phase: str) -> bool:
     """Whether the errors positively show the engine was still being built: the start-up's own lines put
     it in loading or profiling, or a frame of theirs is a function vLLM runs only at start-up
-    (parse.frames.PHASE_FRAMES: executor and worker init, load_model, the KV sizing), or another program says
+    (parse.phaseframes.PHASE_FRAMES: executor and worker init, load_model, the KV sizing), or another program says
     the engine's host died being built (``before_serving``: parse.raytold). The parser's bare "startup" (no
     stats line yet) is not enough: an excerpt of a serving engine has none either."""
     if phase in ("loading", "profiling"):

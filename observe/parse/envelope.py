@@ -223,14 +223,28 @@ def looks_like_json_record(seg: str) -> bool:
 
 
 def json_object(seg: str) -> dict[str, Any] | None:
-    """The JSON object on a line, or None (too long, invalid, or not an object)."""
+    """The JSON object on a line, or None (too long, invalid, or not an object); a record a paste cut inside its last
+    string value (a traceback in exc_info, cut mid-line) is closed there: what it holds up to the cut is read."""
     if len(seg) > MAX_JSON:
         return None
     try:
         rec = json.loads(seg)
     except Exception:
-        return None
+        rec = _cut_record(seg.rstrip())
     return rec if isinstance(rec, dict) else None
+
+
+_CUT_UNICODE_RE = re.compile(r"\\u[0-9a-fA-F]{0,3}$")
+
+
+def _cut_record(seg: str) -> Any:
+    """seg closed after its last string value (less an escape the cut split), or None when that is not JSON."""
+    if (len(seg) - len(seg.rstrip("\\"))) % 2:
+        seg = seg[:-1]
+    try:
+        return json.loads(_CUT_UNICODE_RE.sub("", seg) + '"}')
+    except Exception:
+        return None
 
 
 def json_record_time(rec: dict[str, Any]) -> datetime | None:

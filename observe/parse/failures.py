@@ -303,6 +303,15 @@ def _request_error(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failu
     return Failure(FailureKind.REQUEST_ERROR, {"phase": "serving"}, False, None)
 
 
+#: the OpenAI server's handlers, whose try around rendering a request's chat template logs its exception
+_SERVING_FILES = ("serving_chat.py", "serving_completion.py", "serving_engine.py", "chat_utils.py")
+
+
+def _request_template(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
+    """A jinja2 exception vLLM's server logged: only one request's chat template failed to render."""
+    return _request_error(m, msg, ctx, run) if ctx.logger_file in _SERVING_FILES else None
+
+
 def _prompt_length(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     d = {"prompt_tokens": int(m.group("n")), "limit": int(m.group("lim"))}
     return Failure(FailureKind.PROMPT_TOO_LONG, d, False, None)
@@ -423,6 +432,16 @@ RULES: tuple[Rule[Failure], ...] = (
         r"^Error (?:in extracting|trying to handle streaming) tool call",
         _request_error,
     ),
+    # openai_harmony (gpt-oss) failing to parse a token stream or a conversation: vLLM feeds it one request's tokens
+    # or messages (the chat stream generator's harmony_parser.process, the Responses and chat renderers), so it is
+    # that request's error, the engine untouched; not its vocab download at the server's start ("error downloading")
+    _rule(
+        "request-harmony-parse",
+        "HarmonyError: ",
+        r"HarmonyError: (?:Unexpected token \d+ while expecting|unexpected tokens remaining in message header|"
+        r"Unknown role\b)",
+        _request_error,
+    ),
     # the chat template's own failure, logged by logger.exception and re-raised as a ValueError the server answers
     # with an error response (entrypoints/chat_utils.py apply_hf_chat_template 0.8.5 → 0.10, `transformers`;
     # renderers/mistral.py 0.32, `mistral_common`): one request's error, not the engine's
@@ -432,6 +451,11 @@ RULES: tuple[Rule[Failure], ...] = (
         r"An error occurred in `\w+` while applying chat template",
         _request_error,
     ),
+    # the handler's except around rendering a request's chat template (serving_chat.py 0.4 → 0.5 logger.error
+    # "…from request: %s", 0.6 → 0.8 logger.exception), then an error response: the message, or jinja2's exception
+    # line under that handler's record (a paste cut before the message)
+    _rule("request-chat-template-v0", "Error in applying chat template from request", None, _request_error),
+    _rule("request-jinja", "jinja2.exceptions.", r"^jinja2\.exceptions\.\w+:", _request_template),
     # the engine died under the API server: killed, crashed, or its worker did
     _rule("engine-core-exited", "engine core exited unexpectedly", None, deaths.crashed("mpclient_exited")),
     _rule(

@@ -43,82 +43,12 @@ from observe.model import EngineError, LogEvent
 from observe.parse import accel, hosted, ipython, mainexit, native, nccl, raytold, triton
 from observe.parse.failtypes import Failure, RunState
 from observe.parse.failures import bf16_refusal
+from observe.parse.phaseframes import CLIENT_START, KV_CHECK, PHASE_FRAMES, SERVING_FRAMES, SHARED_FRAMES
 
-#: V0's KV-cache size check (worker.py 0.4 → 0.10, the first step of ``Worker.initialize_cache``): it raises only
-#: "No available memory for the cache blocks" (no GPU blocks) or "The model's max seq len (N) is larger than
-#: the maximum number of tokens that can be stored in KV cache (M)" — read in the 0.4.1 and 0.5.0.post1 wheels.
-#: A traceback cut at its call (or its frame) is that refusal, whatever the record's header: ``kv_check``
-KV_CHECK = "raise_if_cache_size_invalid"
 #: V0's / V1's GPU dtype check (worker.py and v1/worker/gpu_worker.py, 0.3 → 0.10; read in the 0.4.3 and 0.8.5
 #: wheels): it raises only "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your G GPU
 #: has compute capability X.Y." (parse.failures ``bf16-capability``), so a traceback cut at it is that refusal
 DTYPE_CHECK = "_check_if_gpu_supports_dtype"
-#: the OpenAI server's engine client (entrypoints/openai/api_server.py 0.5 → 0.10, V0 and V1): run_server enters
-#: ``async with build_async_engine_client(args)`` once, before it serves; ``…_from_engine_args`` builds the engine
-#: there and raises "Engine process failed to start" (0.6, 0.7) when its process dies first. Only a stop thrown
-#: in at its ``yield`` passes it later: after a requested stop nothing is read, once the engine served it is unknown
-CLIENT_START = ("build_async_engine_client", "build_async_engine_client_from_engine_args")
-#: vLLM's start-up functions, as they show in frames (``File "…", line N, in f`` or the call under
-#: it) → the phase (the names of V0 worker.py / model_runner.py / parallel_state.py / pynccl.py, of
-#: model_loader and models/utils.py, and the V1 gpu_worker.py / gpu_model_runner.py / core.py, 0.4 → 0.32)
-PHASE_FRAMES: dict[str, str] = {
-    "load_model": "loading_weights",
-    "load_weights": "loading_weights",
-    "get_model": "loading_weights",
-    "initialize_model": "loading_weights",
-    "_initialize_model": "loading_weights",
-    "make_layers": "loading_weights",
-    "create_weights": "loading_weights",
-    "profile_run": "profiling",
-    "determine_num_available_blocks": "profiling",
-    "determine_available_memory": "profiling",
-    "initialize_cache": "kv_cache_init",
-    KV_CHECK: "kv_cache_init",
-    "initialize_from_config": "kv_cache_init",
-    "_initialize_kv_caches": "kv_cache_init",
-    # V0 worker.py's initialize_cache → _init_cache_engine → CacheEngine → cache_engine.py's _allocate_kv_cache
-    # (0.4 → 0.10): the KV cache's own tensors, allocated once at start-up (a paste cut under initialize_cache)
-    "_init_cache_engine": "kv_cache_init",
-    "_allocate_kv_cache": "kv_cache_init",
-    "capture_model": "cuda_graph_capture",
-    "ncclCommInitRank": "startup",
-    "init_model_parallel_group": "startup",
-    "initialize_model_parallel": "startup",
-    "init_distributed_environment": "startup",
-    "init_worker_distributed_environment": "startup",
-    "init_device": "startup",
-    "from_engine_args": "startup",
-    # V1's AsyncLLM built by its classmethod (v1/engine/async_llm.py 0.8 → 0.32), as a caller's source line calls
-    # it: the client's construction, which launches the engine cores and waits for them (other classes' own
-    # from_vllm_config are not meant)
-    "AsyncLLM.from_vllm_config": "startup",
-    "_init_engine": "startup",
-    # the executor's construction: ExecutorBase.__init__ → _init_executor → (Ray) _init_workers_ray, called
-    # only there (V0 executor_base.py 0.4 → 0.10, V1 EngineCore.__init__'s executor_class(vllm_config))
-    "_init_executor": "startup",
-    "_init_workers_ray": "startup",
-    # V1's front end launching the engine cores and waiting for their ready message (v1/engine/utils.py
-    # launch_core_engines → wait_for_engine_startup 0.10 → 0.32, core_client.py _wait_for_engine_startup 0.8):
-    # every raise in it is a start-up failure ("Engine core initialization failed", a bad handshake)
-    "launch_core_engines": "startup",
-    "wait_for_engine_startup": "startup",
-    "_wait_for_engine_startup": "startup",
-    **dict.fromkeys(CLIENT_START, "startup"),
-}
-#: vLLM's functions that run only once its engine is built → the phase (the offline generate loop; V0's
-#: distributed executors' driver step, called only by their ``execute_model`` and by
-#: ``stop_remote_worker_execution_loop``, both from ``LLMEngine.step`` / ``step_async``, 0.4 → 0.10)
-SERVING_FRAMES: dict[str, str] = {
-    "_run_engine": "serving",
-    "run_engine_loop": "serving",
-    "engine_step": "serving",
-    "_driver_execute_model": "serving",
-    "_driver_execute_model_async": "serving",
-    # V1's EngineCore busy loop (core.py 0.8 → 0.32): run_engine_core calls it only once EngineCoreProc(...) is
-    # built and its start-up handshake is done, so a failure under it is while serving
-    "run_busy_loop": "serving",
-    "_process_engine_step": "serving",
-}
 #: an executor's ``execute_model`` (V0 ``vllm/executor/``, V1 ``vllm/v1/executor/``): called only by the engine's
 #: step (V0 ``LLMEngine.step`` / ``AsyncLLMEngine.step_async``; V1 ``EngineCore.step`` /
 #: ``step_with_batch_queue``, 0.6.2, 0.10.2, 0.32) — the start-up's profiling and warm-up reach the workers
@@ -128,12 +58,6 @@ SERVING_FRAMES: dict[str, str] = {
 _EXECUTOR_RUN_RE = re.compile(
     r'File "[^"]*/vllm/(?:v1/)?executor/\w+\.py", line \d+, in (execute_model(?:_async)?)\b', re.ASCII
 )
-#: vLLM's functions that run both while the engine is built and while it serves → "unknown": V1's
-#: ``collective_rpc`` (the start-up's ``determine_available_memory``, ``initialize_from_config`` and
-#: ``compile_or_warm_up_model``, and every step's ``execute_model``, 0.8 → 0.32) and V0's ``_run_workers``
-#: (``init_device``, ``load_model``, the KV sizing, and the step's ``start_worker_execution_loop``, 0.4 → 0.10).
-#: Such a frame reports the failure only when no other frame names the phase, and never guesses one.
-SHARED_FRAMES: dict[str, str] = {"collective_rpc": "unknown", "_run_workers": "unknown"}
 #: a V0 model runner's own ``execute_model`` (``vllm/worker/*model_runner.py``, 0.4 → 0.10): every step's forward
 #: pass and sampling, and also ``profile_run``'s dummy batch at start-up (0.4.3 model_runner.py:809), so by
 #: itself it is a shared frame too: phase "unknown" unless another frame of the traceback names one
@@ -218,6 +142,7 @@ LITERALS: tuple[str, ...] = (
     DISCONNECT_LISTENER,
     "asyncio/runners.py",
     "uvloop/__init__.py",
+    *ipython.LITERALS,
 )
 #: V1 client source lines that raise only once the engine core died after its start-up (the client exists
 #: once the core's handshake is done), by the function they are in (``v1/engine/``, 0.8.5 and 0.32):
@@ -289,8 +214,10 @@ def vllm_frame(msg: str) -> re.Match[str] | None:
 
 
 #: exception texts only vLLM raises: ModelRegistry's refusal of a model class (model_executor/models/registry.py,
-#: read in 0.6.3's wheel and 0.32: "Model architectures [...] are not supported for now. Supported architectures: …")
-VLLM_RAISES = ("are not supported for now. Supported architectures",)
+#: read in 0.6.3's wheel and 0.32: "Model architectures [...] are not supported for now. Supported architectures: …");
+#: the GGUF loader's refusal of a file whose tensors it cannot name (model_executor/model_loader,
+#: _get_gguf_weights_map: "Failed to map GGUF parameters (N): [...]", a paste may lower its first letter)
+VLLM_RAISES = ("are not supported for now. Supported architectures", "map GGUF parameters (")
 
 
 def anybodys(events: list[LogEvent]) -> bool:
@@ -477,6 +404,7 @@ class RawTracebacks:
         self.vllm_seen = self.started = False
         # a Jupyter / IPython traceback's header, until a vLLM frame tells
         self._nb = ipython.Notebook()
+        self._nb_line: tuple[str, Any] | None = None  # the cell's raising line calling LLM(…): line, ctx
 
     def record_frame(self, msg: str, run: RunState, ctx: Any) -> Failure | None:
         """``cut_frame`` for a line of an ERROR record; and V0's request re-raise (``_V0_RERAISE``) met twice in
@@ -515,6 +443,8 @@ class RawTracebacks:
             self.started = self.started or f is not None
             if f is None and (f := self._nb.frame(text, run)) is not None:
                 self.vllm_seen = True  # a frame of vLLM's own package, as IPython prints it
+            if self._nb_line is None and ipython.entry_line(text):
+                self._nb_line = (msg, ctx)  # a notebook cell's line that raised, calling LLM(…)
             f = f or nccl.watchdog(text, run)
             if f is None and any(c in text for c in _BUILD_CALLS):
                 f = cut_frame("  " + text, run)  # the engine's construction, cut before vLLM's own frames
@@ -590,4 +520,6 @@ class RawTracebacks:
         """End of stream: each held frame no exception line closed (none after a requested shutdown)."""
         held = [] if requested else list(self._open.values())
         self._open.clear()
+        if self._nb_line is not None and (f := self._nb.entry(requested)) is not None:
+            held.append((f, *self._nb_line))  # the notebook cell's LLM(…) call raised, no vLLM frame under it
         return held

@@ -17,6 +17,8 @@
 - Xinference's worker, when a model's launch raised: "xinference.core.worker … ERROR … Failed to load model <uid>"
   (``launch_builtin_model``'s ``logger.exception``, 0.x → 1.x; the traceback through ``wait_for_load`` follows):
   the model's backend — the vLLM engine — failed to start.
+- Xinference's REST API, when a model's launch raised: its traceback runs through ``restful_api.py``'s
+  ``launch_model`` (logged with the supervisor's exception before the handler answers 500): the launch failed.
 - A BentoML runner's start-up (OpenLLM's vLLM runner): its traceback runs through the runner's
   ``init_local`` (``bentoml/_internal/runner/runner.py``), which builds the runnable — the engine — when the
   server's lifespan starts; a raise there fails the start.
@@ -58,6 +60,10 @@ _XINFERENCE = re.compile(
     r"(?:\bERROR\b.*\bxinference\.core\.worker\b|\bxinference\.core\.worker\b.*\bERROR\b).*\bFailed to load model \S"
 )
 _BENTO_INIT = re.compile(r'bentoml/_internal/runner/runner\.py", line \d+, in init_local\b')
+#: Xinference's REST handler of a model launch (``xinference/api/restful_api.py`` launch_model: it logs the
+#: supervisor's exception with its traceback, then answers 500): the launch — the vLLM engine's start among its
+#: backends — failed; its other handlers (a chat request's error) are not it
+_XINF_LAUNCH = re.compile(r'xinference/api/restful_api\.py", line \d+, in launch_model\b')
 #: Abseil's failure-signal handler (``failure_signal_handler.cc``: "*** %s received at time=%ld on cpu %d ***")
 _ABSL_SIGNAL = re.compile(r"\*\*\* (?P<sig>SIG[A-Z]{2,6}) received at time=\d+")
 #: CPython's faulthandler on a fatal signal, by the signal it names
@@ -80,6 +86,7 @@ LITERALS: tuple[str, ...] = (
     "Failed to start model server",
     "Failed to load model ",
     "in init_local",
+    "in launch_model",
     " received at time=",
     "Fatal Python error: ",
     "Runner has been initializing for too long",
@@ -106,6 +113,10 @@ _KSERVE_CAUSE = "KServe's model server failed to load the model (its vLLM engine
 _XINFERENCE_CAUSE = (
     "Xinference's worker failed to launch the model (its backend, the vLLM engine, raised while it started: the "
     "exception is at the end of the traceback below, or cut off)"
+)
+_XINFERENCE_LAUNCH_CAUSE = (
+    "Xinference's REST API failed to launch the model (launch_model raised: its backend, the vLLM engine, or the "
+    "launch around it never came up; the exception is at the end of the traceback, or cut off)"
 )
 _SIGNAL_CAUSE = "a process of the engine was killed by {sig} (a fatal signal; SIGBUS in a container is often a full /dev/shm)"
 _MODAL_CAUSE = (
@@ -146,20 +157,27 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
         return start_failed(text, _REGISTER_CAUSE, ("ray", "register_failed"))
     if (m := _KSERVE.search(text)) is not None:
         return start_failed(text, _KSERVE_CAUSE.format(why=m.group("why")[:200]), ("kserve", "failed_start"))
-    if (
-        _XINFERENCE.search(text) is not None
-    ):  # its traceback's exception, when the paste kept it, tells the cause
+    if _XINFERENCE.search(text) is not None:  # its traceback's exception, when kept, tells the cause
         f = start_failed(text, _XINFERENCE_CAUSE, ("xinference", "failed_load"))
         return Failure(f.kind, {**f.details, "cut": True, "frame": "wait_for_load"}, f.fatal, f.key)
     return None
 
 
 def frame(text: str, run: RunState) -> Failure | None:
-    """A frame of a host's start-up that tells the start failed (a BentoML runner's ``init_local``)."""
-    if run.requested or _BENTO_INIT.search(text) is None:
+    """A frame of a host's start-up that tells the start failed (a BentoML runner's ``init_local``, Xinference's
+    REST ``launch_model``)."""
+    if run.requested:
         return None
-    f = start_failed(text, _BENTO_CAUSE, ("bentoml", "init_local"))
-    return Failure(f.kind, {**f.details, "cut": True, "frame": "init_local"}, f.fatal, f.key)
+    if _BENTO_INIT.search(text) is not None:
+        f, where = start_failed(text, _BENTO_CAUSE, ("bentoml", "init_local")), "init_local"
+    elif _XINF_LAUNCH.search(text) is not None:
+        f, where = (
+            start_failed(text, _XINFERENCE_LAUNCH_CAUSE, ("xinference", "launch_model")),
+            "launch_model",
+        )
+    else:
+        return None
+    return Failure(f.kind, {**f.details, "cut": True, "frame": where}, f.fatal, f.key)
 
 
 def fatal_signal(text: str) -> str | None:

@@ -18,7 +18,9 @@ header still says what was raised:
   shape, ``frame``) are read like any traceback's;
 - any type, once a frame in vLLM's package follows (``Notebook``; a Jupyter link or Colab's IPython 7 frame,
   ``frame_match``): an exception out of vLLM, its message cut off (an ``OutOfMemoryError`` there the OOM);
-  under ``LLM.__init__``, vLLM's offline entry point, the engine's start-up.
+  under ``LLM.__init__``, vLLM's offline entry point, the engine's start-up. So is the cell's own line that
+  raised (IPython's ``---->`` arrow) when it calls ``LLM(…)`` (``_ENTRY_RE``) and the paste ends before any
+  frame of vLLM's package (``Notebook.entry``): the exception came out of that constructor, its frames cut.
 
 Pure: a line in, a Failure, a frame line or a phase out.
 """
@@ -43,6 +45,10 @@ _VLLM_FRAME_RE = re.compile(
 )
 #: vLLM's offline entry point: a failure under ``LLM.__init__`` is the engine's start-up
 _START = ("LLM.__init__",)
+#: the cell's line that raised (IPython's arrow, its line number) calling that entry point: ``----> 4 llm = LLM(…)``
+_ENTRY_RE = re.compile(r"^-+>\s*\d+\s.*?(?<![\w.])(?:vllm\.)?LLM\(", re.ASCII)
+#: what such a line must hold to be read at all (``frames.LITERALS``: a line with no literal is skipped)
+LITERALS = ("LLM(",)
 
 
 def _oom(typ: str) -> bool:
@@ -86,6 +92,11 @@ def frame_match(text: str) -> re.Match[str] | None:
     return _VLLM_FRAME_RE.match(text) if "/vllm/" in text else None
 
 
+def entry_line(text: str) -> bool:
+    """Whether text is a cell's raising line calling vLLM's ``LLM(…)`` (``_ENTRY_RE``)."""
+    return _ENTRY_RE.match(text.strip()) is not None
+
+
 def piece(text: str) -> bool:
     """Whether text is one of the lines IPython prints inside a traceback besides its frames (``_PIECE_RE``)."""
     return _PIECE_RE.match(text.strip()) is not None
@@ -97,25 +108,38 @@ class Notebook:
 
     def __init__(self) -> None:
         self._type: str | None = None
+        self._entry = False  # the cell's line that raised calls LLM(…) (``_ENTRY_RE``)
 
     def __repr__(self) -> str:
         # its state, as the parser's other parts show theirs (tests/test_scanc.py compares them)
-        return f"Notebook(type={self._type!r})"
+        return f"Notebook(type={self._type!r}, entry={self._entry!r})"
 
     def header(self, text: str) -> None:
         h = _HEADER_RE.match(text)
         self._type = h.group("type") if h is not None else None
+        self._entry = False
 
     def frame(self, text: str, run: RunState) -> Failure | None:
-        """The failure the first vLLM frame under an IPython header tells (then none till the next header)."""
+        """The failure the first vLLM frame under an IPython header tells (then none till the next header);
+        the cell's raising line calling ``LLM(…)`` is kept for ``entry``."""
         if self._type is None or run.requested:
             return None
         f = frame_match(text)
         if f is None:
+            self._entry = self._entry or _ENTRY_RE.match(text) is not None
             return None
-        typ, func = self._type, f.group("func")
-        self._type = None
-        phase = "startup" if func in _START else ("serving" if run.stats_seen else "unknown")
+        return self._told(f.group("func"), run.stats_seen)
+
+    def entry(self, requested: bool) -> Failure | None:
+        """At the end of the stream: the cell's raising line called ``LLM(…)`` and no vLLM frame followed."""
+        if self._type is None or not self._entry or requested:
+            return None
+        return self._told(_START[0], False)
+
+    def _told(self, func: str, stats_seen: bool) -> Failure:
+        typ = str(self._type)
+        self._type, self._entry = None, False
+        phase = "startup" if func in _START else ("serving" if stats_seen else "unknown")
         text = f"{typ} out of {func}() in a notebook (its message is cut off)"
         d = {"type": typ, "text": text, "phase": phase, "frame": func, "cut": True}
         return Failure(FailureKind.EXCEPTION, d, False, ("exc", typ, func))

@@ -361,9 +361,12 @@ class Parser:
         self._message(msg, ctx, out)
         exc = rec.get("exc_info")  # vLLM's JSON formatter (0.32+) puts the traceback here, not on lines
         if isinstance(exc, str):
+            # another program's JSON logger (NIM's launcher) holds a traceback as Python prints it: read as a bare one
+            own = isinstance(name, str) and name.startswith("vllm")
+            tb_ctx = ctx if own else Ctx(line.source, line.lineno, outer_ts=outer_ts, bare=True)
             for tb_line in exc.splitlines()[-_MAX_EXC_LINES:]:
                 if tb_line.strip():
-                    self._message(tb_line, ctx, out)
+                    self._message(tb_line, tb_ctx, out)
         return True
 
     def _count_vllm(self) -> None:

@@ -59,6 +59,9 @@ _HOST_FRAME_RE = re.compile(
     r'File "[^"]*/(?:vllm_rollout/[\w/]+|[\w/]*vllm_(?:engine|async_server)\w*)\.py", line \d+', re.ASCII
 )
 _HOST_LITERALS = ("/vllm_rollout/", "vllm_engine", "vllm_async_server")
+#: Ray's exception line (``ray.exceptions.<Name>: …``): a traceback's end, which closes the frames held under its
+#: header (``frames.RawTracebacks``) whether or not a rule reads it, so it is never skipped
+_EXCEPTIONS = "ray.exceptions."
 #: what a line must hold for ``death``, ``host_frame`` or ``actor_died`` to read it (``triggers.TRIGGERS``)
 LITERALS: tuple[str, ...] = (
     _CREATION,
@@ -69,6 +72,7 @@ LITERALS: tuple[str, ...] = (
     _TASK_ERROR,
     _ACTOR_DIED,
     *_HOST_LITERALS,
+    _EXCEPTIONS,
 )
 #: Ray's RayTaskError line: the cause, the actor's class and method, and the module of its repr
 _TASK_ERROR_RE = re.compile(

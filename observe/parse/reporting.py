@@ -23,6 +23,12 @@ from observe.parse.failtypes import Failure, RunState
 _TOOL_PARSER_SITE = re.compile(r"(?!abstract_)\w+_tool_parser\.py")
 
 
+#: a frame of a tool parser's extraction (``extract_tool_calls`` / ``extract_tool_calls_streaming``, a vLLM parser or a
+#: ``--tool-parser-plugin`` one): the server calls it per request and answers that request (without tool calls, or
+#: skipping the delta), so an exception under it is one request's, even in a traceback printed bare
+_TOOL_FRAME = re.compile(r'File "[^"]*/(?!abstract_)\w+_tool_parser\.py", line \d+, in extract_tool_calls')
+
+
 def _tool_parser_site(ctx: Ctx) -> bool:
     name = (ctx.logger_file or "").rsplit("/", 1)[-1]
     return _TOOL_PARSER_SITE.fullmatch(name) is not None
@@ -37,6 +43,9 @@ class FailureReporter:
         self._headed = False  # the ERROR record at that site began with its traceback's header
         self.raw = frames.RawTracebacks()  # the tracebacks workers print raw, per process
         self._unread = unread.Unread()  # the fallback: a vLLM frame no rule read (parse.unread)
+        self._tool: dict[
+            tuple[int | None, int | None], bool
+        ] = {}  # a raw traceback's last frame was a tool parser's
 
     def restart(self) -> None:
         """A (re)start: earlier error context no longer applies."""
@@ -61,7 +70,11 @@ class FailureReporter:
             # frame under any header (the exception line under it, when there, explains it: failing.unexplained)
             if f is None and not tool and (not self._headed or frames.read_under_header(msg)):
                 f = self.raw.record_frame(msg, run, ctx)
-        self._emit(f, msg, ctx, cur, out)
+        elif f is not None and f.kind == FailureKind.EXCEPTION and self._tool.get((ctx.pid, ctx.rank)):
+            f = Failure(
+                FailureKind.REQUEST_ERROR, {"phase": "serving"}, False, None
+            )  # raised in a tool parser
+        self._emit(f, msg, ctx, cur, out, run.requested)
 
     def aborted(self, cur: int) -> None:
         """The engine aborted a request it held, on physical line cur (``served.ABORTED``)."""
@@ -69,15 +82,24 @@ class FailureReporter:
 
     def raw_line(self, msg: str, ctx: Ctx, run: RunState, cur: int, out: list[LogEvent], told: bool) -> None:
         """A line of a traceback printed raw (a process or rank prefix, no level): ``frames.RawTracebacks``."""
-        self._emit(self.raw.line(msg, (ctx.pid, ctx.rank), told, run, ctx), msg, ctx, cur, out)
+        text = msg.strip()
+        if text.startswith('File "'):
+            self._tool[(ctx.pid, ctx.rank)] = _TOOL_FRAME.match(text) is not None
+        elif text.startswith("Traceback (most recent"):
+            self._tool.pop((ctx.pid, ctx.rank), None)
+        f = self.raw.line(msg, (ctx.pid, ctx.rank), told, run, ctx)
+        self._emit(f, msg, ctx, cur, out, run.requested)
 
     def release(self, requested: bool, cur: int, out: list[LogEvent]) -> None:
         """End of stream: the raw tracebacks and unread frames still held."""
         for f, msg, ctx in self._unread.release(requested, self.raw.release(requested)):
-            self._emit(f, msg, ctx, cur, out)
+            self._emit(f, msg, ctx, cur, out, requested)
 
-    def _emit(self, f: Failure | None, msg: str, ctx: Ctx, cur: int, out: list[LogEvent]) -> None:
-        self._unread.note(f, msg, ctx, ctx.level is None or ctx.level in triggers.ERROR_LEVELS, cur)
+    def _emit(
+        self, f: Failure | None, msg: str, ctx: Ctx, cur: int, out: list[LogEvent], requested: bool = False
+    ) -> None:
+        failure_line = ctx.level is None or ctx.level in triggers.ERROR_LEVELS
+        self._unread.note(f, msg, ctx, failure_line, cur, requested)
         if f is not None and self._recent.is_new(f, cur):
             d = f.details if ctx.rank is None else {**f.details, "rank": ctx.rank}
             out.append(EngineError(E.envelope(ctx), f.kind, msg.strip()[:2000], d, f.fatal))

@@ -15,8 +15,14 @@ REQUESTED_LITERALS = (
 )
 #: shutdown messages vLLM prints whoever stopped it: the Ray executor's teardown ("Shutting down Ray
 #: distributed executor. … this is the expected termination process in Ray.", ray_distributed_executor.py
-#: 0.7.3 → v1/executor/ray_executor.py) runs after an engine death too. A shutdown, never a request.
-CLEANUP_LITERALS = ("Shutting down Ray distributed executor",)
+#: 0.7.3 → v1/executor/ray_executor.py) runs after an engine death too; so does V0's client closing
+#: ("Shutting down MQLLMEngineClient output handler.", engine/multiprocessing/client.py 0.6 → 0.10: the output
+#: loop cancelled by close(), which build_async_engine_client's ``finally`` runs after a failed start as well).
+#: A shutdown, never a request.
+CLEANUP_LITERALS = (
+    "Shutting down Ray distributed executor",
+    "Shutting down MQLLMEngineClient output handler",
+)
 #: the exception line a Ctrl-C leaves (SIGINT's KeyboardInterrupt), and vLLM's SIGTERM handler's ("KeyboardInterrupt:
 #: terminated", V0's api_server): the traceback's last line, alone on it — a stop asked for
 INTERRUPT = "KeyboardInterrupt"

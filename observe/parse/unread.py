@@ -15,7 +15,15 @@ uncaught exception's traceback so (torch/distributed/distributed_c10d.py ``_dist
 exception nothing caught reaches it, so that process is exiting: reported so (an ``error_line``, ``unread``,
 its phase unknown: no frame tells it).
 
-Not a failure: a requested stop (the parser's own ``requested``), and a traceback of Ctrl-C, ``sys.exit``,
+One more: a traceback through multiprocessing's ``BaseProcess._bootstrap`` (``multiprocessing/process.py``, its
+``self.run()``) under a vLLM process prefix (``(EngineCore_DP0 pid=N)``, ``(VllmWorker rank=N pid=N)``). _bootstrap
+prints a traceback only for an exception the process's target let out (SystemExit prints none; vLLM's own entry
+points catch Ctrl-C and a stop and exit quietly), and then exits with code 1: that vLLM process is dying, its cause
+cut (an ``error_line``, ``unread``, its phase unknown).
+
+Not a failure: a traceback printed once a requested stop had begun (the parser's own ``requested``; one printed
+before it, say V0's engine dying and its server then shutting down, is the failure that came first), and a
+traceback of Ctrl-C, ``sys.exit``,
 a task cancelled or a client gone (``_STOPS``): frames under those tell nothing. Save one: V0's ``engine_step``
 (``engine/async_llm_engine.py``) cancelled. Only the engine loop cancels it (``run_engine_loop``: ``await
 asyncio.wait_for(self.engine_step(), ENGINE_ITERATION_TIMEOUT_S)``, 0.4 → 0.5; a client gone cancels its own
@@ -42,7 +50,7 @@ from __future__ import annotations
 from typing import Any
 
 from observe.failures.kinds import FailureKind
-from observe.parse import frames
+from observe.parse import frames, phaseframes
 from observe.parse.failtypes import Failure
 
 Held = tuple[Failure, str, Any]  # a failure, its line and that line's ctx
@@ -63,6 +71,13 @@ _STEP_TIMEOUT = (
 #: "Aborted request" this many physical lines above uvicorn's record (its access line between): the same request
 _ABORT_NEAR = 5
 
+#: a process's traceback through multiprocessing's _bootstrap (``self.run()`` in ``multiprocessing/process.py``)
+_BOOTSTRAP = 'multiprocessing/process.py", line'
+_DIED = (
+    "a vLLM process's traceback through multiprocessing's _bootstrap (self.run()): its target let an exception "
+    "out, so that process exited with code 1 — its cause cut"
+)
+
 _HOOKED = (
     "PyTorch's distributed excepthook printed an uncaught exception's traceback ('[rankN]: Traceback …'), cut "
     "before its frames: that process was exiting"
@@ -77,32 +92,45 @@ class Unread:
         self._told = self._stopped = self._in_step = False
         self._timeout: tuple[str, Any] | None = None  # engine_step cancelled: its exception line, ctx
         self._hooked: tuple[str, Any] | None = None  # "[rankN]: Traceback …": the excepthook's header, ctx
+        self._died: tuple[str, Any] | None = None  # a vLLM process's _bootstrap frame: line, ctx
         self._asgi: tuple[str, Any] | None = None  # uvicorn's record of a request that raised: line, ctx
         self._asgi_in_engine = False  # the engine aborted a request just before that record
         self.aborted_at: int | None = None  # the physical line of the engine's last "Aborted request"
+        # which of those ("last", "hooked", "died", "asgi") came once a requested stop had begun
+        self._late: set[str] = set()
 
-    def note(self, f: Failure | None, msg: str, ctx: Any, failure_line: bool, cur: int = 0) -> None:
+    def note(
+        self, f: Failure | None, msg: str, ctx: Any, failure_line: bool, cur: int = 0, requested: bool = False
+    ) -> None:
         """A line the failure rules saw (failure_line: an ERROR / CRITICAL record or a raw line; cur: its
-        physical line), and what they made of it (f)."""
+        physical line; requested: a requested stop had begun when it was printed), and what they made of it (f)."""
         if failure_line and self._in_step and msg.strip().endswith("CancelledError"):
             self._timeout = (msg, ctx)  # the engine loop's iteration timeout, not a stop (read as a wrapper)
         elif f is not None:
             self._told = True
         elif failure_line:
             if _ASGI in msg:
-                self._asgi = (msg, ctx)
+                self._asgi = self._mark("asgi", requested, (msg, ctx))
                 near = self.aborted_at is not None and 0 < cur - self.aborted_at <= _ABORT_NEAR
                 self._asgi_in_engine = self._asgi_in_engine or near
             elif "Traceback (most recent" in msg:
                 self._in_step = False
                 if ctx.rank is not None and ctx.process is None and ctx.logger_file is None:
-                    self._hooked = (msg, ctx)  # PyTorch's excepthook: an uncaught exception (not a process's)
+                    # PyTorch's excepthook: an uncaught exception (not a process's)
+                    self._hooked = self._mark("hooked", requested, (msg, ctx))
+            elif _BOOTSTRAP in msg and "in _bootstrap" in msg and ctx.process is not None:
+                self._died = self._mark("died", requested, (msg, ctx))  # a vLLM process's target let one out
             elif any(s in msg for s in _STOPS) or frames.DISCONNECT_LISTENER in msg:
                 self._stopped = True
             elif (m := frames.vllm_frame(msg)) is not None:
-                self._last = (m.group("func"), msg, ctx)
+                self._last = self._mark("last", requested, (m.group("func"), msg, ctx))
                 step = m.group("func") == "engine_step" and "async_llm_engine.py" in msg
                 self._in_step = self._in_step or step
+
+    def _mark(self, which: str, requested: bool, value: Any) -> Any:
+        """value, kept as the stream's latest of its kind (which), noting whether a requested stop had begun."""
+        (self._late.add if requested else self._late.discard)(which)
+        return value
 
     def release(self, requested: bool, held: list[Held]) -> list[Held]:
         """End of stream: what the raw tracebacks held (``frames.RawTracebacks.release``), else the unread
@@ -110,13 +138,17 @@ class Unread:
         if not (held or self._told or requested) and self._timeout is not None:
             step = {"text": _STEP_TIMEOUT, "phase": "serving", "frame": "engine_step", "cause": _STEP_TIMEOUT}
             return [(Failure(FailureKind.ERROR_LINE, step, False, ("unread", "engine_step")), *self._timeout)]
-        if held or self._told or self._stopped or requested:
+        kept = next(
+            (k for k, v in (("last", self._last), ("hooked", self._hooked), ("died", self._died)) if v),
+            "asgi",
+        )
+        if held or self._told or self._stopped or (requested and kept in self._late):
             return held
         if self._last is None:
-            if self._hooked is not None:
-                msg, ctx = self._hooked
-                d = {"text": _HOOKED, "phase": "unknown", "unread": True, "cause": _HOOKED}
-                return [(Failure(FailureKind.ERROR_LINE, d, False, ("unread", "excepthook")), msg, ctx)]
+            for seen, text, key in ((self._hooked, _HOOKED, "excepthook"), (self._died, _DIED, "_bootstrap")):
+                if seen is not None:
+                    d = {"text": text, "phase": "unknown", "unread": True, "cause": text}
+                    return [(Failure(FailureKind.ERROR_LINE, d, False, ("unread", key)), *seen)]
             if self._asgi is None:
                 return held
             d = {
@@ -130,6 +162,6 @@ class Unread:
             }
             return [(Failure(FailureKind.ERROR_LINE, d, False, ("unread", "run_asgi")), *self._asgi)]
         func, msg, ctx = self._last
-        phase = frames.PHASE_FRAMES.get(func) or frames.SERVING_FRAMES.get(func) or "unknown"
+        phase = phaseframes.PHASE_FRAMES.get(func) or phaseframes.SERVING_FRAMES.get(func) or "unknown"
         d = {"text": msg.strip()[:300], "phase": phase, "frame": func, "cut": True, "unread": True}
         return [(Failure(FailureKind.ERROR_LINE, d, False, ("unread", func)), msg, ctx)]

@@ -276,7 +276,10 @@ def silent_preemptions(c: Context) -> list[Finding]:
 
 
 def capacity_facts(c: Context) -> list[Finding]:
-    """Startup facts that already say the KV cache is small, or memory has no headroom."""
+    """Startup facts that already say the KV cache is small, or memory has no headroom. A KV cache of fewer tokens
+    than max_model_len is a refused start only when vLLM did not itself report room for one such request: V1 logs
+    "Maximum concurrency for N tokens per request: X" after its KV size check passed (kv_cache_utils, 0.8 → 0.32), and
+    a hybrid model's (sliding-window or linear-attention layers) token count is not what one request needs."""
     cfg = c.config
     out = []
     pp = int(cfg.pipeline_parallel_size or 1)
@@ -286,6 +289,7 @@ def capacity_facts(c: Context) -> list[Finding]:
         and cfg.kv_cache_tokens < cfg.max_model_len
         and pp == 1
         and not any(e.kind in KV_KINDS for e in c.summary.errors)
+        and not (cfg.max_concurrency is not None and cfg.max_concurrency >= 1)
     ):
         out.append(
             Finding(

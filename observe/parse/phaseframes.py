@@ -1,0 +1,86 @@
+"""vLLM's own functions as a traceback's frames name them, by the phase of the run they belong to: start-up
+(``PHASE_FRAMES``: the executor's and workers' construction, weight loading, profiling, the KV cache's sizing, CUDA
+graph capture, the front end launching the engine cores), serving (``SERVING_FRAMES``: the engine loops) or both
+(``SHARED_FRAMES``). The frame readers (``parse.frames``, ``parse.unread``) and the catch-all
+(``failures.failing``) name a cut traceback's phase from them. Data only.
+"""
+
+from __future__ import annotations
+
+#: V0's KV-cache size check (worker.py 0.4 → 0.10, the first step of ``Worker.initialize_cache``): it raises only
+#: "No available memory for the cache blocks" (no GPU blocks) or "The model's max seq len (N) is larger than
+#: the maximum number of tokens that can be stored in KV cache (M)" — read in the 0.4.1 and 0.5.0.post1 wheels.
+#: A traceback cut at its call (or its frame) is that refusal, whatever the record's header: ``kv_check``
+KV_CHECK = "raise_if_cache_size_invalid"
+#: the OpenAI server's engine client (entrypoints/openai/api_server.py 0.5 → 0.10, V0 and V1): run_server enters
+#: ``async with build_async_engine_client(args)`` once, before it serves; ``…_from_engine_args`` builds the engine
+#: there and raises "Engine process failed to start" (0.6, 0.7) when its process dies first. Only a stop thrown
+#: in at its ``yield`` passes it later: after a requested stop nothing is read, once the engine served it is unknown
+CLIENT_START = ("build_async_engine_client", "build_async_engine_client_from_engine_args")
+#: vLLM's start-up functions, as they show in frames (``File "…", line N, in f`` or the call under
+#: it) → the phase (the names of V0 worker.py / model_runner.py / parallel_state.py / pynccl.py, of
+#: model_loader and models/utils.py, and the V1 gpu_worker.py / gpu_model_runner.py / core.py, 0.4 → 0.32)
+PHASE_FRAMES: dict[str, str] = {
+    "load_model": "loading_weights",
+    "load_weights": "loading_weights",
+    "get_model": "loading_weights",
+    "initialize_model": "loading_weights",
+    "_initialize_model": "loading_weights",
+    "make_layers": "loading_weights",
+    "create_weights": "loading_weights",
+    "profile_run": "profiling",
+    "determine_num_available_blocks": "profiling",
+    "determine_available_memory": "profiling",
+    "initialize_cache": "kv_cache_init",
+    KV_CHECK: "kv_cache_init",
+    "initialize_from_config": "kv_cache_init",
+    "_initialize_kv_caches": "kv_cache_init",
+    # V0 worker.py's initialize_cache → _init_cache_engine → CacheEngine → cache_engine.py's _allocate_kv_cache
+    # (0.4 → 0.10): the KV cache's own tensors, allocated once at start-up (a paste cut under initialize_cache)
+    "_init_cache_engine": "kv_cache_init",
+    "_allocate_kv_cache": "kv_cache_init",
+    "capture_model": "cuda_graph_capture",
+    "ncclCommInitRank": "startup",
+    "init_model_parallel_group": "startup",
+    "initialize_model_parallel": "startup",
+    "init_distributed_environment": "startup",
+    "init_worker_distributed_environment": "startup",
+    "init_device": "startup",
+    "from_engine_args": "startup",
+    # V1's AsyncLLM built by its classmethod (v1/engine/async_llm.py 0.8 → 0.32), as a caller's source line calls
+    # it: the client's construction, which launches the engine cores and waits for them (other classes' own
+    # from_vllm_config are not meant)
+    "AsyncLLM.from_vllm_config": "startup",
+    "_init_engine": "startup",
+    # the executor's construction: ExecutorBase.__init__ → _init_executor → (Ray) _init_workers_ray, called
+    # only there (V0 executor_base.py 0.4 → 0.10, V1 EngineCore.__init__'s executor_class(vllm_config))
+    "_init_executor": "startup",
+    "_init_workers_ray": "startup",
+    # V1's front end launching the engine cores and waiting for their ready message (v1/engine/utils.py
+    # launch_core_engines → wait_for_engine_startup 0.10 → 0.32, core_client.py _wait_for_engine_startup 0.8):
+    # every raise in it is a start-up failure ("Engine core initialization failed", a bad handshake)
+    "launch_core_engines": "startup",
+    "wait_for_engine_startup": "startup",
+    "_wait_for_engine_startup": "startup",
+    **dict.fromkeys(CLIENT_START, "startup"),
+}
+#: vLLM's functions that run only once its engine is built → the phase (the offline generate loop; V0's
+#: distributed executors' driver step, called only by their ``execute_model`` and by
+#: ``stop_remote_worker_execution_loop``, both from ``LLMEngine.step`` / ``step_async``, 0.4 → 0.10)
+SERVING_FRAMES: dict[str, str] = {
+    "_run_engine": "serving",
+    "run_engine_loop": "serving",
+    "engine_step": "serving",
+    "_driver_execute_model": "serving",
+    "_driver_execute_model_async": "serving",
+    # V1's EngineCore busy loop (core.py 0.8 → 0.32): run_engine_core calls it only once EngineCoreProc(...) is
+    # built and its start-up handshake is done, so a failure under it is while serving
+    "run_busy_loop": "serving",
+    "_process_engine_step": "serving",
+}
+#: vLLM's functions that run both while the engine is built and while it serves → "unknown": V1's
+#: ``collective_rpc`` (the start-up's ``determine_available_memory``, ``initialize_from_config`` and
+#: ``compile_or_warm_up_model``, and every step's ``execute_model``, 0.8 → 0.32) and V0's ``_run_workers``
+#: (``init_device``, ``load_model``, the KV sizing, and the step's ``start_worker_execution_loop``, 0.4 → 0.10).
+#: Such a frame reports the failure only when no other frame names the phase, and never guesses one.
+SHARED_FRAMES: dict[str, str] = {"collective_rpc": "unknown", "_run_workers": "unknown"}
