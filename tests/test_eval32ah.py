@@ -20,10 +20,6 @@ _UA = (
 MISSES: dict[tuple[str, int], str] = {
     ("006", 0): _UA,
     ("006", 1): _UA,
-    ("024", 0): (
-        "issue 32 miss UB: GPUStack's own 'Error provisioning model instance …: Failed to get vLLM backend image' "
-        "and its traceback (no line vLLM wrote) is refused instead of read as a failed launch"
-    ),
 }
 
 

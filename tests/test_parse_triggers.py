@@ -186,9 +186,8 @@ _NO_EVENT_YET = {
     # progress, plugin discovery, tt-inference-server's start-up and a route table: nothing to read
     *(("eval32ab", n) for n in ("012", "015", "025", "026", "027", "030")),
     # eval32ag 017 / 022 / 023 / 025: trl vllm-serve's access line under a Slurm job's prefixes, OCRFlux's and
-    # Langchain-Chatchat's own start-up lines, FlagCX / NCCL bootstrap lines: nothing vLLM wrote to read; 018 (class TB):
-    # Dynamo's relay of custom all-reduce's 'Failed: … 'invalid argument'', not read yet (tests/data/eval32ag/RESULTS.md)
-    *(("eval32ag", n) for n in ("017", "018", "022", "023", "025")),
+    # Langchain-Chatchat's own start-up lines, FlagCX / NCCL bootstrap lines: nothing vLLM wrote to read
+    *(("eval32ag", n) for n in ("017", "022", "023", "025")),
     # eval32ad 008: a 2026 API server's chat-template warm-up line and routes: nothing to read
     ("eval32ad", "008"),
     # eval32af 003 / 025 / 029: Ray's own 'ray start' output, another server's ASGI exception group, and
@@ -203,15 +202,13 @@ _NO_EVENT_YET = {
     # inductor's DEBUG kernel source, a Ray Serve test's teardown: nothing to read; 030 (class RC): TorchServe's
     # MODEL_LOG traceback, no line vLLM wrote
     *(("eval32ae", n) for n in ("006", "017", "021", "027", "030")),
-    # eval32aj 006 / 016 / 026 / 029 / 030: benchmark_serving's summary, verl's rollout-thread traceback (class WD),
-    # Xinference's actor traceback (class WF), Triton's backend table and another program's CPU start: nothing vLLM
-    # wrote to read
-    *(("eval32aj", n) for n in ("006", "016", "026", "029", "030")),
+    # eval32aj 006 / 016 / 029 / 030: benchmark_serving's summary, verl's rollout-thread traceback (class WD),
+    # Triton's backend table and another program's CPU start: nothing vLLM wrote to read
+    *(("eval32aj", n) for n in ("006", "016", "029", "030")),
     # eval32ah 001 / 011 / 014 / 025 / 027: 'Waiting for 1 local, 0 remote core engine proc(s)' DEBUG lines, the WSL
     # pin_memory WARNING, a docker-compose backend-selection INFO line, DEBUG platform detection and NIXL connector
-    # DEBUG lines of a healthy prefill pod: nothing to read; 024 (class UB): GPUStack's provisioning error, no line vLLM
-    # wrote
-    *(("eval32ah", n) for n in ("001", "011", "014", "024", "025", "027")),
+    # DEBUG lines of a healthy prefill pod: nothing to read
+    *(("eval32ah", n) for n in ("001", "011", "014", "025", "027")),
     # eval32ai 005 / 013 / 015 / 018 / 025 / 030: a bench client's result table, lm-eval's FP8-Marlin note and
     # result table, a lone 'Available routes are:', the --model deprecation WARNINGs, two route tables: nothing to
     # read; 024 (class VB): an API server's start-up traceback hard-wrapped at 80 columns, cut before its exception

@@ -19,6 +19,15 @@
   the model's backend — the vLLM engine — failed to start.
 - Xinference's REST API, when a model's launch raised: its traceback runs through ``restful_api.py``'s
   ``launch_model`` (logged with the supervisor's exception before the handler answers 500): the launch failed.
+- Xinference's worker, a model's launch traceback cut above its ERROR line: a frame of ``launch_builtin_model``
+  (``xinference/core/worker.py``, which awaits the model actor's ``load``): the model's load raised through it.
+- GPUStack's worker, when it could not provision a model instance (its vLLM backend among them): "gpustack.worker.
+  serve_manager - ERROR - Error provisioning model instance <name>: <exception>" (``serve_manager.py``
+  ``_serve_model_instance``, the backend's ``start`` raising, e.g. "Failed to get vLLM backend image"): the
+  instance's engine never started.
+- gunicorn's arbiter, when a worker raised while it booted (``arbiter.py`` ``spawn_worker``: ``init_process``, which
+  loads the app — the vLLM engine an app module builds at import — raised): "[<time>] [<pid>] [ERROR] Exception in
+  worker process" (gunicorn's own log format), the traceback after it; the worker exits with its boot error.
 - A BentoML runner's start-up (OpenLLM's vLLM runner): its traceback runs through the runner's
   ``init_local`` (``bentoml/_internal/runner/runner.py``), which builds the runnable — the engine — when the
   server's lifespan starts; a raise there fails the start.
@@ -34,6 +43,11 @@
   please set the environment variable `VLLM_LOGGING_LEVEL=DEBUG` …" (``DeviceConfig.__post_init__``, read in
   0.32's ``config/device.py``: raised while the engine's config is built when no platform was detected): no engine
   starts.
+- vLLM's own CUDA check in its C++ (``CUDACHECK`` in ``csrc/custom_all_reduce.cuh``: ``printf("Failed: Cuda error
+  %s:%d '%s'\n", …)`` then ``exit(EXIT_FAILURE)``), printed bare or relayed by a host's logger (Dynamo's "INFO
+  dynamo_engine_vllm::worker: VLLM: Failed: …/custom_all_reduce.cuh:368 'invalid argument'"): a CUDA call of custom
+  all-reduce failed (at CUDA-graph capture, registering its buffers) and the process exited — before it served, a
+  failed start.
 
 Each is a start-up failure (KServe, BentoML, Modal, no device) or the death of the engine's process (Ray, a fatal
 signal), never a request's error. Pure: a raw line in, a Failure or None out.
@@ -59,6 +73,14 @@ _KSERVE = re.compile(r"\bkserve ERROR \[.*\] Failed to start model server: (?P<w
 _XINFERENCE = re.compile(
     r"(?:\bERROR\b.*\bxinference\.core\.worker\b|\bxinference\.core\.worker\b.*\bERROR\b).*\bFailed to load model \S"
 )
+#: Xinference's worker: the frame of its model launch (``launch_builtin_model`` awaits the model actor's ``load``)
+_XINF_WORKER = re.compile(r'xinference/core/worker\.py", line \d+, in launch_builtin_model\b')
+#: GPUStack's worker (``gpustack/worker/serve_manager.py``): the instance's backend (vLLM) raised while it started
+_GPUSTACK = re.compile(
+    r"\bgpustack\.worker\.serve_manager\b.*\bERROR\b.*\bError provisioning model instance \S+: (?P<why>.*)"
+)
+#: gunicorn's arbiter (``gunicorn/arbiter.py`` spawn_worker's ``log.exception``), in gunicorn's own format
+_GUNICORN_BOOT = re.compile(r"\[\d+\] \[ERROR\] Exception in worker process\b")
 _BENTO_INIT = re.compile(r'bentoml/_internal/runner/runner\.py", line \d+, in init_local\b')
 #: Xinference's REST handler of a model launch (``xinference/api/restful_api.py`` launch_model: it logs the
 #: supervisor's exception with its traceback, then answers 500): the launch — the vLLM engine's start among its
@@ -77,6 +99,8 @@ _FAULT = {
 _FAULT_RE = re.compile(r"^Fatal Python error: (?P<what>" + "|".join(_FAULT) + r")\b")
 _MODAL_INIT = re.compile(r"Runner has been initializing for too long: (?P<secs>\d+) seconds")
 _NO_DEVICE = "Failed to infer device type"
+#: vLLM's CUDACHECK (``csrc/custom_all_reduce.cuh``): a CUDA call failed and the process exits
+_CUDACHECK = re.compile(r"(?:^|\s)Failed: (?:Cuda error )?(?P<where>\S+\.cuh?:\d+) '(?P<err>[^']+)'\s*$")
 #: what a line must hold for ``death`` or ``frame`` to read it (``triggers.TRIGGERS``)
 LITERALS: tuple[str, ...] = (
     "Unhandled exception: ",
@@ -87,10 +111,14 @@ LITERALS: tuple[str, ...] = (
     "Failed to load model ",
     "in init_local",
     "in launch_model",
+    "in launch_builtin_model",
+    "Error provisioning model instance ",
     " received at time=",
     "Fatal Python error: ",
     "Runner has been initializing for too long",
     _NO_DEVICE,
+    "Failed: ",
+    "Exception in worker process",
 )
 
 _ABORT_CAUSE = (
@@ -117,6 +145,17 @@ _XINFERENCE_CAUSE = (
 _XINFERENCE_LAUNCH_CAUSE = (
     "Xinference's REST API failed to launch the model (launch_model raised: its backend, the vLLM engine, or the "
     "launch around it never came up; the exception is at the end of the traceback, or cut off)"
+)
+_GPUSTACK_CAUSE = (
+    "GPUStack's worker failed to provision the model instance (its vLLM backend never started): {why}"
+)
+_CUDACHECK_CAUSE = (
+    "a CUDA call in vLLM's C++ failed ('{err}' at {where}: custom all-reduce's CUDA check, e.g. while CUDA graphs "
+    "were captured) and the process exited; --disable-custom-all-reduce avoids custom all-reduce"
+)
+_GUNICORN_CAUSE = (
+    "gunicorn's worker raised while it booted (loading the app, which builds the vLLM engine): the worker exits "
+    "before it served (its exception is at the end of the traceback below, or cut off)"
 )
 _SIGNAL_CAUSE = "a process of the engine was killed by {sig} (a fatal signal; SIGBUS in a container is often a full /dev/shm)"
 _MODAL_CAUSE = (
@@ -146,6 +185,11 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
         return start_failed(text, _MODAL_CAUSE.format(secs=m.group("secs")), ("modal", "init_timeout"))
     if _NO_DEVICE in text:
         return start_failed(text, _NO_DEVICE_CAUSE, ("vllm", "no_device"))
+    if (m := _CUDACHECK.search(text)) is not None:
+        cause = _CUDACHECK_CAUSE.format(err=m.group("err")[:80], where=m.group("where").rsplit("/", 1)[-1])
+        if run.stats_seen:
+            return _failure(text, "serving", cause, ("vllm", "cudacheck"))
+        return start_failed(text, cause, ("vllm", "cudacheck"))
     if (m := _RAY_ABORT.search(text)) is not None:
         cause = _ABORT_CAUSE.format(what=m.group("what")[:200])
         return _failure(text, "unknown", cause, ("ray", "unhandled_exception"))
@@ -157,6 +201,11 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
         return start_failed(text, _REGISTER_CAUSE, ("ray", "register_failed"))
     if (m := _KSERVE.search(text)) is not None:
         return start_failed(text, _KSERVE_CAUSE.format(why=m.group("why")[:200]), ("kserve", "failed_start"))
+    if (m := _GPUSTACK.search(text)) is not None:
+        return start_failed(text, _GPUSTACK_CAUSE.format(why=m.group("why")[:200]), ("gpustack", "provision"))
+    if _GUNICORN_BOOT.search(text) is not None:
+        f = start_failed(text, _GUNICORN_CAUSE, ("gunicorn", "worker_boot"))
+        return Failure(f.kind, {**f.details, "cut": True, "frame": "spawn_worker"}, f.fatal, f.key)
     if _XINFERENCE.search(text) is not None:  # its traceback's exception, when kept, tells the cause
         f = start_failed(text, _XINFERENCE_CAUSE, ("xinference", "failed_load"))
         return Failure(f.kind, {**f.details, "cut": True, "frame": "wait_for_load"}, f.fatal, f.key)
@@ -165,11 +214,16 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
 
 def frame(text: str, run: RunState) -> Failure | None:
     """A frame of a host's start-up that tells the start failed (a BentoML runner's ``init_local``, Xinference's
-    REST ``launch_model``)."""
+    REST ``launch_model`` or its worker's ``launch_builtin_model``)."""
     if run.requested:
         return None
     if _BENTO_INIT.search(text) is not None:
         f, where = start_failed(text, _BENTO_CAUSE, ("bentoml", "init_local")), "init_local"
+    elif _XINF_WORKER.search(text) is not None:
+        f, where = (
+            start_failed(text, _XINFERENCE_CAUSE, ("xinference", "failed_load")),
+            "launch_builtin_model",
+        )
     elif _XINF_LAUNCH.search(text) is not None:
         f, where = (
             start_failed(text, _XINFERENCE_LAUNCH_CAUSE, ("xinference", "launch_model")),
