@@ -11,21 +11,15 @@ from __future__ import annotations
 
 from tests.evalkit import set_tests
 
-_TA = (
-    "class TA: a tool parser's ERROR record pasted without its date ('ERROR [hermes_tool_parser.py:110] Error in "
-    "extracting tool call from response.' and its JSONDecodeError traceback) is read as the engine's fatal error at "
-    "start-up; it is one request's error that vLLM survives (a false alarm)"
-)
 _TB = (
     "class TB: Dynamo's relay of vLLM's output ('INFO dynamo_engine_vllm::worker: VLLM: Failed: "
     "/workspace/csrc/custom_all_reduce.cuh:368 'invalid argument'') is not read as vLLM's: the log is refused as "
     "holding no vLLM line, so custom all-reduce's fatal CUDA check during CUDA-graph capture goes unreported"
 )
 
-# The misses at the measurement (main 31a8b5b, blind), by class (tests/data/eval32ag/RESULTS.md). No fixes (main is
-# frozen: measure only).
+# The misses at the measurement (main 31a8b5b, blind), by class (tests/data/eval32ag/RESULTS.md), less TA (fixed later:
+# tests/test_detect_eval32ag.py).
 MISSES: dict[tuple[str, int], str] = {
-    ("009", 0): _TA,
     ("018", 0): _TB,
     ("018", 1): _TB,
 }
