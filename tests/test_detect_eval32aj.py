@@ -1,5 +1,5 @@
-"""The classes of the final blind set eval32aj fixed after its measurement (tests/data/eval32aj/RESULTS.md WB, WF,
-WG), each on its real excerpt. Sources in tests/data/PROVENANCE.md."""
+"""The classes of the final blind set eval32aj fixed after its measurement (tests/data/eval32aj/RESULTS.md), each on its
+real excerpt. Sources in tests/data/PROVENANCE.md."""
 
 from __future__ import annotations
 
@@ -25,3 +25,32 @@ def test_a_hosts_own_word_that_the_launch_failed_is_a_failed_start(log: str) -> 
     d = diagnose(log)
     assert critical(d) and "engine_startup_failed" in by_id(d), d["findings"]
     assert "engine_crashed" not in by_id(d), d["findings"]
+
+
+def test_a_bare_traceback_of_a_requests_grammar_validation_is_that_requests() -> None:
+    """WC: a bare traceback through v1/structured_output/backend_guidance.py validate_guidance_grammar ending in a
+    TypeError: vLLM validates each request's grammar while processing its input and answers that request with the
+    error. No critical finding, no failed start-up."""
+    d = diagnose("eval32aj/010.log")
+    assert not critical(d), d["findings"]
+    assert "engine_startup_failed" not in by_id(d), d["findings"]
+    assert all(la.get("status") != "failed" for la in d.get("launches") or []), d.get("launches")
+
+
+def test_a_request_handlers_record_cut_at_the_end_after_healthy_stats_is_no_crash() -> None:
+    """WE: healthy stats lines, then serving_chat.py's ERROR record cut mid-word at the excerpt's end: a request
+    handler's record is one request answered with an error; nothing under it says the engine died. At most a warning;
+    no crashed launch."""
+    d = diagnose("eval32aj/023.log")
+    assert not critical(d), d["findings"]
+    assert "engine_crashed" not in by_id(d), d["findings"]
+    assert all(la.get("status") not in ("crashed", "failed") for la in d.get("launches") or []), d.get(
+        "launches"
+    )
+
+
+def test_a_request_handlers_record_with_the_engines_failure_under_it_still_pages() -> None:
+    """The other side of WE (eval32ai 008): serving_chat's 'Error in chat completion stream generator.' whose
+    traceback goes on into AsyncLLM's output handler (the engine core's failure re-raised), cut: still critical."""
+    d = diagnose("eval32ai/008.log")
+    assert critical(d), d["findings"]

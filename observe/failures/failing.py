@@ -287,8 +287,14 @@ def engine_error(c: Context) -> list[Finding]:
         root["phase"] = "unknown"  # "startup" only meant "no stats line yet": a host's lines never show one
     last = raw[-1]
     served_after = s.stats_last_ts is not None and last.env.ts is not None and s.stats_last_ts > last.env.ts
+    # only the records of the OpenAI server's request handlers (``parse.served.REQUEST_LOGGERS``: each of their
+    # logger.error / logger.exception calls, serving_chat.py's "Error in chat completion stream generator.", "Error
+    # in parser creation.", "Error with model …" 0.6 → 0.32, is in the except or check of one request, answered with
+    # an error response): the server was serving, and the engine's own death would be told by the engine's lines (an
+    # exception or frames under the record, the core's traceback), none here; an excerpt ending there is no exit
+    handled = all(e.details.get("alone") for e in every)
     failed = None
-    if any(e.fatal for e in s.errors) or not served_after:
+    if any(e.fatal for e in s.errors) or not (served_after or handled):
         failed = "exited"
     elif s.access_errors:
         failed = "requests_failed"

@@ -10,7 +10,7 @@ import re
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse import dedup, failures, frames, triggers, unread
+from observe.parse import dedup, failures, frames, served, triggers, unread
 from observe.parse import envelope as E
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState
@@ -23,10 +23,18 @@ from observe.parse.failtypes import Failure, RunState
 _TOOL_PARSER_SITE = re.compile(r"(?!abstract_)\w+_tool_parser\.py")
 
 
-#: a frame of a tool parser's extraction (``extract_tool_calls`` / ``extract_tool_calls_streaming``, a vLLM parser or a
-#: ``--tool-parser-plugin`` one): the server calls it per request and answers that request (without tool calls, or
-#: skipping the delta), so an exception under it is one request's, even in a traceback printed bare
-_TOOL_FRAME = re.compile(r'File "[^"]*/(?!abstract_)\w+_tool_parser\.py", line \d+, in extract_tool_calls')
+#: a frame of one request's own work, so an exception raised under it (any frame deeper in the same traceback: json's
+#: decoder under the parser) is that request's, even in a traceback printed bare: a tool parser's extraction
+#: (``extract_tool_calls`` / ``extract_tool_calls_streaming``, a vLLM parser or a ``--tool-parser-plugin`` one; the
+#: server answers that request without tool calls, or skips the delta), and structured output's validation of a
+#: request's grammar (v1/structured_output/backend_*.py ``validate_xgrammar_grammar``, ``validate_guidance_grammar``,
+#: ``validate_structured_output_request_*``: called from the request's input processing, processor.py's
+#: _validate_structured_output 0.8 → 0.11, sampling_params.py's _validate_structured_outputs 0.32, whose error
+#: the server answers that request with)
+_REQUEST_FRAME = re.compile(
+    r'File "[^"]*/(?:(?!abstract_)\w+_tool_parser\.py", line \d+, in extract_tool_calls'
+    r'|v1/structured_output/backend_\w+\.py", line \d+, in validate_\w+)'
+)
 
 
 def _tool_parser_site(ctx: Ctx) -> bool:
@@ -46,6 +54,7 @@ class FailureReporter:
         self._tool: dict[
             tuple[int | None, int | None], bool
         ] = {}  # a raw traceback's last frame was a tool parser's
+        self._held: tuple[Failure, str, Ctx, int, bool] | None = None  # a request handler's record, held back
 
     def restart(self) -> None:
         """A (re)start: earlier error context no longer applies."""
@@ -70,11 +79,30 @@ class FailureReporter:
             # frame under any header (the exception line under it, when there, explains it: failing.unexplained)
             if f is None and not tool and (not self._headed or frames.read_under_header(msg)):
                 f = self.raw.record_frame(msg, run, ctx)
-        elif f is not None and f.kind == FailureKind.EXCEPTION and self._tool.get((ctx.pid, ctx.rank)):
+        elif f is not None and f.kind == FailureKind.EXCEPTION and self._tool.pop((ctx.pid, ctx.rank), False):
             f = Failure(
                 FailureKind.REQUEST_ERROR, {"phase": "serving"}, False, None
-            )  # raised in a tool parser
+            )  # raised under a request's frame (its exception line closes that traceback)
+        if f is not None and f.kind == FailureKind.ERROR_LINE and ctx.logger_file in served.REQUEST_LOGGERS:
+            self._held = (f, msg, ctx, cur, run.requested)  # settle(): is it the record's only line?
+            return
         self._emit(f, msg, ctx, cur, out, run.requested)
+
+    def settle(self, ctx: Ctx | None, out: list[LogEvent]) -> None:
+        """Before each message (ctx; None: the stream's end): a request handler's ERROR record held back is emitted,
+        marked ``alone`` (failing.engine_error) unless this line goes on with it: a line at its call site or one
+        with no level (its traceback's lines, or one printed bare)."""
+        if self._held is None:
+            return
+        f, msg, hctx, cur, requested = self._held
+        self._held = None
+        site = (hctx.pid, hctx.logger_file, hctx.logger_line)
+        goes_on = ctx is not None and (
+            ctx.level is None or (ctx.pid, ctx.logger_file, ctx.logger_line) == site
+        )
+        if not goes_on:
+            f = Failure(f.kind, {**f.details, "alone": True}, f.fatal, f.key)
+        self._emit(f, msg, hctx, cur, out, requested)
 
     def aborted(self, cur: int) -> None:
         """The engine aborted a request it held, on physical line cur (``served.ABORTED``)."""
@@ -83,15 +111,17 @@ class FailureReporter:
     def raw_line(self, msg: str, ctx: Ctx, run: RunState, cur: int, out: list[LogEvent], told: bool) -> None:
         """A line of a traceback printed raw (a process or rank prefix, no level): ``frames.RawTracebacks``."""
         text = msg.strip()
-        if text.startswith('File "'):
-            self._tool[(ctx.pid, ctx.rank)] = _TOOL_FRAME.match(text) is not None
+        key = (ctx.pid, ctx.rank)
+        if text.startswith('File "'):  # once under a request's frame, every deeper frame is too
+            self._tool[key] = self._tool.get(key, False) or _REQUEST_FRAME.match(text) is not None
         elif text.startswith("Traceback (most recent"):
-            self._tool.pop((ctx.pid, ctx.rank), None)
-        f = self.raw.line(msg, (ctx.pid, ctx.rank), told, run, ctx)
+            self._tool.pop(key, None)
+        f = self.raw.line(msg, key, told, run, ctx)
         self._emit(f, msg, ctx, cur, out, run.requested)
 
     def release(self, requested: bool, cur: int, out: list[LogEvent]) -> None:
         """End of stream: the raw tracebacks and unread frames still held."""
+        self.settle(None, out)
         for f, msg, ctx in self._unread.release(requested, self.raw.release(requested)):
             self._emit(f, msg, ctx, cur, out, requested)
 

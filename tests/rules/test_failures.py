@@ -159,6 +159,14 @@ _EVAL32_MISSES = {
         "014",
     ): "labelled not failing: a tool-parser plugin's per-request tracebacks (eval32af, class SB)",
     (
+        "eval32ag",
+        "009",
+    ): "labelled not failing: a tool parser's undated ERROR record and its traceback (eval32ag, class TA)",
+    (
+        "eval32aj",
+        "010",
+    ): "labelled not failing: a bare traceback of one request's grammar validation (eval32aj, class WC)",
+    (
         "eval32af",
         "025",
     ): "labelled not failing: another server's ASGI exception group, no vLLM line (eval32af)",
