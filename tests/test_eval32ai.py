@@ -12,9 +12,7 @@ from __future__ import annotations
 from tests.evalkit import set_tests
 
 # The misses at the measurement (main 31a8b5b, blind), by class (tests/data/eval32ai/RESULTS.md).
-MISSES: dict[tuple[str, int], str] = {
-    ("003", 2): "issue 32 miss VA: a LoRA adapter refused for its rank gets no --max-lora-rank",
-}
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32ai", MISSES)

@@ -27,8 +27,6 @@ MISSES: dict[tuple[str, int], str] = {
         0,
     ): "WB: gunicorn's '[ERROR] Exception in worker process' after a V0 engine's config is not a failed start",
     ("010", 0): "WC: a bare TypeError from request validation (llguidance) is read as a failed start-up",
-    ("016", 0): "WD: verl's rollout thread dying in vLLM's worker execute_method yields no finding",
-    ("016", 1): "WD: verl's rollout thread dying in vLLM's worker execute_method yields no finding",
     (
         "023",
         0,

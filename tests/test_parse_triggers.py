@@ -203,10 +203,9 @@ _NO_EVENT_YET = {
     # inductor's DEBUG kernel source, a Ray Serve test's teardown: nothing to read; 030 (class RC): TorchServe's
     # MODEL_LOG traceback, no line vLLM wrote
     *(("eval32ae", n) for n in ("006", "017", "021", "027", "030")),
-    # eval32aj 006 / 016 / 026 / 029 / 030: benchmark_serving's summary, verl's rollout-thread traceback (class WD),
-    # Xinference's actor traceback (class WF), Triton's backend table and another program's CPU start: nothing vLLM
-    # wrote to read
-    *(("eval32aj", n) for n in ("006", "016", "026", "029", "030")),
+    # eval32aj 006 / 026 / 029 / 030: benchmark_serving's summary, Xinference's actor traceback (class WF), Triton's
+    # backend table and another program's CPU start: nothing vLLM wrote to read
+    *(("eval32aj", n) for n in ("006", "026", "029", "030")),
     # eval32ah 001 / 011 / 014 / 025 / 027: 'Waiting for 1 local, 0 remote core engine proc(s)' DEBUG lines, the WSL
     # pin_memory WARNING, a docker-compose backend-selection INFO line, DEBUG platform detection and NIXL connector
     # DEBUG lines of a healthy prefill pod: nothing to read; 024 (class UB): GPUStack's provisioning error, no line vLLM

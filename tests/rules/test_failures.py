@@ -168,7 +168,6 @@ _EVAL32_MISSES = {
         "029",
     ): "labelled not failing: one request's chat-template error under serving_chat.py's record (eval32ae)",
     ("eval32aj", "005"): "issue 32 miss WB: gunicorn's worker died while building a V0 engine (eval32aj)",
-    ("eval32aj", "016"): "issue 32 miss WD: verl's rollout thread died in vLLM's execute_method (eval32aj)",
     ("eval32aj", "028"): "issue 32 miss WG: Triton's vLLM backend failed to load its model (eval32aj)",
     (
         "eval32ah",
