@@ -13,13 +13,7 @@ from tests.evalkit import set_tests
 
 # The misses at the measurement (main 31a8b5b, blind), by class (tests/data/eval32ah/RESULTS.md). No fixes: this set
 # measures observe as it ships.
-_UA = (
-    "issue 32 miss UA: the EngineCore process's own traceback (no ERROR prefix, cut before its exception) whose frames "
-    "are all torch's (aot_autograd, inductor, a /tmp/torchinductor module) reads as 'no problems found'"
-)
 MISSES: dict[tuple[str, int], str] = {
-    ("006", 0): _UA,
-    ("006", 1): _UA,
     ("024", 0): (
         "issue 32 miss UB: GPUStack's own 'Error provisioning model instance …: Failed to get vLLM backend image' "
         "and its traceback (no line vLLM wrote) is refused instead of read as a failed launch"
