@@ -67,6 +67,7 @@ def _wrapped(head: bytes) -> bool:
         or cloudwatch.looks_like_cloudwatch(head)
         or logfmt.looks_like_logfmt(head)
         or pasted.looks_indented(head)
+        or pasted.looks_wrapped(head)
     )
 
 

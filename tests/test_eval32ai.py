@@ -12,14 +12,7 @@ from __future__ import annotations
 from tests.evalkit import set_tests
 
 # The misses at the measurement (main 31a8b5b, blind), by class (tests/data/eval32ai/RESULTS.md).
-MISSES: dict[tuple[str, int], str] = {
-    ("003", 2): "issue 32 miss VA: a LoRA adapter refused for its rank gets no --max-lora-rank",
-    ("024", 0): (
-        "issue 32 miss VB: an API server's start-up traceback hard-wrapped at 80 columns, cut before its "
-        "exception, reads as healthy"
-    ),
-    ("024", 1): "issue 32 miss VB: the 80-column hard-wrapped start-up traceback yields no finding",
-}
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32ai", MISSES)

@@ -13,7 +13,7 @@ from typing import Any
 from observe import versions
 from observe.advise.plan import Plan
 from observe.findingids import FindingId
-from observe.flags import known
+from observe.flags import known, vllmflags
 from observe.model import Finding, Recommendation
 
 _Lever = Callable[[Plan, Finding, re.Match[str]], Sequence[Recommendation | None]]
@@ -77,7 +77,29 @@ def _tokens_below_len(p: Plan, f: Finding, m: re.Match[str]) -> Sequence[Recomme
     ]
 
 
-# vLLM's config checks with numbers in their reason (vllm/config/scheduler.py, SchedulerConfig)
+def _lora_rank(p: Plan, f: Finding, m: re.Match[str]) -> Sequence[Recommendation | None]:
+    """An adapter of rank R refused by max_lora_rank: the least rank ≥ R that vLLM accepts (its fixed list:
+    this release's where the flag table knows it, else the values every read release accepts)."""
+    rank = int(m.group(1))
+    allowed = vllmflags.choices("--max-lora-rank", p.cfg.version) or vllmflags.choices(
+        "--max-lora-rank", None
+    )
+    for good in sorted(x for x in allowed or () if isinstance(x, int) and x >= rank):
+        r = p.make(
+            "--max-lora-rank",
+            good,
+            _said(f),
+            [f.id],
+            effect=f"passes vLLM's check (LoRA rank {rank} ≤ max_lora_rank {good}): the adapter loads; vLLM "
+            "sizes its LoRA buffers by this rank, so they take more GPU memory",
+        )
+        if r is not None:
+            return [r]
+    return []
+
+
+# vLLM's config checks with numbers in their reason (vllm/config/scheduler.py, SchedulerConfig; the LoRA
+# adapter's rank, vllm/lora/worker_manager.py 0.3 → peft_helper.py 0.32)
 _RULES: tuple[tuple[re.Pattern[str], _Lever], ...] = (
     (
         re.compile(
@@ -89,6 +111,7 @@ _RULES: tuple[tuple[re.Pattern[str], _Lever], ...] = (
         re.compile(r"max_num_batched_tokens \((\d+)\) is smaller than max_model_len \((\d+)\)"),
         _tokens_below_len,
     ),
+    (re.compile(r"LoRA rank (\d+) is greater than max_lora_rank (\d+)"), _lora_rank),
 )
 
 

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from observe.failures.kinds import FailureKind
-from observe.parse import deaths
+from observe.parse import deaths, lorarank
 from observe.parse.dumpinput import failed_step
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState, phase
@@ -485,6 +485,7 @@ RULES: tuple[Rule[Failure], ...] = (
         r"max_num_batched_tokens \((?P<b>\d+)\) is smaller than max_model_len \((?P<len>\d+)\)",
         _batched_below_len,
     ),
+    _rule("lora-rank", "is greater than max_lora_rank", lorarank.PATTERN, lorarank.rank_refused),
     _rule(
         "quant-capability",
         "is not supported for the current GPU. Minimum capability: ",

@@ -40,7 +40,7 @@ from typing import Any
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse import accel, hosted, ipython, mainexit, native, nccl, raytold, triton
+from observe.parse import accel, compiled, hosted, ipython, mainexit, native, nccl, raytold, triton
 from observe.parse.failtypes import Failure, RunState
 from observe.parse.failures import bf16_refusal
 from observe.parse.phaseframes import CLIENT_START, KV_CHECK, PHASE_FRAMES, SERVING_FRAMES, SHARED_FRAMES
@@ -489,6 +489,7 @@ class RawTracebacks:
         else:
             self._frame.pop(who, None)
         f = cut_frame("  " + text, run) or _server_top(text, ctx) or mainexit.died(text, run)
+        f = f or compiled.forward(text, run, getattr(ctx, "process", None))
         if f is None and (h := hosted.frame(text, run)) is not None:
             return h  # a host's start-up frame tells now: the exception line under it is anybody's
         return self._tell(f, who, msg, ctx)

@@ -31,6 +31,11 @@
 - A BentoML runner's start-up (OpenLLM's vLLM runner): its traceback runs through the runner's
   ``init_local`` (``bentoml/_internal/runner/runner.py``), which builds the runnable — the engine — when the
   server's lifespan starts; a raise there fails the start.
+- verl's rollout worker (``verl/workers/rollout/vllm_rollout/``): a thread, or an asyncio task, runs ``_loop_forever``,
+  which takes each of the vLLM executor's calls off a ZeroMQ socket and runs it on vLLM's worker
+  (``execute_method`` → ``inference_engine.execute_method``, start-up's and each step's alike). The thread's loop
+  catches nothing (Python's "Exception in thread … (_loop_forever):" then its traceback), the task's logs the
+  exception and breaks: a traceback through it is that loop ended, and the executor waiting on its reply hangs.
 
 - A fatal signal in a process of the engine (a line under its process prefix): Abseil's failure-signal handler,
   which Ray's core worker installs, prints "*** SIGBUS received at time=<t> on cpu <n> ***" (Ray's logging.cc
@@ -85,6 +90,12 @@ _BENTO_INIT = re.compile(r'bentoml/_internal/runner/runner\.py", line \d+, in in
 #: Xinference's REST handler of a model launch (``xinference/api/restful_api.py`` launch_model: it logs the
 #: supervisor's exception with its traceback, then answers 500): the launch — the vLLM engine's start among its
 #: backends — failed; its other handlers (a chat request's error) are not it
+#: verl's rollout loop of vLLM's worker methods (a thread in vllm_rollout_spmd.py, a task in the async rollout)
+_VERL_LOOP = re.compile(r'verl/workers/rollout/vllm_rollout/\w+\.py", line \d+, in _loop_forever\b')
+_VERL_LOOP_CAUSE = (
+    "verl's rollout loop (_loop_forever, which runs the vLLM executor's calls on vLLM's worker) raised and ended: "
+    "the executor waits on a reply that never comes (its exception line is below, or cut off)"
+)
 _XINF_LAUNCH = re.compile(r'xinference/api/restful_api\.py", line \d+, in launch_model\b')
 #: Abseil's failure-signal handler (``failure_signal_handler.cc``: "*** %s received at time=%ld on cpu %d ***")
 _ABSL_SIGNAL = re.compile(r"\*\*\* (?P<sig>SIG[A-Z]{2,6}) received at time=\d+")
@@ -214,7 +225,8 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
 
 def frame(text: str, run: RunState) -> Failure | None:
     """A frame of a host's start-up that tells the start failed (a BentoML runner's ``init_local``, Xinference's
-    REST ``launch_model`` or its worker's ``launch_builtin_model``)."""
+    REST ``launch_model`` or its worker's ``launch_builtin_model``), or of verl's rollout loop that tells it ended
+    (``_loop_forever``)."""
     if run.requested:
         return None
     if _BENTO_INIT.search(text) is not None:
@@ -229,6 +241,9 @@ def frame(text: str, run: RunState) -> Failure | None:
             start_failed(text, _XINFERENCE_LAUNCH_CAUSE, ("xinference", "launch_model")),
             "launch_model",
         )
+    elif _VERL_LOOP.search(text) is not None:
+        phase = "serving" if run.stats_seen else "unknown"
+        f, where = _failure(text, phase, _VERL_LOOP_CAUSE, ("verl", "loop_forever")), "_loop_forever"
     else:
         return None
     return Failure(f.kind, {**f.details, "cut": True, "frame": where}, f.fatal, f.key)

@@ -5,7 +5,10 @@ editor wrapped it at a fixed width splits a frame's path: ``  File "…/vllm/eng
 ``processing/engine.py", line 388, in run_mp_engine``. When a source's first line is a traceback's opening
 (``Process SpawnProcess-1:``, ``Traceback (most recent call last):``) behind such an indentation, `rejoin`
 takes that indentation off each of its lines and glues a frame line whose path quote is left open to the
-line that closes it; any other input passes through unchanged.
+line that closes it. A traceback behind vLLM's process prefix (``(APIServer pid=1)   File "…/vll`` then
+``m/entrypoints/openai/api_server.py", line 678, in run_server``) wrapped the same way is glued too: the
+continuation lacks the prefix vLLM prints on every line, so it is the editor's wrap, not a line of its own
+(`looks_wrapped` tells such a file by its head). Any other input passes through unchanged.
 """
 
 from __future__ import annotations
@@ -15,16 +18,24 @@ from collections.abc import Iterable, Iterator
 
 from observe.model import LogLine
 
-__all__ = ["looks_indented", "rejoin"]
+__all__ = ["looks_indented", "looks_wrapped", "rejoin"]
 
 _HEAD = re.compile(r"^(?P<ind>[ \t]+)(?:Process [\w-]+:|Traceback \(most recent call last\):)\s*$", re.ASCII)
 _OPEN = re.compile(r'^[ \t]*File "[^"]*$', re.ASCII)  # a frame line cut inside its path
-_REST = re.compile(r'^[^\s"][^"]*", line \d+, in [\w<>]+', re.ASCII)  # the rest of that path, and the frame
+_REST = re.compile(r'^[^\s"(][^"]*", line \d+, in [\w<>]+', re.ASCII)  # the rest of that path, and the frame
+# the same cut frame line behind vLLM's process prefix ('(APIServer pid=45883)   File "/home/…/vll')
+_PREFIXED_OPEN = re.compile(r'^\([\w-]+ pid=\d+\)[ \t]+File "[^"]*$', re.ASCII)
 
 
 def looks_indented(head: bytes) -> bool:
     """Whether the first line of a file opens a traceback behind an indentation."""
     return _HEAD.match(head.split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")) is not None
+
+
+def looks_wrapped(head: bytes) -> bool:
+    """Whether a file's head holds a prefixed frame line cut inside its path and, next, the path's rest."""
+    rows = head.decode("utf-8", "replace").split("\n")[:-1]  # the last may be cut by the sniff
+    return any(_PREFIXED_OPEN.match(a.rstrip("\r")) and _REST.match(b) for a, b in zip(rows, rows[1:]))
 
 
 def rejoin(lines: Iterable[LogLine]) -> Iterator[LogLine]:
@@ -36,9 +47,10 @@ def rejoin(lines: Iterable[LogLine]) -> Iterator[LogLine]:
             m = _HEAD.match(line.text)
             ind = indent[line.source] = m.group("ind") if m else ""
         if not ind:
-            yield line
-            continue
-        text = line.text[len(ind) :] if line.text.startswith(ind) else line.text
+            if held is None and not _PREFIXED_OPEN.match(line.text):
+                yield line
+                continue
+        text = line.text[len(ind) :] if ind and line.text.startswith(ind) else line.text
         if held is not None:
             first, held = held, None
             if first.source == line.source and _REST.match(text):
@@ -46,7 +58,7 @@ def rejoin(lines: Iterable[LogLine]) -> Iterator[LogLine]:
                 continue
             yield first
         cut = LogLine(line.source, line.lineno, text, line.arrival)
-        if _OPEN.match(text):
+        if (_OPEN if ind else _PREFIXED_OPEN).match(text):
             held = cut
         else:
             yield cut

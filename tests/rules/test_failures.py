@@ -175,7 +175,6 @@ _EVAL32_MISSES = {
         "eval32ae",
         "029",
     ): "labelled not failing: one request's chat-template error under serving_chat.py's record (eval32ae)",
-    ("eval32aj", "016"): "issue 32 miss WD: verl's rollout thread died in vLLM's execute_method (eval32aj)",
     (
         "eval32ai",
         "029",
