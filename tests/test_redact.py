@@ -181,7 +181,8 @@ def test_ordinary_vllm_lines_are_untouched() -> None:
     with (lm-eval's "Initializing vllm model, with arguments: {…}", eval32ac 021: not vLLM's line, a dict it
     cannot tell from a request's), and an exception naming the keyword it refused (llguidance's "got some
     positional-only arguments passed as keyword arguments: 'tokenizer'", eval32aj 010: a quoted name the redactor cannot
-    tell from a quoted prompt)."""
+    tell from a quoted prompt), and the params of a 2026 build's 'Received request' line (which no longer quotes the
+    prompt, eval32al 004, but still its SamplingParams: stop strings, what the user sent)."""
     changed = []
     for path in sorted(DATA.rglob("*.log")):
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -192,6 +193,7 @@ def test_ordinary_vllm_lines_are_untouched() -> None:
         "sampling_params=SamplingParams(",
         "Initializing vllm model, with arguments: {",
         "passed as keyword arguments: '",
+        "params: SamplingParams(",
     )
     assert all(any(a in x for a in allowed) for x in changed), changed
 
