@@ -299,8 +299,13 @@ def _failed_execution(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Fa
     return Failure(FailureKind.WORKER_EXCEPTION, d, True, ("worker", None, "execute_model"))
 
 
-def _request_error(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+def request_error() -> Failure:
+    """One request's error, answered as such: never the engine's failure."""
     return Failure(FailureKind.REQUEST_ERROR, {"phase": "serving"}, False, None)
+
+
+def _request_error(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    return request_error()
 
 
 #: the OpenAI server's handlers, whose try around rendering a request's chat template logs its exception

@@ -51,9 +51,8 @@ class FailureReporter:
         self._headed = False  # the ERROR record at that site began with its traceback's header
         self.raw = frames.RawTracebacks()  # the tracebacks workers print raw, per process
         self._unread = unread.Unread()  # the fallback: a vLLM frame no rule read (parse.unread)
-        self._tool: dict[
-            tuple[int | None, int | None], bool
-        ] = {}  # a raw traceback's last frame was a tool parser's
+        # per process and rank: the raw traceback being printed has passed a frame of one request's own work
+        self._in_request: dict[tuple[int | None, int | None], bool] = {}
         self._held: tuple[Failure, str, Ctx, int, bool] | None = None  # a request handler's record, held back
 
     def restart(self) -> None:
@@ -73,15 +72,19 @@ class FailureReporter:
             self._headed = self._headed or "Traceback (most recent" in msg
             tool = _tool_parser_site(ctx)
             if f is None and not same and msg.strip():
-                f = Failure(FailureKind.REQUEST_ERROR, {"phase": "serving"}, False, None) if tool else None
+                f = failures.request_error() if tool else None
                 f = f or failures.error_line(msg, run)
             # a traceback cut above its header: its frames tell; and the KV size check's or V1's busy loop's
             # frame under any header (the exception line under it, when there, explains it: failing.unexplained)
             if f is None and not tool and (not self._headed or frames.read_under_header(msg)):
                 f = self.raw.record_frame(msg, run, ctx)
-        elif f is not None and f.kind == FailureKind.EXCEPTION and self._tool.pop((ctx.pid, ctx.rank), False):
-            f = Failure(
-                FailureKind.REQUEST_ERROR, {"phase": "serving"}, False, None
+        elif (
+            f is not None
+            and f.kind == FailureKind.EXCEPTION
+            and self._in_request.pop((ctx.pid, ctx.rank), False)
+        ):
+            f = (
+                failures.request_error()
             )  # raised under a request's frame (its exception line closes that traceback)
         if f is not None and f.kind == FailureKind.ERROR_LINE and ctx.logger_file in served.REQUEST_LOGGERS:
             self._held = (f, msg, ctx, cur, run.requested)  # settle(): is it the record's only line?
@@ -113,9 +116,9 @@ class FailureReporter:
         text = msg.strip()
         key = (ctx.pid, ctx.rank)
         if text.startswith('File "'):  # once under a request's frame, every deeper frame is too
-            self._tool[key] = self._tool.get(key, False) or _REQUEST_FRAME.match(text) is not None
+            self._in_request[key] = self._in_request.get(key, False) or _REQUEST_FRAME.match(text) is not None
         elif text.startswith("Traceback (most recent"):
-            self._tool.pop(key, None)
+            self._in_request.pop(key, None)
         f = self.raw.line(msg, key, told, run, ctx)
         self._emit(f, msg, ctx, cur, out, run.requested)
 

@@ -13,6 +13,10 @@ Pure: a message (and its logger file) in, a bool out. ``Parser`` keeps the answe
 
 from __future__ import annotations
 
+#: the engine aborted a request it held (a client gone, or the request's handler raising while the engine generated
+#: for it): V0 async_llm_engine.py "Aborted request %s." (0.2 → 0.10), V1 async_llm.py "Aborted request(s) %s." (0.8 →
+#: 0.32); just before uvicorn's "Exception in ASGI application", the request failed inside the engine
+ABORTED = "Aborted request"
 #: literals of a message that show the server was serving (or its engine had finished starting)
 SERVING_LITERALS: tuple[str, ...] = (
     # V1 async_llm.py (0.8 → 0.32): logger.info("Added request %s.", request_id)
@@ -30,13 +34,8 @@ SERVING_LITERALS: tuple[str, ...] = (
     "in handle_failure",
     # V1 core_client.py get_output_async: the engine's death read by the output handler
     "_format_exception(outputs)",
-    # the engine aborting a request it held: V0 async_llm_engine.py "Aborted request %s." (0.2 → 0.10), V1
-    # async_llm.py "Aborted request(s) %s." (0.8 → 0.32); also what ``ABORTED`` reads
-    "Aborted request",
+    ABORTED,
 )
-#: the engine aborted a request it held (a client gone, or the request's handler raising while the engine
-#: generated for it): just before uvicorn's "Exception in ASGI application", the request failed inside the engine
-ABORTED = "Aborted request"
 #: logger files of the request path: an ERROR record logged there was raised by a request
 REQUEST_LOGGERS = frozenset(
     {"serving_chat.py", "serving_completion.py", "serving_engine.py", "api_router.py", "serving.py"}
