@@ -36,7 +36,6 @@
   (``execute_method`` → ``inference_engine.execute_method``, start-up's and each step's alike). The thread's loop
   catches nothing (Python's "Exception in thread … (_loop_forever):" then its traceback), the task's logs the
   exception and breaks: a traceback through it is that loop ended, and the executor waiting on its reply hangs.
-
 - ipex-llm's refusal (``ipex_llm/utils/common/log4Error.py``: ``invalidInputError`` logs
   "\\n\\n****************************Usage Error************************\\n<message>", then "Call Stack", then raises
   RuntimeError), e.g. its vLLM model conversion's "Currently, ipex-vllm does not support linear layers with
@@ -60,8 +59,8 @@
   all-reduce failed (at CUDA-graph capture, registering its buffers) and the process exited — before it served, a
   failed start.
 
-Each is a start-up failure (KServe, BentoML, Modal, no device) or the death of the engine's process (Ray, a fatal
-signal), never a request's error. Pure: a raw line in, a Failure or None out.
+Each is a start-up failure (KServe, BentoML, Modal, ipex-llm, no device) or the death of the engine's process (Ray,
+a fatal signal), never a request's error. Pure: a raw line in, a Failure or None out.
 """
 
 from __future__ import annotations
