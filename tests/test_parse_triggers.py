@@ -219,9 +219,8 @@ _NO_EVENT_YET = {
     *(("eval32am", n) for n in ("005", "019", "022", "023", "026", "027", "028")),
     # eval32al 015 / 018 / 022 / 025 / 029: a lone serving_chat ERROR record cut mid-name, IPEX's import note and a cast
     # WARNING, Ray's dashboard failing to start (no line vLLM wrote), a 2026 build's start-up memory check that passed,
-    # SpaceServe's registry line and a transformers notice: nothing to read; 028 (class YA): ipex-llm's 'Usage Error'
-    # banner, no line vLLM wrote
-    *(("eval32al", n) for n in ("015", "018", "022", "025", "028", "029")),
+    # SpaceServe's registry line and a transformers notice: nothing to read
+    *(("eval32al", n) for n in ("015", "018", "022", "025", "029")),
     # eval32ak 007 / 011 / 012 / 015 / 017 / 021 / 024 / 027 / 028: a lone task-detection line, Ray's dashboard.log tail
     # (pydantic), a Jetson run script's lines, hermes DEBUG streaming lines, a clean shutdown, olmocr's own start-up, a
     # V0 offline start, a Ray-hosted route table and Trinity-RFT's actors: nothing to read; 004 / 013 / 029 / 030

@@ -36,6 +36,11 @@
   (``execute_method`` → ``inference_engine.execute_method``, start-up's and each step's alike). The thread's loop
   catches nothing (Python's "Exception in thread … (_loop_forever):" then its traceback), the task's logs the
   exception and breaks: a traceback through it is that loop ended, and the executor waiting on its reply hangs.
+- ipex-llm's refusal (``ipex_llm/utils/common/log4Error.py``: ``invalidInputError`` logs
+  "\\n\\n****************************Usage Error************************\\n<message>", then "Call Stack", then raises
+  RuntimeError), e.g. its vLLM model conversion's "Currently, ipex-vllm does not support linear layers with
+  skip_bias_add argument" while the model loads: before the engine served, a failed start by the serving wrapper
+  (after it served, not read: the banner alone cannot tell a request's refusal from the engine's).
 
 - A fatal signal in a process of the engine (a line under its process prefix): Abseil's failure-signal handler,
   which Ray's core worker installs, prints "*** SIGBUS received at time=<t> on cpu <n> ***" (Ray's logging.cc
@@ -54,8 +59,8 @@
   all-reduce failed (at CUDA-graph capture, registering its buffers) and the process exited — before it served, a
   failed start.
 
-Each is a start-up failure (KServe, BentoML, Modal, no device) or the death of the engine's process (Ray, a fatal
-signal), never a request's error. Pure: a raw line in, a Failure or None out.
+Each is a start-up failure (KServe, BentoML, Modal, ipex-llm, no device) or the death of the engine's process (Ray,
+a fatal signal), never a request's error. Pure: a raw line in, a Failure or None out.
 """
 
 from __future__ import annotations
@@ -112,6 +117,8 @@ _MODAL_INIT = re.compile(r"Runner has been initializing for too long: (?P<secs>\
 _NO_DEVICE = "Failed to infer device type"
 #: vLLM's CUDACHECK (``csrc/custom_all_reduce.cuh``): a CUDA call failed and the process exits
 _CUDACHECK = re.compile(r"(?:^|\s)Failed: (?:Cuda error )?(?P<where>\S+\.cuh?:\d+) '(?P<err>[^']+)'\s*$")
+#: ipex-llm's own banner (log4Error.outputUserMessage: 28 and 24 stars), the reason on the next line, then RuntimeError
+_IPEX_USAGE = re.compile(r"^\*{28}Usage Error\*{24}\s*$")
 #: what a line must hold for ``death`` or ``frame`` to read it (``triggers.TRIGGERS``)
 LITERALS: tuple[str, ...] = (
     "Unhandled exception: ",
@@ -130,6 +137,7 @@ LITERALS: tuple[str, ...] = (
     _NO_DEVICE,
     "Failed: ",
     "Exception in worker process",
+    "*Usage Error*",
 )
 
 _ABORT_CAUSE = (
@@ -167,6 +175,11 @@ _CUDACHECK_CAUSE = (
 _GUNICORN_CAUSE = (
     "gunicorn's worker raised while it booted (loading the app, which builds the vLLM engine): the worker exits "
     "before it served (its exception is at the end of the traceback below, or cut off)"
+)
+_IPEX_CAUSE = (
+    "ipex-llm refused to go on (its invalidInputError: the 'Usage Error' banner, the reason on the line below, then "
+    "a RuntimeError) before the engine served — e.g. a model or layer its vLLM conversion does not support: the "
+    "serving wrapper's start failed"
 )
 _SIGNAL_CAUSE = "a process of the engine was killed by {sig} (a fatal signal; SIGBUS in a container is often a full /dev/shm)"
 _MODAL_CAUSE = (
@@ -217,6 +230,8 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
     if _GUNICORN_BOOT.search(text) is not None:
         f = start_failed(text, _GUNICORN_CAUSE, ("gunicorn", "worker_boot"))
         return Failure(f.kind, {**f.details, "cut": True, "frame": "spawn_worker"}, f.fatal, f.key)
+    if not run.stats_seen and _IPEX_USAGE.match(text) is not None:
+        return start_failed(text, _IPEX_CAUSE, ("ipex_llm", "usage_error"))
     if _XINFERENCE.search(text) is not None:  # its traceback's exception, when kept, tells the cause
         f = start_failed(text, _XINFERENCE_CAUSE, ("xinference", "failed_load"))
         return Failure(f.kind, {**f.details, "cut": True, "frame": "wait_for_load"}, f.fatal, f.key)

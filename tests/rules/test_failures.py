@@ -203,7 +203,6 @@ _EVAL32_MISSES = {
         "eval32al",
         "022",
     ): "labelled not failing: Ray's optional dashboard failing to start, Ray started (eval32al)",
-    ("eval32al", "028"): "issue 32 miss YA: ipex-llm's 'Usage Error' banner, refused (eval32al)",
     (
         "eval32al",
         "030",
