@@ -155,12 +155,13 @@ DEAD_RAISES: dict[str, tuple[str, ...]] = {
     "raise self._format_exception(outputs) from None": ("get_output", "get_output_async"),
 }
 #: vLLM's own top-level packages and modules (of 0.8.5's wheel and 0.32; V0's engine, worker, executor,
-#: core): a frame under one is vLLM's code, a frame under any other ``…/vllm/`` folder (a user's folder
-#: named vllm) is not
+#: core; ``_ipex_ops``, the Intel Extension for PyTorch ops vLLM calls on CPU / XPU in place of ``_custom_ops``,
+#: 0.5 →): a frame under one is vLLM's code, a frame under any other ``…/vllm/`` folder (a user's folder named vllm)
+#: is not
 _VLLM_TOP = (
     "v1 entrypoints engine model_executor worker executor distributed core attention lora multimodal "
     "transformers_utils inputs platforms compilation spec_decode device_allocator usage utils config envs "
-    "sequence sampling_params outputs logger _custom_ops forward_context plugins profiler models "
+    "sequence sampling_params outputs logger _custom_ops _ipex_ops forward_context plugins profiler models "
     "renderers tokenizers reasoning tool_parsers logging_utils tracing triton_utils kernels scripts"
 ).split()
 #: vLLM's hardware platform plugins (the packages its ``vllm.platform_plugins`` entry point loads: vLLM Ascend, Gaudi,
