@@ -109,6 +109,18 @@ _CUT_TAIL = r"(?:, line \d+,? in (?P<func>[\w<>]+)|,?(?: (?:l(?:i(?:n(?:e(?: \d*
 _COMPILE_FRAME_RE = re.compile(
     r'File "[^"]*/torch/_(?:dynamo|functorch|inductor)/[\w/]+?(?P<mod>\w+)\.py"' + _CUT_TAIL, re.ASCII
 )
+#: the model registry's record of a model class it could not import (model_executor/models/registry.py,
+#: ``_try_load_model_cls`` / ``_try_inspect_model_cls``: ``logger.exception("Error in loading|inspecting model
+#: architecture '%s'")``, 0.6 → 2026): a frame of a model module's import (``vllm/model_executor/models/<mod>.py``,
+#: ``in <module>``; ``importlib.import_module`` in ``load_model_cls``) under it is the model's class failing to
+#: import. The registry then has no class for the architecture and raises ("Model architectures [...] failed to be
+#: inspected", ``_raise_for_unsupported``) while the model's config is built: a failed start. Either separator
+#: (a Windows build prints backslashes)
+REGISTRY_LOGGER = "registry.py"
+_MODEL_IMPORT_RE = re.compile(
+    r'File "[^"]*[/\\]vllm[/\\]model_executor[/\\]models[/\\](?P<mod>\w+)\.py", line \d+, in <module>',
+    re.ASCII,
+)
 #: a training or serving framework's own class wrapping a vLLM engine, constructed on a traceback's source line
 #: (ms-swift's ``VllmEngine`` / ``GRPOVllmEngine``, LLaMA-Factory's ``VllmEngine``, SkyRL's
 #: ``AsyncVLLMInferenceEngine``): cut right under it, the traceback is cut inside the engine's construction
@@ -310,6 +322,11 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
             f"torch.compile:{tm.group('func') or tm.group('mod')}",
             "serving" if run.stats_seen else "startup",
         )
+    elif logger == REGISTRY_LOGGER and (im := _MODEL_IMPORT_RE.search(text)) is not None:
+        func, phase = (
+            f"{im.group('mod')}.<module>",
+            "startup",
+        )  # the model class's import: its config is built
     elif logger is not None and (sym := native.backtrace_frame(text)) is not None:
         func, phase = f"native:{sym}", "serving" if run.stats_seen else "unknown"
     elif logger in WORKER_LOGGERS and (wm := _ANY_FRAME_RE.match(text)) is not None:
