@@ -3,7 +3,12 @@ real excerpt. Sources in tests/data/PROVENANCE.md."""
 
 from __future__ import annotations
 
-from observe.parse import frames
+from pathlib import Path
+
+import pytest
+
+from observe.errors import InputError
+from observe.parse import frames, native
 from observe.parse.failtypes import RunState
 from tests.diagnosekit import DATA, by_id, critical, diagnose
 
@@ -43,3 +48,29 @@ def test_the_model_registrys_import_traceback_is_a_failed_start() -> None:
         x for x in (DATA / "eval32ak" / "026.log").read_text().splitlines() if "qwen_gdn_linear_attn.py" in x
     )
     assert frames.cut_frame(deeper.split("] ", 1)[1], _RUN, "registry.py") is None
+
+
+def test_a_ucx_backtrace_under_a_ray_workers_prefix_is_that_workers_crash() -> None:
+    """XC (008): frames 14-23 of UCX's native backtrace ('%2d 0x%016lx %s()  %s:%u', ucs/debug/debug.c: libffi,
+    _ctypes, _PyEval_EvalFrameDefault) under '(RayWorkerWrapper pid=…, ip=…)': UCX's error handler prints it only on
+    the way to the process's death (a fatal signal re-raised after it, or ucs_fatal's abort), so that worker died —
+    engine_crashed, phase unknown, nothing about memory."""
+    d = diagnose("eval32ak/008.log")
+    assert critical(d) and "engine_crashed" in by_id(d), d["findings"]
+    assert by_id(d)["engine_crashed"]["data"]["phase"] == "unknown", d["findings"]
+    line = (DATA / "eval32ak" / "008.log").read_text().splitlines()[4]
+    text = line.split(") ", 1)[1].strip()
+    assert native.ucx_frame(text, _RUN) is not None
+    # not after a requested stop, and not another shape of numbered line
+    assert native.ucx_frame(text, RunState(shutdown=True, stats_seen=False, requested=True)) is None
+    assert native.ucx_frame("18 0x0000000000149096 took 12 ms", _RUN) is None
+
+
+def test_a_bare_ucx_backtrace_is_anybodys(tmp_path: Path) -> None:
+    """The other side of XC: the same frames with no process prefix are any program's process (UCX is loaded by many):
+    nothing of vLLM's to read, the log is refused as before."""
+    lines = [x.split(") ", 1)[1] for x in (DATA / "eval32ak" / "008.log").read_text().splitlines()]
+    bare = tmp_path / "bare.log"
+    bare.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError):
+        diagnose(bare)

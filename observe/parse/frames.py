@@ -482,6 +482,8 @@ class RawTracebacks:
                 or hosted.death(text, run, prefixed)
                 or accel.death(text, run, prefixed)
             )
+            if f is None and prefixed:
+                f = native.ucx_frame(text, run)  # UCX's backtrace: printed only as that process dies
             if f is None and (f := native.crash(text, run)) is not None:
                 # its stack follows, most recent call first: a phase its frames tell wins over it
                 self._headed.add(who)
