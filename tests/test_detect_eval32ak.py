@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from observe.errors import InputError
-from observe.parse import frames, native
+from observe.parse import frames, mainexit, native
 from observe.parse.failtypes import RunState
-from tests.diagnosekit import DATA, by_id, critical, diagnose
+from tests.diagnosekit import DATA, by_id, critical, diagnose, suggestions
 
 _RUN = RunState(shutdown=False, stats_seen=False)
 
@@ -74,3 +74,21 @@ def test_a_bare_ucx_backtrace_is_anybodys(tmp_path: Path) -> None:
     bare.write_text("\n".join(lines) + "\n")
     with pytest.raises(InputError):
         diagnose(bare)
+
+
+@pytest.mark.parametrize("log", ["eval32ak/013.log", "eval32ak/029.log"])
+def test_lm_evals_traceback_cut_under_its_console_script_is_the_evaluation_dying(log: str) -> None:
+    """XB (013, 029): lm-evaluation-harness's frames (bin/lm_eval or bin/lm-eval 'in <module>' → cli_evaluate →
+    simple_evaluate → evaluate), cut before the exception: the console script's frame is printed only for an exception
+    nothing caught, so the evaluation command (the vLLM engine in its process) exits — read, failing, phase unknown,
+    nothing about memory."""
+    d = diagnose(log)
+    assert critical(d), d["findings"]
+    assert all(f["data"].get("phase") == "unknown" for f in critical(d)), d["findings"]
+    assert "--gpu-memory-utilization" not in suggestions(d), d["recommendations"]
+    top = next(x for x in (DATA / log).read_text().splitlines() if "in <module>" in x).strip()
+    f = mainexit.died(top, _RUN)
+    assert f is not None and f.details["frame"] == "cli_evaluate" and f.details["phase"] == "unknown"
+    # another program's console script, or after a requested stop: not this reading
+    assert mainexit.died(top.replace('lm_eval"', 'lm_evalx"').replace('lm-eval"', 'lm-evalx"'), _RUN) is None
+    assert mainexit.died(top, RunState(shutdown=True, stats_seen=False, requested=True)) is None

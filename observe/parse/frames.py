@@ -151,6 +151,7 @@ LITERALS: tuple[str, ...] = (
     *hosted.LITERALS,
     *accel.LITERALS,
     *native.LITERALS,
+    *mainexit.LITERALS,
     DISCONNECT_LISTENER,
     "asyncio/runners.py",
     "uvloop/__init__.py",
