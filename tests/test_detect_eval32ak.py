@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from observe.errors import InputError
-from observe.parse import frames, mainexit, native
+from observe.parse import frames, mainexit, native, vllmcli
 from observe.parse.failtypes import RunState
 from tests.diagnosekit import DATA, by_id, critical, diagnose, suggestions
 
@@ -92,3 +92,20 @@ def test_lm_evals_traceback_cut_under_its_console_script_is_the_evaluation_dying
     # another program's console script, or after a requested stop: not this reading
     assert mainexit.died(top.replace('lm_eval"', 'lm_evalx"').replace('lm-eval"', 'lm-evalx"'), _RUN) is None
     assert mainexit.died(top, RunState(shutdown=True, stats_seen=False, requested=True)) is None
+
+
+def test_vllm_clis_status_panel_saying_the_server_process_terminated_is_a_failed_start() -> None:
+    """XE (030): vllm-cli's Status panel '✗ Server process terminated unexpectedly' (box drawing, then its GPU table of
+    four empty A10s): vllm-cli draws it only while it waits for the server's ready line, when the child process is gone
+    (ui/server_control.py start_server_with_config) — the vLLM server died while starting. A failed start; nothing
+    about memory (the GPUs are empty) and no out-of-memory named."""
+    d = diagnose("eval32ak/030.log")
+    assert critical(d) and "engine_startup_failed" in by_id(d), d["findings"]
+    assert "cuda_oom" not in by_id(d), d["findings"]
+    assert "--gpu-memory-utilization" not in suggestions(d), d["recommendations"]
+    panel = (DATA / "eval32ak" / "030.log").read_text().splitlines()[1].strip()
+    f = vllmcli.death(panel, _RUN)
+    assert f is not None and f.details["phase"] == "startup" and f.details.get("before_serving")
+    # another program's words without vllm-cli's mark, or after a requested stop: not this reading
+    assert vllmcli.death("❌ API server process terminated unexpectedly", _RUN) is None
+    assert vllmcli.death(panel, RunState(shutdown=True, stats_seen=False, requested=True)) is None

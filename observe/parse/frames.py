@@ -40,7 +40,7 @@ from typing import Any
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse import accel, compiled, hosted, ipython, mainexit, native, nccl, raytold, triton
+from observe.parse import accel, compiled, hosted, ipython, mainexit, native, nccl, raytold, triton, vllmcli
 from observe.parse.failtypes import Failure, RunState
 from observe.parse.failures import bf16_refusal
 from observe.parse.phaseframes import CLIENT_START, KV_CHECK, PHASE_FRAMES, SERVING_FRAMES, SHARED_FRAMES
@@ -152,6 +152,7 @@ LITERALS: tuple[str, ...] = (
     *accel.LITERALS,
     *native.LITERALS,
     *mainexit.LITERALS,
+    *vllmcli.LITERALS,
     DISCONNECT_LISTENER,
     "asyncio/runners.py",
     "uvloop/__init__.py",
@@ -482,6 +483,7 @@ class RawTracebacks:
                 or triton.death(text, run)
                 or hosted.death(text, run, prefixed)
                 or accel.death(text, run, prefixed)
+                or vllmcli.death(text, run)
             )
             if f is None and prefixed:
                 f = native.ucx_frame(text, run)  # UCX's backtrace: printed only as that process dies
