@@ -36,6 +36,11 @@
   (``execute_method`` → ``inference_engine.execute_method``, start-up's and each step's alike). The thread's loop
   catches nothing (Python's "Exception in thread … (_loop_forever):" then its traceback), the task's logs the
   exception and breaks: a traceback through it is that loop ended, and the executor waiting on its reply hangs.
+- verl's actor-rollout worker (``verl/workers/fsdp_workers.py``, ``megatron_workers.py``): ``generate_sequences`` is
+  the rollout of a training step — it enters ``rollout_sharding_manager`` (which wakes the inference engine and
+  loads the actor's weights into it) and has the engine generate — and the trainer calls it only once ``init_model``
+  built that engine. A traceback through it is the rollout raising after the engine started (while serving), of
+  whatever the frames under it name, cut or not.
 
 - A fatal signal in a process of the engine (a line under its process prefix): Abseil's failure-signal handler,
   which Ray's core worker installs, prints "*** SIGBUS received at time=<t> on cpu <n> ***" (Ray's logging.cc
@@ -96,6 +101,13 @@ _VERL_LOOP_CAUSE = (
     "verl's rollout loop (_loop_forever, which runs the vLLM executor's calls on vLLM's worker) raised and ended: "
     "the executor waits on a reply that never comes (its exception line is below, or cut off)"
 )
+#: verl's actor-rollout worker's rollout of a training step (``ActorRolloutRefWorker.generate_sequences``)
+_VERL_ROLLOUT = re.compile(r'verl/workers/(?:fsdp|megatron)_workers\.py", line \d+, in generate_sequences\b')
+_VERL_ROLLOUT_CAUSE = (
+    "verl's rollout of a training step raised (generate_sequences: waking the inference engine — vLLM under verl's "
+    "vllm rollout — and loading the actor's weights into it, then generating): the engine, built at init_model, "
+    "failed while serving the trainer (its exception line is below, or cut off)"
+)
 _XINF_LAUNCH = re.compile(r'xinference/api/restful_api\.py", line \d+, in launch_model\b')
 #: Abseil's failure-signal handler (``failure_signal_handler.cc``: "*** %s received at time=%ld on cpu %d ***")
 _ABSL_SIGNAL = re.compile(r"\*\*\* (?P<sig>SIG[A-Z]{2,6}) received at time=\d+")
@@ -123,6 +135,7 @@ LITERALS: tuple[str, ...] = (
     "in init_local",
     "in launch_model",
     "in launch_builtin_model",
+    "in generate_sequences",
     "Error provisioning model instance ",
     " received at time=",
     "Fatal Python error: ",
@@ -244,6 +257,11 @@ def frame(text: str, run: RunState) -> Failure | None:
     elif _VERL_LOOP.search(text) is not None:
         phase = "serving" if run.stats_seen else "unknown"
         f, where = _failure(text, phase, _VERL_LOOP_CAUSE, ("verl", "loop_forever")), "_loop_forever"
+    elif _VERL_ROLLOUT.search(text) is not None:
+        f, where = (
+            _failure(text, "serving", _VERL_ROLLOUT_CAUSE, ("verl", "generate_sequences")),
+            "generate_sequences",
+        )
     else:
         return None
     return Failure(f.kind, {**f.details, "cut": True, "frame": where}, f.fatal, f.key)
