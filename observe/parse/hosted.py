@@ -42,6 +42,14 @@
   built that engine. A traceback through it is the rollout raising after the engine started (while serving), of
   whatever the frames under it name, cut or not.
 
+- TorchServe's model worker, when the model's files could not be fetched: the worker's stdout comes back through
+  the frontend's log, each line behind "[<ISO time>] [<LEVEL> ] W-<port>-<model>-stdout MODEL_LOG - "
+  (``WorkerLifeCycle``'s readers; stderr's the same), and the traceback it prints through huggingface_hub's download reaches
+  ``hf_raise_for_status(response)`` — the call that raises the Hub's HTTP error (401/403 for a gated or private repo
+  without a token, 404 for a wrong id or revision). The worker fetches the model while its handler initializes
+  (``model_service_worker.py`` ``load_model``; a load that raises is logged as "Backend worker process died." and the
+  worker exits; the vLLM example's handler builds the engine there): the model — its vLLM engine — never started.
+
 - A fatal signal in a process of the engine (a line under its process prefix): Abseil's failure-signal handler,
   which Ray's core worker installs, prints "*** SIGBUS received at time=<t> on cpu <n> ***" (Ray's logging.cc
   copies it), and CPython's faulthandler "Fatal Python error: Bus error" (Segmentation fault, Aborted, Floating
@@ -120,6 +128,9 @@ _FAULT = {
     "Illegal instruction": "SIGILL",
 }
 _FAULT_RE = re.compile(r"^Fatal Python error: (?P<what>" + "|".join(_FAULT) + r")\b")
+#: TorchServe's frontend relaying its model worker's stdout (``W-9000-model_1.0-stdout MODEL_LOG - ``), the line
+#: huggingface_hub's download raises the Hub's HTTP error from (``file_download.py`` ``_request_wrapper``)
+_TS_HUB = re.compile(r"\bW-\d+-\S+-std(?:out|err) MODEL_LOG - \s+hf_raise_for_status\(")
 _MODAL_INIT = re.compile(r"Runner has been initializing for too long: (?P<secs>\d+) seconds")
 _NO_DEVICE = "Failed to infer device type"
 #: vLLM's CUDACHECK (``csrc/custom_all_reduce.cuh``): a CUDA call failed and the process exits
@@ -143,6 +154,7 @@ LITERALS: tuple[str, ...] = (
     _NO_DEVICE,
     "Failed: ",
     "Exception in worker process",
+    "hf_raise_for_status(",
 )
 
 _ABORT_CAUSE = (
@@ -181,6 +193,11 @@ _GUNICORN_CAUSE = (
     "gunicorn's worker raised while it booted (loading the app, which builds the vLLM engine): the worker exits "
     "before it served (its exception is at the end of the traceback below, or cut off)"
 )
+_TS_HUB_CAUSE = (
+    "TorchServe's model worker could not fetch the model from the Hugging Face Hub (huggingface_hub raised the Hub's "
+    "HTTP error: a gated or private repo without a token — HF_TOKEN — a wrong repo id or revision): the handler's "
+    "load, which builds the vLLM engine, failed and the worker exits (the exception line is below, or cut off)"
+)
 _SIGNAL_CAUSE = "a process of the engine was killed by {sig} (a fatal signal; SIGBUS in a container is often a full /dev/shm)"
 _MODAL_CAUSE = (
     "Modal stopped the container: its start-up (vLLM loading weights, compiling) ran past the runner's {secs} s "
@@ -209,6 +226,11 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
         return start_failed(text, _MODAL_CAUSE.format(secs=m.group("secs")), ("modal", "init_timeout"))
     if _NO_DEVICE in text:
         return start_failed(text, _NO_DEVICE_CAUSE, ("vllm", "no_device"))
+    if _TS_HUB.search(text) is not None:
+        if run.stats_seen:  # another worker's load, after this log's engine served
+            return _failure(text, "unknown", _TS_HUB_CAUSE, ("torchserve", "hub_fetch"))
+        f = start_failed(text, _TS_HUB_CAUSE, ("torchserve", "hub_fetch"))
+        return Failure(f.kind, {**f.details, "cut": True, "frame": "hf_raise_for_status"}, f.fatal, f.key)
     if (m := _CUDACHECK.search(text)) is not None:
         cause = _CUDACHECK_CAUSE.format(err=m.group("err")[:80], where=m.group("where").rsplit("/", 1)[-1])
         if run.stats_seen:
