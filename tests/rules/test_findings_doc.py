@@ -150,6 +150,11 @@ def emitted_by_diagnose() -> set[str]:
         # its no-driver warning (no line vLLM's logger wrote; their labels, healthy, hold)
         "eval32an/010.log",
         "eval32an/020.log",
+        # eval32ao 004 / 009: a Ray cluster's start-up quoted with '> ' (the engine config and Ray's connect lines), and
+        # uvicorn's ASGI traceback of one streaming request (starlette's disconnect listener, no line vLLM's logger
+        # wrote): their labels, healthy, hold
+        "eval32ao/004.log",
+        "eval32ao/009.log",
     }
     refused_misses = {
         # eval32ac 023 / 024 (class PB: RamaLama's container that never started): tests/data/eval32ac/RESULTS.md
