@@ -3,8 +3,9 @@ real excerpt. Sources in tests/data/PROVENANCE.md."""
 
 from __future__ import annotations
 
-from observe.parse import envelope
-from tests.diagnosekit import by_id, critical, diagnose
+from observe.parse import accel, envelope
+from observe.parse.failtypes import RunState
+from tests.diagnosekit import by_id, critical, diagnose, suggestions
 
 
 def test_the_console_scripts_traceback_behind_a_bare_compose_name_and_a_process_prefix_is_read() -> None:
@@ -26,3 +27,26 @@ def test_a_bare_compose_name_is_peeled_only_before_vllms_own_prefixes() -> None:
     )
     assert envelope.WRAP_RE.match("model  | size  | dtype") is None
     assert envelope.WRAP_RE.match("cat x.log | (grep pid=3)") is None
+
+
+def test_a_cuda_kernels_device_side_assertion_is_the_engines_death() -> None:
+    """ZB (008): PyTorch's IndexKernel.cu 'Assertion `… "index out of bounds"` failed.' lines, bare (the GPU's printf
+    never carries vLLM's process prefix), after a multi-modal warning: CUDA's assert error is sticky, the process's
+    context is gone, so the engine is dead; the excerpt shows no serving, so the phase is unknown. Failing, an
+    engine_error, and no memory advice."""
+    d = diagnose("eval32am/008.log")
+    assert critical(d) and "engine_error" in by_id(d), d["findings"]
+    assert "--gpu-memory-utilization" not in suggestions(d), suggestions(d)
+
+
+def test_a_device_side_assertion_is_read_only_from_pytorchs_kernels_and_not_after_a_stop() -> None:
+    """ZB's other side: the same words from a kernel outside PyTorch's ATen tree, or after a requested stop, are not
+    read."""
+    line = (
+        "../aten/src/ATen/native/cuda/IndexKernel.cu:93: operator(): block: [8529,0,0], thread: [0,0,0] Assertion "
+        '`-sizes[i] <= index && index < sizes[i] && "index out of bounds"` failed.'
+    )
+    assert accel.death(line, RunState(False, False), False) is not None
+    assert accel.death(line, RunState(True, False, True), False) is None
+    other = "kernel.cu:12: void k(): block: [0,0,0], thread: [0,0,0] Assertion `i < n` failed."
+    assert accel.death(other, RunState(False, False), False) is None
