@@ -3,7 +3,7 @@ real excerpt. Sources in tests/data/PROVENANCE.md."""
 
 from __future__ import annotations
 
-from observe.parse import accel, envelope
+from observe.parse import accel, envelope, hosted
 from observe.parse.failtypes import RunState
 from tests.diagnosekit import by_id, critical, diagnose, suggestions
 
@@ -50,3 +50,25 @@ def test_a_device_side_assertion_is_read_only_from_pytorchs_kernels_and_not_afte
     assert accel.death(line, RunState(True, False, True), False) is None
     other = "kernel.cu:12: void k(): block: [0,0,0], thread: [0,0,0] Assertion `i < n` failed."
     assert accel.death(other, RunState(False, False), False) is None
+
+
+def test_runpods_word_that_the_worker_exited_is_its_death() -> None:
+    """ZD (022): RunPod's '[error]worker exited with exit code 136' beside a V0 'Added request' line: the serverless
+    worker running the engine died (136 = 128 + SIGFPE). Failing, and not a failed start (nothing says it was
+    starting)."""
+    d = diagnose("eval32am/022.log")
+    assert critical(d), d["findings"]
+    assert "engine_startup_failed" not in by_id(d), d["findings"]
+
+
+def test_runpods_worker_exit_is_read_only_under_its_error_tag_and_a_non_zero_code() -> None:
+    """ZD's other side: code 0, or the words under another tag, or after a requested stop, are not read."""
+    run = RunState(False, False)
+    f = hosted.death("abc123[error]worker exited with exit code 136", run, False)
+    assert f is not None and "SIGFPE" in f.details["cause"], f
+    assert hosted.death("abc123[error]worker exited with exit code 0", run, False) is None
+    assert hosted.death("abc123[info]worker exited with exit code 1", run, False) is None
+    assert (
+        hosted.death("abc123[error]worker exited with exit code 1", RunState(True, False, True), False)
+        is None
+    )
