@@ -3,6 +3,11 @@ real excerpt. Sources in tests/data/PROVENANCE.md."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+from observe.errors import InputError
 from observe.parse import accel, envelope, hosted
 from observe.parse.failtypes import RunState
 from tests.diagnosekit import by_id, critical, diagnose, suggestions
@@ -72,3 +77,29 @@ def test_runpods_worker_exit_is_read_only_under_its_error_tag_and_a_non_zero_cod
         hosted.death("abc123[error]worker exited with exit code 1", RunState(True, False, True), False)
         is None
     )
+
+
+def test_verls_driver_traceback_of_a_dead_rollout_actor_is_the_engines_death() -> None:
+    """ZE (023): TinyZero's driver traceback, its frames unindented and its colour codes garbled, cut: Ray's
+    'RayTaskError(ActorDiedError): ray::main_task()' then verl's trainer calling 'self.actor_rollout_wg.
+    generate_sequences(…)': the actor running vLLM's rollout died under the call, after the start-up. Failing, not a
+    failed start (no line of vLLM's own: read as the host's)."""
+    d = diagnose("eval32am/023.log")
+    assert critical(d), d["findings"]
+    assert "engine_startup_failed" not in by_id(d), d["findings"]
+
+
+def test_an_actors_death_tells_only_under_verls_rollout_call(tmp_path: Path) -> None:
+    """ZE's other side: Ray's RayTaskError(ActorDiedError) is anybody's actor's; the trainer calling another worker
+    group (a critic's) tells nothing (a log with nothing else is refused)."""
+    head = (
+        "ray.exceptions.RayTaskError(ActorDiedError): ray::main_task() (pid=1, ip=10.0.0.1)\n"
+        'File "/x/verl/trainer/ppo/ray_trainer.py", line 589, in fit\n'
+    )
+    other, rollout = tmp_path / "other.log", tmp_path / "rollout.log"
+    other.write_text(head + "values = self.critic_wg.compute_values(batch)\n")
+    rollout.write_text(head + "gen_batch_output = self.actor_rollout_wg.generate_sequences(gen_batch)\n")
+    with pytest.raises(InputError):
+        diagnose(other)
+    d = diagnose(rollout)
+    assert critical(d) and "engine_crashed" in by_id(d), d["findings"]

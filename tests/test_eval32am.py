@@ -15,7 +15,6 @@ from tests.evalkit import set_tests
 # (tests/data/eval32am/RESULTS.md).
 MISSES: dict[tuple[str, int], str] = {
     ("013", 1): "ZC: an EngineCore's raw traceback into EngineCoreProc, cut, not read as a start",
-    ("023", 0): "ZE: verl's driver traceback with unindented frames is refused",
     ("028", 0): "ZF: hipBLASLt's 'rocblaslt error: Could not load ... TensileLibrary' lines are refused",
 }
 

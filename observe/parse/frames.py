@@ -439,6 +439,9 @@ class RawTracebacks:
             return died
         text = msg.strip()
         if not text.startswith('File "'):  # a source or exception line (a process prefix took the indent)
+            if (held := self._ray.get(who)) is not None and raytold.rollout_call(held[0], text):
+                del self._ray[who]  # verl's trainer calling its vLLM rollout under Ray's word of a death
+                return self._tell(*held[:1], who, *held[1:])
             f = raised_dead(text, self._frame.get(who), run)
             self.started = self.started or f is not None
             if f is None and (f := self._nb.frame(text, run)) is not None:
