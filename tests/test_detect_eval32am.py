@@ -103,3 +103,13 @@ def test_an_actors_death_tells_only_under_verls_rollout_call(tmp_path: Path) -> 
         diagnose(other)
     d = diagnose(rollout)
     assert critical(d) and "engine_crashed" in by_id(d), d["findings"]
+
+
+def test_an_engine_cores_raw_traceback_through_its_engines_construction_is_a_failed_start() -> None:
+    """ZC (013): a 2026 EngineCore process's raw traceback, header and exception cut: run_engine_core's
+    'engine_core = EngineCoreProc(*args, engine_index=dp_rank, **kwargs)' then EngineCoreProc's __init__. A raise
+    under that construction is what run_engine_core logs as 'EngineCore failed to start.': a failed start-up, never a
+    crash while serving."""
+    d = diagnose("eval32am/013.log")
+    assert critical(d) and "engine_startup_failed" in by_id(d), d["findings"]
+    assert "engine_crashed" not in by_id(d), d["findings"]

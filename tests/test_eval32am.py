@@ -14,7 +14,6 @@ from tests.evalkit import set_tests
 # The misses at the measurement (main aa23ce7, blind; the shipping tree: no fixes), by class
 # (tests/data/eval32am/RESULTS.md).
 MISSES: dict[tuple[str, int], str] = {
-    ("013", 1): "ZC: an EngineCore's raw traceback into EngineCoreProc, cut, not read as a start",
     ("028", 0): "ZF: hipBLASLt's 'rocblaslt error: Could not load ... TensileLibrary' lines are refused",
 }
 

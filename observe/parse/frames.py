@@ -202,8 +202,9 @@ _TB_PIECES = ("Traceback (most recent", "The above exception", "During handling"
 #: under a vLLM frame, a traceback cut at that source line is cut inside the start-up
 _LAUNCH_CALLS = ("with launch_core_engines(",)
 #: a caller's source line building V1's AsyncLLM (PHASE_FRAMES): cut right under it, the traceback is cut inside
-#: vLLM's start-up, whoever's frame holds the call (verl's rollout server)
-_BUILD_CALLS = ("AsyncLLM.from_vllm_config(",)
+#: vLLM's start-up, whoever's frame holds the call (verl's rollout server); the engine core process building its
+#: EngineCoreProc (or DPEngineCoreProc) in run_engine_core: a traceback through it is inside the core's start-up
+_BUILD_CALLS = ("AsyncLLM.from_vllm_config(", "EngineCoreProc(*args")
 _WRAPPER_BUILD_RE = re.compile(r"\b(\w*(?:" + "|".join(w[:-1] for w in ENGINE_WRAPPERS) + r"))\(", re.ASCII)
 
 
