@@ -172,10 +172,6 @@ _EVAL32_MISSES = {
     ): "labelled not failing: another server's ASGI exception group, no vLLM line (eval32af)",
     ("eval32ac", "023"): "issue 32 miss PB: RamaLama's container that never started, refused (eval32ac)",
     (
-        "eval32am",
-        "003",
-    ): "issue 32 miss ZA: the vllm console script's traceback behind a compose and a process prefix, cut (eval32am)",
-    (
         "eval32ae",
         "029",
     ): "labelled not failing: one request's chat-template error under serving_chat.py's record (eval32ae)",
