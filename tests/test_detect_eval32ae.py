@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from observe.errors import InputError
 from observe.parse.envelope import json_object
-from tests.diagnosekit import by_id, critical, diagnose
+from tests.diagnosekit import DATA, by_id, critical, diagnose
 from tests.evalkit import failing
 
 _START = (
@@ -103,3 +104,22 @@ def test_another_lone_runtime_error_line_stays_anybodys(tmp_path: Path) -> None:
     log.write_text("RuntimeError: failed to map parameters (18288)\n")
     err = by_id(diagnose(log)).get("engine_error")
     assert err and err["data"]["phase"] == "unknown", err
+
+
+def test_torchserves_worker_traceback_into_the_hubs_http_error_is_a_failed_start(tmp_path: Path) -> None:
+    """RC (030: TorchServe's vLLM example, each line behind '[ISO] [INFO ] W-9000-model_1.0-stdout MODEL_LOG - ', the
+    worker's traceback through huggingface_hub's get_hf_file_metadata → _request_wrapper → 'hf_raise_for_status(
+    response)', cut; no line vLLM wrote): the Hub answered a file of the model with an HTTP error while the worker
+    loaded it — the model's load, its engine's start, failed: a critical start-up failure, not a death while
+    serving."""
+    d = diagnose("eval32ae/030.log")
+    assert failing(d) and critical(d), d["findings"]
+    assert [(f["id"], f["data"]["phase"]) for f in d["findings"]] == [("engine_startup_failed", "startup")]
+    # the same traceback not behind TorchServe's worker (anybody's script fetching from the Hub) is not read
+    bare = [
+        ln.split(" MODEL_LOG - ", 1)[1] for ln in (DATA / "eval32ae" / "030.log").read_text().splitlines()
+    ]
+    path = tmp_path / "030-bare.log"
+    path.write_text("\n".join(bare) + "\n")
+    with pytest.raises(InputError, match="no vLLM log lines"):
+        diagnose(path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from observe.parse import frames, raytold
+from observe.parse import frames, hosted, raytold
 from observe.parse.failures import RunState
 from tests.diagnosekit import diagnose as _diagnose
 
@@ -120,3 +120,23 @@ def test_only_a_vllm_engine_wrappers_construction_is_read(tmp_path: Path) -> Non
     path.write_text("\n".join(cut) + "\n")
     errs = _errors(_diagnose(path))
     assert all(f["id"] != "engine_startup_failed" and f["data"]["phase"] != "startup" for f in errs), errs
+
+
+def test_verls_rollout_of_a_training_step_raising_is_a_failure_while_serving() -> None:
+    """BE (023: verl's FSDP worker on Ascend, its traceback through single_controller's ``func`` → fsdp_workers.py's
+    ``generate_sequences`` → ``with self.rollout_sharding_manager:`` → the profiler's wrappers, cut before the
+    exception; no line vLLM wrote): generate_sequences is the rollout of a training step, called only once init_model
+    built the engine, and entering the sharding manager wakes it: a critical failure while serving, not a start-up."""
+    d = _diagnose(DATA / "eval32o" / "023.log")
+    errs = _errors(d)
+    assert [(f["id"], f["severity"], f["data"]["phase"]) for f in errs] == [
+        ("engine_error", "critical", "serving")
+    ], d["findings"]
+    assert errs[0]["data"]["frame"] == "generate_sequences"
+    frame = next(
+        x for x in (DATA / "eval32o" / "023.log").read_text().splitlines() if "in generate_sequences" in x
+    )
+    run = RunState(shutdown=False, stats_seen=False)
+    assert hosted.frame(frame.strip(), run) is not None
+    # the same function in another file (the trainer's own helper, a user's module) is not verl's rollout worker
+    assert hosted.frame(frame.strip().replace("fsdp_workers.py", "my_workers.py"), run) is None

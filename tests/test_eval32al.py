@@ -12,13 +12,8 @@ from __future__ import annotations
 from tests.evalkit import set_tests
 
 # The misses at the measurement (main aa23ce7, the shipping tree, blind), by class (tests/data/eval32al/RESULTS.md).
-MISSES: dict[tuple[str, int], str] = {
-    (
-        "028",
-        0,
-    ): "issue 32 miss YA: ipex-llm's 'Usage Error' banner refusing a model, with no line vLLM wrote, is "
-    "refused as a log with no vLLM lines instead of read as a failed start",
-}
+# YA fixed since (not blind; tests/test_detect_eval32al.py).
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32al", MISSES)

@@ -12,11 +12,9 @@ from __future__ import annotations
 
 from tests.evalkit import set_tests
 
-# The misses at the measurement (main 5d8f490 merged, blind; the branch point), by class: BA to BE; BA to BD fixed since
-# (tests/test_detect_eval32o.py), BE left (verl's frames only, no line vLLM wrote: RESULTS.md).
-MISSES: dict[tuple[str, int], str] = {
-    ("023", 0): "BE: verl worker traceback cut in generate_sequences (the rollout) refused as no vLLM lines",
-}
+# The misses at the measurement (main 5d8f490 merged, blind; the branch point), by class: BA to BE, all fixed since
+# (tests/test_detect_eval32o.py; BE: verl's actor-rollout worker's generate_sequences frame, parse/hosted.py).
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32o", MISSES)

@@ -40,7 +40,7 @@ from typing import Any
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse import accel, compiled, hosted, ipython, mainexit, native, nccl, raytold, triton
+from observe.parse import accel, compiled, hosted, ipython, mainexit, native, nccl, raytold, triton, vllmcli
 from observe.parse.failtypes import Failure, RunState
 from observe.parse.failures import bf16_refusal
 from observe.parse.phaseframes import CLIENT_START, KV_CHECK, PHASE_FRAMES, SERVING_FRAMES, SHARED_FRAMES
@@ -109,6 +109,18 @@ _CUT_TAIL = r"(?:, line \d+,? in (?P<func>[\w<>]+)|,?(?: (?:l(?:i(?:n(?:e(?: \d*
 _COMPILE_FRAME_RE = re.compile(
     r'File "[^"]*/torch/_(?:dynamo|functorch|inductor)/[\w/]+?(?P<mod>\w+)\.py"' + _CUT_TAIL, re.ASCII
 )
+#: the model registry's record of a model class it could not import (model_executor/models/registry.py,
+#: ``_try_load_model_cls`` / ``_try_inspect_model_cls``: ``logger.exception("Error in loading|inspecting model
+#: architecture '%s'")``, 0.6 → 2026): a frame of a model module's import (``vllm/model_executor/models/<mod>.py``,
+#: ``in <module>``; ``importlib.import_module`` in ``load_model_cls``) under it is the model's class failing to
+#: import. The registry then has no class for the architecture and raises ("Model architectures [...] failed to be
+#: inspected", ``_raise_for_unsupported``) while the model's config is built: a failed start. Either separator
+#: (a Windows build prints backslashes)
+REGISTRY_LOGGER = "registry.py"
+_MODEL_IMPORT_RE = re.compile(
+    r'File "[^"]*[/\\]vllm[/\\]model_executor[/\\]models[/\\](?P<mod>\w+)\.py", line \d+, in <module>',
+    re.ASCII,
+)
 #: a training or serving framework's own class wrapping a vLLM engine, constructed on a traceback's source line
 #: (ms-swift's ``VllmEngine`` / ``GRPOVllmEngine``, LLaMA-Factory's ``VllmEngine``, SkyRL's
 #: ``AsyncVLLMInferenceEngine``): cut right under it, the traceback is cut inside the engine's construction
@@ -139,6 +151,8 @@ LITERALS: tuple[str, ...] = (
     *hosted.LITERALS,
     *accel.LITERALS,
     *native.LITERALS,
+    *mainexit.LITERALS,
+    *vllmcli.LITERALS,
     DISCONNECT_LISTENER,
     "asyncio/runners.py",
     "uvloop/__init__.py",
@@ -155,12 +169,13 @@ DEAD_RAISES: dict[str, tuple[str, ...]] = {
     "raise self._format_exception(outputs) from None": ("get_output", "get_output_async"),
 }
 #: vLLM's own top-level packages and modules (of 0.8.5's wheel and 0.32; V0's engine, worker, executor,
-#: core): a frame under one is vLLM's code, a frame under any other ``…/vllm/`` folder (a user's folder
-#: named vllm) is not
+#: core; ``_ipex_ops``, the Intel Extension for PyTorch ops vLLM calls on CPU / XPU in place of ``_custom_ops``,
+#: 0.5 →): a frame under one is vLLM's code, a frame under any other ``…/vllm/`` folder (a user's folder named vllm)
+#: is not
 _VLLM_TOP = (
     "v1 entrypoints engine model_executor worker executor distributed core attention lora multimodal "
     "transformers_utils inputs platforms compilation spec_decode device_allocator usage utils config envs "
-    "sequence sampling_params outputs logger _custom_ops forward_context plugins profiler models "
+    "sequence sampling_params outputs logger _custom_ops _ipex_ops forward_context plugins profiler models "
     "renderers tokenizers reasoning tool_parsers logging_utils tracing triton_utils kernels scripts"
 ).split()
 #: vLLM's hardware platform plugins (the packages its ``vllm.platform_plugins`` entry point loads: vLLM Ascend, Gaudi,
@@ -309,6 +324,11 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
             f"torch.compile:{tm.group('func') or tm.group('mod')}",
             "serving" if run.stats_seen else "startup",
         )
+    elif logger == REGISTRY_LOGGER and (im := _MODEL_IMPORT_RE.search(text)) is not None:
+        func, phase = (
+            f"{im.group('mod')}.<module>",
+            "startup",
+        )  # the model class's import: its config is built
     elif logger is not None and (sym := native.backtrace_frame(text)) is not None:
         func, phase = f"native:{sym}", "serving" if run.stats_seen else "unknown"
     elif logger in WORKER_LOGGERS and (wm := _ANY_FRAME_RE.match(text)) is not None:
@@ -463,7 +483,10 @@ class RawTracebacks:
                 or triton.death(text, run)
                 or hosted.death(text, run, prefixed)
                 or accel.death(text, run, prefixed)
+                or vllmcli.death(text, run)
             )
+            if f is None and prefixed:
+                f = native.ucx_frame(text, run)  # UCX's backtrace: printed only as that process dies
             if f is None and (f := native.crash(text, run)) is not None:
                 # its stack follows, most recent call first: a phase its frames tell wins over it
                 self._headed.add(who)

@@ -36,6 +36,24 @@
   (``execute_method`` → ``inference_engine.execute_method``, start-up's and each step's alike). The thread's loop
   catches nothing (Python's "Exception in thread … (_loop_forever):" then its traceback), the task's logs the
   exception and breaks: a traceback through it is that loop ended, and the executor waiting on its reply hangs.
+- ipex-llm's refusal (``ipex_llm/utils/common/log4Error.py``: ``invalidInputError`` logs
+  "\\n\\n****************************Usage Error************************\\n<message>", then "Call Stack", then raises
+  RuntimeError), e.g. its vLLM model conversion's "Currently, ipex-vllm does not support linear layers with
+  skip_bias_add argument" while the model loads: before the engine served, a failed start by the serving wrapper
+  (after it served, not read: the banner alone cannot tell a request's refusal from the engine's).
+- verl's actor-rollout worker (``verl/workers/fsdp_workers.py``, ``megatron_workers.py``): ``generate_sequences`` is
+  the rollout of a training step — it enters ``rollout_sharding_manager`` (which wakes the inference engine and
+  loads the actor's weights into it) and has the engine generate — and the trainer calls it only once ``init_model``
+  built that engine. A traceback through it is the rollout raising after the engine started (while serving), of
+  whatever the frames under it name, cut or not.
+
+- TorchServe's model worker, when the model's files could not be fetched: the worker's stdout comes back through
+  the frontend's log, each line behind "[<ISO time>] [<LEVEL> ] W-<port>-<model>-stdout MODEL_LOG - "
+  (``WorkerLifeCycle``'s readers; stderr's the same), and the traceback it prints through huggingface_hub's download reaches
+  ``hf_raise_for_status(response)`` — the call that raises the Hub's HTTP error (401/403 for a gated or private repo
+  without a token, 404 for a wrong id or revision). The worker fetches the model while its handler initializes
+  (``model_service_worker.py`` ``load_model``; a load that raises is logged as "Backend worker process died." and the
+  worker exits; the vLLM example's handler builds the engine there): the model — its vLLM engine — never started.
 
 - A fatal signal in a process of the engine (a line under its process prefix): Abseil's failure-signal handler,
   which Ray's core worker installs, prints "*** SIGBUS received at time=<t> on cpu <n> ***" (Ray's logging.cc
@@ -54,8 +72,8 @@
   all-reduce failed (at CUDA-graph capture, registering its buffers) and the process exited — before it served, a
   failed start.
 
-Each is a start-up failure (KServe, BentoML, Modal, no device) or the death of the engine's process (Ray, a fatal
-signal), never a request's error. Pure: a raw line in, a Failure or None out.
+Each is a start-up failure (KServe, BentoML, Modal, ipex-llm, no device) or the death of the engine's process (Ray,
+a fatal signal), never a request's error. Pure: a raw line in, a Failure or None out.
 """
 
 from __future__ import annotations
@@ -96,6 +114,13 @@ _VERL_LOOP_CAUSE = (
     "verl's rollout loop (_loop_forever, which runs the vLLM executor's calls on vLLM's worker) raised and ended: "
     "the executor waits on a reply that never comes (its exception line is below, or cut off)"
 )
+#: verl's actor-rollout worker's rollout of a training step (``ActorRolloutRefWorker.generate_sequences``)
+_VERL_ROLLOUT = re.compile(r'verl/workers/(?:fsdp|megatron)_workers\.py", line \d+, in generate_sequences\b')
+_VERL_ROLLOUT_CAUSE = (
+    "verl's rollout of a training step raised (generate_sequences: waking the inference engine — vLLM under verl's "
+    "vllm rollout — and loading the actor's weights into it, then generating): the engine, built at init_model, "
+    "failed while serving the trainer (its exception line is below, or cut off)"
+)
 _XINF_LAUNCH = re.compile(r'xinference/api/restful_api\.py", line \d+, in launch_model\b')
 #: Abseil's failure-signal handler (``failure_signal_handler.cc``: "*** %s received at time=%ld on cpu %d ***")
 _ABSL_SIGNAL = re.compile(r"\*\*\* (?P<sig>SIG[A-Z]{2,6}) received at time=\d+")
@@ -108,10 +133,15 @@ _FAULT = {
     "Illegal instruction": "SIGILL",
 }
 _FAULT_RE = re.compile(r"^Fatal Python error: (?P<what>" + "|".join(_FAULT) + r")\b")
+#: TorchServe's frontend relaying its model worker's stdout (``W-9000-model_1.0-stdout MODEL_LOG - ``), the line
+#: huggingface_hub's download raises the Hub's HTTP error from (``file_download.py`` ``_request_wrapper``)
+_TS_HUB = re.compile(r"\bW-\d+-\S+-std(?:out|err) MODEL_LOG - \s+hf_raise_for_status\(")
 _MODAL_INIT = re.compile(r"Runner has been initializing for too long: (?P<secs>\d+) seconds")
 _NO_DEVICE = "Failed to infer device type"
 #: vLLM's CUDACHECK (``csrc/custom_all_reduce.cuh``): a CUDA call failed and the process exits
 _CUDACHECK = re.compile(r"(?:^|\s)Failed: (?:Cuda error )?(?P<where>\S+\.cuh?:\d+) '(?P<err>[^']+)'\s*$")
+#: ipex-llm's own banner (log4Error.outputUserMessage: 28 and 24 stars), the reason on the next line, then RuntimeError
+_IPEX_USAGE = re.compile(r"^\*{28}Usage Error\*{24}\s*$")
 #: what a line must hold for ``death`` or ``frame`` to read it (``triggers.TRIGGERS``)
 LITERALS: tuple[str, ...] = (
     "Unhandled exception: ",
@@ -123,6 +153,7 @@ LITERALS: tuple[str, ...] = (
     "in init_local",
     "in launch_model",
     "in launch_builtin_model",
+    "in generate_sequences",
     "Error provisioning model instance ",
     " received at time=",
     "Fatal Python error: ",
@@ -130,6 +161,8 @@ LITERALS: tuple[str, ...] = (
     _NO_DEVICE,
     "Failed: ",
     "Exception in worker process",
+    "*Usage Error*",
+    "hf_raise_for_status(",
 )
 
 _ABORT_CAUSE = (
@@ -168,6 +201,16 @@ _GUNICORN_CAUSE = (
     "gunicorn's worker raised while it booted (loading the app, which builds the vLLM engine): the worker exits "
     "before it served (its exception is at the end of the traceback below, or cut off)"
 )
+_IPEX_CAUSE = (
+    "ipex-llm refused to go on (its invalidInputError: the 'Usage Error' banner, the reason on the line below, then "
+    "a RuntimeError) before the engine served — e.g. a model or layer its vLLM conversion does not support: the "
+    "serving wrapper's start failed"
+)
+_TS_HUB_CAUSE = (
+    "TorchServe's model worker could not fetch the model from the Hugging Face Hub (huggingface_hub raised the Hub's "
+    "HTTP error: a gated or private repo without a token — HF_TOKEN — a wrong repo id or revision): the handler's "
+    "load, which builds the vLLM engine, failed and the worker exits (the exception line is below, or cut off)"
+)
 _SIGNAL_CAUSE = "a process of the engine was killed by {sig} (a fatal signal; SIGBUS in a container is often a full /dev/shm)"
 _MODAL_CAUSE = (
     "Modal stopped the container: its start-up (vLLM loading weights, compiling) ran past the runner's {secs} s "
@@ -196,6 +239,11 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
         return start_failed(text, _MODAL_CAUSE.format(secs=m.group("secs")), ("modal", "init_timeout"))
     if _NO_DEVICE in text:
         return start_failed(text, _NO_DEVICE_CAUSE, ("vllm", "no_device"))
+    if _TS_HUB.search(text) is not None:
+        if run.stats_seen:  # another worker's load, after this log's engine served
+            return _failure(text, "unknown", _TS_HUB_CAUSE, ("torchserve", "hub_fetch"))
+        f = start_failed(text, _TS_HUB_CAUSE, ("torchserve", "hub_fetch"))
+        return Failure(f.kind, {**f.details, "cut": True, "frame": "hf_raise_for_status"}, f.fatal, f.key)
     if (m := _CUDACHECK.search(text)) is not None:
         cause = _CUDACHECK_CAUSE.format(err=m.group("err")[:80], where=m.group("where").rsplit("/", 1)[-1])
         if run.stats_seen:
@@ -217,6 +265,8 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
     if _GUNICORN_BOOT.search(text) is not None:
         f = start_failed(text, _GUNICORN_CAUSE, ("gunicorn", "worker_boot"))
         return Failure(f.kind, {**f.details, "cut": True, "frame": "spawn_worker"}, f.fatal, f.key)
+    if not run.stats_seen and _IPEX_USAGE.match(text) is not None:
+        return start_failed(text, _IPEX_CAUSE, ("ipex_llm", "usage_error"))
     if _XINFERENCE.search(text) is not None:  # its traceback's exception, when kept, tells the cause
         f = start_failed(text, _XINFERENCE_CAUSE, ("xinference", "failed_load"))
         return Failure(f.kind, {**f.details, "cut": True, "frame": "wait_for_load"}, f.fatal, f.key)
@@ -244,6 +294,11 @@ def frame(text: str, run: RunState) -> Failure | None:
     elif _VERL_LOOP.search(text) is not None:
         phase = "serving" if run.stats_seen else "unknown"
         f, where = _failure(text, phase, _VERL_LOOP_CAUSE, ("verl", "loop_forever")), "_loop_forever"
+    elif _VERL_ROLLOUT.search(text) is not None:
+        f, where = (
+            _failure(text, "serving", _VERL_ROLLOUT_CAUSE, ("verl", "generate_sequences")),
+            "generate_sequences",
+        )
     else:
         return None
     return Failure(f.kind, {**f.details, "cut": True, "frame": where}, f.fatal, f.key)

@@ -1,5 +1,6 @@
 """A cut traceback through the interpreter's launch frame: the main module raised an exception nothing caught.
-The ``vllm`` command's console script (``bin/vllm``, ``in <module>``) is the same top of ``vllm serve``'s stack.
+The ``vllm`` command's console script (``bin/vllm``, ``in <module>``) is the same top of ``vllm serve``'s stack, and
+lm-evaluation-harness's (``bin/lm_eval`` / ``bin/lm-eval``) the top of an evaluation running a vLLM model in-process.
 
 ``python -m vllm.entrypoints.openai.api_server`` (and any ``python -m`` launch of a vLLM server) runs the module
 under ``runpy._run_module_as_main``; Python prints that frame ("File ".../runpy.py", line N, in
@@ -35,16 +36,30 @@ _SCRIPT_CAUSE = (
     "cut under the script's frame, the exception line with it)"
 )
 
+#: lm-evaluation-harness's console scripts (its pyproject's ``lm_eval`` and ``lm-eval`` = ``lm_eval.__main__:
+#: cli_evaluate``; the wrapper's "sys.exit(cli_evaluate())"): the module frame is the top of the evaluation's stack
+#: (``cli_evaluate`` → ``simple_evaluate`` → ``evaluate``, the ``vllm`` model's requests run inside it), printed only
+#: for an exception nothing caught — the evaluation command, and the vLLM engine it holds, exit
+_LM_EVAL_RE = re.compile(r'File "[^"]*/bin/lm[-_]eval", line \d+, in <module>', re.ASCII)
+_LM_EVAL_CAUSE = (
+    "lm-evaluation-harness (the evaluation running the vLLM model in its process) raised an exception nothing caught: "
+    "the command exits (the traceback is cut under its console script's frame, the exception line with it)"
+)
+#: what a line must hold for ``died`` to read it beyond vLLM's own literals (``frames.LITERALS``)
+LITERALS: tuple[str, ...] = ('/bin/lm_eval"', '/bin/lm-eval"')
+
 
 def died(text: str, run: RunState) -> Failure | None:
-    """The launch's death a runpy ``_run_module_as_main`` frame or the ``vllm`` console script's frame tells (None
-    after a requested stop)."""
+    """The launch's death a runpy ``_run_module_as_main`` frame, the ``vllm`` console script's frame or lm-eval's
+    tells (None after a requested stop)."""
     if run.requested:
         return None
     if _MAIN_RE.search(text) is not None:
         frame, cause = "_run_module_as_main", _CAUSE
     elif _SCRIPT_RE.search(text) is not None:
         frame, cause = "main", _SCRIPT_CAUSE
+    elif _LM_EVAL_RE.search(text) is not None:
+        frame, cause = "cli_evaluate", _LM_EVAL_CAUSE
     else:
         return None
     d = {"text": text[:300], "phase": "unknown", "frame": frame, "cut": True, "cause": cause}

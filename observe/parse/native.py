@@ -8,7 +8,12 @@ ends it without a Python exception, so no traceback's exception line and no vLLM
   most recent call first, as ``File "…", line N in f`` (no comma: ``frames`` reads these frames too);
 - abseil's failure-signal handler, which Ray's and gRPC's processes install: ``*** SIGSEGV received at time=…
   on cpu N ***`` with its ``PC: @ …`` frames, also under Ray's ``logging.cc`` prefix;
-- PyTorch's native stack dump (2.8 →): ``!!!!!!! Segfault encountered !!!!!!!`` with the C++ frames.
+- PyTorch's native stack dump (2.8 →): ``!!!!!!! Segfault encountered !!!!!!!`` with the C++ frames;
+- UCX's error handler (loaded with NCCL's / NIXL's UCX transports): ``Caught signal 11 (Segmentation fault …)``, then
+  ``==== backtrace (tid: N) ====`` and a frame a line, ``%2d 0x%016lx %s()  %s:%u`` (ucs/debug/debug.c
+  ``UCS_DEBUG_BACKTRACE_LINE_FMT``, ``???`` for an unknown symbol). It prints that backtrace only on the way to the
+  process's death (``ucs_handle_error``: a fatal signal, re-raised after it, or ``ucs_fatal``, which aborts), so one
+  such frame under a process prefix, the head cut, is that process dying (``ucx_frame``; bare, it is anybody's).
 
 ``hosted`` reads the first two on a line under a process prefix (that process's death) and tells which signal
 (``hosted.fatal_signal``); this reader takes them where no prefix is, and PyTorch's dump. The process is gone:
@@ -28,7 +33,15 @@ from observe.parse.hosted import fatal_signal
 _TORCH_DUMP = "!!!!!!! Segfault encountered !!!!!!!"
 #: what a line must hold for ``crash`` to read it beyond ``hosted.LITERALS`` (``triggers.TRIGGERS`` via
 #: ``frames.LITERALS``)
-LITERALS: tuple[str, ...] = (_TORCH_DUMP, ") [0x")
+LITERALS: tuple[str, ...] = (_TORCH_DUMP, ") [0x", "()  ")
+#: a frame of UCX's backtrace (``UCS_DEBUG_BACKTRACE_LINE_FMT``): its number, address, symbol (``???``, ``??`` when
+#: unknown) with ``()``, two spaces, and the file with its line (``???:0`` when unknown)
+_UCX_FRAME_RE = re.compile(r"^\d{1,3} 0x[0-9a-f]{16} (?P<sym>[\w.:~<>]+|\?\?\??)\(\)  \S+:\d+$", re.ASCII)
+_UCX_CAUSE = (
+    "a process printed UCX's native backtrace (its error handler does so only on the way to the process's death: a "
+    "fatal signal such as SIGSEGV, re-raised after it, or a UCX fatal error, which aborts): a native crash, the head "
+    "naming the signal cut off — no Python exception is raised"
+)
 #: a frame of a native backtrace as glibc's backtrace_symbols prints it, ``<binary>(<symbol>+0x<offset>)
 #: [0x<address>]``, behind tt-metal's ``--- `` (its TT_THROW exceptions carry the backtrace in their message)
 _BT_FRAME_RE = re.compile(r"^(?:--- )?\S+\((?P<sym>[\w.:~<>]*)\+0x[0-9a-f]+\) \[0x[0-9a-f]+\]$", re.ASCII)
@@ -71,3 +84,17 @@ def backtrace_frame(text: str) -> str | None:
     is a piece of an exception vLLM caught, logged with its native stack, the record cut before its head."""
     m = _BT_FRAME_RE.match(text)
     return None if m is None else m.group("sym") or "?"
+
+
+def ucx_frame(text: str, run: RunState) -> Failure | None:
+    """The process's death a frame of UCX's backtrace tells (text: a stripped line under a process prefix; after a
+    requested stop: none)."""
+    if run.requested or _UCX_FRAME_RE.match(text) is None:
+        return None
+    d = {
+        "form": FORM,
+        "signal": None,
+        "phase": "serving" if run.stats_seen else "unknown",
+        "cause": _UCX_CAUSE,
+    }
+    return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed", "ucx_backtrace"))

