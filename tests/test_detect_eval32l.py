@@ -88,7 +88,9 @@ def test_a_cloudwatch_csv_export_is_read_as_the_lines_vllm_wrote() -> None:
     assert cloudwatch.message("INFO 08-25 10:46:52 [core.py:700] x") is None
     d = _diagnose(DATA / "eval32l" / "024.log")
     found = {f["id"]: f for f in d["findings"]}
-    assert found["engine_error"]["severity"] == "critical", d["findings"]
+    # a failed start since eval32am's ZC (run_engine_core's EngineCoreProc(...) call is the core's start-up)
+    failure = found.get("engine_startup_failed") or found.get("engine_error")
+    assert failure is not None and failure["severity"] == "critical", d["findings"]
     assert "engine_crashed" not in found
 
 

@@ -14,12 +14,6 @@ from tests.evalkit import set_tests
 # The misses at the measurement (main aa23ce7, blind; the shipping tree: no fixes), by class
 # (tests/data/eval32am/RESULTS.md).
 MISSES: dict[tuple[str, int], str] = {
-    ("003", 0): "ZA: the console script's traceback behind a compose and a process prefix, cut, is not read",
-    ("008", 0): "ZB: CUDA IndexKernel 'index out of bounds' assertions are not read as fatal",
-    ("008", 1): "ZB: CUDA IndexKernel 'index out of bounds' assertions are not read as fatal",
-    ("013", 1): "ZC: an EngineCore's raw traceback into EngineCoreProc, cut, not read as a start",
-    ("022", 0): "ZD: RunPod's '[error]worker exited with exit code 136' is not read as the worker's death",
-    ("023", 0): "ZE: verl's driver traceback with unindented frames is refused",
     ("028", 0): "ZF: hipBLASLt's 'rocblaslt error: Could not load ... TensileLibrary' lines are refused",
 }
 

@@ -11,11 +11,24 @@
   (transformers-neuronx / neuronx-distributed) while the engine is built, before it serves: the start failed.
 
 Each is read only on a line under a process prefix (a worker's, an engine core's, a launcher's task): bare, it is
-anybody's program. Pure: a raw line in, a Failure or None out.
+anybody's program. One is read bare as well, as it is never printed under one:
+
+- PyTorch's CUDA kernels' device-side assertion (``CUDA_KERNEL_ASSERT`` in ATen's kernels, e.g. IndexKernel.cu's
+  "index out of bounds"): CUDA's device runtime prints "<path>/aten/src/ATen/native/cuda/<Kernel>.cu:<n>: <fn>:
+  block: [x,y,z], thread: [x,y,z] Assertion `<condition>` failed." from the GPU, straight to the process's C stdout
+  (never through Python, so never under vLLM's process prefix). The kernel is aborted with cudaErrorAssert, which
+  CUDA documents as sticky: the context "cannot be used anymore, and must be destroyed", so every later CUDA call
+  of that process fails ("CUDA error: device-side assert triggered"): the engine's death. Where (start-up's
+  profiling run or a request's step) the line does not say: serving once a stats line was read, else unknown.
+
+Pure: a raw line in, a Failure or None out.
 """
 
 from __future__ import annotations
 
+import re
+
+from observe.failures.kinds import FailureKind
 from observe.parse import hosted
 from observe.parse.failtypes import Failure, RunState
 
@@ -27,8 +40,15 @@ _CANN_NO_DEVICE = (
     "rtSetDefaultDeviceId execution failed",
 )
 _NEURON_CC = "||NEURON_CC_WRAPPER||: Failed compilation"
+#: CUDA's device-side assert in one of PyTorch's ATen kernels (the device runtime's "%s:%d: %s: block: [%d,%d,%d],
+#: thread: [%d,%d,%d] Assertion `%s` failed.")
+_ATEN_ASSERT = re.compile(
+    r"aten/src/ATen/native/cuda/(?P<kernel>\w+)\.cu:\d+: \S.*: block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] "
+    r"Assertion `(?P<cond>.*)` failed\.",
+    re.ASCII,
+)
 #: what a line must hold for ``death`` to read it (``triggers.TRIGGERS``)
-LITERALS: tuple[str, ...] = (*_CANN_NO_DEVICE, _NEURON_CC)
+LITERALS: tuple[str, ...] = (*_CANN_NO_DEVICE, _NEURON_CC, "aten/src/ATen/native/cuda/")
 
 _CANN_CAUSE = (
     "Ascend's CANN runtime could not open the NPU (the device count or the default device failed: the driver, "
@@ -42,9 +62,23 @@ _NEURON_CAUSE = (
 )
 
 
+_ASSERT_CAUSE = (
+    "a device-side assertion failed in PyTorch's CUDA kernel {kernel} (`{cond}`): CUDA's assert error is sticky, the "
+    "process's CUDA context cannot be used anymore and every later CUDA call fails, so the engine is dead (an "
+    "out-of-bounds index is a bad input or a model's bug, not memory: CUDA_LAUNCH_BLOCKING=1 shows the call)"
+)
+
+
 def death(text: str, run: RunState, prefixed: bool) -> Failure | None:
-    """The start-up failure an accelerator's runtime or compiler tells on a raw line under a process prefix."""
-    if not prefixed or run.requested:
+    """The failure an accelerator's runtime or compiler tells on a raw line: under a process prefix (the start-up's
+    failures), or a CUDA device-side assertion of PyTorch's kernels (bare too)."""
+    if run.requested:
+        return None
+    if (m := _ATEN_ASSERT.search(text)) is not None:
+        cause = _ASSERT_CAUSE.format(kernel=m.group("kernel") + ".cu", cond=m.group("cond")[:120])
+        d = {"text": text[:300], "phase": "serving" if run.stats_seen else "unknown", "cause": cause}
+        return Failure(FailureKind.ERROR_LINE, d, False, ("cuda", "device_assert"))
+    if not prefixed:
         return None
     if any(lit in text for lit in _CANN_NO_DEVICE):
         return hosted.start_failed(text, _CANN_CAUSE, ("ascend", "no_device"))

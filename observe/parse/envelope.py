@@ -45,6 +45,7 @@ WRAP_RE = re.compile(
     | (?P<jd>(?:[A-Z][a-z]{2}|1?\d月)[ ][ \d]\d[ ]\d\d:\d\d:\d\d)[ ]\S+[ ][^\s:\[]+(?:\[\d+\])?:[ ]  # journald
     | [A-Za-z0-9][\w.-]*?[-_]\d+[ \t]+\|[ \t]?                                    # compose svc-1 |
     | [A-Za-z][\w.]*(?:[-_][\w.]+)+[ \t]+\|[ ]                                  # compose container_name |
+    | [A-Za-z][\w.]*[ \t]+\|[ ](?=\([A-Za-z][\w-]*[ ,][^)]*pid=\d+\)|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[ ]\d\d-\d\d[ ])  # compose "vllm  | " (a bare service name) before vLLM's process or logger prefix
     | \d{4}-\d\d-\d\d[ ]\d\d:\d\d:\d\d[ ]\|[ ](?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[ ]\|[ ][\w.-]+[ ]\|[ ]  # fastchat
     | \d{4}-\d\d-\d\d[ ]\d\d:\d\d:\d\d(?:[.,]\d+)?[ ](?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[ ]\d+[ ]\[[\w./-]+\.py:\d+\][ ]  # asctime LEVEL pid [f.py:N]
     )""",

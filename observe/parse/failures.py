@@ -266,6 +266,9 @@ _SURVIVED_LOOKUP = re.compile(
 )
 
 
+#: V1's WorkerProc.worker_main (multiproc_executor.py, 0.8 → 0.32) logs this only while its ready_writer is set, i.e.
+#: before the worker told the executor it was ready; after that it logs "WorkerProc failed." / "hit an exception."
+_WORKER_NOT_READY = "WorkerProc failed to start"
 #: an exception's repr, as V0's MQLLMEngine.start logs what its loops raised (``logger.exception(repr(e))``)
 _REPR_RE = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception)\((?:'|\")")
 
@@ -284,6 +287,8 @@ def error_line(msg: str, run: RunState) -> Failure | None:
         d["requested_shutdown"] = True
     if _REPR_RE.match(text):  # an exception's repr opening its record (failing.served_record)
         d["repr"] = True
+    if text.startswith(_WORKER_NOT_READY) and not run.stats_seen:
+        d["before_serving"] = True  # failing._before_serving: the worker raised before it was ready
     return Failure(FailureKind.ERROR_LINE, d, False, ("errline", text[:120]))
 
 

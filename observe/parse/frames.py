@@ -217,8 +217,9 @@ _TB_PIECES = ("Traceback (most recent", "The above exception", "During handling"
 #: under a vLLM frame, a traceback cut at that source line is cut inside the start-up
 _LAUNCH_CALLS = ("with launch_core_engines(",)
 #: a caller's source line building V1's AsyncLLM (PHASE_FRAMES): cut right under it, the traceback is cut inside
-#: vLLM's start-up, whoever's frame holds the call (verl's rollout server)
-_BUILD_CALLS = ("AsyncLLM.from_vllm_config(",)
+#: vLLM's start-up, whoever's frame holds the call (verl's rollout server); the engine core process building its
+#: EngineCoreProc (or DPEngineCoreProc) in run_engine_core: a traceback through it is inside the core's start-up
+_BUILD_CALLS = ("AsyncLLM.from_vllm_config(", "EngineCoreProc(*args")
 _WRAPPER_BUILD_RE = re.compile(r"\b(\w*(?:" + "|".join(w[:-1] for w in ENGINE_WRAPPERS) + r"))\(", re.ASCII)
 
 
@@ -459,6 +460,9 @@ class RawTracebacks:
             return died
         text = msg.strip()
         if not text.startswith('File "'):  # a source or exception line (a process prefix took the indent)
+            if (held := self._ray.get(who)) is not None and raytold.rollout_call(held[0], text):
+                del self._ray[who]  # verl's trainer calling its vLLM rollout under Ray's word of a death
+                return self._tell(*held[:1], who, *held[1:])
             f = raised_dead(text, self._frame.get(who), run)
             self.started = self.started or f is not None
             if f is None and (f := self._nb.frame(text, run)) is not None:

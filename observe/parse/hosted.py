@@ -59,6 +59,11 @@
   which Ray's core worker installs, prints "*** SIGBUS received at time=<t> on cpu <n> ***" (Ray's logging.cc
   copies it), and CPython's faulthandler "Fatal Python error: Bus error" (Segmentation fault, Aborted, Floating
   point exception, Illegal instruction): the process is gone — the engine's death, with the signal.
+- RunPod serverless' worker (worker-vllm runs the engine inside it): the platform's own log of the worker's container,
+  level-tagged by its console ("<worker id>[error]worker exited with exit code N"), says the worker's process ended;
+  a serverless worker's handler loop never returns by itself, so a non-zero code is its death (above 128: the
+  signal 128 + n, 136 = SIGFPE). Where (start-up or a job) the line does not say: serving once a stats line was
+  read, else unknown.
 - A host's start-up timeout: Modal's "Runner failed with exception: Runner has been initializing for too long: N
   seconds" — the container was stopped while vLLM was still starting (loading, compiling): the start failed, of
   the platform's limit, not of vLLM.
@@ -79,6 +84,7 @@ a fatal signal), never a request's error. Pure: a raw line in, a Failure or None
 from __future__ import annotations
 
 import re
+import signal
 
 from observe.failures.kinds import FailureKind
 from observe.parse.failtypes import Failure, RunState
@@ -136,6 +142,8 @@ _FAULT_RE = re.compile(r"^Fatal Python error: (?P<what>" + "|".join(_FAULT) + r"
 #: TorchServe's frontend relaying its model worker's stdout (``W-9000-model_1.0-stdout MODEL_LOG - ``), the line
 #: huggingface_hub's download raises the Hub's HTTP error from (``file_download.py`` ``_request_wrapper``)
 _TS_HUB = re.compile(r"\bW-\d+-\S+-std(?:out|err) MODEL_LOG - \s+hf_raise_for_status\(")
+#: RunPod's console: the worker's container exited, under the "[error]" level tag its log viewer prints
+_RUNPOD_EXIT = re.compile(r"\[error\]\s*worker exited with exit code (?P<code>[1-9]\d{0,2})\s*$")
 _MODAL_INIT = re.compile(r"Runner has been initializing for too long: (?P<secs>\d+) seconds")
 _NO_DEVICE = "Failed to infer device type"
 #: vLLM's CUDACHECK (``csrc/custom_all_reduce.cuh``): a CUDA call failed and the process exits
@@ -163,6 +171,7 @@ LITERALS: tuple[str, ...] = (
     "Exception in worker process",
     "*Usage Error*",
     "hf_raise_for_status(",
+    "worker exited with exit code ",
 )
 
 _ABORT_CAUSE = (
@@ -212,6 +221,10 @@ _TS_HUB_CAUSE = (
     "load, which builds the vLLM engine, failed and the worker exits (the exception line is below, or cut off)"
 )
 _SIGNAL_CAUSE = "a process of the engine was killed by {sig} (a fatal signal; SIGBUS in a container is often a full /dev/shm)"
+_RUNPOD_CAUSE = (
+    "RunPod's serverless worker (the container running the vLLM engine) exited with code {code}{sig}: the worker "
+    "process died, its jobs with it (RunPod starts a new worker)"
+)
 _MODAL_CAUSE = (
     "Modal stopped the container: its start-up (vLLM loading weights, compiling) ran past the runner's {secs} s "
     "limit — raise the function's start-up timeout; no vLLM flag is the lever"
@@ -235,6 +248,11 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
         d = {"form": "fatal_signal", "signal": sig, "cause": _SIGNAL_CAUSE.format(sig=sig)}
         d["phase"] = "serving" if run.stats_seen else "unknown"
         return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed", "signal", sig))
+    if (m := _RUNPOD_EXIT.search(text)) is not None:
+        code = int(m.group("code"))
+        sig = _signal_name(code - 128) if code > 128 else None
+        cause = _RUNPOD_CAUSE.format(code=code, sig=f" ({sig})" if sig else "")
+        return _failure(text, "serving" if run.stats_seen else "unknown", cause, ("runpod", "worker_exit"))
     if (m := _MODAL_INIT.search(text)) is not None:
         return start_failed(text, _MODAL_CAUSE.format(secs=m.group("secs")), ("modal", "init_timeout"))
     if _NO_DEVICE in text:
@@ -312,6 +330,14 @@ def fatal_signal(text: str) -> str | None:
     if (f := _FAULT_RE.match(text)) is not None:
         return _FAULT[f.group("what")]
     return None
+
+
+def _signal_name(n: int) -> str | None:
+    """The POSIX signal numbered n (Linux's numbering), or None."""
+    try:
+        return signal.Signals(n).name
+    except ValueError:
+        return None
 
 
 def start_failed(text: str, cause: str, key: tuple[str, str]) -> Failure:

@@ -51,6 +51,12 @@ PHASE_FRAMES: dict[str, str] = {
     # it: the client's construction, which launches the engine cores and waits for them (other classes' own
     # from_vllm_config are not meant)
     "AsyncLLM.from_vllm_config": "startup",
+    # V1's engine core process building its engine (core.py run_engine_core 0.8 → 0.32: "engine_core =
+    # EngineCoreProc(*args, …)", DPEngineCoreProc's under data parallelism), as the source line under
+    # run_engine_core's frame calls it: a raise under it leaves engine_core None, which run_engine_core logs as
+    # "EngineCore failed to start." (the busy loop runs only after it)
+    "EngineCoreProc": "startup",
+    "DPEngineCoreProc": "startup",
     "_init_engine": "startup",
     # the executor's construction: ExecutorBase.__init__ → _init_executor → (Ray) _init_workers_ray, called
     # only there (V0 executor_base.py 0.4 → 0.10, V1 EngineCore.__init__'s executor_class(vllm_config))

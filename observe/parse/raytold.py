@@ -32,6 +32,13 @@ inside Ray's machinery; what reaches the log is Ray's report, not a vLLM record 
   ``vllm_engine.py``): a remote call on an actor already built died with its process — a process of the engine is
   gone after its start-up (``actor_died``; the frame is held by ``frames.RawTracebacks``).
 
+- Ray core's ``RayTaskError(ActorDiedError)`` heading a driver's remote traceback ("ray.exceptions.RayTaskError(
+  ActorDiedError): ray::main_task() (…)", verl's ``main_ppo.main_task``) whose frames go on into verl's trainer
+  calling its rollout worker group ("self.actor_rollout_wg.generate_sequences(…)" in ``ray_trainer.py``'s ``fit``,
+  ``generate_sequences_loop`` in RL-Factory's): the actor running vLLM's rollout died under that call — after the
+  start-up (``init_workers`` built it), a process of the engine is gone, as ``actor_died`` (held by
+  ``frames.RawTracebacks`` until that call, or a frame of vLLM's own code, follows).
+
 The two Ray core sentences say nothing of what raised: they are anybody's actor's, so they tell a failure only
 once a frame of vLLM's own code follows them in the same process (``frames.RawTracebacks``); the Serve
 controller's names the replica hosting the engine. Pure: a raw line in, a Failure or None out.
@@ -73,6 +80,7 @@ LITERALS: tuple[str, ...] = (
     _ACTOR_DIED,
     *_HOST_LITERALS,
     _EXCEPTIONS,
+    "actor_rollout_wg.generate_sequences",
 )
 #: Ray's RayTaskError line: the cause, the actor's class and method, and the module of its repr
 _TASK_ERROR_RE = re.compile(
@@ -80,6 +88,10 @@ _TASK_ERROR_RE = re.compile(
     r"(?:.*\brepr=<(?P<module>[\w.]+))?",
     re.ASCII,
 )
+#: verl's trainer calling the worker group that runs vLLM's rollout (``verl/trainer/ppo/ray_trainer.py`` ``fit``)
+_ROLLOUT_CALL_RE = re.compile(r"\bself\.actor_rollout_wg\.generate_sequences\w*\(", re.ASCII)
+#: Ray's task error caused by an actor's death
+_TASK_DIED = "RayTaskError(ActorDiedError)"
 #: the methods that build or launch the host (the first word of their name): its start-up
 _START_WORDS = ("init", "launch", "start")
 _HOST_OOM = (
@@ -144,6 +156,8 @@ def death(text: str, run: RunState) -> tuple[Failure, bool] | None:
     requested stop: none)."""
     if _TASK_ERROR in text and not run.requested and (f := _task_error(text)) is not None:
         return f, False
+    if _TASK_DIED in text and not run.requested:  # anybody's actor: it tells once the rollout's call follows
+        return _died(), True
     if _OOM_KILL in text and not run.requested:
         phase = "serving" if run.stats_seen else "unknown"
         oom = {"form": "host_oom_killed", "phase": phase, "cause": _HOST_OOM}
@@ -174,6 +188,20 @@ _ACTOR_DIED_CAUSE = (
 )
 
 
+def rollout_call(held: Failure, text: str) -> bool:
+    """Whether text, under Ray's word of an actor's death (``held``), is verl's trainer calling its rollout worker
+    group: the actor that died ran vLLM's rollout."""
+    return held.key == _DIED_KEY and _ROLLOUT_CALL_RE.search(text) is not None
+
+
+_DIED_KEY = ("crashed", "actor_died")
+
+
+def _died() -> Failure:
+    d = {"form": "actor_died", "phase": "serving", "cause": _ACTOR_DIED_CAUSE}
+    return Failure(FailureKind.ENGINE_CRASHED, d, True, _DIED_KEY)
+
+
 def actor_died(text: str, run: RunState) -> Failure | None:
     """Ray's ActorDiedError as the exception line of a traceback through a frame of a vLLM host (the caller checks the
     frame: ``host_frame``): a process of the engine died in a call on an actor already built, so after the start-up
@@ -181,5 +209,4 @@ def actor_died(text: str, run: RunState) -> Failure | None:
     if _ACTOR_DIED not in text or run.requested:
         return None
     # a remote method was running on the actor, so it had been built (as ``_UNHANDLED``): after the start-up
-    d = {"form": "actor_died", "phase": "serving", "cause": _ACTOR_DIED_CAUSE}
-    return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed", "actor_died"))
+    return _died()

