@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tests.evalkit import set_tests
 
-# The misses at the measurement (main 1dabfac, then 339e4b0, merged, blind; the shipping tree: no fixes), by class
+# The misses at the measurement (main 1dabfac, then 54ca40c, merged, blind; the shipping tree: no fixes), by class
 # (tests/data/eval32aq/RESULTS.md).
 _AQ1 = (
     "AQ1: an EngineCore record's last line '[core.py:393] RuntimeError: …', level and time trimmed: refused"
