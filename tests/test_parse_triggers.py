@@ -231,6 +231,10 @@ _NO_EVENT_YET = {
     # start-up with vLLM's platform detection, TRL's start-up in Colab (download progress, a cast WARNING, the supported
     # tasks): nothing to read
     *(("eval32ao", n) for n in ("004", "007", "021", "024")),
+    # eval32aq 007 / 012 / 019 / 025: a 2026 CPU build's route table, Gaudi warm-up bucket lines, vllm-ascend's
+    # plugin-loading lines, Ray Serve's CUDA-graph capture progress with garbled worker prefixes: nothing to read;
+    # 005 (class AQ1): one EngineCore record's last line with its level and timestamp trimmed
+    *(("eval32aq", n) for n in ("005", "007", "012", "019", "025")),
     # eval32ap 022: vllm-omni's diffusion stage ('[Stage-0]' lines, a LoRA adapter loaded), healthy: nothing to read;
     # 012 (class AP3): FastChat's '| ERROR | stderr |' copy of uvicorn's request traceback, no vLLM line
     *(("eval32ap", n) for n in ("012", "022")),
