@@ -43,7 +43,14 @@ from observe.model import EngineError, LogEvent
 from observe.parse import accel, compiled, hosted, ipython, mainexit, native, nccl, raytold, triton, vllmcli
 from observe.parse.failtypes import Failure, RunState
 from observe.parse.failures import bf16_refusal
-from observe.parse.phaseframes import CLIENT_START, KV_CHECK, PHASE_FRAMES, SERVING_FRAMES, SHARED_FRAMES
+from observe.parse.phaseframes import (
+    CLIENT_START,
+    KV_CHECK,
+    MQ_BUILD_CALLS,
+    PHASE_FRAMES,
+    SERVING_FRAMES,
+    SHARED_FRAMES,
+)
 
 #: V0's / V1's GPU dtype check (worker.py and v1/worker/gpu_worker.py, 0.3 → 0.10; read in the 0.4.3 and 0.8.5
 #: wheels): it raises only "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your G GPU
@@ -271,8 +278,9 @@ def read_under_header(msg: str) -> bool:
     and the engine's loops, which tell a crash while serving from a failed start: V1's busy loop
     (``run_busy_loop``) under the "EngineCore hit an exception" that 0.8's ``run_engine_core`` logs for both, and
     V0's engine loop (``run_engine_loop`` → ``engine_step``: MQLLMEngine's and AsyncLLMEngine's, run only on an
-    engine already built) under the exception line its record opened with (failing.served_record)."""
-    if kv_check(msg):
+    engine already built) under the exception line its record opened with (failing.served_record); and
+    run_mp_engine's call building the MQLLMEngine (``MQ_BUILD_CALLS``), which its record of a failed build holds."""
+    if kv_check(msg) or (msg[:1].isspace() and any(c in msg for c in MQ_BUILD_CALLS)):
         return True
     return msg[:1].isspace() and re.search(_LOOP_FRAME, msg) is not None
 
