@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from observe.parse import frames
-from tests.diagnosekit import by_id, critical, diagnose
+from tests.diagnosekit import by_id, critical, diagnose, suggestions
 
 
 @pytest.mark.parametrize(
@@ -40,3 +40,15 @@ def test_only_the_build_call_is_read_under_the_header() -> None:
         '  File "/usr/local/lib/python3.12/dist-packages/vllm/engine/multiprocessing/engine.py", line 455, '
         "in run_mp_engine"
     )
+
+
+def test_the_free_memory_refusal_hard_wrapped_after_is_less_is_read() -> None:
+    """AO2: V1's worker refusal "Free memory on device cuda:0 (F/T GiB) on startup is less than desired GPU memory
+    utilization (U, R GiB)." (gpu_worker.py init_device) hard-wrapped after "is less": its first line holds the
+    device's figures, so it is the busy GPU, with the utilization sized to what is free."""
+    d = diagnose("eval32ao/027.log")
+    f = by_id(d).get("gpu_memory_busy")
+    assert f is not None and f["severity"] == "critical", d["findings"]
+    assert (f["data"]["free_gib"], f["data"]["total_gib"]) == (79.12, 94.97)
+    assert "engine_error" not in by_id(d) and "engine_crashed" not in by_id(d), d["findings"]
+    assert suggestions(d).get("--gpu-memory-utilization") == [0.81], suggestions(d)

@@ -12,9 +12,7 @@ from tests.evalkit import set_tests
 
 # The misses at the measurement (main f5f0c97, blind; the final tree: no fixes), by class
 # (tests/data/eval32ao/RESULTS.md).
-MISSES: dict[tuple[str, int], str] = {
-    ("027", 1): "AO2: vLLM's 'Free memory on device' refusal hard-wrapped over two lines is not read",
-}
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32ao", MISSES)
