@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from observe.failures.kinds import FailureKind
+from observe.parse import failures
+from observe.parse.envelope import Ctx
+from observe.parse.failtypes import RunState
 from tests.diagnosekit import by_id, critical, diagnose, suggestions
 
 
@@ -32,3 +36,23 @@ def test_the_batched_tokens_check_suggests_its_levers_from_the_parsed_numbers(
     assert s.get("--max-num-batched-tokens") == [length], s
     assert s.get("--enable-chunked-prefill") == [True], s
     assert s.get("--max-model-len") == [tokens], s
+
+
+def test_a_requests_processor_error_while_serving_is_not_the_engines() -> None:
+    """AP1 (eval32ap 004): V0 0.8.5's serving_chat "Error in chat completion stream generator." (the server was
+    serving) and its traceback, each line behind a bare "[serving_chat.py:885] " (level and time lost), ending in
+    the client's re-raise of the multi-modal processor's "Failed to apply Qwen2_5_VLProcessor on data=..." for that request's
+    image: one request's input error while serving, the engine untouched."""
+    d = diagnose("eval32ap/004.log")
+    assert not critical(d), d["findings"]
+    assert "engine_error" not in by_id(d) and "engine_crashed" not in by_id(d), d["findings"]
+
+
+def test_the_processor_error_is_a_requests_only_once_the_server_served() -> None:
+    """The processor's refusal is a request's only once the server served (before, the start-up's own dummy inputs
+    raise it: left to the other rows)."""
+    line = "RuntimeError: Failed to apply Qwen2_5_VLProcessor on data={} with kwargs={}"
+    served = failures.failure(line, Ctx("x", 1), RunState(shutdown=False, stats_seen=True))
+    assert served is not None and served.kind == FailureKind.REQUEST_ERROR
+    starting = failures.failure(line, Ctx("x", 1), RunState(shutdown=False, stats_seen=False))
+    assert starting is None or starting.kind != FailureKind.REQUEST_ERROR

@@ -317,6 +317,12 @@ def _request_error(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failu
     return request_error()
 
 
+def _served_request(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
+    return (
+        request_error() if run.stats_seen and not run.shutdown else None
+    )  # before: the start-up's own inputs
+
+
 #: the OpenAI server's handlers, whose try around rendering a request's chat template logs its exception
 _SERVING_FILES = ("serving_chat.py", "serving_completion.py", "serving_engine.py", "chat_utils.py")
 
@@ -470,6 +476,10 @@ RULES: tuple[Rule[Failure], ...] = (
     # line under that handler's record (a paste cut before the message)
     _rule("request-chat-template-v0", "Error in applying chat template from request", None, _request_error),
     _rule("request-jinja", "jinja2.exceptions.", r"^jinja2\.exceptions\.\w+:", _request_template),
+    # the multi-modal processor refusing an input (inputs/registry.py call_hf_processor 0.7 → 0.8, RuntimeError;
+    # multimodal/processing.py 0.9 → 0.32, ValueError): once the server served, one request's input (before it, the
+    # start-up's dummy inputs: left to the other rows)
+    _rule("request-mm-processor", "Failed to apply ", r"Failed to apply \w+ on data=", _served_request),
     # the engine died under the API server: killed, crashed, or its worker did
     _rule("engine-core-exited", "engine core exited unexpectedly", None, deaths.crashed("mpclient_exited")),
     _rule(
