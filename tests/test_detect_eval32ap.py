@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from observe.failures.kinds import FailureKind
-from observe.parse import failures
+from observe.parse import failures, loopexit
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import RunState
 from tests.diagnosekit import by_id, critical, diagnose, suggestions
@@ -56,3 +56,27 @@ def test_the_processor_error_is_a_requests_only_once_the_server_served() -> None
     assert served is not None and served.kind == FailureKind.REQUEST_ERROR
     starting = failures.failure(line, Ctx("x", 1), RunState(shutdown=False, stats_seen=False))
     assert starting is None or starting.kind != FailureKind.REQUEST_ERROR
+
+
+def test_a_traceback_that_left_the_event_loops_run_forever_is_a_stop() -> None:
+    """AP2 (eval32ap 011): the vllm console script's traceback cut in uvloop's Loop.run_forever (under
+    run_until_complete), after torch's exit warning: only KeyboardInterrupt and SystemExit leave the loop (uvloop's
+    Handle._run re-raises just those, the rest goes to the loop's exception handler), here SIGTERM's
+    KeyboardInterrupt("terminated") that vLLM's API server raises while it starts. No failure is reported."""
+    d = diagnose("eval32ap/011.log")
+    assert not critical(d), d["findings"]
+    assert "engine_crashed" not in by_id(d), d["findings"]
+
+
+def test_a_start_ups_exception_through_the_main_task_stays_a_failure() -> None:
+    """eval32ap 023: the same console script's stack, cut in uvloop's run_until_complete → the coroutine's wrapper
+    (``return future.result()``: the task's own exception, vLLM's failed start) is not a stop."""
+    d = diagnose("eval32ap/023.log")
+    assert critical(d), d["findings"]
+
+
+def test_only_the_loops_run_forever_frame_is_read_as_a_stop() -> None:
+    assert loopexit.escaped('File "uvloop/loop.pyx", line 1379, in uvloop.loop.Loop.run_forever')
+    assert loopexit.escaped('File "/usr/lib/python3.12/asyncio/base_events.py", line 641, in run_forever')
+    assert not loopexit.escaped('File "uvloop/loop.pyx", line 1518, in uvloop.loop.Loop.run_until_complete')
+    assert not loopexit.escaped('File "/srv/app/worker.py", line 12, in run_forever')

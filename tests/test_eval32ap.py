@@ -30,7 +30,6 @@ _AP4 = (
     "header kept as the text, the 'Value error,' line not), so no flag that passes it is suggested"
 )
 MISSES: dict[tuple[str, int], str] = {
-    ("011", 0): _AP2,
     ("012", 0): _AP3,
     ("012", 1): _AP3,
 }

@@ -40,7 +40,19 @@ from typing import Any
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse import accel, compiled, hosted, ipython, mainexit, native, nccl, raytold, triton, vllmcli
+from observe.parse import (
+    accel,
+    compiled,
+    hosted,
+    ipython,
+    loopexit,
+    mainexit,
+    native,
+    nccl,
+    raytold,
+    triton,
+    vllmcli,
+)
 from observe.parse.failtypes import Failure, RunState
 from observe.parse.failures import bf16_refusal
 from observe.parse.phaseframes import (
@@ -159,6 +171,7 @@ LITERALS: tuple[str, ...] = (
     *accel.LITERALS,
     *native.LITERALS,
     *mainexit.LITERALS,
+    *loopexit.LITERALS,
     *vllmcli.LITERALS,
     DISCONNECT_LISTENER,
     "asyncio/runners.py",
@@ -430,6 +443,7 @@ class RawTracebacks:
         self._reraised: dict[tuple[Any, ...], int] = {}  # V0's request re-raises, per ERROR record site
         self._ray: dict[Who, tuple[Failure, str, Any]] = {}  # Ray's word of a failure, until a vLLM frame
         self._host: set[Who] = set()  # a frame of a framework's vLLM host was read in the current traceback
+        self._stop: set[Who] = set()  # the current traceback left the event loop's run_forever (``loopexit``)
         self.vllm_seen = self.started = False
         # a Jupyter / IPython traceback's header, until a vLLM frame tells
         self._nb = ipython.Notebook()
@@ -458,6 +472,7 @@ class RawTracebacks:
             # Ray's ActorDiedError ending a traceback through a vLLM host's frame: the host's actor died
             died = raytold.actor_died(msg.strip(), run) if who in self._host else None
             self._host.discard(who)
+            self._stop.discard(who)
             self._nb.header(msg.strip())
             self._open.pop(who, None)
             if told:
@@ -515,6 +530,9 @@ class RawTracebacks:
             return self._tell(f, who, msg, ctx)
         if raytold.host_frame(text):
             self._host.add(who)
+        if loopexit.escaped(text):
+            self._stop.add(who)  # a stop left the loop: what its traceback held tells no failure
+            self._open.pop(who, None)
         if (v := vllm_frame(text)) is not None:
             self.vllm_seen = True
             if (held := self._ray.pop(who, None)) is not None:
@@ -547,7 +565,9 @@ class RawTracebacks:
 
     def _tell(self, f: Failure | None, who: Who, msg: str, ctx: Any) -> Failure | None:
         """f now; or, under a header, nothing now: kept until its exception line or the end of the stream."""
-        if f is None or who not in self._headed:
+        if f is None or who in self._stop:
+            return None
+        if who not in self._headed:
             return f
         self._open[who] = (Failure(f.kind, {**f.details, "headed": True}, f.fatal, f.key), msg, ctx)
         return None
