@@ -20,10 +20,6 @@ MISSES: dict[tuple[str, int], str] = {
     "RawDriver' inside a RayWorkerWrapper's ERROR record (worker_base.py) give no event",
     ("016", 0): "AR3: the WorkerDict's model_runner_base.py WARNING 'Compile with TORCH_USE_CUDA_DSA' and "
     "the driver's 'RayTaskError(RuntimeError): ray::TaskRunner.run()' (verl's main_ppo) give no event",
-    ("017", 0): "AR4: V0's AsyncEngineDeadError text 'Task finished unexpectedly. This should never "
-    "happen! ...' in Xinference's restful_api ERROR record gives no event",
-    ("017", 1): "AR4: V0's AsyncEngineDeadError text 'Task finished unexpectedly. This should never "
-    "happen! ...' in Xinference's restful_api ERROR record gives no event",
     ("018", 1): "AR5: vLLM's bare 'ValueError: Cannot find model module. ... is not a registered model in "
     "the Transformers library' (resolve_transformers_arch) is a host's engine_error, not the refused model",
     ("026", 1): "AR6: a raise under V0's model_runner _dummy_run (profile_run / capture_model only) then "

@@ -540,6 +540,8 @@ RULES: tuple[Rule[Failure], ...] = (
     _rule("engine-dead", "EngineDeadError", None, deaths.engine_dead),
     # AsyncEngineDeadError's own text (V0 start_background_loop, 0.2 → 0.10), quoted alone by a host's logger
     _rule("background-loop-errored", "Background loop has errored already", None, deaths.engine_dead),
+    # AsyncEngineDeadError's loop-callback text (deaths.LOOP_FINISHED), quoted alone by a host's logger (Xinference's)
+    _rule("loop-finished-text", deaths.LOOP_FINISHED, None, deaths.engine_dead),
     # V1 EngineDeadError's own text (v1/engine/exceptions.py, 0.8+), quoted alone by a host's logger (Dynamo's
     # engine monitor: "vLLM AsyncLLM health check failed: EngineCore encountered an issue. See stack trace …")
     _rule("engine-dead-text", "EngineCore encountered an issue", None, deaths.engine_dead),
