@@ -4,7 +4,7 @@ real excerpt. Sources in tests/data/PROVENANCE.md."""
 from __future__ import annotations
 
 from observe.parse.parser import parse_text
-from tests.diagnosekit import by_id, critical, diagnose
+from tests.diagnosekit import by_id, critical, diagnose, suggestions
 
 
 def test_v0s_engine_dead_text_under_a_hosts_record_is_the_engines_death_while_serving() -> None:
@@ -26,3 +26,30 @@ def test_v0s_engine_dead_text_after_a_requested_stop_is_the_noise_of_stopping() 
     )
     fatal = [e for e in parse_text(text) if getattr(e, "fatal", False)]
     assert not fatal, fatal
+
+
+def test_canns_device_open_failures_in_a_workers_error_record_are_a_failed_start() -> None:
+    """AR2 (010: seven '(RayWorkerWrapper pid=…) ERROR … worker_base.py:572]' lines, V0's execute_method record with
+    its head cut, carrying CANN's 'Set visible device failed, invalid device=1', 'open device 1 failed, runtime result
+    = 107001.[FUNC:ReportCallError]…', 'Failed to init RawDriver, device_id=1, …[FUNC:Init]…'): the worker could not
+    open its NPU, so it and the engine never started; no memory lever, no crash while serving."""
+    d = diagnose("eval32ar/010.log")
+    assert critical(d) and "engine_startup_failed" in by_id(d), d["findings"]
+    assert "engine_crashed" not in by_id(d), d["findings"]
+    assert "--gpu-memory-utilization" not in suggestions(d), suggestions(d)
+
+
+_OPEN = "open device 1 failed, runtime result = 107001.[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:161]"
+
+
+def test_canns_device_open_failure_is_read_in_a_record_or_under_a_prefix_never_bare() -> None:
+    """AR2's other side: the same CANN line under a worker's process prefix (raw) tells the same; bare, or in a
+    WARNING record, it is anybody's program's, not read."""
+
+    def fatal(text: str) -> list:
+        return [e for e in parse_text(text) if getattr(e, "fatal", False) or getattr(e, "kind", None)]
+
+    assert fatal(f"(RayWorkerWrapper pid=1) ERROR 02-26 09:45:37 worker_base.py:572]         {_OPEN}\n")
+    assert fatal(f"(VllmWorkerProcess pid=7) {_OPEN}\n")
+    assert not fatal(f"{_OPEN}\n")
+    assert not fatal(f"WARNING 02-26 09:45:37 worker_base.py:1] {_OPEN}\n")
