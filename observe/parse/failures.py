@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from observe.failures.kinds import FailureKind
-from observe.parse import accel, deaths, lorarank
+from observe.parse import accel, deaths, dumpinput, lorarank
 from observe.parse.dumpinput import failed_step
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState, phase
@@ -536,10 +536,12 @@ RULES: tuple[Rule[Failure], ...] = (
     # V0 worker_base.py execute_method, 0.4 → 0.10: "Error executing method X. This might cause deadlock …"
     _rule("worker-method-error", "Error executing method ", r"method (?P<method>\w+)", _worker),
     _rule("worker-proc-exception", "WorkerProc hit an exception", None, _worker),
-    _rule(
-        "cann-device-open", accel.CANN_OPEN_LITERAL, accel.CANN_OPEN.pattern, accel.device_open
-    ),  # an NPU unopened
+    _rule("cann-device-open", accel.CANN_OPEN_LITERAL, accel.CANN_OPEN.pattern, accel.device_open),
     _rule("failed-execution", "Writing input of failed execution to ", None, _failed_execution),
+    # its WARNING record's CUDA error text, the head cut (PyTorch's advice last: dumpinput.v0_runner_base)
+    _rule(
+        "failed-execution-cuda", "TORCH_USE_CUDA_DSA", None, _failed_execution, when=dumpinput.v0_runner_base
+    ),
     _rule("engine-dead", "EngineDeadError", None, deaths.engine_dead),
     # AsyncEngineDeadError's own text (V0 start_background_loop, 0.2 → 0.10), quoted alone by a host's logger
     _rule("background-loop-errored", "Background loop has errored already", None, deaths.engine_dead),
