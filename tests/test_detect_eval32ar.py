@@ -79,3 +79,35 @@ def test_pytorchs_cuda_advice_is_read_only_in_model_runner_bases_record() -> Non
     assert not any(
         getattr(e, "fatal", False) for e in parse_text(f"WARNING 04-02 16:49:38 utils.py:12] {_DSA}\n")
     )
+
+
+_ARCH = (
+    "ValueError: Cannot find model module. 'MiniMaxM1ForCausalLM' is not a registered model in the Transformers "
+    "library (only relevant if the model is meant to be in Transformers) and 'AutoModel' is not present in the model "
+    "config's 'auto_map' (relevant if the model is custom)."
+)
+
+
+def test_resolve_transformers_archs_refusal_is_the_refused_launch() -> None:
+    """AR5 (018: the one bare line 'ValueError: Cannot find model module. 'MiniMaxM1ForCausalLM' is not a registered
+    model in the Transformers library …'): vLLM's resolve_transformers_arch raises it while the model's class is
+    resolved at start-up (no native class, none in transformers nor the repository's auto_map): the launch refused,
+    not a crash, no memory lever."""
+    d = diagnose("eval32ar/018.log")
+    assert critical(d) and "launch_rejected" in by_id(d), d["findings"]
+    assert by_id(d)["launch_rejected"]["data"]["reason"] == "unsupported_architecture", d["findings"]
+    assert "engine_crashed" not in by_id(d), d["findings"]
+    assert "--gpu-memory-utilization" not in suggestions(d), suggestions(d)
+
+
+def test_the_architecture_refusal_after_serving_is_not_a_refused_launch() -> None:
+    """AR5's other side: once a stats line showed the engine serving, the same text is not read as the launch's
+    refusal (the catch-all's exception line is left to say what it can)."""
+    stats = (
+        "INFO 06-20 10:00:00 metrics.py:1] Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 1.0 "
+        "tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 1.0%, CPU KV cache usage: "
+        "0.0%.\n"
+    )
+    kinds = [getattr(e, "kind", None) for e in parse_text(stats + _ARCH + "\n")]
+    assert "invalid_config" not in kinds, kinds
+    assert "invalid_config" in [getattr(e, "kind", None) for e in parse_text(_ARCH + "\n")]

@@ -16,8 +16,6 @@ from tests.evalkit import set_tests
 MISSES: dict[tuple[str, int], str] = {
     ("008", 1): "AR1: vllm-ascend's worker traceback through init_device's 'self.init_npu_memory = "
     "NPUPlatform.mem_get_info()[0]' (its frame line cut) is engine_error (startup), not the failed start-up",
-    ("018", 1): "AR5: vLLM's bare 'ValueError: Cannot find model module. ... is not a registered model in "
-    "the Transformers library' (resolve_transformers_arch) is a host's engine_error, not the refused model",
     ("026", 1): "AR6: a raise under V0's model_runner _dummy_run (profile_run / capture_model only) then "
     "the vllm console script's serve traceback is engine_error (startup), not the failed start-up",
 }
