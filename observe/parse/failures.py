@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from observe.failures.kinds import FailureKind
-from observe.parse import accel, deaths, dumpinput, lorarank, modelarch
+from observe.parse import deaths, failrows, lorarank
 from observe.parse.dumpinput import failed_step
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState, phase
@@ -496,7 +496,6 @@ RULES: tuple[Rule[Failure], ...] = (
         _batched_below_len,
     ),
     _rule("lora-rank", "is greater than max_lora_rank", lorarank.PATTERN, lorarank.rank_refused),
-    _rule("model-arch-refused", modelarch.LITERAL, modelarch.PATTERN, modelarch.arch_refused),
     _rule(
         "quant-capability",
         "is not supported for the current GPU. Minimum capability: ",
@@ -537,17 +536,10 @@ RULES: tuple[Rule[Failure], ...] = (
     # V0 worker_base.py execute_method, 0.4 → 0.10: "Error executing method X. This might cause deadlock …"
     _rule("worker-method-error", "Error executing method ", r"method (?P<method>\w+)", _worker),
     _rule("worker-proc-exception", "WorkerProc hit an exception", None, _worker),
-    _rule("cann-device-open", accel.CANN_OPEN_LITERAL, accel.CANN_OPEN.pattern, accel.device_open),
     _rule("failed-execution", "Writing input of failed execution to ", None, _failed_execution),
-    # its WARNING record's CUDA error text, the head cut (PyTorch's advice last: dumpinput.v0_runner_base)
-    _rule(
-        "failed-execution-cuda", "TORCH_USE_CUDA_DSA", None, _failed_execution, when=dumpinput.v0_runner_base
-    ),
     _rule("engine-dead", "EngineDeadError", None, deaths.engine_dead),
     # AsyncEngineDeadError's own text (V0 start_background_loop, 0.2 → 0.10), quoted alone by a host's logger
     _rule("background-loop-errored", "Background loop has errored already", None, deaths.engine_dead),
-    # AsyncEngineDeadError's loop-callback text (deaths.LOOP_FINISHED), quoted alone by a host's logger (Xinference's)
-    _rule("loop-finished-text", deaths.LOOP_FINISHED, None, deaths.engine_dead),
     # V1 EngineDeadError's own text (v1/engine/exceptions.py, 0.8+), quoted alone by a host's logger (Dynamo's
     # engine monitor: "vLLM AsyncLLM health check failed: EngineCore encountered an issue. See stack trace …")
     _rule("engine-dead-text", "EngineCore encountered an issue", None, deaths.engine_dead),
@@ -566,6 +558,7 @@ RULES: tuple[Rule[Failure], ...] = (
     _rule("engine-core-init-failed", "Engine core initialization failed", None, deaths.engine_core),
     _rule("engine-core-failed-to-start", "EngineCore failed to start", None, deaths.engine_core),
     _rule("engine-core-exception", "EngineCore hit an exception", None, deaths.engine_core),
+    *failrows.RULES,  # host programs' and device runtimes' words, V0 model_runner_base's record, a refused model
     # any other exception line: what a crash's root cause is read from
     _rule("exception", "Error", r"Error", _exception),
     _rule("exception-named", "Exception", r"Exception", _exception),
