@@ -3,6 +3,8 @@ real excerpt. Sources in tests/data/PROVENANCE.md."""
 
 from __future__ import annotations
 
+from observe.parse import startonly
+from observe.parse.failtypes import RunState
 from observe.parse.parser import parse_text
 from tests.diagnosekit import by_id, critical, diagnose, suggestions
 
@@ -111,3 +113,38 @@ def test_the_architecture_refusal_after_serving_is_not_a_refused_launch() -> Non
     kinds = [getattr(e, "kind", None) for e in parse_text(stats + _ARCH + "\n")]
     assert "invalid_config" not in kinds, kinds
     assert "invalid_config" in [getattr(e, "kind", None) for e in parse_text(_ARCH + "\n")]
+
+
+def test_vllm_ascends_npu_memory_baseline_line_is_the_workers_device_setup() -> None:
+    """AR1 (008: a VllmWorkerProcess's ERROR traceback whose head is cut, its first line the source line
+    'self.init_npu_memory = NPUPlatform.mem_get_info()[0]', then vllm_ascend/platform.py mem_get_info → torch_npu's
+    current_device → _lazy_init, cut): that statement is vllm-ascend's NPU worker's init_device and nowhere else, so
+    the worker failed setting its device up at start: the failed start-up, not a crash, no memory lever."""
+    d = diagnose("eval32ar/008.log")
+    assert critical(d) and "engine_startup_failed" in by_id(d), d["findings"]
+    assert "engine_crashed" not in by_id(d), d["findings"]
+    assert "--gpu-memory-utilization" not in suggestions(d), suggestions(d)
+
+
+def test_v0s_dummy_run_under_profile_run_is_the_failed_start() -> None:
+    """AR6 (026: a bare traceback, its head cut, through V0's vllm/worker/model_runner.py _dummy_run → execute_model →
+    model_runner_base.py _wrapper, ending 'TypeError: BackendCompilerFailed.__init__() missing 1 required positional
+    argument', then the vllm console script's serve traceback, cut): V0's _dummy_run is the dummy batch profile_run
+    runs at start-up, so the raise is the failed start, not a crash while serving."""
+    d = diagnose("eval32ar/026.log")
+    assert critical(d) and "engine_startup_failed" in by_id(d), d["findings"]
+    assert "engine_crashed" not in by_id(d), d["findings"]
+
+
+def test_start_only_lines_are_read_narrowly() -> None:
+    """AR1 / AR6's other side: V1's gpu_model_runner.py _dummy_run (run while serving too, for data parallelism's idle
+    ranks), the platform's own mem_get_info line, and anything after a requested stop are not read as the start-up."""
+    run, stopped = RunState(False, False), RunState(True, False, True)
+    v0 = 'File "/x/site-packages/vllm/worker/model_runner.py", line 1347, in _dummy_run'
+    v1 = 'File "/x/site-packages/vllm/v1/worker/gpu_model_runner.py", line 2210, in _dummy_run'
+    npu = "self.init_npu_memory = NPUPlatform.mem_get_info()[0]"
+    f = startonly.frame(v0, run)
+    assert f is not None and f.details["before_serving"] and f.details["phase"] == "profiling"
+    assert startonly.frame(v1, run) is None
+    assert startonly.frame(npu, run) is not None and startonly.frame(npu, stopped) is None
+    assert startonly.frame("return torch.npu.mem_get_info()", run) is None

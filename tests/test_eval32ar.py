@@ -12,13 +12,8 @@ from __future__ import annotations
 from tests.evalkit import set_tests
 
 # The misses at the measurement (main 1dabfac, blind; the shipping tree: no fixes), by class
-# (tests/data/eval32ar/RESULTS.md).
-MISSES: dict[tuple[str, int], str] = {
-    ("008", 1): "AR1: vllm-ascend's worker traceback through init_device's 'self.init_npu_memory = "
-    "NPUPlatform.mem_get_info()[0]' (its frame line cut) is engine_error (startup), not the failed start-up",
-    ("026", 1): "AR6: a raise under V0's model_runner _dummy_run (profile_run / capture_model only) then "
-    "the vllm console script's serve traceback is engine_error (startup), not the failed start-up",
-}
+# (tests/data/eval32ar/RESULTS.md): AR1-AR6, all fixed since on branch fixar (tests/test_detect_eval32ar.py).
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32ar", MISSES)
