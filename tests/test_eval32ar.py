@@ -12,23 +12,8 @@ from __future__ import annotations
 from tests.evalkit import set_tests
 
 # The misses at the measurement (main 1dabfac, blind; the shipping tree: no fixes), by class
-# (tests/data/eval32ar/RESULTS.md).
-MISSES: dict[tuple[str, int], str] = {
-    ("008", 1): "AR1: vllm-ascend's worker traceback through init_device's 'self.init_npu_memory = "
-    "NPUPlatform.mem_get_info()[0]' (its frame line cut) is engine_error (startup), not the failed start-up",
-    ("010", 0): "AR2: CANN's 'Set visible device failed' / 'open device 1 failed' / 'Failed to init "
-    "RawDriver' inside a RayWorkerWrapper's ERROR record (worker_base.py) give no event",
-    ("016", 0): "AR3: the WorkerDict's model_runner_base.py WARNING 'Compile with TORCH_USE_CUDA_DSA' and "
-    "the driver's 'RayTaskError(RuntimeError): ray::TaskRunner.run()' (verl's main_ppo) give no event",
-    ("017", 0): "AR4: V0's AsyncEngineDeadError text 'Task finished unexpectedly. This should never "
-    "happen! ...' in Xinference's restful_api ERROR record gives no event",
-    ("017", 1): "AR4: V0's AsyncEngineDeadError text 'Task finished unexpectedly. This should never "
-    "happen! ...' in Xinference's restful_api ERROR record gives no event",
-    ("018", 1): "AR5: vLLM's bare 'ValueError: Cannot find model module. ... is not a registered model in "
-    "the Transformers library' (resolve_transformers_arch) is a host's engine_error, not the refused model",
-    ("026", 1): "AR6: a raise under V0's model_runner _dummy_run (profile_run / capture_model only) then "
-    "the vllm console script's serve traceback is engine_error (startup), not the failed start-up",
-}
+# (tests/data/eval32ar/RESULTS.md): AR1-AR6, all fixed since on branch fixar (tests/test_detect_eval32ar.py).
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32ar", MISSES)

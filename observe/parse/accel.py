@@ -6,6 +6,12 @@
   ``[FUNC:…][FILE:…][LINE:…]`` suffixed messages, printed into the process's stderr when the first device call
   fails: torch_npu's device init, which vllm-ascend's platform runs while the engine core sets its worker up).
   No device, no engine: the start failed, and no memory flag is the lever (the driver, the device's visibility).
+  The same runtime, when ``aclrtSetDevice`` cannot open one NPU, reports it in the error message it hands back
+  (torch_npu's RuntimeError, so inside the vLLM worker's ERROR record of it, V0's ``execute_method``): "open device
+  <n> failed, runtime result = <n>.[FUNC:ReportCallError]…", "Failed to open device, retCode=0x…, deviceId=<n>.
+  [FUNC:InitRawDriver]…", "Failed to init RawDriver, device_id=<n>, …" (after e.g. "Set visible device failed,
+  invalid device=<n>": a worker given a device its node does not show it). Read under a process prefix or in an
+  ERROR record (``device_open``), never bare.
 - AWS Neuron's compiler wrapper, when compiling the model's graph failed: "ERROR ||NEURON_CC_WRAPPER||: Failed
   compilation with ['neuronx-cc', …" (libneuronxla / torch-neuronx). vLLM's Neuron backend compiles the model
   (transformers-neuronx / neuronx-distributed) while the engine is built, before it serves: the start failed.
@@ -30,6 +36,7 @@ import re
 
 from observe.failures.kinds import FailureKind
 from observe.parse import hosted
+from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState
 
 #: CANN runtime's messages when the NPU cannot be opened (device count, device id)
@@ -38,6 +45,15 @@ _CANN_NO_DEVICE = (
     "get device count failed, runtime result = ",
     "set default device id failed",
     "rtSetDefaultDeviceId execution failed",
+)
+#: CANN runtime's messages when one NPU cannot be opened (aclrtSetDevice → the raw driver), with CANN's own
+#: "[FUNC:…]" suffix (``CANN_OPEN_LITERAL``): the device id they name
+CANN_OPEN_LITERAL = "[FUNC:"
+CANN_OPEN = re.compile(
+    r"(?:\bopen device (?P<a>\d+) failed, runtime result = -?\d+"
+    r"|\bFailed to open device, retCode=0x[0-9a-fA-F]+, deviceId=(?P<b>\d+)"
+    r"|\bFailed to init RawDriver, device_id=(?P<c>\d+))\.?\[FUNC:",
+    re.ASCII,
 )
 _NEURON_CC = "||NEURON_CC_WRAPPER||: Failed compilation"
 #: CUDA's device-side assert in one of PyTorch's ATen kernels (the device runtime's "%s:%d: %s: block: [%d,%d,%d],
@@ -54,6 +70,11 @@ _CANN_CAUSE = (
     "Ascend's CANN runtime could not open the NPU (the device count or the default device failed: the driver, "
     "the device's visibility to this container, or a chip the release does not support): no engine starts, "
     "and no memory flag is the lever"
+)
+_CANN_OPEN_CAUSE = (
+    "Ascend's CANN runtime could not open NPU {dev} (the raw driver's device open failed: a device id the node "
+    "does not show the worker — ASCEND_RT_VISIBLE_DEVICES against the chips there — or its driver): that worker, "
+    "and the engine, never started; no memory flag is the lever"
 )
 _NEURON_CAUSE = (
     "AWS Neuron's compiler (neuronx-cc) failed to compile the model's graph while the engine was built: the "
@@ -82,6 +103,17 @@ def death(text: str, run: RunState, prefixed: bool) -> Failure | None:
         return None
     if any(lit in text for lit in _CANN_NO_DEVICE):
         return hosted.start_failed(text, _CANN_CAUSE, ("ascend", "no_device"))
+    if CANN_OPEN_LITERAL in text and (m := CANN_OPEN.search(text)) is not None:
+        return device_open(m, text, None, run)
     if _NEURON_CC in text:
         return hosted.start_failed(text, _NEURON_CAUSE, ("neuron", "compile_failed"))
     return None
+
+
+def device_open(m: re.Match[str], msg: str, ctx: Ctx | None, run: RunState) -> Failure | None:
+    """CANN's report that one NPU could not be opened (``CANN_OPEN``), in a vLLM ERROR record (ctx: its envelope) or
+    on a raw line under a process prefix (ctx None: ``death`` checked the prefix): the worker's start failed."""
+    if run.requested or (ctx is not None and ctx.level not in ("ERROR", "CRITICAL")):
+        return None
+    dev = m.group("a") or m.group("b") or m.group("c")
+    return hosted.start_failed(msg.strip(), _CANN_OPEN_CAUSE.format(dev=dev), ("ascend", "no_device"))

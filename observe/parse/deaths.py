@@ -41,6 +41,11 @@ def engine_core(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     return Failure(FailureKind.ENGINE_CORE_FAILED, {"phase": phase(run)}, True, ("enginecore",))
 
 
+#: AsyncEngineDeadError's text raised by V0's background loop task's done-callback (``_raise_exception_on_finish``,
+#: async_llm_engine.py 0.2 → 0.10: "Task finished unexpectedly. This should never happen! Please open an issue on
+#: Github" — "GitHub" later — ". See stack trace above for the actual cause."): the loop it ran ended, so the engine
+#: had started (``_STARTED``)
+LOOP_FINISHED = "Task finished unexpectedly. This should never happen!"
 _MONITOR = "shutting down client"  # MPClient's engine-core monitor: it runs only after start-up
 _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 7: "SIGBUS", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}
 _DEAD_CAUSE = "the engine core died (EngineDeadError): it crashed or was killed"

@@ -8,10 +8,18 @@ which logs "Dumping input data for V1 LLM engine (vX) with config: …", "Dumpin
 once the engine core is built and scheduling requests: a record of the dump is a step that failed while serving,
 whatever the run showed before it (an excerpt often starts there).
 
-Pure: a message in, a bool out.
+V0's model runner wraps its ``execute_model`` the same way (``dump_input_when_exception``, worker/model_runner_base.py
+0.6 → 0.10): when it raises, it logs "Writing input of failed execution to …" (INFO), and, when pickling the inputs
+fails too, "Failed to pickle inputs of failed execution: <error>" (WARNING; a CUDA error's text runs on over the
+record's lines, PyTorch's advice "Compile with `TORCH_USE_CUDA_DSA` …" last), then re-raises "Error in model
+execution: …". Those are the file's only records: any record of it is a model step that raised.
+
+Pure: a message (or a record's envelope) in, a bool out.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 #: the three records ``_dump_engine_exception`` logs (dump_input.py, read in 0.9.2's wheel and 0.32)
 DUMPS = (
@@ -24,3 +32,8 @@ DUMPS = (
 def failed_step(text: str) -> bool:
     """Whether text (an ERROR record's message) is one of the dump's records: a step that failed while serving."""
     return text.startswith(DUMPS)
+
+
+def v0_runner_base(ctx: Any) -> bool:
+    """Whether a record (its envelope) is V0's model_runner_base.py's: a model step that raised (the records above)."""
+    return getattr(ctx, "logger_file", None) == "model_runner_base.py"

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from observe.failures.kinds import FailureKind
-from observe.parse import deaths, lorarank
+from observe.parse import deaths, failrows, lorarank
 from observe.parse.dumpinput import failed_step
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState, phase
@@ -572,6 +572,7 @@ RULES: tuple[Rule[Failure], ...] = (
     _rule("engine-core-init-failed", "Engine core initialization failed", None, deaths.engine_core),
     _rule("engine-core-failed-to-start", "EngineCore failed to start", None, deaths.engine_core),
     _rule("engine-core-exception", "EngineCore hit an exception", None, deaths.engine_core),
+    *failrows.RULES,  # host programs' and device runtimes' words, V0 model_runner_base's record, a refused model
     # any other exception line: what a crash's root cause is read from
     _rule("exception", "Error", r"Error", _exception),
     _rule("exception-named", "Exception", r"Exception", _exception),

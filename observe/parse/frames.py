@@ -63,6 +63,7 @@ from observe.parse.phaseframes import (
     SERVING_FRAMES,
     SHARED_FRAMES,
 )
+from observe.parse.startonly import frame as start_only
 
 #: V0's / V1's GPU dtype check (worker.py and v1/worker/gpu_worker.py, 0.3 → 0.10; read in the 0.4.3 and 0.8.5
 #: wheels): it raises only "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your G GPU
@@ -311,6 +312,8 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
         return None  # a frame line is indented; anything else is the record's own message
     if DTYPE_CHECK in text:
         return _dtype_check(text)
+    if (s := start_only(text, run)) is not None:
+        return s
     found = list(_FRAME_RE.finditer(text))  # a shared frame's name only when the line names no other
     m = next((x for x in found if x.group(1) not in SHARED_FRAMES), found[0] if found else None)
     dead_loop = m is None and _RESTART_RE.search(text) is not None

@@ -79,8 +79,7 @@ def test_the_corpus_has_failing_logs() -> None:
 # caplog form), one request's 'Error in preprocessing prompt inputs' (all labelled not failing); eval32u 004, one
 # request's 'Error in preprocessing prompt inputs' (labelled not failing); eval32u 008, uvicorn's ASGI record through
 # starlette's disconnect listener after a 200 (labelled not failing; class HF, fixed); eval32u 029, class HC (Ray's
-# compiled-graph errors, refused); eval32ar 010 / 016 / 017, classes AR2 / AR3 / AR4 (failing, read as healthy:
-# tests/data/eval32ar/RESULTS.md).
+# compiled-graph errors, refused).
 _EVAL32_MISSES = {
     ("eval32", "028"): "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)",
     ("eval32k", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32k)",
@@ -214,15 +213,6 @@ _EVAL32_MISSES = {
         "eval32ap",
         "012",
     ): "issue 32 miss AP3: FastChat's '| ERROR | stderr |' copy of a request traceback, no vLLM line (eval32ap)",
-    (
-        "eval32ar",
-        "010",
-    ): "issue 32 miss AR2: CANN's device-open failures in a Ray worker's ERROR record (eval32ar)",
-    ("eval32ar", "016"): "issue 32 miss AR3: verl's RayTaskError after vLLM's CUDA DSA warning (eval32ar)",
-    (
-        "eval32ar",
-        "017",
-    ): "issue 32 miss AR4: V0's AsyncEngineDeadError text under Xinference's record (eval32ar)",
     (
         "eval32ap",
         "004",

@@ -1,0 +1,51 @@
+"""More rows of the error grammar (``failures.RULES`` takes them before its catch-all exception rows): words of
+vLLM's, of a host's or of a device runtime's, each read narrowly by the module that knows it.
+
+- AsyncEngineDeadError's loop-callback text (``deaths.LOOP_FINISHED``), relayed alone by a host's logger
+  (Xinference's restful_api): the engine's death after it started.
+- The Ascend runtime's (CANN's) report that one NPU could not be opened, in a vLLM ERROR record (``accel.device_open``):
+  the worker's failed start.
+- A record of V0's ``worker/model_runner_base.py`` (``dumpinput.v0_runner_base``) whose text is PyTorch's CUDA-error
+  advice ("Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions."), the end of its "Failed to pickle
+  inputs of failed execution: <CUDA error>" record, its head cut: the model step raised (a worker's exception in
+  ``execute_model``, as "Writing input of failed execution to …").
+- vLLM's refusal of a model architecture nothing can take (``modelarch``): the refused launch.
+
+Pure: rows of (literal, pattern, reader), as in ``failures``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from observe.failures.kinds import FailureKind
+from observe.parse import accel, deaths, dumpinput, modelarch
+from observe.parse.envelope import Ctx
+from observe.parse.failtypes import Failure, RunState
+from observe.parse.rules import Rule
+
+__all__ = ["RULES"]
+
+
+def _step_raised(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """V0 model_runner_base's record of a failed execution: a forward pass raised (``failures``' failed-execution)."""
+    d = {"worker": ctx.process, "method": "execute_model"}
+    return Failure(FailureKind.WORKER_EXCEPTION, d, True, ("worker", None, "execute_model"))
+
+
+def _row(
+    name: str, literal: str, pattern: str | None, read: Callable[..., Failure | None], **kw: Any
+) -> Rule[Failure]:
+    """A row as ``failures``' are (pattern None: the literal itself)."""
+    rx = re.compile(re.escape(literal) if pattern is None else pattern, re.ASCII)
+    return Rule(name, (literal,), rx, read, group="failure", **kw)
+
+
+RULES: tuple[Rule[Failure], ...] = (
+    _row("loop-finished-text", deaths.LOOP_FINISHED, None, deaths.engine_dead),
+    _row("cann-device-open", accel.CANN_OPEN_LITERAL, accel.CANN_OPEN.pattern, accel.device_open),
+    _row("failed-execution-cuda", "TORCH_USE_CUDA_DSA", None, _step_raised, when=dumpinput.v0_runner_base),
+    _row("model-arch-refused", modelarch.LITERAL, modelarch.PATTERN, modelarch.arch_refused),
+)

@@ -1,0 +1,38 @@
+"""vLLM's refusal of a model architecture neither its registry nor the Transformers backend can take. Pure.
+
+"Cannot find model module. '<Arch>' is not a registered model in the Transformers library (only relevant if the model
+is meant to be in Transformers) and 'AutoModel' is not present in the model config's 'auto_map' (relevant if the model
+is custom)." is raised (ValueError) by ``resolve_transformers_arch`` (``vllm/model_executor/model_loader/utils.py``,
+0.8 → 0.10; ``models/registry.py`` later): vLLM has no native class for the architecture, so it looks for one in
+``transformers`` or in the model repository's ``auto_map`` and finds neither. It runs while the model's class is
+resolved at start-up, before any weight is loaded: the launch is refused (a newer vLLM that knows the architecture,
+or ``--trust-remote-code`` with a repository that ships its code, is the way out), not a crash. After the engine
+served, not read.
+"""
+
+from __future__ import annotations
+
+import re
+
+from observe.failures.kinds import FailureKind
+from observe.parse.envelope import Ctx
+from observe.parse.failtypes import Failure, RunState
+
+__all__ = ["LITERAL", "PATTERN", "arch_refused"]
+
+LITERAL = "is not a registered model in the Transformers library"
+PATTERN = (
+    r"Cannot find model module\. '(?P<arch>[\w.]+)' is not a registered model in the Transformers library"
+)
+
+
+def arch_refused(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
+    if run.stats_seen or run.shutdown:
+        return None
+    d = {
+        "source": "config",
+        "reason": "unsupported_architecture",
+        "architecture": m.group("arch"),
+        "text": m.group(0),
+    }
+    return Failure(FailureKind.INVALID_CONFIG, d, True, ("badcfg", "architecture", m.group("arch")))

@@ -1,0 +1,42 @@
+"""Lines of a cut traceback that only vLLM's start-up (or a platform plugin's) prints, though their function is not in
+``phaseframes.PHASE_FRAMES``: its frame line or its source line alone names the start-up.
+
+- V0's model runner's ``_dummy_run`` (``vllm/worker/model_runner.py`` 0.6 → 0.10: the dummy batch ``profile_run``
+  runs, ``self._dummy_run(max_num_batched_tokens, max_num_seqs)``, under the worker's
+  ``determine_num_available_blocks``): a frame of it is the start-up's profiling. Only V0's path: V1's
+  ``gpu_model_runner.py`` runs its own ``_dummy_run`` while serving too (data parallelism's idle ranks).
+- vllm-ascend's NPU worker taking its free-memory baseline, ``self.init_npu_memory = NPUPlatform.mem_get_info()[0]``
+  (``worker/worker.py``, ``worker_v1.py`` and the torchair worker: ``init_device`` / its ``_init_device``, after
+  ``set_device`` and ``empty_cache``, and nowhere else): the source line, its frame line cut above it, is the worker
+  setting its device up at start.
+
+A raise under either is the failed start (``before_serving``), never a crash while serving. Pure: a line in, a Failure
+or None out.
+"""
+
+from __future__ import annotations
+
+import re
+
+from observe.failures.kinds import FailureKind
+from observe.parse.failtypes import Failure, RunState
+
+__all__ = ["frame"]
+
+_DUMMY_RUN_RE = re.compile(r'File "[^"]*/vllm/worker/model_runner\.py", line \d+, in _dummy_run\b', re.ASCII)
+_NPU_BASELINE = "self.init_npu_memory = NPUPlatform.mem_get_info()"
+
+
+def frame(text: str, run: RunState) -> Failure | None:
+    """The start-up step text (a traceback's frame or source line, stripped) names, as a cut frame (after a requested
+    stop: none)."""
+    if run.requested:
+        return None
+    if text.startswith(_NPU_BASELINE):
+        func, phase = "init_device", "startup"
+    elif "_dummy_run" in text and _DUMMY_RUN_RE.search(text) is not None:
+        func, phase = "_dummy_run", "profiling"
+    else:
+        return None
+    d = {"text": text[:300], "phase": phase, "frame": func, "cut": True, "before_serving": True}
+    return Failure(FailureKind.ERROR_LINE, d, False, ("frame", func))
