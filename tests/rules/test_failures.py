@@ -80,7 +80,7 @@ def test_the_corpus_has_failing_logs() -> None:
 # request's 'Error in preprocessing prompt inputs' (labelled not failing); eval32u 008, uvicorn's ASGI record through
 # starlette's disconnect listener after a 200 (labelled not failing; class HF, fixed); eval32u 029, class HC (Ray's
 # compiled-graph errors, refused); eval32ar 010 / 016 / 017, classes AR2 / AR3 / AR4 (failing, read as healthy:
-# tests/data/eval32ar/RESULTS.md).
+# tests/data/eval32ar/RESULTS.md); eval32at 001, class AT1 (failing, read as healthy: tests/data/eval32at/RESULTS.md).
 _EVAL32_MISSES = {
     ("eval32", "028"): "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)",
     ("eval32k", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32k)",
@@ -219,6 +219,10 @@ _EVAL32_MISSES = {
         "010",
     ): "issue 32 miss AR2: CANN's device-open failures in a Ray worker's ERROR record (eval32ar)",
     ("eval32ar", "016"): "issue 32 miss AR3: verl's RayTaskError after vLLM's CUDA DSA warning (eval32ar)",
+    (
+        "eval32at",
+        "001",
+    ): "issue 32 miss AT1: NeMo-RL's vLLM worker's weight-update traceback into collective_rpc (eval32at)",
     (
         "eval32ar",
         "017",
