@@ -79,7 +79,7 @@ def test_the_corpus_has_failing_logs() -> None:
 # caplog form), one request's 'Error in preprocessing prompt inputs' (all labelled not failing); eval32u 004, one
 # request's 'Error in preprocessing prompt inputs' (labelled not failing); eval32u 008, uvicorn's ASGI record through
 # starlette's disconnect listener after a 200 (labelled not failing; class HF, fixed); eval32u 029, class HC (Ray's
-# compiled-graph errors, refused).
+# compiled-graph errors, refused); eval32at 001, class AT1 (failing, read as healthy: tests/data/eval32at/RESULTS.md).
 _EVAL32_MISSES = {
     ("eval32", "028"): "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)",
     ("eval32k", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32k)",
@@ -213,6 +213,10 @@ _EVAL32_MISSES = {
         "eval32ap",
         "012",
     ): "issue 32 miss AP3: FastChat's '| ERROR | stderr |' copy of a request traceback, no vLLM line (eval32ap)",
+    (
+        "eval32at",
+        "001",
+    ): "issue 32 miss AT1: NeMo-RL's vLLM worker's weight-update traceback into collective_rpc (eval32at)",
     (
         "eval32ap",
         "004",
