@@ -10,32 +10,15 @@ from __future__ import annotations
 
 from tests.evalkit import set_tests
 
-# The misses at the measurement (main f5f0c97), by class (tests/data/eval32ap/RESULTS.md says what each needs).
-_AP1 = (
-    "AP1: lines behind a bare '[serving_chat.py:885] ' prefix (level and time lost): serving_chat's 'Error in chat "
-    "completion stream generator.' with the MQLLMEngine client re-raising one request's 'Failed to apply "
-    "<processor> on data=...' is that request's input error, not the engine's"
-)
-_AP2 = (
-    "AP2: the vllm console script's traceback cut in uvloop's run_forever, no exception line, after torch's "
-    "destroy_process_group warning (the thread: SIGTERM) is read as an engine error"
-)
+# The misses at the measurement (main f5f0c97), by class (tests/data/eval32ap/RESULTS.md says what each needs); AP1, AP2
+# and AP4 fixed since, AP3 left (RESULTS.md says what would decide it).
 _AP3 = (
     "AP3: FastChat's '| ERROR | stderr |' relayed ASGI request traceback (uvicorn run_asgi, cut in starlette), "
     "holding no vLLM frame, is refused; the engine's death is in the thread only"
 )
-_AP4 = (
-    "AP4: the refused check 'max_num_batched_tokens (B) is smaller than max_model_len (L)' is read, but its "
-    "numbers never reach the advisor (026: the driver's backtick-quoted line denied whole; 027: pydantic's "
-    "header kept as the text, the 'Value error,' line not), so no flag that passes it is suggested"
-)
 MISSES: dict[tuple[str, int], str] = {
-    ("004", 0): _AP1,
-    ("011", 0): _AP2,
     ("012", 0): _AP3,
     ("012", 1): _AP3,
-    ("026", 2): _AP4,
-    ("027", 2): _AP4,
 }
 
 

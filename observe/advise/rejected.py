@@ -50,12 +50,16 @@ def _tokens_below_seqs(p: Plan, f: Finding, m: re.Match[str]) -> Sequence[Recomm
 
 
 def _tokens_below_len(p: Plan, f: Finding, m: re.Match[str]) -> Sequence[Recommendation | None]:
-    tokens, length = int(m.group(1)), int(m.group(2))
+    return _below_len(p, f, int(m.group(1)), int(m.group(2)), _said(f))
+
+
+def _below_len(p: Plan, f: Finding, tokens: int, length: int, said: str) -> Sequence[Recommendation | None]:
+    """SchedulerConfig's "max_num_batched_tokens (tokens) is smaller than max_model_len (length)": each lever passes."""
     return [
         p.make(
             "--max-num-batched-tokens",
             length,
-            _said(f),
+            said,
             [f.id],
             effect=f"passes vLLM's check (max_num_batched_tokens {length:,} ≥ max_model_len {length:,}): a whole "
             "prompt fits one step",
@@ -63,18 +67,28 @@ def _tokens_below_len(p: Plan, f: Finding, m: re.Match[str]) -> Sequence[Recomme
         p.make(
             "--enable-chunked-prefill",
             True,
-            _said(f),
+            said,
             [f.id],
             effect="passes vLLM's check: long prompts are prefilled in chunks of max_num_batched_tokens",
         ),
         p.make(
             "--max-model-len",
             tokens,
-            _said(f),
+            said,
             [f.id],
             effect=f"passes vLLM's check; requests longer than {tokens:,} tokens are rejected",
         ),
     ]
+
+
+def _parsed_below_len(p: Plan, f: Finding) -> bool:
+    """The batched-tokens check's numbers as the parser read them (parse.failures ``_batched_below_len``), when the
+    finding's quoted text does not hold them (pydantic's header quoted instead, or a line redacted whole)."""
+    tokens, length = f.data.get("max_num_batched_tokens"), f.data.get("max_model_len")
+    if not (isinstance(tokens, int) and isinstance(length, int)):
+        return False
+    said = f'vLLM refused the launch: "max_num_batched_tokens ({tokens}) is smaller than max_model_len ({length})"'
+    return p.add_any_of(_below_len(p, f, tokens, length, said)) is not None
 
 
 def _lora_rank(p: Plan, f: Finding, m: re.Match[str]) -> Sequence[Recommendation | None]:
@@ -187,6 +201,8 @@ def launch_rejected(p: Plan, f: Finding) -> None:
         m = rx.search(text)
         if m and p.add_any_of(lever(p, f, m)) is not None:
             return
+    if _parsed_below_len(p, f):
+        return
     flag, value = f.data.get("flag"), f.data.get("value")
     if flag and p.taken(str(flag)):
         p.note([f.id], f"{_said(f)}; the {flag} change above is a value it accepts")

@@ -109,12 +109,16 @@ def _no_memory_auto_fit(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> 
 
 
 def _free_memory(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """V1's worker refusing to start (gpu_worker.py init_device, 0.8 → 0.32: "Free memory on device [dev] (F/T GiB)
+    on startup is less than desired GPU memory utilization (U, R GiB). Decrease …"); a line hard-wrapped right after
+    "on startup is less" still holds the device's figures (the utilization and its GiB, on the next line, stay None)."""
+    util, req = m.group("util"), m.group("req")
     d = {
         "device": m.group("dev"),
         "free_gib": float(m.group("free")),
         "total_gib": float(m.group("total")),
-        "gpu_memory_utilization": float(m.group("util")),
-        "requested_gib": float(m.group("req")),
+        "gpu_memory_utilization": float(util) if util else None,
+        "requested_gib": float(req) if req else None,
     }
     return Failure(FailureKind.FREE_MEMORY_BELOW_UTILIZATION, d, True, ("freemem", d["free_gib"]))
 
@@ -313,6 +317,12 @@ def _request_error(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failu
     return request_error()
 
 
+def _served_request(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
+    return (
+        request_error() if run.stats_seen and not run.shutdown else None
+    )  # before: the start-up's own inputs
+
+
 #: the OpenAI server's handlers, whose try around rendering a request's chat template logs its exception
 _SERVING_FILES = ("serving_chat.py", "serving_completion.py", "serving_engine.py", "chat_utils.py")
 
@@ -393,8 +403,8 @@ RULES: tuple[Rule[Failure], ...] = (
     _rule(
         "free-memory-below-utilization",
         "Free memory on device",
-        r"Free memory on device(?: (?P<dev>\S+))? \((?P<free>\d+(?:\.\d+)?)/(?P<total>\d+(?:\.\d+)?) GiB\) on startup is less than "
-        r"desired GPU memory utilization \((?P<util>\d+(?:\.\d+)?), (?P<req>\d+(?:\.\d+)?) GiB\)",
+        r"Free memory on device(?: (?P<dev>\S+))? \((?P<free>\d+(?:\.\d+)?)/(?P<total>\d+(?:\.\d+)?) GiB\) on startup is less"
+        r"(?: than desired GPU memory utilization \((?P<util>\d+(?:\.\d+)?), (?P<req>\d+(?:\.\d+)?) GiB\))?",
         _free_memory,
     ),
     _rule(
@@ -466,6 +476,10 @@ RULES: tuple[Rule[Failure], ...] = (
     # line under that handler's record (a paste cut before the message)
     _rule("request-chat-template-v0", "Error in applying chat template from request", None, _request_error),
     _rule("request-jinja", "jinja2.exceptions.", r"^jinja2\.exceptions\.\w+:", _request_template),
+    # the multi-modal processor refusing an input (inputs/registry.py call_hf_processor 0.7 → 0.8, RuntimeError;
+    # multimodal/processing.py 0.9 → 0.32, ValueError): once the server served, one request's input (before it, the
+    # start-up's dummy inputs: left to the other rows)
+    _rule("request-mm-processor", "Failed to apply ", r"Failed to apply \w+ on data=", _served_request),
     # the engine died under the API server: killed, crashed, or its worker did
     _rule("engine-core-exited", "engine core exited unexpectedly", None, deaths.crashed("mpclient_exited")),
     _rule(

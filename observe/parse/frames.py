@@ -40,10 +40,29 @@ from typing import Any
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse import accel, compiled, hosted, ipython, mainexit, native, nccl, raytold, triton, vllmcli
+from observe.parse import (
+    accel,
+    compiled,
+    hosted,
+    ipython,
+    loopexit,
+    mainexit,
+    native,
+    nccl,
+    raytold,
+    triton,
+    vllmcli,
+)
 from observe.parse.failtypes import Failure, RunState
 from observe.parse.failures import bf16_refusal
-from observe.parse.phaseframes import CLIENT_START, KV_CHECK, PHASE_FRAMES, SERVING_FRAMES, SHARED_FRAMES
+from observe.parse.phaseframes import (
+    CLIENT_START,
+    KV_CHECK,
+    MQ_BUILD_CALLS,
+    PHASE_FRAMES,
+    SERVING_FRAMES,
+    SHARED_FRAMES,
+)
 
 #: V0's / V1's GPU dtype check (worker.py and v1/worker/gpu_worker.py, 0.3 → 0.10; read in the 0.4.3 and 0.8.5
 #: wheels): it raises only "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your G GPU
@@ -152,6 +171,7 @@ LITERALS: tuple[str, ...] = (
     *accel.LITERALS,
     *native.LITERALS,
     *mainexit.LITERALS,
+    *loopexit.LITERALS,
     *vllmcli.LITERALS,
     DISCONNECT_LISTENER,
     "asyncio/runners.py",
@@ -271,8 +291,9 @@ def read_under_header(msg: str) -> bool:
     and the engine's loops, which tell a crash while serving from a failed start: V1's busy loop
     (``run_busy_loop``) under the "EngineCore hit an exception" that 0.8's ``run_engine_core`` logs for both, and
     V0's engine loop (``run_engine_loop`` → ``engine_step``: MQLLMEngine's and AsyncLLMEngine's, run only on an
-    engine already built) under the exception line its record opened with (failing.served_record)."""
-    if kv_check(msg):
+    engine already built) under the exception line its record opened with (failing.served_record); and
+    run_mp_engine's call building the MQLLMEngine (``MQ_BUILD_CALLS``), which its record of a failed build holds."""
+    if kv_check(msg) or (msg[:1].isspace() and any(c in msg for c in MQ_BUILD_CALLS)):
         return True
     return msg[:1].isspace() and re.search(_LOOP_FRAME, msg) is not None
 
@@ -422,6 +443,7 @@ class RawTracebacks:
         self._reraised: dict[tuple[Any, ...], int] = {}  # V0's request re-raises, per ERROR record site
         self._ray: dict[Who, tuple[Failure, str, Any]] = {}  # Ray's word of a failure, until a vLLM frame
         self._host: set[Who] = set()  # a frame of a framework's vLLM host was read in the current traceback
+        self._stop: set[Who] = set()  # the current traceback left the event loop's run_forever (``loopexit``)
         self.vllm_seen = self.started = False
         # a Jupyter / IPython traceback's header, until a vLLM frame tells
         self._nb = ipython.Notebook()
@@ -450,6 +472,7 @@ class RawTracebacks:
             # Ray's ActorDiedError ending a traceback through a vLLM host's frame: the host's actor died
             died = raytold.actor_died(msg.strip(), run) if who in self._host else None
             self._host.discard(who)
+            self._stop.discard(who)
             self._nb.header(msg.strip())
             self._open.pop(who, None)
             if told:
@@ -507,6 +530,9 @@ class RawTracebacks:
             return self._tell(f, who, msg, ctx)
         if raytold.host_frame(text):
             self._host.add(who)
+        if loopexit.escaped(text):
+            self._stop.add(who)  # a stop left the loop: what its traceback held tells no failure
+            self._open.pop(who, None)
         if (v := vllm_frame(text)) is not None:
             self.vllm_seen = True
             if (held := self._ray.pop(who, None)) is not None:
@@ -539,7 +565,9 @@ class RawTracebacks:
 
     def _tell(self, f: Failure | None, who: Who, msg: str, ctx: Any) -> Failure | None:
         """f now; or, under a header, nothing now: kept until its exception line or the end of the stream."""
-        if f is None or who not in self._headed:
+        if f is None or who in self._stop:
+            return None
+        if who not in self._headed:
             return f
         self._open[who] = (Failure(f.kind, {**f.details, "headed": True}, f.fatal, f.key), msg, ctx)
         return None

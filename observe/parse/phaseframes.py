@@ -17,6 +17,11 @@ KV_CHECK = "raise_if_cache_size_invalid"
 #: there and raises "Engine process failed to start" (0.6, 0.7) when its process dies first. Only a stop thrown
 #: in at its ``yield`` passes it later: after a requested stop nothing is read, once the engine served it is unknown
 CLIENT_START = ("build_async_engine_client", "build_async_engine_client_from_engine_args")
+#: run_mp_engine's source line building V0's MQLLMEngine (engine/multiprocessing/engine.py: ``from_engine_args`` in
+#: 0.6 and 0.7, ``from_vllm_config`` 0.8 → 0.10). run_mp_engine builds the engine, then calls ``engine.start()``,
+#: and logs whatever either raised (``logger.exception(e)``, the record headed by its traceback): a traceback
+#: through this line, cut or whole, is the engine's failed build, never a loop that served
+MQ_BUILD_CALLS = ("MQLLMEngine.from_vllm_config(", "MQLLMEngine.from_engine_args(")
 #: vLLM's start-up functions, as they show in frames (``File "…", line N, in f`` or the call under
 #: it) → the phase (the names of V0 worker.py / model_runner.py / parallel_state.py / pynccl.py, of
 #: model_loader and models/utils.py, and the V1 gpu_worker.py / gpu_model_runner.py / core.py, 0.4 → 0.32)
@@ -51,6 +56,10 @@ PHASE_FRAMES: dict[str, str] = {
     # it: the client's construction, which launches the engine cores and waits for them (other classes' own
     # from_vllm_config are not meant)
     "AsyncLLM.from_vllm_config": "startup",
+    # V0's engine process building its MQLLMEngine (engine/multiprocessing/engine.py run_mp_engine 0.8 → 0.10:
+    # "engine = MQLLMEngine.from_vllm_config(", before "engine.start()"; 0.6 and 0.7 call from_engine_args, named
+    # above): a raise under it is a failed build, which run_mp_engine logs (``MQ_BUILD_CALLS``)
+    "MQLLMEngine.from_vllm_config": "startup",
     # V1's engine core process building its engine (core.py run_engine_core 0.8 → 0.32: "engine_core =
     # EngineCoreProc(*args, …)", DPEngineCoreProc's under data parallelism), as the source line under
     # run_engine_core's frame calls it: a raise under it leaves engine_core None, which run_engine_core logs as

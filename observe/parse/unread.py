@@ -50,7 +50,7 @@ from __future__ import annotations
 from typing import Any
 
 from observe.failures.kinds import FailureKind
-from observe.parse import frames, phaseframes
+from observe.parse import frames, loopexit, phaseframes
 from observe.parse.failtypes import Failure
 
 Held = tuple[Failure, str, Any]  # a failure, its line and that line's ctx
@@ -120,8 +120,12 @@ class Unread:
                     self._hooked = self._mark("hooked", requested, (msg, ctx))
             elif _BOOTSTRAP in msg and "in _bootstrap" in msg and ctx.process is not None:
                 self._died = self._mark("died", requested, (msg, ctx))  # a vLLM process's target let one out
-            elif any(s in msg for s in _STOPS) or frames.DISCONNECT_LISTENER in msg:
-                self._stopped = True
+            elif (
+                any(s in msg for s in _STOPS)
+                or frames.DISCONNECT_LISTENER in msg
+                or loopexit.escaped(msg.strip())
+            ):
+                self._stopped = True  # a stop's exception line, or its way out of the event loop
             elif (m := frames.vllm_frame(msg)) is not None:
                 self._last = self._mark("last", requested, (m.group("func"), msg, ctx))
                 step = m.group("func") == "engine_step" and "async_llm_engine.py" in msg

@@ -63,7 +63,8 @@ def launch_rejected(c: Context) -> list[Finding]:
     ValidationError, a ValueError of a config check). Data: flag (the offending flag, None when the
     excerpt does not name one), value (the rejected value, when given), text, source ("argparse" |
     "pydantic" | "config"), reason ("unrecognized" | "required" | "gpu_capability": the GPU is too old for
-    the quantization method or the dtype | None); the bfloat16 check adds dtype and capability (×10, or None)."""
+    the quantization method or the dtype | None); the bfloat16 check adds dtype and capability (×10, or None), the
+    "max_num_batched_tokens (B) is smaller than max_model_len (L)" check max_num_batched_tokens and max_model_len."""
     s = c.summary
     bad = [e for e in s.errors if e.kind in _REJECTED_KINDS]
     if not bad:
@@ -87,6 +88,9 @@ def launch_rejected(c: Context) -> list[Finding]:
         d["reason"] = d["reason"] or x.get("reason")
         if d["value"] is None:
             d["value"] = x.get("value", x.get("max_num_batched_tokens"))
+        if x.get("max_num_batched_tokens") is not None and x.get("max_model_len") is not None:
+            # the batched-tokens check's numbers, for the advice when the quoted text does not hold them
+            d["max_num_batched_tokens"], d["max_model_len"] = x["max_num_batched_tokens"], x["max_model_len"]
     d.pop("_header", None)
     g: dict[str, Any] = next((e.details for e in bad if e.details.get("reason") == "gpu_capability"), {})
     d.update({k: g.get(k) for k in ("dtype", "capability") if g.get("dtype")})  # the bfloat16 check's

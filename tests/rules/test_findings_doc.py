@@ -155,6 +155,9 @@ def emitted_by_diagnose() -> set[str]:
         # wrote): their labels, healthy, hold
         "eval32ao/004.log",
         "eval32ao/009.log",
+        # eval32aq 025: Ray Serve's CUDA-graph capture, tqdm's progress bars under garbled '(RayWorkerProc pid=…)' (no
+        # record of vLLM's logger): its labels, healthy, hold
+        "eval32aq/025.log",
     }
     refused_misses = {
         # eval32ac 023 / 024 (class PB: RamaLama's container that never started): tests/data/eval32ac/RESULTS.md
@@ -162,6 +165,9 @@ def emitted_by_diagnose() -> set[str]:
         "eval32ac/024.log",
         # eval32am 028 (class ZF: hipBLASLt's 'rocblaslt error' lines): tests/data/eval32am/RESULTS.md
         "eval32am/028.log",
+        # eval32aq 005 (class AQ1: an EngineCore record's last line, '[core.py:393] RuntimeError: …', its level and
+        # timestamp trimmed): tests/data/eval32aq/RESULTS.md
+        "eval32aq/005.log",
         # eval32ap 012 (class AP3: FastChat's '| ERROR | stderr |' copy of uvicorn's request traceback, no vLLM line):
         # tests/data/eval32ap/RESULTS.md
         "eval32ap/012.log",
