@@ -80,7 +80,8 @@ def test_the_corpus_has_failing_logs() -> None:
 # request's 'Error in preprocessing prompt inputs' (labelled not failing); eval32u 008, uvicorn's ASGI record through
 # starlette's disconnect listener after a 200 (labelled not failing; class HF, fixed); eval32u 029, class HC (Ray's
 # compiled-graph errors, refused); eval32ar 010 / 016 / 017, classes AR2 / AR3 / AR4 (failing, read as healthy:
-# tests/data/eval32ar/RESULTS.md).
+# tests/data/eval32ar/RESULTS.md); eval32as 021, Dynamo's frontend logging its 503 on /live at ERROR (tower_http)
+# while the workers start (labelled not failing); eval32as 022, class AS1 (failing, refused: tests/data/eval32as/RESULTS.md).
 _EVAL32_MISSES = {
     ("eval32", "028"): "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)",
     ("eval32k", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32k)",
@@ -223,6 +224,14 @@ _EVAL32_MISSES = {
         "eval32ar",
         "017",
     ): "issue 32 miss AR4: V0's AsyncEngineDeadError text under Xinference's record (eval32ar)",
+    (
+        "eval32as",
+        "021",
+    ): "labelled not failing: Dynamo's frontend logs its 503 on /live at ERROR while starting (eval32as)",
+    (
+        "eval32as",
+        "022",
+    ): "issue 32 miss AS1: llamafactory-cli's traceback cut before its VllmEngine frame, no vLLM line (eval32as)",
     (
         "eval32ap",
         "004",
