@@ -243,6 +243,10 @@ _NO_EVENT_YET = {
     # read; 001 (class AT1): NeMo-RL's vLLM worker's weight-update traceback under a Ray prefix, no vllm/ frame, cut
     # before its exception (tests/data/eval32at/RESULTS.md)
     *(("eval32at", n) for n in ("001", "015", "016", "029", "030")),
+    # eval32as 009 / 014 / 028: a CPU worker's OMP thread binding lines, LMCache's dynamic connector and its
+    # configuration, one request added with LMCache's lookup line: nothing to read; 022 (class AS1): llamafactory-cli's
+    # traceback cut before its VllmEngine frame, no vLLM line (refused; tests/data/eval32as/RESULTS.md)
+    *(("eval32as", n) for n in ("009", "014", "022", "028")),
     # eval32ap 022: vllm-omni's diffusion stage ('[Stage-0]' lines, a LoRA adapter loaded), healthy: nothing to read;
     # 012 (class AP3): FastChat's '| ERROR | stderr |' copy of uvicorn's request traceback, no vLLM line; 011: the vllm
     # command's traceback cut in uvloop's run_forever (a stop left the loop: SIGTERM's KeyboardInterrupt), nothing to report
