@@ -240,9 +240,8 @@ _NO_EVENT_YET = {
     *(("eval32ar", n) for n in ("007", "012", "024")),
     # eval32at 015 / 016 / 029 / 030: vllm-omni's stage lines and one request's metrics record, a route table, the
     # harmless 'Failed to load weights' WARNING of a layerwise reload, vllm-omni's stage start-up warnings: nothing to
-    # read; 001 (class AT1): NeMo-RL's vLLM worker's weight-update traceback under a Ray prefix, no vllm/ frame, cut
-    # before its exception (tests/data/eval32at/RESULTS.md)
-    *(("eval32at", n) for n in ("001", "015", "016", "029", "030")),
+    # read (001, class AT1, fixed since: parse/nemorl.py reads NeMo-RL's weight-update frame)
+    *(("eval32at", n) for n in ("015", "016", "029", "030")),
     # eval32as 009 / 014 / 028: a CPU worker's OMP thread binding lines, LMCache's dynamic connector and its
     # configuration, one request added with LMCache's lookup line: nothing to read; 022 (class AS1): llamafactory-cli's
     # traceback cut before its VllmEngine frame, no vLLM line (refused; tests/data/eval32as/RESULTS.md)
