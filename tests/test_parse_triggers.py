@@ -232,9 +232,9 @@ _NO_EVENT_YET = {
     # tasks): nothing to read
     *(("eval32ao", n) for n in ("004", "007", "021", "024")),
     # eval32aq 007 / 012 / 019 / 025: a 2026 CPU build's route table, Gaudi warm-up bucket lines, vllm-ascend's
-    # plugin-loading lines, Ray Serve's CUDA-graph capture progress with garbled worker prefixes: nothing to read;
-    # 005 (class AQ1): one EngineCore record's last line with its level and timestamp trimmed
-    *(("eval32aq", n) for n in ("005", "007", "012", "019", "025")),
+    # plugin-loading lines, Ray Serve's CUDA-graph capture progress with garbled worker prefixes: nothing to read
+    # (005, class AQ1, fixed since: parse/trimmed.py reads the engine core record's trimmed last line)
+    *(("eval32aq", n) for n in ("007", "012", "019", "025")),
     # eval32ar 007 / 012 / 024: a bench client's platform line and Namespace head, vllm-ascend's plugin discovery for a
     # bench client, a route table in HTML font tags: nothing to read
     *(("eval32ar", n) for n in ("007", "012", "024")),
