@@ -244,8 +244,9 @@ _NO_EVENT_YET = {
     *(("eval32at", n) for n in ("015", "016", "029", "030")),
     # eval32as 009 / 014 / 028: a CPU worker's OMP thread binding lines, LMCache's dynamic connector and its
     # configuration, one request added with LMCache's lookup line: nothing to read; 022 (class AS1): llamafactory-cli's
-    # traceback cut before its VllmEngine frame, no vLLM line (refused; tests/data/eval32as/RESULTS.md)
-    *(("eval32as", n) for n in ("009", "014", "022", "028")),
+    # traceback cut before its VllmEngine frame, no vLLM line (refused; tests/data/eval32as/RESULTS.md); 029 (class
+    # AS2, fixed): dynamo-run's DEBUG relay of request tracebacks cut in V0's _process_request, one request's each
+    *(("eval32as", n) for n in ("009", "014", "022", "028", "029")),
     # eval32ap 022: vllm-omni's diffusion stage ('[Stage-0]' lines, a LoRA adapter loaded), healthy: nothing to read;
     # 012 (class AP3): FastChat's '| ERROR | stderr |' copy of uvicorn's request traceback, no vLLM line; 011: the vllm
     # command's traceback cut in uvloop's run_forever (a stop left the loop: SIGTERM's KeyboardInterrupt), nothing to report
