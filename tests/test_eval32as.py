@@ -24,11 +24,7 @@ MISSES: dict[tuple[str, int], str] = {
         1,
     ): "AS1: llamafactory-cli's traceback (run_api -> ChatModel() -> chat_model.py __init__), cut before "
     "its VllmEngine frame and the exception, holds no vLLM line: refused, not the failed launch",
-    (
-        "029",
-        0,
-    ): "AS2: V0 MQLLMEngineClient._process_request frames (client.py:790) in dynamo-run's DEBUG relay of "
-    "interleaved request tracebacks, cut before any exception, are a critical engine_error: a request's error path",
+    # AS2 (029) fixed since: observe/parse/unread.py's _one_request (tests/test_detect_eval32as.py)
 }
 
 

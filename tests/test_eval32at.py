@@ -13,11 +13,7 @@ from tests.evalkit import set_tests
 # The misses at the measurement (main 739d4ac merged, blind; the shipping tree: no fixes), by class
 # (tests/data/eval32at/RESULTS.md).
 MISSES: dict[tuple[str, int], str] = {
-    # AT1: NeMo-RL's vLLM generation worker's raw traceback (a Ray actor's prefix, no vllm/ frame) is not read
-    (
-        "001",
-        0,
-    ): "AT1: NeMo-RL's update_weights_via_ipc_zmq_async traceback into llm.collective_rpc gives no event",
+    # AT1 (001) fixed since: observe/parse/nemorl.py (tests/test_detect_eval32at.py)
     # AT2: four data-parallel engines' 60-second shm_broadcast waits spanning 120 s, no stats line: kept as start-up
     (
         "021",
