@@ -247,6 +247,9 @@ _NO_EVENT_YET = {
     # traceback cut before its VllmEngine frame, no vLLM line (refused; tests/data/eval32as/RESULTS.md); 029 (class
     # AS2, fixed): dynamo-run's DEBUG relay of request tracebacks cut in V0's _process_request, one request's each
     *(("eval32as", n) for n in ("009", "014", "022", "028", "029")),
+    # eval32av 008 / 011 / 015 / 023 / 025: a 2026 API server's route table, NeMo-RL's engine-config tail and worker
+    # extension lines, vllm-ascend's and vllm-spyre's start-up lines, vllm-gaudi's plugin warnings: nothing to read
+    *(("eval32av", n) for n in ("008", "011", "015", "023", "025")),
     # eval32ap 022: vllm-omni's diffusion stage ('[Stage-0]' lines, a LoRA adapter loaded), healthy: nothing to read;
     # 012 (class AP3): FastChat's '| ERROR | stderr |' copy of uvicorn's request traceback, no vLLM line; 011: the vllm
     # command's traceback cut in uvloop's run_forever (a stop left the loop: SIGTERM's KeyboardInterrupt), nothing to report
