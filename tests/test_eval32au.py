@@ -3,15 +3,24 @@ and 22 from repositories whose owner starts with A to M (tests/data/eval32au/NNN
 tests/data/PROVENANCE.md), each with the judgements a senior vLLM engineer insists on, written in
 tests/data/eval32au/labels.json and committed before observe ran on any of them. Every judgement observe agrees with
 is asserted, so a regression fails; every one it disagrees with is an xfail(strict=True) case naming its miss class,
-so a fix makes it flip (then take it out of MISSES).
+so a fix makes it flip (then take it out of MISSES). tests/data/eval32au/RESULTS.md has the figures and the classes.
 """
 
 from __future__ import annotations
 
 from tests.evalkit import set_tests
 
-# The misses at the measurement, by class: empty until observe has run on the set (labels first).
-MISSES: dict[tuple[str, int], str] = {}
+# The misses at the measurement (main d69c9d9, blind; the shipping tree: no fixes), by class
+# (tests/data/eval32au/RESULTS.md).
+MISSES: dict[tuple[str, int], str] = {
+    # AU1: FastChat's vllm_worker request traceback (stderr relay), cut in generate_stream's
+    # 'async for request_output in results_generator' (vLLM's AsyncLLMEngine.generate stream): refused
+    (
+        "023",
+        0,
+    ): "AU1: FastChat's vllm_worker request traceback ('| ERROR | stderr |'), cut in generate_stream's loop "
+    "over vLLM's AsyncLLMEngine.generate stream, holds no line observe takes as vLLM's: refused, not failing",
+}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32au", MISSES)
