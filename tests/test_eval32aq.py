@@ -12,13 +12,8 @@ from tests.evalkit import set_tests
 
 # The misses at the measurement (main 1dabfac, then 54ca40c, merged, blind; the shipping tree: no fixes), by class
 # (tests/data/eval32aq/RESULTS.md).
-_AQ1 = (
-    "AQ1: an EngineCore record's last line '[core.py:393] RuntimeError: …', level and time trimmed: refused"
-)
-MISSES: dict[tuple[str, int], str] = {
-    ("005", 0): _AQ1,
-    ("005", 1): _AQ1,
-}
+# AQ1 (005) fixed since: observe/parse/trimmed.py (tests/test_detect_eval32aq.py)
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32aq", MISSES)

@@ -232,12 +232,21 @@ _NO_EVENT_YET = {
     # tasks): nothing to read
     *(("eval32ao", n) for n in ("004", "007", "021", "024")),
     # eval32aq 007 / 012 / 019 / 025: a 2026 CPU build's route table, Gaudi warm-up bucket lines, vllm-ascend's
-    # plugin-loading lines, Ray Serve's CUDA-graph capture progress with garbled worker prefixes: nothing to read;
-    # 005 (class AQ1): one EngineCore record's last line with its level and timestamp trimmed
-    *(("eval32aq", n) for n in ("005", "007", "012", "019", "025")),
+    # plugin-loading lines, Ray Serve's CUDA-graph capture progress with garbled worker prefixes: nothing to read
+    # (005, class AQ1, fixed since: parse/trimmed.py reads the engine core record's trimmed last line)
+    *(("eval32aq", n) for n in ("007", "012", "019", "025")),
     # eval32ar 007 / 012 / 024: a bench client's platform line and Namespace head, vllm-ascend's plugin discovery for a
     # bench client, a route table in HTML font tags: nothing to read
     *(("eval32ar", n) for n in ("007", "012", "024")),
+    # eval32at 015 / 016 / 029 / 030: vllm-omni's stage lines and one request's metrics record, a route table, the
+    # harmless 'Failed to load weights' WARNING of a layerwise reload, vllm-omni's stage start-up warnings: nothing to
+    # read (001, class AT1, fixed since: parse/nemorl.py reads NeMo-RL's weight-update frame)
+    *(("eval32at", n) for n in ("015", "016", "029", "030")),
+    # eval32as 009 / 014 / 028: a CPU worker's OMP thread binding lines, LMCache's dynamic connector and its
+    # configuration, one request added with LMCache's lookup line: nothing to read; 022 (class AS1): llamafactory-cli's
+    # traceback cut before its VllmEngine frame, no vLLM line (refused; tests/data/eval32as/RESULTS.md); 029 (class
+    # AS2, fixed): dynamo-run's DEBUG relay of request tracebacks cut in V0's _process_request, one request's each
+    *(("eval32as", n) for n in ("009", "014", "022", "028", "029")),
     # eval32ap 022: vllm-omni's diffusion stage ('[Stage-0]' lines, a LoRA adapter loaded), healthy: nothing to read;
     # 012 (class AP3): FastChat's '| ERROR | stderr |' copy of uvicorn's request traceback, no vLLM line; 011: the vllm
     # command's traceback cut in uvloop's run_forever (a stop left the loop: SIGTERM's KeyboardInterrupt), nothing to report

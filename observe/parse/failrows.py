@@ -10,6 +10,8 @@ vLLM's, of a host's or of a device runtime's, each read narrowly by the module t
   inputs of failed execution: <CUDA error>" record, its head cut: the model step raised (a worker's exception in
   ``execute_model``, as "Writing input of failed execution to …").
 - vLLM's refusal of a model architecture nothing can take (``modelarch``): the refused launch.
+- The last line of V1's engine core's exception record trimmed to ``[core.py:N] <Exc>: …`` (``trimmed``): the engine
+  core raised, its phase unknown.
 
 Pure: rows of (literal, pattern, reader), as in ``failures``.
 """
@@ -21,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from observe.failures.kinds import FailureKind
-from observe.parse import accel, deaths, dumpinput, modelarch
+from observe.parse import accel, deaths, dumpinput, modelarch, trimmed
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState
 from observe.parse.rules import Rule
@@ -48,4 +50,5 @@ RULES: tuple[Rule[Failure], ...] = (
     _row("cann-device-open", accel.CANN_OPEN_LITERAL, accel.CANN_OPEN.pattern, accel.device_open),
     _row("failed-execution-cuda", "TORCH_USE_CUDA_DSA", None, _step_raised, when=dumpinput.v0_runner_base),
     _row("model-arch-refused", modelarch.LITERAL, modelarch.PATTERN, modelarch.arch_refused),
+    _row("core-record-tail", trimmed.LITERAL, trimmed.PATTERN, trimmed.core_tail),
 )

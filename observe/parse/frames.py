@@ -49,6 +49,7 @@ from observe.parse import (
     mainexit,
     native,
     nccl,
+    nemorl,
     raytold,
     triton,
     vllmcli,
@@ -167,6 +168,7 @@ LITERALS: tuple[str, ...] = (
     "Traceback (most recent",
     *nccl.LITERALS,
     *raytold.LITERALS,
+    *nemorl.LITERALS,
     *triton.LITERALS,
     *hosted.LITERALS,
     *accel.LITERALS,
@@ -545,7 +547,7 @@ class RawTracebacks:
         else:
             self._frame.pop(who, None)
         f = cut_frame("  " + text, run) or _server_top(text, ctx) or mainexit.died(text, run)
-        f = f or compiled.forward(text, run, getattr(ctx, "process", None))
+        f = f or compiled.forward(text, run, getattr(ctx, "process", None)) or nemorl.weight_sync(text, run)
         if f is None and (h := hosted.frame(text, run)) is not None:
             return h  # a host's start-up frame tells now: the exception line under it is anybody's
         return self._tell(f, who, msg, ctx)

@@ -21,6 +21,10 @@ prints a traceback only for an exception the process's target let out (SystemExi
 points catch Ctrl-C and a stop and exit quietly), and then exits with code 1: that vLLM process is dying, its cause
 cut (an ``error_line``, ``unread``, its phase unknown).
 
+Not a failure by its frames: a traceback cut in V0's client's ``_process_request`` (one request's stream re-raising
+what the engine sent for it; ``_one_request``) — the engine's death there is told by what reads it (``frames``' twice
+re-raised exception, the dead engine's exception line), not by the frame.
+
 Not a failure: a traceback printed once a requested stop had begun (the parser's own ``requested``; one printed
 before it, say V0's engine dying and its server then shutting down, is the failure that came first), and a
 traceback of Ctrl-C, ``sys.exit``,
@@ -78,6 +82,18 @@ _DIED = (
     "out, so that process exited with code 1 — its cause cut"
 )
 
+#: V0's per-request generator (``MQLLMEngineClient._process_request``, engine/multiprocessing/client.py 0.6 → 0.10):
+#: it re-raises what the engine sent for that one request. Its frame alone is a request's stream failing; the engine's
+#: death under it is told by the frames reader (its ``raise request_output`` met twice in one record) or by its
+#: exception line (MQEngineDeadError, "Engine loop is not running"), never by the frame
+_V0_CLIENT = "engine/multiprocessing/client.py"
+
+
+def _one_request(m: Any) -> bool:
+    """Whether a vLLM frame (``frames.vllm_frame``'s match) is V0's client's per-request generator."""
+    return m.group("func") == "_process_request" and m.group("path").endswith(_V0_CLIENT)
+
+
 _HOOKED = (
     "PyTorch's distributed excepthook printed an uncaught exception's traceback ('[rankN]: Traceback …'), cut "
     "before its frames: that process was exiting"
@@ -126,7 +142,7 @@ class Unread:
                 or loopexit.escaped(msg.strip())
             ):
                 self._stopped = True  # a stop's exception line, or its way out of the event loop
-            elif (m := frames.vllm_frame(msg)) is not None:
+            elif (m := frames.vllm_frame(msg)) is not None and not _one_request(m):
                 self._last = self._mark("last", requested, (m.group("func"), msg, ctx))
                 step = m.group("func") == "engine_step" and "async_llm_engine.py" in msg
                 self._in_step = self._in_step or step

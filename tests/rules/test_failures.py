@@ -79,7 +79,10 @@ def test_the_corpus_has_failing_logs() -> None:
 # caplog form), one request's 'Error in preprocessing prompt inputs' (all labelled not failing); eval32u 004, one
 # request's 'Error in preprocessing prompt inputs' (labelled not failing); eval32u 008, uvicorn's ASGI record through
 # starlette's disconnect listener after a 200 (labelled not failing; class HF, fixed); eval32u 029, class HC (Ray's
-# compiled-graph errors, refused).
+# compiled-graph errors, refused);
+# eval32as 021, Dynamo's frontend logging its 503 on /live at ERROR (tower_http) while the workers start (labelled not
+# failing); eval32as 022, class AS1 (failing, refused: tests/data/eval32as/RESULTS.md); eval32as 029, dynamo-run's DEBUG
+# relay of request tracebacks cut in V0's _process_request (labelled not failing; class AS2, fixed).
 _EVAL32_MISSES = {
     ("eval32", "028"): "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)",
     ("eval32k", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32k)",
@@ -213,6 +216,18 @@ _EVAL32_MISSES = {
         "eval32ap",
         "012",
     ): "issue 32 miss AP3: FastChat's '| ERROR | stderr |' copy of a request traceback, no vLLM line (eval32ap)",
+    (
+        "eval32as",
+        "021",
+    ): "labelled not failing: Dynamo's frontend logs its 503 on /live at ERROR while starting (eval32as)",
+    (
+        "eval32as",
+        "029",
+    ): "labelled not failing: V0 _process_request frames of request tracebacks, no exception line (eval32as AS2)",
+    (
+        "eval32as",
+        "022",
+    ): "issue 32 miss AS1: llamafactory-cli's traceback cut before its VllmEngine frame, no vLLM line (eval32as)",
     (
         "eval32ap",
         "004",
