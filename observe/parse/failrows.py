@@ -50,5 +50,5 @@ RULES: tuple[Rule[Failure], ...] = (
     _row("cann-device-open", accel.CANN_OPEN_LITERAL, accel.CANN_OPEN.pattern, accel.device_open),
     _row("failed-execution-cuda", "TORCH_USE_CUDA_DSA", None, _step_raised, when=dumpinput.v0_runner_base),
     _row("model-arch-refused", modelarch.LITERAL, modelarch.PATTERN, modelarch.arch_refused),
-    _row("core-record-tail", trimmed.LITERAL, trimmed.PATTERN, trimmed.core_tail),
+    *(_row(f"core-record-tail-{w.lower()}", w, rx, trimmed.core_tail) for w, rx in trimmed.PATTERNS.items()),
 )
