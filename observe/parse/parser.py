@@ -376,7 +376,7 @@ class Parser:
 
     # ------------------------------------------------------------------ message dispatch
     def _message(self, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
-        self._errors.settle(ctx, out)
+        self._errors.settle(ctx, out, msg)
         n0 = len(out)
         # (a record wrapped inside its head — "…generation throughput: 31" / "0.2 tokens/s, Running: …" — is held)
         if (stats.RUNNING in msg or stats.HEAD in msg) and self._stats(msg, ctx, out):
