@@ -140,6 +140,10 @@ class FailureReporter:
         for f, msg, ctx in self._unread.release(requested, self.raw.release(requested)):
             self._emit(f, msg, ctx, cur, out, requested)
 
+    def report(self, f: Failure, msg: str, ctx: Ctx, cur: int, out: list[LogEvent]) -> None:
+        """A failure the parser read from the run's course (``errexit``), reported as any other."""
+        self._emit(f, msg, ctx, cur, out)
+
     def _emit(
         self, f: Failure | None, msg: str, ctx: Ctx, cur: int, out: list[LogEvent], requested: bool = False
     ) -> None:
