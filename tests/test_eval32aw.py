@@ -39,15 +39,6 @@ MISSES: dict[tuple[str, int], str] = {
         "019",
         1,
     ): "AW1: vllm-omni's AsyncOmniEngine stage-init traceback (async_omni_engine.py), cut, is not read",
-    (
-        "015",
-        0,
-    ): "AW2: a 500 answer then uvicorn's 'Shutting down' with no signal (V1's terminate_if_errored) is not read",
-    (
-        "024",
-        0,
-    ): "AW3: serving_chat's per-request 'Error in chat completion stream generator.' (hard-wrapped, cut) "
-    "is read as the engine's error",
 }
 
 
