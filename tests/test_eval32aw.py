@@ -16,30 +16,6 @@ from tests.evalkit import set_tests
 # (tests/data/eval32aw/RESULTS.md).
 MISSES: dict[tuple[str, int], str] = {
     (
-        "016",
-        0,
-    ): "AW1: vllm-omni's AsyncOmniEngine stage-init traceback (async_omni_engine.py), cut, is not read",
-    (
-        "016",
-        1,
-    ): "AW1: vllm-omni's AsyncOmniEngine stage-init traceback (async_omni_engine.py), cut, is not read",
-    (
-        "017",
-        0,
-    ): "AW1: vllm-omni's AsyncOmniEngine stage-init traceback (async_omni_engine.py), cut, is not read",
-    (
-        "017",
-        1,
-    ): "AW1: vllm-omni's AsyncOmniEngine stage-init traceback (async_omni_engine.py), cut, is not read",
-    (
-        "019",
-        0,
-    ): "AW1: vllm-omni's AsyncOmniEngine stage-init traceback (async_omni_engine.py), cut, is not read",
-    (
-        "019",
-        1,
-    ): "AW1: vllm-omni's AsyncOmniEngine stage-init traceback (async_omni_engine.py), cut, is not read",
-    (
         "015",
         0,
     ): "AW2: a 500 answer then uvicorn's 'Shutting down' with no signal (V1's terminate_if_errored) is not read",
