@@ -17,12 +17,6 @@ MISSES: dict[tuple[str, int], str] = {
         "026",
         1,
     ): "AV1: core_client's CRITICAL 'Got fatal signal from worker processes' is an engine_error, not a death",
-    # AV2: a cut EngineCore traceback through vllm/multimodal/profiling.py (the encoder budget's dummy-input
-    # profiling, run while the engine is built) is not read as a start-up.
-    (
-        "030",
-        1,
-    ): "AV2: a cut traceback in multimodal/profiling.py's _get_mm_max_tokens is an engine_error, phase unknown",
 }
 
 

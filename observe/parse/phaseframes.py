@@ -41,6 +41,12 @@ PHASE_FRAMES: dict[str, str] = {
     "make_layers": "loading_weights",
     "create_weights": "loading_weights",
     "profile_run": "profiling",
+    # the MultiModalProfiler's per-item max-token count (multimodal/profiling.py _get_mm_max_tokens, under
+    # get_mm_max_contiguous_tokens / get_mm_max_tokens), asked for only through the MULTIMODAL registry's
+    # get_max_tokens_per_item_by_modality ("directly used only in V1 for profiling the memory usage of a model"):
+    # the model runner's profiling and the scheduler's encoder budget, both built once at the engine's start-up
+    "_get_mm_max_tokens": "profiling",
+    "get_mm_max_contiguous_tokens": "profiling",
     "determine_num_available_blocks": "profiling",
     "determine_available_memory": "profiling",
     "initialize_cache": "kv_cache_init",
