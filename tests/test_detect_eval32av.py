@@ -14,3 +14,25 @@ def test_a_cut_traceback_in_multimodal_profiling_is_a_failed_start() -> None:
     d = diagnose("eval32av/030.log")
     assert critical(d) and "engine_startup_failed" in by_id(d), d["findings"]
     assert "engine_crashed" not in by_id(d), d["findings"]
+
+
+def test_the_engine_clients_fatal_signal_line_is_the_engines_death() -> None:
+    """AV1 (026): core_client's CRITICAL 'Got fatal signal from worker processes, shutting down' (V1's SIGUSR1
+    handler, which then kills the client's process tree), with no stats before it: the engine's failed start,
+    not a bare engine_error; no crash while serving claimed."""
+    d = diagnose("eval32av/026.log")
+    assert critical(d) and "engine_startup_failed" in by_id(d), d["findings"]
+    assert "engine_crashed" not in by_id(d) and "engine_error" not in by_id(d), d["findings"]
+
+
+def test_the_fatal_signal_after_the_engine_served_is_a_crash() -> None:
+    """The same line after a stats line: the engine served, so its death is engine_crashed."""
+    from observe.parse import deaths
+    from observe.parse.failtypes import RunState
+
+    f = deaths.fatal_signal(None, deaths.FATAL_SIGNAL, None, RunState(shutdown=False, stats_seen=True))  # type: ignore[arg-type]
+    assert f.kind.value == "engine_crashed" and f.details["phase"] == "serving"
+    f = deaths.fatal_signal(
+        None, deaths.FATAL_SIGNAL, None, RunState(shutdown=True, stats_seen=True, requested=True)
+    )  # type: ignore[arg-type]
+    assert f.kind.value == "shutdown_noise"

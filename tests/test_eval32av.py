@@ -10,14 +10,7 @@ from __future__ import annotations
 
 from tests.evalkit import set_tests
 
-MISSES: dict[tuple[str, int], str] = {
-    # AV1: V1's engine client's 'Got fatal signal from worker processes, shutting down' (core_client.py's SIGUSR1
-    # handler, logged CRITICAL before it kills the process tree) is not read as the engine's death.
-    (
-        "026",
-        1,
-    ): "AV1: core_client's CRITICAL 'Got fatal signal from worker processes' is an engine_error, not a death",
-}
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32av", MISSES)
