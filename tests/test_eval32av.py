@@ -10,20 +10,7 @@ from __future__ import annotations
 
 from tests.evalkit import set_tests
 
-MISSES: dict[tuple[str, int], str] = {
-    # AV1: V1's engine client's 'Got fatal signal from worker processes, shutting down' (core_client.py's SIGUSR1
-    # handler, logged CRITICAL before it kills the process tree) is not read as the engine's death.
-    (
-        "026",
-        1,
-    ): "AV1: core_client's CRITICAL 'Got fatal signal from worker processes' is an engine_error, not a death",
-    # AV2: a cut EngineCore traceback through vllm/multimodal/profiling.py (the encoder budget's dummy-input
-    # profiling, run while the engine is built) is not read as a start-up.
-    (
-        "030",
-        1,
-    ): "AV2: a cut traceback in multimodal/profiling.py's _get_mm_max_tokens is an engine_error, phase unknown",
-}
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32av", MISSES)

@@ -256,9 +256,8 @@ _NO_EVENT_YET = {
     # line (refused; tests/data/eval32au/RESULTS.md)
     *(("eval32au", n) for n in ("008", "023", "028", "030")),
     # eval32aw 001 / 022: a route table and uvicorn's start-up lines, vllm-omni's RuntimeWarnings and diffusion banner,
-    # which tell nothing; 016 / 017 / 019 (class AW1): vllm-omni's AsyncOmniEngine stage-init tracebacks cut before their
-    # exception, no event (tests/data/eval32aw/RESULTS.md)
-    *(("eval32aw", n) for n in ("001", "016", "017", "019", "022")),
+    # which tell nothing
+    *(("eval32aw", n) for n in ("001", "022")),
     # eval32ap 022: vllm-omni's diffusion stage ('[Stage-0]' lines, a LoRA adapter loaded), healthy: nothing to read;
     # 012 (class AP3): FastChat's '| ERROR | stderr |' copy of uvicorn's request traceback, no vLLM line; 011: the vllm
     # command's traceback cut in uvloop's run_forever (a stop left the loop: SIGTERM's KeyboardInterrupt), nothing to report
