@@ -16,9 +16,22 @@ def test_the_engine_cores_record_tail_trimmed_to_its_location_is_the_engines_err
 
 
 def test_only_core_py_with_an_exception_line_is_read() -> None:
-    """Narrow: another file's bracketed location, or core.py with text that is no exception line, reads nothing."""
-    row = next(r for r in failrows.RULES if r.name == "core-record-tail")
-    assert row.pattern.search("[core.py:393] RuntimeError: expected scalar type Half but found BFloat16")
-    assert not row.pattern.search("[serving_chat.py:885] RuntimeError: boom")
-    assert not row.pattern.search("[core.py:393] EngineCore started.")
-    assert not row.pattern.search("x [core.py:393] RuntimeError: boom")
+    """Narrow: another file's bracketed location, core.py with text that is no exception line, or a stop's
+    KeyboardInterrupt, reads nothing."""
+    rows = [r for r in failrows.RULES if r.name.startswith("core-record-tail")]
+
+    def read(line: str) -> bool:
+        return any(all(lit in line for lit in r.literals) and r.pattern.search(line) for r in rows)
+
+    assert read("[core.py:393] RuntimeError: expected scalar type Half but found BFloat16")
+    assert read("[core.py:12] torch.OutOfMemoryException: boom")
+    assert not read("[serving_chat.py:885] RuntimeError: boom")
+    assert not read("[core.py:393] EngineCore started.")
+    assert not read("x [core.py:393] RuntimeError: boom")
+    assert not read("[core.py:393] KeyboardInterrupt: terminated")
+
+
+def test_the_row_adds_no_trigger_literal_to_the_engine_cores_lines() -> None:
+    """The rows need the exception's own word, never "[core.py:": every line of the engine core's logger would
+    otherwise be sent to the failure rules (the scan keeps a line with no failure literal off them)."""
+    assert all("[core.py:" not in lit for r in failrows.RULES for lit in r.literals)

@@ -247,6 +247,17 @@ _NO_EVENT_YET = {
     # traceback cut before its VllmEngine frame, no vLLM line (refused; tests/data/eval32as/RESULTS.md); 029 (class
     # AS2, fixed): dynamo-run's DEBUG relay of request tracebacks cut in V0's _process_request, one request's each
     *(("eval32as", n) for n in ("009", "014", "022", "028", "029")),
+    # eval32av 008 / 011 / 015 / 023 / 025: a 2026 API server's route table, NeMo-RL's engine-config tail and worker
+    # extension lines, vllm-ascend's and vllm-spyre's start-up lines, vllm-gaudi's plugin warnings: nothing to read
+    *(("eval32av", n) for n in ("008", "011", "015", "023", "025")),
+    # eval32au 008 / 028 / 030: an s390x CPU build's route table, GPUStack's proxy DEBUG line and its own middleware
+    # ERROR, V0's supported-tasks line and the block-manager-v1 deprecation WARNING: nothing to read; 023 (class AU1):
+    # FastChat's '| ERROR | stderr |' request traceback cut in vllm_worker's loop over vLLM's generate stream, no vLLM
+    # line (refused; tests/data/eval32au/RESULTS.md)
+    *(("eval32au", n) for n in ("008", "023", "028", "030")),
+    # eval32aw 001 / 022: a route table and uvicorn's start-up lines, vllm-omni's RuntimeWarnings and diffusion banner,
+    # which tell nothing
+    *(("eval32aw", n) for n in ("001", "022")),
     # eval32ap 022: vllm-omni's diffusion stage ('[Stage-0]' lines, a LoRA adapter loaded), healthy: nothing to read;
     # 012 (class AP3): FastChat's '| ERROR | stderr |' copy of uvicorn's request traceback, no vLLM line; 011: the vllm
     # command's traceback cut in uvloop's run_forever (a stop left the loop: SIGTERM's KeyboardInterrupt), nothing to report

@@ -94,3 +94,20 @@ def proc_died(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     if code is not None and sig is None:
         cause += f" with exit code {code}"
     return _crash("proc_died", run, process=proc, exit_code=code, signal=sig, cause=cause)
+
+
+#: V1's engine client's SIGUSR1 handler (v1/engine/core_client.py 0.8 → 0.9, ``sigusr1_handler``, installed in
+#: MPClient's construction): ``logger.fatal`` of this text, then ``kill_process_tree(os.getpid())``. The engine core
+#: sends SIGUSR1 to its parent from run_engine_core's ``except`` (its build raised, or its busy loop did), the
+#: executor when a worker died: the client kills its own process tree, so the line is the engine's death
+FATAL_SIGNAL = "Got fatal signal from worker processes, shutting down"
+
+
+def fatal_signal(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """core_client's 'Got fatal signal from worker processes': the engine's death — engine_crashed once it served,
+    else its failed start (the engine core's own failure, whatever raised before it); after a stop asked for, noise."""
+    if run.stats_seen and not run.requested:
+        return _crash(
+            "fatal_signal", run, cause="the engine core or a worker hit a fatal error (SIGUSR1 to the client)"
+        )
+    return engine_core(m, msg, ctx, run)

@@ -10,6 +10,8 @@ vLLM's, of a host's or of a device runtime's, each read narrowly by the module t
   inputs of failed execution: <CUDA error>" record, its head cut: the model step raised (a worker's exception in
   ``execute_model``, as "Writing input of failed execution to …").
 - vLLM's refusal of a model architecture nothing can take (``modelarch``): the refused launch.
+- V1's engine client's SIGUSR1 handler, "Got fatal signal from worker processes, shutting down" (``deaths.fatal_signal``):
+  the engine's death, a crash once it served, else its failed start.
 - The last line of V1's engine core's exception record trimmed to ``[core.py:N] <Exc>: …`` (``trimmed``): the engine
   core raised, its phase unknown.
 
@@ -50,5 +52,6 @@ RULES: tuple[Rule[Failure], ...] = (
     _row("cann-device-open", accel.CANN_OPEN_LITERAL, accel.CANN_OPEN.pattern, accel.device_open),
     _row("failed-execution-cuda", "TORCH_USE_CUDA_DSA", None, _step_raised, when=dumpinput.v0_runner_base),
     _row("model-arch-refused", modelarch.LITERAL, modelarch.PATTERN, modelarch.arch_refused),
-    _row("core-record-tail", trimmed.LITERAL, trimmed.PATTERN, trimmed.core_tail),
+    *(_row(f"core-record-tail-{w.lower()}", w, rx, trimmed.core_tail) for w, rx in trimmed.PATTERNS.items()),
+    _row("client-fatal-signal", deaths.FATAL_SIGNAL, None, deaths.fatal_signal),
 )

@@ -34,7 +34,7 @@ from observe.model import (
     StartupFact,
     StatsSample,
 )
-from observe.parse import canon, frames, reporting, served, startup, stats, triggers
+from observe.parse import canon, errexit, frames, reporting, served, startup, stats, triggers
 from observe.parse import envelope as E
 from observe.parse.envelope import ACCESS_RE, PREFIX_RE, Ctx
 from observe.parse.failtypes import RunState
@@ -85,6 +85,7 @@ class Parser:
         self.damaged_lines = 0  # records cut or wrapped beyond repair: read in part, the rest lost
         self._shutdown = False
         self._requested = False  # the shutdown under way was asked for (signal, Ctrl-C, API stop)
+        self._after_5xx = False  # the last message was an access line answered 5xx (parse.errexit)
         self._errors = reporting.FailureReporter()  # what failures the stream reports (parse.reporting)
         self._engine: str | None = None
         self._stats_seen = False
@@ -179,6 +180,7 @@ class Parser:
                 ts = outer_ts.replace(tzinfo=None) if outer_ts is not None else None
                 env = Envelope(source=line.source, lineno=line.lineno, outer_ts=outer_ts, ts=ts)
                 out.append(AccessLog(env, a.group("method"), a.group("path"), int(a.group("status"))))
+                self._after_5xx = int(a.group("status")) >= 500
                 self._stats_seen = True  # the server was answering requests
                 return
         # outer wrappers
@@ -257,6 +259,7 @@ class Parser:
                 out.append(
                     AccessLog(E.envelope(ctx), a.group("method"), a.group("path"), int(a.group("status")))
                 )
+                self._after_5xx = int(a.group("status")) >= 500
                 self._stats_seen = True
                 return
         r = E.ray_repeat(msg)
@@ -354,6 +357,7 @@ class Parser:
             # uvicorn's access record in vLLM's JSON format: the message without uvicorn's own prefix
             self._count_vllm()
             out.append(AccessLog(E.envelope(ctx), a.group("method"), a.group("path"), int(a.group("status"))))
+            self._after_5xx = int(a.group("status")) >= 500
             self._stats_seen = True
             return True
         if self._pending is not None:
@@ -376,7 +380,8 @@ class Parser:
 
     # ------------------------------------------------------------------ message dispatch
     def _message(self, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
-        self._errors.settle(ctx, out)
+        self._errors.settle(ctx, out, msg)
+        after_5xx, self._after_5xx = self._after_5xx, False
         n0 = len(out)
         # (a record wrapped inside its head — "…generation throughput: 31" / "0.2 tokens/s, Running: …" — is held)
         if (stats.RUNNING in msg or stats.HEAD in msg) and self._stats(msg, ctx, out):
@@ -413,8 +418,11 @@ class Parser:
                 # a V1 client's raise after an engine death
                 self._stats_seen = self._stats_seen or self._errors.raw.started
             if groups & triggers.SHUTDOWN and begins_shutdown(msg):
+                died = errexit.server_exits_after_dead_engine(msg, after_5xx, self._requested)
+                if died is not None:  # uvicorn told to exit by vLLM's launcher: not a stop asked for
+                    self._errors.report(died, msg, ctx, self._cur, out)
                 self._shutdown = True
-                if requested_shutdown(msg):
+                if died is None and requested_shutdown(msg):
                     self._requested = True
         # a bare line is vLLM's when it tells something, or is a frame of vLLM's own code, and not only
         # when it is an exception line (anybody's) of a traceback through no vLLM frame

@@ -17,6 +17,13 @@ KV_CHECK = "raise_if_cache_size_invalid"
 #: there and raises "Engine process failed to start" (0.6, 0.7) when its process dies first. Only a stop thrown
 #: in at its ``yield`` passes it later: after a requested stop nothing is read, once the engine served it is unknown
 CLIENT_START = ("build_async_engine_client", "build_async_engine_client_from_engine_args")
+#: vllm-omni's stage-initialisation functions (async_omni_engine.py, stage_runtime.py), start-up only
+OMNI_STAGE_INIT = (
+    "_initialize_stages",
+    "_initialize_stage_replicas",
+    "_initialize_replica",
+    "_initialize_llm_replica",
+)
 #: run_mp_engine's source line building V0's MQLLMEngine (engine/multiprocessing/engine.py: ``from_engine_args`` in
 #: 0.6 and 0.7, ``from_vllm_config`` 0.8 → 0.10). run_mp_engine builds the engine, then calls ``engine.start()``,
 #: and logs whatever either raised (``logger.exception(e)``, the record headed by its traceback): a traceback
@@ -34,6 +41,12 @@ PHASE_FRAMES: dict[str, str] = {
     "make_layers": "loading_weights",
     "create_weights": "loading_weights",
     "profile_run": "profiling",
+    # the MultiModalProfiler's per-item max-token count (multimodal/profiling.py _get_mm_max_tokens, under
+    # get_mm_max_contiguous_tokens / get_mm_max_tokens), asked for only through the MULTIMODAL registry's
+    # get_max_tokens_per_item_by_modality ("directly used only in V1 for profiling the memory usage of a model"):
+    # the model runner's profiling and the scheduler's encoder budget, both built once at the engine's start-up
+    "_get_mm_max_tokens": "profiling",
+    "get_mm_max_contiguous_tokens": "profiling",
     "determine_num_available_blocks": "profiling",
     "determine_available_memory": "profiling",
     "initialize_cache": "kv_cache_init",
@@ -77,6 +90,11 @@ PHASE_FRAMES: dict[str, str] = {
     "launch_core_engines": "startup",
     "wait_for_engine_startup": "startup",
     "_wait_for_engine_startup": "startup",
+    # vllm-omni's AsyncOmniEngine building its stages (vllm_omni/engine/async_omni_engine.py: the orchestrator
+    # thread's _run_orchestrator → _initialize_stages → stage_runtime.py StageRuntime.initialize →
+    # _initialize_stage_replicas → _initialize_replica → _initialize_llm_replica), run once before the omni
+    # engine serves: a traceback through them, even cut, is its failed start-up
+    **dict.fromkeys(OMNI_STAGE_INIT, "startup"),
     **dict.fromkeys(CLIENT_START, "startup"),
 }
 #: vLLM's functions that run only once its engine is built → the phase (the offline generate loop; V0's

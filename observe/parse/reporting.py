@@ -36,6 +36,15 @@ _REQUEST_FRAME = re.compile(
     r'|v1/structured_output/backend_\w+\.py", line \d+, in validate_\w+)'
 )
 
+#: the lines of a request handler's own traceback that say nothing of the engine: its header, a frame in the OpenAI
+#: server's handler files (serving_chat.py / serving_completion.py; chat_completion/serving.py from 0.20), and the
+#: function name that a hard wrap puts on the next, prefix-less line. A record whose traceback is cut while only these
+#: followed it (eval32aw 024: "Error in chat completion stream generator." then its first frame) told no engine death
+_HANDLER_LINE = re.compile(
+    r'\s*(?:Traceback \(most recent call last\):|File "[^"]*/entrypoints/openai/(?:serving_chat|serving_completion'
+    r'|chat_completion/serving)\.py", line \d+,?(?: in \w+)?|in (?:chat_)?completion_stream_generator)\s*'
+)
+
 
 def _tool_parser_site(ctx: Ctx) -> bool:
     name = (ctx.logger_file or "").rsplit("/", 1)[-1]
@@ -91,18 +100,21 @@ class FailureReporter:
             return
         self._emit(f, msg, ctx, cur, out, run.requested)
 
-    def settle(self, ctx: Ctx | None, out: list[LogEvent]) -> None:
-        """Before each message (ctx; None: the stream's end): a request handler's ERROR record held back is emitted,
-        marked ``alone`` (failing.engine_error) unless this line goes on with it: a line at its call site or one
-        with no level (its traceback's lines, or one printed bare)."""
+    def settle(self, ctx: Ctx | None, out: list[LogEvent], line: str = "") -> None:
+        """Before each message (ctx, its text line; None: the stream's end): a request handler's ERROR record held
+        back is emitted, marked ``alone`` (failing.engine_error) unless this line goes on with it: a line at its call
+        site or one with no level (its traceback's lines, or one printed bare). While what goes on is only the
+        handler's own traceback (``_HANDLER_LINE``) it stays held: cut there, the record is still alone."""
         if self._held is None:
             return
         f, msg, hctx, cur, requested = self._held
-        self._held = None
         site = (hctx.pid, hctx.logger_file, hctx.logger_line)
         goes_on = ctx is not None and (
             ctx.level is None or (ctx.pid, ctx.logger_file, ctx.logger_line) == site
         )
+        if goes_on and _HANDLER_LINE.fullmatch(line):
+            return
+        self._held = None
         if not goes_on:
             f = Failure(f.kind, {**f.details, "alone": True}, f.fatal, f.key)
         self._emit(f, msg, hctx, cur, out, requested)
@@ -127,6 +139,10 @@ class FailureReporter:
         self.settle(None, out)
         for f, msg, ctx in self._unread.release(requested, self.raw.release(requested)):
             self._emit(f, msg, ctx, cur, out, requested)
+
+    def report(self, f: Failure, msg: str, ctx: Ctx, cur: int, out: list[LogEvent]) -> None:
+        """A failure the parser read from the run's course (``errexit``), reported as any other."""
+        self._emit(f, msg, ctx, cur, out)
 
     def _emit(
         self, f: Failure | None, msg: str, ctx: Ctx, cur: int, out: list[LogEvent], requested: bool = False

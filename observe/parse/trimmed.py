@@ -5,7 +5,8 @@ multi-line record (``NewLineFormatter``), so the traceback ``run_engine_core`` (
 engine core dies ("EngineCore hit an exception: …", 0.8.x; "EngineCore failed to start." / "EngineCore encountered a
 fatal error.", 0.8.5 →) ends in ``… [core.py:N] <Exception>: <message>``. A paste that kept only the bracketed
 location (the level and timestamp cut off) still says whose record it is: a line opening with ``[core.py:N] `` then an
-exception line, and nothing before the bracket, is the engine core's error — critical, its phase unknown (the line
+exception line (an ``…Error`` or ``…Exception``: a stop's KeyboardInterrupt or SystemExit is no failure), and nothing
+before the bracket, is the engine core's error — critical, its phase unknown (the line
 alone says neither start-up nor serving). Only that file and an exception line after it: any other ``[file.py:N]``
 and any other text stay unread (many programs' loggers print a bracketed location). Pure: a row for ``failrows``.
 """
@@ -18,11 +19,14 @@ from observe.failures.kinds import FailureKind
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState
 
-__all__ = ["LITERAL", "PATTERN", "core_tail"]
+__all__ = ["PATTERNS", "core_tail"]
 
-LITERAL = "[core.py:"
-#: the bracketed location at the line's start, then a Python exception line (``Name: message``)
-PATTERN = r"^\[core\.py:\d+\] (?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)): \S"
+#: the bracketed location at the line's start, then a Python exception line (``Name: message``), by the literal its
+#: row needs: the exception's own word, which the failure rules hold already ("[core.py:" as a literal would send every
+#: line of the engine core's logger to the failure rules: ``scan`` keeps lines with no failure literal off them)
+PATTERNS: dict[str, str] = {
+    word: r"^\[core\.py:\d+\] (?P<exc>[A-Za-z_][\w.]*" + word + r"): \S" for word in ("Error", "Exception")
+}
 _CAUSE = (
     "the last line of V1's engine core's exception record (vllm/v1/engine/core.py logs the traceback as the engine "
     "core dies), its level and timestamp cut off: the engine core raised {exc} (its traceback is cut off)"

