@@ -15,11 +15,7 @@ from tests.evalkit import set_tests
 
 # The misses at the measurement (main f075118, merged, blind), by class (tests/data/eval32az/RESULTS.md). AZ2 (019's
 # false alarm) has no judgement here to hold it: its two checks agree; it is counted in the figures' false alarms.
-MISSES: dict[tuple[str, int], str] = {
-    # AZ1: NixlConnector's 'Potentially invalid KV blocks for unrecognized request' ERROR (logged, the notice dropped,
-    # the engine goes on) read as a critical engine_error.
-    ("029", 0): "AZ1",
-}
+MISSES: dict[tuple[str, int], str] = {}  # AZ1 (029) fixed since: tests/test_detect_eval32az.py
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32az", MISSES)
