@@ -84,7 +84,9 @@ def test_the_corpus_has_failing_logs() -> None:
 # failing); eval32as 022, class AS1 (failing, refused: tests/data/eval32as/RESULTS.md); eval32as 029, dynamo-run's DEBUG
 # relay of request tracebacks cut in V0's _process_request (labelled not failing; class AS2, fixed); eval32au 023, class
 # AU1 (failing, refused: tests/data/eval32au/RESULTS.md); eval32au 028, GPUStack's own middleware ERROR after its proxy
-# line (labelled not failing, refused); eval32ax 028, class AX1 (failing, refused: tests/data/eval32ax/RESULTS.md).
+# line (labelled not failing, refused); eval32ax 028, class AX1 (failing, refused: tests/data/eval32ax/RESULTS.md);
+# eval32bc 019, class BC1 (failing, no event: tests/data/eval32bc/RESULTS.md); eval32bc 028, vllm-omni's own logger
+# ('ERROR:vllm_omni.entrypoints.omni_llm:') with one request's caught error (labelled not failing, refused).
 _EVAL32_MISSES = {
     ("eval32", "028"): "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)",
     ("eval32k", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32k)",
@@ -250,6 +252,11 @@ _EVAL32_MISSES = {
         "eval32ax",
         "028",
     ): "issue 32 miss AX1: DJL Serving's PyProcess relay of a failed model load is refused (eval32ax)",
+    (
+        "eval32bc",
+        "019",
+    ): "issue 32 miss BC1: V1's engine core ERROR record cut to execute_model frames (eval32bc)",
+    ("eval32bc", "028"): "not failing: vllm-omni's own logger with one request's caught error (eval32bc)",
     (
         "eval32az",
         "029",

@@ -164,6 +164,13 @@ def emitted_by_diagnose() -> set[str]:
         # eval32ax 015: LMCache's own per-request hit lines (vllm_v1_adapter.py, LMCache's logger), no line vLLM's
         # logger wrote: its labels, healthy, hold
         "eval32ax/015.log",
+        # eval32bc 021 / 024 / 028 / 030: Xinference's own start-up, production-stack's router DEBUG line, vllm-omni's
+        # own logger ('ERROR:vllm_omni.entrypoints.omni_llm:') with one request's caught error, AIBrix's
+        # controller-manager (Go klog): no line vLLM's logger wrote; their labels, healthy, hold
+        "eval32bc/021.log",
+        "eval32bc/024.log",
+        "eval32bc/028.log",
+        "eval32bc/030.log",
     }
     refused_misses = {
         # eval32ac 023 / 024 (class PB: RamaLama's container that never started): tests/data/eval32ac/RESULTS.md
@@ -183,6 +190,9 @@ def emitted_by_diagnose() -> set[str]:
         # eval32ax 028 (class AX1: DJL Serving's 'INFO  PyProcess W-<id>-model-stdout: ' relay of djl_python's 'Failed
         # invoke service.invoke_handler()' while the shards load): tests/data/eval32ax/RESULTS.md
         "eval32ax/028.log",
+        # eval32bc 029 (class BC2: ModelRegistry's 'Model architectures [...] are not supported for now.' alone, no
+        # 'ValueError: ' and no 'Supported architectures' tail): tests/data/eval32bc/RESULTS.md
+        "eval32bc/029.log",
     }
     assert refused == refused_ok | refused_misses, refused
     return seen
