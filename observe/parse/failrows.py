@@ -30,28 +30,29 @@ from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState
 from observe.parse.rules import Rule
 
-__all__ = ["RULES"]
+__all__ = ["RULES", "row", "step_raised"]
 
 
-def _step_raised(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    """V0 model_runner_base's record of a failed execution: a forward pass raised (``failures``' failed-execution)."""
+def step_raised(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """V0 model_runner_base's records of a failed execution ("Writing input of failed execution to …", or the CUDA
+    error's advice ending "Failed to pickle inputs of failed execution"): a forward pass raised."""
     d = {"worker": ctx.process, "method": "execute_model"}
     return Failure(FailureKind.WORKER_EXCEPTION, d, True, ("worker", None, "execute_model"))
 
 
-def _row(
+def row(
     name: str, literal: str, pattern: str | None, read: Callable[..., Failure | None], **kw: Any
 ) -> Rule[Failure]:
-    """A row as ``failures``' are (pattern None: the literal itself)."""
+    """A row of the error grammar, here and in ``failures`` (pattern None: the literal itself is the pattern)."""
     rx = re.compile(re.escape(literal) if pattern is None else pattern, re.ASCII)
     return Rule(name, (literal,), rx, read, group="failure", **kw)
 
 
 RULES: tuple[Rule[Failure], ...] = (
-    _row("loop-finished-text", deaths.LOOP_FINISHED, None, deaths.engine_dead),
-    _row("cann-device-open", accel.CANN_OPEN_LITERAL, accel.CANN_OPEN.pattern, accel.device_open),
-    _row("failed-execution-cuda", "TORCH_USE_CUDA_DSA", None, _step_raised, when=dumpinput.v0_runner_base),
-    _row("model-arch-refused", modelarch.LITERAL, modelarch.PATTERN, modelarch.arch_refused),
-    *(_row(f"core-record-tail-{w.lower()}", w, rx, trimmed.core_tail) for w, rx in trimmed.PATTERNS.items()),
-    _row("client-fatal-signal", deaths.FATAL_SIGNAL, None, deaths.fatal_signal),
+    row("loop-finished-text", deaths.LOOP_FINISHED, None, deaths.engine_dead),
+    row("cann-device-open", accel.CANN_OPEN_LITERAL, accel.CANN_OPEN.pattern, accel.device_open),
+    row("failed-execution-cuda", "TORCH_USE_CUDA_DSA", None, step_raised, when=dumpinput.v0_runner_base),
+    row("model-arch-refused", modelarch.LITERAL, modelarch.PATTERN, modelarch.arch_refused),
+    *(row(f"core-record-tail-{w.lower()}", w, rx, trimmed.core_tail) for w, rx in trimmed.PATTERNS.items()),
+    row("client-fatal-signal", deaths.FATAL_SIGNAL, None, deaths.fatal_signal),
 )

@@ -303,12 +303,6 @@ def _worker(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     return Failure(FailureKind.WORKER_EXCEPTION, d, True, ("worker", ctx.pid, d["method"]))
 
 
-def _failed_execution(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
-    """V0 model_runner_base's "Writing input of failed execution to …": a forward pass raised."""
-    d = {"worker": ctx.process, "method": "execute_model"}
-    return Failure(FailureKind.WORKER_EXCEPTION, d, True, ("worker", None, "execute_model"))
-
-
 def request_error() -> Failure:
     """One request's error, answered as such: never the engine's failure."""
     return Failure(FailureKind.REQUEST_ERROR, {"phase": "serving"}, False, None)
@@ -349,10 +343,7 @@ def _hang(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     return Failure(FailureKind.ENGINE_HANG, d, False, None)
 
 
-def _rule(name: str, literal: str, pattern: str | None, read: Any, **kw: Any) -> Rule[Failure]:
-    """A row; pattern None: the literal itself is the pattern."""
-    rx = re.compile(re.escape(literal) if pattern is None else pattern, _A)
-    return Rule(name, (literal,), rx, read, group="failure", **kw)
+_rule = failrows.row  # one row builder for both tables
 
 
 RULES: tuple[Rule[Failure], ...] = (
@@ -551,7 +542,7 @@ RULES: tuple[Rule[Failure], ...] = (
     # V0 worker_base.py execute_method, 0.4 → 0.10: "Error executing method X. This might cause deadlock …"
     _rule("worker-method-error", "Error executing method ", r"method (?P<method>\w+)", _worker),
     _rule("worker-proc-exception", "WorkerProc hit an exception", None, _worker),
-    _rule("failed-execution", "Writing input of failed execution to ", None, _failed_execution),
+    _rule("failed-execution", "Writing input of failed execution to ", None, failrows.step_raised),
     _rule("engine-dead", "EngineDeadError", None, deaths.engine_dead),
     # AsyncEngineDeadError's own text (V0 start_background_loop, 0.2 → 0.10), quoted alone by a host's logger
     _rule("background-loop-errored", "Background loop has errored already", None, deaths.engine_dead),
