@@ -176,12 +176,10 @@ class Parser:
         if seg[:5] == "INFO:" and self._pending is None:  # fast path: uvicorn access lines dominate busy logs
             a = ACCESS_RE.match(seg)
             if a is not None:
-                self._count_vllm()
                 ts = outer_ts.replace(tzinfo=None) if outer_ts is not None else None
-                env = Envelope(source=line.source, lineno=line.lineno, outer_ts=outer_ts, ts=ts)
-                out.append(AccessLog(env, a.group("method"), a.group("path"), int(a.group("status"))))
-                self._after_5xx = int(a.group("status")) >= 500
-                self._stats_seen = True  # the server was answering requests
+                self._access(
+                    Envelope(source=line.source, lineno=line.lineno, outer_ts=outer_ts, ts=ts), a, out
+                )
                 return
         # outer wrappers
         if not seg.startswith(("(", "INFO ", "WARNING ", "ERROR ", "DEBUG ")):
@@ -255,12 +253,7 @@ class Parser:
         if m is None and msg[:5] in ("INFO:", "WARNI", "ERROR"):
             a = ACCESS_RE.match(msg)
             if a is not None:
-                self._count_vllm()
-                out.append(
-                    AccessLog(E.envelope(ctx), a.group("method"), a.group("path"), int(a.group("status")))
-                )
-                self._after_5xx = int(a.group("status")) >= 500
-                self._stats_seen = True
+                self._access(E.envelope(ctx), a, out)
                 return
         r = E.ray_repeat(msg)
         if r is not None:
@@ -355,10 +348,7 @@ class Parser:
             self._count_vllm()
         elif name == "uvicorn.access" and (a := _JSON_ACCESS_RE.match(msg)) is not None:
             # uvicorn's access record in vLLM's JSON format: the message without uvicorn's own prefix
-            self._count_vllm()
-            out.append(AccessLog(E.envelope(ctx), a.group("method"), a.group("path"), int(a.group("status"))))
-            self._after_5xx = int(a.group("status")) >= 500
-            self._stats_seen = True
+            self._access(E.envelope(ctx), a, out)
             return True
         if self._pending is not None:
             self._finish_pending(out)
@@ -377,6 +367,15 @@ class Parser:
         if self._counted_line != self._cur:
             self._counted_line = self._cur
             self.vllm_lines += 1
+
+    def _access(self, env: Envelope, a: re.Match[str], out: list[LogEvent]) -> None:
+        """uvicorn's access line (any of its forms): the server was answering requests; a 5xx is remembered for the
+        next message (``errexit``)."""
+        self._count_vllm()
+        status = int(a.group("status"))
+        out.append(AccessLog(env, a.group("method"), a.group("path"), status))
+        self._after_5xx = status >= 500
+        self._stats_seen = True
 
     # ------------------------------------------------------------------ message dispatch
     def _message(self, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
