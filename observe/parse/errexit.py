@@ -2,10 +2,11 @@
 engine died.
 
 vLLM's launcher (vllm/entrypoints/launcher.py ``_add_shutdown_handlers``, "Adds handlers for fatal errors that should
-crash the server", 0.6 → 0.32) answers a request that met a dead engine (EngineDeadError, AsyncEngineDeadError,
-EngineGenerateError, an errored engine's RuntimeError) with a bare 500, and ``terminate_if_errored`` sets uvicorn's
-``should_exit`` when the engine has errored (unless VLLM_KEEP_ALIVE_ON_ENGINE_DEATH): uvicorn's next line is its
-``Shutting down``, with no signal, Ctrl-C or stop request before it. Only that pair, the 500 the message just before:
+crash the server"; the releases it spans were not each read) answers a request that met a dead engine
+(EngineDeadError, AsyncEngineDeadError, an errored engine's RuntimeError) with a bare 500 and sets uvicorn's
+``should_exit`` when the engine has errored (later inside ``terminate_if_errored``; unless
+VLLM_KEEP_ALIVE_ON_ENGINE_DEATH): uvicorn's next line is its ``Shutting down``, with no signal, Ctrl-C or stop
+request before it. Only that pair, the 500 the message just before:
 a lone ``Shutting down``, or one after a stop asked for (``shutdownmsg.requested_shutdown``), stays a stop.
 
 Pure: the parser says whether its last message was a 5xx access line and whether a stop was asked for.
