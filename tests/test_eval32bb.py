@@ -17,10 +17,6 @@ MISSES: dict[tuple[str, int], str] = {
     # 200: a request stuck in a live engine, read as a launch that served with no finding.
     ("001", 0): "BB1",
     ("001", 1): "BB1",
-    # BB2: the 'Dumping input data for V1 LLM engine' record (dump_input.py, written when the engine's step fails) with
-    # its level and prefix lost: the log is refused ('no vLLM log lines found').
-    ("006", 0): "BB2",
-    ("006", 1): "BB2",
     # BB3: 'Started engine process with PID …' then the shell's localized segfault word ('段错误'): the engine process
     # died at start, read as a start-up with nothing wrong.
     ("012", 0): "BB3",

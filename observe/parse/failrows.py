@@ -9,6 +9,8 @@ vLLM's, of a host's or of a device runtime's, each read narrowly by the module t
   advice ("Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions."), the end of its "Failed to pickle
   inputs of failed execution: <CUDA error>" record, its head cut: the model step raised (a worker's exception in
   ``execute_model``, as "Writing input of failed execution to …").
+- V1's dump of a failed step kept only behind its bracketed location, ``[dump_input.py:NN] Dumping input data for V1
+  LLM engine (vX) with config: …`` (``dumpinput.bare_dump``): the engine's step failed while serving.
 - vLLM's refusal of a model architecture nothing can take (``modelarch``): the refused launch.
 - V1's engine client's SIGUSR1 handler, "Got fatal signal from worker processes, shutting down" (``deaths.fatal_signal``):
   the engine's death, a crash once it served, else its failed start.
@@ -52,6 +54,7 @@ RULES: tuple[Rule[Failure], ...] = (
     row("loop-finished-text", deaths.LOOP_FINISHED, None, deaths.engine_dead),
     row("cann-device-open", accel.CANN_OPEN_LITERAL, accel.CANN_OPEN.pattern, accel.device_open),
     row("failed-execution-cuda", "TORCH_USE_CUDA_DSA", None, step_raised, when=dumpinput.v0_runner_base),
+    row("bare-dump-input", dumpinput.BARE_LITERAL, dumpinput.BARE_PATTERN, dumpinput.bare_dump),
     row("model-arch-refused", modelarch.LITERAL, modelarch.PATTERN, modelarch.arch_refused),
     *(row(f"core-record-tail-{w.lower()}", w, rx, trimmed.core_tail) for w, rx in trimmed.PATTERNS.items()),
     row("client-fatal-signal", deaths.FATAL_SIGNAL, None, deaths.fatal_signal),
