@@ -11,7 +11,8 @@ vLLM's, of a host's or of a device runtime's, each read narrowly by the module t
   ``execute_model``, as "Writing input of failed execution to …").
 - V1's dump of a failed step kept only behind its bracketed location, ``[dump_input.py:NN] Dumping input data for V1
   LLM engine (vX) with config: …`` (``dumpinput.bare_dump``): the engine's step failed while serving.
-- vLLM's refusal of a model architecture nothing can take (``modelarch``): the refused launch.
+- vLLM's refusal of a model architecture nothing can take, and ModelRegistry's "Model architectures [...] are not
+  supported for now." cut before its list (``modelarch``): the refused launch.
 - V1's engine client's SIGUSR1 handler, "Got fatal signal from worker processes, shutting down" (``deaths.fatal_signal``):
   the engine's death, a crash once it served, else its failed start.
 - The last line of V1's engine core's exception record trimmed to ``[core.py:N] <Exc>: …`` (``trimmed``): the engine
@@ -56,6 +57,7 @@ RULES: tuple[Rule[Failure], ...] = (
     row("failed-execution-cuda", "TORCH_USE_CUDA_DSA", None, step_raised, when=dumpinput.v0_runner_base),
     row("bare-dump-input", dumpinput.BARE_LITERAL, dumpinput.BARE_PATTERN, dumpinput.bare_dump),
     row("model-arch-refused", modelarch.LITERAL, modelarch.PATTERN, modelarch.arch_refused),
+    row("model-arch-refusal-cut", modelarch.CUT_LITERAL, modelarch.CUT_PATTERN, modelarch.cut_refusal),
     *(row(f"core-record-tail-{w.lower()}", w, rx, trimmed.core_tail) for w, rx in trimmed.PATTERNS.items()),
     row("client-fatal-signal", deaths.FATAL_SIGNAL, None, deaths.fatal_signal),
 )
