@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from observe.errors import InputError
 from tests.diagnosekit import DATA, by_id, critical, diagnose
 
@@ -34,3 +36,56 @@ def test_another_bracketed_location_or_text_is_not_the_dump(tmp_path: Path) -> N
         except InputError:
             continue
         assert not critical(d), (text[:60], d["findings"])
+
+
+def test_the_shells_segfault_line_before_serving_is_a_failed_start() -> None:
+    """BB3 (012): 'Started engine process with PID 118001', then the shell's '段错误' (zh_CN bash: 'Segmentation
+    fault') alone on its line: the launched server died of SIGSEGV; nothing served, so a failed start, never a crash
+    while serving. (The only real excerpt of the shell's line found in the sets; the platform and version lines pasted
+    after the death read as a later launch, the failed start the log's worst finding.)"""
+    d = diagnose("eval32bb/012.log")
+    assert "engine_crashed" not in by_id(d), d["findings"]
+    launches = d.get("launches") or []
+    failed = [la for la in launches if la.get("status") == "failed"]
+    assert failed and any(f["id"] == "engine_startup_failed" for f in failed[0]["findings"]), launches
+
+
+@pytest.mark.parametrize(
+    "line", ["Segmentation fault (core dumped)", "Segmentation fault", "段错误 (核心已转储)"]
+)
+def test_the_shells_segfault_line_after_serving_is_the_engines_death(tmp_path: Path, line: str) -> None:
+    """The other side of BB3: the same line after the server served (eval32bb 019's stats and answers) is the engine's
+    death while serving (engine_crashed)."""
+    log = tmp_path / "x.log"
+    log.write_text((DATA / "eval32bb/019.log").read_text() + line + "\n")
+    d = diagnose(log)
+    assert critical(d) and "engine_crashed" in by_id(d), d["findings"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "./run.sh: line 3: 4242 Segmentation fault      (core dumped) python app.py",
+        "the test checks for Segmentation fault handling",
+        "段错误 in the notes",
+    ],
+)
+def test_the_shells_segfault_word_is_read_narrowly(tmp_path: Path, line: str) -> None:
+    """Narrowly the shell's line: inside other text, or a script's job report, nothing is read from it (refused
+    alone; eval32bb 019 stays healthy with it appended)."""
+    log = tmp_path / "x.log"
+    log.write_text(line + "\n")
+    with pytest.raises(InputError):
+        diagnose(log)
+    log.write_text((DATA / "eval32bb/019.log").read_text() + line + "\n")
+    assert not critical(diagnose(log))
+
+
+def test_the_shells_segfault_line_alone_is_no_vllm_line(tmp_path: Path) -> None:
+    """Alone, the shell's line is anybody's process dying: not counted as a vLLM line, so observe says the failure is
+    its host program's (no line is vLLM's), not the engine's crash."""
+    log = tmp_path / "x.log"
+    log.write_text("Segmentation fault (core dumped)\n")
+    d = diagnose(log)
+    assert "engine_crashed" not in by_id(d), d["findings"]
+    assert "no line is vLLM's" in by_id(d)["engine_error"]["title"], d["findings"]

@@ -17,9 +17,6 @@ MISSES: dict[tuple[str, int], str] = {
     # 200: a request stuck in a live engine, read as a launch that served with no finding.
     ("001", 0): "BB1",
     ("001", 1): "BB1",
-    # BB3: 'Started engine process with PID …' then the shell's localized segfault word ('段错误'): the engine process
-    # died at start, read as a start-up with nothing wrong.
-    ("012", 0): "BB3",
     # BB4: a host console script's traceback (/usr/local/bin/paddleocr), cut, after vLLM's import-time lines (no
     # platform, libcuda.so.1 missing): read as a start-up with nothing wrong.
     ("013", 0): "BB4",

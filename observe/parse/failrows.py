@@ -15,6 +15,8 @@ vLLM's, of a host's or of a device runtime's, each read narrowly by the module t
   supported for now." cut before its list (``modelarch``): the refused launch.
 - V1's engine client's SIGUSR1 handler, "Got fatal signal from worker processes, shutting down" (``deaths.fatal_signal``):
   the engine's death, a crash once it served, else its failed start.
+- The shell's "Segmentation fault (core dumped)" ("段错误 (核心已转储)") alone on a line (``shellsig``): the launched
+  process's death, its failed start before any serving line.
 - The last line of V1's engine core's exception record trimmed to ``[core.py:N] <Exc>: …`` (``trimmed``): the engine
   core raised, its phase unknown.
 
@@ -28,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from observe.failures.kinds import FailureKind
-from observe.parse import accel, deaths, dumpinput, modelarch, trimmed
+from observe.parse import accel, deaths, dumpinput, modelarch, shellsig, trimmed
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState
 from observe.parse.rules import Rule
@@ -60,4 +62,8 @@ RULES: tuple[Rule[Failure], ...] = (
     row("model-arch-refusal-cut", modelarch.CUT_LITERAL, modelarch.CUT_PATTERN, modelarch.cut_refusal),
     *(row(f"core-record-tail-{w.lower()}", w, rx, trimmed.core_tail) for w, rx in trimmed.PATTERNS.items()),
     row("client-fatal-signal", deaths.FATAL_SIGNAL, None, deaths.fatal_signal),
+    *(
+        row(f"shell-segfault-{i}", lit, rx, shellsig.shell_segfault)
+        for i, (lit, rx) in enumerate(shellsig.PATTERNS.items())
+    ),
 )
