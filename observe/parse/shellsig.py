@@ -40,6 +40,7 @@ def shell_segfault(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failu
         return None
     text = msg.strip()
     cause = _CAUSE.format(text=text)
+    d: dict[str, object]
     if run.stats_seen:
         d = {"form": FORM, "signal": "SIGSEGV", "phase": "serving", "cause": cause}
         return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed", "signal", "SIGSEGV"))
