@@ -89,3 +89,42 @@ def test_the_shells_segfault_line_alone_is_no_vllm_line(tmp_path: Path) -> None:
     d = diagnose(log)
     assert "engine_crashed" not in by_id(d), d["findings"]
     assert "no line is vLLM's" in by_id(d)["engine_error"]["title"], d["findings"]
+
+
+@pytest.mark.parametrize(
+    "log", ["eval32bb/023.log", "excerpts/raylet-register-timeout-hanging-verl-2972.log"]
+)
+def test_the_raylets_hanging_start_notices_repeated_for_minutes_are_a_start_up_hang(log: str) -> None:
+    """BB7 (023; verl#2972 the second excerpt): raylet's 'worker_pool.cc:NNN: Some workers of the worker process(<pid>)
+    have not registered within the timeout. The process is still alive, probably it's hanging during start.' for three
+    (six) distinct worker processes over two minutes (2 min 21 s), no serving line: the actors hosting the engines
+    hang at their start — failing, never a crash while serving. (023 carries the engine actor's process prefix: the
+    engine's failed start; verl's six lines are Ray's only: the host's failure.)"""
+    d = diagnose(log)
+    assert critical(d), d["findings"]
+    assert "engine_crashed" not in by_id(d), d["findings"]
+
+
+def _lines(log: str) -> list[str]:
+    return (DATA / log).read_text().splitlines()
+
+
+@pytest.mark.parametrize(
+    "keep",
+    [
+        # two notices a minute apart (023's first two): a slow start Ray may yet get past
+        _lines("eval32bb/023.log")[:2],
+        # four distinct processes within 14 s (verl#2972's last four): not yet minutes of retries
+        _lines("excerpts/raylet-register-timeout-hanging-verl-2972.log")[2:],
+    ],
+)
+def test_fewer_hanging_start_notices_or_a_short_span_are_no_hang(tmp_path: Path, keep: list[str]) -> None:
+    """The other side of BB7: under three distinct worker processes, or under two minutes between the first notice and
+    the last (two of Ray's default 60 s register timeouts), the notices tell no hang."""
+    log = tmp_path / "x.log"
+    log.write_text("\n".join(keep) + "\n")
+    try:
+        d = diagnose(log)
+    except InputError:
+        return
+    assert not critical(d), d["findings"]

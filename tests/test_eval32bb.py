@@ -27,10 +27,6 @@ MISSES: dict[tuple[str, int], str] = {
     # engine_error (false alarms).
     ("020", 0): "BB6",
     ("021", 0): "BB6",
-    # BB7: raylet's 'worker_pool.cc:586: Some workers of the worker process … have not registered within the timeout
-    # … hanging during start', repeated for three minutes: the engines never come up, read as a start-up with nothing
-    # wrong.
-    ("023", 0): "BB7",
 }
 
 
