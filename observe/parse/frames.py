@@ -50,6 +50,7 @@ from observe.parse import (
     native,
     nccl,
     nemorl,
+    rayhang,
     raytold,
     triton,
     vllmcli,
@@ -168,6 +169,7 @@ LITERALS: tuple[str, ...] = (
     "Traceback (most recent",
     *nccl.LITERALS,
     *raytold.LITERALS,
+    *rayhang.LITERALS,
     *nemorl.LITERALS,
     *triton.LITERALS,
     *hosted.LITERALS,
@@ -260,11 +262,11 @@ VLLM_RAISES = ("are not supported for now. Supported architectures", "map GGUF p
 
 
 def anybodys(events: list[LogEvent]) -> bool:
-    """Whether what a bare line told is only an exception line or a native crash (``native``), which any Python
-    program prints (not one of vLLM's own refusals, ``VLLM_RAISES``)."""
+    """Whether what a bare line told is only an exception line, a native crash (``native``) or Ray's workers hanging at
+    their start (``rayhang``), which any Python program prints (not one of vLLM's own refusals, ``VLLM_RAISES``)."""
     return all(
         isinstance(e, EngineError)
-        and (e.kind == FailureKind.EXCEPTION or e.details.get("form") == native.FORM)
+        and (e.kind == FailureKind.EXCEPTION or e.details.get("form") in (native.FORM, rayhang.FORM))
         and not any(lit in e.message for lit in VLLM_RAISES)
         for e in events
     )

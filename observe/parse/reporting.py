@@ -10,7 +10,7 @@ import re
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse import dedup, failures, frames, served, triggers, unread
+from observe.parse import dedup, failures, frames, rayhang, served, triggers, unread
 from observe.parse import envelope as E
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState
@@ -63,11 +63,13 @@ class FailureReporter:
         # per process and rank: the raw traceback being printed has passed a frame of one request's own work
         self._in_request: dict[tuple[int | None, int | None], bool] = {}
         self._held: tuple[Failure, str, Ctx, int, bool] | None = None  # a request handler's record, held back
+        self._hang = rayhang.Hang()  # Ray's raylet's notices of worker processes hanging at their start
 
     def restart(self) -> None:
         """A (re)start: earlier error context no longer applies."""
         self._recent.clear()
         self._site = None
+        self._hang.reset()
 
     def message(self, msg: str, ctx: Ctx, run: RunState, cur: int, out: list[LogEvent], rules: bool) -> None:
         """The failure a message reports (rules: its literals may fire a rule); cur: its physical line."""
@@ -131,6 +133,8 @@ class FailureReporter:
             self._in_request[key] = self._in_request.get(key, False) or _REQUEST_FRAME.match(text) is not None
         elif text.startswith("Traceback (most recent"):
             self._in_request.pop(key, None)
+        elif (hang := self._hang.note(text, ctx, run)) is not None:
+            self._emit(hang, msg, ctx, cur, out, run.requested)
         f = self.raw.line(msg, key, told, run, ctx)
         self._emit(f, msg, ctx, cur, out, run.requested)
 

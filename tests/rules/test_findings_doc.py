@@ -202,12 +202,6 @@ def emitted_by_diagnose() -> set[str]:
         # eval32ax 028 (class AX1: DJL Serving's 'INFO  PyProcess W-<id>-model-stdout: ' relay of djl_python's 'Failed
         # invoke service.invoke_handler()' while the shards load): tests/data/eval32ax/RESULTS.md
         "eval32ax/028.log",
-        # eval32bc 029 (class BC2: ModelRegistry's 'Model architectures [...] are not supported for now.' alone, no
-        # 'ValueError: ' and no 'Supported architectures' tail): tests/data/eval32bc/RESULTS.md
-        "eval32bc/029.log",
-        # eval32bb 006 (class BB2: 'Dumping input data for V1 LLM engine', dump_input.py's record of a failed engine
-        # step, its level and prefix lost): tests/data/eval32bb/RESULTS.md
-        "eval32bb/006.log",
         # eval32ba 017 / 018 (classes BA1 / BA2: gcloud's Cloud Run 'Deployment failed', the container never listening
         # on PORT; Vertex AI's 'FailedPrecondition: 400 Model server terminated'): tests/data/eval32ba/RESULTS.md
         "eval32ba/017.log",

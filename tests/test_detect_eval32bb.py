@@ -1,0 +1,130 @@
+"""The classes of the blind set eval32bb fixed after its measurement (tests/data/eval32bb/RESULTS.md), each on its
+real excerpt. Sources in tests/data/PROVENANCE.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from observe.errors import InputError
+from tests.diagnosekit import DATA, by_id, critical, diagnose
+
+
+def test_the_dumps_first_record_behind_its_bracketed_location_alone_is_the_engines_failed_step() -> None:
+    """BB2 (006): '[dump_input.py:72] Dumping input data for V1 LLM engine (v0.14.0) with config: …', its level,
+    timestamp and process prefix lost in the paste. dump_input.py logs it only when the engine core's model execution
+    raised while serving: the engine's failed step, never a failed start-up. (The only real excerpt of the bare form.)"""
+    d = diagnose("eval32bb/006.log")
+    assert critical(d) and "engine_error" in by_id(d), d["findings"]
+    assert "engine_startup_failed" not in by_id(d), d["findings"]
+    assert by_id(d)["engine_error"]["title"].endswith("(serving)"), d["findings"]
+
+
+def test_another_bracketed_location_or_text_is_not_the_dump(tmp_path: Path) -> None:
+    """The other side of BB2: the same bracket before other words, or the dump's words behind another file's bracket,
+    is nobody's known record (refused)."""
+    line = (DATA / "eval32bb/006.log").read_text().splitlines()[0]
+    for text in (
+        line.replace("Dumping input data for V1 LLM engine", "Dumping input data for my engine"),
+        line.replace("[dump_input.py:72]", "[my_dump.py:72]"),
+    ):
+        log = tmp_path / "x.log"
+        log.write_text(text + "\n")
+        try:
+            d = diagnose(log)
+        except InputError:
+            continue
+        assert not critical(d), (text[:60], d["findings"])
+
+
+def test_the_shells_segfault_line_before_serving_is_a_failed_start() -> None:
+    """BB3 (012): 'Started engine process with PID 118001', then the shell's '段错误' (zh_CN bash: 'Segmentation
+    fault') alone on its line: the launched server died of SIGSEGV; nothing served, so a failed start, never a crash
+    while serving. (The only real excerpt of the shell's line found in the sets; the platform and version lines pasted
+    after the death read as a later launch, the failed start the log's worst finding.)"""
+    d = diagnose("eval32bb/012.log")
+    assert "engine_crashed" not in by_id(d), d["findings"]
+    launches = d.get("launches") or []
+    failed = [la for la in launches if la.get("status") == "failed"]
+    assert failed and any(f["id"] == "engine_startup_failed" for f in failed[0]["findings"]), launches
+
+
+@pytest.mark.parametrize(
+    "line", ["Segmentation fault (core dumped)", "Segmentation fault", "段错误 (核心已转储)"]
+)
+def test_the_shells_segfault_line_after_serving_is_the_engines_death(tmp_path: Path, line: str) -> None:
+    """The other side of BB3: the same line after the server served (eval32bb 019's stats and answers) is the engine's
+    death while serving (engine_crashed)."""
+    log = tmp_path / "x.log"
+    log.write_text((DATA / "eval32bb/019.log").read_text() + line + "\n")
+    d = diagnose(log)
+    assert critical(d) and "engine_crashed" in by_id(d), d["findings"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "./run.sh: line 3: 4242 Segmentation fault      (core dumped) python app.py",
+        "the test checks for Segmentation fault handling",
+        "段错误 in the notes",
+    ],
+)
+def test_the_shells_segfault_word_is_read_narrowly(tmp_path: Path, line: str) -> None:
+    """Narrowly the shell's line: inside other text, or a script's job report, nothing is read from it (refused
+    alone; eval32bb 019 stays healthy with it appended)."""
+    log = tmp_path / "x.log"
+    log.write_text(line + "\n")
+    with pytest.raises(InputError):
+        diagnose(log)
+    log.write_text((DATA / "eval32bb/019.log").read_text() + line + "\n")
+    assert not critical(diagnose(log))
+
+
+def test_the_shells_segfault_line_alone_is_no_vllm_line(tmp_path: Path) -> None:
+    """Alone, the shell's line is anybody's process dying: not counted as a vLLM line, so observe says the failure is
+    its host program's (no line is vLLM's), not the engine's crash."""
+    log = tmp_path / "x.log"
+    log.write_text("Segmentation fault (core dumped)\n")
+    d = diagnose(log)
+    assert "engine_crashed" not in by_id(d), d["findings"]
+    assert "no line is vLLM's" in by_id(d)["engine_error"]["title"], d["findings"]
+
+
+@pytest.mark.parametrize(
+    "log", ["eval32bb/023.log", "excerpts/raylet-register-timeout-hanging-verl-2972.log"]
+)
+def test_the_raylets_hanging_start_notices_repeated_for_minutes_are_a_start_up_hang(log: str) -> None:
+    """BB7 (023; verl#2972 the second excerpt): raylet's 'worker_pool.cc:NNN: Some workers of the worker process(<pid>)
+    have not registered within the timeout. The process is still alive, probably it's hanging during start.' for three
+    (six) distinct worker processes over two minutes (2 min 21 s), no serving line: the actors hosting the engines
+    hang at their start — failing, never a crash while serving. (023 carries the engine actor's process prefix: the
+    engine's failed start; verl's six lines are Ray's only: the host's failure.)"""
+    d = diagnose(log)
+    assert critical(d), d["findings"]
+    assert "engine_crashed" not in by_id(d), d["findings"]
+
+
+def _lines(log: str) -> list[str]:
+    return (DATA / log).read_text().splitlines()
+
+
+@pytest.mark.parametrize(
+    "keep",
+    [
+        # two notices a minute apart (023's first two): a slow start Ray may yet get past
+        _lines("eval32bb/023.log")[:2],
+        # four distinct processes within 14 s (verl#2972's last four): not yet minutes of retries
+        _lines("excerpts/raylet-register-timeout-hanging-verl-2972.log")[2:],
+    ],
+)
+def test_fewer_hanging_start_notices_or_a_short_span_are_no_hang(tmp_path: Path, keep: list[str]) -> None:
+    """The other side of BB7: under three distinct worker processes, or under two minutes between the first notice and
+    the last (two of Ray's default 60 s register timeouts), the notices tell no hang."""
+    log = tmp_path / "x.log"
+    log.write_text("\n".join(keep) + "\n")
+    try:
+        d = diagnose(log)
+    except InputError:
+        return
+    assert not critical(d), d["findings"]
