@@ -29,11 +29,6 @@ MISSES: dict[tuple[str, int], str] = {
     ("013", 0): "BB4",
     # BB5: every chat request answered '500 Internal Server Error' (twelve, no 2xx): read as a launch that served.
     ("018", 0): "BB5",
-    # BB6: one request's traceback in the OpenAI server's request path (serving_chat create_chat_completion's
-    # preprocessing; serving_engine's prompt tokenizing through lmcache_vllm's injection) read as a critical
-    # engine_error (false alarms).
-    ("020", 0): "BB6",
-    ("021", 0): "BB6",
     # BB7: raylet's 'worker_pool.cc:586: Some workers of the worker process … have not registered within the timeout
     # … hanging during start', repeated for three minutes: the engines never come up, read as a start-up with nothing
     # wrong.

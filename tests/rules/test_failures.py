@@ -90,7 +90,9 @@ def test_the_corpus_has_failing_logs() -> None:
 # eval32bb 013, class BB4 (failing: paddleocr's console-script traceback, cut, after vLLM's import-time lines, read as a
 # start-up with nothing wrong; tests/data/eval32bb/RESULTS.md); eval32bb 019, one stream's HarmonyError in serving_chat's
 # stream generator, then 200 and 16 running (labelled not failing); eval32bb 026, LMCache's own ERROR for one request's
-# short retrieval (labelled not failing, refused);
+# short retrieval (labelled not failing, refused); eval32bb 020 / 021, one request's traceback in the OpenAI server's
+# preprocessing (serving_chat's create_chat_completion record, serving_engine's prompt tokenizing; labelled not failing;
+# class BB6, fixed);
 # eval32ba 017, class BA1 (failing, refused: tests/data/eval32ba/RESULTS.md); eval32ba 019 / 020 / 025, an axolotl
 # trainer's ConnectionError to the vLLM server's /health/, a TRL client's urllib3 traceback, Langchain-Chatchat's FastChat
 # '| ERROR | stderr | INFO:' start-up lines (no line vLLM wrote; labelled not failing).
@@ -280,6 +282,14 @@ _EVAL32_MISSES = {
         "eval32bb",
         "026",
     ): "labelled not failing: LMCache's own ERROR for one request's short retrieval, refused (eval32bb)",
+    (
+        "eval32bb",
+        "020",
+    ): "labelled not failing: serving_chat's create_chat_completion record, one request's preprocessing (eval32bb)",
+    (
+        "eval32bb",
+        "021",
+    ): "labelled not failing: a bare traceback through serving_engine's prompt tokenizing, one request (eval32bb)",
     (
         "eval32ba",
         "017",
