@@ -286,10 +286,9 @@ _NO_EVENT_YET = {
     # eval32bc 004 / 007 / 015 / 021 / 024 / 026 / 028 / 030: CUDAGraph config and stats header lines, the Arctic
     # Inference plugin's note and a deprecated-argument WARNING, vllm-omni's version and monkey-patch warnings,
     # Xinference's own start-up, production-stack's router DEBUG line, verl's TaskRunner config print, vllm-omni's own
-    # logger with one request's caught error, AIBrix's controller-manager (Go klog): nothing to read; 019 (class BC1):
-    # V1's engine core ERROR record cut to three frames of execute_model, 029 (class BC2): the registry's refusal
-    # sentence alone, refused (tests/data/eval32bc/RESULTS.md)
-    *(("eval32bc", n) for n in ("004", "007", "015", "019", "021", "024", "026", "028", "029", "030")),
+    # logger with one request's caught error, AIBrix's controller-manager (Go klog): nothing to read; 029 (class BC2):
+    # the registry's refusal sentence alone, refused (tests/data/eval32bc/RESULTS.md)
+    *(("eval32bc", n) for n in ("004", "007", "015", "021", "024", "026", "028", "029", "030")),
     # eval32ba 007 / 010 / 015 / 016 / 020 / 021 / 023-030: a lone 'Uvicorn running' line, GPUStack's worker lines,
     # lighteval's relay of vLLM's platform and tasks lines, a Jetson build tool's test banner, a TRL client's urllib3
     # traceback, TRL's 404 on init_communicator, trl's vllm_client retries, a compose status, Langchain-Chatchat's and

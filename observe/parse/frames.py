@@ -54,6 +54,7 @@ from observe.parse import (
     triton,
     vllmcli,
 )
+from observe.parse.corestep import frame as core_step
 from observe.parse.failtypes import Failure, RunState
 from observe.parse.failures import bf16_refusal
 from observe.parse.phaseframes import (
@@ -314,7 +315,7 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
         return None  # a frame line is indented; anything else is the record's own message
     if DTYPE_CHECK in text:
         return _dtype_check(text)
-    if (s := start_only(text, run)) is not None:
+    if (s := start_only(text, run) or core_step(text, run, logger)) is not None:
         return s
     found = list(_FRAME_RE.finditer(text))  # a shared frame's name only when the line names no other
     m = next((x for x in found if x.group(1) not in SHARED_FRAMES), found[0] if found else None)

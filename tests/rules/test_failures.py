@@ -85,7 +85,7 @@ def test_the_corpus_has_failing_logs() -> None:
 # relay of request tracebacks cut in V0's _process_request (labelled not failing; class AS2, fixed); eval32au 023, class
 # AU1 (failing, refused: tests/data/eval32au/RESULTS.md); eval32au 028, GPUStack's own middleware ERROR after its proxy
 # line (labelled not failing, refused); eval32ax 028, class AX1 (failing, refused: tests/data/eval32ax/RESULTS.md);
-# eval32bc 019, class BC1 (failing, no event: tests/data/eval32bc/RESULTS.md); eval32bc 028, vllm-omni's own logger
+# eval32bc 028, vllm-omni's own logger
 # ('ERROR:vllm_omni.entrypoints.omni_llm:') with one request's caught error (labelled not failing, refused);
 # eval32bb 013, class BB4 (failing: paddleocr's console-script traceback, cut, after vLLM's import-time lines, read as a
 # start-up with nothing wrong; tests/data/eval32bb/RESULTS.md); eval32bb 019, one stream's HarmonyError in serving_chat's
@@ -261,10 +261,6 @@ _EVAL32_MISSES = {
         "eval32ax",
         "028",
     ): "issue 32 miss AX1: DJL Serving's PyProcess relay of a failed model load is refused (eval32ax)",
-    (
-        "eval32bc",
-        "019",
-    ): "issue 32 miss BC1: V1's engine core ERROR record cut to execute_model frames (eval32bc)",
     ("eval32bc", "028"): "not failing: vllm-omni's own logger with one request's caught error (eval32bc)",
     (
         "eval32az",
