@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from observe.parse import mainexit
+from observe.parse.failtypes import RunState
 from tests.diagnosekit import DATA, by_id, critical, diagnose
 
 
@@ -58,3 +60,33 @@ def test_the_engines_failure_through_the_same_files_still_pages(log: str) -> Non
     """The other side of BB6: records and tracebacks through serving_chat.py / serving_engine.py that hold the engine's
     failure (its frames under the handler, or the server's construction) stay critical."""
     assert critical(diagnose(log))
+
+
+def test_a_hosts_console_script_traceback_cut_after_vllms_import_lines_is_a_failed_start() -> None:
+    """BB4 (013): PaddleX's and vLLM's import-time lines (no platform, libcuda.so.1 missing), then a bare traceback whose
+    outermost frame is the paddleocr console script's <module>, cut there: the program that loaded vLLM raised an
+    exception nothing caught and exits before serving. Failing, never a crash while serving."""
+    d = diagnose("eval32bb/013.log")
+    assert critical(d), d["findings"]
+    assert "engine_crashed" not in by_id(d), d["findings"]
+    assert {(f.get("data") or {}).get("phase") for f in critical(d)} == {"startup"}, d["findings"]
+
+
+@pytest.mark.parametrize(
+    ("log", "program"), [("eval32y/016.log", "trl"), ("eval32as/022.log", "llamafactory-cli")]
+)
+def test_other_hosts_console_script_frames_read_only_under_a_header_once_vllm_spoke(
+    log: str, program: str
+) -> None:
+    """BB4's reader on the real outermost frames of two more hosts' tracebacks (TRL's trl, LLaMA-Factory's
+    llamafactory-cli): the program's exit once vLLM's lines came in the same stream; not without a header read, not
+    when no line was vLLM's (eval32as 022 stays refused, class AS1), not after a requested stop."""
+    lines = (DATA / log).read_text().splitlines()
+    assert lines[0].startswith("Traceback (most recent call last):")
+    frame = lines[1].strip()
+    f = mainexit.died(frame, RunState(False, False, False, True), headed=True)
+    assert f is not None and f.details["frame"] == f"{program}.<module>" and f.details["phase"] == "startup"
+    assert mainexit.died(frame, RunState(False, True, False, True), headed=True).details["phase"] == "unknown"
+    assert mainexit.died(frame, RunState(False, False, False, True)) is None
+    assert mainexit.died(frame, RunState(False, False), headed=True) is None
+    assert mainexit.died(frame, RunState(True, False, True, True), headed=True) is None

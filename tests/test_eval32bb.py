@@ -24,9 +24,6 @@ MISSES: dict[tuple[str, int], str] = {
     # BB3: 'Started engine process with PID …' then the shell's localized segfault word ('段错误'): the engine process
     # died at start, read as a start-up with nothing wrong.
     ("012", 0): "BB3",
-    # BB4: a host console script's traceback (/usr/local/bin/paddleocr), cut, after vLLM's import-time lines (no
-    # platform, libcuda.so.1 missing): read as a start-up with nothing wrong.
-    ("013", 0): "BB4",
     # BB5: every chat request answered '500 Internal Server Error' (twelve, no 2xx): read as a launch that served.
     ("018", 0): "BB5",
     # BB7: raylet's 'worker_pool.cc:586: Some workers of the worker process … have not registered within the timeout

@@ -547,7 +547,11 @@ class RawTracebacks:
             self._frame[who] = (v.group("path"), v.group("func"))
         else:
             self._frame.pop(who, None)
-        f = cut_frame("  " + text, run) or _server_top(text, ctx) or mainexit.died(text, run)
+        f = (
+            cut_frame("  " + text, run)
+            or _server_top(text, ctx)
+            or mainexit.died(text, run, who in self._headed)
+        )
         f = f or compiled.forward(text, run, getattr(ctx, "process", None)) or nemorl.weight_sync(text, run)
         if f is None and (h := hosted.frame(text, run)) is not None:
             return h  # a host's start-up frame tells now: the exception line under it is anybody's

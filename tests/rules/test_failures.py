@@ -87,8 +87,7 @@ def test_the_corpus_has_failing_logs() -> None:
 # line (labelled not failing, refused); eval32ax 028, class AX1 (failing, refused: tests/data/eval32ax/RESULTS.md);
 # eval32bc 028, vllm-omni's own logger
 # ('ERROR:vllm_omni.entrypoints.omni_llm:') with one request's caught error (labelled not failing, refused);
-# eval32bb 013, class BB4 (failing: paddleocr's console-script traceback, cut, after vLLM's import-time lines, read as a
-# start-up with nothing wrong; tests/data/eval32bb/RESULTS.md); eval32bb 019, one stream's HarmonyError in serving_chat's
+# eval32bb 019, one stream's HarmonyError in serving_chat's
 # stream generator, then 200 and 16 running (labelled not failing); eval32bb 026, LMCache's own ERROR for one request's
 # short retrieval (labelled not failing, refused); eval32bb 020 / 021, one request's traceback in the OpenAI server's
 # preprocessing (serving_chat's create_chat_completion record, serving_engine's prompt tokenizing; labelled not failing;
@@ -266,10 +265,6 @@ _EVAL32_MISSES = {
         "eval32az",
         "029",
     ): "labelled not failing: NIXL's dropped notice for a request it no longer holds, the engine goes on (eval32az)",
-    (
-        "eval32bb",
-        "013",
-    ): "issue 32 miss BB4: paddleocr's console-script traceback, cut, after vLLM's import lines (eval32bb)",
     (
         "eval32bb",
         "019",
