@@ -64,7 +64,8 @@ class FailureReporter:
         self._recent = dedup.DedupWindow()
         self._site: tuple[int | None, str | None, int | None] | None = None  # last ERROR record's site
         self._headed = False  # the ERROR record at that site began with its traceback's header
-        self._outermost = False  # its next frame is the traceback's outermost: the function that logged it
+        # that record opened at its header (its message line cut): its next frame is the function that logged it
+        self._outermost = False
         self.raw = frames.RawTracebacks()  # the tracebacks workers print raw, per process
         self._unread = unread.Unread()  # the fallback: a vLLM frame no rule read (parse.unread)
         # per process and rank: the raw traceback being printed has passed a frame of one request's own work
@@ -84,13 +85,13 @@ class FailureReporter:
             same = site == self._site
             self._site = site
             if not same:
-                self._headed = self._outermost = False
-            if "Traceback (most recent" in msg:
-                self._headed = self._outermost = True
-            elif msg.lstrip().startswith('File "'):
-                if self._outermost and f is None and served.handler_own_frame(msg, ctx.logger_file):
-                    f = failures.request_error()  # the handler's own except logged it: one request's error
+                self._headed = False
+                self._outermost = "Traceback (most recent" in msg
+            self._headed = self._headed or "Traceback (most recent" in msg
+            if self._outermost and msg.lstrip().startswith('File "'):
                 self._outermost = False
+                if f is None and served.handler_own_frame(msg, ctx.logger_file):
+                    f = failures.request_error()  # the handler's own except logged it: one request's error
             tool = _tool_parser_site(ctx)
             if f is None and not same and msg.strip():
                 f = failures.request_error() if tool else None

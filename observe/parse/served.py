@@ -49,7 +49,8 @@ REQUEST_LOGGERS = frozenset(
 #: it), it is the function whose except logged the record (logger.exception prints the traceback from the frame that
 #: caught): in those handlers only the try around the request's preprocessing logs one ("Error in applying chat
 #: template from request" 0.6 → 0.7, "Error in preprocessing prompt inputs" 0.8 → 0.10, then an error response; the
-#: later create_chat_completion logs none) — one request's error, whatever the record's message, cut or not
+#: later create_chat_completion logs none) — one request's error; read when the record opens at its header (its
+#: message line, which a row reads, cut off)
 HANDLER_OWN = re.compile(
     r'\s*File "[^"]*/vllm/entrypoints/openai/(?P<file>serving_chat|serving_completion)\.py", line \d+, in '
     r"(?P<func>create_chat_completion|create_completion)\s*"
