@@ -267,9 +267,8 @@ _NO_EVENT_YET = {
     *(("eval32ax", n) for n in ("015", "018", "028")),
     # eval32bb 009 / 010 / 017 / 025 / 026 / 027: KServe's huggingface backend start-up with vLLM's 'No platform
     # detected', OpenRLHF's DeepSpeed and Ray connect lines, one request's ASGI traceback cut in starlette and prometheus
-    # middleware, LMCache's own store, retrieval and prefetch lines: nothing to read; 013 (class BB4): paddleocr's
-    # console-script traceback cut after vLLM's import lines (tests/data/eval32bb/RESULTS.md)
-    *(("eval32bb", n) for n in ("009", "010", "013", "017")),
+    # middleware, LMCache's own store, retrieval and prefetch lines: nothing to read
+    *(("eval32bb", n) for n in ("009", "010", "017")),
     *(("eval32bb", n) for n in ("025", "026", "027")),
     # eval32ap 022: vllm-omni's diffusion stage ('[Stage-0]' lines, a LoRA adapter loaded), healthy: nothing to read;
     # 012 (class AP3): FastChat's '| ERROR | stderr |' copy of uvicorn's request traceback, no vLLM line; 011: the vllm
@@ -284,9 +283,8 @@ _NO_EVENT_YET = {
     # eval32bc 004 / 007 / 015 / 021 / 024 / 026 / 028 / 030: CUDAGraph config and stats header lines, the Arctic
     # Inference plugin's note and a deprecated-argument WARNING, vllm-omni's version and monkey-patch warnings,
     # Xinference's own start-up, production-stack's router DEBUG line, verl's TaskRunner config print, vllm-omni's own
-    # logger with one request's caught error, AIBrix's controller-manager (Go klog): nothing to read; 019 (class BC1):
-    # V1's engine core ERROR record cut to three frames of execute_model (tests/data/eval32bc/RESULTS.md)
-    *(("eval32bc", n) for n in ("004", "007", "015", "019", "021", "024", "026", "028", "030")),
+    # logger with one request's caught error, AIBrix's controller-manager (Go klog): nothing to read
+    *(("eval32bc", n) for n in ("004", "007", "015", "021", "024", "026", "028", "030")),
     # eval32ba 007 / 010 / 015 / 016 / 020 / 021 / 023-030: a lone 'Uvicorn running' line, GPUStack's worker lines,
     # lighteval's relay of vLLM's platform and tasks lines, a Jetson build tool's test banner, a TRL client's urllib3
     # traceback, TRL's 404 on init_communicator, trl's vllm_client retries, a compose status, Langchain-Chatchat's and

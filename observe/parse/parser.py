@@ -532,7 +532,7 @@ class Parser:
             out.append(StartupFact(E.envelope(ctx), "engine", eng))
 
     def _run(self) -> RunState:
-        return RunState(self._shutdown, self._stats_seen, self._requested)
+        return RunState(self._shutdown, self._stats_seen, self._requested, self.vllm_lines > 0)
 
 
 def parse_text(text: str, source: str = "<text>", *, year: int | None = None) -> list[LogEvent]:

@@ -30,10 +30,16 @@ _TOOL_PARSER_SITE = re.compile(r"(?!abstract_)\w+_tool_parser\.py")
 #: request's grammar (v1/structured_output/backend_*.py ``validate_xgrammar_grammar``, ``validate_guidance_grammar``,
 #: ``validate_structured_output_request_*``: called from the request's input processing, processor.py's
 #: _validate_structured_output 0.8 → 0.11, sampling_params.py's _validate_structured_outputs 0.32, whose error
-#: the server answers that request with)
+#: the server answers that request with), and OpenAIServing's tokenizing of a request's prompt (serving_engine.py
+#: ``_tokenize_prompt_input_or_inputs`` / ``_tokenize_prompt_input(s)`` / ``_normalize_prompt_text_to_input`` /
+#: ``_normalize_prompt_tokens_to_input``, 0.6 → 0.10: called only from a handler's ``prompts = list(self.
+#: _tokenize_prompt_input_or_inputs(request, …))`` in create_completion, create_embedding, the tokenize and score
+#: routes; a ValueError there is answered as that request's error, anything else leaves the handler as that one
+#: request's 500, uvicorn's "Exception in ASGI application", and the server serves on)
 _REQUEST_FRAME = re.compile(
     r'File "[^"]*/(?:(?!abstract_)\w+_tool_parser\.py", line \d+, in extract_tool_calls'
-    r'|v1/structured_output/backend_\w+\.py", line \d+, in validate_\w+)'
+    r'|v1/structured_output/backend_\w+\.py", line \d+, in validate_\w+'
+    r'|vllm/entrypoints/openai/serving_engine\.py", line \d+, in _(?:tokenize|normalize)_prompt_\w+)'
 )
 
 #: the lines of a request handler's own traceback that say nothing of the engine: its header, a frame in the OpenAI
@@ -58,6 +64,8 @@ class FailureReporter:
         self._recent = dedup.DedupWindow()
         self._site: tuple[int | None, str | None, int | None] | None = None  # last ERROR record's site
         self._headed = False  # the ERROR record at that site began with its traceback's header
+        # that record opened at its header (its message line cut): its next frame is the function that logged it
+        self._outermost = False
         self.raw = frames.RawTracebacks()  # the tracebacks workers print raw, per process
         self._unread = unread.Unread()  # the fallback: a vLLM frame no rule read (parse.unread)
         # per process and rank: the raw traceback being printed has passed a frame of one request's own work
@@ -80,7 +88,12 @@ class FailureReporter:
             self._site = site
             if not same:
                 self._headed = False
+                self._outermost = "Traceback (most recent" in msg
             self._headed = self._headed or "Traceback (most recent" in msg
+            if self._outermost and msg.lstrip().startswith('File "'):
+                self._outermost = False
+                if f is None and served.handler_own_frame(msg, ctx.logger_file):
+                    f = failures.request_error()  # the handler's own except logged it: one request's error
             tool = _tool_parser_site(ctx)
             if f is None and not same and msg.strip():
                 f = failures.request_error() if tool else None
