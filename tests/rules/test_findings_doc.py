@@ -183,6 +183,9 @@ def emitted_by_diagnose() -> set[str]:
         # banners, a Prometheus query (no line vLLM's logger wrote, as observe reads it: their labels, healthy, hold)
         *(f"eval32ba/{n}.log" for n in ("007", "010", "015", "016", "019", "021", "023", "024", "025")),
         *(f"eval32ba/{n}.log" for n in ("026", "027", "028", "029", "030")),
+        # eval32be 015: the hard-wrapped tail of an args Namespace line, the stored copy starting mid-line (no logger
+        # prefix, no line vLLM's logger wrote as observe reads it): its labels, healthy, hold
+        "eval32be/015.log",
     }
     refused_misses = {
         # eval32ac 023 / 024 (class PB: RamaLama's container that never started): tests/data/eval32ac/RESULTS.md
