@@ -123,6 +123,10 @@ class FailureReporter:
         """The engine aborted a request it held, on physical line cur (``served.ABORTED``)."""
         self._unread.aborted_at = cur
 
+    def said(self) -> None:
+        """A record under vLLM's own logger prefix was read (``unread``: the excepthook's header needs one)."""
+        self._unread.said = True
+
     def raw_line(self, msg: str, ctx: Ctx, run: RunState, cur: int, out: list[LogEvent], told: bool) -> None:
         """A line of a traceback printed raw (a process or rank prefix, no level): ``frames.RawTracebacks``."""
         text = msg.strip()
