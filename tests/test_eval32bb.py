@@ -27,8 +27,6 @@ MISSES: dict[tuple[str, int], str] = {
     # BB4: a host console script's traceback (/usr/local/bin/paddleocr), cut, after vLLM's import-time lines (no
     # platform, libcuda.so.1 missing): read as a start-up with nothing wrong.
     ("013", 0): "BB4",
-    # BB5: every chat request answered '500 Internal Server Error' (twelve, no 2xx): read as a launch that served.
-    ("018", 0): "BB5",
     # BB6: one request's traceback in the OpenAI server's request path (serving_chat create_chat_completion's
     # preprocessing; serving_engine's prompt tokenizing through lmcache_vllm's injection) read as a critical
     # engine_error (false alarms).

@@ -138,6 +138,7 @@ class Parser:
         self.events += n
         self._counted_line = self._cur
         self._stats_seen = True
+        self._errors.answers.counted()
         if process is not None:
             self.processes.add(process)
 
@@ -376,6 +377,7 @@ class Parser:
         self._count_vllm()
         status = int(a.group("status"))
         out.append(AccessLog(env, a.group("method"), a.group("path"), status))
+        self._errors.answers.answer(env, a.group("method"), a.group("path"), status, self._requested)
         self._after_5xx = status >= 500
         self._stats_seen = True
 

@@ -150,6 +150,11 @@ class Unread:
                 step = m.group("func") == "engine_step" and "async_llm_engine.py" in msg
                 self._in_step = self._in_step or step
 
+    @property
+    def told(self) -> bool:
+        """Whether a rule read a failure from the stream."""
+        return self._told
+
     def _mark(self, which: str, requested: bool, value: Any) -> Any:
         """value, kept as the stream's latest of its kind (which), noting whether a requested stop had begun."""
         (self._late.add if requested else self._late.discard)(which)
