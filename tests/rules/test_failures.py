@@ -91,7 +91,7 @@ def test_the_corpus_has_failing_logs() -> None:
 # start-up with nothing wrong; tests/data/eval32bb/RESULTS.md); eval32bb 019, one stream's HarmonyError in serving_chat's
 # stream generator, then 200 and 16 running (labelled not failing); eval32bb 026, LMCache's own ERROR for one request's
 # short retrieval (labelled not failing, refused);
-# eval32ba 017, class BA1 (failing, refused: tests/data/eval32ba/RESULTS.md); eval32ba 019 / 020 / 025, an axolotl
+# eval32ba 019 / 020 / 025, an axolotl
 # trainer's ConnectionError to the vLLM server's /health/, a TRL client's urllib3 traceback, Langchain-Chatchat's FastChat
 # '| ERROR | stderr | INFO:' start-up lines (no line vLLM wrote; labelled not failing); eval32ba 022, open-r1's trainer
 # script's '[rank0]: Traceback' and its own frames, no line vLLM wrote (labelled not failing; class BA4, fixed).
@@ -281,10 +281,6 @@ _EVAL32_MISSES = {
         "eval32bb",
         "026",
     ): "labelled not failing: LMCache's own ERROR for one request's short retrieval, refused (eval32bb)",
-    (
-        "eval32ba",
-        "017",
-    ): "issue 32 miss BA1: gcloud's Cloud Run 'Deployment failed' (the container never listened) is refused (eval32ba)",
     (
         "eval32ba",
         "019",
