@@ -17,8 +17,6 @@ MISSES: dict[tuple[str, int], str] = {
     # 200: a request stuck in a live engine, read as a launch that served with no finding.
     ("001", 0): "BB1",
     ("001", 1): "BB1",
-    # BB5: every chat request answered '500 Internal Server Error' (twelve, no 2xx): read as a launch that served.
-    ("018", 0): "BB5",
 }
 
 

@@ -10,7 +10,7 @@ import re
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse import dedup, failures, frames, rayhang, served, triggers, unread
+from observe.parse import dedup, errrun, failures, frames, rayhang, served, triggers, unread
 from observe.parse import envelope as E
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState
@@ -72,12 +72,14 @@ class FailureReporter:
         self._in_request: dict[tuple[int | None, int | None], bool] = {}
         self._held: tuple[Failure, str, Ctx, int, bool] | None = None  # a request handler's record, held back
         self._hang = rayhang.Hang()  # Ray's raylet's notices of worker processes hanging at their start
+        self.answers = errrun.Answers()  # the run of 5xx answers on /v1/ routes (parse.errrun)
 
     def restart(self) -> None:
         """A (re)start: earlier error context no longer applies."""
         self._recent.clear()
         self._site = None
         self._hang.reset()
+        self.answers.reset()
 
     def message(self, msg: str, ctx: Ctx, run: RunState, cur: int, out: list[LogEvent], rules: bool) -> None:
         """The failure a message reports (rules: its literals may fire a rule); cur: its physical line."""
@@ -138,6 +140,10 @@ class FailureReporter:
         """The engine aborted a request it held, on physical line cur (``served.ABORTED``)."""
         self._unread.aborted_at = cur
 
+    def said(self) -> None:
+        """A record under vLLM's own logger prefix was read (``unread``: the excepthook's header needs one)."""
+        self._unread.said = True
+
     def raw_line(self, msg: str, ctx: Ctx, run: RunState, cur: int, out: list[LogEvent], told: bool) -> None:
         """A line of a traceback printed raw (a process or rank prefix, no level): ``frames.RawTracebacks``."""
         text = msg.strip()
@@ -152,10 +158,16 @@ class FailureReporter:
         self._emit(f, msg, ctx, cur, out, run.requested)
 
     def release(self, requested: bool, cur: int, out: list[LogEvent]) -> None:
-        """End of stream: the raw tracebacks and unread frames still held."""
+        """End of stream: the raw tracebacks and unread frames still held; else, when nothing was read as a failure,
+        a run of 5xx answers ending the stream (``errrun``)."""
         self.settle(None, out)
-        for f, msg, ctx in self._unread.release(requested, self.raw.release(requested)):
+        told = self._unread.told
+        held = self._unread.release(requested, self.raw.release(requested))
+        for f, msg, ctx in held:
             self._emit(f, msg, ctx, cur, out, requested)
+        if not (held or told) and (run := self.answers.failure()) is not None:
+            f, msg, env = run
+            out.append(EngineError(env, f.kind, msg, f.details, f.fatal))
 
     def report(self, f: Failure, msg: str, ctx: Ctx, cur: int, out: list[LogEvent]) -> None:
         """A failure the parser read from the run's course (``errexit``), reported as any other."""
