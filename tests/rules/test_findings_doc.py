@@ -171,6 +171,11 @@ def emitted_by_diagnose() -> set[str]:
         "eval32bc/024.log",
         "eval32bc/028.log",
         "eval32bc/030.log",
+        # eval32bf 001 / 014: the head of one request's uvicorn run_asgi traceback, and the fused-MoE 'Using default MoE
+        # config' WARNING quoted with its timestamp elided and hard-wrapped: no line in vLLM's logger form; their labels,
+        # healthy, hold
+        "eval32bf/001.log",
+        "eval32bf/014.log",
         # eval32bb 025 / 026 / 027: LMCache's own lines (lmcache-vllm's store lines; LMCache's v1 adapter's 'number of
         # retrieved tokens is less than the expected' ERROR for one request; LMCacheMPConnector's store and prefetch
         # lines), no line vLLM's logger wrote: their labels, healthy, hold
