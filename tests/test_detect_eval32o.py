@@ -112,8 +112,8 @@ def test_a_traceback_cut_at_a_frameworks_vllm_engine_construction_is_a_failed_st
 
 def test_only_a_vllm_engine_wrappers_construction_is_read(tmp_path: Path) -> None:
     """The same cut at another class's construction (022's 'trainer = trainer_cls(' line as the last) names no vLLM
-    engine: no failed start is read from it (PyTorch's distributed excepthook still says that process was exiting,
-    phase unknown). Built from 022's lines."""
+    engine: no failed start is read from it (nor, with no line vLLM's in it, the excepthook's header as the engine's:
+    eval32ba BA4). Built from 022's lines."""
     lines = (DATA / "eval32o" / "022.log").read_text().splitlines()
     cut = lines[: next(i for i, ln in enumerate(lines) if "trainer_cls(" in ln) + 1]
     path = tmp_path / "022-cut-at-trainer.log"

@@ -296,8 +296,18 @@ def drill(
         what="requests running",
     )
 
+    def busy() -> None:  # an idle vLLM writes no stats line: every wait in (a) needs the load on
+        nonlocal t
+        if not t.is_alive():  # it hit its request cap (on a fast host: CI's ran out in 27 s)
+            t = load(port, 60, res)
+
     def stats_lines_after(n: int) -> bool:  # a stats line (every 10 s under load) written since
+        busy()
         return rot.written() > n
+
+    def recreated() -> bool:  # vLLM's logger opens the path again at its next record
+        busy()
+        return rot.live.exists()
 
     # ---- (a) copytruncate, copytruncate, delete under load; vLLM's logger recreates the file
     ev.mark("rotate-delete")
@@ -305,7 +315,7 @@ def drill(
         n = rot.written()
         sv.wait_until(lambda n=n: stats_lines_after(n), 60, interval=1, what="vLLM writing its log")
         op()
-    sv.wait_until(lambda: rot.live.exists(), 60, interval=1, what="vLLM's logger recreating the log")
+    sv.wait_until(recreated, 60, interval=1, what="vLLM's logger recreating the log")
     n = rot.written()
     sv.wait_until(lambda: stats_lines_after(n), 60, interval=1, what="lines in the recreated log")
     history = newlines(HISTORY)

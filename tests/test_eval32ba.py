@@ -12,17 +12,9 @@ from tests.evalkit import set_tests
 
 # The misses at the measurement (main 0c8a2a2, merged, blind; the shipping tree: no fixes), by class
 # (tests/data/eval32ba/RESULTS.md). BA3 (008) and BA4 (022) are false alarms with no judgement here to hold them: their
-# checks agree; they are counted in the figures' false alarms.
-MISSES: dict[tuple[str, int], str] = {
-    (
-        "017",
-        0,
-    ): "BA1: gcloud's Cloud Run 'Deployment failed' (the container never listened on PORT) is refused",
-    (
-        "018",
-        0,
-    ): "BA2: Vertex AI's 'FailedPrecondition: 400 Model server terminated' from Model.deploy is refused",
-}
+# checks agree; they are counted in the figures' false alarms. BA1 (017) and BA2 (018) are fixed since
+# (tests/test_detect_eval32ba.py).
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32ba", MISSES)

@@ -17,27 +17,6 @@ MISSES: dict[tuple[str, int], str] = {
     # 200: a request stuck in a live engine, read as a launch that served with no finding.
     ("001", 0): "BB1",
     ("001", 1): "BB1",
-    # BB2: the 'Dumping input data for V1 LLM engine' record (dump_input.py, written when the engine's step fails) with
-    # its level and prefix lost: the log is refused ('no vLLM log lines found').
-    ("006", 0): "BB2",
-    ("006", 1): "BB2",
-    # BB3: 'Started engine process with PID …' then the shell's localized segfault word ('段错误'): the engine process
-    # died at start, read as a start-up with nothing wrong.
-    ("012", 0): "BB3",
-    # BB4: a host console script's traceback (/usr/local/bin/paddleocr), cut, after vLLM's import-time lines (no
-    # platform, libcuda.so.1 missing): read as a start-up with nothing wrong.
-    ("013", 0): "BB4",
-    # BB5: every chat request answered '500 Internal Server Error' (twelve, no 2xx): read as a launch that served.
-    ("018", 0): "BB5",
-    # BB6: one request's traceback in the OpenAI server's request path (serving_chat create_chat_completion's
-    # preprocessing; serving_engine's prompt tokenizing through lmcache_vllm's injection) read as a critical
-    # engine_error (false alarms).
-    ("020", 0): "BB6",
-    ("021", 0): "BB6",
-    # BB7: raylet's 'worker_pool.cc:586: Some workers of the worker process … have not registered within the timeout
-    # … hanging during start', repeated for three minutes: the engines never come up, read as a start-up with nothing
-    # wrong.
-    ("023", 0): "BB7",
 }
 
 

@@ -15,18 +15,7 @@ from tests.evalkit import set_tests
 
 # The misses at the measurement (main 0c8a2a2, blind; the shipping tree: no fixes), by class
 # (tests/data/eval32bc/RESULTS.md).
-_BC1 = "BC1: V1's engine core ERROR record cut to three frames of the model runner's execute_model is read as nothing"
-_BC2 = "BC2: the registry's lone 'Model architectures [...] are not supported for now.' is refused (no vLLM line)"
-MISSES: dict[tuple[str, int], str] = {
-    # BC1: 0.8's 'ERROR … [core.py:387]' record (the engine core's exception traceback, header and exception cut)
-    # holding only frames of execute_model → generate_draft_token_ids_arctic: no event, healthy
-    ("019", 0): _BC1,
-    ("019", 1): _BC1,
-    # BC2: ModelRegistry's refusal sentence alone, without 'ValueError: ' and without its 'Supported architectures'
-    # tail: refused as holding no vLLM line
-    ("029", 0): _BC2,
-    ("029", 1): _BC2,
-}
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32bc", MISSES)

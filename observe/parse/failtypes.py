@@ -24,6 +24,9 @@ class RunState(NamedTuple):
     shutdown: bool  # a shutdown has begun
     stats_seen: bool  # the engine has served (a stats line was read): failures are at runtime
     requested: bool = False  # the shutdown was asked for (a signal, Ctrl-C, the API server stopping)
+    vllm_seen: bool = (
+        False  # a line vLLM's logger wrote (its prefix) was read: vLLM runs in this stream's process
+    )
 
 
 def phase(run: RunState) -> str:

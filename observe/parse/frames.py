@@ -50,10 +50,12 @@ from observe.parse import (
     native,
     nccl,
     nemorl,
+    rayhang,
     raytold,
     triton,
     vllmcli,
 )
+from observe.parse.corestep import frame as core_step
 from observe.parse.failtypes import Failure, RunState
 from observe.parse.failures import bf16_refusal
 from observe.parse.phaseframes import (
@@ -168,6 +170,7 @@ LITERALS: tuple[str, ...] = (
     "Traceback (most recent",
     *nccl.LITERALS,
     *raytold.LITERALS,
+    *rayhang.LITERALS,
     *nemorl.LITERALS,
     *triton.LITERALS,
     *hosted.LITERALS,
@@ -260,11 +263,11 @@ VLLM_RAISES = ("are not supported for now. Supported architectures", "map GGUF p
 
 
 def anybodys(events: list[LogEvent]) -> bool:
-    """Whether what a bare line told is only an exception line or a native crash (``native``), which any Python
-    program prints (not one of vLLM's own refusals, ``VLLM_RAISES``)."""
+    """Whether what a bare line told is only an exception line, a native crash (``native``) or Ray's workers hanging at
+    their start (``rayhang``), which any Python program prints (not one of vLLM's own refusals, ``VLLM_RAISES``)."""
     return all(
         isinstance(e, EngineError)
-        and (e.kind == FailureKind.EXCEPTION or e.details.get("form") == native.FORM)
+        and (e.kind == FailureKind.EXCEPTION or e.details.get("form") in (native.FORM, rayhang.FORM))
         and not any(lit in e.message for lit in VLLM_RAISES)
         for e in events
     )
@@ -314,7 +317,7 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
         return None  # a frame line is indented; anything else is the record's own message
     if DTYPE_CHECK in text:
         return _dtype_check(text)
-    if (s := start_only(text, run)) is not None:
+    if (s := start_only(text, run) or core_step(text, run, logger)) is not None:
         return s
     found = list(_FRAME_RE.finditer(text))  # a shared frame's name only when the line names no other
     m = next((x for x in found if x.group(1) not in SHARED_FRAMES), found[0] if found else None)
@@ -546,7 +549,11 @@ class RawTracebacks:
             self._frame[who] = (v.group("path"), v.group("func"))
         else:
             self._frame.pop(who, None)
-        f = cut_frame("  " + text, run) or _server_top(text, ctx) or mainexit.died(text, run)
+        f = (
+            cut_frame("  " + text, run)
+            or _server_top(text, ctx)
+            or mainexit.died(text, run, who in self._headed)
+        )
         f = f or compiled.forward(text, run, getattr(ctx, "process", None)) or nemorl.weight_sync(text, run)
         if f is None and (h := hosted.frame(text, run)) is not None:
             return h  # a host's start-up frame tells now: the exception line under it is anybody's

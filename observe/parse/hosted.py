@@ -67,6 +67,19 @@
 - A host's start-up timeout: Modal's "Runner failed with exception: Runner has been initializing for too long: N
   seconds" — the container was stopped while vLLM was still starting (loading, compiling): the start failed, of
   the platform's limit, not of vLLM.
+- Google Cloud Run's deploy, when the revision's container never became ready: gcloud's "ERROR: (gcloud.[beta.]run.deploy)
+  [Revision '<name>' is not ready and cannot serve traffic. ]The user-provided container failed to start and listen on
+  the port defined provided by the PORT=<n> environment variable[ within the allocated timeout]. …" (the service's own
+  words, which the revision's Ready condition carries too: Cloud Run's start-up probe, by default a TCP check on $PORT,
+  did not succeed within its time and Cloud Run shut the container down; its troubleshooting page's
+  "container-failed-to-start"). The vLLM server in it never listened: a failed start, its cause — weights still
+  downloading or loading past the probe's time, a crash, a --port other than $PORT — in the revision's own log.
+- Vertex AI's endpoint deploy, when the serving container died before the deployment completed: the deploy
+  operation's error, raised by api_core's operation future ("FailedPrecondition: 400 Model server terminated: model
+  server container terminated: …", "FailedPrecondition: 400 Model server exited unexpectedly. Model server logs can
+  be found at …": the service's words, not in the SDK's source; read in Vertex AI Model Garden's and the samples'
+  vLLM deployments). A FailedPrecondition alone is any API call refused; only "400 Model server" terminated or
+  exited says the container (vLLM's server) ended: a failed start, its cause in the model server's log.
 - vLLM's own refusal quoted by a host's logger (or printed as an exception line): "Failed to infer device type,
   please set the environment variable `VLLM_LOGGING_LEVEL=DEBUG` …" (``DeviceConfig.__post_init__``, read in
   0.32's ``config/device.py``: raised while the engine's config is built when no platform was detected): no engine
@@ -77,7 +90,7 @@
   all-reduce failed (at CUDA-graph capture, registering its buffers) and the process exited — before it served, a
   failed start.
 
-Each is a start-up failure (KServe, BentoML, Modal, ipex-llm, no device) or the death of the engine's process (Ray,
+Each is a start-up failure (KServe, BentoML, Modal, Cloud Run, Vertex AI, ipex-llm, no device) or the death of the engine's process (Ray,
 a fatal signal), never a request's error. Pure: a raw line in, a Failure or None out.
 """
 
@@ -146,6 +159,12 @@ _TS_HUB = re.compile(r"\bW-\d+-\S+-std(?:out|err) MODEL_LOG - \s+hf_raise_for_st
 _RUNPOD_EXIT = re.compile(r"\[error\]\s*worker exited with exit code (?P<code>[1-9]\d{0,2})\s*$")
 _MODAL_INIT = re.compile(r"Runner has been initializing for too long: (?P<secs>\d+) seconds")
 _NO_DEVICE = "Failed to infer device type"
+#: Cloud Run's word for a revision whose container never listened on $PORT within the start-up probe's time
+_CLOUD_RUN = (
+    "The user-provided container failed to start and listen on the port defined provided by the PORT="
+)
+#: Vertex AI's deploy operation failing because the model server (the serving container) ended
+_VERTEX = re.compile(r"\bFailedPrecondition: 400 Model server (?:terminated|exited unexpectedly)\b")
 #: vLLM's CUDACHECK (``csrc/custom_all_reduce.cuh``): a CUDA call failed and the process exits
 _CUDACHECK = re.compile(r"(?:^|\s)Failed: (?:Cuda error )?(?P<where>\S+\.cuh?:\d+) '(?P<err>[^']+)'\s*$")
 #: ipex-llm's own banner (log4Error.outputUserMessage: 28 and 24 stars), the reason on the next line, then RuntimeError
@@ -167,6 +186,8 @@ LITERALS: tuple[str, ...] = (
     "Fatal Python error: ",
     "Runner has been initializing for too long",
     _NO_DEVICE,
+    _CLOUD_RUN,
+    "FailedPrecondition: 400 Model server ",
     "Failed: ",
     "Exception in worker process",
     "*Usage Error*",
@@ -229,6 +250,17 @@ _MODAL_CAUSE = (
     "Modal stopped the container: its start-up (vLLM loading weights, compiling) ran past the runner's {secs} s "
     "limit — raise the function's start-up timeout; no vLLM flag is the lever"
 )
+_CLOUD_RUN_CAUSE = (
+    "Cloud Run's deploy failed: the revision's container (the vLLM server) did not listen on $PORT before its start-up "
+    "probe gave up, so Cloud Run shut it down and the revision never served — the revision's own log (gcloud's Logs "
+    "URL) decides why: weights still downloading or loading past the probe's time (common for vLLM: extend the "
+    "probe), a crash at start-up, or vLLM's --port not $PORT"
+)
+_VERTEX_CAUSE = (
+    "Vertex AI's endpoint deploy failed: the model server container (the vLLM server) terminated before the "
+    "deployment completed — the model server's log (Cloud Logging) decides why: a refused flag, the model not "
+    "fitting the machine's accelerators, a failed download"
+)
 _NO_DEVICE_CAUSE = (
     "vLLM found no device platform (DeviceConfig: no GPU or accelerator visible to this process, or its platform "
     "plugin missing); `VLLM_LOGGING_LEVEL=DEBUG` shows the detection — no engine starts"
@@ -257,6 +289,10 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
         return start_failed(text, _MODAL_CAUSE.format(secs=m.group("secs")), ("modal", "init_timeout"))
     if _NO_DEVICE in text:
         return start_failed(text, _NO_DEVICE_CAUSE, ("vllm", "no_device"))
+    if _CLOUD_RUN in text:
+        return start_failed(text, _CLOUD_RUN_CAUSE, ("cloud_run", "not_listening"))
+    if _VERTEX.search(text) is not None:
+        return start_failed(text, _VERTEX_CAUSE, ("vertex_ai", "model_server_terminated"))
     if _TS_HUB.search(text) is not None:
         if run.stats_seen:  # another worker's load, after this log's engine served
             return _failure(text, "unknown", _TS_HUB_CAUSE, ("torchserve", "hub_fetch"))

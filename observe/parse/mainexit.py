@@ -45,22 +45,41 @@ _LM_EVAL_CAUSE = (
     "lm-evaluation-harness (the evaluation running the vLLM model in its process) raised an exception nothing caught: "
     "the command exits (the traceback is cut under its console script's frame, the exception line with it)"
 )
+#: any other program's console script (a wrapper in an environment's bin/, "sys.exit(main())": PaddleOCR's
+#: ``paddleocr``, LLaMA-Factory's ``llamafactory-cli``, TRL's ``trl``), its ``<module>`` frame under a traceback's
+#: header: the bottom of the main thread's stack, so the outermost frame of any traceback holding it, printed by
+#: Python's excepthook for an exception that left the main module (the wrapper catches nothing, and a caught
+#: exception's traceback starts at the frame that caught it, never above; faulthandler's dump writes no comma before
+#: "in", logging's stack_info heads its stack "Stack (most recent call last)") — the process exits.
+#: Read only once vLLM's own lines came in the same stream (``RunState.vllm_seen``: the program had imported vLLM and
+#: loads its engine in that process; a client or a host with no line of vLLM's says nothing of vLLM). No serving line
+#: before it: the start-up ("startup", the exception cut); else unknown (a host's own code may raise after serving)
+_HOST_SCRIPT_RE = re.compile(r'File "[^"]*/bin/(?P<prog>[\w.-]+)", line \d+, in <module>', re.ASCII)
+_HOST_CAUSE = (
+    "the program that loaded vLLM ({prog}, its console script the traceback's outermost frame) raised an exception "
+    "nothing caught: the process exits (the traceback is cut under the script's frame, the exception line with it)"
+)
 #: what a line must hold for ``died`` to read it beyond vLLM's own literals (``frames.LITERALS``)
-LITERALS: tuple[str, ...] = ('/bin/lm_eval"', '/bin/lm-eval"')
+LITERALS: tuple[str, ...] = ('/bin/lm_eval"', '/bin/lm-eval"', "in <module>")
 
 
-def died(text: str, run: RunState) -> Failure | None:
+def died(text: str, run: RunState, headed: bool = False) -> Failure | None:
     """The launch's death a runpy ``_run_module_as_main`` frame, the ``vllm`` console script's frame or lm-eval's
-    tells (None after a requested stop)."""
+    tells, or another program's console script's frame under a traceback's header (headed: that process's header was
+    read) once vLLM's lines were read (None after a requested stop)."""
     if run.requested:
         return None
+    phase = "unknown"
     if _MAIN_RE.search(text) is not None:
         frame, cause = "_run_module_as_main", _CAUSE
     elif _SCRIPT_RE.search(text) is not None:
         frame, cause = "main", _SCRIPT_CAUSE
     elif _LM_EVAL_RE.search(text) is not None:
         frame, cause = "cli_evaluate", _LM_EVAL_CAUSE
+    elif headed and run.vllm_seen and (h := _HOST_SCRIPT_RE.search(text)) is not None:
+        frame, cause = f"{h['prog']}.<module>", _HOST_CAUSE.format(prog=h["prog"])
+        phase = "unknown" if run.stats_seen else "startup"
     else:
         return None
-    d = {"text": text[:300], "phase": "unknown", "frame": frame, "cut": True, "cause": cause}
+    d = {"text": text[:300], "phase": phase, "frame": frame, "cut": True, "cause": cause}
     return Failure(FailureKind.ERROR_LINE, d, False, ("frame", frame))

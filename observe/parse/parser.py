@@ -138,6 +138,7 @@ class Parser:
         self.events += n
         self._counted_line = self._cur
         self._stats_seen = True
+        self._errors.answers.counted()
         if process is not None:
             self.processes.add(process)
 
@@ -294,6 +295,7 @@ class Parser:
         """The logger prefix's (level, mo, dd, hh, mi, ss, file, line) read into ctx: the stamp's year
         inferred, the last stamp kept, the engine if the logger file tells it."""
         level, mo, dd, hh, mi, ss, lf, ln = groups
+        self._errors.said()
         ctx.level = "WARNING" if level == "WARN" else level
         ctx.mo = int(mo)
         ctx.dd = int(dd)
@@ -346,6 +348,7 @@ class Parser:
         name = rec.get("name") or rec.get("logger")
         if isinstance(name, str) and name.startswith("vllm"):
             self._count_vllm()
+            self._errors.said()
         elif name == "uvicorn.access" and (a := _JSON_ACCESS_RE.match(msg)) is not None:
             # uvicorn's access record in vLLM's JSON format: the message without uvicorn's own prefix
             self._access(E.envelope(ctx), a, out)
@@ -374,6 +377,7 @@ class Parser:
         self._count_vllm()
         status = int(a.group("status"))
         out.append(AccessLog(env, a.group("method"), a.group("path"), status))
+        self._errors.answers.answer(env, a.group("method"), a.group("path"), status, self._requested)
         self._after_5xx = status >= 500
         self._stats_seen = True
 
@@ -532,7 +536,7 @@ class Parser:
             out.append(StartupFact(E.envelope(ctx), "engine", eng))
 
     def _run(self) -> RunState:
-        return RunState(self._shutdown, self._stats_seen, self._requested)
+        return RunState(self._shutdown, self._stats_seen, self._requested, self.vllm_lines > 0)
 
 
 def parse_text(text: str, source: str = "<text>", *, year: int | None = None) -> list[LogEvent]:

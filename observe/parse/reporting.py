@@ -10,7 +10,7 @@ import re
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse import dedup, failures, frames, served, triggers, unread
+from observe.parse import dedup, errrun, failures, frames, rayhang, served, triggers, unread
 from observe.parse import envelope as E
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState
@@ -30,10 +30,16 @@ _TOOL_PARSER_SITE = re.compile(r"(?!abstract_)\w+_tool_parser\.py")
 #: request's grammar (v1/structured_output/backend_*.py ``validate_xgrammar_grammar``, ``validate_guidance_grammar``,
 #: ``validate_structured_output_request_*``: called from the request's input processing, processor.py's
 #: _validate_structured_output 0.8 → 0.11, sampling_params.py's _validate_structured_outputs 0.32, whose error
-#: the server answers that request with)
+#: the server answers that request with), and OpenAIServing's tokenizing of a request's prompt (serving_engine.py
+#: ``_tokenize_prompt_input_or_inputs`` / ``_tokenize_prompt_input(s)`` / ``_normalize_prompt_text_to_input`` /
+#: ``_normalize_prompt_tokens_to_input``, 0.6 → 0.10: called only from a handler's ``prompts = list(self.
+#: _tokenize_prompt_input_or_inputs(request, …))`` in create_completion, create_embedding, the tokenize and score
+#: routes; a ValueError there is answered as that request's error, anything else leaves the handler as that one
+#: request's 500, uvicorn's "Exception in ASGI application", and the server serves on)
 _REQUEST_FRAME = re.compile(
     r'File "[^"]*/(?:(?!abstract_)\w+_tool_parser\.py", line \d+, in extract_tool_calls'
-    r'|v1/structured_output/backend_\w+\.py", line \d+, in validate_\w+)'
+    r'|v1/structured_output/backend_\w+\.py", line \d+, in validate_\w+'
+    r'|vllm/entrypoints/openai/serving_engine\.py", line \d+, in _(?:tokenize|normalize)_prompt_\w+)'
 )
 
 #: the lines of a request handler's own traceback that say nothing of the engine: its header, a frame in the OpenAI
@@ -58,16 +64,22 @@ class FailureReporter:
         self._recent = dedup.DedupWindow()
         self._site: tuple[int | None, str | None, int | None] | None = None  # last ERROR record's site
         self._headed = False  # the ERROR record at that site began with its traceback's header
+        # that record opened at its header (its message line cut): its next frame is the function that logged it
+        self._outermost = False
         self.raw = frames.RawTracebacks()  # the tracebacks workers print raw, per process
         self._unread = unread.Unread()  # the fallback: a vLLM frame no rule read (parse.unread)
         # per process and rank: the raw traceback being printed has passed a frame of one request's own work
         self._in_request: dict[tuple[int | None, int | None], bool] = {}
         self._held: tuple[Failure, str, Ctx, int, bool] | None = None  # a request handler's record, held back
+        self._hang = rayhang.Hang()  # Ray's raylet's notices of worker processes hanging at their start
+        self.answers = errrun.Answers()  # the run of 5xx answers on /v1/ routes (parse.errrun)
 
     def restart(self) -> None:
         """A (re)start: earlier error context no longer applies."""
         self._recent.clear()
         self._site = None
+        self._hang.reset()
+        self.answers.reset()
 
     def message(self, msg: str, ctx: Ctx, run: RunState, cur: int, out: list[LogEvent], rules: bool) -> None:
         """The failure a message reports (rules: its literals may fire a rule); cur: its physical line."""
@@ -78,7 +90,12 @@ class FailureReporter:
             self._site = site
             if not same:
                 self._headed = False
+                self._outermost = "Traceback (most recent" in msg
             self._headed = self._headed or "Traceback (most recent" in msg
+            if self._outermost and msg.lstrip().startswith('File "'):
+                self._outermost = False
+                if f is None and served.handler_own_frame(msg, ctx.logger_file):
+                    f = failures.request_error()  # the handler's own except logged it: one request's error
             tool = _tool_parser_site(ctx)
             if f is None and not same and msg.strip():
                 f = failures.request_error() if tool else None
@@ -123,6 +140,10 @@ class FailureReporter:
         """The engine aborted a request it held, on physical line cur (``served.ABORTED``)."""
         self._unread.aborted_at = cur
 
+    def said(self) -> None:
+        """A record under vLLM's own logger prefix was read (``unread``: the excepthook's header needs one)."""
+        self._unread.said = True
+
     def raw_line(self, msg: str, ctx: Ctx, run: RunState, cur: int, out: list[LogEvent], told: bool) -> None:
         """A line of a traceback printed raw (a process or rank prefix, no level): ``frames.RawTracebacks``."""
         text = msg.strip()
@@ -131,14 +152,22 @@ class FailureReporter:
             self._in_request[key] = self._in_request.get(key, False) or _REQUEST_FRAME.match(text) is not None
         elif text.startswith("Traceback (most recent"):
             self._in_request.pop(key, None)
+        elif (hang := self._hang.note(text, ctx, run)) is not None:
+            self._emit(hang, msg, ctx, cur, out, run.requested)
         f = self.raw.line(msg, key, told, run, ctx)
         self._emit(f, msg, ctx, cur, out, run.requested)
 
     def release(self, requested: bool, cur: int, out: list[LogEvent]) -> None:
-        """End of stream: the raw tracebacks and unread frames still held."""
+        """End of stream: the raw tracebacks and unread frames still held; else, when nothing was read as a failure,
+        a run of 5xx answers ending the stream (``errrun``)."""
         self.settle(None, out)
-        for f, msg, ctx in self._unread.release(requested, self.raw.release(requested)):
+        told = self._unread.told
+        held = self._unread.release(requested, self.raw.release(requested))
+        for f, msg, ctx in held:
             self._emit(f, msg, ctx, cur, out, requested)
+        if not (held or told) and (run := self.answers.failure()) is not None:
+            f, msg, env = run
+            out.append(EngineError(env, f.kind, msg, f.details, f.fatal))
 
     def report(self, f: Failure, msg: str, ctx: Ctx, cur: int, out: list[LogEvent]) -> None:
         """A failure the parser read from the run's course (``errexit``), reported as any other."""

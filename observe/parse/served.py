@@ -13,6 +13,8 @@ Pure: a message (and its logger file) in, a bool out. ``Parser`` keeps the answe
 
 from __future__ import annotations
 
+import re
+
 #: the engine aborted a request it held (a client gone, or the request's handler raising while the engine generated
 #: for it): V0 async_llm_engine.py "Aborted request %s." (0.2 → 0.10), V1 async_llm.py "Aborted request(s) %s." (0.8 →
 #: 0.32); just before uvicorn's "Exception in ASGI application", the request failed inside the engine
@@ -40,6 +42,26 @@ SERVING_LITERALS: tuple[str, ...] = (
 REQUEST_LOGGERS = frozenset(
     {"serving_chat.py", "serving_completion.py", "serving_engine.py", "api_router.py", "serving.py"}
 )
+
+
+#: a request handler's own frame, in its own file: ``create_chat_completion`` in serving_chat.py, ``create_completion``
+#: in serving_completion.py. As the outermost frame of an ERROR record that file logged (the header read just above
+#: it), it is the function whose except logged the record (logger.exception prints the traceback from the frame that
+#: caught): in those handlers only the try around the request's preprocessing logs one ("Error in applying chat
+#: template from request" 0.6 → 0.7, "Error in preprocessing prompt inputs" 0.8 → 0.10, then an error response; the
+#: later create_chat_completion logs none) — one request's error; read when the record opens at its header (its
+#: message line, which a row reads, cut off)
+HANDLER_OWN = re.compile(
+    r'\s*File "[^"]*/vllm/entrypoints/openai/(?P<file>serving_chat|serving_completion)\.py", line \d+, in '
+    r"(?P<func>create_chat_completion|create_completion)\s*"
+)
+_HANDLER_FILES = {"serving_chat": "create_chat_completion", "serving_completion": "create_completion"}
+
+
+def handler_own_frame(msg: str, logger_file: str | None) -> bool:
+    """Whether msg is a request handler's own frame in the file that logged its record (``HANDLER_OWN``)."""
+    m = HANDLER_OWN.fullmatch(msg)
+    return m is not None and logger_file == f"{m['file']}.py" and _HANDLER_FILES[m["file"]] == m["func"]
 
 
 def shows_serving(msg: str, logger_file: str | None) -> bool:

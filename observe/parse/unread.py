@@ -13,7 +13,9 @@ No frame at all, one shape still tells: a traceback header under PyTorch's bare 
 (most recent call last):``). From 2.3 ``init_process_group`` installs a ``sys.excepthook`` that prints an
 uncaught exception's traceback so (torch/distributed/distributed_c10d.py ``_distributed_excepthook``); only an
 exception nothing caught reaches it, so that process is exiting: reported so (an ``error_line``, ``unread``,
-its phase unknown: no frame tells it).
+its phase unknown: no frame tells it) — only in a log whose other lines are vLLM's (a record under vLLM's logger
+prefix, ``said``): the rank prefix is PyTorch's in any torchrun'd program, and a trainer's own script dying there (a
+client of the server, open-r1's GRPO in eval32ba 022) is not the engine's. A frame under vllm/ tells by itself (above).
 
 One more: a traceback through multiprocessing's ``BaseProcess._bootstrap`` (``multiprocessing/process.py``, its
 ``self.run()``) under a vLLM process prefix (``(EngineCore_DP0 pid=N)``, ``(VllmWorker rank=N pid=N)``). _bootstrap
@@ -112,6 +114,7 @@ class Unread:
         self._asgi: tuple[str, Any] | None = None  # uvicorn's record of a request that raised: line, ctx
         self._asgi_in_engine = False  # the engine aborted a request just before that record
         self.aborted_at: int | None = None  # the physical line of the engine's last "Aborted request"
+        self.said = False  # a record under vLLM's logger prefix was read (the excepthook's header needs one)
         # which of those ("last", "hooked", "died", "asgi") came once a requested stop had begun
         self._late: set[str] = set()
 
@@ -147,6 +150,11 @@ class Unread:
                 step = m.group("func") == "engine_step" and "async_llm_engine.py" in msg
                 self._in_step = self._in_step or step
 
+    @property
+    def told(self) -> bool:
+        """Whether a rule read a failure from the stream."""
+        return self._told
+
     def _mark(self, which: str, requested: bool, value: Any) -> Any:
         """value, kept as the stream's latest of its kind (which), noting whether a requested stop had begun."""
         (self._late.add if requested else self._late.discard)(which)
@@ -165,7 +173,8 @@ class Unread:
         if held or self._told or self._stopped or (requested and kept in self._late):
             return held
         if self._last is None:
-            for seen, text, key in ((self._hooked, _HOOKED, "excepthook"), (self._died, _DIED, "_bootstrap")):
+            hooked = self._hooked if self.said else None
+            for seen, text, key in ((hooked, _HOOKED, "excepthook"), (self._died, _DIED, "_bootstrap")):
                 if seen is not None:
                     d = {"text": text, "phase": "unknown", "unread": True, "cause": text}
                     return [(Failure(FailureKind.ERROR_LINE, d, False, ("unread", key)), *seen)]

