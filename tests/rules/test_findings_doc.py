@@ -191,6 +191,9 @@ def emitted_by_diagnose() -> set[str]:
         # eval32be 015: the hard-wrapped tail of an args Namespace line, the stored copy starting mid-line (no logger
         # prefix, no line vLLM's logger wrote as observe reads it): its labels, healthy, hold
         "eval32be/015.log",
+        # eval32bd 030: vllm bench serve's result block (the benchmark client's percentiles and 'Serving Benchmark
+        # Result', 0 failed), no line vLLM's server wrote: its labels, healthy, hold
+        "eval32bd/030.log",
     }
     refused_misses = {
         # eval32ac 023 / 024 (class PB: RamaLama's container that never started): tests/data/eval32ac/RESULTS.md
