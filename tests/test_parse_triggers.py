@@ -301,6 +301,10 @@ _NO_EVENT_YET = {
     # warning alone, the wrapped tail of an args dump (refused), an llm-d image's KV-connector set-up lines: start-up
     # lines that tell nothing yet (labelled healthy, their labels hold)
     *(("eval32be", n) for n in ("008", "012", "015", "024")),
+    # eval32bi 008 / 009 / 010 / 023: a vllm bench client's TPU import warnings, V0 0.6.5's pynvml and task lines,
+    # compressed-tensors DEBUG scheme lines, vLLM-Omni's orchestrator and stage INFO lines of a working run: start-up
+    # lines that tell nothing yet (labelled healthy, their labels hold)
+    *(("eval32bi", n) for n in ("008", "009", "010", "023")),
     # eval32bd 005 / 014 / 029 / 030: async_cosyvoice's model-registry warning among modelscope and onnxruntime lines, a
     # Ray actor's chat-template and compiled-DAG notes around one added request, Kunlun start-up warnings with
     # pkg_resources' UserWarnings, vllm bench serve's result block (refused): lines that tell nothing (labelled healthy,
