@@ -14,10 +14,6 @@ from tests.evalkit import set_tests
 # (tests/data/eval32bf/RESULTS.md).
 MISSES: dict[tuple[str, int], str] = {
     (
-        "005",
-        0,
-    ): "BF1: a traceback cut in LLM._validate_and_add_requests (a request refused at admission) is read as a critical engine error",
-    (
         "008",
         0,
     ): "BF2: a missing chat template (the API server's warmup ERROR traceback) is read as a critical engine error; the server goes on",

@@ -25,7 +25,13 @@ cut (an ``error_line``, ``unread``, its phase unknown).
 
 Not a failure by its frames: a traceback cut in V0's client's ``_process_request`` (one request's stream re-raising
 what the engine sent for it; ``_one_request``) — the engine's death there is told by what reads it (``frames``' twice
-re-raised exception, the dead engine's exception line), not by the frame.
+re-raised exception, the dead engine's exception line), not by the frame. Nor one cut in the offline ``LLM``'s
+admission (entrypoints/llm.py ``_validate_and_add_requests`` → ``_add_request``, 0.6 → 0.11: generate / chat /
+encode validate the prompts and params and hand each request to ``llm_engine.add_request``, whose input processing
+raises a ValueError for a request it refuses: too long, a structured-output backend not the engine's), its deepest
+vLLM frame there (``_ADMISSION``): that traceback is the caller's call refused before any step ran. A frame below them
+(the engine's own) is read as before, and an engine already dead says so in its own lines (the core's "died
+unexpectedly" record, EngineDeadError), which rules read.
 
 Not a failure: a traceback printed once a requested stop had begun (the parser's own ``requested``; one printed
 before it, say V0's engine dying and its server then shutting down, is the failure that came first), and a
@@ -91,6 +97,16 @@ _DIED = (
 _V0_CLIENT = "engine/multiprocessing/client.py"
 
 
+#: the offline LLM's admission of its requests (entrypoints/llm.py): a traceback whose deepest vLLM frame is one of these
+_ADMISSION = ("_validate_and_add_requests", "_add_request")
+_LLM = "entrypoints/llm.py"
+
+
+def _admission(m: Any) -> bool:
+    """Whether a vLLM frame (``frames.vllm_frame``'s match) is the offline LLM's admission of a request."""
+    return m.group("func") in _ADMISSION and m.group("path").endswith(_LLM)
+
+
 def _one_request(m: Any) -> bool:
     """Whether a vLLM frame (``frames.vllm_frame``'s match) is V0's client's per-request generator."""
     return m.group("func") == "_process_request" and m.group("path").endswith(_V0_CLIENT)
@@ -107,6 +123,7 @@ class Unread:
 
     def __init__(self) -> None:
         self._last: tuple[str, str, Any] | None = None  # function, line, ctx
+        self._before: tuple[str, str, Any] | None = None  # _last as it was at the current traceback's header
         self._told = self._stopped = self._in_step = False
         self._timeout: tuple[str, Any] | None = None  # engine_step cancelled: its exception line, ctx
         self._hooked: tuple[str, Any] | None = None  # "[rankN]: Traceback …": the excepthook's header, ctx
@@ -134,6 +151,7 @@ class Unread:
                 self._asgi_in_engine = self._asgi_in_engine or near
             elif "Traceback (most recent" in msg:
                 self._in_step = False
+                self._before = self._last
                 if ctx.rank is not None and ctx.process is None and ctx.logger_file is None:
                     # PyTorch's excepthook: an uncaught exception (not a process's)
                     self._hooked = self._mark("hooked", requested, (msg, ctx))
@@ -145,6 +163,8 @@ class Unread:
                 or loopexit.escaped(msg.strip())
             ):
                 self._stopped = True  # a stop's exception line, or its way out of the event loop
+            elif (m := frames.vllm_frame(msg)) is not None and _admission(m):
+                self._last = self._before  # so far, this traceback is a call refused at admission
             elif (m := frames.vllm_frame(msg)) is not None and not _one_request(m):
                 self._last = self._mark("last", requested, (m.group("func"), msg, ctx))
                 step = m.group("func") == "engine_step" and "async_llm_engine.py" in msg
