@@ -14,14 +14,6 @@ from tests.evalkit import set_tests
 # (tests/data/eval32bf/RESULTS.md).
 MISSES: dict[tuple[str, int], str] = {
     (
-        "008",
-        0,
-    ): "BF2: a missing chat template (the API server's warmup ERROR traceback) is read as a critical engine error; the server goes on",
-    (
-        "026",
-        0,
-    ): "BF2: a missing chat template (the bare 'default chat template is no longer allowed' ValueError of a request) is read as a critical failure",
-    (
         "012",
         0,
     ): "BF3: a chat request answered '500 Internal Server Error' with its ASGI traceback stays a warning",

