@@ -53,6 +53,7 @@ def test_the_chat_template_warmups_logged_traceback_is_no_failed_start() -> None
         d = diagnose(log)
         _healthy(d)
         assert "engine_error" in by_id(d), (log, d["findings"])  # still said: the model has no chat template
+    assert "chat-template warm-up" in by_id(diagnose("eval32bf/008.log"))["engine_error"]["evidence"]
 
 
 def test_vllms_refusal_of_a_chat_with_no_template_is_one_requests() -> None:
