@@ -297,6 +297,9 @@ _NO_EVENT_YET = {
     # 'Added request', a fused-MoE WARNING without its timestamp, the FP8 q-scale WARNING, the arctic_inference
     # plugin-loading lines: nothing to read
     *(("eval32bf", n) for n in ("001", "011", "014", "023", "027")),
+    # eval32bf 005 (class BF1, fixed): an offline traceback cut in LLM._validate_and_add_requests, the caller's call
+    # refused at admission (parse.unread._ADMISSION): nothing to report
+    ("eval32bf", "005"),
     # eval32be 008 / 012 / 015 / 024: an OpenVINO offline start's import and config warnings, Gemma 2's sliding-window
     # warning alone, the wrapped tail of an args dump (refused), an llm-d image's KV-connector set-up lines: start-up
     # lines that tell nothing yet (labelled healthy, their labels hold)

