@@ -97,12 +97,10 @@ def test_the_corpus_has_failing_logs() -> None:
 # '| ERROR | stderr | INFO:' start-up lines (no line vLLM wrote; labelled not failing);
 # eval32be 001 / 021 / 022, one chat request's 'Error in preprocessing prompt inputs' / 'Error in applying chat template'
 # traceback, the server answering the rest (labelled not failing); eval32ba 022, open-r1's trainer script's '[rank0]:
-# Traceback' and its own frames, no line vLLM wrote (labelled not failing; class BA4, fixed); eval32bd 001, class BD1
-# (LMCache's own 'LMCacheEngine marked as init failed' record and worker frames, failing, read as healthy:
-# tests/data/eval32bd/RESULTS.md); eval32bd 019, one request's 'Error in preprocessing prompt inputs' chat-template
-# traceback, '^M'-joined (labelled not failing); eval32bg 016 / 018,
-# xgrammar's per-request 'Failed to advance FSM' / 'grammar rejected tokens ... Terminating request' quoted with
-# elided prefixes (labelled not failing, refused); eval32bf 026, vLLM's bare 'ValueError: As of transformers v4.44,
+# Traceback' and its own frames, no line vLLM wrote (labelled not failing; class BA4, fixed); eval32bd 019, one
+# request's 'Error in preprocessing prompt inputs' chat-template traceback, '^M'-joined (labelled not failing); eval32bg
+# 016 / 018, xgrammar's per-request 'Failed to advance FSM' / 'grammar rejected tokens ... Terminating request' quoted
+# with elided prefixes (labelled not failing, refused); eval32bf 026, vLLM's bare 'ValueError: As of transformers v4.44,
 # default chat template is no longer allowed' for one request (labelled not failing; class BF2, fixed).
 _EVAL32_MISSES = {
     ("eval32", "028"): "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)",
@@ -310,10 +308,6 @@ _EVAL32_MISSES = {
         "eval32ba",
         "022",
     ): "labelled not failing: open-r1's trainer script's [rank0] traceback, a client of the server (eval32ba)",
-    (
-        "eval32bd",
-        "001",
-    ): "issue 32 miss BD1: LMCache's 'marked as init failed' record reads as healthy (eval32bd)",
     ("eval32bd", "019"): "labelled not failing: one request's chat-template error, answered (eval32bd)",
     **{
         (
