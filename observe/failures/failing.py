@@ -188,6 +188,7 @@ def innermost(errors: Sequence[Any]) -> dict[str, Any] | None:
         "phase": phase_name(first_line.details.get("phase")),
         "rank": first_line.details.get("rank"),
         "where": _where(first_line),
+        "decides": first_line.details.get("decides"),  # what the record leaves open (parse.lmcachelog)
     }
 
 
@@ -311,6 +312,8 @@ def engine_error(c: Context) -> list[Finding]:
         after = unread.cut_note(cut) + after
     if s.host_only:
         after += f"; {HOST_ONLY}"
+    if root.get("decides"):
+        after += f"; {root['decides']}"
     # a fatal error before the engine served is its failed start (V1 says so: "EngineCore failed to start")
     start = failed == "exited" and _before_serving(every, root["phase"])
     where = "phase unknown" if root["phase"] == "unknown" else root["phase"]

@@ -31,6 +31,12 @@ def cut_note(cut: dict[str, Any]) -> str:
             "; uvicorn logged 'Exception in ASGI application': a request's handler raised in the server (not a "
             f"client gone), its traceback cut before vLLM's frames and the cause; {where}"
         )
+    if cut.get("unread") and cut.get("frame") == "warmup" and cut.get("alone"):
+        return (
+            "; the frames are the API server's chat-template warm-up (a dummy chat rendered while the server is "
+            "built), whose except logs its traceback and lets the start-up go on: typically a model with no chat "
+            "template (give one with --chat-template); its exception line (the full traceback's last line) names it"
+        )
     if cut.get("unread"):
         return (
             f"; the frames show it raised in {cut['frame']}() (vLLM's own code), in a traceback no rule reads: "

@@ -17,8 +17,12 @@ vLLM's, of a host's or of a device runtime's, each read narrowly by the module t
   the engine's death, a crash once it served, else its failed start.
 - The shell's "Segmentation fault (core dumped)" ("段错误 (核心已转储)") alone on a line (``shellsig``): the launched
   process's death, its failed start before any serving line.
+- LMCache's own ERROR record "LMCacheEngine marked as init failed" (``lmcachelog``): the KV connector's start-up
+  failed in a worker, an error of the engine at start-up (vLLM's connector then dies at the first request).
 - The last line of V1's engine core's exception record trimmed to ``[core.py:N] <Exc>: …`` (``trimmed``): the engine
   core raised, its phase unknown.
+- vLLM's refusal to render a chat with no template, "As of transformers v4.44, default chat template is no longer
+  allowed …" (``chattemplate.no_template``): one request's (or one call's) refusal, never the engine's failure.
 
 Pure: rows of (literal, pattern, reader), as in ``failures``.
 """
@@ -30,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from observe.failures.kinds import FailureKind
-from observe.parse import accel, deaths, dumpinput, modelarch, shellsig, trimmed
+from observe.parse import accel, chattemplate, deaths, dumpinput, lmcachelog, modelarch, shellsig, trimmed
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState
 from observe.parse.rules import Rule
@@ -62,8 +66,10 @@ RULES: tuple[Rule[Failure], ...] = (
     row("model-arch-refusal-cut", modelarch.CUT_LITERAL, modelarch.CUT_PATTERN, modelarch.cut_refusal),
     *(row(f"core-record-tail-{w.lower()}", w, rx, trimmed.core_tail) for w, rx in trimmed.PATTERNS.items()),
     row("client-fatal-signal", deaths.FATAL_SIGNAL, None, deaths.fatal_signal),
+    row("request-no-chat-template", chattemplate.LITERAL, chattemplate.PATTERN, chattemplate.no_template),
     *(
         row(f"shell-segfault-{i}", lit, rx, shellsig.shell_segfault)
         for i, (lit, rx) in enumerate(shellsig.PATTERNS.items())
     ),
+    row("lmcache-init-failed", lmcachelog.LITERAL, lmcachelog.PATTERN, lmcachelog.init_failed),
 )

@@ -25,7 +25,16 @@ cut (an ``error_line``, ``unread``, its phase unknown).
 
 Not a failure by its frames: a traceback cut in V0's client's ``_process_request`` (one request's stream re-raising
 what the engine sent for it; ``_one_request``) — the engine's death there is told by what reads it (``frames``' twice
-re-raised exception, the dead engine's exception line), not by the frame.
+re-raised exception, the dead engine's exception line), not by the frame. Nor one cut in the offline ``LLM``'s
+admission (entrypoints/llm.py ``_validate_and_add_requests`` → ``_add_request``, 0.6 → 0.11: generate / chat /
+encode validate the prompts and params and hand each request to ``llm_engine.add_request``, whose input processing
+raises a ValueError for a request it refuses: too long, a structured-output backend not the engine's), its deepest
+vLLM frame there (``_ADMISSION``): that traceback is the caller's call refused before any step ran. A frame below them
+(the engine's own) is read as before, and an engine already dead says so in its own lines (the core's "died
+unexpectedly" record, EngineDeadError), which rules read.
+Nor the API server's chat-template warm-up (``chattemplate.warmup_frame``): its except logs the traceback and the
+start-up goes on, so its frames from ``warmup`` down are that logged warm-up; cut there, it is reported as such, a
+warning at most (``alone``: handled, as a request handler's record), phase start-up, never a failed start.
 
 Not a failure: a traceback printed once a requested stop had begun (the parser's own ``requested``; one printed
 before it, say V0's engine dying and its server then shutting down, is the failure that came first), and a
@@ -56,7 +65,7 @@ from __future__ import annotations
 from typing import Any
 
 from observe.failures.kinds import FailureKind
-from observe.parse import frames, loopexit, phaseframes
+from observe.parse import chattemplate, frames, loopexit, phaseframes
 from observe.parse.failtypes import Failure
 
 Held = tuple[Failure, str, Any]  # a failure, its line and that line's ctx
@@ -91,6 +100,16 @@ _DIED = (
 _V0_CLIENT = "engine/multiprocessing/client.py"
 
 
+#: the offline LLM's admission of its requests (entrypoints/llm.py): a traceback whose deepest vLLM frame is one of these
+_ADMISSION = ("_validate_and_add_requests", "_add_request")
+_LLM = "entrypoints/llm.py"
+
+
+def _admission(m: Any) -> bool:
+    """Whether a vLLM frame (``frames.vllm_frame``'s match) is the offline LLM's admission of a request."""
+    return m.group("func") in _ADMISSION and m.group("path").endswith(_LLM)
+
+
 def _one_request(m: Any) -> bool:
     """Whether a vLLM frame (``frames.vllm_frame``'s match) is V0's client's per-request generator."""
     return m.group("func") == "_process_request" and m.group("path").endswith(_V0_CLIENT)
@@ -107,6 +126,10 @@ class Unread:
 
     def __init__(self) -> None:
         self._last: tuple[str, str, Any] | None = None  # function, line, ctx
+        self._before: tuple[str, str, Any] | None = None  # _last as it was at the current traceback's header
+        self._warm: tuple[Any, ...] | None = (
+            None  # the chat-template warm-up's record site, while under its frame
+        )
         self._told = self._stopped = self._in_step = False
         self._timeout: tuple[str, Any] | None = None  # engine_step cancelled: its exception line, ctx
         self._hooked: tuple[str, Any] | None = None  # "[rankN]: Traceback …": the excepthook's header, ctx
@@ -128,12 +151,21 @@ class Unread:
         elif f is not None:
             self._told = True
         elif failure_line:
-            if _ASGI in msg:
+            site = (ctx.pid, ctx.logger_file, ctx.logger_line)
+            if self._warm is not None and (site != self._warm or "Traceback (most recent" in msg):
+                self._warm = None  # another record or traceback: the warm-up's ended
+            if self._warm is not None:
+                pass  # a frame under the warm-up's: still that logged warm-up
+            elif chattemplate.warmup_frame(msg):
+                self._warm = site
+                self._last = self._mark("last", requested, ("warmup", msg, ctx))
+            elif _ASGI in msg:
                 self._asgi = self._mark("asgi", requested, (msg, ctx))
                 near = self.aborted_at is not None and 0 < cur - self.aborted_at <= _ABORT_NEAR
                 self._asgi_in_engine = self._asgi_in_engine or near
             elif "Traceback (most recent" in msg:
                 self._in_step = False
+                self._before = self._last
                 if ctx.rank is not None and ctx.process is None and ctx.logger_file is None:
                     # PyTorch's excepthook: an uncaught exception (not a process's)
                     self._hooked = self._mark("hooked", requested, (msg, ctx))
@@ -145,6 +177,8 @@ class Unread:
                 or loopexit.escaped(msg.strip())
             ):
                 self._stopped = True  # a stop's exception line, or its way out of the event loop
+            elif (m := frames.vllm_frame(msg)) is not None and _admission(m):
+                self._last = self._before  # so far, this traceback is a call refused at admission
             elif (m := frames.vllm_frame(msg)) is not None and not _one_request(m):
                 self._last = self._mark("last", requested, (m.group("func"), msg, ctx))
                 step = m.group("func") == "engine_step" and "async_llm_engine.py" in msg
@@ -193,4 +227,6 @@ class Unread:
         func, msg, ctx = self._last
         phase = phaseframes.PHASE_FRAMES.get(func) or phaseframes.SERVING_FRAMES.get(func) or "unknown"
         d = {"text": msg.strip()[:300], "phase": phase, "frame": func, "cut": True, "unread": True}
+        if func == "warmup" and chattemplate.warmup_frame(msg):
+            d.update(phase="startup", alone=True)  # the warm-up's except logged it; the start-up went on
         return [(Failure(FailureKind.ERROR_LINE, d, False, ("unread", func)), msg, ctx)]

@@ -97,7 +97,11 @@ def test_the_corpus_has_failing_logs() -> None:
 # '| ERROR | stderr | INFO:' start-up lines (no line vLLM wrote; labelled not failing);
 # eval32be 001 / 021 / 022, one chat request's 'Error in preprocessing prompt inputs' / 'Error in applying chat template'
 # traceback, the server answering the rest (labelled not failing); eval32ba 022, open-r1's trainer script's '[rank0]:
-# Traceback' and its own frames, no line vLLM wrote (labelled not failing; class BA4, fixed);
+# Traceback' and its own frames, no line vLLM wrote (labelled not failing; class BA4, fixed); eval32bd 019, one
+# request's 'Error in preprocessing prompt inputs' chat-template traceback, '^M'-joined (labelled not failing); eval32bg
+# 016 / 018, xgrammar's per-request 'Failed to advance FSM' / 'grammar rejected tokens ... Terminating request' quoted
+# with elided prefixes (labelled not failing, refused); eval32bf 026, vLLM's bare 'ValueError: As of transformers v4.44,
+# default chat template is no longer allowed' for one request (labelled not failing; class BF2, fixed);
 # eval32bh 013 / 019, class BH4 (failing: a cut traceback after vLLM's lines, read as started), eval32bh 015 / 021,
 # class BH3 (failing, refused: a host's traceback through its vLLM wrapper): tests/data/eval32bh/RESULTS.md.
 _EVAL32_MISSES = {
@@ -306,6 +310,22 @@ _EVAL32_MISSES = {
         "eval32ba",
         "022",
     ): "labelled not failing: open-r1's trainer script's [rank0] traceback, a client of the server (eval32ba)",
+    ("eval32bd", "019"): "labelled not failing: one request's chat-template error, answered (eval32bd)",
+    **{
+        (
+            "eval32bg",
+            n,
+        ): "labelled not failing: one request's structured-output FSM error quoted alone (eval32bg)"
+        for n in ("016", "018")
+    },
+    (
+        "eval32bf",
+        "026",
+    ): "labelled not failing: vLLM's bare 'default chat template is no longer allowed' refusal of one request (eval32bf)",
+    (
+        "excerpts",
+        "no-chat-template-valueerror-deepseek-v32-vllm-29849",
+    ): "not failing: the same refusal of one request, the second real excerpt of class BF2 (eval32bf)",
     (
         "eval32bh",
         "013",
