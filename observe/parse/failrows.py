@@ -21,6 +21,8 @@ vLLM's, of a host's or of a device runtime's, each read narrowly by the module t
   core raised, its phase unknown.
 - vLLM's refusal to render a chat with no template, "As of transformers v4.44, default chat template is no longer
   allowed …" (``chattemplate.no_template``): one request's (or one call's) refusal, never the engine's failure.
+- A model's input schema refusing a request's precomputed embeddings, "image_embeds has rank 3 but expected 2"
+  (``mmembeds.embeds_refused``): that request's input refused, bare or under the API server.
 
 Pure: rows of (literal, pattern, reader), as in ``failures``.
 """
@@ -32,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from observe.failures.kinds import FailureKind
-from observe.parse import accel, chattemplate, deaths, dumpinput, modelarch, shellsig, trimmed
+from observe.parse import accel, chattemplate, deaths, dumpinput, mmembeds, modelarch, shellsig, trimmed
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState
 from observe.parse.rules import Rule
@@ -65,6 +67,7 @@ RULES: tuple[Rule[Failure], ...] = (
     *(row(f"core-record-tail-{w.lower()}", w, rx, trimmed.core_tail) for w, rx in trimmed.PATTERNS.items()),
     row("client-fatal-signal", deaths.FATAL_SIGNAL, None, deaths.fatal_signal),
     row("request-no-chat-template", chattemplate.LITERAL, chattemplate.PATTERN, chattemplate.no_template),
+    row("request-mm-embeds-refused", mmembeds.LITERAL, mmembeds.PATTERN, mmembeds.embeds_refused),
     *(
         row(f"shell-segfault-{i}", lit, rx, shellsig.shell_segfault)
         for i, (lit, rx) in enumerate(shellsig.PATTERNS.items())
