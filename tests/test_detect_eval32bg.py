@@ -70,3 +70,29 @@ def test_the_schemas_refusal_in_an_engine_core_or_of_raw_media_stays_critical(tm
     log = tmp_path / "pixels.log"
     log.write_text(text.replace("image_embeds", "pixel_values") + "\n")
     assert critical(diagnose(log))
+
+
+def test_a_grammar_rejecting_one_requests_token_ends_that_request_only() -> None:
+    """BG2 (014): a flattened paste of xgrammar's 'Failed to advance FSM for request … Please file an issue.'
+    (backend_xgrammar.py accept_tokens), the scheduler's 'Unexpected: grammar rejected tokens […] for request ….
+    Terminating request.' (update_from_output: that request FINISHED_ERROR), the API server's 'Request … failed with an
+    internal error during generation' and its 500: one request ended, the engine goes on. A warning at most, phase
+    serving (not start-up). Second real excerpts: 018's scheduler line and 016's FSM lines (quoted without prefixes,
+    vllm#42619's rendering), each read as one request's error."""
+    d = diagnose("eval32bg/014.log")
+    _healthy(d)
+    assert by_id(d)["engine_error"]["data"]["phase"] == "serving", d["findings"]
+    assert _kinds(d)[:2] == ["request_error", "request_error"], d["events"]["errors"]
+    for log in ("eval32bg/016.log", "eval32bg/018.log"):
+        d = diagnose(log)
+        _healthy(d)
+        assert "request_error" in _kinds(d), (log, d["events"]["errors"])
+
+
+def test_the_engines_death_beside_a_grammar_rejection_stays_critical(tmp_path: Path) -> None:
+    """The other side of BG2: 014's lines with the V1 client's record of a dead engine core before them (eval32s 028's
+    first line, 'Engine core proc EngineCore_DP1 died unexpectedly') is the engine's crash, as before."""
+    log = tmp_path / "died.log"
+    log.write_text("\n".join([*_lines("eval32bg/014.log"), _lines("eval32s/028.log")[0]]) + "\n")
+    d = diagnose(log)
+    assert critical(d) and "engine_crashed" in by_id(d), d["findings"]

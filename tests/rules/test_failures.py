@@ -102,7 +102,7 @@ def test_the_corpus_has_failing_logs() -> None:
 # tests/data/eval32bd/RESULTS.md); eval32bd 019, one request's 'Error in preprocessing prompt inputs' chat-template
 # traceback, '^M'-joined (labelled not failing); eval32bg 016 / 018,
 # xgrammar's per-request 'Failed to advance FSM' / 'grammar rejected tokens ... Terminating request' quoted with
-# elided prefixes (labelled not failing, refused); eval32bg 012, the bare 'ValueError:
+# elided prefixes (labelled not failing; read as one request's error since BG2); eval32bg 012, the bare 'ValueError:
 # image_embeds has rank 3 but expected 2' refusing one request's embeddings (labelled not failing; class BG1, fixed);
 # eval32bf 026, vLLM's bare 'ValueError: As of transformers v4.44,
 # default chat template is no longer allowed' for one request (labelled not failing; class BF2, fixed).
