@@ -14,15 +14,6 @@ from tests.evalkit import set_tests
 # (tests/data/eval32bg/RESULTS.md).
 MISSES: dict[tuple[str, int], str] = {
     (
-        "010",
-        0,
-    ): "BG1: one request's ASGI traceback (cut in api_utils wrapper) is read as a critical engine error",
-    ("012", 0): "BG1: one request's bare input ValueError (image_embeds rank) is read as a critical failure",
-    (
-        "014",
-        0,
-    ): "BG2: xgrammar 'Failed to advance FSM ... Terminating request' + one 500 is read as a critical start-up error",
-    (
         "015",
         1,
     ): "BG3: a start-up that dies in CUDA-graph capture (Engine core initialization failed) is read as a crash",

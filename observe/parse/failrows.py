@@ -23,6 +23,11 @@ vLLM's, of a host's or of a device runtime's, each read narrowly by the module t
   core raised, its phase unknown.
 - vLLM's refusal to render a chat with no template, "As of transformers v4.44, default chat template is no longer
   allowed …" (``chattemplate.no_template``): one request's (or one call's) refusal, never the engine's failure.
+- A model's input schema refusing a request's precomputed embeddings, "image_embeds has rank 3 but expected 2"
+  (``mmembeds.embeds_refused``): that request's input refused, bare or under the API server.
+- Structured output's grammar refusing a request's token, xgrammar's "Failed to advance FSM for request …" and the
+  scheduler's "Unexpected: grammar rejected tokens … Terminating request." (``grammar.request_ended``): that request
+  ended with an error, the engine serving on.
 
 Pure: rows of (literal, pattern, reader), as in ``failures``.
 """
@@ -34,7 +39,18 @@ from collections.abc import Callable
 from typing import Any
 
 from observe.failures.kinds import FailureKind
-from observe.parse import accel, chattemplate, deaths, dumpinput, lmcachelog, modelarch, shellsig, trimmed
+from observe.parse import (
+    accel,
+    chattemplate,
+    deaths,
+    dumpinput,
+    grammar,
+    lmcachelog,
+    mmembeds,
+    modelarch,
+    shellsig,
+    trimmed,
+)
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState
 from observe.parse.rules import Rule
@@ -67,6 +83,9 @@ RULES: tuple[Rule[Failure], ...] = (
     *(row(f"core-record-tail-{w.lower()}", w, rx, trimmed.core_tail) for w, rx in trimmed.PATTERNS.items()),
     row("client-fatal-signal", deaths.FATAL_SIGNAL, None, deaths.fatal_signal),
     row("request-no-chat-template", chattemplate.LITERAL, chattemplate.PATTERN, chattemplate.no_template),
+    row("request-mm-embeds-refused", mmembeds.LITERAL, mmembeds.PATTERN, mmembeds.embeds_refused),
+    row("request-grammar-fsm", *grammar.FSM, grammar.request_ended),
+    row("request-grammar-rejected", *grammar.REJECTED, grammar.request_ended),
     *(
         row(f"shell-segfault-{i}", lit, rx, shellsig.shell_segfault)
         for i, (lit, rx) in enumerate(shellsig.PATTERNS.items())

@@ -171,12 +171,10 @@ def emitted_by_diagnose() -> set[str]:
         "eval32bc/024.log",
         "eval32bc/028.log",
         "eval32bc/030.log",
-        # eval32bg 002 / 016 / 018 / 028: a fused-MoE default-config WARNING quoted without its logger prefix, xgrammar's
-        # per-request FSM errors with elided prefixes (twice), a NIXL handshake assertion quoted alone: no line in vLLM's
-        # logger form; their labels, healthy, hold
+        # eval32bg 002 / 028: a fused-MoE default-config WARNING quoted without its logger prefix, a NIXL handshake
+        # assertion quoted alone: no line in vLLM's logger form; their labels, healthy, hold (016 / 018, xgrammar's
+        # per-request FSM errors with elided prefixes, are read as one request's errors since BG2)
         "eval32bg/002.log",
-        "eval32bg/016.log",
-        "eval32bg/018.log",
         "eval32bg/028.log",
         # eval32bf 001 / 014: the head of one request's uvicorn run_asgi traceback, and the fused-MoE 'Using default MoE
         # config' WARNING quoted with its timestamp elided and hard-wrapped: no line in vLLM's logger form; their labels,
