@@ -29,8 +29,6 @@ MISSES: dict[tuple[str, int], str] = {
         "014",
         2,
     ): "BI2: 'Worker proc died unexpectedly' + EngineCoreProc(...) __init__ traceback read as a serving crash",
-    ("025", 0): "BI3: prefix-less 'Available KV cache memory: -0.87 GiB' (negative) is not read",
-    ("025", 1): "BI3: prefix-less 'Available KV cache memory: -0.87 GiB' (negative) is not read",
     (
         "028",
         0,

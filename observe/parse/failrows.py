@@ -19,6 +19,8 @@ vLLM's, of a host's or of a device runtime's, each read narrowly by the module t
   process's death, its failed start before any serving line.
 - The last line of V1's engine core's exception record trimmed to ``[core.py:N] <Exc>: …`` (``trimmed``): the engine
   core raised, its phase unknown.
+- V1's worker's KV budget below zero, "Available KV cache memory: -0.87 GiB" (``negative_kv``), bare or prefixed: no
+  room for any KV cache, the start-up's end.
 
 Pure: rows of (literal, pattern, reader), as in ``failures``.
 """
@@ -45,6 +47,23 @@ def step_raised(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     return Failure(FailureKind.WORKER_EXCEPTION, d, True, ("worker", None, "execute_model"))
 
 
+#: gpu_worker.py determine_available_memory's line (V1, 0.8 →; vllm-ascend's and the other plugins' workers copy it)
+#: with a figure below zero; "-0.00" is below zero too (the budget rounded), a zero is not read.
+NEGATIVE_KV_LITERAL = "Available KV cache memory: -"
+NEGATIVE_KV = r"Available KV cache memory: -(?P<g>\d+(?:\.\d+)?) GiB"
+
+
+def negative_kv(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """The worker found no room for any KV cache: the budget (device memory x utilization, less the weights, the
+    profile run's peak and the memory outside torch) is below zero. The engine core passes it to kv_cache_utils'
+    check_enough_kv_cache_memory, which raises "No available memory for the cache blocks" for any budget <= 0 (the
+    line is logged only for a model with a KV cache, the check's own condition): a failed start, the same failure as
+    that error (one key, so the two lines are one finding)."""
+    return Failure(
+        FailureKind.NO_AVAILABLE_MEMORY, {"kv_available_gib": -float(m.group("g"))}, True, ("noavail",)
+    )
+
+
 def row(
     name: str, literal: str, pattern: str | None, read: Callable[..., Failure | None], **kw: Any
 ) -> Rule[Failure]:
@@ -62,6 +81,7 @@ RULES: tuple[Rule[Failure], ...] = (
     row("model-arch-refusal-cut", modelarch.CUT_LITERAL, modelarch.CUT_PATTERN, modelarch.cut_refusal),
     *(row(f"core-record-tail-{w.lower()}", w, rx, trimmed.core_tail) for w, rx in trimmed.PATTERNS.items()),
     row("client-fatal-signal", deaths.FATAL_SIGNAL, None, deaths.fatal_signal),
+    row("negative-kv-available", NEGATIVE_KV_LITERAL, NEGATIVE_KV, negative_kv),
     *(
         row(f"shell-segfault-{i}", lit, rx, shellsig.shell_segfault)
         for i, (lit, rx) in enumerate(shellsig.PATTERNS.items())
