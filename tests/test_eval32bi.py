@@ -29,14 +29,6 @@ MISSES: dict[tuple[str, int], str] = {
         "014",
         2,
     ): "BI2: 'Worker proc died unexpectedly' + EngineCoreProc(...) __init__ traceback read as a serving crash",
-    (
-        "028",
-        0,
-    ): "BI4: a 500 then workers' 'Parent process exited, terminating worker' (engine core gone) is not read",
-    (
-        "028",
-        1,
-    ): "BI4: a 500 then workers' 'Parent process exited, terminating worker' (engine core gone) is not read",
 }
 
 

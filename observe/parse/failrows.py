@@ -19,6 +19,8 @@ vLLM's, of a host's or of a device runtime's, each read narrowly by the module t
   process's death, its failed start before any serving line.
 - The last line of V1's engine core's exception record trimmed to ``[core.py:N] <Exc>: …`` (``trimmed``): the engine
   core raised, its phase unknown.
+- A 5xx answer and, as the next message, a multiproc worker's "Parent process exited, terminating worker", no stop asked
+  for (``errexit.orphaned_after_5xx``): the engine core died while serving.
 - V1's worker's KV budget below zero, "Available KV cache memory: -0.87 GiB" (``negative_kv``), bare or prefixed: no
   room for any KV cache, the start-up's end.
 
@@ -32,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from observe.failures.kinds import FailureKind
-from observe.parse import accel, deaths, dumpinput, modelarch, shellsig, trimmed
+from observe.parse import accel, deaths, dumpinput, errexit, modelarch, shellsig, trimmed
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState
 from observe.parse.rules import Rule
@@ -82,6 +84,7 @@ RULES: tuple[Rule[Failure], ...] = (
     *(row(f"core-record-tail-{w.lower()}", w, rx, trimmed.core_tail) for w, rx in trimmed.PATTERNS.items()),
     row("client-fatal-signal", deaths.FATAL_SIGNAL, None, deaths.fatal_signal),
     row("negative-kv-available", NEGATIVE_KV_LITERAL, NEGATIVE_KV, negative_kv),
+    row("orphaned-workers-after-5xx", errexit.ORPHANED_LITERAL, None, errexit.orphaned_after_5xx),
     *(
         row(f"shell-segfault-{i}", lit, rx, shellsig.shell_segfault)
         for i, (lit, rx) in enumerate(shellsig.PATTERNS.items())
