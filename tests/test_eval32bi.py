@@ -14,14 +14,6 @@ from tests.evalkit import set_tests
 # The misses at the measurement (main 87aa204 and c38979e, blind; no fixes), by class (tests/data/eval32bi/RESULTS.md).
 MISSES: dict[tuple[str, int], str] = {
     (
-        "004",
-        0,
-    ): "BI1: V0 stats lines with requests running and 0.0 tokens/s for three intervals stay a warning",
-    (
-        "004",
-        1,
-    ): "BI1: V0 stats lines with requests running and 0.0 tokens/s read as throughput_collapse, not a hang",
-    (
         "014",
         1,
     ): "BI2: 'Worker proc died unexpectedly' + EngineCoreProc(...) __init__ traceback read as a serving crash",
