@@ -23,14 +23,6 @@ MISSES: dict[tuple[str, int], str] = {
         0,
     ): "BG2: xgrammar 'Failed to advance FSM ... Terminating request' + one 500 is read as a critical start-up error",
     (
-        "015",
-        1,
-    ): "BG3: a start-up that dies in CUDA-graph capture (Engine core initialization failed) is read as a crash",
-    (
-        "015",
-        2,
-    ): "BG3: a start-up that dies in CUDA-graph capture (Engine core initialization failed) is read as a crash",
-    (
         "019",
         0,
     ): "BG4: NCCL's bare '/dev/shm ... No space left on device' line is refused (no vLLM line found)",
