@@ -3,7 +3,7 @@ real excerpt. Sources in tests/data/PROVENANCE.md."""
 
 from __future__ import annotations
 
-from tests.diagnosekit import by_id, critical, diagnose
+from tests.diagnosekit import by_id, critical, diagnose, suggestions
 
 
 def test_a_flattened_start_up_whose_worker_died_before_the_core_was_ready_is_a_failed_start() -> None:
@@ -21,3 +21,24 @@ def test_a_workers_death_notice_alone_is_still_a_crash() -> None:
     it on its line stays the crash it was."""
     d = diagnose("eval32r/025.log")
     assert "engine_crashed" in by_id(d), d["findings"]
+
+
+def test_nccls_full_dev_shm_is_a_failed_start_whose_fix_is_the_containers_shm() -> None:
+    """BG4 (019): NCCL's bare 'Error: failed to extend /dev/shm/nccl-YrFC5V to 33030532 bytes, error: No space left on
+    device' (shmutils.cc's fallocate of its segment, under Dynamo with TP > 1 in docker's 64 MB /dev/shm): the
+    process's failed start, the fix the container's --shm-size or --ipc=host, never GPU memory."""
+    d = diagnose("eval32bg/019.log")
+    assert critical(d) and "engine_startup_failed" in by_id(d), d["findings"]
+    assert "engine_crashed" not in by_id(d), d["findings"]
+    assert "--gpu-memory-utilization" not in suggestions(d), d["recommendations"]
+    (note,) = [n["text"] for n in d["advice_notes"] if "engine_startup_failed" in n["finding_ids"]]
+    assert "--shm-size" in note and "--ipc=host" in note, note
+
+
+def test_nccls_second_warning_of_a_full_dev_shm_under_its_prefix_is_read_the_same() -> None:
+    """BG4's second real excerpt (llm-d#352): NCCL's 'misc/shmutils.cc:129 NCCL WARN Error while creating shared memory
+    segment /dev/shm/nccl-… (size 33030528), error: No space left on device (28)' behind NCCL's host:pid:tid [rank]
+    prefix, its INFO return trail, and a vLLM worker's 'Parent process exited': the same failed start."""
+    d = diagnose("excerpts/nccl-shm-full-deepseek-ep-llm-d-352.log")
+    assert critical(d) and "engine_startup_failed" in by_id(d), d["findings"]
+    assert "engine_crashed" not in by_id(d), d["findings"]
