@@ -3,7 +3,12 @@ real excerpt. Sources in tests/data/PROVENANCE.md."""
 
 from __future__ import annotations
 
-from tests.diagnosekit import by_id, critical, diagnose, suggestions
+from pathlib import Path
+
+import pytest
+
+from observe.errors import InputError
+from tests.diagnosekit import DATA, by_id, critical, diagnose, suggestions
 
 
 def test_a_flattened_start_up_whose_worker_died_before_the_core_was_ready_is_a_failed_start() -> None:
@@ -42,3 +47,50 @@ def test_nccls_second_warning_of_a_full_dev_shm_under_its_prefix_is_read_the_sam
     d = diagnose("excerpts/nccl-shm-full-deepseek-ep-llm-d-352.log")
     assert critical(d) and "engine_startup_failed" in by_id(d), d["findings"]
     assert "engine_crashed" not in by_id(d), d["findings"]
+
+
+def test_a_bare_killed_after_vllms_start_up_lines_is_the_process_killed_starting() -> None:
+    """BG5 (020): four V0 start-up INFO lines (the last one about loading the weights), then the shell's bare 'Killed'
+    (SIGKILL: here the host's OOM killer, 2x RTX 4090 with 128 GB RAM): the launch's failed start, no CUDA OOM, no
+    GPU memory flag, the note pointing at host RAM. (The only real excerpt of the OOM form found.)"""
+    d = diagnose("eval32bg/020.log")
+    assert critical(d) and "engine_startup_failed" in by_id(d), d["findings"]
+    assert not {"engine_crashed", "cuda_oom"} & set(by_id(d)), d["findings"]
+    assert "--gpu-memory-utilization" not in suggestions(d), d["recommendations"]
+    (note,) = [n["text"] for n in d["advice_notes"] if "engine_startup_failed" in n["finding_ids"]]
+    assert "host RAM" in note, note
+
+
+@pytest.mark.parametrize("log", ["eval32aw/013.log", "eval32d/019.log"])
+def test_killed_after_vllms_own_fatal_signal_keeps_the_failure_it_follows(log: str) -> None:
+    """The other real 'Killed' lines of the sets follow V1's client 'Got fatal signal from worker processes' (its
+    handler kills its own process tree): the failure before it stays the root cause, still a failed start."""
+    d = diagnose(log)
+    assert critical(d) and "engine_startup_failed" in by_id(d), d["findings"]
+    assert "engine_crashed" not in by_id(d), d["findings"]
+    (note,) = [n["text"] for n in d["advice_notes"] if "engine_startup_failed" in n["finding_ids"]]
+    assert "host RAM" not in note, note
+
+
+def test_killed_is_read_only_after_vllms_lines_and_alone_on_its_line(tmp_path: Path) -> None:
+    """BG5's bounds, on 020's own lines: 'Killed' with no vLLM line before it is anybody's; inside other text it is no
+    shell report; after a stats line it is the engine's death by SIGKILL while serving."""
+    lines = (DATA / "eval32bg" / "020.log").read_text(encoding="utf-8").splitlines()
+    alone = tmp_path / "alone.log"
+    alone.write_text("Killed\n", encoding="utf-8")
+    with pytest.raises(InputError):  # refused: no line is vLLM's, nothing read
+        diagnose(alone)
+    inline = tmp_path / "inline.log"
+    inline.write_text(
+        "\n".join([*lines[:-1], "the job was Killed by the scheduler"]) + "\n", encoding="utf-8"
+    )
+    assert not critical(diagnose(inline))
+    stats = next(
+        x
+        for x in (DATA / "eval32bg" / "004.log").read_text(encoding="utf-8").splitlines()
+        if "Avg prompt throughput" in x
+    )
+    served = tmp_path / "served.log"
+    served.write_text("\n".join([*lines[:-1], stats, "Killed"]) + "\n", encoding="utf-8")
+    d = diagnose(served)
+    assert "engine_crashed" in by_id(d) and "engine_startup_failed" not in by_id(d), d["findings"]
