@@ -94,3 +94,26 @@ def test_killed_is_read_only_after_vllms_lines_and_alone_on_its_line(tmp_path: P
     served.write_text("\n".join([*lines[:-1], stats, "Killed"]) + "\n", encoding="utf-8")
     d = diagnose(served)
     assert "engine_crashed" in by_id(d) and "engine_startup_failed" not in by_id(d), d["findings"]
+
+
+@pytest.mark.parametrize("log", ["eval32bg/004.log", "eval32/020.log"])
+def test_a_filling_kv_cache_with_nothing_waiting_or_preempted_gets_no_lever(log: str) -> None:
+    """BG6 (004, and eval32 020 as its second real excerpt): V1 stats lines with the KV cache climbing (11.7 % to
+    99.3 %; 93.9 % to 95.8 %), 'Waiting: 0 reqs' in every sample and no preemption: kv_cache_saturated stays a
+    warning, but no flag is suggested, and its note says in one sentence why (the memory is used, not short)."""
+    d = diagnose(log)
+    assert "kv_cache_saturated" in by_id(d) and not critical(d), d["findings"]
+    assert not suggestions(d), d["recommendations"]
+    (note,) = [n["text"] for n in d["advice_notes"] if "kv_cache_saturated" in n["finding_ids"]]
+    assert "no request waited or was preempted" in note, note
+
+
+def test_the_same_lines_with_requests_waiting_keep_the_kv_plan(tmp_path: Path) -> None:
+    """The other side of BG6, on 004's own lines: the last two samples with requests waiting bring the KV plan back
+    (a cache full while requests queue is short)."""
+    lines = (DATA / "eval32bg" / "004.log").read_text(encoding="utf-8").splitlines()
+    waited = [x.replace("Waiting: 0 reqs", "Waiting: 4 reqs") if i >= 5 else x for i, x in enumerate(lines)]
+    p = tmp_path / "waited.log"
+    p.write_text("\n".join(waited) + "\n", encoding="utf-8")
+    d = diagnose(p)
+    assert "--gpu-memory-utilization" in suggestions(d), d["recommendations"]

@@ -22,7 +22,6 @@ MISSES: dict[tuple[str, int], str] = {
         "014",
         0,
     ): "BG2: xgrammar 'Failed to advance FSM ... Terminating request' + one 500 is read as a critical start-up error",
-    ("004", 2): "BG6: a KV cache filling to 99% with nothing waiting gets a --gpu-memory-utilization raise",
 }
 
 
