@@ -189,6 +189,7 @@ def innermost(errors: Sequence[Any]) -> dict[str, Any] | None:
         "rank": first_line.details.get("rank"),
         "where": _where(first_line),
         "decides": first_line.details.get("decides"),  # what the record leaves open (parse.lmcachelog)
+        "fix": first_line.details.get("fix"),  # what its reader knows fixes it (NCCL's /dev/shm)
     }
 
 
@@ -262,7 +263,8 @@ def engine_error(c: Context) -> list[Finding]:
     """The catch-all. Data: type, message (the innermost exception of the chain, or the ERROR record),
     phase (startup | loading | profiling | serving | shutdown | unknown), rank, count (exception lines and
     ERROR records unexplained), root_cause (the same as a dict, for the advice), failed (why it is
-    critical: "exited" | "requests_failed" | None)."""
+    critical: "exited" | "requests_failed" | None), fix (only when the root is another program's line whose reader
+    knows what fixes it: NCCL's full /dev/shm)."""
     s = c.summary
     if any(e.kind == FailureKind.WORKER_EXCEPTION for e in s.errors):
         return []  # engine_errors() reports it as engine_error, with its root cause
@@ -338,6 +340,8 @@ def engine_error(c: Context) -> list[Finding]:
                 "failed": failed,
                 "frame": cut["frame"] if cut else None,
                 "cause_cut_off": cut is not None,
+                # what the reader of another program's line knows fixes it (parse.hosted: NCCL's full /dev/shm)
+                **({"fix": root["fix"]} if root.get("fix") and cut is None else {}),
             },
         )
     ]

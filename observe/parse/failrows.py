@@ -16,7 +16,8 @@ vLLM's, of a host's or of a device runtime's, each read narrowly by the module t
 - V1's engine client's SIGUSR1 handler, "Got fatal signal from worker processes, shutting down" (``deaths.fatal_signal``):
   the engine's death, a crash once it served, else its failed start.
 - The shell's "Segmentation fault (core dumped)" ("段错误 (核心已转储)") alone on a line (``shellsig``): the launched
-  process's death, its failed start before any serving line.
+  process's death, its failed start before any serving line; its "Killed" alone on a line after vLLM's lines
+  (``shellsig.shell_killed``): the process SIGKILLed (most often the OOM killer).
 - LMCache's own ERROR record "LMCacheEngine marked as init failed" (``lmcachelog``): the KV connector's start-up
   failed in a worker, an error of the engine at start-up (vLLM's connector then dies at the first request).
 - The last line of V1's engine core's exception record trimmed to ``[core.py:N] <Exc>: …`` (``trimmed``): the engine
@@ -115,4 +116,5 @@ RULES: tuple[Rule[Failure], ...] = (
         for i, (lit, rx) in enumerate(shellsig.PATTERNS.items())
     ),
     row("lmcache-init-failed", lmcachelog.LITERAL, lmcachelog.PATTERN, lmcachelog.init_failed),
+    row("shell-killed", shellsig.KILLED, shellsig.KILLED_PATTERN, shellsig.shell_killed),
 )

@@ -201,8 +201,6 @@ def emitted_by_diagnose() -> set[str]:
         "eval32bd/030.log",
     }
     refused_misses = {
-        # eval32bg 019 (class BG4: NCCL's bare '/dev/shm ... No space left on device' line): tests/data/eval32bg/RESULTS.md
-        "eval32bg/019.log",
         # eval32ac 023 / 024 (class PB: RamaLama's container that never started): tests/data/eval32ac/RESULTS.md
         "eval32ac/023.log",
         "eval32ac/024.log",
