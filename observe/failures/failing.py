@@ -24,6 +24,7 @@ from observe.failures import shutdown, unread
 from observe.failures.kinds import FailureKind
 from observe.findingids import FindingId
 from observe.model import Finding
+from observe.parse.deaths import INIT_FAILED
 from observe.parse.phaseframes import PHASE_FRAMES, SERVING_FRAMES
 from observe.quote import quote
 
@@ -122,6 +123,10 @@ def engine_crashed(c: Context) -> list[Finding]:
     start = (
         not served and not told and data["phase"] in ("loading", "profiling") and d.get("form") == "proc_died"
     )
+    if not served and d.get("form") == "proc_died" and _core_unbuilt(e, s.errors):
+        if _start_told(e, s.errors):
+            return []  # the engine core's own failure to start is the finding (engine_errors): one, not a crash
+        start = True  # its construction's traceback, cut before the core's own words
     return [
         Finding(
             id=FindingId.ENGINE_STARTUP_FAILED if start else FindingId.ENGINE_CRASHED,
@@ -136,6 +141,44 @@ def engine_crashed(c: Context) -> list[Finding]:
             data=data,
         )
     ]
+
+
+#: the engine core's own words for a failed start: run_engine_core's ``except`` while ``engine_core`` is still None
+#: (v1/engine/core.py 0.8 → 0.32: 'logger.exception("EngineCore failed to start.")', else "EngineCore encountered a
+#: fatal error.") and the front end's raise when a core process exited before its ready handshake (``INIT_FAILED``)
+_START_FAILED = ("EngineCore failed to start", INIT_FAILED)
+#: run_engine_core's source line building the core ("engine_core = EngineCoreProc(*args, …)", DPEngineCoreProc's
+#: under data parallelism, 0.8 → 0.32; parse.frames reads it as a cut frame of that name): a traceback through it
+#: raised while the core was constructed, before its ready handshake and its busy loop
+_BUILD_FRAMES = ("EngineCoreProc", "DPEngineCoreProc")
+
+
+def _start_told(e: Any, errors: Sequence[Any]) -> bool:
+    """Whether a record of e's log, not of a dead engine, is the engine core's own failure to start
+    (``_START_FAILED``): engine_errors names it engine_startup_failed."""
+    return any(
+        x.kind == FailureKind.ENGINE_CORE_FAILED
+        and x.env.source == e.env.source
+        and not x.details.get("engine_dead")
+        and any(w in x.message for w in _START_FAILED)
+        for x in errors
+    )
+
+
+def _core_unbuilt(e: Any, errors: Sequence[Any]) -> bool:
+    """Whether e's log shows the engine core failing while it was constructed, before it served: its own failure
+    to start (``_START_FAILED``) or a traceback through its construction (``_BUILD_FRAMES``). The executor's worker
+    monitor ("Worker proc X died unexpectedly, shutting down executor", v1/executor/multiproc_executor.py 0.8 →
+    0.32) starts in ``_init_executor`` once the workers answered ready, inside ``EngineCore.__init__``, so it
+    also reports a worker that dies while the KV cache is sized or the graphs are captured; its shutdown fails the
+    construction under way: a death before the engine ever served, the failed start's, not a crash."""
+    return _start_told(e, errors) or any(
+        x.kind == FailureKind.ERROR_LINE
+        and x.env.source == e.env.source
+        and x.details.get("frame") in _BUILD_FRAMES
+        and x.details.get("phase") != "serving"
+        for x in errors
+    )
 
 
 def root_cause(errors: Sequence[Any]) -> dict[str, Any] | None:
