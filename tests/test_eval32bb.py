@@ -12,12 +12,7 @@ from __future__ import annotations
 from tests.evalkit import set_tests
 
 # The misses at the measurement (main 0c8a2a2, merged, blind), by class (tests/data/eval32bb/RESULTS.md).
-MISSES: dict[tuple[str, int], str] = {
-    # BB1: V1 stats lines with 'Running: 1 reqs' at 0.0 tokens/s prompt and generation for 30 s while /health answers
-    # 200: a request stuck in a live engine, read as a launch that served with no finding.
-    ("001", 0): "BB1",
-    ("001", 1): "BB1",
-}
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32bb", MISSES)

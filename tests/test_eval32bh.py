@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tests.evalkit import set_tests
 
-# The misses at the measurement (main 87aa204, blind, and again on 0539a5b: the same; no fixes), by class
+# The misses at the measurement (main 87aa204, blind; again on 0539a5b and e14b5ed: the same; no fixes), by class
 # (tests/data/eval32bh/RESULTS.md).
 MISSES: dict[tuple[str, int], str] = {
     (

@@ -79,7 +79,7 @@ def pressure_ids(p: Plan, by_id: Mapping[str, Finding], answers: tuple[str, ...]
     sat = by_id.get(FindingId.KV_CACHE_SATURATED)
     if sat is not None and (sat.data.get("queued") or sat.severity == "critical"):  # full, requests waiting
         strong.add(FindingId.KV_CACHE_SATURATED)
-    elif FindingId.KV_CACHE_SATURATED in by_id and _kv_climbing(p):
+    elif FindingId.KV_CACHE_SATURATED in by_id and _kv_climbing(p) and not _nothing_waited(p, by_id):
         strong.add(FindingId.KV_CACHE_SATURATED)  # not full yet, but it will be: preemption follows
     if FindingId.LOW_MAX_CONCURRENCY in ids and not strong:
         # vLLM's figure is at the full --max-model-len: it calls for more cache only when the cache
@@ -95,6 +95,14 @@ def pressure_ids(p: Plan, by_id: Mapping[str, Finding], answers: tuple[str, ...]
             return []
         strong.add(FindingId.LOW_MAX_CONCURRENCY)
     return [i for i in ids if i in strong]
+
+
+def _nothing_waited(p: Plan, by_id: Mapping[str, Finding]) -> bool:
+    """The stats lines say no request ever waited (a waiting count read, 0 in every sample) and nothing reports a
+    preemption: a cache that fills under that load costs nothing (vLLM keeps freed blocks cached for prefix reuse
+    and admits every request), so no lever; the rule's note says so."""
+    preempted = {FindingId.PREEMPTIONS, FindingId.PREEMPTIONS_LIKELY} & set(by_id)
+    return p.facts.max_waiting is not None and p.facts.max_waiting == 0 and not preempted
 
 
 def _kv_climbing(p: Plan) -> bool:

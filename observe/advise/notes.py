@@ -56,6 +56,10 @@ def _failure_text(f: Finding, causes: Sequence[Finding], kv_tokens: int | None =
         )
     if (not root or "cut off" in str(root)) and (kv := _kv_sizing_text(f, kv_tokens)):
         return kv  # the cause is cut off, but the step names the two refusals it can be
+    if root and f.data.get(
+        "fix"
+    ):  # the line's reader knows what fixes it (no launch flag: the host's setting)
+        return f"the root cause is {str(root)[:200]}: {f.data['fix']}"
     if root:
         return (
             f"the root cause is {str(root)[:200]}: no launch flag is known to fix it; check the model, "

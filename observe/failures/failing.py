@@ -24,6 +24,7 @@ from observe.failures import shutdown, unread
 from observe.failures.kinds import FailureKind
 from observe.findingids import FindingId
 from observe.model import Finding
+from observe.parse.deaths import INIT_FAILED
 from observe.parse.phaseframes import PHASE_FRAMES, SERVING_FRAMES
 from observe.quote import quote
 
@@ -122,6 +123,10 @@ def engine_crashed(c: Context) -> list[Finding]:
     start = (
         not served and not told and data["phase"] in ("loading", "profiling") and d.get("form") == "proc_died"
     )
+    if not served and d.get("form") == "proc_died" and _core_unbuilt(e, s.errors):
+        if _start_told(e, s.errors):
+            return []  # the engine core's own failure to start is the finding (engine_errors): one, not a crash
+        start = True  # its construction's traceback, cut before the core's own words
     return [
         Finding(
             id=FindingId.ENGINE_STARTUP_FAILED if start else FindingId.ENGINE_CRASHED,
@@ -136,6 +141,44 @@ def engine_crashed(c: Context) -> list[Finding]:
             data=data,
         )
     ]
+
+
+#: the engine core's own words for a failed start: run_engine_core's ``except`` while ``engine_core`` is still None
+#: (v1/engine/core.py 0.8 → 0.32: 'logger.exception("EngineCore failed to start.")', else "EngineCore encountered a
+#: fatal error.") and the front end's raise when a core process exited before its ready handshake (``INIT_FAILED``)
+_START_FAILED = ("EngineCore failed to start", INIT_FAILED)
+#: run_engine_core's source line building the core ("engine_core = EngineCoreProc(*args, …)", DPEngineCoreProc's
+#: under data parallelism, 0.8 → 0.32; parse.frames reads it as a cut frame of that name): a traceback through it
+#: raised while the core was constructed, before its ready handshake and its busy loop
+_BUILD_FRAMES = ("EngineCoreProc", "DPEngineCoreProc")
+
+
+def _start_told(e: Any, errors: Sequence[Any]) -> bool:
+    """Whether a record of e's log, not of a dead engine, is the engine core's own failure to start
+    (``_START_FAILED``): engine_errors names it engine_startup_failed."""
+    return any(
+        x.kind == FailureKind.ENGINE_CORE_FAILED
+        and x.env.source == e.env.source
+        and not x.details.get("engine_dead")
+        and any(w in x.message for w in _START_FAILED)
+        for x in errors
+    )
+
+
+def _core_unbuilt(e: Any, errors: Sequence[Any]) -> bool:
+    """Whether e's log shows the engine core failing while it was constructed, before it served: its own failure
+    to start (``_START_FAILED``) or a traceback through its construction (``_BUILD_FRAMES``). The executor's worker
+    monitor ("Worker proc X died unexpectedly, shutting down executor", v1/executor/multiproc_executor.py 0.8 →
+    0.32) starts in ``_init_executor`` once the workers answered ready, inside ``EngineCore.__init__``, so it
+    also reports a worker that dies while the KV cache is sized or the graphs are captured; its shutdown fails the
+    construction under way: a death before the engine ever served, the failed start's, not a crash."""
+    return _start_told(e, errors) or any(
+        x.kind == FailureKind.ERROR_LINE
+        and x.env.source == e.env.source
+        and x.details.get("frame") in _BUILD_FRAMES
+        and x.details.get("phase") != "serving"
+        for x in errors
+    )
 
 
 def root_cause(errors: Sequence[Any]) -> dict[str, Any] | None:
@@ -189,6 +232,7 @@ def innermost(errors: Sequence[Any]) -> dict[str, Any] | None:
         "rank": first_line.details.get("rank"),
         "where": _where(first_line),
         "decides": first_line.details.get("decides"),  # what the record leaves open (parse.lmcachelog)
+        "fix": first_line.details.get("fix"),  # what its reader knows fixes it (NCCL's /dev/shm)
     }
 
 
@@ -262,7 +306,8 @@ def engine_error(c: Context) -> list[Finding]:
     """The catch-all. Data: type, message (the innermost exception of the chain, or the ERROR record),
     phase (startup | loading | profiling | serving | shutdown | unknown), rank, count (exception lines and
     ERROR records unexplained), root_cause (the same as a dict, for the advice), failed (why it is
-    critical: "exited" | "requests_failed" | None)."""
+    critical: "exited" | "requests_failed" | None), fix (only when the root is another program's line whose reader
+    knows what fixes it: NCCL's full /dev/shm)."""
     s = c.summary
     if any(e.kind == FailureKind.WORKER_EXCEPTION for e in s.errors):
         return []  # engine_errors() reports it as engine_error, with its root cause
@@ -338,6 +383,8 @@ def engine_error(c: Context) -> list[Finding]:
                 "failed": failed,
                 "frame": cut["frame"] if cut else None,
                 "cause_cut_off": cut is not None,
+                # what the reader of another program's line knows fixes it (parse.hosted: NCCL's full /dev/shm)
+                **({"fix": root["fix"]} if root.get("fix") and cut is None else {}),
             },
         )
     ]

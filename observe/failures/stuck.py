@@ -1,7 +1,7 @@
 """engine_stuck, offline: a wedged engine read from the stats lines, saved /metrics snapshots and
 vLLM's own hang warnings, judged by the one rule of observe.metrics.progress. Pure.
 
-Four readings, each turned into :class:`observe.metrics.progress.Point` values (or an incident directly):
+Five readings, each turned into :class:`observe.metrics.progress.Point` values (or an incident directly):
 
 - ``stats``: consecutive stats lines at 0 tokens/s while Running or Waiting is above 0 (the token
   counter is the lines' throughput integrated over time);
@@ -15,6 +15,10 @@ Four readings, each turned into :class:`observe.metrics.progress.Point` values (
 - ``hang_warning``: the parser's ``engine_hang`` events (vLLM's "No available shared memory
   broadcast block found in 60 seconds ... processes are hanging"), once the engine serves or when
   they span Settings.stuck_after_s (at start-up one of them is usually a long compilation).
+- ``stats_end``, offline only (``Context.log_ended``: a log read to its end, never the sidecar's window): the log
+  ends in at least three stats lines (``END_LINES``, ``END_SPAN_S``) at 0 prompt and 0 generation tokens/s with
+  requests running, none waiting, KV use unchanged — where vLLM's own scheduling says that no step finished in
+  them (``stats_end``); shorter than stuck_after_s, which live readings keep.
 
 One finding for the instance (the longest incident; ``incidents`` counts them), built by
 :func:`finding` (the one builder of ``engine_stuck``: the sidecar's own /metrics reading uses it
@@ -208,6 +212,91 @@ def hang_incident(c: Context) -> Incident | None:
     )
 
 
+#: the offline reading at the log's end: this many stats lines at least, covering this many seconds at least (each
+#: line's average covers the interval since the line before it: three of vLLM's 10 s intervals)
+END_LINES = 3
+END_SPAN_S = 30.0
+#: the KV cache device words of a stats line for which a step of tens of seconds cannot be a healthy one
+_END_DEVICES = ("GPU",)
+
+
+def _end_run(df: pd.DataFrame) -> int:
+    """How many of the frame's last rows are at 0 prompt and 0 generation tokens/s with requests running, none
+    waiting or swapped, running and KV use unchanged."""
+    n, ref = 0, None
+    for i in range(len(df) - 1, -1, -1):
+        r = df.iloc[i]
+        g, p, run, wait = (_f(r.get(k)) for k in ("generation_tps", "prompt_tps", "running", "waiting"))
+        sw, kv = _f(r.get("swapped")), _f(r.get("kv_usage_pct"))
+        if g != 0.0 or p != 0.0 or not run or wait != 0.0 or (sw or 0.0) != 0.0 or kv is None:
+            break
+        if ref is not None and (run, kv) != ref:
+            break
+        ref, n = (run, kv), n + 1
+    return n
+
+
+def end_incident(c: Context) -> Incident | None:
+    """The ``stats_end`` reading (offline only). A finished log whose last stats lines, at least END_LINES of them
+    over at least END_SPAN_S, are at 0.0 prompt and 0.0 generation tokens/s while the same requests run (Running
+    unchanged, none waiting, swapped or pending) and KV use does not move, and that ends there (nothing stamped
+    after them), on a GPU engine, when vLLM's own scheduling says no step finished in them:
+
+    - V1 (the engine core's scheduler): the line's KV use is 0.0 %, so the running requests hold almost no blocks
+      (a request's blocks are allocated as its tokens are scheduled, each step at most max_num_batched_tokens):
+      a step over them is short, and a chunked prefill of a long prompt would have raised the KV use;
+    - V0: the stats line before the run generated tokens with the same Running and the same KV use (no prompt was
+      scheduled since: V0 allocates a prompt's blocks when it schedules it), so those requests were decoding, and a
+      V0 decode step makes a token for every running sequence: a zero interval is one where no step finished.
+
+    Not read: a V0 run with no decoding line before it (a prefill of a long prompt, not chunked, is one long step:
+    eval32d 030), a non-GPU engine (a CPU backend's steps can be long), KV use that moves, a run that does not end
+    the log, a launch whose start-up (its version or flags) the log holds less than stuck_after_s before the run
+    (the first steps may compile), a frame merged by stride or joined to snapshots (their own readings judge)."""
+    df = c.frame
+    s = c.summary
+    if not c.log_ended or c.scrapes or df is None or not isinstance(df.index, pd.DatetimeIndex):
+        return None
+    if df.attrs.get("stride", 1) != 1 or "generation_tps" not in df.columns or "running" not in df.columns:
+        return None
+    if s.kv_device not in _END_DEVICES or c.config.device not in (None, *_END_DEVICES):
+        return None
+    n = _end_run(df)
+    if n < END_LINES:
+        return None
+    run = df.iloc[len(df) - n :]
+    first, last = run.index[0].to_pydatetime(), run.index[-1].to_pydatetime()
+    end = _naive(s.last_ts)
+    if end is not None and end > last:
+        return None  # the log goes on after them
+    before = df.iloc[len(df) - n - 1] if len(df) > n else None
+    since = (
+        before.name.to_pydatetime()
+        if before is not None
+        else first - timedelta(seconds=normal_interval_s(c, df))
+    )
+    if (last - since).total_seconds() < END_SPAN_S:
+        return None
+    running, kv = _f(run.iloc[-1]["running"]), _f(run.iloc[-1]["kv_usage_pct"])
+    if "v1" in s.stats_formats:
+        if s.stats_formats != {"v1"} or kv != 0.0:
+            return None
+    elif before is None or not (_f(before.get("generation_tps")) or 0.0) > 0.0:
+        return None
+    elif (_f(before.get("running")), _f(before.get("kv_usage_pct"))) != (running, kv):
+        return None
+    started = _naive(s.first_ts)
+    if (c.config.version or c.config.flags) and started is not None:
+        if (since - started).total_seconds() < c.settings.stuck_after_s:
+            return None
+    wheres = run["where"] if "where" in run.columns else None
+    where = wheres.iloc[0] if wheres is not None and isinstance(wheres.iloc[0], str) else None
+    st = Stuck(
+        since=since, until=last, seconds=(last - since).total_seconds(), running=running or 0.0, waiting=0.0
+    )
+    return Incident(st, "stats_end", where)
+
+
 def incidents(c: Context) -> list[Incident]:
     """Every stuck period the log, the snapshots and vLLM's warnings show, in time order (computed
     once per Context: the detectors that discount a stall all ask)."""
@@ -226,6 +315,9 @@ def incidents(c: Context) -> list[Incident]:
     h = hang_incident(c)
     if h is not None:
         out.append(h)
+    e = end_incident(c)
+    if e is not None and not any(i.stuck.until >= e.stuck.since for i in out):
+        out.append(e)
     out.sort(key=lambda i: i.stuck.since)
     c.__dict__["_stuck_incidents"] = tuple(out)
     return out
@@ -251,6 +343,12 @@ def _evidence(i: Incident, origin: str | None = None) -> str:
         return (
             f"nothing produced for {span}: a stats line at 0 tokens/s with requests in flight ({_flight(st)}), "
             "then no stats line (vLLM stops printing them while nothing is produced)"
+        )
+    if i.source == "stats_end":
+        return (
+            f"the log ends in stats lines at 0 prompt and 0 generation tokens/s for {span} with the same requests "
+            f"running ({_flight(st)}, KV use unchanged): no engine step finished (read at the log's end, offline; "
+            "a live reading waits stuck_after_s)"
         )
     if i.source == "metrics":
         return (

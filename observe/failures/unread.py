@@ -29,7 +29,8 @@ def cut_note(cut: dict[str, Any]) -> str:
         )
         return (
             "; uvicorn logged 'Exception in ASGI application': a request's handler raised in the server (not a "
-            f"client gone), its traceback cut before vLLM's frames and the cause; {where}"
+            f"client gone), its traceback cut before the handler's own frames (at most the route decorator's wrapper) and the "
+            f"cause; {where}"
         )
     if cut.get("unread") and cut.get("frame") == "warmup" and cut.get("alone"):
         return (

@@ -78,14 +78,25 @@ def crashed(form: str, started: bool = False) -> Any:  # started: the message sa
     return lambda m, msg, ctx, run: _crash(form, run._replace(stats_seen=True) if started else run, cause=why)
 
 
+#: V1's engine client raising when an engine core process exited before its ready handshake (core_client.py 0.8, then
+#: v1/engine/utils.py wait_for_engine_startup: "Engine core initialization failed. See root cause above."): no core
+#: was ever ready, so nothing had served
+INIT_FAILED = "Engine core initialization failed"
+
+
 def proc_died(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     """Forms: "Engine core proc EngineCore_0 died unexpectedly" (0.8 → 0.11), "Worker proc X died unexpectedly
     (exit code: -9)" (0.32), "Engine core process X died unexpectedly." (0.32's API-server manager). The first,
     ending "shutting down client", is MPClient's engine-core monitor, which starts only once every engine core
     has answered ready (``start_engine_core_monitor`` after the ready handshake, 0.8 → 0.11): the engine had
-    started, whatever the excerpt shows before it."""
+    started, whatever the excerpt shows before it. A line that goes on to the client's "Engine core initialization
+    failed" (a paste flattened to one line) is the failed start the client raised after the worker died."""
     if _MONITOR in msg:
         run = run._replace(stats_seen=True)
+    elif (
+        INIT_FAILED in msg[m.end() :]
+    ):  # a paste flattened to one line: the start failed, as its next line says
+        return engine_core(m, msg, ctx, run)
     code = int(m.group("code")) if m.group("code") else None
     sig = _SIGNALS.get(-code) if code is not None and code < 0 else None
     proc = m.group("proc").rstrip(".,")

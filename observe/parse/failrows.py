@@ -16,13 +16,23 @@ vLLM's, of a host's or of a device runtime's, each read narrowly by the module t
 - V1's engine client's SIGUSR1 handler, "Got fatal signal from worker processes, shutting down" (``deaths.fatal_signal``):
   the engine's death, a crash once it served, else its failed start.
 - The shell's "Segmentation fault (core dumped)" ("段错误 (核心已转储)") alone on a line (``shellsig``): the launched
-  process's death, its failed start before any serving line.
+  process's death, its failed start before any serving line; its "Killed" alone on a line after vLLM's lines
+  (``shellsig.shell_killed``): the process SIGKILLed (most often the OOM killer).
 - LMCache's own ERROR record "LMCacheEngine marked as init failed" (``lmcachelog``): the KV connector's start-up
   failed in a worker, an error of the engine at start-up (vLLM's connector then dies at the first request).
 - The last line of V1's engine core's exception record trimmed to ``[core.py:N] <Exc>: …`` (``trimmed``): the engine
   core raised, its phase unknown.
 - vLLM's refusal to render a chat with no template, "As of transformers v4.44, default chat template is no longer
   allowed …" (``chattemplate.no_template``): one request's (or one call's) refusal, never the engine's failure.
+- A model's input schema refusing a request's precomputed embeddings, "image_embeds has rank 3 but expected 2"
+  (``mmembeds.embeds_refused``): that request's input refused, bare or under the API server.
+- Structured output's grammar refusing a request's token, xgrammar's "Failed to advance FSM for request …" and the
+  scheduler's "Unexpected: grammar rejected tokens … Terminating request." (``grammar.request_ended``): that request
+  ended with an error, the engine serving on.
+- A 5xx answer and, as the next message, a multiproc worker's "Parent process exited, terminating worker", no stop asked
+  for (``errexit.orphaned_after_5xx``): the engine core died while serving.
+- V1's worker's KV budget below zero, "Available KV cache memory: -0.87 GiB" (``negative_kv``), bare or prefixed: no
+  room for any KV cache, the start-up's end.
 
 Pure: rows of (literal, pattern, reader), as in ``failures``.
 """
@@ -34,7 +44,19 @@ from collections.abc import Callable
 from typing import Any
 
 from observe.failures.kinds import FailureKind
-from observe.parse import accel, chattemplate, deaths, dumpinput, lmcachelog, modelarch, shellsig, trimmed
+from observe.parse import (
+    accel,
+    chattemplate,
+    deaths,
+    dumpinput,
+    errexit,
+    grammar,
+    lmcachelog,
+    mmembeds,
+    modelarch,
+    shellsig,
+    trimmed,
+)
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState
 from observe.parse.rules import Rule
@@ -47,6 +69,23 @@ def step_raised(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     error's advice ending "Failed to pickle inputs of failed execution"): a forward pass raised."""
     d = {"worker": ctx.process, "method": "execute_model"}
     return Failure(FailureKind.WORKER_EXCEPTION, d, True, ("worker", None, "execute_model"))
+
+
+#: gpu_worker.py determine_available_memory's line (V1, 0.8 →; vllm-ascend's and the other plugins' workers copy it)
+#: with a figure below zero; "-0.00" is below zero too (the budget rounded), a zero is not read.
+NEGATIVE_KV_LITERAL = "Available KV cache memory: -"
+NEGATIVE_KV = r"Available KV cache memory: -(?P<g>\d+(?:\.\d+)?) GiB"
+
+
+def negative_kv(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
+    """The worker found no room for any KV cache: the budget (device memory x utilization, less the weights, the
+    profile run's peak and the memory outside torch) is below zero. The engine core passes it to kv_cache_utils'
+    check_enough_kv_cache_memory, which raises "No available memory for the cache blocks" for any budget <= 0 (the
+    line is logged only for a model with a KV cache, the check's own condition): a failed start, the same failure as
+    that error (one key, so the two lines are one finding)."""
+    return Failure(
+        FailureKind.NO_AVAILABLE_MEMORY, {"kv_available_gib": -float(m.group("g"))}, True, ("noavail",)
+    )
 
 
 def row(
@@ -67,9 +106,15 @@ RULES: tuple[Rule[Failure], ...] = (
     *(row(f"core-record-tail-{w.lower()}", w, rx, trimmed.core_tail) for w, rx in trimmed.PATTERNS.items()),
     row("client-fatal-signal", deaths.FATAL_SIGNAL, None, deaths.fatal_signal),
     row("request-no-chat-template", chattemplate.LITERAL, chattemplate.PATTERN, chattemplate.no_template),
+    row("request-mm-embeds-refused", mmembeds.LITERAL, mmembeds.PATTERN, mmembeds.embeds_refused),
+    row("request-grammar-fsm", *grammar.FSM, grammar.request_ended),
+    row("request-grammar-rejected", *grammar.REJECTED, grammar.request_ended),
+    row("negative-kv-available", NEGATIVE_KV_LITERAL, NEGATIVE_KV, negative_kv),
+    row("orphaned-workers-after-5xx", errexit.ORPHANED_LITERAL, None, errexit.orphaned_after_5xx),
     *(
         row(f"shell-segfault-{i}", lit, rx, shellsig.shell_segfault)
         for i, (lit, rx) in enumerate(shellsig.PATTERNS.items())
     ),
     row("lmcache-init-failed", lmcachelog.LITERAL, lmcachelog.PATTERN, lmcachelog.init_failed),
+    row("shell-killed", shellsig.KILLED, shellsig.KILLED_PATTERN, shellsig.shell_killed),
 )

@@ -27,6 +27,9 @@ class RunState(NamedTuple):
     vllm_seen: bool = (
         False  # a line vLLM's logger wrote (its prefix) was read: vLLM runs in this stream's process
     )
+    after_5xx: bool = (
+        False  # the message just before this one was an access line answered 5xx (parse.errexit)
+    )
 
 
 def phase(run: RunState) -> str:

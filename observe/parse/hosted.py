@@ -89,8 +89,16 @@
   dynamo_engine_vllm::worker: VLLM: Failed: …/custom_all_reduce.cuh:368 'invalid argument'"): a CUDA call of custom
   all-reduce failed (at CUDA-graph capture, registering its buffers) and the process exited — before it served, a
   failed start.
+- NCCL's own warning that it could not make its shared-memory segment in /dev/shm (``src/misc/shmutils.cc``
+  ``ncclShmOpen``: "Error: failed to extend /dev/shm/nccl-XXXXXX to N bytes, error: No space left on device (28)",
+  then "Error while creating shared memory segment /dev/shm/nccl-XXXXXX (size N), error: No space left on device
+  (28)": fallocate's errno in words; older releases' ftruncate form names none and is not read), bare or behind
+  NCCL's "host:pid:tid [rank] misc/shmutils.cc:N NCCL WARN" prefix. NCCL sets up its shared-memory and proxy buffers while the communicator connects (vLLM's first
+  collectives, at start-up) and returns ncclSystemError, which the worker raises: a container's /dev/shm (docker's
+  64 MB default) is too small for tensor-parallel ranks — ``--shm-size`` or ``--ipc=host`` is the fix. Only with
+  "No space left on device" and a /dev/shm path: before it served, a failed start.
 
-Each is a start-up failure (KServe, BentoML, Modal, Cloud Run, Vertex AI, ipex-llm, no device) or the death of the engine's process (Ray,
+Each is a start-up failure (KServe, BentoML, Modal, Cloud Run, Vertex AI, ipex-llm, no device, NCCL's /dev/shm) or the death of the engine's process (Ray,
 a fatal signal), never a request's error. Pure: a raw line in, a Failure or None out.
 """
 
@@ -165,6 +173,11 @@ _CLOUD_RUN = (
 )
 #: Vertex AI's deploy operation failing because the model server (the serving container) ended
 _VERTEX = re.compile(r"\bFailedPrecondition: 400 Model server (?:terminated|exited unexpectedly)\b")
+#: NCCL's shmutils.cc warnings of a full /dev/shm (growing or creating its segment)
+_NCCL_SHM = re.compile(
+    r"\bError(?:: failed to extend /dev/shm/\S+ to \d+ bytes| while creating shared memory segment /dev/shm/\S+ "
+    r"\(size \d+\)), error: No space left on device\b"
+)
 #: vLLM's CUDACHECK (``csrc/custom_all_reduce.cuh``): a CUDA call failed and the process exits
 _CUDACHECK = re.compile(r"(?:^|\s)Failed: (?:Cuda error )?(?P<where>\S+\.cuh?:\d+) '(?P<err>[^']+)'\s*$")
 #: ipex-llm's own banner (log4Error.outputUserMessage: 28 and 24 stars), the reason on the next line, then RuntimeError
@@ -189,6 +202,7 @@ LITERALS: tuple[str, ...] = (
     _CLOUD_RUN,
     "FailedPrecondition: 400 Model server ",
     "Failed: ",
+    "/dev/shm/",
     "Exception in worker process",
     "*Usage Error*",
     "hf_raise_for_status(",
@@ -226,6 +240,14 @@ _GPUSTACK_CAUSE = (
 _CUDACHECK_CAUSE = (
     "a CUDA call in vLLM's C++ failed ('{err}' at {where}: custom all-reduce's CUDA check, e.g. while CUDA graphs "
     "were captured) and the process exited; --disable-custom-all-reduce avoids custom all-reduce"
+)
+_NCCL_SHM_CAUSE = (
+    "NCCL could not make its shared-memory segment in /dev/shm (No space left on device) while the tensor-parallel "
+    "ranks connected, and the worker raised NCCL's system error"
+)
+_NCCL_SHM_FIX = (
+    "the container's /dev/shm is too small for NCCL's segments (docker's default is 64 MB): run it with --shm-size "
+    "(e.g. 16g) or --ipc=host (Kubernetes: a memory-backed emptyDir at /dev/shm); no vLLM flag is the lever"
 )
 _GUNICORN_CAUSE = (
     "gunicorn's worker raised while it booted (loading the app, which builds the vLLM engine): the worker exits "
@@ -298,6 +320,14 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
             return _failure(text, "unknown", _TS_HUB_CAUSE, ("torchserve", "hub_fetch"))
         f = start_failed(text, _TS_HUB_CAUSE, ("torchserve", "hub_fetch"))
         return Failure(f.kind, {**f.details, "cut": True, "frame": "hf_raise_for_status"}, f.fatal, f.key)
+    if _NCCL_SHM.search(text) is not None:
+        key = ("nccl", "shm_full")
+        f = (
+            _failure(text, "serving", _NCCL_SHM_CAUSE, key)
+            if run.stats_seen
+            else start_failed(text, _NCCL_SHM_CAUSE, key)
+        )
+        return Failure(f.kind, {**f.details, "fix": _NCCL_SHM_FIX}, f.fatal, f.key)
     if (m := _CUDACHECK.search(text)) is not None:
         cause = _CUDACHECK_CAUSE.format(err=m.group("err")[:80], where=m.group("where").rsplit("/", 1)[-1])
         if run.stats_seen:

@@ -415,7 +415,8 @@ class Parser:
                 self._startup(msg, ctx, out)
             n1 = len(out)
             if groups & triggers.FAILURE or ctx.level in triggers.ERROR_LEVELS:
-                self._errors.message(msg, ctx, self._run(), self._cur, out, bool(groups & triggers.FAILURE))
+                run = self._run()._replace(after_5xx=after_5xx)
+                self._errors.message(msg, ctx, run, self._cur, out, bool(groups & triggers.FAILURE))
             if ctx.level is None and (ctx.pid is not None or ctx.rank is not None or ctx.bare):
                 self._errors.raw_line(msg, ctx, self._run(), self._cur, out, len(out) > n1)
                 # a V1 client's raise after an engine death

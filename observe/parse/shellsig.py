@@ -9,6 +9,14 @@ that is only that word, optionally with the core-dump note — not a script's "l
 not a word inside other text. Before any serving line it is the launch's failed start (the process died being built);
 after one, the engine's death while serving. Any program's process crashes so: the line alone is anybody's
 (``native.FORM``, ``frames.anybodys``); the log's vLLM lines make it the server's. Pure: a row for ``failrows``.
+
+Its SIGKILL sibling: bash's "Killed" (strsignal(SIGKILL)) alone on a line, read only once vLLM's lines came in the
+stream (``RunState.vllm_seen``: the killed command is then vLLM's), never after a stop asked for. SIGKILL is never
+caught, so nothing else of vLLM's tells it: most often the kernel's OOM killer (host RAM or the container's memory
+limit ran out: dmesg's Out of memory lines), else a ``kill -9``; vLLM's own fatal-signal handler (V1's
+client, "Got fatal signal from worker processes") kills its process tree so too, after the failure it read. Before
+any serving line, the launch's failed start in the phase the start-up lines reached (the diagnosis refines it:
+loading the weights, …); after one, the engine's death while serving.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState
 from observe.parse.native import FORM
 
-__all__ = ["PATTERNS", "shell_segfault"]
+__all__ = ["KILLED", "KILLED_PATTERN", "PATTERNS", "shell_killed", "shell_segfault"]
 
 #: the line in each locale read, by its literal (English; Chinese, glibc's and bash's zh_CN catalogs)
 PATTERNS: dict[str, str] = {
@@ -46,3 +54,31 @@ def shell_segfault(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failu
         return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed", "signal", "SIGSEGV"))
     d = {"form": FORM, "text": text, "phase": "startup", "cause": cause, "before_serving": True}
     return Failure(FailureKind.ERROR_LINE, d, True, ("shell", "segfault"))
+
+
+#: bash's word for a foreground command killed by SIGKILL, alone on its line
+KILLED = "Killed"
+KILLED_PATTERN = r"^\s*Killed\s*$"
+_KILLED_CAUSE = (
+    "the shell reported the command killed by SIGKILL ('Killed', alone on its line): nothing in the process can catch "
+    "it, so no exception tells why — most often the kernel's OOM killer (host RAM or the container's memory limit, "
+    "not GPU memory), else a kill -9 (or vLLM's own fatal-signal handler after the failure above it)"
+)
+_KILLED_FIX = (
+    "check the kernel log (dmesg's Out of memory lines name the killed process) or the container's memory limit; if host RAM ran "
+    "out, give the host or container more memory (or swap) or load a smaller model per process — GPU memory flags "
+    "do not change host RAM"
+)
+
+
+def shell_killed(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
+    """The shell's 'Killed' line (a bare line, once vLLM's lines were read; after a requested stop: none): the
+    launch's failed start, or the engine's death by SIGKILL once it served."""
+    if not ctx.bare or not run.vllm_seen or run.requested:
+        return None
+    d: dict[str, object]
+    if run.stats_seen:
+        d = {"form": FORM, "signal": "SIGKILL", "phase": "serving", "cause": _KILLED_CAUSE}
+        return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed", "signal", "SIGKILL"))
+    d = {"form": FORM, "text": KILLED, "phase": "startup", "cause": _KILLED_CAUSE, "fix": _KILLED_FIX}
+    return Failure(FailureKind.ERROR_LINE, d | {"before_serving": True}, True, ("shell", "killed"))

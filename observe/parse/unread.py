@@ -49,7 +49,10 @@ sets the engine errored: a CancelledError under an engine_step frame is the engi
 uvicorn's "Exception in ASGI application" is the server's own record of a request whose handler raised (uvicorn's
 ``run_asgi`` logs it for any exception out of the app; starlette's ServerErrorMiddleware answered 500 first). Its
 traceback cut before vLLM's frames (or before its exception line) is still a request that failed in the server,
-while serving: reported as such. It is the request failing inside the engine when the engine aborted a request
+while serving: reported as such. So is one cut at the API route's decorator (``_ROUTE_WRAPPERS``: with_cancellation's
+``wrapper``, whose ``return handler_task.result()`` re-raises the one request's handler error): that frame, under
+uvicorn's record, is the same request's path and tells no more (a frame below it, the handler's or the engine's, is
+read as before). It is the request failing inside the engine when the engine aborted a request
 just above it ("Aborted request …", ``served.ABORTED``, within ``_ABORT_NEAR`` lines: V0's generate aborts the
 request its handler's raise closed); else the handler raised in the HTTP layer before the engine had the request
 (an unreachable image URL, a bad input) and the server went on: the catch-all makes only the first critical. A
@@ -108,6 +111,18 @@ _LLM = "entrypoints/llm.py"
 def _admission(m: Any) -> bool:
     """Whether a vLLM frame (``frames.vllm_frame``'s match) is the offline LLM's admission of a request."""
     return m.group("func") in _ADMISSION and m.group("path").endswith(_LLM)
+
+
+#: the API server's route decorators (``with_cancellation`` and ``load_aware_call``, each an inner ``wrapper``):
+#: entrypoints/utils.py 0.6 → 0.19, entrypoints/serve/utils/api_utils.py in the 2026 servers. with_cancellation runs
+#: the route handler as a task and ``return handler_task.result()`` re-raises whatever that one request's handler
+#: raised, which uvicorn then logs as "Exception in ASGI application" (a 500 to that client)
+_ROUTE_WRAPPERS = ("entrypoints/utils.py", "entrypoints/serve/utils/api_utils.py")
+
+
+def _route_wrapper(m: Any) -> bool:
+    """Whether a vLLM frame (``frames.vllm_frame``'s match) is an API route decorator's ``wrapper``."""
+    return m.group("func") == "wrapper" and m.group("path").endswith(_ROUTE_WRAPPERS)
 
 
 def _one_request(m: Any) -> bool:
@@ -179,6 +194,8 @@ class Unread:
                 self._stopped = True  # a stop's exception line, or its way out of the event loop
             elif (m := frames.vllm_frame(msg)) is not None and _admission(m):
                 self._last = self._before  # so far, this traceback is a call refused at admission
+            elif self._asgi is not None and m is not None and _route_wrapper(m):
+                pass  # under uvicorn's record: the route's decorator re-raising its handler's error tells no more
             elif (m := frames.vllm_frame(msg)) is not None and not _one_request(m):
                 self._last = self._mark("last", requested, (m.group("func"), msg, ctx))
                 step = m.group("func") == "engine_step" and "async_llm_engine.py" in msg

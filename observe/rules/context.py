@@ -36,6 +36,9 @@ class Context:
     scrapes: Sequence[Scrape] = ()
     now: datetime | None = None
     settings: Settings = field(default_factory=Settings)
+    # the log was read to its end and nothing more will come (`observe diagnose`: pipeline.diagnose_paths sets it
+    # for the latest launch); False for the sidecar's window, whose stream goes on, and for an earlier launch
+    log_ended: bool = False
 
     def state(self, kind: type[S]) -> S:
         """A rule's own accumulator (``Rule.states``), as the diagnosis fed it."""

@@ -384,7 +384,9 @@ ENGINE_ERRORS = Rule(
                 "`load_model`, the KV sizing …: `failurekinds.STARTUP_METHODS`); a fatal traceback whose "
                 "frames are start-up functions or that follows the start-up's loading / profiling lines; a "
                 'worker\'s death ("Worker proc … died unexpectedly") while the frames put the engine in loading or '
-                "profiling, when no other record says the start failed"
+                "profiling, when no other record says the start failed, or before any serving line beside the core's "
+                'own failed construction (a traceback through run_engine_core\'s "engine_core = EngineCoreProc(…)"; '
+                'with "EngineCore failed to start." that line alone is the finding, no crash beside it)'
             ),
             advice=(
                 "a note: the failure is explained by another finding above (its fix makes the "

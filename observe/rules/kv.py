@@ -481,8 +481,9 @@ KV_CACHE_SATURATED = Rule(
                 "a warning (a tuning problem, as its alert is), critical only with a preemption storm (≥ 50) or "
                 "HTTP 5xx. Full in ≥ `kv_saturated_share` of the samples with requests waiting (data "
                 "`queued`): the KV plan below. Else the KV plan when usage is ≥ `kv_high_pct` (90%) and higher "
-                "at the last stats sample than at the first (it will fill, and preemption follows); otherwise"
-                " a note — the memory is used, not short"
+                "at the last stats sample than at the first (it will fill, and preemption follows), unless the "
+                "stats lines show no request ever waiting and nothing reports a preemption; otherwise a note — "
+                "the memory is used, not short"
             ),
             note=(
                 "the KV cache ran full but no request waited or was preempted: the memory is "

@@ -102,7 +102,12 @@ ENGINE_STUCK = Rule(
                 "`/metrics` snapshots whose prompt + generation token counters do not move "
                 '(`metrics`); vLLM\'s "No available shared memory broadcast block found" while '
                 "serving, or spanning `stuck_after_s` at start-up when the engine never served "
-                "after them (a long compilation prints it too) (`hang_warning`). data: since, "
+                "after them (a long compilation prints it too) (`hang_warning`); offline only, a log "
+                "that ends in 3+ stats lines (30 s+) at 0 prompt and 0 generation tokens/s with the same "
+                "requests running, none waiting and KV use unchanged, on a GPU engine, where vLLM's "
+                "scheduling says no step finished: V1 at 0.0 % KV use, V0 after a line that generated "
+                "tokens with the same Running and KV use (`stats_end`; the sidecar waits "
+                "`stuck_after_s`). data: since, "
                 "until, seconds, running, waiting, source, incidents, ongoing, seen_in (the "
                 "sidecar's own /metrics reading builds the same finding). One incident, one "
                 "finding: `engine_stalled` gaps overlapping it, and `queue_prefill_bound` / "

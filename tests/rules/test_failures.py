@@ -100,7 +100,9 @@ def test_the_corpus_has_failing_logs() -> None:
 # Traceback' and its own frames, no line vLLM wrote (labelled not failing; class BA4, fixed); eval32bd 019, one
 # request's 'Error in preprocessing prompt inputs' chat-template traceback, '^M'-joined (labelled not failing); eval32bg
 # 016 / 018, xgrammar's per-request 'Failed to advance FSM' / 'grammar rejected tokens ... Terminating request' quoted
-# with elided prefixes (labelled not failing, refused); eval32bf 026, vLLM's bare 'ValueError: As of transformers v4.44,
+# with elided prefixes (labelled not failing; read as one request's error since BG2); eval32bg 012, the bare
+# 'ValueError: image_embeds has rank 3 but expected 2' refusing one request's embeddings (labelled not failing; class
+# BG1, fixed); eval32bf 026, vLLM's bare 'ValueError: As of transformers v4.44,
 # default chat template is no longer allowed' for one request (labelled not failing; class BF2, fixed);
 # eval32bh 013 / 019, class BH4 (failing: a cut traceback after vLLM's lines, read as started), eval32bh 015 / 021,
 # class BH3 (failing, refused: a host's traceback through its vLLM wrapper): tests/data/eval32bh/RESULTS.md.
@@ -318,6 +320,10 @@ _EVAL32_MISSES = {
         ): "labelled not failing: one request's structured-output FSM error quoted alone (eval32bg)"
         for n in ("016", "018")
     },
+    (
+        "eval32bg",
+        "012",
+    ): "labelled not failing: one request's precomputed image_embeds refused by the model's input schema (eval32bg)",
     (
         "eval32bf",
         "026",
