@@ -199,6 +199,11 @@ def emitted_by_diagnose() -> set[str]:
         # eval32bd 030: vllm bench serve's result block (the benchmark client's percentiles and 'Serving Benchmark
         # Result', 0 failed), no line vLLM's server wrote: its labels, healthy, hold
         "eval32bd/030.log",
+        # eval32bh 014 / 016 / 024 / 026 / 028 / 029: OpenLLM's launcher lines, an llm-d EC connector's NIXL DEBUG
+        # transfer lines without the timestamp of vLLM's prefix, Langchain-Chatchat's configuration dump, ART's and
+        # Unsloth's own lines, Dynamo's 'dynamo serve' start-up lines (no line in vLLM's logger form as observe reads
+        # it: their labels, healthy, hold)
+        *(f"eval32bh/{n}.log" for n in ("014", "016", "024", "026", "028", "029")),
     }
     refused_misses = {
         # eval32ac 023 / 024 (class PB: RamaLama's container that never started): tests/data/eval32ac/RESULTS.md
@@ -218,6 +223,13 @@ def emitted_by_diagnose() -> set[str]:
         # eval32ax 028 (class AX1: DJL Serving's 'INFO  PyProcess W-<id>-model-stdout: ' relay of djl_python's 'Failed
         # invoke service.invoke_handler()' while the shards load): tests/data/eval32ax/RESULTS.md
         "eval32ax/028.log",
+        # eval32bh 007 / 025 (class BH2: InstructLab's 'vLLM failed to start.' and llm-d-benchmark's 'Crashed container
+        # in pod: vllm-standalone-...', the launcher's own verdict alone) and 015 / 021 (class BH3: LangChain's VLLM
+        # wrapper and ART's backend, host tracebacks cut before any vLLM frame): tests/data/eval32bh/RESULTS.md
+        "eval32bh/007.log",
+        "eval32bh/015.log",
+        "eval32bh/021.log",
+        "eval32bh/025.log",
     }
     assert refused == refused_ok | refused_misses, refused
     return seen
