@@ -18,14 +18,6 @@ MISSES: dict[tuple[str, int], str] = {
         1,
     ): "BH1: a traceback while the engine starts (a Ray worker's init_worker, an EngineCore's profile_cudagraph_memory, the host worker's right after 'Loading the model') is engine_error of phase unknown, not a failed start-up",
     (
-        "009",
-        1,
-    ): "BH1: a traceback while the engine starts (a Ray worker's init_worker, an EngineCore's profile_cudagraph_memory, the host worker's right after 'Loading the model') is engine_error of phase unknown, not a failed start-up",
-    (
-        "011",
-        1,
-    ): "BH1: a traceback while the engine starts (a Ray worker's init_worker, an EngineCore's profile_cudagraph_memory, the host worker's right after 'Loading the model') is engine_error of phase unknown, not a failed start-up",
-    (
         "007",
         0,
     ): "BH2: the launcher's own verdict on vLLM ('vLLM failed to start.', 'Crashed container in pod: vllm-...') alone is refused as no vLLM log lines",

@@ -1,0 +1,30 @@
+"""The classes of blind set eval32bh fixed after its measurement (tests/data/eval32bh/RESULTS.md), each on its real
+excerpt. Sources in tests/data/PROVENANCE.md."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.diagnosekit import by_id, critical, diagnose
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # BH1: an OpenRLHF Ray worker's traceback through vLLM's worker_base.py init_worker (the worker's class
+        # resolved and built while the executor is set up), cut in importlib
+        "eval32bh/009.log",
+        # BH1's second real excerpt of the frame: a 2026 worker's multiproc_executor ERROR records cut under
+        # v1/worker/worker_base.py init_worker (worker_class(**kwargs))
+        "eval32l/002.log",
+        # BH1: a 2026 EngineCore's record through gpu_model_runner.py profile_cudagraph_memory →
+        # _init_minimal_kv_cache_for_profiling (the start-up's CUDA-graph memory estimate), cut
+        "eval32bh/011.log",
+    ],
+)
+def test_a_traceback_cut_in_a_start_up_only_frame_is_a_failed_start(log: str) -> None:
+    """A cut traceback through a function vLLM runs only while it starts (a worker's construction, the CUDA-graph
+    memory profiling) is the failed start-up, not an error of phase unknown, and never a crash while serving."""
+    d = diagnose(log)
+    assert critical(d) and "engine_startup_failed" in by_id(d), d["findings"]
+    assert "engine_crashed" not in by_id(d), d["findings"]
