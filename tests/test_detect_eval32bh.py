@@ -3,9 +3,11 @@ excerpt. Sources in tests/data/PROVENANCE.md."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from tests.diagnosekit import by_id, critical, diagnose
+from tests.diagnosekit import DATA, by_id, critical, diagnose
 
 
 @pytest.mark.parametrize(
@@ -28,3 +30,24 @@ def test_a_traceback_cut_in_a_start_up_only_frame_is_a_failed_start(log: str) ->
     d = diagnose(log)
     assert critical(d) and "engine_startup_failed" in by_id(d), d["findings"]
     assert "engine_crashed" not in by_id(d), d["findings"]
+
+
+def test_loggings_report_of_a_failed_log_call_is_no_failure() -> None:
+    """BH5: the tail of Python logging's 'Logging error' report (handleError: the log call's stack printed as a
+    traceback's frames, through from_engine_args → SchedulerConfig → logger.info, then 'Message: ...' and 'Arguments:
+    (None,)'): the record is lost and the program goes on. No critical finding, no failed start-up."""
+    d = diagnose("eval32bh/018.log")
+    assert not critical(d), d["findings"]
+    assert "engine_startup_failed" not in by_id(d), d["findings"]
+    assert all(la.get("status") != "failed" for la in d.get("launches") or []), d.get("launches")
+
+
+def test_bare_frames_without_loggings_message_and_arguments_still_tell(tmp_path: Path) -> None:
+    """The other side of BH5: the same bare frames with the report's 'Arguments:' line gone are read as before (a
+    start-up frame under a cut traceback); and a bare traceback cut in frames still tells at the stream's end
+    (eval32bh 001, FastChat's worker under runpy)."""
+    lines = (DATA / "eval32bh/018.log").read_text().splitlines()
+    log = tmp_path / "no-arguments.log"
+    log.write_text("\n".join(lines[:-1]) + "\n")
+    assert "engine_startup_failed" in by_id(diagnose(log))
+    assert critical(diagnose("eval32bh/001.log"))

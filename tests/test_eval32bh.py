@@ -61,14 +61,6 @@ MISSES: dict[tuple[str, int], str] = {
         "019",
         1,
     ): "BH4: a traceback cut before its exception line after vLLM's own lines (a verl driver's ray.get, a notebook's 'RuntimeError  Traceback' header) is ignored: the launch stays started",
-    (
-        "018",
-        0,
-    ): "BH5: Python logging's 'Logging error' report of a vLLM log call (a format slip in SchedulerConfig) is read as a failed start-up",
-    (
-        "018",
-        1,
-    ): "BH5: Python logging's 'Logging error' report of a vLLM log call (a format slip in SchedulerConfig) is read as a failed start-up",
 }
 
 
