@@ -51,3 +51,21 @@ def test_bare_frames_without_loggings_message_and_arguments_still_tell(tmp_path:
     log.write_text("\n".join(lines[:-1]) + "\n")
     assert "engine_startup_failed" in by_id(diagnose(log))
     assert critical(diagnose("eval32bh/001.log"))
+
+
+def test_fastchats_vllm_worker_dying_before_it_registered_is_a_failed_start(tmp_path: Path) -> None:
+    """BH1: V1's engine came up, then FastChat's model_worker announced 'Loading the model [...] ... worker type: vLLM
+    worker...' and its stderr traceback through runpy's _run_module_as_main followed, cut, before 'Register to
+    controller': the worker never came up (a failed start-up, not an error of unknown phase). Registered first, the
+    same traceback is read as before (phase unknown)."""
+    d = diagnose("eval32bh/001.log")
+    assert critical(d) and "engine_startup_failed" in by_id(d), d["findings"]
+    assert "engine_crashed" not in by_id(d), d["findings"]
+    lines = (DATA / "eval32bh/001.log").read_text().splitlines()
+    log = tmp_path / "registered.log"
+    log.write_text(
+        "\n".join(
+            [*lines[:8], "2025-03-27 11:37:40 | INFO | model_worker | Register to controller", *lines[8:]]
+        )
+    )
+    assert "engine_startup_failed" not in by_id(diagnose(log))

@@ -14,10 +14,6 @@ from tests.evalkit import set_tests
 # (tests/data/eval32bh/RESULTS.md).
 MISSES: dict[tuple[str, int], str] = {
     (
-        "001",
-        1,
-    ): "BH1: a traceback while the engine starts (a Ray worker's init_worker, an EngineCore's profile_cudagraph_memory, the host worker's right after 'Loading the model') is engine_error of phase unknown, not a failed start-up",
-    (
         "007",
         0,
     ): "BH2: the launcher's own verdict on vLLM ('vLLM failed to start.', 'Crashed container in pod: vllm-...') alone is refused as no vLLM log lines",

@@ -22,6 +22,7 @@ from observe.parse import (
     Parser,
     cloudwatch,
     failures,
+    fastchat,
     frames,
     logerror,
     pasted,
@@ -121,6 +122,7 @@ def test_one_list_holds_every_literal():
         | set(served.SERVING_LITERALS)
         | set(frames.LITERALS)
         | set(logerror.LITERALS)
+        | set(fastchat.LITERALS)
     )
     assert set(TRIGGERS) == want
     assert len(TRIGGERS) == len(set(TRIGGERS))

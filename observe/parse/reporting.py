@@ -10,7 +10,18 @@ import re
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse import dedup, errrun, failures, frames, logerror, rayhang, served, triggers, unread
+from observe.parse import (
+    dedup,
+    errrun,
+    failures,
+    fastchat,
+    frames,
+    logerror,
+    rayhang,
+    served,
+    triggers,
+    unread,
+)
 from observe.parse import envelope as E
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState
@@ -78,6 +89,7 @@ class FailureReporter:
         self._held: tuple[Failure, str, Ctx, int, bool] | None = None  # a request handler's record, held back
         self._hang = rayhang.Hang()  # Ray's raylet's notices of worker processes hanging at their start
         self.answers = errrun.Answers()  # the run of 5xx answers on /v1/ routes (parse.errrun)
+        self._fastchat = fastchat.Window()  # FastChat's vLLM worker announced, not yet registered
         # a bare traceback's frames and source lines, what they told held until a line ends them: logging's report
         # of a failed log call (``logerror``) drops them, any other line lets them out in order
         self._stack: list[tuple[Failure | None, str, Ctx, int, bool]] = []
@@ -165,6 +177,8 @@ class FailureReporter:
             self._in_request.pop(key, None)
         elif (hang := self._hang.note(text, ctx, run)) is not None:
             self._emit(hang, msg, ctx, cur, out, run.requested)
+        if ctx.bare:
+            self._fastchat.note(text, (ctx.source, ctx.lineno), run.stats_seen)
         f = self.raw.line(msg, key, told, run, ctx)
         self._emit(f, msg, ctx, cur, out, run.requested)
 
@@ -226,6 +240,7 @@ class FailureReporter:
     def _send(
         self, f: Failure | None, msg: str, ctx: Ctx, cur: int, out: list[LogEvent], requested: bool = False
     ) -> None:
+        f = self._fastchat.startup(f, (ctx.source, ctx.lineno))
         failure_line = ctx.level is None or ctx.level in triggers.ERROR_LEVELS
         self._unread.note(f, msg, ctx, failure_line, cur, requested)
         if f is not None and self._recent.is_new(f, cur):
