@@ -46,3 +46,36 @@ def test_a_crashed_pod_that_is_not_vllms_is_not_read() -> None:
     )
     # InstructLab's words must be the whole message: a sentence that merely quotes them is not read
     assert hosted.death("INFO user note: if vLLM failed to start. we retry later", run) is None
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # BH3: cot-eval's 'llm = VLLM(' -> langchain_core serializable -> pydantic v1 validate_model -> validator, cut
+        "eval32bh/015.log",
+        # BH3: ART's model.register(backend) -> art/local/backend.py _prepare_backend_for_training, cut
+        "eval32bh/021.log",
+    ],
+)
+def test_a_host_traceback_through_its_in_process_vllm_build_is_a_failing_start(log: str) -> None:
+    """BH3 (only these two real excerpts of the cut form were found): LangChain's VLLM wrapper builds vllm.LLM in its
+    validator, ART's local backend starts its vLLM-backed server in _prepare_backend_for_training; a traceback cut
+    there is that start raising: critical, never a death while serving."""
+    d = diagnose(log)
+    assert critical(d), d["findings"]
+    assert {"engine_startup_failed", "engine_error"} & set(by_id(d)), d["findings"]
+    assert "engine_crashed" not in by_id(d), d["findings"]
+
+
+def test_only_the_wrappers_build_and_the_local_backend_are_read() -> None:
+    """BH3, narrowly: a printed repr of the wrapper, another class ending in VLLM (DSPy's HTTP client), and ART's
+    serverless backend (which starts no engine) are not the in-process engine's start."""
+    run = RunState(shutdown=False, stats_seen=False)
+    assert hosted.death("llm = VLLM(", run) is not None
+    assert hosted.death("return VLLM(model=name, tensor_parallel_size=2)", run) is not None
+    assert hosted.death("VLLM(model='x', tensor_parallel_size=1) loaded", run) is None
+    assert hosted.death("lm = dspy.HFClientVLLM(model=name, port=8000)", run) is None
+    local = '  File "/x/ART/src/art/local/backend.py", line 272, in _prepare_backend_for_training'
+    serverless = '  File "/x/ART/src/art/serverless/backend.py", line 90, in _prepare_backend_for_training'
+    assert hosted.frame(local.strip(), run) is not None
+    assert hosted.frame(serverless.strip(), run) is None

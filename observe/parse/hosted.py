@@ -109,7 +109,17 @@
   pod whose name says vLLM ("vllm-standalone-…"): the vLLM server's container died before it was Ready — a failed
   start.
 
-Each is a start-up failure (KServe, InstructLab, llm-d-benchmark, BentoML, Modal, Cloud Run, Vertex AI, ipex-llm, no device, NCCL's /dev/shm) or the death of the engine's process (Ray,
+- LangChain's VLLM wrapper (``langchain_community/llms/vllm.py``): ``VLLM(...)`` is a pydantic model whose root
+  validator ``validate_environment`` imports vllm and builds ``vllm.LLM`` — the in-process engine — while pydantic
+  v1's ``validate_model`` runs it (``values = validator(cls_, values)``). A traceback whose source line assigns or
+  returns ``VLLM(`` (the call cut there, or its keyword arguments) is that construction raising, even when the paste
+  ends before any frame of vLLM's package: a failed start (ImportError of vllm included: no engine).
+- ART's local backend (``art/local/backend.py`` ``LocalBackend._prepare_backend_for_training``): it gets the model's
+  service and starts its OpenAI server — the vLLM engine (Unsloth's or ART's own service over vLLM) in this process,
+  the local backend's only inference engine. A traceback through that frame of the local backend (not the serverless
+  or Tinker backends, which start no engine) is that start raising: a failed start.
+
+Each is a start-up failure (KServe, InstructLab, LangChain's VLLM, ART, llm-d-benchmark, BentoML, Modal, Cloud Run, Vertex AI, ipex-llm, no device, NCCL's /dev/shm) or the death of the engine's process (Ray,
 a fatal signal), never a request's error. Pure: a raw line in, a Failure or None out.
 """
 
@@ -195,6 +205,12 @@ _CUDACHECK = re.compile(r"(?:^|\s)Failed: (?:Cuda error )?(?P<where>\S+\.cuh?:\d
 _ILAB = re.compile(r"(?:^|: )vLLM failed to start\.(?:\s+Retry with --enable-serving-\S*.*)?\s*$")
 #: llm-d-benchmark's standup, a container of a vLLM pod that terminated non-zero while it waited for Ready
 _LLMDB_CRASH = re.compile(r"(?:❌|\bERROR:)\s*Crashed container in pod: (?P<pod>\S*vllm\S*?),?(?:\s|$)")
+#: LangChain's VLLM wrapper constructed on a traceback's source line ('llm = VLLM(', 'return VLLM(model=...')
+_LANGCHAIN_VLLM = re.compile(
+    r"^(?:[\w.\[\]'\"]+\s*=\s*|return\s+)(?:[\w.]+\.)?VLLM\((?:\s*$|\s*\w+\s*=)", re.ASCII
+)
+#: ART's local backend starting the model's vLLM-backed OpenAI server
+_ART_PREPARE = re.compile(r'art/local/backend\.py", line \d+, in _prepare_backend_for_training\b')
 #: ipex-llm's own banner (log4Error.outputUserMessage: 28 and 24 stars), the reason on the next line, then RuntimeError
 _IPEX_USAGE = re.compile(r"^\*{28}Usage Error\*{24}\s*$")
 #: what a line must hold for ``death`` or ``frame`` to read it (``triggers.TRIGGERS``)
@@ -224,6 +240,8 @@ LITERALS: tuple[str, ...] = (
     "worker exited with exit code ",
     "vLLM failed to start.",
     "Crashed container in pod: ",
+    "VLLM(",
+    "in _prepare_backend_for_training",
 )
 
 _ABORT_CAUSE = (
@@ -288,6 +306,14 @@ _LLMDB_CAUSE = (
     "llm-d-benchmark's standup: a container of the vLLM pod {pod} terminated with a non-zero exit code before the "
     "pod was Ready (its own 'Crashed container in pod'); the pod's log (kubectl logs --previous) tells why"
 )
+_LANGCHAIN_CAUSE = (
+    "LangChain's VLLM wrapper raised while it was built: its validator (validate_environment) imports vllm and builds "
+    "vllm.LLM, the engine, in this process (the exception line is below, or cut off)"
+)
+_ART_CAUSE = (
+    "ART's local backend raised while it prepared the model for training (_prepare_backend_for_training: the model's "
+    "service and its OpenAI server, the vLLM engine, started in this process; the exception line is below, or cut off)"
+)
 _SIGNAL_CAUSE = "a process of the engine was killed by {sig} (a fatal signal; SIGBUS in a container is often a full /dev/shm)"
 _RUNPOD_CAUSE = (
     "RunPod's serverless worker (the container running the vLLM engine) exited with code {code}{sig}: the worker "
@@ -337,6 +363,9 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
     if (m := _LLMDB_CRASH.search(text)) is not None:
         pod = m.group("pod").rstrip(",")
         return start_failed(text, _LLMDB_CAUSE.format(pod=pod), ("llm_d_benchmark", "crashed_container"))
+    if not run.requested and _LANGCHAIN_VLLM.match(text) is not None:
+        f = start_failed(text, _LANGCHAIN_CAUSE, ("langchain", "vllm_wrapper"))
+        return Failure(f.kind, {**f.details, "cut": True, "frame": "VLLM"}, f.fatal, f.key)
     if (m := _MODAL_INIT.search(text)) is not None:
         return start_failed(text, _MODAL_CAUSE.format(secs=m.group("secs")), ("modal", "init_timeout"))
     if _NO_DEVICE in text:
@@ -395,6 +424,11 @@ def frame(text: str, run: RunState) -> Failure | None:
         return None
     if _BENTO_INIT.search(text) is not None:
         f, where = start_failed(text, _BENTO_CAUSE, ("bentoml", "init_local")), "init_local"
+    elif _ART_PREPARE.search(text) is not None:
+        f, where = (
+            start_failed(text, _ART_CAUSE, ("art", "prepare_backend")),
+            "_prepare_backend_for_training",
+        )
     elif _XINF_WORKER.search(text) is not None:
         f, where = (
             start_failed(text, _XINFERENCE_CAUSE, ("xinference", "failed_load")),
