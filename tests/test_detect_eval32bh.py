@@ -3,11 +3,24 @@ real excerpt. Sources in tests/data/PROVENANCE.md."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from observe.errors import InputError
 from observe.parse import hosted
 from observe.parse.failtypes import RunState
-from tests.diagnosekit import by_id, critical, diagnose
+from tests.diagnosekit import DATA, by_id, critical, diagnose
+
+
+def _lines(log: str) -> list[str]:
+    return (DATA / log).read_text().splitlines()
+
+
+def _write(tmp_path: Path, lines: list[str]) -> Path:
+    p = tmp_path / "cut.log"
+    p.write_text("\n".join(lines) + "\n")
+    return p
 
 
 @pytest.mark.parametrize(
@@ -79,3 +92,33 @@ def test_only_the_wrappers_build_and_the_local_backend_are_read() -> None:
     serverless = '  File "/x/ART/src/art/serverless/backend.py", line 90, in _prepare_backend_for_training'
     assert hosted.frame(local.strip(), run) is not None
     assert hosted.frame(serverless.strip(), run) is None
+
+
+def test_verls_driver_traceback_after_its_vllm_rollout_is_the_run_failing() -> None:
+    """BH4 (013): verl's rollout lines ('VLLM generating sequences'), then the driver's traceback through main_ppo's
+    main (ray.get(main_task.remote(config))) into Ray's wrappers, cut: Hydra prints what main raised and exits, so the
+    run failed — critical, never a failed start-up (it was generating)."""
+    d = diagnose("eval32bh/013.log")
+    assert critical(d), d["findings"]
+    assert "engine_startup_failed" not in by_id(d), d["findings"]
+
+
+def test_verls_driver_frame_alone_with_no_line_of_the_run_is_not_read(tmp_path: Path) -> None:
+    """BH4, narrowly (BA3's precedent): the same driver traceback with none of the run's lines before it says nothing
+    of vLLM — refused, as before; and the second real excerpt of that driver frame (eval32am 023, its RayTaskError
+    through generate_sequences) keeps its reading, the engine's death while serving."""
+    with pytest.raises(InputError):
+        diagnose(_write(tmp_path, _lines("eval32bh/013.log")[6:]))
+    d = diagnose("eval32am/023.log")
+    assert "engine_crashed" in by_id(d) and "engine_startup_failed" not in by_id(d), d["findings"]
+
+
+def test_a_notebook_header_ending_the_paste_after_vllms_lines_is_the_cell_failing(tmp_path: Path) -> None:
+    """BH4 (019, the only real excerpt of the form found): V0's 'Model loading took', then IPython's 'RuntimeError
+    Traceback (most recent call last)' header as the paste's last line: the cell running vLLM raised — critical, not a
+    death while serving; a line after the header (its frames) leaves the reading to them."""
+    d = diagnose("eval32bh/019.log")
+    assert critical(d), d["findings"]
+    assert {"engine_startup_failed", "engine_error"} & set(by_id(d)), d["findings"]
+    assert "engine_crashed" not in by_id(d), d["findings"]
+    assert not critical(diagnose(_write(tmp_path, [*_lines("eval32bh/019.log"), "Cell In[4], line 12"])))

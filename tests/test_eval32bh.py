@@ -26,18 +26,6 @@ MISSES: dict[tuple[str, int], str] = {
         1,
     ): "BH1: a traceback while the engine starts (a Ray worker's init_worker, an EngineCore's profile_cudagraph_memory, the host worker's right after 'Loading the model') is engine_error of phase unknown, not a failed start-up",
     (
-        "013",
-        0,
-    ): "BH4: a traceback cut before its exception line after vLLM's own lines (a verl driver's ray.get, a notebook's 'RuntimeError  Traceback' header) is ignored: the launch stays started",
-    (
-        "019",
-        0,
-    ): "BH4: a traceback cut before its exception line after vLLM's own lines (a verl driver's ray.get, a notebook's 'RuntimeError  Traceback' header) is ignored: the launch stays started",
-    (
-        "019",
-        1,
-    ): "BH4: a traceback cut before its exception line after vLLM's own lines (a verl driver's ray.get, a notebook's 'RuntimeError  Traceback' header) is ignored: the launch stays started",
-    (
         "018",
         0,
     ): "BH5: Python logging's 'Logging error' report of a vLLM log call (a format slip in SchedulerConfig) is read as a failed start-up",
