@@ -26,50 +26,6 @@ MISSES: dict[tuple[str, int], str] = {
         1,
     ): "BH1: a traceback while the engine starts (a Ray worker's init_worker, an EngineCore's profile_cudagraph_memory, the host worker's right after 'Loading the model') is engine_error of phase unknown, not a failed start-up",
     (
-        "007",
-        0,
-    ): "BH2: the launcher's own verdict on vLLM ('vLLM failed to start.', 'Crashed container in pod: vllm-...') alone is refused as no vLLM log lines",
-    (
-        "007",
-        1,
-    ): "BH2: the launcher's own verdict on vLLM ('vLLM failed to start.', 'Crashed container in pod: vllm-...') alone is refused as no vLLM log lines",
-    (
-        "025",
-        0,
-    ): "BH2: the launcher's own verdict on vLLM ('vLLM failed to start.', 'Crashed container in pod: vllm-...') alone is refused as no vLLM log lines",
-    (
-        "025",
-        1,
-    ): "BH2: the launcher's own verdict on vLLM ('vLLM failed to start.', 'Crashed container in pod: vllm-...') alone is refused as no vLLM log lines",
-    (
-        "015",
-        0,
-    ): "BH3: a host program's traceback through its vLLM wrapper (LangChain's VLLM, ART's backend), cut before any vLLM frame, is refused as no vLLM log lines",
-    (
-        "015",
-        1,
-    ): "BH3: a host program's traceback through its vLLM wrapper (LangChain's VLLM, ART's backend), cut before any vLLM frame, is refused as no vLLM log lines",
-    (
-        "021",
-        0,
-    ): "BH3: a host program's traceback through its vLLM wrapper (LangChain's VLLM, ART's backend), cut before any vLLM frame, is refused as no vLLM log lines",
-    (
-        "021",
-        1,
-    ): "BH3: a host program's traceback through its vLLM wrapper (LangChain's VLLM, ART's backend), cut before any vLLM frame, is refused as no vLLM log lines",
-    (
-        "013",
-        0,
-    ): "BH4: a traceback cut before its exception line after vLLM's own lines (a verl driver's ray.get, a notebook's 'RuntimeError  Traceback' header) is ignored: the launch stays started",
-    (
-        "019",
-        0,
-    ): "BH4: a traceback cut before its exception line after vLLM's own lines (a verl driver's ray.get, a notebook's 'RuntimeError  Traceback' header) is ignored: the launch stays started",
-    (
-        "019",
-        1,
-    ): "BH4: a traceback cut before its exception line after vLLM's own lines (a verl driver's ray.get, a notebook's 'RuntimeError  Traceback' header) is ignored: the launch stays started",
-    (
         "018",
         0,
     ): "BH5: Python logging's 'Logging error' report of a vLLM log call (a format slip in SchedulerConfig) is read as a failed start-up",

@@ -10,7 +10,7 @@ import re
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse import dedup, errrun, failures, frames, rayhang, served, triggers, unread
+from observe.parse import dedup, errrun, failures, frames, ipython, rayhang, served, triggers, unread
 from observe.parse import envelope as E
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState
@@ -73,6 +73,9 @@ class FailureReporter:
         self._held: tuple[Failure, str, Ctx, int, bool] | None = None  # a request handler's record, held back
         self._hang = rayhang.Hang()  # Ray's raylet's notices of worker processes hanging at their start
         self.answers = errrun.Answers()  # the run of 5xx answers on /v1/ routes (parse.errrun)
+        self._nb_head: tuple[Failure, str, Ctx, int] | None = (
+            None  # IPython's header, told if the stream ends there
+        )
 
     def restart(self) -> None:
         """A (re)start: earlier error context no longer applies."""
@@ -154,6 +157,8 @@ class FailureReporter:
             self._in_request.pop(key, None)
         elif (hang := self._hang.note(text, ctx, run)) is not None:
             self._emit(hang, msg, ctx, cur, out, run.requested)
+        nb = ipython.bare_header(text, run) if "Traceback (most recent" in text else None
+        self._nb_head = None if nb is None else (nb, msg, ctx, cur)
         f = self.raw.line(msg, key, told, run, ctx)
         self._emit(f, msg, ctx, cur, out, run.requested)
 
@@ -163,6 +168,8 @@ class FailureReporter:
         self.settle(None, out)
         told = self._unread.told
         held = self._unread.release(requested, self.raw.release(requested))
+        if not requested and self._nb_head is not None and self._nb_head[3] == cur and not (held or told):
+            held.append(self._nb_head[:3])  # the paste ends on IPython's header (parse.ipython.bare_header)
         for f, msg, ctx in held:
             self._emit(f, msg, ctx, cur, out, requested)
         if not (held or told) and (run := self.answers.failure()) is not None:
