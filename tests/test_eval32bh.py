@@ -12,52 +12,7 @@ from tests.evalkit import set_tests
 
 # The misses at the measurement (main 87aa204, blind; again on 0539a5b and e14b5ed: the same; no fixes), by class
 # (tests/data/eval32bh/RESULTS.md).
-MISSES: dict[tuple[str, int], str] = {
-    (
-        "007",
-        0,
-    ): "BH2: the launcher's own verdict on vLLM ('vLLM failed to start.', 'Crashed container in pod: vllm-...') alone is refused as no vLLM log lines",
-    (
-        "007",
-        1,
-    ): "BH2: the launcher's own verdict on vLLM ('vLLM failed to start.', 'Crashed container in pod: vllm-...') alone is refused as no vLLM log lines",
-    (
-        "025",
-        0,
-    ): "BH2: the launcher's own verdict on vLLM ('vLLM failed to start.', 'Crashed container in pod: vllm-...') alone is refused as no vLLM log lines",
-    (
-        "025",
-        1,
-    ): "BH2: the launcher's own verdict on vLLM ('vLLM failed to start.', 'Crashed container in pod: vllm-...') alone is refused as no vLLM log lines",
-    (
-        "015",
-        0,
-    ): "BH3: a host program's traceback through its vLLM wrapper (LangChain's VLLM, ART's backend), cut before any vLLM frame, is refused as no vLLM log lines",
-    (
-        "015",
-        1,
-    ): "BH3: a host program's traceback through its vLLM wrapper (LangChain's VLLM, ART's backend), cut before any vLLM frame, is refused as no vLLM log lines",
-    (
-        "021",
-        0,
-    ): "BH3: a host program's traceback through its vLLM wrapper (LangChain's VLLM, ART's backend), cut before any vLLM frame, is refused as no vLLM log lines",
-    (
-        "021",
-        1,
-    ): "BH3: a host program's traceback through its vLLM wrapper (LangChain's VLLM, ART's backend), cut before any vLLM frame, is refused as no vLLM log lines",
-    (
-        "013",
-        0,
-    ): "BH4: a traceback cut before its exception line after vLLM's own lines (a verl driver's ray.get, a notebook's 'RuntimeError  Traceback' header) is ignored: the launch stays started",
-    (
-        "019",
-        0,
-    ): "BH4: a traceback cut before its exception line after vLLM's own lines (a verl driver's ray.get, a notebook's 'RuntimeError  Traceback' header) is ignored: the launch stays started",
-    (
-        "019",
-        1,
-    ): "BH4: a traceback cut before its exception line after vLLM's own lines (a verl driver's ray.get, a notebook's 'RuntimeError  Traceback' header) is ignored: the launch stays started",
-}
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32bh", MISSES)

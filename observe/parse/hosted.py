@@ -98,7 +98,28 @@
   64 MB default) is too small for tensor-parallel ranks — ``--shm-size`` or ``--ipc=host`` is the fix. Only with
   "No space left on device" and a /dev/shm path: before it served, a failed start.
 
-Each is a start-up failure (KServe, BentoML, Modal, Cloud Run, Vertex AI, ipex-llm, no device, NCCL's /dev/shm) or the death of the engine's process (Ray,
+- InstructLab's vLLM backend (``instructlab/model/backends/vllm.py``), when the vLLM server process it launched
+  exited while it polled for the server to come up: it raises ServerException("vLLM failed to start.", with
+  "  Retry with --enable-serving-output to learn more about the failure." when vLLM's output was hidden), printed
+  alone or behind its "Failed to start server: ": the server never started — a failed start, its cause in vLLM's
+  own output, hidden.
+- llm-d-benchmark's standup (``setup/functions.py`` wait_for_pods): while it waits for the deployed pods to be
+  Running / Ready, a container that terminated with a non-zero exit code is announced "❌ Crashed container in pod:
+  <pod>" (later "ERROR: Crashed container in pod: <pod>, container: <name>") and the standup fails. Read only for a
+  pod whose name says vLLM ("vllm-standalone-…"): the vLLM server's container died before it was Ready — a failed
+  start.
+
+- LangChain's VLLM wrapper (``langchain_community/llms/vllm.py``): ``VLLM(...)`` is a pydantic model whose root
+  validator ``validate_environment`` imports vllm and builds ``vllm.LLM`` — the in-process engine — while pydantic
+  v1's ``validate_model`` runs it (``values = validator(cls_, values)``). A traceback whose source line assigns or
+  returns ``VLLM(`` (the call cut there, or its keyword arguments) is that construction raising, even when the paste
+  ends before any frame of vLLM's package: a failed start (ImportError of vllm included: no engine).
+- ART's local backend (``art/local/backend.py`` ``LocalBackend._prepare_backend_for_training``): it gets the model's
+  service and starts its OpenAI server — the vLLM engine (Unsloth's or ART's own service over vLLM) in this process,
+  the local backend's only inference engine. A traceback through that frame of the local backend (not the serverless
+  or Tinker backends, which start no engine) is that start raising: a failed start.
+
+Each is a start-up failure (KServe, InstructLab, LangChain's VLLM, ART, llm-d-benchmark, BentoML, Modal, Cloud Run, Vertex AI, ipex-llm, no device, NCCL's /dev/shm) or the death of the engine's process (Ray,
 a fatal signal), never a request's error. Pure: a raw line in, a Failure or None out.
 """
 
@@ -180,6 +201,16 @@ _NCCL_SHM = re.compile(
 )
 #: vLLM's CUDACHECK (``csrc/custom_all_reduce.cuh``): a CUDA call failed and the process exits
 _CUDACHECK = re.compile(r"(?:^|\s)Failed: (?:Cuda error )?(?P<where>\S+\.cuh?:\d+) '(?P<err>[^']+)'\s*$")
+#: InstructLab's ServerException when the vLLM process it launched exited before the server answered
+_ILAB = re.compile(r"(?:^|: )vLLM failed to start\.(?:\s+Retry with --enable-serving-\S*.*)?\s*$")
+#: llm-d-benchmark's standup, a container of a vLLM pod that terminated non-zero while it waited for Ready
+_LLMDB_CRASH = re.compile(r"(?:❌|\bERROR:)\s*Crashed container in pod: (?P<pod>\S*vllm\S*?),?(?:\s|$)")
+#: LangChain's VLLM wrapper constructed on a traceback's source line ('llm = VLLM(', 'return VLLM(model=...')
+_LANGCHAIN_VLLM = re.compile(
+    r"^(?:[\w.\[\]'\"]+\s*=\s*|return\s+)(?:[\w.]+\.)?VLLM\((?:\s*$|\s*\w+\s*=)", re.ASCII
+)
+#: ART's local backend starting the model's vLLM-backed OpenAI server
+_ART_PREPARE = re.compile(r'art/local/backend\.py", line \d+, in _prepare_backend_for_training\b')
 #: ipex-llm's own banner (log4Error.outputUserMessage: 28 and 24 stars), the reason on the next line, then RuntimeError
 _IPEX_USAGE = re.compile(r"^\*{28}Usage Error\*{24}\s*$")
 #: what a line must hold for ``death`` or ``frame`` to read it (``triggers.TRIGGERS``)
@@ -207,6 +238,10 @@ LITERALS: tuple[str, ...] = (
     "*Usage Error*",
     "hf_raise_for_status(",
     "worker exited with exit code ",
+    "vLLM failed to start.",
+    "Crashed container in pod: ",
+    "VLLM(",
+    "in _prepare_backend_for_training",
 )
 
 _ABORT_CAUSE = (
@@ -263,6 +298,22 @@ _TS_HUB_CAUSE = (
     "HTTP error: a gated or private repo without a token — HF_TOKEN — a wrong repo id or revision): the handler's "
     "load, which builds the vLLM engine, failed and the worker exits (the exception line is below, or cut off)"
 )
+_ILAB_CAUSE = (
+    "InstructLab's vLLM backend: the vLLM server process it launched exited before it answered (its own "
+    "'vLLM failed to start.'); vLLM's output was hidden — --enable-serving-output shows why"
+)
+_LLMDB_CAUSE = (
+    "llm-d-benchmark's standup: a container of the vLLM pod {pod} terminated with a non-zero exit code before the "
+    "pod was Ready (its own 'Crashed container in pod'); the pod's log (kubectl logs --previous) tells why"
+)
+_LANGCHAIN_CAUSE = (
+    "LangChain's VLLM wrapper raised while it was built: its validator (validate_environment) imports vllm and builds "
+    "vllm.LLM, the engine, in this process (the exception line is below, or cut off)"
+)
+_ART_CAUSE = (
+    "ART's local backend raised while it prepared the model for training (_prepare_backend_for_training: the model's "
+    "service and its OpenAI server, the vLLM engine, started in this process; the exception line is below, or cut off)"
+)
 _SIGNAL_CAUSE = "a process of the engine was killed by {sig} (a fatal signal; SIGBUS in a container is often a full /dev/shm)"
 _RUNPOD_CAUSE = (
     "RunPod's serverless worker (the container running the vLLM engine) exited with code {code}{sig}: the worker "
@@ -307,6 +358,14 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
         sig = _signal_name(code - 128) if code > 128 else None
         cause = _RUNPOD_CAUSE.format(code=code, sig=f" ({sig})" if sig else "")
         return _failure(text, "serving" if run.stats_seen else "unknown", cause, ("runpod", "worker_exit"))
+    if _ILAB.search(text) is not None:
+        return start_failed(text, _ILAB_CAUSE, ("instructlab", "vllm_failed_start"))
+    if (m := _LLMDB_CRASH.search(text)) is not None:
+        pod = m.group("pod").rstrip(",")
+        return start_failed(text, _LLMDB_CAUSE.format(pod=pod), ("llm_d_benchmark", "crashed_container"))
+    if not run.requested and _LANGCHAIN_VLLM.match(text) is not None:
+        f = start_failed(text, _LANGCHAIN_CAUSE, ("langchain", "vllm_wrapper"))
+        return Failure(f.kind, {**f.details, "cut": True, "frame": "VLLM"}, f.fatal, f.key)
     if (m := _MODAL_INIT.search(text)) is not None:
         return start_failed(text, _MODAL_CAUSE.format(secs=m.group("secs")), ("modal", "init_timeout"))
     if _NO_DEVICE in text:
@@ -365,6 +424,11 @@ def frame(text: str, run: RunState) -> Failure | None:
         return None
     if _BENTO_INIT.search(text) is not None:
         f, where = start_failed(text, _BENTO_CAUSE, ("bentoml", "init_local")), "init_local"
+    elif _ART_PREPARE.search(text) is not None:
+        f, where = (
+            start_failed(text, _ART_CAUSE, ("art", "prepare_backend")),
+            "_prepare_backend_for_training",
+        )
     elif _XINF_WORKER.search(text) is not None:
         f, where = (
             start_failed(text, _XINFERENCE_CAUSE, ("xinference", "failed_load")),

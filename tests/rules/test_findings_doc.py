@@ -223,13 +223,8 @@ def emitted_by_diagnose() -> set[str]:
         # eval32ax 028 (class AX1: DJL Serving's 'INFO  PyProcess W-<id>-model-stdout: ' relay of djl_python's 'Failed
         # invoke service.invoke_handler()' while the shards load): tests/data/eval32ax/RESULTS.md
         "eval32ax/028.log",
-        # eval32bh 007 / 025 (class BH2: InstructLab's 'vLLM failed to start.' and llm-d-benchmark's 'Crashed container
-        # in pod: vllm-standalone-...', the launcher's own verdict alone) and 015 / 021 (class BH3: LangChain's VLLM
-        # wrapper and ART's backend, host tracebacks cut before any vLLM frame): tests/data/eval32bh/RESULTS.md
-        "eval32bh/007.log",
-        "eval32bh/015.log",
-        "eval32bh/021.log",
-        "eval32bh/025.log",
+        # eval32bh 007 / 025 (BH2, a launcher's own verdict) and 015 / 021 (BH3, host tracebacks through LangChain's
+        # VLLM wrapper and ART's local backend) are read since BH2 / BH3 (tests/data/eval32bh/RESULTS.md)
     }
     assert refused == refused_ok | refused_misses, refused
     return seen
