@@ -18,7 +18,19 @@ from typing import Any
 import pytest
 
 from observe.model import LogLine
-from observe.parse import Parser, cloudwatch, failures, frames, pasted, served, shutdownmsg, startup, stats
+from observe.parse import (
+    Parser,
+    cloudwatch,
+    failures,
+    fastchat,
+    frames,
+    logerror,
+    pasted,
+    served,
+    shutdownmsg,
+    startup,
+    stats,
+)
 from observe.parse.triggers import ERROR_LEVELS, TRIGGERS, may_matter
 
 DATA = Path(__file__).parent / "data"
@@ -109,6 +121,8 @@ def test_one_list_holds_every_literal():
         | set(shutdownmsg.SHUTDOWN_LITERALS)
         | set(served.SERVING_LITERALS)
         | set(frames.LITERALS)
+        | set(logerror.LITERALS)
+        | set(fastchat.LITERALS)
     )
     assert set(TRIGGERS) == want
     assert len(TRIGGERS) == len(set(TRIGGERS))

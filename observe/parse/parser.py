@@ -383,6 +383,7 @@ class Parser:
 
     # ------------------------------------------------------------------ message dispatch
     def _message(self, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
+        self._errors.boundary(msg, ctx, out)
         self._errors.settle(ctx, out, msg)
         after_5xx, self._after_5xx = self._after_5xx, False
         n0 = len(out)
@@ -418,7 +419,9 @@ class Parser:
                 run = self._run()._replace(after_5xx=after_5xx)
                 self._errors.message(msg, ctx, run, self._cur, out, bool(groups & triggers.FAILURE))
             if ctx.level is None and (ctx.pid is not None or ctx.rank is not None or ctx.bare):
-                self._errors.raw_line(msg, ctx, self._run(), self._cur, out, len(out) > n1)
+                self._errors.raw_line(
+                    msg, ctx, self._run(), self._cur, out, len(out) > n1 or bool(self._errors.held_now)
+                )
                 # a V1 client's raise after an engine death
                 self._stats_seen = self._stats_seen or self._errors.raw.started
             if groups & triggers.SHUTDOWN and begins_shutdown(msg):
@@ -431,7 +434,8 @@ class Parser:
         # a bare line is vLLM's when it tells something, or is a frame of vLLM's own code, and not only
         # when it is an exception line (anybody's) of a traceback through no vLLM frame
         if (
-            len(out) > n0 and not (ctx.bare and not self._errors.raw.vllm_seen and frames.anybodys(out[n0:]))
+            (told := out[n0:] + self._errors.held_now)
+            and not (ctx.bare and not self._errors.raw.vllm_seen and frames.anybodys(told))
         ) or (ctx.bare and frames.vllm_frame(msg)):
             self._count_vllm()
 

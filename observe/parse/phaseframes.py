@@ -49,6 +49,12 @@ PHASE_FRAMES: dict[str, str] = {
     "get_mm_max_contiguous_tokens": "profiling",
     "determine_num_available_blocks": "profiling",
     "determine_available_memory": "profiling",
+    # V1's CUDA-graph memory estimate (v1/worker/gpu_model_runner.py, 2026: gpu_worker's determine_available_memory
+    # calls ``self.model_runner.profile_cudagraph_memory()``, which first builds a throw-away KV cache,
+    # ``_init_minimal_kv_cache_for_profiling`` → ``initialize_kv_cache(minimal_config, is_profiling=True)``): both run
+    # only in the start-up's memory profiling, before the real KV cache exists
+    "profile_cudagraph_memory": "profiling",
+    "_init_minimal_kv_cache_for_profiling": "profiling",
     "initialize_cache": "kv_cache_init",
     KV_CHECK: "kv_cache_init",
     "initialize_from_config": "kv_cache_init",

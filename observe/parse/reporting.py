@@ -10,7 +10,19 @@ import re
 
 from observe.failures.kinds import FailureKind
 from observe.model import EngineError, LogEvent
-from observe.parse import dedup, errrun, failures, frames, ipython, rayhang, served, triggers, unread
+from observe.parse import (
+    dedup,
+    errrun,
+    failures,
+    fastchat,
+    frames,
+    ipython,
+    logerror,
+    rayhang,
+    served,
+    triggers,
+    unread,
+)
 from observe.parse import envelope as E
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState
@@ -52,6 +64,11 @@ _HANDLER_LINE = re.compile(
 )
 
 
+def _stack_line(msg: str, ctx: Ctx) -> bool:
+    """Whether msg is a bare traceback's frame or source line (no prefix, no level)."""
+    return ctx.bare and ctx.level is None and (msg[:1].isspace() or msg.lstrip().startswith('File "'))
+
+
 def _tool_parser_site(ctx: Ctx) -> bool:
     name = (ctx.logger_file or "").rsplit("/", 1)[-1]
     return _TOOL_PARSER_SITE.fullmatch(name) is not None
@@ -73,6 +90,13 @@ class FailureReporter:
         self._held: tuple[Failure, str, Ctx, int, bool] | None = None  # a request handler's record, held back
         self._hang = rayhang.Hang()  # Ray's raylet's notices of worker processes hanging at their start
         self.answers = errrun.Answers()  # the run of 5xx answers on /v1/ routes (parse.errrun)
+        self._fastchat = fastchat.Window()  # FastChat's vLLM worker announced, not yet registered
+        # a bare traceback's frames and source lines, what they told held until a line ends them: logging's report
+        # of a failed log call (``logerror``) drops them, any other line lets them out in order
+        self._stack: list[tuple[Failure | None, str, Ctx, int, bool]] = []
+        self._message = False  # logging's "Message: %r" line followed the held stack
+        self.held_now: list[EngineError] = []  # what the current line told, held with the stack
+        self._holding = True  # off at the stream's end: what it lets out is told at once
         self._nb_head: tuple[Failure, str, Ctx, int] | None = (
             None  # IPython's header, told if the stream ends there
         )
@@ -157,6 +181,8 @@ class FailureReporter:
             self._in_request.pop(key, None)
         elif (hang := self._hang.note(text, ctx, run)) is not None:
             self._emit(hang, msg, ctx, cur, out, run.requested)
+        if ctx.bare:
+            self._fastchat.note(text, (ctx.source, ctx.lineno), run.stats_seen)
         nb = ipython.bare_header(text, run) if "Traceback (most recent" in text else None
         self._nb_head = None if nb is None else (nb, msg, ctx, cur)
         f = self.raw.line(msg, key, told, run, ctx)
@@ -165,6 +191,8 @@ class FailureReporter:
     def release(self, requested: bool, cur: int, out: list[LogEvent]) -> None:
         """End of stream: the raw tracebacks and unread frames still held; else, when nothing was read as a failure,
         a run of 5xx answers ending the stream (``errrun``)."""
+        self._flush(out)
+        self._holding = False
         self.settle(None, out)
         told = self._unread.told
         held = self._unread.release(requested, self.raw.release(requested))
@@ -180,9 +208,47 @@ class FailureReporter:
         """A failure the parser read from the run's course (``errexit``), reported as any other."""
         self._emit(f, msg, ctx, cur, out)
 
+    def boundary(self, msg: str, ctx: Ctx, out: list[LogEvent]) -> None:
+        """Before a message: a held bare stack goes on (its frame or source line), waits (logging's ``Message:``
+        line after it), is dropped (logging's ``Arguments:`` line next: ``logerror``) or is let out in order."""
+        self.held_now = []
+        if not self._stack:
+            return
+        text = msg.strip()
+        bare = ctx.bare and ctx.level is None
+        if not self._message and _stack_line(msg, ctx):
+            return
+        if bare and not self._message and logerror.message_line(text):
+            self._message = True  # logging's report, if its Arguments line follows
+            return
+        if bare and self._message and logerror.arguments_line(text):
+            self._stack, self._message = [], False  # handleError printed a log call's stack: no failure
+            return
+        self._flush(out)
+
     def _emit(
         self, f: Failure | None, msg: str, ctx: Ctx, cur: int, out: list[LogEvent], requested: bool = False
     ) -> None:
+        if self._message or (_stack_line(msg, ctx) and self._holding and (f is not None or self._stack)):
+            self._stack.append((f, msg, ctx, cur, requested))  # a bare traceback's line: held (``boundary``)
+            if f is not None:
+                self.held_now.append(
+                    EngineError(E.envelope(ctx), f.kind, msg.strip()[:2000], f.details, f.fatal)
+                )
+            return
+        self._flush(out)
+        self._send(f, msg, ctx, cur, out, requested)
+
+    def _flush(self, out: list[LogEvent]) -> None:
+        """The held bare stack's lines, told in order."""
+        held, self._stack, self._message = self._stack, [], False
+        for h in held:
+            self._send(*h[:4], out, h[4])
+
+    def _send(
+        self, f: Failure | None, msg: str, ctx: Ctx, cur: int, out: list[LogEvent], requested: bool = False
+    ) -> None:
+        f = self._fastchat.startup(f, (ctx.source, ctx.lineno))
         failure_line = ctx.level is None or ctx.level in triggers.ERROR_LEVELS
         self._unread.note(f, msg, ctx, failure_line, cur, requested)
         if f is not None and self._recent.is_new(f, cur):

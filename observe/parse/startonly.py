@@ -10,7 +10,14 @@
   ``set_device`` and ``empty_cache``, and nowhere else): the source line, its frame line cut above it, is the worker
   setting its device up at start.
 
-A raise under either is the failed start (``before_serving``), never a crash while serving. Pure: a line in, a Failure
+- vLLM's worker wrapper building its worker, ``WorkerWrapperBase.init_worker`` (``vllm/worker/worker_base.py`` 0.6 →
+  0.10, ``vllm/v1/worker/worker_base.py`` 0.8 → 2026: it resolves the worker class by its qualified name and constructs
+  it). The executors call it only while they are built: V0's ``_init_workers_ray`` / ``_init_executor``
+  (``_run_workers("init_worker", …)``), V1's ``WorkerProc.__init__`` (``wrapper.init_worker(all_kwargs)``) and the
+  uniproc executor's ``_init_executor``: a frame of it, under vLLM's worker_base.py, is a worker's construction at
+  start-up.
+
+A raise under any of them is the failed start (``before_serving``), never a crash while serving. Pure: a line in, a Failure
 or None out.
 """
 
@@ -25,6 +32,9 @@ __all__ = ["frame"]
 
 _DUMMY_RUN_RE = re.compile(r'File "[^"]*/vllm/worker/model_runner\.py", line \d+, in _dummy_run\b', re.ASCII)
 _NPU_BASELINE = "self.init_npu_memory = NPUPlatform.mem_get_info()"
+_INIT_WORKER_RE = re.compile(
+    r'File "[^"]*/vllm/(?:v1/)?worker/worker_base\.py", line \d+, in init_worker\b', re.ASCII
+)
 
 
 def frame(text: str, run: RunState) -> Failure | None:
@@ -34,6 +44,8 @@ def frame(text: str, run: RunState) -> Failure | None:
         return None
     if text.startswith(_NPU_BASELINE):
         func, phase = "init_device", "startup"
+    elif "init_worker" in text and _INIT_WORKER_RE.search(text) is not None:
+        func, phase = "init_worker", "startup"
     elif "_dummy_run" in text and _DUMMY_RUN_RE.search(text) is not None:
         func, phase = "_dummy_run", "profiling"
     else:

@@ -13,7 +13,7 @@ message: an ERROR / CRITICAL record that no rule reads is the catch-all's ``erro
 
 from __future__ import annotations
 
-from observe.parse import failures, frames, rules, served, shutdownmsg, startup, stats
+from observe.parse import failures, fastchat, frames, logerror, rules, served, shutdownmsg, startup, stats
 
 #: the literals, each once: stats routing first, then the startup and failure tables, then shutdown
 TRIGGERS: tuple[str, ...] = tuple(
@@ -23,6 +23,8 @@ TRIGGERS: tuple[str, ...] = tuple(
         + shutdownmsg.SHUTDOWN_LITERALS
         + served.SERVING_LITERALS
         + frames.LITERALS
+        + logerror.LITERALS
+        + fastchat.LITERALS
     )
 )
 
