@@ -34,10 +34,11 @@ def diagnosis(name: str, log: str) -> dict:
         return {"findings": [], "stats": {}, "engine": {}, "refused": str(e)}
 
 
-def check_cover(name: str, misses: dict[tuple[str, int], str]) -> None:
-    """Every log of the set has 2-4 judgements, there are 30, and every known miss names one of them."""
+def check_cover(name: str, misses: dict[tuple[str, int], str], count: int = 30) -> None:
+    """Every log of the set has 2-4 judgements, there are `count` (30 unless the set says), and every known miss
+    names one of them."""
     logs = labels(name)
-    assert sorted(p.stem for p in (DATA / name).glob("*.log")) == sorted(logs) and len(logs) == 30
+    assert sorted(p.stem for p in (DATA / name).glob("*.log")) == sorted(logs) and len(logs) == count
     assert all(2 <= len(e["judgements"]) <= 4 for e in logs.values())
     assert set(misses) <= {(k, n) for k, e in logs.items() for n in range(len(e["judgements"]))}
 
@@ -104,11 +105,11 @@ def cases(logs: dict[str, Any], misses: dict[tuple[str, int], str]) -> list:
 
 
 def set_tests(
-    name: str, misses: dict[tuple[str, int], str]
+    name: str, misses: dict[tuple[str, int], str], count: int = 30
 ) -> tuple[Callable[..., None], Callable[[], None]]:
     """The two tests every blind set runs, for its module to bind as ``test_judgement`` and
     ``test_labels_cover_every_log``: each judgement of labels.json on observe's JSON (a known miss a strict
-    xfail naming its class), and that the labels cover the set's 30 logs."""
+    xfail naming its class), and that the labels cover the set's `count` logs (30 unless the set says)."""
     logs = labels(name)
 
     @pytest.mark.parametrize(("log", "i"), cases(logs, misses))
@@ -117,6 +118,6 @@ def set_tests(
         assert holds(diagnosis(name, log), j["check"]), j["text"]
 
     def cover() -> None:
-        check_cover(name, misses)
+        check_cover(name, misses, count)
 
     return judgement, cover

@@ -298,9 +298,13 @@ def test_a_climbing_kv_cache_with_nothing_waiting_or_preempted_gets_no_lever() -
     request waiting, or a preemption finding, brings the KV plan back."""
     fs = [Finding(id="kv_cache_saturated", severity="warning", title="t", evidence="e")]
     cfg = EngineConfig(engine="v1", version="0.11.0", device="GPU")
-    up = {"kv_pct_first": 11.7, "kv_pct_last": 99.3, "max_running": 13}
+    up = {"kv_pct_first": 11.7, "kv_pct_last": 99.3, "max_running": 13, "running_last": 1}
     idle = advise.plan(cfg, fs, facts={**up, "max_waiting": 0})
     assert not _offered(idle)
+    steady = advise.plan(
+        cfg, fs, facts={**up, "running_last": 13, "max_waiting": 0}
+    )  # the same batch decoding
+    assert "--gpu-memory-utilization" in _offered(steady)
     assert any("no request waited or was preempted" in n.text for n in idle.notes), idle.notes
     assert "--gpu-memory-utilization" in _offered(advise.plan(cfg, fs, facts={**up, "max_waiting": 2}))
     pre = Finding(id="preemptions", severity="warning", title="t", evidence="e", data={"total": 5})

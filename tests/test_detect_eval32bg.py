@@ -186,16 +186,28 @@ def test_killed_is_read_only_after_vllms_lines_and_alone_on_its_line(tmp_path: P
     assert "engine_crashed" in by_id(d) and "engine_startup_failed" not in by_id(d), d["findings"]
 
 
-@pytest.mark.parametrize("log", ["eval32bg/004.log", "eval32/020.log"])
-def test_a_filling_kv_cache_with_nothing_waiting_or_preempted_gets_no_lever(log: str) -> None:
-    """BG6 (004, and eval32 020 as its second real excerpt): V1 stats lines with the KV cache climbing (11.7 % to
-    99.3 %; 93.9 % to 95.8 %), 'Waiting: 0 reqs' in every sample and no preemption: kv_cache_saturated stays a
-    warning, but no flag is suggested, and its note says in one sentence why (the memory is used, not short)."""
-    d = diagnose(log)
+def test_a_filling_kv_cache_with_nothing_waiting_or_preempted_gets_no_lever() -> None:
+    """BG6 (004, its only real excerpt): V1 stats lines with the KV cache climbing (11.7 % to 99.3 %) while the batch
+    that filled it leaves (13 running at most, 1 at the last line), 'Waiting: 0 reqs' in every sample and no
+    preemption: kv_cache_saturated stays a warning, but no flag is suggested, and its note says in one sentence why
+    (the memory is used, not short)."""
+    d = diagnose("eval32bg/004.log")
     assert "kv_cache_saturated" in by_id(d) and not critical(d), d["findings"]
     assert not suggestions(d), d["recommendations"]
     (note,) = [n["text"] for n in d["advice_notes"] if "kv_cache_saturated" in n["finding_ids"]]
     assert "no request waited or was preempted" in note, note
+
+
+@pytest.mark.parametrize("log", ["corpus/005-v0-tt-fork-heartbeat-kv-climbing.log", "eval32/020.log"])
+def test_the_same_requests_decoding_into_a_full_cache_keep_the_kv_plan(log: str) -> None:
+    """The other side of BG6: nothing waits either, but the same requests run in every sample (16 in V0 at 92.1 % →
+    94.9 %, 8 in V1 at 93.9 % → 95.8 %) while their decodes fill the cache: their next blocks have nowhere to go and
+    preemption follows (the corpus expert's reading of 005), so the KV plan stays."""
+    d = diagnose(log)
+    assert "kv_cache_saturated" in by_id(d), d["findings"]
+    assert {"--gpu-memory-utilization", "--max-num-seqs", "--kv-cache-dtype"} & set(suggestions(d)), d[
+        "recommendations"
+    ]
 
 
 def test_the_same_lines_with_requests_waiting_keep_the_kv_plan(tmp_path: Path) -> None:

@@ -98,11 +98,17 @@ def pressure_ids(p: Plan, by_id: Mapping[str, Finding], answers: tuple[str, ...]
 
 
 def _nothing_waited(p: Plan, by_id: Mapping[str, Finding]) -> bool:
-    """The stats lines say no request ever waited (a waiting count read, 0 in every sample) and nothing reports a
-    preemption: a cache that fills under that load costs nothing (vLLM keeps freed blocks cached for prefix reuse
-    and admits every request), so no lever; the rule's note says so."""
+    """The stats lines say no request ever waited (a waiting count read, 0 in every sample), nothing reports a
+    preemption, and the batch that filled the cache is leaving (the last sample runs fewer requests than the most
+    seen): the fill is not the running requests' decodes growing into a full cache, so it costs nothing (every
+    request admitted), no lever; the rule's note says so. The same running requests decoding at the ceiling
+    (Running steady while KV climbs past kv_high_pct) keep the plan: their next blocks have nowhere to go, and
+    preemption follows (tests/data/corpus 005: 16 running, 92.1 % → 94.9 %)."""
+    f = p.facts
     preempted = {FindingId.PREEMPTIONS, FindingId.PREEMPTIONS_LIKELY} & set(by_id)
-    return p.facts.max_waiting is not None and p.facts.max_waiting == 0 and not preempted
+    if f.max_waiting is None or f.max_waiting != 0 or preempted:
+        return False
+    return f.running_last is not None and f.max_running is not None and f.running_last < f.max_running
 
 
 def _kv_climbing(p: Plan) -> bool:

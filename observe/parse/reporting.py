@@ -229,7 +229,10 @@ class FailureReporter:
     def _emit(
         self, f: Failure | None, msg: str, ctx: Ctx, cur: int, out: list[LogEvent], requested: bool = False
     ) -> None:
-        if self._message or (_stack_line(msg, ctx) and self._holding and (f is not None or self._stack)):
+        # held from a frame line that told something (a traceback's frames before its exception line), never from a
+        # message's indented continuation after it: the sidecar's stream never ends, so what it holds waits for a line
+        opens = f is not None and msg.lstrip().startswith('File "')
+        if self._message or (_stack_line(msg, ctx) and self._holding and (opens or self._stack)):
             self._stack.append((f, msg, ctx, cur, requested))  # a bare traceback's line: held (``boundary``)
             if f is not None:
                 self.held_now.append(

@@ -144,6 +144,7 @@ class Context:
             waiting_first=self._at("waiting", 0),
             waiting_last=self._at("waiting", -1),
             max_running=s.max_running,
+            running_last=self._at("running", -1),
             max_waiting=s.max_waiting,
             max_in_flight=s.max_in_flight,
             request_tokens=length,

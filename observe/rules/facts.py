@@ -21,6 +21,7 @@ class Facts:
     waiting_first: float | None = None  # requests waiting at the first / last stats sample
     waiting_last: float | None = None
     max_running: float | None = None
+    running_last: float | None = None  # requests running at the last stats sample
     max_waiting: float | None = None
     # the most requests in the server at once: running + waiting in one stats sample (None: not
     # known, e.g. facts built by hand; the levers then take max_running + max_waiting, an upper bound)

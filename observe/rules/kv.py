@@ -482,7 +482,8 @@ KV_CACHE_SATURATED = Rule(
                 "HTTP 5xx. Full in ≥ `kv_saturated_share` of the samples with requests waiting (data "
                 "`queued`): the KV plan below. Else the KV plan when usage is ≥ `kv_high_pct` (90%) and higher "
                 "at the last stats sample than at the first (it will fill, and preemption follows), unless the "
-                "stats lines show no request ever waiting and nothing reports a preemption; otherwise a note — "
+                "stats lines show no request ever waiting, nothing reports a preemption and the batch that filled "
+                "it is leaving (fewer running at the last sample than the most seen); otherwise a note — "
                 "the memory is used, not short"
             ),
             note=(
