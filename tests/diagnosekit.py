@@ -49,6 +49,21 @@ def by_id(d: dict) -> dict[str, dict]:
     return {f["id"]: f for f in d["findings"]}
 
 
+def lines(log: str) -> list[str]:
+    """The lines of a log under tests/data (``set/NNN.log``)."""
+    return (DATA / log).read_text().splitlines()
+
+
+def not_failing(d: dict) -> None:
+    """Assert the diagnosis reports no failure: nothing critical, no failed start-up or crash, no launch failed or
+    crashed."""
+    assert not critical(d), d["findings"]
+    assert "engine_startup_failed" not in by_id(d) and "engine_crashed" not in by_id(d), d["findings"]
+    assert all(la.get("status") not in ("failed", "crashed") for la in d.get("launches") or []), d.get(
+        "launches"
+    )
+
+
 def record_message(log: str, needle: str) -> str:
     """The message of the first vLLM record holding ``needle`` in a log under tests/data (after its
     '[file:line] ' prefix)."""

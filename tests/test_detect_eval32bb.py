@@ -10,7 +10,7 @@ import pytest
 from observe.errors import InputError
 from observe.parse import errrun, mainexit
 from observe.parse.failtypes import RunState
-from tests.diagnosekit import DATA, by_id, critical, diagnose
+from tests.diagnosekit import DATA, by_id, critical, diagnose, lines, not_failing
 
 
 def test_the_dumps_first_record_behind_its_bracketed_location_alone_is_the_engines_failed_step() -> None:
@@ -107,17 +107,13 @@ def test_the_raylets_hanging_start_notices_repeated_for_minutes_are_a_start_up_h
     assert "engine_crashed" not in by_id(d), d["findings"]
 
 
-def _lines(log: str) -> list[str]:
-    return (DATA / log).read_text().splitlines()
-
-
 @pytest.mark.parametrize(
     "keep",
     [
         # two notices a minute apart (023's first two): a slow start Ray may yet get past
-        _lines("eval32bb/023.log")[:2],
+        lines("eval32bb/023.log")[:2],
         # four distinct processes within 14 s (verl#2972's last four): not yet minutes of retries
-        _lines("excerpts/raylet-register-timeout-hanging-verl-2972.log")[2:],
+        lines("excerpts/raylet-register-timeout-hanging-verl-2972.log")[2:],
     ],
 )
 def test_fewer_hanging_start_notices_or_a_short_span_are_no_hang(tmp_path: Path, keep: list[str]) -> None:
@@ -132,19 +128,11 @@ def test_fewer_hanging_start_notices_or_a_short_span_are_no_hang(tmp_path: Path,
     assert not critical(d), d["findings"]
 
 
-def _no_failure(d: dict) -> None:
-    assert not critical(d), d["findings"]
-    assert "engine_crashed" not in by_id(d) and "engine_startup_failed" not in by_id(d), d["findings"]
-    assert all(la.get("status") not in ("crashed", "failed") for la in d.get("launches") or []), d.get(
-        "launches"
-    )
-
-
 def test_a_chat_handlers_own_record_cut_before_its_exception_is_one_requests_error() -> None:
     """BB6 (020): serving_chat.py's ERROR record from its header on, its outermost frame create_chat_completion (the
     handler whose except logged it: 'Error in preprocessing prompt inputs', the line the paste left out), cut in
     _make_request_with_harmony: one request answered with an error, not the engine's failure."""
-    _no_failure(diagnose("eval32bb/020.log"))
+    not_failing(diagnose("eval32bb/020.log"))
 
 
 def test_the_same_record_of_another_real_log_from_its_header_on_is_one_requests_error(tmp_path: Path) -> None:
@@ -154,14 +142,14 @@ def test_the_same_record_of_another_real_log_from_its_header_on_is_one_requests_
     assert "Error in preprocessing prompt inputs" in lines[0] and "Traceback (most recent" in lines[1]
     log = tmp_path / "headless.log"
     log.write_text("".join(lines[1:]))
-    _no_failure(diagnose(log))
+    not_failing(diagnose(log))
 
 
 def test_a_bare_traceback_through_the_servers_prompt_tokenizing_is_one_requests_error() -> None:
     """BB6 (021): a bare traceback through serving_engine.py's _tokenize_prompt_input_or_inputs (OpenAIServing
     tokenizing one request's prompt, called only from a request handler) into lmcache_vllm's injection, ending in an
     AttributeError: that request's error, not a failed start-up."""
-    _no_failure(diagnose("eval32bb/021.log"))
+    not_failing(diagnose("eval32bb/021.log"))
 
 
 @pytest.mark.parametrize(
@@ -251,17 +239,13 @@ def test_a_few_5xx_answers_among_a_working_servers_are_not_failing(log: str) -> 
     assert not _failed(diagnose(log))
 
 
-def _lines() -> list[str]:
-    return (DATA / "eval32bb" / "018.log").read_text().splitlines()
-
-
 def test_a_success_after_the_run_ends_it(tmp_path: Path) -> None:
     """The run must reach the log's end: a request answered 200 after it (018's lines, one answer turned 200 at the
     end) is a server that served again. Built from 018's lines."""
-    lines = _lines()
-    lines.append(lines[-1].replace("500 Internal Server Error", "200 OK"))
+    kept = lines("eval32bb/018.log")
+    kept.append(kept[-1].replace("500 Internal Server Error", "200 OK"))
     log = tmp_path / "vllm.log"
-    log.write_text("\n".join(lines) + "\n")
+    log.write_text("\n".join(kept) + "\n")
     assert not _failed(diagnose(log))
 
 
@@ -269,9 +253,9 @@ def test_a_run_shorter_than_the_count_is_not_read(tmp_path: Path) -> None:
     """Fewer than errrun.RUN answers in a row (018's first RUN - 1) tell nothing: a client's retries of a few
     failing requests. Built from 018's lines."""
     log = tmp_path / "vllm.log"
-    log.write_text("\n".join(_lines()[: errrun.RUN - 1]) + "\n")
+    log.write_text("\n".join(lines("eval32bb/018.log")[: errrun.RUN - 1]) + "\n")
     assert not _failed(diagnose(log))
-    log.write_text("\n".join(_lines()[: errrun.RUN]) + "\n")
+    log.write_text("\n".join(lines("eval32bb/018.log")[: errrun.RUN]) + "\n")
     assert critical(diagnose(log))
 
 

@@ -8,20 +8,7 @@ from pathlib import Path
 import pytest
 
 from observe.errors import InputError
-from tests.diagnosekit import DATA, by_id, critical, diagnose, suggestions
-
-
-def _lines(log: str) -> list[str]:
-    return (DATA / log).read_text().splitlines()
-
-
-def _healthy(d: dict) -> None:
-    assert not critical(d), d["findings"]
-    assert "engine_startup_failed" not in by_id(d), d["findings"]
-    assert "engine_crashed" not in by_id(d), d["findings"]
-    assert all(la.get("status") not in ("failed", "crashed") for la in d.get("launches") or []), d.get(
-        "launches"
-    )
+from tests.diagnosekit import DATA, by_id, critical, diagnose, lines, not_failing, suggestions
 
 
 def _kinds(d: dict) -> list[str]:
@@ -34,7 +21,7 @@ def test_an_asgi_traceback_cut_at_the_route_decorator_is_one_requests() -> None:
     handler_task.result()`` re-raises the one request's handler error, answered 500). The server went on: a warning at
     most, phase serving. (The only real excerpt of this cut form found in the sets and the stored threads.)"""
     d = diagnose("eval32bg/010.log")
-    _healthy(d)
+    not_failing(d)
     assert by_id(d)["engine_error"]["data"]["phase"] == "serving", d["findings"]
 
 
@@ -42,12 +29,12 @@ def test_a_frame_below_the_route_decorator_or_no_asgi_record_is_read_as_before(t
     """The other side of BG1 (010): the same record going on into the engine's own frame (V0's engine_step, as eval32ad
     015's ASGI traceback prints it) stays critical, and the decorator's frame with uvicorn's record taken out is read
     as before (a traceback cut in vLLM's code, critical)."""
-    step = next(ln for ln in _lines("eval32ad/015.log") if "in engine_step" in ln)
+    step = next(ln for ln in lines("eval32ad/015.log") if "in engine_step" in ln)
     log = tmp_path / "deeper.log"
-    log.write_text("\n".join([*_lines("eval32bg/010.log"), step]) + "\n")
+    log.write_text("\n".join([*lines("eval32bg/010.log"), step]) + "\n")
     assert critical(diagnose(log))
     log = tmp_path / "no-asgi.log"
-    log.write_text("\n".join(ln for ln in _lines("eval32bg/010.log") if "ASGI" not in ln) + "\n")
+    log.write_text("\n".join(ln for ln in lines("eval32bg/010.log") if "ASGI" not in ln) + "\n")
     assert critical(diagnose(log))
 
 
@@ -57,7 +44,7 @@ def test_a_requests_precomputed_embeddings_refused_by_the_schema_is_one_requests
     start-up's profiling feeds dummy raw media): one request's input refused, not a failed launch. (The only real
     excerpt found: the sets and the stored threads hold no other line of it.)"""
     d = diagnose("eval32bg/012.log")
-    _healthy(d)
+    not_failing(d)
     assert "launch_rejected" not in by_id(d)
     assert _kinds(d) == ["request_error"], d["events"]["errors"]
 
@@ -66,7 +53,7 @@ def test_the_schemas_refusal_in_an_engine_core_or_of_raw_media_stays_critical(tm
     """The other side of BG1 (012): the same words as the last line of an engine core's record (its process prefix and
     core.py logger: the engine's step raised) and a schema refusal of a raw-media field (pixel_values, which the
     start-up's dummy inputs carry too) are read as before, critical."""
-    text = _lines("eval32bg/012.log")[0]
+    text = lines("eval32bg/012.log")[0]
     log = tmp_path / "core.log"
     log.write_text(f"(EngineCore_DP0 pid=41) ERROR 05-29 20:32:45 [core.py:710] {text}\n")
     assert critical(diagnose(log))
@@ -83,12 +70,12 @@ def test_a_grammar_rejecting_one_requests_token_ends_that_request_only() -> None
     serving (not start-up). Second real excerpts: 018's scheduler line and 016's FSM lines (quoted without prefixes,
     vllm#42619's rendering), each read as one request's error."""
     d = diagnose("eval32bg/014.log")
-    _healthy(d)
+    not_failing(d)
     assert by_id(d)["engine_error"]["data"]["phase"] == "serving", d["findings"]
     assert _kinds(d)[:2] == ["request_error", "request_error"], d["events"]["errors"]
     for log in ("eval32bg/016.log", "eval32bg/018.log"):
         d = diagnose(log)
-        _healthy(d)
+        not_failing(d)
         assert "request_error" in _kinds(d), (log, d["events"]["errors"])
 
 
@@ -96,7 +83,7 @@ def test_the_engines_death_beside_a_grammar_rejection_stays_critical(tmp_path: P
     """The other side of BG2: 014's lines with the V1 client's record of a dead engine core before them (eval32s 028's
     first line, 'Engine core proc EngineCore_DP1 died unexpectedly') is the engine's crash, as before."""
     log = tmp_path / "died.log"
-    log.write_text("\n".join([*_lines("eval32bg/014.log"), _lines("eval32s/028.log")[0]]) + "\n")
+    log.write_text("\n".join([*lines("eval32bg/014.log"), lines("eval32s/028.log")[0]]) + "\n")
     d = diagnose(log)
     assert critical(d) and "engine_crashed" in by_id(d), d["findings"]
 

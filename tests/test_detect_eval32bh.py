@@ -10,11 +10,7 @@ import pytest
 from observe.errors import InputError
 from observe.parse import hosted
 from observe.parse.failtypes import RunState
-from tests.diagnosekit import DATA, by_id, critical, diagnose
-
-
-def _lines(log: str) -> list[str]:
-    return (DATA / log).read_text().splitlines()
+from tests.diagnosekit import DATA, by_id, critical, diagnose, lines
 
 
 def _write(tmp_path: Path, lines: list[str]) -> Path:
@@ -108,7 +104,7 @@ def test_verls_driver_frame_alone_with_no_line_of_the_run_is_not_read(tmp_path: 
     of vLLM — refused, as before; and the second real excerpt of that driver frame (eval32am 023, its RayTaskError
     through generate_sequences) keeps its reading, the engine's death while serving."""
     with pytest.raises(InputError):
-        diagnose(_write(tmp_path, _lines("eval32bh/013.log")[6:]))
+        diagnose(_write(tmp_path, lines("eval32bh/013.log")[6:]))
     d = diagnose("eval32am/023.log")
     assert "engine_crashed" in by_id(d) and "engine_startup_failed" not in by_id(d), d["findings"]
 
@@ -121,7 +117,7 @@ def test_a_notebook_header_ending_the_paste_after_vllms_lines_is_the_cell_failin
     assert critical(d), d["findings"]
     assert {"engine_startup_failed", "engine_error"} & set(by_id(d)), d["findings"]
     assert "engine_crashed" not in by_id(d), d["findings"]
-    assert not critical(diagnose(_write(tmp_path, [*_lines("eval32bh/019.log"), "Cell In[4], line 12"])))
+    assert not critical(diagnose(_write(tmp_path, [*lines("eval32bh/019.log"), "Cell In[4], line 12"])))
 
 
 @pytest.mark.parametrize(
