@@ -28,11 +28,6 @@ MISSES: dict[tuple[str, int], str] = {
         1,
     ): "BK2: the bare 'max_num_scheduled_tokens is set to N, which does not allow any tokens to be scheduled' is "
     "refused",
-    (
-        "022",
-        0,
-    ): "BK3: NixlConnector's per-request 'NIXL transfer failure: ... Marking blocks as invalid' ERROR reads as a "
-    "critical start-up engine_error",
 }
 
 

@@ -325,6 +325,10 @@ _EVAL32_MISSES = {
         "012",
     ): "labelled not failing: one request's precomputed image_embeds refused by the model's input schema (eval32bg)",
     (
+        "eval32bk",
+        "022",
+    ): "labelled not failing: NixlConnector's per-request 'NIXL transfer failure' records, blocks recomputed (eval32bk)",
+    (
         "eval32bf",
         "026",
     ): "labelled not failing: vLLM's bare 'default chat template is no longer allowed' refusal of one request (eval32bf)",
