@@ -18,14 +18,6 @@ MISSES: dict[tuple[str, int], str] = {
         "002",
         3,
     ): "BL1: a Pascal build's bfloat16 refusal on a P40 (CC 6.1) gets no --dtype half (vLLM's own lever)",
-    (
-        "010",
-        0,
-    ): "BL2: a flattened paste: 'HIP out of memory ...' ahead of an ERROR record on the same line is dropped",
-    (
-        "010",
-        1,
-    ): "BL2: a flattened paste: 'HIP out of memory ...' ahead of an ERROR record on the same line is dropped",
 }
 
 

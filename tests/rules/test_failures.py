@@ -229,7 +229,6 @@ _EVAL32_MISSES = {
         "030",
     ): "labelled not failing: uvicorn's ASGI traceback under LLaMA-Factory's API (eval32al)",
     ("eval32ak", "001"): "labelled not failing: one request's ASGI traceback, no vLLM line (eval32ak)",
-    ("eval32bl", "010"): "issue 32 miss BL2: a flattened paste's HIP OOM ahead of an ERROR record (eval32bl)",
     ("eval32an", "010"): "labelled not failing: one request's ASGI traceback, no vLLM line (eval32an)",
     (
         "eval32ao",
