@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.diagnosekit import by_id, critical, diagnose, lines, not_failing
+from tests.diagnosekit import by_id, critical, diagnose, lines, not_failing, suggestions
 
 
 def _kinds(d: dict) -> list[str]:
@@ -30,3 +30,26 @@ def test_an_engine_cores_fatal_error_after_nixl_transfer_failures_still_pages(tm
     log = tmp_path / "nixl-then-fatal.log"
     log.write_text("\n".join([*lines("eval32bk/022.log"), *lines("eval32bk/008.log")]) + "\n")
     assert critical(diagnose(log))
+
+
+def test_the_rocm_runtimes_gpu_memory_access_fault_is_the_engine_dying() -> None:
+    """BK1 (003): among an MI355X TP8EP8 run's AITER worker lines, the ROCm runtime's 'Memory access fault by GPU
+    node-3 (Agent handle: 0x...) on address 0x.... Reason: Unknown.' (ROCR-Runtime runtime.cpp VMFaultHandler prints
+    it, then std::abort(): the worker dies of SIGABRT, no Python exception): the engine died, critical; no stats
+    line, so the phase is not claimed; a kernel's bad address, so no --gpu-memory-utilization. (The only real excerpt
+    in the sets.)"""
+    d = diagnose("eval32bk/003.log")
+    crashed = by_id(d).get("engine_crashed")
+    assert critical(d) and crashed is not None, d["findings"]
+    assert (crashed["data"]["signal"], crashed["data"]["phase"]) == ("SIGABRT", "unknown"), crashed
+    assert "--gpu-memory-utilization" not in suggestions(d), d["recommendations"]
+
+
+def test_the_fault_words_inside_a_loggers_record_are_not_read_so(tmp_path: Path) -> None:
+    """The other side of BK1: ROCr prints the line itself, on stderr; the same words quoted inside a vLLM logger's
+    record (a WARNING relaying them) are not the runtime aborting the process."""
+    fault = lines("eval32bk/003.log")[4]
+    log = tmp_path / "quoted.log"
+    log.write_text(f"WARNING 01-09 15:09:32 [platform.py:120] {fault}\n")
+    d = diagnose(log)
+    assert "engine_crashed" not in by_id(d), d["findings"]

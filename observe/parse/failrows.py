@@ -33,6 +33,8 @@ vLLM's, of a host's or of a device runtime's, each read narrowly by the module t
   (or one remote's requests') KV transfer lost, its blocks recomputed or that request failed, the engine serving on.
 - A 5xx answer and, as the next message, a multiproc worker's "Parent process exited, terminating worker", no stop asked
   for (``errexit.orphaned_after_5xx``): the engine core died while serving.
+- The ROCm runtime's "Memory access fault by GPU node-N (Agent handle: …) on address …. Reason: …" (``hsafault``),
+  bare or behind a process prefix: ROCr aborts the process after it, the engine dead.
 - V1's worker's KV budget below zero, "Available KV cache memory: -0.87 GiB" (``negative_kv``), bare or prefixed: no
   room for any KV cache, the start-up's end.
 
@@ -53,6 +55,7 @@ from observe.parse import (
     dumpinput,
     errexit,
     grammar,
+    hsafault,
     lmcachelog,
     mmembeds,
     modelarch,
@@ -121,4 +124,5 @@ RULES: tuple[Rule[Failure], ...] = (
     ),
     row("lmcache-init-failed", lmcachelog.LITERAL, lmcachelog.PATTERN, lmcachelog.init_failed),
     row("shell-killed", shellsig.KILLED, shellsig.KILLED_PATTERN, shellsig.shell_killed),
+    row("rocr-vm-fault", hsafault.LITERAL, hsafault.PATTERN, hsafault.vm_fault),
 )
