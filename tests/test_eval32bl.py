@@ -14,10 +14,6 @@ from tests.evalkit import set_tests
 # The misses at the measurement (main 157f24d, as on 1c94b96, blind; the shipping tree: no fixes), by class
 # (tests/data/eval32bl/RESULTS.md).
 MISSES: dict[tuple[str, int], str] = {
-    (
-        "002",
-        3,
-    ): "BL1: a Pascal build's bfloat16 refusal on a P40 (CC 6.1) gets no --dtype half (vLLM's own lever)",
 }
 
 
