@@ -228,10 +228,11 @@ def _bf16(p: Plan, f: Finding) -> None:
     caveat said."""
     cap = f.data.get("capability")
     below = isinstance(cap, int) and cap < 70
+    shown = f"{cap // 10}.{cap % 10}" if isinstance(cap, int) else "?"
     if below and f.data.get("build_floor"):
         p.note(
             [f.id],
-            f"{_said(f)}: this GPU (compute capability {cap // 10}.{cap % 10}) is below 7.0, and this vLLM's build "
+            f"{_said(f)}: this GPU (compute capability {shown}) is below 7.0, and this vLLM's build "
             "refuses GPUs below 7.0 (the log's 'GPUs with compute capability below 7.0 are not supported'), so "
             "--dtype half starts nothing either: run on a GPU of compute capability 7.0 or newer (8.0 or newer for "
             "bfloat16), or a vLLM built for this GPU",
@@ -240,7 +241,7 @@ def _bf16(p: Plan, f: Finding) -> None:
     if below:
         p.note(
             [f.id],
-            f"this GPU (compute capability {cap // 10}.{cap % 10}) is below 7.0, the least vLLM's own wheels carry "
+            f"this GPU (compute capability {shown}) is below 7.0, the least vLLM's own wheels carry "
             "kernels for: --dtype half (vLLM's own lever) starts it on a vLLM built for this GPU (a Pascal build); "
             "on a stock wheel the next start fails with 'no kernel image is available for execution on the "
             "device', and then only a GPU of compute capability 7.0 or newer runs it",
