@@ -221,17 +221,31 @@ def launch_rejected(p: Plan, f: Finding) -> None:
 
 
 def _bf16(p: Plan, f: Finding) -> None:
-    """vLLM's bfloat16 check: float16 (``--dtype half``, the lever vLLM's own message names) runs on compute
-    capability 7.x; below 7.0, vLLM's floor (its documented GPU requirement), no dtype starts it."""
+    """vLLM's bfloat16 check: float16 (``--dtype half``, the lever vLLM's own message names, for any GPU below 8.0)
+    runs on compute capability 7.x, and below 7.0 on a vLLM built for that GPU (vLLM's own wheels and builds stop at
+    7.0: setup.py's "GPUs with compute capability below 7.0 are not supported."; Pascal builds such as
+    pascal-pkgs-ci add 6.x). When the log holds that build refusal, no dtype starts it; else the lever, with the
+    caveat said."""
     cap = f.data.get("capability")
-    if isinstance(cap, int) and cap < 70:
+    below = isinstance(cap, int) and cap < 70
+    shown = f"{cap // 10}.{cap % 10}" if isinstance(cap, int) else "?"
+    if below and f.data.get("build_floor"):
         p.note(
             [f.id],
-            f"{_said(f)}: this GPU (compute capability {cap // 10}.{cap % 10}) is below 7.0, the least vLLM's "
-            "CUDA kernels run on, so --dtype half would be refused next: run on a GPU of compute capability 7.0 "
-            "or newer (8.0 or newer for bfloat16)",
+            f"{_said(f)}: this GPU (compute capability {shown}) is below 7.0, and this vLLM's build "
+            "refuses GPUs below 7.0 (the log's 'GPUs with compute capability below 7.0 are not supported'), so "
+            "--dtype half starts nothing either: run on a GPU of compute capability 7.0 or newer (8.0 or newer for "
+            "bfloat16), or a vLLM built for this GPU",
         )
         return
+    if below:
+        p.note(
+            [f.id],
+            f"this GPU (compute capability {shown}) is below 7.0, the least vLLM's own wheels carry "
+            "kernels for: --dtype half (vLLM's own lever) starts it on a vLLM built for this GPU (a Pascal build); "
+            "on a stock wheel the next start fails with 'no kernel image is available for execution on the "
+            "device', and then only a GPU of compute capability 7.0 or newer runs it",
+        )
     cur, _ = p.current("--dtype")
     if cur is not None and str(cur).lower() in ("half", "float16"):
         p.note(

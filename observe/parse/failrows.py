@@ -29,8 +29,12 @@ vLLM's, of a host's or of a device runtime's, each read narrowly by the module t
 - Structured output's grammar refusing a request's token, xgrammar's "Failed to advance FSM for request …" and the
   scheduler's "Unexpected: grammar rejected tokens … Terminating request." (``grammar.request_ended``): that request
   ended with an error, the engine serving on.
+- NixlConnector's "NIXL transfer failure: <type>[. <msg>] | Context: …" (``nixlfail.transfer_failed``): one request's
+  (or one remote's requests') KV transfer lost, its blocks recomputed or that request failed, the engine serving on.
 - A 5xx answer and, as the next message, a multiproc worker's "Parent process exited, terminating worker", no stop asked
   for (``errexit.orphaned_after_5xx``): the engine core died while serving.
+- The ROCm runtime's "Memory access fault by GPU node-N (Agent handle: …) on address …. Reason: …" (``hsafault``),
+  bare or behind a process prefix: ROCr aborts the process after it, the engine dead.
 - V1's worker's KV budget below zero, "Available KV cache memory: -0.87 GiB" (``negative_kv``), bare or prefixed: no
   room for any KV cache, the start-up's end.
 
@@ -51,9 +55,11 @@ from observe.parse import (
     dumpinput,
     errexit,
     grammar,
+    hsafault,
     lmcachelog,
     mmembeds,
     modelarch,
+    nixlfail,
     shellsig,
     trimmed,
 )
@@ -109,6 +115,7 @@ RULES: tuple[Rule[Failure], ...] = (
     row("request-mm-embeds-refused", mmembeds.LITERAL, mmembeds.PATTERN, mmembeds.embeds_refused),
     row("request-grammar-fsm", *grammar.FSM, grammar.request_ended),
     row("request-grammar-rejected", *grammar.REJECTED, grammar.request_ended),
+    row("request-nixl-transfer-failed", nixlfail.LITERAL, nixlfail.PATTERN, nixlfail.transfer_failed),
     row("negative-kv-available", NEGATIVE_KV_LITERAL, NEGATIVE_KV, negative_kv),
     row("orphaned-workers-after-5xx", errexit.ORPHANED_LITERAL, None, errexit.orphaned_after_5xx),
     *(
@@ -117,4 +124,5 @@ RULES: tuple[Rule[Failure], ...] = (
     ),
     row("lmcache-init-failed", lmcachelog.LITERAL, lmcachelog.PATTERN, lmcachelog.init_failed),
     row("shell-killed", shellsig.KILLED, shellsig.KILLED_PATTERN, shellsig.shell_killed),
+    row("rocr-vm-fault", hsafault.LITERAL, hsafault.PATTERN, hsafault.vm_fault),
 )

@@ -34,7 +34,7 @@ from observe.model import (
     StartupFact,
     StatsSample,
 )
-from observe.parse import canon, errexit, frames, reporting, served, startup, stats, triggers
+from observe.parse import canon, errexit, frames, oom, reporting, served, startup, stats, triggers
 from observe.parse import envelope as E
 from observe.parse.envelope import ACCESS_RE, PREFIX_RE, Ctx
 from observe.parse.failtypes import RunState
@@ -221,6 +221,11 @@ class Parser:
         m = PREFIX_RE.match(seg)
         if m is None and E.has_level_word(seg):
             m = PREFIX_RE.search(seg)  # VLLM_LOGGING_PREFIX or an unknown wrapper before the level
+            if m is not None and m.start() > 0 and oom.is_oom_head(seg[: m.start()]):
+                # a flattened paste: PyTorch's OOM message, then a vLLM record on the same line: two messages
+                self._segment(seg[: m.start()], line, out, outer_ts)
+                self._segment(seg[m.start() :], line, out, outer_ts)
+                return
         if m is not None:
             has_prefix = True
             self._logger_prefix(ctx, m.groups(), out)

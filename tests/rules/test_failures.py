@@ -229,7 +229,6 @@ _EVAL32_MISSES = {
         "030",
     ): "labelled not failing: uvicorn's ASGI traceback under LLaMA-Factory's API (eval32al)",
     ("eval32ak", "001"): "labelled not failing: one request's ASGI traceback, no vLLM line (eval32ak)",
-    ("eval32bl", "010"): "issue 32 miss BL2: a flattened paste's HIP OOM ahead of an ERROR record (eval32bl)",
     ("eval32an", "010"): "labelled not failing: one request's ASGI traceback, no vLLM line (eval32an)",
     (
         "eval32ao",
@@ -324,6 +323,10 @@ _EVAL32_MISSES = {
         "eval32bg",
         "012",
     ): "labelled not failing: one request's precomputed image_embeds refused by the model's input schema (eval32bg)",
+    (
+        "eval32bk",
+        "022",
+    ): "labelled not failing: NixlConnector's per-request 'NIXL transfer failure' records, blocks recomputed (eval32bk)",
     (
         "eval32bf",
         "026",
