@@ -19,16 +19,6 @@ MISSES: dict[tuple[str, int], str] = {
         0,
     ): "BK1: the HSA runtime's 'Memory access fault by GPU node-N ... Reason:' (a ROCm GPU fault) is not read",
     (
-        "006",
-        0,
-    ): "BK2: the bare 'max_num_scheduled_tokens is set to N, which does not allow any tokens to be scheduled' is "
-    "refused",
-    (
-        "006",
-        1,
-    ): "BK2: the bare 'max_num_scheduled_tokens is set to N, which does not allow any tokens to be scheduled' is "
-    "refused",
-    (
         "022",
         0,
     ): "BK3: NixlConnector's per-request 'NIXL transfer failure: ... Marking blocks as invalid' ERROR reads as a "
