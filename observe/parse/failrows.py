@@ -13,6 +13,9 @@ vLLM's, of a host's or of a device runtime's, each read narrowly by the module t
   LLM engine (vX) with config: …`` (``dumpinput.bare_dump``): the engine's step failed while serving.
 - vLLM's refusal of a model architecture nothing can take, and ModelRegistry's "Model architectures [...] are not
   supported for now." cut before its list (``modelarch``): the refused launch.
+- vLLM's refusal of a speculative-decoding config that leaves no token to schedule, "max_num_scheduled_tokens is set to
+  N, which does not allow any tokens to be scheduled" (``schedbudget``), bare or behind its exception: the refused
+  launch.
 - V1's engine client's SIGUSR1 handler, "Got fatal signal from worker processes, shutting down" (``deaths.fatal_signal``):
   the engine's death, a crash once it served, else its failed start.
 - The shell's "Segmentation fault (core dumped)" ("段错误 (核心已转储)") alone on a line (``shellsig``): the launched
@@ -60,6 +63,7 @@ from observe.parse import (
     mmembeds,
     modelarch,
     nixlfail,
+    schedbudget,
     shellsig,
     trimmed,
 )
@@ -109,6 +113,7 @@ RULES: tuple[Rule[Failure], ...] = (
     row("bare-dump-input", dumpinput.BARE_LITERAL, dumpinput.BARE_PATTERN, dumpinput.bare_dump),
     row("model-arch-refused", modelarch.LITERAL, modelarch.PATTERN, modelarch.arch_refused),
     row("model-arch-refusal-cut", modelarch.CUT_LITERAL, modelarch.CUT_PATTERN, modelarch.cut_refusal),
+    row("scheduled-tokens-none", schedbudget.LITERAL, schedbudget.PATTERN, schedbudget.no_tokens),
     *(row(f"core-record-tail-{w.lower()}", w, rx, trimmed.core_tail) for w, rx in trimmed.PATTERNS.items()),
     row("client-fatal-signal", deaths.FATAL_SIGNAL, None, deaths.fatal_signal),
     row("request-no-chat-template", chattemplate.LITERAL, chattemplate.PATTERN, chattemplate.no_template),

@@ -89,6 +89,7 @@ class Parser:
         self._errors = reporting.FailureReporter()  # what failures the stream reports (parse.reporting)
         self._engine: str | None = None
         self._stats_seen = False
+        self._loading = False  # RunState.loading: the last start-up step read loads the weights or profiles
         self._counted_line = -1
         self._last_stamp: tuple[int, int, int, tuple[str, str, str] | None] | None = None
         self._cur = 0  # physical line counter (what the dedup window counts)
@@ -539,6 +540,8 @@ class Parser:
                 self._note_engine(value, ctx, out)
             else:
                 out.append(StartupFact(E.envelope(ctx), name, value))
+            if name == "phase" or name in startup.KV_SIZED or name == startup.NEW_RUN[0]:
+                self._loading = name == "phase" and value in startup.LOADING_PHASES
 
     def _note_engine(self, eng: str, ctx: Ctx, out: list[LogEvent]) -> None:
         if eng != self._engine:
@@ -546,7 +549,9 @@ class Parser:
             out.append(StartupFact(E.envelope(ctx), "engine", eng))
 
     def _run(self) -> RunState:
-        return RunState(self._shutdown, self._stats_seen, self._requested, self.vllm_lines > 0)
+        return RunState(
+            self._shutdown, self._stats_seen, self._requested, self.vllm_lines > 0, loading=self._loading
+        )
 
 
 def parse_text(text: str, source: str = "<text>", *, year: int | None = None) -> list[LogEvent]:

