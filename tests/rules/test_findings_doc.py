@@ -209,6 +209,9 @@ def emitted_by_diagnose() -> set[str]:
         # author's 'xx:xx' time, a bare 'Resolved architecture' line and a PR's 'Preempting request' example without
         # vLLM's timestamp (no line in vLLM's logger form as observe reads it: their labels, healthy, hold)
         *(f"eval32bk/{n}.log" for n in ("012", "016", "024", "027", "028", "029", "030")),
+        # eval32bn 020 / 021: vllm bench serve's result blocks ('Serving Benchmark Result', 1000 successful
+        # requests), no line vLLM's server wrote: their labels, healthy, hold (tests/data/eval32bn/RESULTS.md)
+        *(f"eval32bn/{n}.log" for n in ("020", "021")),
     }
     refused_misses = {
         # eval32ac 023 / 024 (class PB: RamaLama's container that never started): tests/data/eval32ac/RESULTS.md
