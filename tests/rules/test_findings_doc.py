@@ -228,9 +228,6 @@ def emitted_by_diagnose() -> set[str]:
         # eval32ax 028 (class AX1: DJL Serving's 'INFO  PyProcess W-<id>-model-stdout: ' relay of djl_python's 'Failed
         # invoke service.invoke_handler()' while the shards load): tests/data/eval32ax/RESULTS.md
         "eval32ax/028.log",
-        # eval32bk 006 (class BK2: the bare pydantic reason 'max_num_scheduled_tokens is set to N, which does not allow
-        # any tokens to be scheduled'): tests/data/eval32bk/RESULTS.md
-        "eval32bk/006.log",
         # eval32bh 007 / 025 (BH2, a launcher's own verdict) and 015 / 021 (BH3, host tracebacks through LangChain's
         # VLLM wrapper and ART's local backend) are read since BH2 / BH3 (tests/data/eval32bh/RESULTS.md)
     }
