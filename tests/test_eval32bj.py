@@ -11,25 +11,8 @@ from __future__ import annotations
 from tests.evalkit import set_tests
 
 # The misses at the measurement (main 1c94b96, blind; the shipping tree: no fixes), by class
-# (tests/data/eval32bj/RESULTS.md).
-MISSES: dict[tuple[str, int], str] = {
-    (
-        "007",
-        0,
-    ): "BJ1: uvicorn's '[Errno 98] error while attempting to bind on address ... address already in use' is not read",
-    (
-        "007",
-        1,
-    ): "BJ1: uvicorn's '[Errno 98] error while attempting to bind on address ... address already in use' is not read",
-    (
-        "024",
-        0,
-    ): "BJ2: a traceback cut after its first frame, right after 'Loading model weights took', is not a failed start",
-    (
-        "024",
-        1,
-    ): "BJ2: a traceback cut after its first frame, right after 'Loading model weights took', is not a failed start",
-}
+# (tests/data/eval32bj/RESULTS.md); BJ1 (007) and BJ2 (024) fixed since (not blind).
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32bj", MISSES, count=27)

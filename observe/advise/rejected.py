@@ -13,7 +13,7 @@ from typing import Any
 from observe import versions
 from observe.advise.plan import Plan
 from observe.findingids import FindingId
-from observe.flags import known, vllmflags
+from observe.flags import cmdline, known, vllmflags
 from observe.model import Finding, Recommendation
 
 _Lever = Callable[[Plan, Finding, re.Match[str]], Sequence[Recommendation | None]]
@@ -129,6 +129,43 @@ _RULES: tuple[tuple[re.Pattern[str], _Lever], ...] = (
 )
 
 
+#: VllmConfig._set_max_num_scheduled_tokens's refusal (vllm/config/vllm.py 0.26 →; observe.parse.schedbudget)
+_NO_SCHEDULED = re.compile(
+    r"max_num_scheduled_tokens is set to (-?\d+)(?: based on the speculative decoding settings)?, which does not allow"
+)
+
+
+def _no_scheduled(p: Plan, f: Finding, n: int) -> None:
+    """With speculative decoding, vLLM 0.26 schedules max_num_batched_tokens less the drafting slots it sets aside
+    (max_num_new_slots_for_drafting × max_num_seqs) each step and refuses n ≤ 0 left: the slots set aside are the
+    token budget in force less n. With that budget shown, --max-num-batched-tokens raised by the slots set aside keeps
+    it as the step's budget (never the value in force: it grows by more than the budget); else a note names vLLM's
+    levers and the least raise that passes (1 − n). GPU memory plays no part."""
+    said = _said(f)
+    alts = "lower --max-num-seqs or num_speculative_tokens in --speculative-config"
+    tokens = cmdline.in_force(p.cfg, "--max-num-batched-tokens")
+    if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0:
+        aside = tokens - n
+        r = p.make(
+            "--max-num-batched-tokens",
+            tokens + aside,
+            said,
+            [f.id],
+            effect=f"passes vLLM's check: the {aside:,} drafting slots it sets aside leave {tokens:,} tokens to "
+            "schedule each step, the budget this launch had",
+        )
+        if p.add_any_of([r]) is not None:
+            p.note([f.id], f"{said}: instead of the larger token budget, {alts}")
+            return
+    p.note(
+        [f.id],
+        f"{said}: with speculative decoding vLLM sets aside max_num_seqs × the drafting slots of one request "
+        "(num_speculative_tokens for DFlash) out of --max-num-batched-tokens, and what is left to schedule each step, "
+        f"{n:,}, must be above 0: raise --max-num-batched-tokens by at least {1 - n:,} over the value in force (to "
+        f"twice that value + {-n:,} to keep it as the step's budget), or {alts}; no memory flag plays a part",
+    )
+
+
 # sampling parameters: vLLM takes them per request (SamplingParams), never as a server flag; as the
 # server's defaults, `--generation-config FOLDER` (a generation_config.json) from 0.7.0 and
 # `--override-generation-config '{"temperature": 0.8}'` from 0.7.1 (vllm/engine/arg_utils.py, wheels 0.6.5 →
@@ -197,6 +234,9 @@ def launch_rejected(p: Plan, f: Finding) -> None:
     if f.data.get("reason") == "unrecognized" and f.data.get("flag"):
         p.note([f.id], _unrecognized(p, f, str(f.data["flag"]), text))
         return
+    if (sched := _NO_SCHEDULED.search(text)) is not None:
+        _no_scheduled(p, f, int(sched.group(1)))
+        return
     for rx, lever in _RULES:
         m = rx.search(text)
         if m and p.add_any_of(lever(p, f, m)) is not None:
@@ -221,17 +261,31 @@ def launch_rejected(p: Plan, f: Finding) -> None:
 
 
 def _bf16(p: Plan, f: Finding) -> None:
-    """vLLM's bfloat16 check: float16 (``--dtype half``, the lever vLLM's own message names) runs on compute
-    capability 7.x; below 7.0, vLLM's floor (its documented GPU requirement), no dtype starts it."""
+    """vLLM's bfloat16 check: float16 (``--dtype half``, the lever vLLM's own message names, for any GPU below 8.0)
+    runs on compute capability 7.x, and below 7.0 on a vLLM built for that GPU (vLLM's own wheels and builds stop at
+    7.0: setup.py's "GPUs with compute capability below 7.0 are not supported."; Pascal builds such as
+    pascal-pkgs-ci add 6.x). When the log holds that build refusal, no dtype starts it; else the lever, with the
+    caveat said."""
     cap = f.data.get("capability")
-    if isinstance(cap, int) and cap < 70:
+    below = isinstance(cap, int) and cap < 70
+    shown = f"{cap // 10}.{cap % 10}" if isinstance(cap, int) else "?"
+    if below and f.data.get("build_floor"):
         p.note(
             [f.id],
-            f"{_said(f)}: this GPU (compute capability {cap // 10}.{cap % 10}) is below 7.0, the least vLLM's "
-            "CUDA kernels run on, so --dtype half would be refused next: run on a GPU of compute capability 7.0 "
-            "or newer (8.0 or newer for bfloat16)",
+            f"{_said(f)}: this GPU (compute capability {shown}) is below 7.0, and this vLLM's build "
+            "refuses GPUs below 7.0 (the log's 'GPUs with compute capability below 7.0 are not supported'), so "
+            "--dtype half starts nothing either: run on a GPU of compute capability 7.0 or newer (8.0 or newer for "
+            "bfloat16), or a vLLM built for this GPU",
         )
         return
+    if below:
+        p.note(
+            [f.id],
+            f"this GPU (compute capability {shown}) is below 7.0, the least vLLM's own wheels carry "
+            "kernels for: --dtype half (vLLM's own lever) starts it on a vLLM built for this GPU (a Pascal build); "
+            "on a stock wheel the next start fails with 'no kernel image is available for execution on the "
+            "device', and then only a GPU of compute capability 7.0 or newer runs it",
+        )
     cur, _ = p.current("--dtype")
     if cur is not None and str(cur).lower() in ("half", "float16"):
         p.note(

@@ -13,6 +13,9 @@ vLLM's, of a host's or of a device runtime's, each read narrowly by the module t
   LLM engine (vX) with config: …`` (``dumpinput.bare_dump``): the engine's step failed while serving.
 - vLLM's refusal of a model architecture nothing can take, and ModelRegistry's "Model architectures [...] are not
   supported for now." cut before its list (``modelarch``): the refused launch.
+- vLLM's refusal of a speculative-decoding config that leaves no token to schedule, "max_num_scheduled_tokens is set to
+  N, which does not allow any tokens to be scheduled" (``schedbudget``), bare or behind its exception: the refused
+  launch.
 - V1's engine client's SIGUSR1 handler, "Got fatal signal from worker processes, shutting down" (``deaths.fatal_signal``):
   the engine's death, a crash once it served, else its failed start.
 - The shell's "Segmentation fault (core dumped)" ("段错误 (核心已转储)") alone on a line (``shellsig``): the launched
@@ -29,8 +32,12 @@ vLLM's, of a host's or of a device runtime's, each read narrowly by the module t
 - Structured output's grammar refusing a request's token, xgrammar's "Failed to advance FSM for request …" and the
   scheduler's "Unexpected: grammar rejected tokens … Terminating request." (``grammar.request_ended``): that request
   ended with an error, the engine serving on.
+- NixlConnector's "NIXL transfer failure: <type>[. <msg>] | Context: …" (``nixlfail.transfer_failed``): one request's
+  (or one remote's requests') KV transfer lost, its blocks recomputed or that request failed, the engine serving on.
 - A 5xx answer and, as the next message, a multiproc worker's "Parent process exited, terminating worker", no stop asked
   for (``errexit.orphaned_after_5xx``): the engine core died while serving.
+- The ROCm runtime's "Memory access fault by GPU node-N (Agent handle: …) on address …. Reason: …" (``hsafault``),
+  bare or behind a process prefix: ROCr aborts the process after it, the engine dead.
 - V1's worker's KV budget below zero, "Available KV cache memory: -0.87 GiB" (``negative_kv``), bare or prefixed: no
   room for any KV cache, the start-up's end.
 
@@ -51,9 +58,12 @@ from observe.parse import (
     dumpinput,
     errexit,
     grammar,
+    hsafault,
     lmcachelog,
     mmembeds,
     modelarch,
+    nixlfail,
+    schedbudget,
     shellsig,
     trimmed,
 )
@@ -103,12 +113,14 @@ RULES: tuple[Rule[Failure], ...] = (
     row("bare-dump-input", dumpinput.BARE_LITERAL, dumpinput.BARE_PATTERN, dumpinput.bare_dump),
     row("model-arch-refused", modelarch.LITERAL, modelarch.PATTERN, modelarch.arch_refused),
     row("model-arch-refusal-cut", modelarch.CUT_LITERAL, modelarch.CUT_PATTERN, modelarch.cut_refusal),
+    row("scheduled-tokens-none", schedbudget.LITERAL, schedbudget.PATTERN, schedbudget.no_tokens),
     *(row(f"core-record-tail-{w.lower()}", w, rx, trimmed.core_tail) for w, rx in trimmed.PATTERNS.items()),
     row("client-fatal-signal", deaths.FATAL_SIGNAL, None, deaths.fatal_signal),
     row("request-no-chat-template", chattemplate.LITERAL, chattemplate.PATTERN, chattemplate.no_template),
     row("request-mm-embeds-refused", mmembeds.LITERAL, mmembeds.PATTERN, mmembeds.embeds_refused),
     row("request-grammar-fsm", *grammar.FSM, grammar.request_ended),
     row("request-grammar-rejected", *grammar.REJECTED, grammar.request_ended),
+    row("request-nixl-transfer-failed", nixlfail.LITERAL, nixlfail.PATTERN, nixlfail.transfer_failed),
     row("negative-kv-available", NEGATIVE_KV_LITERAL, NEGATIVE_KV, negative_kv),
     row("orphaned-workers-after-5xx", errexit.ORPHANED_LITERAL, None, errexit.orphaned_after_5xx),
     *(
@@ -117,4 +129,5 @@ RULES: tuple[Rule[Failure], ...] = (
     ),
     row("lmcache-init-failed", lmcachelog.LITERAL, lmcachelog.PATTERN, lmcachelog.init_failed),
     row("shell-killed", shellsig.KILLED, shellsig.KILLED_PATTERN, shellsig.shell_killed),
+    row("rocr-vm-fault", hsafault.LITERAL, hsafault.PATTERN, hsafault.vm_fault),
 )

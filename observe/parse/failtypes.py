@@ -30,6 +30,9 @@ class RunState(NamedTuple):
     after_5xx: bool = (
         False  # the message just before this one was an access line answered 5xx (parse.errexit)
     )
+    loading: bool = (
+        False  # vLLM's start-up loads the weights or profiles: no KV-cache size line since (parse.mainexit)
+    )
 
 
 def phase(run: RunState) -> str:

@@ -119,7 +119,18 @@
   the local backend's only inference engine. A traceback through that frame of the local backend (not the serverless
   or Tinker backends, which start no engine) is that start raising: a failed start.
 
-Each is a start-up failure (KServe, InstructLab, LangChain's VLLM, ART, llm-d-benchmark, BentoML, Modal, Cloud Run, Vertex AI, ipex-llm, no device, NCCL's /dev/shm) or the death of the engine's process (Ray,
+- uvicorn's own record that the server could not bind its socket (``uvicorn/server.py`` ``startup``: ``except OSError
+  as exc: logger.error(exc)``, then the lifespan's shutdown and ``sys.exit(1)``), the OSError asyncio's
+  ``create_server`` (or uvloop's) raises for the address: "ERROR:    [Errno 98] error while attempting to bind on
+  address ('0.0.0.0', 8000): [errno 98] address already in use" (uvloop keeps the errno in the reason, CPython's loop
+  writes the reason alone). uvicorn runs vLLM's API server (``entrypoints/launcher.py`` serve_http): the server never
+  served, a failed start whatever the engine did before it — another process holds the port (free it, or pass
+  another --port), the address is not this machine's (--host), or a port below 1024 needs privileges. vLLM's own
+  launcher then logs "port N is used by process …" (DEBUG in 0.6, WARNING later) from its CancelledError branch —
+  also reached by every stop with a signal while any other process holds a socket on that port (0.6 did not leave
+  its own process out), so that line alone is not read.
+
+Each is a start-up failure (uvicorn's bind, KServe, InstructLab, LangChain's VLLM, ART, llm-d-benchmark, BentoML, Modal, Cloud Run, Vertex AI, ipex-llm, no device, NCCL's /dev/shm) or the death of the engine's process (Ray,
 a fatal signal), never a request's error. Pure: a raw line in, a Failure or None out.
 """
 
@@ -192,6 +203,12 @@ _NO_DEVICE = "Failed to infer device type"
 _CLOUD_RUN = (
     "The user-provided container failed to start and listen on the port defined provided by the PORT="
 )
+#: uvicorn's record of the OSError its socket's bind raised (asyncio / uvloop create_server), under its own level prefix
+_UVICORN_BIND = re.compile(
+    r"^ERROR:\s+\[Errno (?P<errno>\d+)\] error while attempting to bind on address (?P<addr>.+?): "
+    r"(?:\[errno \d+\] )?(?P<why>[a-z][a-z ]*[a-z])\s*$"
+)
+_BIND_LITERAL = "error while attempting to bind on address"
 #: Vertex AI's deploy operation failing because the model server (the serving container) ended
 _VERTEX = re.compile(r"\bFailedPrecondition: 400 Model server (?:terminated|exited unexpectedly)\b")
 #: NCCL's shmutils.cc warnings of a full /dev/shm (growing or creating its segment)
@@ -231,6 +248,7 @@ LITERALS: tuple[str, ...] = (
     "Runner has been initializing for too long",
     _NO_DEVICE,
     _CLOUD_RUN,
+    _BIND_LITERAL,
     "FailedPrecondition: 400 Model server ",
     "Failed: ",
     "/dev/shm/",
@@ -329,6 +347,15 @@ _CLOUD_RUN_CAUSE = (
     "URL) decides why: weights still downloading or loading past the probe's time (common for vLLM: extend the "
     "probe), a crash at start-up, or vLLM's --port not $PORT"
 )
+_BIND_CAUSE = "uvicorn could not bind vLLM's API server to {addr} ({why}) and exited: the server never served"
+#: what fixes each bind failure (the errno's words), none of them a KV or batch flag
+_BIND_FIX = {
+    "address already in use": "another process holds the port: stop it (or wait for the old server to exit), or "
+    "pass another --port",
+    "cannot assign requested address": "--host is not an address of this machine: pass one of its addresses, or "
+    "0.0.0.0",
+    "permission denied": "a port below 1024 needs privileges: pass another --port (above 1023)",
+}
 _VERTEX_CAUSE = (
     "Vertex AI's endpoint deploy failed: the model server container (the vLLM server) terminated before the "
     "deployment completed — the model server's log (Cloud Logging) decides why: a refused flag, the model not "
@@ -372,6 +399,10 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
         return start_failed(text, _NO_DEVICE_CAUSE, ("vllm", "no_device"))
     if _CLOUD_RUN in text:
         return start_failed(text, _CLOUD_RUN_CAUSE, ("cloud_run", "not_listening"))
+    if (m := _UVICORN_BIND.match(text)) is not None:
+        f = start_failed(text, _BIND_CAUSE.format(addr=m["addr"][:80], why=m["why"]), ("uvicorn", "bind"))
+        fix = _BIND_FIX.get(m["why"], "free the address or pass another --host / --port")
+        return Failure(f.kind, {**f.details, "fix": fix, "errno": int(m["errno"])}, f.fatal, f.key)
     if _VERTEX.search(text) is not None:
         return start_failed(text, _VERTEX_CAUSE, ("vertex_ai", "model_server_terminated"))
     if _TS_HUB.search(text) is not None:

@@ -70,6 +70,19 @@ _VERL_CAUSE = (
     "verl's PPO driver raised out of main (ray.get on the run's main_task: the trainer and its vLLM rollout inside "
     "it): Hydra prints the traceback and the run exits (the task's own exception, below it, is cut off)"
 )
+#: a script's own module frame ('File "/home/code/run.py", line 3, in <module>', "<stdin>", "<string>") under a
+#: traceback's header while vLLM's start-up is between loading the weights and sizing the KV cache
+#: (``RunState.loading``: "Starting to load model" / "Loading model weights took" / "Model loading took" the last step
+#: read, no KV-cache size line since, nothing served). The engine's constructor, called from the script, loads the
+#: weights, profiles and sizes the cache in one call and the script prints nothing in between: a traceback then, its
+#: outermost frame the script's module, is that call raising — a failed start, the exception line cut (a Ctrl-C's
+#: KeyboardInterrupt, when its line comes, closes the traceback as a stop)
+_MODULE_RE = re.compile(r'^File "[^"]+", line \d+, in <module>$', re.ASCII)
+_LOADING_CAUSE = (
+    "a traceback opened while vLLM's start-up was between loading the weights and sizing the KV cache, its outermost "
+    "frame the script's own module (the call that builds the engine): the start-up raised (the exception line is cut "
+    "off)"
+)
 #: what a line must hold for ``died`` to read it beyond vLLM's own literals (``frames.LITERALS``)
 LITERALS: tuple[str, ...] = ('/bin/lm_eval"', '/bin/lm-eval"', "in <module>", '/verl/trainer/main_ppo.py"')
 
@@ -92,6 +105,10 @@ def died(text: str, run: RunState, headed: bool = False) -> Failure | None:
         phase = "unknown" if run.stats_seen else "startup"
     elif headed and run.vllm_seen and _VERL_DRIVER_RE.search(text) is not None:
         frame, cause = "main_ppo.main", _VERL_CAUSE
+    elif (
+        headed and run.loading and run.vllm_seen and not run.stats_seen and _MODULE_RE.match(text) is not None
+    ):
+        frame, cause, phase = "<module>", _LOADING_CAUSE, "startup"
     else:
         return None
     d = {"text": text[:300], "phase": phase, "frame": frame, "cut": True, "cause": cause}

@@ -35,6 +35,18 @@ _THIS_PROCESS = re.compile(r"this process has (" + _SIZE + r") memory in use", _
 _OTHER_PROCESS = re.compile(r"\bProcess \d+ has " + _SIZE + r" memory in use", _A)
 
 
+#: PyTorch's OutOfMemoryError message opening a text (torch.OutOfMemoryError's "CUDA out of memory. Tried to allocate
+#: …", "HIP out of memory. Tried to allocate …" on ROCm builds): a message of its own, never a wrapper's words
+_OOM_HEAD = re.compile(r"(?:CUDA|HIP|XPU|NPU|MPS) out of memory\. Tried to allocate \d", _A)
+
+
+def is_oom_head(text: str) -> bool:
+    """Whether text (what a line holds ahead of a vLLM record's prefix) is PyTorch's out-of-memory message: a paste
+    flattened onto one line (its line breaks lost) put it there, so it is read as its own message, not peeled as a
+    wrapper's prefix."""
+    return _OOM_HEAD.search(text) is not None
+
+
 def _gib(size: str | None) -> float | None:
     """'20.00 MiB' → GiB as float (binary units; PyTorch prints binary units)."""
     if not size:

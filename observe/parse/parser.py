@@ -34,7 +34,7 @@ from observe.model import (
     StartupFact,
     StatsSample,
 )
-from observe.parse import canon, errexit, frames, reporting, served, startup, stats, triggers
+from observe.parse import canon, errexit, frames, oom, reporting, served, startup, stats, triggers
 from observe.parse import envelope as E
 from observe.parse.envelope import ACCESS_RE, PREFIX_RE, Ctx
 from observe.parse.failtypes import RunState
@@ -89,6 +89,7 @@ class Parser:
         self._errors = reporting.FailureReporter()  # what failures the stream reports (parse.reporting)
         self._engine: str | None = None
         self._stats_seen = False
+        self._loading = False  # RunState.loading: the last start-up step read loads the weights or profiles
         self._counted_line = -1
         self._last_stamp: tuple[int, int, int, tuple[str, str, str] | None] | None = None
         self._cur = 0  # physical line counter (what the dedup window counts)
@@ -221,6 +222,11 @@ class Parser:
         m = PREFIX_RE.match(seg)
         if m is None and E.has_level_word(seg):
             m = PREFIX_RE.search(seg)  # VLLM_LOGGING_PREFIX or an unknown wrapper before the level
+            if m is not None and m.start() > 0 and oom.is_oom_head(seg[: m.start()]):
+                # a flattened paste: PyTorch's OOM message, then a vLLM record on the same line: two messages
+                self._segment(seg[: m.start()], line, out, outer_ts)
+                self._segment(seg[m.start() :], line, out, outer_ts)
+                return
         if m is not None:
             has_prefix = True
             self._logger_prefix(ctx, m.groups(), out)
@@ -534,6 +540,8 @@ class Parser:
                 self._note_engine(value, ctx, out)
             else:
                 out.append(StartupFact(E.envelope(ctx), name, value))
+            if name == "phase" or name in startup.KV_SIZED or name == startup.NEW_RUN[0]:
+                self._loading = name == "phase" and value in startup.LOADING_PHASES
 
     def _note_engine(self, eng: str, ctx: Ctx, out: list[LogEvent]) -> None:
         if eng != self._engine:
@@ -541,7 +549,9 @@ class Parser:
             out.append(StartupFact(E.envelope(ctx), "engine", eng))
 
     def _run(self) -> RunState:
-        return RunState(self._shutdown, self._stats_seen, self._requested, self.vllm_lines > 0)
+        return RunState(
+            self._shutdown, self._stats_seen, self._requested, self.vllm_lines > 0, loading=self._loading
+        )
 
 
 def parse_text(text: str, source: str = "<text>", *, year: int | None = None) -> list[LogEvent]:

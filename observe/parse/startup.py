@@ -22,6 +22,12 @@ from observe.parse.rules import Rule, fire, gate
 Fact = tuple[str, Any]
 NEW_RUN: Fact = ("<new run>", None)
 STARTING: Fact = ("<engine starting>", None)
+#: the start-up steps between loading the weights and sizing the KV cache ("Starting to load model", "Loading model
+#: weights took" / "Model loading took"), and the facts that say the cache is sized (V0 "# GPU blocks", V1's KV lines)
+LOADING_PHASES = frozenset({"loading_weights", "profiling"})
+KV_SIZED = frozenset(
+    {"num_gpu_blocks", "kv_cache_tokens", "available_kv_gib", "kv_cache_size_gib", "max_concurrency"}
+)
 
 _A = re.ASCII
 

