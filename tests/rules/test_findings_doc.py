@@ -212,6 +212,11 @@ def emitted_by_diagnose() -> set[str]:
         # eval32bn 020 / 021: vllm bench serve's result blocks ('Serving Benchmark Result', 1000 successful
         # requests), no line vLLM's server wrote: their labels, healthy, hold (tests/data/eval32bn/RESULTS.md)
         *(f"eval32bn/{n}.log" for n in ("020", "021")),
+        # eval32bp 008 / 020 / 028 (the Aphrodite fork's own headers and notices), 016 (the MLPerf script's 'Adding
+        # requests' / 'Processed prompts' bars), 022 (LocalAI's load lines), 026 (EuroEval's FULL_LOG copy of vLLM's
+        # messages without level or prefix): no line in vLLM's logger form as observe reads it; their labels, healthy,
+        # hold (tests/data/eval32bp/RESULTS.md)
+        *(f"eval32bp/{n}.log" for n in ("008", "016", "020", "022", "026", "028")),
     }
     refused_misses = {
         # eval32ac 023 / 024 (class PB: RamaLama's container that never started): tests/data/eval32ac/RESULTS.md
@@ -231,6 +236,9 @@ def emitted_by_diagnose() -> set[str]:
         # eval32ax 028 (class AX1: DJL Serving's 'INFO  PyProcess W-<id>-model-stdout: ' relay of djl_python's 'Failed
         # invoke service.invoke_handler()' while the shards load): tests/data/eval32ax/RESULTS.md
         "eval32ax/028.log",
+        # eval32bp 027 (class BP2: EuroEval's own 'could not be loaded, but vLLM did not mention exactly what happened'
+        # and 'Skipped 232 benchmarks', no vLLM line): tests/data/eval32bp/RESULTS.md
+        "eval32bp/027.log",
         # eval32bh 007 / 025 (BH2, a launcher's own verdict) and 015 / 021 (BH3, host tracebacks through LangChain's
         # VLLM wrapper and ART's local backend) are read since BH2 / BH3 (tests/data/eval32bh/RESULTS.md)
     }
