@@ -244,7 +244,9 @@ _TB_PIECES = ("Traceback (most recent", "The above exception", "During handling"
 _LAUNCH_CALLS = ("with launch_core_engines(",)
 #: a caller's source line building V1's AsyncLLM (PHASE_FRAMES): cut right under it, the traceback is cut inside
 #: vLLM's start-up, whoever's frame holds the call (verl's rollout server); the engine core process building its
-#: EngineCoreProc (or DPEngineCoreProc) in run_engine_core: a traceback through it is inside the core's start-up
+#: EngineCoreProc (or DPEngineCoreProc) in run_engine_core: a traceback through it is inside the core's start-up;
+#: so is V0's engine process building its MQLLMEngine in run_mp_engine (``MQ_BUILD_CALLS``), printed bare by the
+#: process as it dies (multiprocessing's _bootstrap → run → run_mp_engine's ``raise e``), no record in front of it
 _BUILD_CALLS = ("AsyncLLM.from_vllm_config(", "EngineCoreProc(*args")
 _WRAPPER_BUILD_RE = re.compile(r"\b(\w*(?:" + "|".join(w[:-1] for w in ENGINE_WRAPPERS) + r"))\(", re.ASCII)
 
@@ -501,7 +503,7 @@ class RawTracebacks:
             if self._nb_line is None and ipython.entry_line(text):
                 self._nb_line = (msg, ctx)  # a notebook cell's line that raised, calling LLM(…)
             f = f or nccl.watchdog(text, run)
-            if f is None and any(c in text for c in _BUILD_CALLS):
+            if f is None and any(c in text for c in (*_BUILD_CALLS, *MQ_BUILD_CALLS)):
                 f = cut_frame("  " + text, run)  # the engine's construction, cut before vLLM's own frames
             if f is None and not run.requested:
                 f = _wrapper_build(text)  # a framework's engine wrapper built, cut as above
