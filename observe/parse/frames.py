@@ -240,8 +240,11 @@ _DEAD_RAISED = {
 #: shapes, unindented, is its exception line or the end of it)
 _TB_PIECES = ("Traceback (most recent", "The above exception", "During handling")
 #: MPClient.__init__'s call into the engines' launch (``with launch_core_engines(``, core_client.py 0.10 → 0.32):
-#: under a vLLM frame, a traceback cut at that source line is cut inside the start-up
-_LAUNCH_CALLS = ("with launch_core_engines(",)
+#: under a vLLM frame, a traceback cut at that source line is cut inside the start-up; and the OpenAI server entering
+#: its engine client (api_server.py run_server 0.5 → 0.9, run_server_worker 0.9 → 0.10: ``async with
+#: build_async_engine_client(``): the served part is the ``async with`` body, so a raise at that line is the client's
+#: build (``CLIENT_START``'s guard: unless a stop was requested or the engine served, when it may be its exit)
+_LAUNCH_CALLS = ("with launch_core_engines(", "async with build_async_engine_client(")
 #: a caller's source line building V1's AsyncLLM (PHASE_FRAMES): cut right under it, the traceback is cut inside
 #: vLLM's start-up, whoever's frame holds the call (verl's rollout server); the engine core process building its
 #: EngineCoreProc (or DPEngineCoreProc) in run_engine_core: a traceback through it is inside the core's start-up;
