@@ -15,16 +15,6 @@ from tests.evalkit import set_tests
 # The misses at the measurement (main 0e5a71f, observe code = cfeb1b2, blind; the shipping tree: no fixes), by class
 # (tests/data/eval32bp/RESULTS.md).
 MISSES: dict[tuple[str, int], str] = {
-    # BP1: a raw traceback under `docker logs -t` stamps loses its indentation with the stamp, so each frame's source
-    # line reads as the bare traceback's end and drops LangChain's VLLM(...) construction held under the header
-    (
-        "015",
-        0,
-    ): "BP1: cot-eval's traceback building LangChain's VLLM wrapper, every line docker-stamped (indent lost with the stamp): the held start-up failure is dropped, nothing reported",
-    (
-        "015",
-        1,
-    ): "BP1: as (015, 0): LangChain's VLLM(...) construction (hosted.py reads it) is not named under docker -t stamps",
     # BP2: only the host's own words about the vLLM load it ran, no line of vLLM's: refused as no vLLM log
     (
         "027",
