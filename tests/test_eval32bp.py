@@ -13,28 +13,8 @@ from __future__ import annotations
 from tests.evalkit import set_tests
 
 # The misses at the measurement (main 0e5a71f, observe code = cfeb1b2, blind; the shipping tree: no fixes), by class
-# (tests/data/eval32bp/RESULTS.md).
-MISSES: dict[tuple[str, int], str] = {
-    # BP1: a raw traceback under `docker logs -t` stamps loses its indentation with the stamp, so each frame's source
-    # line reads as the bare traceback's end and drops LangChain's VLLM(...) construction held under the header
-    (
-        "015",
-        0,
-    ): "BP1: cot-eval's traceback building LangChain's VLLM wrapper, every line docker-stamped (indent lost with the stamp): the held start-up failure is dropped, nothing reported",
-    (
-        "015",
-        1,
-    ): "BP1: as (015, 0): LangChain's VLLM(...) construction (hosted.py reads it) is not named under docker -t stamps",
-    # BP2: only the host's own words about the vLLM load it ran, no line of vLLM's: refused as no vLLM log
-    (
-        "027",
-        0,
-    ): "BP2: EuroEval's own 'The model ... could not be loaded, but vLLM did not mention exactly what happened' and 'Skipped 232 benchmarks', no vLLM line: refused",
-    (
-        "027",
-        1,
-    ): "BP2: as (027, 0): the host's word that vLLM could not load the model is not read as a failed start-up",
-}
+# (tests/data/eval32bp/RESULTS.md). BP1 and BP2 are fixed since (RESULTS.md, "Fixed since"): none is left.
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32bp", MISSES)

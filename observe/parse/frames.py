@@ -43,6 +43,7 @@ from observe.model import EngineError, LogEvent
 from observe.parse import (
     accel,
     compiled,
+    euroeval,
     hosted,
     ipython,
     loopexit,
@@ -179,6 +180,7 @@ LITERALS: tuple[str, ...] = (
     *mainexit.LITERALS,
     *loopexit.LITERALS,
     *vllmcli.LITERALS,
+    *euroeval.LITERALS,
     DISCONNECT_LISTENER,
     "asyncio/runners.py",
     "uvloop/__init__.py",
@@ -524,6 +526,7 @@ class RawTracebacks:
                 or hosted.death(text, run, prefixed)
                 or accel.death(text, run, prefixed)
                 or vllmcli.death(text, run)
+                or euroeval.death(text, run)
             )
             if f is None and prefixed:
                 f = native.ucx_frame(text, run)  # UCX's backtrace: printed only as that process dies

@@ -236,9 +236,6 @@ def emitted_by_diagnose() -> set[str]:
         # eval32ax 028 (class AX1: DJL Serving's 'INFO  PyProcess W-<id>-model-stdout: ' relay of djl_python's 'Failed
         # invoke service.invoke_handler()' while the shards load): tests/data/eval32ax/RESULTS.md
         "eval32ax/028.log",
-        # eval32bp 027 (class BP2: EuroEval's own 'could not be loaded, but vLLM did not mention exactly what happened'
-        # and 'Skipped 232 benchmarks', no vLLM line): tests/data/eval32bp/RESULTS.md
-        "eval32bp/027.log",
         # eval32bh 007 / 025 (BH2, a launcher's own verdict) and 015 / 021 (BH3, host tracebacks through LangChain's
         # VLLM wrapper and ART's local backend) are read since BH2 / BH3 (tests/data/eval32bh/RESULTS.md)
     }
