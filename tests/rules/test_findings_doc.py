@@ -212,6 +212,11 @@ def emitted_by_diagnose() -> set[str]:
         # eval32bn 020 / 021: vllm bench serve's result blocks ('Serving Benchmark Result', 1000 successful
         # requests), no line vLLM's server wrote: their labels, healthy, hold (tests/data/eval32bn/RESULTS.md)
         *(f"eval32bn/{n}.log" for n in ("020", "021")),
+        # eval32bp 008 / 020 / 028 (the Aphrodite fork's own headers and notices), 016 (the MLPerf script's 'Adding
+        # requests' / 'Processed prompts' bars), 022 (LocalAI's load lines), 026 (EuroEval's FULL_LOG copy of vLLM's
+        # messages without level or prefix): no line in vLLM's logger form as observe reads it; their labels, healthy,
+        # hold (tests/data/eval32bp/RESULTS.md)
+        *(f"eval32bp/{n}.log" for n in ("008", "016", "020", "022", "026", "028")),
     }
     refused_misses = {
         # eval32ac 023 / 024 (class PB: RamaLama's container that never started): tests/data/eval32ac/RESULTS.md
