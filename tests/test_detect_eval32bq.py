@@ -26,3 +26,14 @@ def test_the_executor_waiting_for_its_workers_to_answer_ready_is_the_start(log: 
     d = diagnose(log)
     assert critical(d) and "engine_startup_failed" in by_id(d), d["findings"]
     assert "engine_crashed" not in by_id(d), d["findings"]
+
+
+def test_a_dump_input_record_cut_to_its_first_word_is_a_step_that_failed_while_serving() -> None:
+    """BQ3 (016): '(EngineCore_0 …) ERROR … [dump_input.py:69] Dumping', cut. vLLM's dump_input.py logs only inside
+    dump_engine_exception, which only the engine core's failed model execution calls (execute_model_with_error_logging
+    under step / step_with_batch_queue, read in 0.11.0's wheel): the engine's error while serving, never start-up."""
+    d = diagnose("eval32bq/016.log")
+    assert critical(d) and "engine_error" in by_id(d), d["findings"]
+    f = by_id(d)["engine_error"]
+    assert f["data"]["phase"] == "serving" and "(startup)" not in f["title"], f
+    assert "prompt_too_long" not in by_id(d), d["findings"]

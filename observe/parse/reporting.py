@@ -128,7 +128,7 @@ class FailureReporter:
             tool = _tool_parser_site(ctx)
             if f is None and not same and msg.strip():
                 f = failures.request_error() if tool else None
-                f = f or failures.error_line(msg, run)
+                f = f or failures.error_line(msg, run, ctx.logger_file)
             # a traceback cut above its header: its frames tell; and the KV size check's or V1's busy loop's
             # frame under any header (the exception line under it, when there, explains it: failing.unexplained)
             if f is None and not tool and (not self._headed or frames.read_under_header(msg)):
