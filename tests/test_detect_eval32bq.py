@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from observe.parse import headless
+from observe.parse.failtypes import RunState
 from tests.diagnosekit import by_id, critical, diagnose
 
 
@@ -37,3 +39,63 @@ def test_a_dump_input_record_cut_to_its_first_word_is_a_step_that_failed_while_s
     f = by_id(d)["engine_error"]
     assert f["data"]["phase"] == "serving" and "(startup)" not in f["title"], f
     assert "prompt_too_long" not in by_id(d), d["findings"]
+
+
+def test_the_middle_of_an_engine_cores_raw_traceback_is_its_cut_error() -> None:
+    """BQ2 (017): the EngineCore_DP0 process's raw traceback with its head and its exception line cut off, the first
+    line starting mid-prefix ('ngineCore_DP0 pid=…)   File ".../vllm/vllm_flash_attn/ops/triton/rotary.py" … in
+    apply_rotary'), then triton's jit.py frames: the engine core's cut error, phase unknown."""
+    d = diagnose("eval32bq/017.log")
+    assert critical(d) and "engine_error" in by_id(d), d["findings"]
+    f = by_id(d)["engine_error"]
+    assert f["data"]["phase"] == "unknown", f["data"]
+    assert "engine_crashed" not in by_id(d) and "engine_startup_failed" not in by_id(d), d["findings"]
+
+
+class _Ctx:
+    def __init__(self, pid: int | None = 7, process: str | None = "EngineCore_DP0") -> None:
+        self.pid, self.rank, self.process = pid, None, process
+
+
+_RUN = RunState(shutdown=False, stats_seen=False)
+_VLLM = 'File "/x/site-packages/vllm/v1/worker/gpu_model_runner.py", line 1, in execute_model'
+_TRITON = 'File "/x/site-packages/triton/runtime/jit.py", line 2, in run'
+_TORCH = 'File "/x/site-packages/torch/nn/modules/module.py", line 3, in _call_impl'
+
+
+def test_a_headless_run_tells_at_its_third_frame_without_waiting() -> None:
+    """Live hazard: the reading comes on the third frame's own line (nothing waits for a next one), once."""
+    h = headless.Headless()
+    got = [h.line(x, _Ctx(), _RUN, False) for x in (_VLLM, "    out = f(x)", _TRITON, _TORCH, _TRITON, _VLLM)]
+    assert [g is not None for g in got] == [False, False, False, False, True, False], got
+    assert got[4] is not None and got[4].details["phase"] == "unknown"
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [_VLLM],  # one stray frame line
+        [_VLLM, _TRITON],  # two
+        [_TORCH, _TORCH, _TORCH, _TRITON],  # no frame of vLLM's own among the three read
+        [
+            "Traceback (most recent call last):",
+            _VLLM,
+            _TRITON,
+            _TRITON,
+        ],  # headed: frames.RawTracebacks' reading
+        ["INFO something", _VLLM, _TRITON, _TRITON],  # its raw output opened on something else
+    ],
+)
+def test_a_headless_run_is_read_narrowly(lines: list[str]) -> None:
+    h = headless.Headless()
+    assert all(h.line(x, _Ctx(), _RUN, False) is None for x in lines)
+
+
+def test_frames_with_no_process_prefix_or_after_a_stop_are_not_read() -> None:
+    bare = headless.Headless()
+    assert all(
+        bare.line(x, _Ctx(pid=None, process=None), _RUN, False) is None for x in (_VLLM, _TRITON, _VLLM)
+    )
+    stop = headless.Headless()
+    asked = _RUN._replace(requested=True)
+    assert all(stop.line(x, _Ctx(), asked, False) is None for x in (_VLLM, _TRITON, _VLLM))
