@@ -83,12 +83,24 @@ def test_a_headless_run_tells_at_its_third_frame_without_waiting() -> None:
             _TRITON,
             _TRITON,
         ],  # headed: frames.RawTracebacks' reading
-        ["INFO something", _VLLM, _TRITON, _TRITON],  # its raw output opened on something else
+        # a folder merely named vllm (a conda env's) is not vLLM's package (eval32bb 017: starlette's frames)
+        [
+            'File "/h/envs/vllm/lib/python3.12/site-packages/starlette/routing.py", line 1, in app',
+            _TRITON,
+            _TRITON,
+        ],
     ],
 )
 def test_a_headless_run_is_read_narrowly(lines: list[str]) -> None:
     h = headless.Headless()
     assert all(h.line(x, _Ctx(), _RUN, False) is None for x in lines)
+
+
+def test_a_process_whose_raw_line_told_something_is_not_read_again() -> None:
+    """A raw line of the process that told something (its own reading): its frames after it are that traceback's."""
+    h = headless.Headless()
+    assert h.line("self.engine_core = EngineCoreClient.make_async_mp_client(", _Ctx(), _RUN, True) is None
+    assert all(h.line(x, _Ctx(), _RUN, False) is None for x in (_VLLM, _TRITON, _VLLM, _VLLM))
 
 
 def test_frames_with_no_process_prefix_or_after_a_stop_are_not_read() -> None:
