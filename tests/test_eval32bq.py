@@ -12,23 +12,7 @@ from __future__ import annotations
 from tests.evalkit import set_tests
 
 # The misses at the measurement (main 7e638c8, blind), by class.
-MISSES: dict[tuple[str, int], str] = {
-    # BQ1: the multiproc executor's start-up failure is not read as a start-up
-    ("005", 1): (
-        "BQ1: V1's 'Exception: WorkerProc initialization failed due to an exception in a background process' "
-        "(raised by WorkerProc.wait_for_ready under the executor's construction) in the EngineCore's ERROR record, "
-        "then the raw traceback cut in run_engine_core: an engine_error with phase unknown, not the failed start-up"
-    ),
-    # BQ2: a raw EngineCore traceback with its head and exception line cut off yields nothing
-    ("017", 0): (
-        "BQ2: the EngineCore_DP0 process's raw traceback (no 'Traceback' head, no exception line) through "
-        "vllm_flash_attn's triton rotary kernel into triton's JIT compile: no finding, so not reported failing"
-    ),
-    ("017", 1): (
-        "BQ2: the EngineCore_DP0 process's raw traceback (no 'Traceback' head, no exception line) through "
-        "vllm_flash_attn's triton rotary kernel into triton's JIT compile: no engine error named"
-    ),
-}
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32bq", MISSES, count=27)

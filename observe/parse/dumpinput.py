@@ -49,9 +49,18 @@ _CAUSE = (
 )
 
 
-def failed_step(text: str) -> bool:
-    """Whether text (an ERROR record's message) is one of the dump's records: a step that failed while serving."""
-    return text.startswith(DUMPS)
+#: the openings of every record dump_input.py logs (0.9.2 → 0.32: the three dumps and, when preparing them raised,
+#: "Error preparing object to dump"), all inside ``_dump_engine_exception``; a record cut to its first word keeps one
+_DUMP_OPENINGS = ("Dumping", "Error preparing object to dump")
+
+
+def failed_step(text: str, logger_file: str | None = None) -> bool:
+    """Whether text (an ERROR record's message) is one of the dump's records: a step that failed while serving. By its
+    words alone, or, cut ("Dumping" and nothing after), by its logger's file too: dump_input.py logs only inside
+    ``dump_engine_exception``, which only the engine core's failed model execution calls."""
+    if text.startswith(DUMPS):
+        return True
+    return (logger_file or "").rsplit("/", 1)[-1] == "dump_input.py" and text.startswith(_DUMP_OPENINGS)
 
 
 def v0_runner_base(ctx: Any) -> bool:

@@ -278,16 +278,20 @@ _WORKER_NOT_READY = "WorkerProc failed to start"
 _REPR_RE = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception)\((?:'|\")")
 
 
-def error_line(msg: str, run: RunState) -> Failure | None:
+def error_line(msg: str, run: RunState, logger_file: str | None = None) -> Failure | None:
     """An ERROR / CRITICAL record no rule knows (the catch-all's raw material). Not fatal by itself.
     None for a piece of a traceback (a cut paste starting inside one): its exception line tells; and for a
-    record vLLM carries on from (``_SURVIVED_LOOKUP``: a Hub look-up's try, a tool check's fallback, NIXL's stale notice)."""
+    record vLLM carries on from (``_SURVIVED_LOOKUP``: a Hub look-up's try, a tool check's fallback, NIXL's stale notice).
+    logger_file: the record's own file (dumpinput.failed_step reads a cut dump record by it)."""
     if msg[:1] in (" ", "\t"):
         return None
     text = msg.strip()
     if not text or text.startswith(_TRACEBACK_PIECES) or _SURVIVED_LOOKUP.fullmatch(text):
         return None
-    d: dict[str, Any] = {"text": text[:300], "phase": "serving" if failed_step(text) else phase(run)}
+    d: dict[str, Any] = {
+        "text": text[:300],
+        "phase": "serving" if failed_step(text, logger_file) else phase(run),
+    }
     if run.requested:
         d["requested_shutdown"] = True
     if _REPR_RE.match(text):  # an exception's repr opening its record (failing.served_record)

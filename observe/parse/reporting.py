@@ -16,6 +16,7 @@ from observe.parse import (
     failures,
     fastchat,
     frames,
+    headless,
     ipython,
     logerror,
     rayhang,
@@ -86,6 +87,7 @@ class FailureReporter:
         # that record opened at its header (its message line cut): its next frame is the function that logged it
         self._outermost = False
         self.raw = frames.RawTracebacks()  # the tracebacks workers print raw, per process
+        self._headless = headless.Headless()  # a process's raw traceback cut above its header
         self._unread = unread.Unread()  # the fallback: a vLLM frame no rule read (parse.unread)
         # per process and rank: the raw traceback being printed has passed a frame of one request's own work
         self._in_request: dict[tuple[int | None, int | None], bool] = {}
@@ -128,7 +130,7 @@ class FailureReporter:
             tool = _tool_parser_site(ctx)
             if f is None and not same and msg.strip():
                 f = failures.request_error() if tool else None
-                f = f or failures.error_line(msg, run)
+                f = f or failures.error_line(msg, run, ctx.logger_file)
             # a traceback cut above its header: its frames tell; and the KV size check's or V1's busy loop's
             # frame under any header (the exception line under it, when there, explains it: failing.unexplained)
             if f is None and not tool and (not self._headed or frames.read_under_header(msg)):
@@ -188,7 +190,8 @@ class FailureReporter:
         nb = ipython.bare_header(text, run) if "Traceback (most recent" in text else None
         self._nb_head = None if nb is None else (nb, msg, ctx, cur)
         f = self.raw.line(msg, key, told, run, ctx)
-        self._emit(f, msg, ctx, cur, out, run.requested)
+        h = self._headless.line(msg, ctx, run, told or f is not None)
+        self._emit(f or h, msg, ctx, cur, out, run.requested)
 
     def release(self, requested: bool, cur: int, out: list[LogEvent]) -> None:
         """End of stream: the raw tracebacks and unread frames still held; else, when nothing was read as a failure,

@@ -17,6 +17,12 @@
   uniproc executor's ``_init_executor``: a frame of it, under vLLM's worker_base.py, is a worker's construction at
   start-up.
 
+- V1's multiproc executor waiting for its workers to answer ready, ``WorkerProc.wait_for_ready``
+  (``vllm/v1/executor/multiproc_executor.py`` 0.8 → 2026, read in 0.11.0's wheel: its only call, ``self.workers =
+  WorkerProc.wait_for_ready(unready_workers)``, is in ``MultiprocExecutor._init_executor``, under the engine core's
+  construction; it raises "WorkerProc initialization failed due to an exception in a background process." when a
+  worker answered not ready or its pipe closed): its frame line, or that source line alone, is the executor's build.
+
 A raise under any of them is the failed start (``before_serving``), never a crash while serving. Pure: a line in, a Failure
 or None out.
 """
@@ -36,6 +42,11 @@ _INIT_WORKER_RE = re.compile(
     r'File "[^"]*/vllm/(?:v1/)?worker/worker_base\.py", line \d+, in init_worker\b', re.ASCII
 )
 
+_WAIT_READY_RE = re.compile(
+    r'File "[^"]*/vllm/v1/executor/multiproc_executor\.py", line \d+, in wait_for_ready\b', re.ASCII
+)
+_WAIT_READY_CALL = "self.workers = WorkerProc.wait_for_ready("
+
 
 def frame(text: str, run: RunState) -> Failure | None:
     """The start-up step text (a traceback's frame or source line, stripped) names, as a cut frame (after a requested
@@ -46,6 +57,10 @@ def frame(text: str, run: RunState) -> Failure | None:
         func, phase = "init_device", "startup"
     elif "init_worker" in text and _INIT_WORKER_RE.search(text) is not None:
         func, phase = "init_worker", "startup"
+    elif text.startswith(_WAIT_READY_CALL) or (
+        "wait_for_ready" in text and _WAIT_READY_RE.search(text) is not None
+    ):
+        func, phase = "wait_for_ready", "startup"
     elif "_dummy_run" in text and _DUMMY_RUN_RE.search(text) is not None:
         func, phase = "_dummy_run", "profiling"
     else:

@@ -306,6 +306,11 @@ def _weights_progress(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
     return [("weights_progress", (k, n))] if 0 < k < n else []
 
 
+def _capture_progress(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
+    """A CUDA-graph capture bar midway (some sizes captured, not all): the graphs were being captured."""
+    return [("phase", "cuda_graph_capture")] if int(m.group("k")) < int(m.group("n")) else []
+
+
 def _phase(name: str) -> Any:
     return lambda m, msg, ctx: [("phase", name)]
 
@@ -499,6 +504,14 @@ RULES: tuple[Rule[list[Fact]], ...] = (
         "Capturing the model for CUDA graphs",
         r"Capturing the model for CUDA graphs",
         _phase("cuda_graph_capture"),
+    ),
+    # V1's capture bar (gpu_model_runner.py _capture_cudagraphs, 0.11 → 0.32: tqdm "Capturing CUDA graphs (decode |
+    # mixed prefill-decode, <mode>):  53%|…| 27/51 […]"); one midway says the graphs were being captured
+    _rule(
+        "phase-capture-bar",
+        "Capturing CUDA graphs (",
+        r"Capturing CUDA graphs \((?:decode|mixed prefill-decode), \w+\):\s+\d+%\|.*?\| (?P<k>\d+)/(?P<n>\d+) ",
+        _capture_progress,
     ),
     _rule("phase-captured", "Graph capturing finished", r"Graph capturing finished", _phase("warmup")),
     # V1's _dummy_sampler_run: `self.sampler(logits=logits, sampling_metadata=dummy_metadata)` (gpu_model_runner)
