@@ -74,6 +74,9 @@ class Settings:
         "bound by --max-num-seqs or prefill.",
         "kv",
     )
+    seq_cap_kv_pct: float = _f(
+        25.0, "KV % under which requests waiting at a held Running read as the seq cap (cap unknown)", "kv"
+    )
     low_concurrency: float = _f(
         2.0,
         "Fewer full-length (--max-model-len) requests than this fitting the KV cache is a finding.",
@@ -521,6 +524,7 @@ _INTERVALS: dict[str, tuple[float, float | None, bool, bool]] = {
         ("ttft_slo_target", "itl_slo_target", "kv_saturated_share", "collapse_ratio"), (0, 1, True, True)
     ),
     "gpu_idle_util_pct": (0, 100, False, False),
+    "seq_cap_kv_pct": (0, 100, True, False),
     "min_request_rate": (0, None, False, False),
     "low_prefix_min_prompt_tps": (0, None, False, False),
     **dict.fromkeys(

@@ -11,22 +11,7 @@ from __future__ import annotations
 from tests.evalkit import set_tests
 
 # The misses at the measurement (main 7e638c8, blind), by class.
-MISSES: dict[tuple[str, int], str] = {
-    # BS1: Running held at 256 with requests waiting and the KV cache nearly empty, --max-num-seqs not in the excerpt
-    ("006", 1): (
-        "BS1: stats lines only (no header, so --max-num-seqs unknown): Running 256 with 144 waiting at KV 5.7%, "
-        "256 being V1 0.10's default --max-num-seqs on this A100: queue_prefill_bound (cap unknown), not queue_seq_bound"
-    ),
-    # BS2: a lone ptxas fatal line from the engine core process yields nothing
-    ("007", 0): (
-        "BS2: one '(EngineCore_DP0 pid=N) ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'' "
-        "line (Triton's ptxas refusing GB10's arch): no event, no finding, so not reported failing"
-    ),
-    ("007", 1): (
-        "BS2: one '(EngineCore_DP0 pid=N) ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'' "
-        "line (Triton's ptxas refusing GB10's arch): no engine error named"
-    ),
-}
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32bs", MISSES, count=14)

@@ -38,6 +38,9 @@ vLLM's, of a host's or of a device runtime's, each read narrowly by the module t
   for (``errexit.orphaned_after_5xx``): the engine core died while serving.
 - The ROCm runtime's "Memory access fault by GPU node-N (Agent handle: …) on address …. Reason: …" (``hsafault``),
   bare or behind a process prefix: ROCr aborts the process after it, the engine dead.
+- The PTX assembler's refusal of the GPU's architecture, "ptxas fatal   : Value 'sm_121a' is not defined for option
+  'gpu-name'" (``ptxas``), bare, behind a process prefix or relayed in a record: the engine's kernels cannot be
+  compiled (a CUDA toolchain older than the GPU), the engine core dies.
 - V1's worker's KV budget below zero, "Available KV cache memory: -0.87 GiB" (``negative_kv``), bare or prefixed: no
   room for any KV cache, the start-up's end.
 
@@ -63,6 +66,7 @@ from observe.parse import (
     mmembeds,
     modelarch,
     nixlfail,
+    ptxas,
     schedbudget,
     shellsig,
     trimmed,
@@ -130,4 +134,5 @@ RULES: tuple[Rule[Failure], ...] = (
     row("lmcache-init-failed", lmcachelog.LITERAL, lmcachelog.PATTERN, lmcachelog.init_failed),
     row("shell-killed", shellsig.KILLED, shellsig.KILLED_PATTERN, shellsig.shell_killed),
     row("rocr-vm-fault", hsafault.LITERAL, hsafault.PATTERN, hsafault.vm_fault),
+    row("ptxas-arch-unknown", ptxas.LITERAL, ptxas.PATTERN, ptxas.arch_unknown),
 )

@@ -31,13 +31,24 @@ else:
 @dataclass
 class Waiting(State[StatsSample]):
     """Stats samples with requests waiting, with the KV cache full (≥ Settings.kv_queue_full_pct)
-    or with room, and how often Waiting rose from one sample to the next."""
+    or with room, and how often Waiting rose from one sample to the next. For a log that does not state
+    --max-num-seqs, the cap the stats themselves show (``observed_cap``): the peak of Running, held while
+    requests waited with the KV cache far from full (< Settings.seq_cap_kv_pct) in every sample (3 or more),
+    or an interval at that peak in which no request was admitted (Waiting not fallen, no prompt tokens,
+    generation going on) though the cache had room."""
 
     takes = StatsSample
     while_full: int = 0
     with_room: int = 0
     rises: int = 0
     prev: tuple[int | None, int | None] | None = None  # (running, waiting) of the previous stats line
+    peak: int | None = None  # the most Running seen
+    held: int = 0  # samples (all so far) at the peak, requests waiting, the cache far from full
+    plateau: bool = True  # every sample so far was such a sample
+    blocked_at: int | None = None  # the peak an interval without admission started from
+    engines: int = 0  # engine indexes seen, as a bit set (one engine's cap only)
+    last: StatsSample | None = None
+    room_before: bool = False  # the previous sample had requests waiting, the cache far from full
 
     def add(self, ev: StatsSample, settings: Settings) -> None:
         kv = ev.kv_usage_pct
@@ -46,11 +57,60 @@ class Waiting(State[StatsSample]):
                 self.while_full += 1
             else:
                 self.with_room += 1
+        self._cap(ev, settings)
         prev, self.prev = self.prev, (ev.running, ev.waiting)
         if prev is None or prev[0] is None or prev[1] is None or ev.running is None or ev.waiting is None:
             return
         if ev.waiting > prev[1]:
             self.rises += 1
+
+    def _cap(self, ev: StatsSample, settings: Settings) -> None:
+        last, self.last = self.last, ev
+        self.engines |= 1 << min(ev.engine_index or 0, 62)
+        if ev.running is None:
+            self.plateau = False
+            return
+        # requests waiting for something else than a slot (a connector's KV fetch, deferred ones) are no cap's
+        other = bool(ev.kv_fetch and any(ev.kv_fetch)) or bool(ev.deferred)
+        room = (
+            bool(ev.waiting)
+            and not other
+            and ev.kv_usage_pct is not None
+            and ev.kv_usage_pct < settings.seq_cap_kv_pct
+        )
+        if self.peak is None or ev.running > self.peak:
+            self.peak, self.blocked_at = ev.running, None
+            self.plateau = self.plateau and self.held == 0
+            self.held = 0
+        if ev.running == self.peak and room and self.plateau:
+            self.held += 1
+        else:
+            self.plateau = False
+        if (
+            last is not None
+            and room
+            and last.running == self.peak
+            and self.room_before
+            and ev.waiting is not None
+            and ev.waiting >= (last.waiting or 0)
+            and ev.prompt_tps == 0
+            and (ev.generation_tps or 0) > 0
+        ):
+            self.blocked_at = self.peak
+        self.room_before = room
+
+    def observed_cap(self) -> tuple[int, str] | None:
+        """The sequence cap the stats show (one engine's), and how they show it; None when they do not."""
+        if self.peak is None or self.engines & (self.engines - 1):
+            return None
+        if self.plateau and self.held >= 3:
+            return self.peak, f"Running held at {self.peak} in all {self.held} samples while requests waited"
+        if self.blocked_at == self.peak:
+            return self.peak, (
+                f"Running peaked at {self.peak} while requests waited, and in the next interval no request was "
+                "admitted (Waiting did not fall, no prompt tokens, generation going on)"
+            )
+        return None
 
 
 def _waiting_span(
@@ -88,9 +148,17 @@ def queue_bound(c: Context) -> list[Finding]:
         )
     if w.with_room >= 2 or (w.with_room and s.samples < 4):
         a, b = _waiting_span(df, c.settings.kv_queue_full_pct, full=False)
-        cap = cfg.max_num_seqs
+        cap, seen = cfg.max_num_seqs, None
+        if cap is None and (seen := w.observed_cap()) is not None:
+            cap = seen[0]  # read from the stats: the log does not state the flag
         at_cap = cap is not None and s.max_running is not None and s.max_running >= cap
-        if at_cap:
+        if at_cap and cap is not None:
+            how = f"Running at the --max-num-seqs cap of {cap}"
+            if seen is not None:
+                how = (
+                    f"{seen[1]}, the KV cache under {c.settings.seq_cap_kv_pct:.0f}%: the sequence cap in force, "
+                    f"read from the stats (--max-num-seqs is not in the log, its value here is the {cap} observed)"
+                )
             out.append(
                 Finding(
                     id=FindingId.QUEUE_SEQ_BOUND,
@@ -99,12 +167,16 @@ def queue_bound(c: Context) -> list[Finding]:
                     + " while the KV cache has room: bound by --max-num-seqs",
                     evidence=(
                         f"{w.with_room} stats samples had requests waiting (max {s.max_waiting}) with KV usage "
-                        f"< {c.settings.kv_queue_full_pct:.0f}% and Running at the --max-num-seqs cap of {cap}{_span(a, b)}"
+                        f"< {c.settings.kv_queue_full_pct:.0f}% and {how}{_span(a, b)}"
                     ),
                     start=a,
                     end=b,
                     where=_where(s),
-                    data={"samples": w.with_room, "max_num_seqs": cap},
+                    data={
+                        "samples": w.with_room,
+                        "max_num_seqs": cap,
+                        "cap_from": "stats" if seen else "config",
+                    },
                 )
             )
         else:
@@ -233,7 +305,11 @@ QUEUE = Rule(
             "warning",
             Section.BATCH,
             alert="VLLMQueueBacklog",
-            evidence="requests waiting with KV room while Running sits at `--max-num-seqs`",
+            evidence=(
+                "requests waiting with KV room while Running sits at `--max-num-seqs`; where the log does not "
+                "state it, the cap the stats show: Running held at its peak while requests wait with KV < "
+                "`seq_cap_kv_pct` in every sample (3+), or an interval at the peak admitting none"
+            ),
             advice=(
                 "`--max-num-seqs` = running + waiting seen in one stats sample, at least × `seq_step_min_factor`, "
                 "in one step where the KV room per request is measured too (else at most × "
@@ -260,7 +336,13 @@ QUEUE = Rule(
             settings=("kv_queue_full_pct",),
         ),
     ),
-    settings=("kv_queue_full_pct", "seq_bound_kv_share", "seq_step_min_factor", "seq_step_max_factor"),
+    settings=(
+        "kv_queue_full_pct",
+        "seq_cap_kv_pct",
+        "seq_bound_kv_share",
+        "seq_step_min_factor",
+        "seq_step_max_factor",
+    ),
     needs=("stats",),
     states=(Waiting,),
     levers=(
