@@ -242,16 +242,14 @@ _DEAD_RAISED = {
 #: shapes, unindented, is its exception line or the end of it)
 _TB_PIECES = ("Traceback (most recent", "The above exception", "During handling")
 #: MPClient.__init__'s call into the engines' launch (``with launch_core_engines(``, core_client.py 0.10 → 0.32):
-#: under a vLLM frame, a traceback cut at that source line is cut inside the start-up; and the OpenAI server entering
-#: its engine client (api_server.py run_server 0.5 → 0.9, run_server_worker 0.9 → 0.10: ``async with
-#: build_async_engine_client(``): the served part is the ``async with`` body, so a raise at that line is the client's
-#: build (``CLIENT_START``'s guard: unless a stop was requested or the engine served, when it may be its exit)
+#: under a vLLM frame, a traceback cut at that source line is cut inside the start-up; so is one cut at the OpenAI
+#: server's ``async with build_async_engine_client(`` (run_server 0.5 → 0.9, run_server_worker 0.9 → 0.10: it serves in
+#: the body, so a raise at that line is the client's build; CLIENT_START's guard: not after a stop or serving)
 _LAUNCH_CALLS = ("with launch_core_engines(", "async with build_async_engine_client(")
 #: a caller's source line building V1's AsyncLLM (PHASE_FRAMES): cut right under it, the traceback is cut inside
 #: vLLM's start-up, whoever's frame holds the call (verl's rollout server); the engine core process building its
-#: EngineCoreProc (or DPEngineCoreProc) in run_engine_core: a traceback through it is inside the core's start-up;
-#: so is V0's engine process building its MQLLMEngine in run_mp_engine (``MQ_BUILD_CALLS``), printed bare by the
-#: process as it dies (multiprocessing's _bootstrap → run → run_mp_engine's ``raise e``), no record in front of it
+#: EngineCoreProc (or DPEngineCoreProc) in run_engine_core: a traceback through it is inside the core's start-up; so
+#: is V0's run_mp_engine building its MQLLMEngine (``MQ_BUILD_CALLS``), printed bare by the dying process, no record
 _BUILD_CALLS = ("AsyncLLM.from_vllm_config(", "EngineCoreProc(*args")
 _WRAPPER_BUILD_RE = re.compile(r"\b(\w*(?:" + "|".join(w[:-1] for w in ENGINE_WRAPPERS) + r"))\(", re.ASCII)
 
