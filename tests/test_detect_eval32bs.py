@@ -70,3 +70,15 @@ def test_running_held_at_one_value_in_every_sample_is_the_cap_seen(tmp_path: Pat
     seq = by_id(diagnose(log)).get("queue_seq_bound")
     assert seq is not None and seq["data"]["cap_from"] == "stats", seq
     assert "held at 256 in all 3 samples" in seq["evidence"], seq
+
+
+def test_a_plateau_broken_by_one_sample_is_no_cap_seen(tmp_path: Path) -> None:
+    """The other side of the plateau reading: the same three samples at 256 after one at 200 (prompts admitted
+    throughout) are not Running held at one value in every sample, so no cap is read from the stats."""
+    first = lines("eval32bs/006.log")[0]
+    assert "Running: 256 reqs" in first, first
+    below = first.replace("01:43:37", "01:43:27").replace("Running: 256 reqs", "Running: 200 reqs")
+    held = [first.replace("01:43:37", f"01:43:{s}") for s in (37, 47, 57)]
+    log = tmp_path / "broken-plateau.log"
+    log.write_text("\n".join([below, *held]) + "\n")
+    assert "queue_seq_bound" not in by_id(diagnose(log)), diagnose(log)["findings"]

@@ -55,9 +55,8 @@ class Headless:
 
     def __init__(self) -> None:
         self._closed: set[Who] = set()  # processes whose raw traceback had its header, or told something
-        self._runs: dict[
-            Who, tuple[int, int, str]
-        ] = {}  # an open headless run: frames, vLLM's frames, its func
+        # an open headless run per process: frames read, vLLM's own among them, the first of vLLM's functions
+        self._runs: dict[Who, tuple[int, int, str]] = {}
 
     def line(self, msg: str, ctx: Any, run: RunState, told: bool) -> Failure | None:
         """The failure this raw line tells as a headless traceback's third frame, if it is one. Only its frame lines,

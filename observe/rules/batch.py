@@ -41,14 +41,14 @@ class Waiting(State[StatsSample]):
     while_full: int = 0
     with_room: int = 0
     rises: int = 0
-    prev: tuple[int | None, int | None] | None = None  # (running, waiting) of the previous stats line
+    last: StatsSample | None = None  # the previous stats line
+    samples: int = 0  # stats lines seen
     peak: int | None = None  # the most Running seen
-    held: int = 0  # samples (all so far) at the peak, requests waiting, the cache far from full
-    plateau: bool = True  # every sample so far was such a sample
-    blocked_at: int | None = None  # the peak an interval without admission started from
+    held: int = (
+        0  # samples at that peak with requests waiting, the cache far from full (0 again when it rises)
+    )
+    blocked: bool = False  # an interval from that peak admitted no request though the cache had room
     engines: int = 0  # engine indexes seen, as a bit set (one engine's cap only)
-    last: StatsSample | None = None
-    room_before: bool = False  # the previous sample had requests waiting, the cache far from full
 
     def add(self, ev: StatsSample, settings: Settings) -> None:
         kv = ev.kv_usage_pct
@@ -57,55 +57,56 @@ class Waiting(State[StatsSample]):
                 self.while_full += 1
             else:
                 self.with_room += 1
-        self._cap(ev, settings)
-        prev, self.prev = self.prev, (ev.running, ev.waiting)
-        if prev is None or prev[0] is None or prev[1] is None or ev.running is None or ev.waiting is None:
+        last, self.last = self.last, ev
+        self._cap(ev, last, settings)
+        if (
+            last is None
+            or last.running is None
+            or last.waiting is None
+            or ev.running is None
+            or ev.waiting is None
+        ):
             return
-        if ev.waiting > prev[1]:
+        if ev.waiting > last.waiting:
             self.rises += 1
 
-    def _cap(self, ev: StatsSample, settings: Settings) -> None:
-        last, self.last = self.last, ev
+    @staticmethod
+    def _room(ev: StatsSample, settings: Settings) -> bool:
+        """Requests wait for a slot while the cache is far from full (requests waiting for something else, a
+        connector's KV fetch or deferred ones, are no cap's)."""
+        other = bool(ev.kv_fetch and any(ev.kv_fetch)) or bool(ev.deferred)
+        kv = ev.kv_usage_pct
+        return bool(ev.waiting) and not other and kv is not None and kv < settings.seq_cap_kv_pct
+
+    def _cap(self, ev: StatsSample, last: StatsSample | None, settings: Settings) -> None:
+        self.samples += 1
         self.engines |= 1 << min(ev.engine_index or 0, 62)
         if ev.running is None:
-            self.plateau = False
             return
-        # requests waiting for something else than a slot (a connector's KV fetch, deferred ones) are no cap's
-        other = bool(ev.kv_fetch and any(ev.kv_fetch)) or bool(ev.deferred)
-        room = (
-            bool(ev.waiting)
-            and not other
-            and ev.kv_usage_pct is not None
-            and ev.kv_usage_pct < settings.seq_cap_kv_pct
-        )
+        room = self._room(ev, settings)
         if self.peak is None or ev.running > self.peak:
-            self.peak, self.blocked_at = ev.running, None
-            self.plateau = self.plateau and self.held == 0
-            self.held = 0
-        if ev.running == self.peak and room and self.plateau:
+            self.peak, self.held, self.blocked = ev.running, 0, False
+        if ev.running == self.peak and room:
             self.held += 1
-        else:
-            self.plateau = False
         if (
             last is not None
             and room
             and last.running == self.peak
-            and self.room_before
+            and self._room(last, settings)
             and ev.waiting is not None
             and ev.waiting >= (last.waiting or 0)
             and ev.prompt_tps == 0
             and (ev.generation_tps or 0) > 0
         ):
-            self.blocked_at = self.peak
-        self.room_before = room
+            self.blocked = True
 
     def observed_cap(self) -> tuple[int, str] | None:
         """The sequence cap the stats show (one engine's), and how they show it; None when they do not."""
         if self.peak is None or self.engines & (self.engines - 1):
             return None
-        if self.plateau and self.held >= 3:
+        if self.held >= 3 and self.held == self.samples:  # every sample held at the one peak
             return self.peak, f"Running held at {self.peak} in all {self.held} samples while requests waited"
-        if self.blocked_at == self.peak:
+        if self.blocked:
             return self.peak, (
                 f"Running peaked at {self.peak} while requests waited, and in the next interval no request was "
                 "admitted (Waiting did not fall, no prompt tokens, generation going on)"
