@@ -129,12 +129,6 @@ _RULES: tuple[tuple[re.Pattern[str], _Lever], ...] = (
 )
 
 
-#: VllmConfig._set_max_num_scheduled_tokens's refusal (vllm/config/vllm.py 0.26 →; observe.parse.schedbudget)
-_NO_SCHEDULED = re.compile(
-    r"max_num_scheduled_tokens is set to (-?\d+)(?: based on the speculative decoding settings)?, which does not allow"
-)
-
-
 def _no_scheduled(p: Plan, f: Finding, n: int) -> None:
     """With speculative decoding, vLLM 0.26 schedules max_num_batched_tokens less the drafting slots it sets aside
     (max_num_new_slots_for_drafting × max_num_seqs) each step and refuses n ≤ 0 left: the slots set aside are the
@@ -234,8 +228,8 @@ def launch_rejected(p: Plan, f: Finding) -> None:
     if f.data.get("reason") == "unrecognized" and f.data.get("flag"):
         p.note([f.id], _unrecognized(p, f, str(f.data["flag"]), text))
         return
-    if (sched := _NO_SCHEDULED.search(text)) is not None:
-        _no_scheduled(p, f, int(sched.group(1)))
+    if isinstance(sched := f.data.get("max_num_scheduled_tokens"), int):  # read by parse.schedbudget
+        _no_scheduled(p, f, sched)
         return
     for rx, lever in _RULES:
         m = rx.search(text)

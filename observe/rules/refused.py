@@ -71,7 +71,8 @@ def launch_rejected(c: Context) -> list[Finding]:
     "pydantic" | "config"), reason ("unrecognized" | "required" | "gpu_capability": the GPU is too old for
     the quantization method or the dtype | None); the bfloat16 check adds dtype and capability (×10, or None) and
     build_floor (True when the log holds vLLM's build refusing GPUs below 7.0, ``BUILD_FLOOR``), the
-    "max_num_batched_tokens (B) is smaller than max_model_len (L)" check max_num_batched_tokens and max_model_len."""
+    "max_num_batched_tokens (B) is smaller than max_model_len (L)" check max_num_batched_tokens and max_model_len,
+    the "max_num_scheduled_tokens is set to N" check max_num_scheduled_tokens."""
     s = c.summary
     bad = [e for e in s.errors if e.kind in _REJECTED_KINDS]
     if not bad:
@@ -98,6 +99,10 @@ def launch_rejected(c: Context) -> list[Finding]:
         if x.get("max_num_batched_tokens") is not None and x.get("max_model_len") is not None:
             # the batched-tokens check's numbers, for the advice when the quoted text does not hold them
             d["max_num_batched_tokens"], d["max_model_len"] = x["max_num_batched_tokens"], x["max_model_len"]
+        if (
+            x.get("max_num_scheduled_tokens") is not None
+        ):  # the speculative budget's check (parse.schedbudget)
+            d["max_num_scheduled_tokens"] = x["max_num_scheduled_tokens"]
     d.pop("_header", None)
     g: dict[str, Any] = next((e.details for e in bad if e.details.get("reason") == "gpu_capability"), {})
     d.update({k: g.get(k) for k in ("dtype", "capability") if g.get("dtype")})  # the bfloat16 check's
