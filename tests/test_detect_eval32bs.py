@@ -22,6 +22,19 @@ def test_ptxas_refusing_the_gpus_architecture_is_the_engines_error() -> None:
     assert "TRITON_PTXAS_PATH" in notes and "no vLLM flag helps" in notes, d["advice_notes"]
 
 
+def test_ptxas_refusal_before_the_wrappers_failed_start_is_its_root_cause() -> None:
+    """BS2's other excerpt (001): MinerU's engine loads the weights, Triton's ptxas refuses 'sm_121a', and V1's
+    'RuntimeError: Engine core initialization failed.' wraps it: the failed start's root cause is the refusal and its
+    advice the ptxas one (TRITON_PTXAS_PATH, no vLLM flag), not "the log shows the failure but not its cause"."""
+    d = diagnose("eval32bs/001.log")
+    start = by_id(d).get("engine_startup_failed")
+    assert start is not None, d["findings"]
+    assert "sm_121a" in (start["data"]["root_cause"] or {}).get("text", ""), start
+    notes = " ".join(n["text"] for n in d["advice_notes"] if "engine_startup_failed" in n["finding_ids"])
+    assert "TRITON_PTXAS_PATH" in notes and "not its cause" not in notes, d["advice_notes"]
+    assert "--gpu-memory-utilization" not in suggestions(d), d["recommendations"]
+
+
 def test_ptxas_words_inside_other_text_are_not_read(tmp_path: Path) -> None:
     """The other side of BS2: only a line opening with ptxas's words is read; the same words quoted inside another
     line (a WARNING relaying a doc's sentence) are not the assembler refusing."""

@@ -40,7 +40,9 @@ def _kv_sizing_text(f: Finding, kv_tokens: int | None) -> str | None:
 
 def _failure_text(f: Finding, causes: Sequence[Finding], kv_tokens: int | None = None) -> str:
     root = f.data.get("root_cause") or f.data.get("exception")
+    fix = f.data.get("fix")
     if isinstance(root, dict):  # {type, text, …} of failing.root_cause / failing.innermost
+        fix = fix or root.get("fix")
         root = ": ".join(str(x) for x in (root.get("type"), root.get("text") or root.get("message")) if x)
     if f.id == FindingId.ENGINE_CRASHED and not causes:
         return (
@@ -56,10 +58,8 @@ def _failure_text(f: Finding, causes: Sequence[Finding], kv_tokens: int | None =
         )
     if (not root or "cut off" in str(root)) and (kv := _kv_sizing_text(f, kv_tokens)):
         return kv  # the cause is cut off, but the step names the two refusals it can be
-    if root and f.data.get(
-        "fix"
-    ):  # the line's reader knows what fixes it (no launch flag: the host's setting)
-        return f"the root cause is {str(root)[:200]}: {f.data['fix']}"
+    if root and fix:  # the line's reader knows what fixes it (no launch flag: the host's setting)
+        return f"the root cause is {str(root)[:200]}: {fix}"
     if root:
         return (
             f"the root cause is {str(root)[:200]}: no launch flag is known to fix it; check the model, "

@@ -184,8 +184,18 @@ def _core_unbuilt(e: Any, errors: Sequence[Any]) -> bool:
 def root_cause(errors: Sequence[Any]) -> dict[str, Any] | None:
     """The first exception of a crash: the first error of a specific kind or exception line in the
     run (what the worker's traceback ends in), not the "WorkerProc hit an exception" wrapper.
-    Keys: type, text, kind, where. None when the excerpt holds no such line."""
+    Keys: type, text, kind, where (and fix, for a line whose reader knows what fixes it). None when the excerpt
+    holds no such line. A bare ERROR line is never the cause, unless its reader named the fix (parse.ptxas's refused
+    architecture, parse.hosted's full /dev/shm): that reading is the cause the wrapper after it reports."""
     for e in errors:
+        if e.kind == FailureKind.ERROR_LINE and e.details.get("fix"):
+            return {
+                "type": None,
+                "text": e.details.get("text") or quote(e.message, 500),
+                "kind": e.kind,
+                "where": f"{e.env.source}:{e.env.lineno}",
+                "fix": e.details["fix"],
+            }
         if e.kind in failurekinds.NOT_CAUSES:  # a wrapper, a symptom or noise: not the cause
             continue
         if e.kind == FailureKind.EXCEPTION:
