@@ -93,12 +93,28 @@ def too_many_seqs(p: Plan, f: Finding) -> None:
         )
 
 
+#: the KV-pressure findings whose plan (rules.kv.KV_PLAN, ranked before this lever) also answers falling throughput
+_PREEMPTING = {str(FindingId.PREEMPTIONS), str(FindingId.KV_CACHE_SATURATED)}
+
+
 def fewer_seqs(p: Plan, by_id: Mapping[str, Finding], answers: tuple[str, ...]) -> None:
     """Throughput peaked at fewer running sequences: lower --max-num-seqs, unless requests also wait
     for a slot with KV room (then the two findings pull apart, and the queue wins: a cap lowered
-    beside "bound by --max-num-seqs" would contradict it)."""
+    beside "bound by --max-num-seqs" would contradict it), or unless the cache preempted and the KV plan
+    already changed a flag for it (the recompute of the preempted is what a fuller batch costs there: one
+    change, measured, before a second)."""
     f = by_id.get(FindingId.TOO_MANY_SEQS)
     if f is None:
+        return
+    grown = [r.flag for r in p.recs.values() if _PREEMPTING & set(r.finding_ids)]
+    if grown and FindingId.PREEMPTIONS in by_id:
+        p.note(
+            [f.id],
+            "throughput fell with more running sequences while the KV cache preempted them (each preempted "
+            f"request is computed again): the KV change above ({', '.join(grown)}) answers both, and a second "
+            "change beside it would hide which helped; measure after it, and lower --max-num-seqs only if "
+            "throughput still falls as Running rises",
+        )
         return
     if FindingId.QUEUE_SEQ_BOUND in by_id:
         p.note(

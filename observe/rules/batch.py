@@ -372,7 +372,10 @@ TOO_MANY_SEQS = Rule(
                 "more than twofold since the previous one are left out: their throughput averages"
                 " an interval of unknown concurrency)"
             ),
-            advice="`--max-num-seqs` = Running at peak throughput",
+            advice=(
+                "`--max-num-seqs` = Running at peak throughput; beside a preempting cache whose KV plan changed a "
+                "flag, a note instead (measure after that one change)"
+            ),
         ),
     ),
     needs=("stats",),
