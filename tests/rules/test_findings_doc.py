@@ -220,6 +220,11 @@ def emitted_by_diagnose() -> set[str]:
         # eval32bq 020: torch's c10 warning that TORCH_NCCL_AVOID_RECORD_STREAMS is deprecated, alone: no line vLLM
         # wrote; its labels, healthy, hold (tests/data/eval32bq/RESULTS.md)
         "eval32bq/020.log",
+        # eval32bt 005: a lone 'Encoder cache will be initialized …' line without vLLM's prefix; eval32bu 020 / 023 / 024:
+        # vllm-router's Rust log and AIBrix's gateway klog lines (I/W/E), no line vLLM wrote: their labels, healthy, hold
+        # (tests/data/eval32bt/RESULTS.md, tests/data/eval32bu/RESULTS.md)
+        "eval32bt/005.log",
+        *(f"eval32bu/{n}.log" for n in ("020", "023", "024")),
     }
     refused_misses = {
         # eval32ac 023 / 024 (class PB: RamaLama's container that never started): tests/data/eval32ac/RESULTS.md
