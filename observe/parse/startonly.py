@@ -23,7 +23,7 @@
   construction; it raises "WorkerProc initialization failed due to an exception in a background process." when a
   worker answered not ready or its pipe closed): its frame line, or that source line alone, is the executor's build.
   So is that exception's own line (``raised``: the Exception is built in ``wait_for_ready`` and raised nowhere else),
-  bare, behind a process prefix or in the engine core's ERROR record, "Process EngineCore_DP0:" or not after it.
+  read as a traceback's exception line or as the engine core's ERROR record, "Process EngineCore_DP0:" or not after it.
 
 A raise under any of them is the failed start (``before_serving``), never a crash while serving. Pure: a line in, a Failure
 or None out.
