@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from observe.failures.kinds import FailureKind
-from observe.parse import deaths, failrows, lorarank
+from observe.parse import deaths, failrows, lorarank, startonly
 from observe.parse.dumpinput import failed_step
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState, phase
@@ -245,6 +245,8 @@ def _exception(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure |
     d: dict[str, Any] = {"type": typ, "text": text[:300], "phase": phase(run)}
     if run.requested:
         d["requested_shutdown"] = True  # raised while stopping as asked: not a failure of the engine
+    if startonly.raised(msg.strip(), run):
+        d["before_serving"] = True  # failing._before_serving: wait_for_ready's raise, the executor's build
     return Failure(FailureKind.EXCEPTION, d, False, ("exc", typ, text[:120]))
 
 
@@ -296,7 +298,7 @@ def error_line(msg: str, run: RunState, logger_file: str | None = None) -> Failu
         d["requested_shutdown"] = True
     if _REPR_RE.match(text):  # an exception's repr opening its record (failing.served_record)
         d["repr"] = True
-    if text.startswith(_WORKER_NOT_READY) and not run.stats_seen:
+    if (text.startswith(_WORKER_NOT_READY) and not run.stats_seen) or startonly.raised(text, run):
         d["before_serving"] = True  # failing._before_serving: the worker raised before it was ready
     return Failure(FailureKind.ERROR_LINE, d, False, ("errline", text[:120]))
 

@@ -22,6 +22,8 @@
   WorkerProc.wait_for_ready(unready_workers)``, is in ``MultiprocExecutor._init_executor``, under the engine core's
   construction; it raises "WorkerProc initialization failed due to an exception in a background process." when a
   worker answered not ready or its pipe closed): its frame line, or that source line alone, is the executor's build.
+  So is that exception's own line (``raised``: the Exception is built in ``wait_for_ready`` and raised nowhere else),
+  read as a traceback's exception line or as the engine core's ERROR record, "Process EngineCore_DP0:" or not after it.
 
 A raise under any of them is the failed start (``before_serving``), never a crash while serving. Pure: a line in, a Failure
 or None out.
@@ -34,7 +36,7 @@ import re
 from observe.failures.kinds import FailureKind
 from observe.parse.failtypes import Failure, RunState
 
-__all__ = ["frame"]
+__all__ = ["WAIT_READY_RAISED", "frame", "raised"]
 
 _DUMMY_RUN_RE = re.compile(r'File "[^"]*/vllm/worker/model_runner\.py", line \d+, in _dummy_run\b', re.ASCII)
 _NPU_BASELINE = "self.init_npu_memory = NPUPlatform.mem_get_info()"
@@ -46,6 +48,15 @@ _WAIT_READY_RE = re.compile(
     r'File "[^"]*/vllm/v1/executor/multiproc_executor\.py", line \d+, in wait_for_ready\b', re.ASCII
 )
 _WAIT_READY_CALL = "self.workers = WorkerProc.wait_for_ready("
+#: the exception wait_for_ready builds and raises (its first sentence, so a line cut in "See stack trace for root
+#: cause." is read too); the shorter "WorkerProc initialization failed." of later trees is not read
+WAIT_READY_RAISED = "Exception: WorkerProc initialization failed due to an exception in a background process."
+
+
+def raised(text: str, run: RunState) -> bool:
+    """Whether text (an exception line or an ERROR record's message, stripped) is wait_for_ready's own exception,
+    before any stats line: the executor's workers were never all ready, the failed start."""
+    return not run.stats_seen and text.startswith(WAIT_READY_RAISED)
 
 
 def frame(text: str, run: RunState) -> Failure | None:
