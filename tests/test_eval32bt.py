@@ -12,8 +12,6 @@ from tests.evalkit import set_tests
 # The misses at the measurement (main fe7d1c8, blind), by class
 # (tests/data/eval32bt/RESULTS.md).
 MISSES: dict[tuple[str, int], str] = {
-    ("003", 2): "BT1",
-    ("021", 2): "BT1",
     ("020", 1): "BT2",
 }
 

@@ -72,7 +72,8 @@ def launch_rejected(c: Context) -> list[Finding]:
     the quantization method or the dtype | None); the bfloat16 check adds dtype and capability (×10, or None) and
     build_floor (True when the log holds vLLM's build refusing GPUs below 7.0, ``BUILD_FLOOR``), the
     "max_num_batched_tokens (B) is smaller than max_model_len (L)" check max_num_batched_tokens and max_model_len,
-    the "max_num_scheduled_tokens is set to N" check max_num_scheduled_tokens."""
+    the "max_num_scheduled_tokens is set to N" check max_num_scheduled_tokens, the "max_num_seqs (N) exceeds available
+    Mamba cache blocks (M)" check max_num_seqs and mamba_blocks."""
     s = c.summary
     bad = [e for e in s.errors if e.kind in _REJECTED_KINDS]
     if not bad:
@@ -99,6 +100,8 @@ def launch_rejected(c: Context) -> list[Finding]:
         if x.get("max_num_batched_tokens") is not None and x.get("max_model_len") is not None:
             # the batched-tokens check's numbers, for the advice when the quoted text does not hold them
             d["max_num_batched_tokens"], d["max_model_len"] = x["max_num_batched_tokens"], x["max_model_len"]
+        if x.get("mamba_blocks") is not None:  # the hybrid model's state-cache check (parse.mambacap)
+            d["max_num_seqs"], d["mamba_blocks"] = x["max_num_seqs"], x["mamba_blocks"]
         if (
             x.get("max_num_scheduled_tokens") is not None
         ):  # the speculative budget's check (parse.schedbudget)
@@ -155,7 +158,9 @@ LAUNCH_REJECTED = Rule(
                 "model-len` N); `max_num_scheduled_tokens is set to N, which does not allow any tokens to be "
                 "scheduled` (speculative decoding's drafting slots set aside) → `--max-num-batched-tokens` raised by "
                 "the slots set aside when its value in force is shown, else a note (raise it by at least 1 − N, or "
-                "lower `--max-num-seqs` or num_speculative_tokens); otherwise a note quoting the reason. The command to paste never "
+                "lower `--max-num-seqs` or num_speculative_tokens); `max_num_seqs (N) exceeds available Mamba cache "
+                "blocks (M)` (a hybrid model's state cache, one block per decode sequence) → `--max-num-seqs` M, or "
+                "more memory (`--gpu-memory-utilization` up); otherwise a note quoting the reason. The command to paste never "
                 "repeats the rejected value (left out when no lever sets it)"
             ),
         ),
