@@ -61,3 +61,44 @@ def test_mamba_words_without_the_checks_numbers_are_not_read_as_its_refusal(tmp_
         d = diagnose(log)
         assert "launch_rejected" not in by_id(d), (text, d["findings"])
         assert "--max-num-seqs" not in suggestions(d), (text, d["recommendations"])
+
+
+def test_vllm_serve_refusing_the_model_option_is_a_refused_launch() -> None:
+    """BT2 (020): the `vllm` console script's traceback ending "ValueError: With `vllm serve`, you should provide the
+    model as a positional argument or in a config file instead of via the `--model` option." (FlexibleArgumentParser
+    .parse_args, 0.8.5 → 0.11): the launch refused at argument parsing, before any engine: launch_rejected, never a
+    crash; vLLM's words kept whole in the evidence; the fix the command line's shape (`vllm serve <model> …`), no
+    flag value."""
+    d = diagnose("eval32bt/020.log")
+    rej = by_id(d).get("launch_rejected")
+    assert rej is not None and critical(d), d["findings"]
+    assert "engine_crashed" not in by_id(d) and "engine_error" not in by_id(d), d["findings"]
+    assert rej["data"]["reason"] == "model_option" and "positional" in rej["title"], rej
+    assert "`vllm serve`" in rej["evidence"] and "<redacted" not in rej["evidence"], rej
+    assert "vllm serve <model>" in _notes(d, "launch_rejected"), d["advice_notes"]
+    assert not d["recommendations"], d["recommendations"]
+
+
+def test_the_older_serve_entrys_wording_is_read_the_same(tmp_path: Path) -> None:
+    """BT2's older form (vllm/scripts.py serve, then entrypoints/cli/serve.py, before 0.8.5): the same refusal without
+    "or in a config file"."""
+    log = tmp_path / "old.log"
+    log.write_text(
+        "ValueError: With `vllm serve`, you should provide the model as a positional argument instead of via the "
+        "`--model` option.\n"
+    )
+    d = diagnose(log)
+    assert by_id(d).get("launch_rejected", {}).get("data", {}).get("reason") == "model_option", d["findings"]
+
+
+def test_the_later_deprecation_warning_of_the_model_option_is_no_refusal(tmp_path: Path) -> None:
+    """The other side of BT2: later releases only WARN with the same words (argparse_utils.py, "The `--model` option
+    will be removed in …") and go on starting: no refusal, nothing critical."""
+    words = lines("eval32bt/020.log")[-1].split("ValueError: ", 1)[1]
+    log = tmp_path / "warned.log"
+    log.write_text(
+        f"WARNING 05-15 09:06:22 [argparse_utils.py:257] {words} The `--model` option will be removed in a future "
+        "version.\n"
+    )
+    d = diagnose(log)
+    assert "launch_rejected" not in by_id(d) and not critical(d), d["findings"]

@@ -234,6 +234,14 @@ def launch_rejected(p: Plan, f: Finding) -> None:
             "suggested without it",
         )
         return
+    if f.data.get("reason") == "model_option":  # parse.servemodel: the command line's shape, no flag value
+        p.note(
+            [f.id],
+            f"{_said(f)}: pass the model as the positional argument: `vllm serve <model> …` (the model right after "
+            "`serve`, `--model` and its value removed), or as `model:` in the --config file; a command-line change, "
+            "not a flag value (vLLM refuses this at argument parsing, before any engine starts)",
+        )
+        return
     if f.data.get("reason") == "gpu_capability" and f.data.get("dtype") == "bfloat16":
         _bf16(p, f)
         return
