@@ -227,6 +227,15 @@ _TEMPLATES: tuple[tuple[str, str], ...] = (
         "characters (more than {int} characters, which is the upper bound for {int} input tokens). "
         "Please reduce the length of the input prompt.",
     ),
+    (
+        "0.8.5 utils.py FlexibleArgumentParser.parse_args (0.11.0 utils/__init__.py:1861); the launch's own words",
+        "With `vllm serve`, you should provide the model as a positional argument or in a config file instead of via "
+        "the `--model` option.",
+    ),
+    (
+        "vllm/scripts.py serve, then entrypoints/cli/serve.py ServeSubcommand.cmd (before 0.8.5)",
+        "With `vllm serve`, you should provide the model as a positional argument instead of via the `--model` option.",
+    ),
     ("0.6.3 entrypoints/chat_utils.py:426, 0.8.5 :1067", "Unknown part type: {any}"),
     ("0.6.3 entrypoints/openai/serving_engine.py:200, 0.8.5 :169", "The model `{any}` does not exist."),
     ("0.32 tokenizers/deepseek_v32_encoding.py:261", "Invalid role: {any}"),

@@ -202,6 +202,26 @@ def _unrecognized(p: Plan, f: Finding, flag: str, text: str) -> str:
     return out
 
 
+def _mamba_blocks(p: Plan, f: Finding, seqs: int, blocks: int) -> None:
+    """A hybrid model's "max_num_seqs (seqs) exceeds available Mamba cache blocks (blocks)" (parse.mambacap): one
+    state block per decode sequence, so --max-num-seqs at most ``blocks`` (vLLM's own bound, never above it) passes;
+    vLLM's other lever, more GPU memory for the KV / Mamba cache, is said alongside (how much is not in the log)."""
+    said = f'vLLM refused the launch: "max_num_seqs ({seqs}) exceeds available Mamba cache blocks ({blocks})"'
+    alt = "raise --gpu-memory-utilization (vLLM's other lever: more memory for the KV and Mamba cache, so more blocks)"
+    r = p.make(
+        "--max-num-seqs",
+        blocks,
+        said,
+        [f.id],
+        effect=f"passes vLLM's check (max_num_seqs {blocks:,} ≤ the {blocks:,} Mamba cache blocks, one per decode "
+        f"sequence): the engine starts with at most {blocks:,} sequences a step",
+    )
+    if p.add_any_of([r]) is not None:
+        p.note([f.id], f"{said}: instead of the lower sequence cap, {alt}")
+        return
+    p.note([f.id], f"{said}: lower --max-num-seqs to at most {blocks:,} (vLLM's bound), or {alt}")
+
+
 def launch_rejected(p: Plan, f: Finding) -> None:
     text = str(f.data.get("text") or f.evidence or "")
     if text.startswith("usage: ") and not f.data.get("flag"):  # the usage block alone, its error line cut
@@ -212,6 +232,14 @@ def launch_rejected(p: Plan, f: Finding) -> None:
             f'rejects the arguments (or for -h), then a "{prog}: error: …" line, which this excerpt cuts off. '
             "That error line (the rest of the output) decides which flag or value to correct; no flag is "
             "suggested without it",
+        )
+        return
+    if f.data.get("reason") == "model_option":  # parse.servemodel: the command line's shape, no flag value
+        p.note(
+            [f.id],
+            f"{_said(f)}: pass the model as the positional argument: `vllm serve <model> …` (the model right after "
+            "`serve`, `--model` and its value removed), or as `model:` in the --config file; a command-line change, "
+            "not a flag value (vLLM refuses this at argument parsing, before any engine starts)",
         )
         return
     if f.data.get("reason") == "gpu_capability" and f.data.get("dtype") == "bfloat16":
@@ -227,6 +255,10 @@ def launch_rejected(p: Plan, f: Finding) -> None:
         return
     if f.data.get("reason") == "unrecognized" and f.data.get("flag"):
         p.note([f.id], _unrecognized(p, f, str(f.data["flag"]), text))
+        return
+    seqs, blocks = f.data.get("max_num_seqs"), f.data.get("mamba_blocks")
+    if isinstance(seqs, int) and isinstance(blocks, int):  # read by parse.mambacap
+        _mamba_blocks(p, f, seqs, blocks)
         return
     if isinstance(sched := f.data.get("max_num_scheduled_tokens"), int):  # read by parse.schedbudget
         _no_scheduled(p, f, sched)

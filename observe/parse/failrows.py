@@ -16,6 +16,8 @@ vLLM's, of a host's or of a device runtime's, each read narrowly by the module t
 - vLLM's refusal of a speculative-decoding config that leaves no token to schedule, "max_num_scheduled_tokens is set to
   N, which does not allow any tokens to be scheduled" (``schedbudget``), bare or behind its exception: the refused
   launch.
+- The ``vllm`` console script's "ValueError: With `vllm serve`, you should provide the model as a positional argument …
+  instead of via the `--model` option." (``servemodel``): the launch refused at its command line.
 - V1's engine client's SIGUSR1 handler, "Got fatal signal from worker processes, shutting down" (``deaths.fatal_signal``):
   the engine's death, a crash once it served, else its failed start.
 - The shell's "Segmentation fault (core dumped)" ("段错误 (核心已转储)") alone on a line (``shellsig``): the launched
@@ -68,6 +70,7 @@ from observe.parse import (
     nixlfail,
     ptxas,
     schedbudget,
+    servemodel,
     shellsig,
     trimmed,
 )
@@ -135,4 +138,5 @@ RULES: tuple[Rule[Failure], ...] = (
     row("shell-killed", shellsig.KILLED, shellsig.KILLED_PATTERN, shellsig.shell_killed),
     row("rocr-vm-fault", hsafault.LITERAL, hsafault.PATTERN, hsafault.vm_fault),
     row("ptxas-arch-unknown", ptxas.LITERAL, ptxas.PATTERN, ptxas.arch_unknown),
+    row("serve-model-option", servemodel.LITERAL, servemodel.PATTERN, servemodel.model_option_refused),
 )

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from observe.failures.kinds import FailureKind
-from observe.parse import deaths, failrows, lorarank, startonly
+from observe.parse import deaths, failrows, lorarank, mambacap, startonly
 from observe.parse.dumpinput import failed_step
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState, phase
@@ -508,6 +508,7 @@ RULES: tuple[Rule[Failure], ...] = (
         _batched_below_len,
     ),
     _rule("lora-rank", "is greater than max_lora_rank", lorarank.PATTERN, lorarank.rank_refused),
+    _rule("mamba-blocks", mambacap.LITERAL, mambacap.PATTERN, mambacap.seqs_refused),
     _rule(
         "quant-capability",
         "is not supported for the current GPU. Minimum capability: ",

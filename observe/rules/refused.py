@@ -23,6 +23,9 @@ from observe.rules.context import Context
 #: (advise.rejected._bf16)
 BUILD_FLOOR = "compute capability below 7.0 are not supported"
 
+#: the title of the ``vllm`` console script's refusal of ``vllm serve --model X`` (parse.servemodel)
+_MODEL_OPTION = "`vllm serve` takes the model as its positional argument, not --model"
+
 #: the kinds launch_rejected() reads: vLLM's validation of the arguments and the config
 _REJECTED_KINDS = kinds_feeding(FindingId.LAUNCH_REJECTED)
 
@@ -69,10 +72,11 @@ def launch_rejected(c: Context) -> list[Finding]:
     ValidationError, a ValueError of a config check). Data: flag (the offending flag, None when the
     excerpt does not name one), value (the rejected value, when given), text, source ("argparse" |
     "pydantic" | "config"), reason ("unrecognized" | "required" | "gpu_capability": the GPU is too old for
-    the quantization method or the dtype | None); the bfloat16 check adds dtype and capability (×10, or None) and
+    the quantization method or the dtype | "model_option": `vllm serve --model X`, the model not positional | None); the bfloat16 check adds dtype and capability (×10, or None) and
     build_floor (True when the log holds vLLM's build refusing GPUs below 7.0, ``BUILD_FLOOR``), the
     "max_num_batched_tokens (B) is smaller than max_model_len (L)" check max_num_batched_tokens and max_model_len,
-    the "max_num_scheduled_tokens is set to N" check max_num_scheduled_tokens."""
+    the "max_num_scheduled_tokens is set to N" check max_num_scheduled_tokens, the "max_num_seqs (N) exceeds available
+    Mamba cache blocks (M)" check max_num_seqs and mamba_blocks."""
     s = c.summary
     bad = [e for e in s.errors if e.kind in _REJECTED_KINDS]
     if not bad:
@@ -99,6 +103,8 @@ def launch_rejected(c: Context) -> list[Finding]:
         if x.get("max_num_batched_tokens") is not None and x.get("max_model_len") is not None:
             # the batched-tokens check's numbers, for the advice when the quoted text does not hold them
             d["max_num_batched_tokens"], d["max_model_len"] = x["max_num_batched_tokens"], x["max_model_len"]
+        if x.get("mamba_blocks") is not None:  # the hybrid model's state-cache check (parse.mambacap)
+            d["max_num_seqs"], d["mamba_blocks"] = x["max_num_seqs"], x["mamba_blocks"]
         if (
             x.get("max_num_scheduled_tokens") is not None
         ):  # the speculative budget's check (parse.schedbudget)
@@ -121,7 +127,12 @@ def launch_rejected(c: Context) -> list[Finding]:
             id=FindingId.LAUNCH_REJECTED,
             severity="critical",
             title="vLLM rejected the launch: "
-            + (f"{d['flag']} is invalid" if d["flag"] else _gpu_too_old(bad) or "invalid arguments"),
+            + (
+                f"{d['flag']} is invalid"
+                if d["flag"]
+                else _gpu_too_old(bad)
+                or (_MODEL_OPTION if d["reason"] == "model_option" else "invalid arguments")
+            ),
             evidence=quote(d["text"] or e0.message, 500),
             start=e0.env.ts,
             end=e0.env.ts,
@@ -155,7 +166,10 @@ LAUNCH_REJECTED = Rule(
                 "model-len` N); `max_num_scheduled_tokens is set to N, which does not allow any tokens to be "
                 "scheduled` (speculative decoding's drafting slots set aside) → `--max-num-batched-tokens` raised by "
                 "the slots set aside when its value in force is shown, else a note (raise it by at least 1 − N, or "
-                "lower `--max-num-seqs` or num_speculative_tokens); otherwise a note quoting the reason. The command to paste never "
+                "lower `--max-num-seqs` or num_speculative_tokens); `max_num_seqs (N) exceeds available Mamba cache "
+                "blocks (M)` (a hybrid model's state cache, one block per decode sequence) → `--max-num-seqs` M, or "
+                "more memory (`--gpu-memory-utilization` up); `vllm serve` refusing `--model` → a note: the model as "
+                "the positional argument (`vllm serve <model> …`); otherwise a note quoting the reason. The command to paste never "
                 "repeats the rejected value (left out when no lever sets it)"
             ),
         ),
