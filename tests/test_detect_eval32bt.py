@@ -25,6 +25,8 @@ def test_mamba_cache_blocks_refusal_wrapped_by_the_worker_is_a_refused_start() -
     assert (rej["data"]["max_num_seqs"], rej["data"]["mamba_blocks"]) == (1024, 600), rej
     assert "1024" in rej["evidence"] and "600" in rej["evidence"] and "<redacted" not in rej["evidence"], rej
     assert suggestions(d).get("--max-num-seqs") == [600], d["recommendations"]
+    (rec,) = [r for r in d["recommendations"] if r["flag"] == "--max-num-seqs"]
+    assert rec["current"] == 1024, rec  # the refusal names the value in force: never "unknown" beside it
     assert "--gpu-memory-utilization" in _notes(d, "launch_rejected"), d["advice_notes"]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from observe import versions
@@ -216,6 +217,8 @@ def _mamba_blocks(p: Plan, f: Finding, seqs: int, blocks: int) -> None:
         effect=f"passes vLLM's check (max_num_seqs {blocks:,} ≤ the {blocks:,} Mamba cache blocks, one per decode "
         f"sequence): the engine starts with at most {blocks:,} sequences a step",
     )
+    if r is not None and r.current is None:  # the refusal itself names the value in force
+        r = replace(r, current=seqs, current_is_default=False)
     if p.add_any_of([r]) is not None:
         p.note([f.id], f"{said}: instead of the lower sequence cap, {alt}")
         return
