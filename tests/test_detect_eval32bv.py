@@ -58,3 +58,25 @@ def test_only_a_start_up_rpc_names_the_start(line: str, method: str | None) -> N
         assert f is None
     else:
         assert f is not None and f.details["frame"] == method and f.details["before_serving"], f
+
+
+def test_a_v0_model_runners_warm_up_that_raised_is_the_failed_start() -> None:
+    """BV3 (015): HabanaAI's vllm-fork, a '[rank0]:' traceback through vllm/worker/hpu_model_runner.py warmup_model
+    ending 'AssertionError: HabanaWorker.determine_num_available_blocks needs to be called before warming up the
+    model.': the worker's warm-up runs only from its initialize_cache (hpu_worker.py _warm_up_model), before the engine
+    serves: the failed start-up, not an error of unknown standing."""
+    d = diagnose("eval32bv/015.log")
+    assert critical(d) and "engine_startup_failed" in by_id(d), d["findings"]
+    assert "engine_crashed" not in by_id(d) and "engine_error" not in by_id(d), d["findings"]
+
+
+def test_the_same_exception_without_the_warm_up_frame_is_not_read_as_the_start(tmp_path: Path) -> None:
+    """The other side of BV3: the exception line alone (no frame of the warm-up) stays the catch-all's engine_error;
+    a frame named warmup_model outside vLLM's V0 worker folder names nothing."""
+    last = (DATA / "eval32bv/015.log").read_text().splitlines()[-1]
+    log = tmp_path / "alone.log"
+    log.write_text(last + "\n")
+    d = diagnose(log)
+    assert critical(d) and "engine_startup_failed" not in by_id(d), d["findings"]
+    other = 'File "/srv/app/runner.py", line 12, in warmup_model'
+    assert startonly.frame(other, _RUN) is None

@@ -15,7 +15,6 @@ from tests.evalkit import set_tests
 MISSES: dict[tuple[str, int], str] = {
     ("014", 0): "BV2",
     ("014", 1): "BV2",
-    ("015", 1): "BV3",
     ("020", 0): "BV4",
     ("021", 0): "BV5",
     ("021", 1): "BV5",

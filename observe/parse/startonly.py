@@ -32,6 +32,10 @@
   uniproc executor 0.7 → 0.10, V1's uniproc and Ray executors): that line, cut above its frame, is the start-up step
   the method names. ``compile_or_warm_up_model`` is not one (0.11's DP engine core asks for it again when its
   data-parallel group grows, ``reinitialize_distributed``); ``execute_model`` and the rest run while serving.
+- V0's model runners' warm-up, ``warmup_model`` in ``vllm/worker/<device>_model_runner.py`` (HabanaAI's vllm-fork:
+  ``hpu_worker.py`` ``_warm_up_model`` → ``self.model_runner.warmup_model(self.hpu_cache[0])``; V0's ``tpu_worker.py``
+  likewise; each only from the worker's ``initialize_cache``, after the KV sizing, before the engine serves): a frame of
+  it is the start-up's warm-up. V1's plugins' ``warmup_model`` (under ``compile_or_warm_up_model``) are not read.
 
 A raise under any of them is the failed start (``before_serving``), never a crash while serving. Pure: a line in, a Failure
 or None out.
@@ -66,6 +70,9 @@ STARTUP_RPCS: dict[str, str] = {
     "init_device": "startup",
     "load_model": "loading_weights",
 }
+_WARMUP_RE = re.compile(
+    r'File "[^"]*/vllm/worker/\w+_model_runner\.py", line \d+, in warmup_model\b', re.ASCII
+)
 _RPC_RE = re.compile(r"""\bcollective_rpc\(\s*(?P<q>["'])(?P<m>\w+)(?P=q)\s*[,)]""", re.ASCII)
 
 
@@ -95,6 +102,8 @@ def frame(text: str, run: RunState) -> Failure | None:
         func, phase = "wait_for_ready", "startup"
     elif (rpc := _rpc(text)) is not None:
         func, phase = rpc, STARTUP_RPCS[rpc]
+    elif "warmup_model" in text and _WARMUP_RE.search(text) is not None:
+        func, phase = "warmup_model", "warmup"
     elif "_dummy_run" in text and _DUMMY_RUN_RE.search(text) is not None:
         func, phase = "_dummy_run", "profiling"
     else:
