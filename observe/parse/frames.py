@@ -53,6 +53,7 @@ from observe.parse import (
     nemorl,
     rayhang,
     raytold,
+    startonly,
     triton,
     vllmcli,
 )
@@ -67,7 +68,6 @@ from observe.parse.phaseframes import (
     SERVING_FRAMES,
     SHARED_FRAMES,
 )
-from observe.parse.startonly import frame as start_only
 
 #: V0's / V1's GPU dtype check (worker.py and v1/worker/gpu_worker.py, 0.3 → 0.10; read in the 0.4.3 and 0.8.5
 #: wheels): it raises only "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your G GPU
@@ -250,7 +250,7 @@ _LAUNCH_CALLS = ("with launch_core_engines(", "async with build_async_engine_cli
 #: vLLM's start-up, whoever's frame holds the call (verl's rollout server); the engine core process building its
 #: EngineCoreProc (or DPEngineCoreProc) in run_engine_core: a traceback through it is inside the core's start-up; so
 #: is V0's run_mp_engine building its MQLLMEngine (``MQ_BUILD_CALLS``), printed bare by the dying process, no record
-_BUILD_CALLS = ("AsyncLLM.from_vllm_config(", "EngineCoreProc(*args")
+_BUILD_CALLS = ("AsyncLLM.from_vllm_config(", "EngineCoreProc(*args", *MQ_BUILD_CALLS)
 _WRAPPER_BUILD_RE = re.compile(r"\b(\w*(?:" + "|".join(w[:-1] for w in ENGINE_WRAPPERS) + r"))\(", re.ASCII)
 
 
@@ -322,7 +322,7 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
         return None  # a frame line is indented; anything else is the record's own message
     if DTYPE_CHECK in text:
         return _dtype_check(text)
-    if (s := start_only(text, run) or core_step(text, run, logger)) is not None:
+    if (s := startonly.frame(text, run) or core_step(text, run, logger)) is not None:
         return s
     found = list(_FRAME_RE.finditer(text))  # a shared frame's name only when the line names no other
     m = next((x for x in found if x.group(1) not in SHARED_FRAMES), found[0] if found else None)
@@ -506,7 +506,7 @@ class RawTracebacks:
             if self._nb_line is None and ipython.entry_line(text):
                 self._nb_line = (msg, ctx)  # a notebook cell's line that raised, calling LLM(…)
             f = f or nccl.watchdog(text, run)
-            if f is None and any(c in text for c in (*_BUILD_CALLS, *MQ_BUILD_CALLS)):
+            if f is None and (any(c in text for c in _BUILD_CALLS) or startonly.startup_rpc(text)):
                 f = cut_frame("  " + text, run)  # the engine's construction, cut before vLLM's own frames
             if f is None and not run.requested:
                 f = _wrapper_build(text)  # a framework's engine wrapper built, cut as above
