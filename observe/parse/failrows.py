@@ -36,6 +36,8 @@ vLLM's, of a host's or of a device runtime's, each read narrowly by the module t
   ended with an error, the engine serving on.
 - NixlConnector's "NIXL transfer failure: <type>[. <msg>] | Context: …" (``nixlfail.transfer_failed``): one request's
   (or one remote's requests') KV transfer lost, its blocks recomputed or that request failed, the engine serving on.
+  0.11.x's handshake records ("Handshake failed for request …", "Handshake with … failed") and the "Remote NIXL agent
+  engine ID mismatch" they carry (``nixlfail.handshake_failed``): the disaggregated transfer broken, the engine serving on.
 - A 5xx answer and, as the next message, a multiproc worker's "Parent process exited, terminating worker", no stop asked
   for (``errexit.orphaned_after_5xx``): the engine core died while serving.
 - The ROCm runtime's "Memory access fault by GPU node-N (Agent handle: …) on address …. Reason: …" (``hsafault``),
@@ -128,6 +130,8 @@ RULES: tuple[Rule[Failure], ...] = (
     row("request-grammar-fsm", *grammar.FSM, grammar.request_ended),
     row("request-grammar-rejected", *grammar.REJECTED, grammar.request_ended),
     row("request-nixl-transfer-failed", nixlfail.LITERAL, nixlfail.PATTERN, nixlfail.transfer_failed),
+    row("nixl-handshake-failed", *nixlfail.HANDSHAKE, nixlfail.handshake_failed),
+    row("nixl-engine-id-mismatch", *nixlfail.MISMATCH, nixlfail.handshake_failed),
     row("negative-kv-available", NEGATIVE_KV_LITERAL, NEGATIVE_KV, negative_kv),
     row("orphaned-workers-after-5xx", errexit.ORPHANED_LITERAL, None, errexit.orphaned_after_5xx),
     *(
