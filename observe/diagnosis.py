@@ -335,6 +335,8 @@ class InstanceBuilder:
             c.max_num_batched_tokens = int(value)
         elif name == "phase":
             self.summary.phase = str(value)
+        elif name == "ready":
+            self.summary.ready_where = (ev.env.source, ev.env.lineno)
         elif name == "weights_progress" and self.summary.phase is None:
             # an unfinished weight-loading bar with no phase told before it: an OOM read just before it (no
             # phase yet, nothing served) came while the weights loaded — tqdm's stderr lands after the record

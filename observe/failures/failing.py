@@ -349,8 +349,14 @@ def engine_error(c: Context) -> list[Finding]:
     # an error response): the server was serving, and the engine's own death would be told by the engine's lines (an
     # exception or frames under the record, the core's traceback), none here; an excerpt ending there is no exit
     handled = all(e.details.get("alone") for e in every)
+    # the API server started after the last of them ("Starting vLLM API server", the engine built): not its exit
+    up = (
+        s.ready_where is not None
+        and s.ready_where[0] == last.env.source
+        and s.ready_where[1] > last.env.lineno
+    )
     failed = None
-    if any(e.fatal for e in s.errors) or not (served_after or handled):
+    if any(e.fatal for e in s.errors) or not (served_after or handled or up):
         failed = "exited"
     elif s.access_errors:
         failed = "requests_failed"
@@ -361,7 +367,7 @@ def engine_error(c: Context) -> list[Finding]:
     after = {
         "exited": "; the engine did not serve after it",
         "requests_failed": f"; {s.access_errors} request(s) failed with HTTP 5xx",
-        None: "; the engine kept serving",
+        None: "; the API server started after it" if up and not served_after else "; the engine kept serving",
     }[failed]
     if cut is not None:
         after = unread.cut_note(cut) + after

@@ -311,8 +311,12 @@ def _capture_progress(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
     return [("phase", "cuda_graph_capture")] if int(m.group("k")) < int(m.group("n")) else []
 
 
+def _fact(name: str, value: Any) -> Any:
+    return lambda m, msg, ctx: [(name, value)]
+
+
 def _phase(name: str) -> Any:
-    return lambda m, msg, ctx: [("phase", name)]
+    return _fact("phase", name)
 
 
 def _one(name: str, group: str, conv: Any = float) -> Any:
@@ -514,6 +518,8 @@ RULES: tuple[Rule[list[Fact]], ...] = (
         _capture_progress,
     ),
     _rule("phase-captured", "Graph capturing finished", r"Graph capturing finished", _phase("warmup")),
+    # the API server up (openai/api_server.py 0.6 → 0.32, "Starting vLLM API server [N ]on …"): the engine built
+    _rule("server-ready", "Starting vLLM API server", r"Starting vLLM API server", _fact("ready", True)),
     # V1's _dummy_sampler_run: `self.sampler(logits=logits, sampling_metadata=dummy_metadata)` (gpu_model_runner)
     _rule("phase-sampler", "sampling_metadata=dummy_metadata", r"dummy_metadata", _phase("sampler_warmup")),
     # CUDA-graph memory (0.33): the profiler's estimate, capture's own account, and the two compared

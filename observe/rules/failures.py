@@ -484,7 +484,8 @@ ENGINE_ERROR = Rule(
                 "exception of the chain (the first printed, not a wrapper such as "
                 "`EngineDeadError`), `phase` (startup, loading, profiling, serving, shutdown; unknown for a cut traceback "
                 "whose only frame runs both at start-up and while serving), "
-                "`rank`, `count`; critical when the engine did not serve after it or requests "
+                "`rank`, `count`; critical when the engine did not serve after it (a stats line, or the API "
+                "server's start, after it) or requests "
                 'failed (HTTP 5xx), else a warning. Also "Exception in worker …" (V0) outside '
                 "start-up (`execute_model`) with its root cause"
             ),

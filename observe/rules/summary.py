@@ -59,6 +59,9 @@ class Summary:
     _kv_usage_running: list = field(default_factory=list)  # (kv_pct, running) for later, bounded
     hints: list = field(default_factory=list)  # hint facts' dicts, each (flag, direction, value) once
     phase: str | None = None  # the startup phase last seen (a "phase" fact; "serving" after a stats line)
+    ready_where: tuple[str, int] | None = (
+        None  # (source, line) of the last "Starting vLLM API server" (a "ready" fact)
+    )
     oom_phases: list = field(default_factory=list)  # the phase at each OOM error, in order
     call_sites: set = field(default_factory=set)  # (logger file, line) pairs seen, bounded
     processes: set = field(default_factory=set)
