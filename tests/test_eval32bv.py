@@ -14,12 +14,7 @@ from tests.evalkit import set_tests
 # (tests/data/eval32bv/RESULTS.md).
 MISSES: dict[tuple[str, int], str] = {
     ("008", 1): "BV1",
-    ("014", 0): "BV2",
-    ("014", 1): "BV2",
     ("015", 1): "BV3",
-    ("020", 0): "BV4",
-    ("021", 0): "BV5",
-    ("021", 1): "BV5",
 }
 
 

