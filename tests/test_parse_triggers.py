@@ -384,10 +384,9 @@ _NO_EVENT_YET = {
     # event; eval32bu 015 (class BU2): vllm-omni's diffusion worker's cut traceback, unread
     ("eval32bt", "005"),
     *(("eval32bu", n) for n in ("005", "015", "017", "018", "020", "023", "024")),
-    # eval32bv 006 / 009 / 018: no line vLLM wrote (refused); 020 (class BV4: vllm-tgis-adapter's termination-log
-    # failure and a traceback cut at its header) and 021 (class BV5: EuroEval's "could not be loaded. The error was …"):
-    # unread at the measurement; eval32bw 016: Unsloth's banner and vLLM's platform line, nothing to read
-    *(("eval32bv", n) for n in ("006", "009", "018", "020", "021")),
+    # eval32bv 006 / 009 / 018: no line vLLM wrote (refused) (020 and 021, classes BV4 / BV5, read since);
+    # eval32bw 016: Unsloth's banner and vLLM's platform line, nothing to read
+    *(("eval32bv", n) for n in ("006", "009", "018")),
     ("eval32bw", "016"),
     # eval32by 005: a systemd unit's journald lines, the route table's tail and uvicorn's start: nothing to read
     ("eval32by", "005"),

@@ -339,6 +339,11 @@ def engine_error(c: Context) -> list[Finding]:
         root.update(phase=phase_name(cut["phase"]), message=f"a traceback cut off in {cut['frame']}()")
     elif root["phase"] == "startup" and any(served_record(e, s.errors) for e in whole):
         root["phase"] = "serving"  # the exception of an engine loop's record: the engine had been built
+    if root["phase"] == "startup" and not s.samples and phase_name(s.phase) in ("loading", "profiling"):
+        # a worker's failed method (parse.workerbase) in a launch that never served, its start-up lines after it (Ray
+        # prints its "[repeated Nx across cluster]" summaries of the workers' earlier lines late): that step
+        if root["where"] in {_where(e) for e in raw if e.details.get("worker_method")}:
+            root["phase"] = phase_name(s.phase)
     if s.host_only and root["phase"] == "startup":
         root["phase"] = "unknown"  # "startup" only meant "no stats line yet": a host's lines never show one
     last = raw[-1]

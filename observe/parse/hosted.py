@@ -129,8 +129,15 @@
   launcher then logs "port N is used by process …" (DEBUG in 0.6, WARNING later) from its CancelledError branch —
   also reached by every stop with a signal while any other process holds a socket on that port (0.6 did not leave
   its own process out), so that line alone is not read.
+- vllm-tgis-adapter (``vllm_tgis_adapter/__main__.py`` ``run_and_catch_termination_cause``, 2024-09 → 2026): when
+  the server's main task (the engine's build, then the gRPC and HTTP servers) raised an Exception, it writes the
+  traceback to ``/dev/termination-log`` (``utils.py`` ``write_termination_log``, its only caller) and re-raises: the
+  process ends. When that write fails it logs "Unable to write termination logs to <file>" (``logger.exception``, the
+  write's own traceback under it). The line is the server going down with an error: before any stats line, a failed
+  start; after one, the server's exit while serving. Ctrl-C and SIGTERM (KeyboardInterrupt, CancelledError: not
+  Exception) never reach it.
 
-Each is a start-up failure (uvicorn's bind, KServe, InstructLab, LangChain's VLLM, ART, llm-d-benchmark, BentoML, Modal, Cloud Run, Vertex AI, ipex-llm, no device, NCCL's /dev/shm) or the death of the engine's process (Ray,
+Each is a start-up failure (uvicorn's bind, vllm-tgis-adapter's exit before serving, KServe, InstructLab, LangChain's VLLM, ART, llm-d-benchmark, BentoML, Modal, Cloud Run, Vertex AI, ipex-llm, no device, NCCL's /dev/shm) or the death of the engine's process (Ray,
 a fatal signal), never a request's error. Pure: a raw line in, a Failure or None out.
 """
 
@@ -258,6 +265,7 @@ LITERALS: tuple[str, ...] = (
     "worker exited with exit code ",
     "vLLM failed to start.",
     "Crashed container in pod: ",
+    "Unable to write termination logs to ",
     "VLLM(",
     "in _prepare_backend_for_training",
 )
@@ -365,6 +373,12 @@ _NO_DEVICE_CAUSE = (
     "vLLM found no device platform (DeviceConfig: no GPU or accelerator visible to this process, or its platform "
     "plugin missing); `VLLM_LOGGING_LEVEL=DEBUG` shows the detection — no engine starts"
 )
+_TGIS_LOG = re.compile(r"^Unable to write termination logs to /\S+$")
+_TGIS_CAUSE = (
+    "vllm-tgis-adapter's server ended with an exception: it writes the traceback to its termination log only then "
+    "(run_and_catch_termination_cause, then re-raised), and that write failed; the exception itself follows the "
+    "write's own traceback"
+)
 _BENTO_CAUSE = (
     "a BentoML runner's start-up raised in init_local, which builds the runnable (the vLLM engine under "
     "OpenLLM): the runner never started (its exception line is below, or cut off)"
@@ -403,6 +417,10 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
         f = start_failed(text, _BIND_CAUSE.format(addr=m["addr"][:80], why=m["why"]), ("uvicorn", "bind"))
         fix = _BIND_FIX.get(m["why"], "free the address or pass another --host / --port")
         return Failure(f.kind, {**f.details, "fix": fix, "errno": int(m["errno"])}, f.fatal, f.key)
+    if _TGIS_LOG.match(text) is not None:
+        if run.stats_seen:
+            return _failure(text, "serving", _TGIS_CAUSE, ("tgis_adapter", "termination"))
+        return start_failed(text, _TGIS_CAUSE, ("tgis_adapter", "termination"))
     if _VERTEX.search(text) is not None:
         return start_failed(text, _VERTEX_CAUSE, ("vertex_ai", "model_server_terminated"))
     if _TS_HUB.search(text) is not None:

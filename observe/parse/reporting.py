@@ -23,6 +23,7 @@ from observe.parse import (
     served,
     triggers,
     unread,
+    workerbase,
 )
 from observe.parse import envelope as E
 from observe.parse.envelope import Ctx
@@ -131,6 +132,8 @@ class FailureReporter:
             if f is None and not same and msg.strip():
                 f = failures.request_error() if tool else None
                 f = f or failures.error_line(msg, run, ctx.logger_file)
+            elif f is None and not same:  # the worker wrapper's record, its words cut (parse.workerbase)
+                f = workerbase.method_failed(msg, ctx, run)
             # a traceback cut above its header: its frames tell; and the KV size check's or V1's busy loop's
             # frame under any header (the exception line under it, when there, explains it: failing.unexplained)
             if f is None and not tool and (not self._headed or frames.read_under_header(msg)):

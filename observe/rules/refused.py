@@ -23,8 +23,6 @@ from observe.rules.context import Context
 #: (advise.rejected._bf16)
 BUILD_FLOOR = "compute capability below 7.0 are not supported"
 
-#: the title of the ``vllm`` console script's refusal of ``vllm serve --model X`` (parse.servemodel)
-_MODEL_OPTION = "`vllm serve` takes the model as its positional argument, not --model"
 
 #: the kinds launch_rejected() reads: vLLM's validation of the arguments and the config
 _REJECTED_KINDS = kinds_feeding(FindingId.LAUNCH_REJECTED)
@@ -67,12 +65,21 @@ def _gpu_too_old(bad: Sequence[Any]) -> str | None:
     return f"{what} needs GPU compute capability {need} (this GPU: {have})"
 
 
+#: what a refusal with no flag judged, by its reason (parse.euroeval: vLLM could not read the repository's config)
+_WHAT = {
+    "config_format": "no model config it can read",
+    # the ``vllm`` console script's refusal of ``vllm serve --model X`` (parse.servemodel)
+    "model_option": "`vllm serve` takes the model as its positional argument, not --model",
+}
+
+
 def launch_rejected(c: Context) -> list[Finding]:
     """vLLM refused the launch while validating its arguments (argparse) or its config (pydantic
     ValidationError, a ValueError of a config check). Data: flag (the offending flag, None when the
     excerpt does not name one), value (the rejected value, when given), text, source ("argparse" |
     "pydantic" | "config"), reason ("unrecognized" | "required" | "gpu_capability": the GPU is too old for
-    the quantization method or the dtype | "model_option": `vllm serve --model X`, the model not positional | None); the bfloat16 check adds dtype and capability (×10, or None) and
+    the quantization method or the dtype | "model_option": `vllm serve --model X`, the model not positional |
+    "config_format": no model config vLLM can read | None); the bfloat16 check adds dtype and capability (×10, or None) and
     build_floor (True when the log holds vLLM's build refusing GPUs below 7.0, ``BUILD_FLOOR``), the
     "max_num_batched_tokens (B) is smaller than max_model_len (L)" check max_num_batched_tokens and max_model_len,
     the "max_num_scheduled_tokens is set to N" check max_num_scheduled_tokens, the "max_num_seqs (N) exceeds available
@@ -98,6 +105,8 @@ def launch_rejected(c: Context) -> list[Finding]:
             d["text"], d["_header"] = quote(e.message, 500), True
         d["flag"] = d["flag"] or x.get("flag")
         d["reason"] = d["reason"] or x.get("reason")
+        if x.get("fix") and not d.get("fix"):  # what the refusal's reader knows fixes it (parse.euroeval)
+            d["fix"] = x["fix"]
         if d["value"] is None:
             d["value"] = x.get("value", x.get("max_num_batched_tokens"))
         if x.get("max_num_batched_tokens") is not None and x.get("max_model_len") is not None:
@@ -130,8 +139,7 @@ def launch_rejected(c: Context) -> list[Finding]:
             + (
                 f"{d['flag']} is invalid"
                 if d["flag"]
-                else _gpu_too_old(bad)
-                or (_MODEL_OPTION if d["reason"] == "model_option" else "invalid arguments")
+                else _gpu_too_old(bad) or _WHAT.get(d["reason"], "invalid arguments")
             ),
             evidence=quote(d["text"] or e0.message, 500),
             start=e0.env.ts,

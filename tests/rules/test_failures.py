@@ -354,10 +354,6 @@ _EVAL32_MISSES = {
         "015",
     ): "issue 32 miss: vllm-omni's diffusion worker's cut RPC traceback reads as healthy (eval32bu, BU2)",
     (
-        "eval32bv",
-        "014",
-    ): "issue 32 miss: a Ray worker's bare worker_base.py ERROR record line during the load reads as healthy (eval32bv, BV2)",
-    (
         "eval32by",
         "012",
     ): "labelled not failing: a safetensors look-up's ERROR retries (repo_utils.py), start-up goes on (eval32by)",
