@@ -236,6 +236,10 @@ _TEMPLATES: tuple[tuple[str, str], ...] = (
         "vllm/scripts.py serve, then entrypoints/cli/serve.py ServeSubcommand.cmd (before 0.8.5)",
         "With `vllm serve`, you should provide the model as a positional argument instead of via the `--model` option.",
     ),
+    (
+        "0.6 → 0.11 worker/worker_base.py WorkerWrapperBase.execute_method (the method's repr: a worker method's name)",
+        "Error executing method '{name}'. This might cause deadlock in distributed execution.",
+    ),
     ("0.6.3 entrypoints/chat_utils.py:426, 0.8.5 :1067", "Unknown part type: {any}"),
     ("0.6.3 entrypoints/openai/serving_engine.py:200, 0.8.5 :169", "The model `{any}` does not exist."),
     ("0.32 tokenizers/deepseek_v32_encoding.py:261", "Invalid role: {any}"),

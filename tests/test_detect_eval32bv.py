@@ -199,3 +199,39 @@ def test_bv5_only_vllms_config_refusal_named_is_read() -> None:
     assert g is not None and g.details["reason"] == "config_format" and g.details["value"] is None
     assert euroeval.death(text, _STOPPED) is None
     assert euroeval.death(text, _SERVING) is None
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Found while fixing BV2: execute_method's record names the method by its repr from 0.6 on
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "log, method",
+    [
+        ("eval32bd/008.log", "load_model"),
+        ("eval32as/010.log", "initialize_cache"),
+        ("eval32al/023.log", "init_device"),
+    ],
+)
+def test_a_quoted_start_up_method_in_execute_methods_record_is_the_failed_start(
+    log: str, method: str
+) -> None:
+    """V0's WorkerWrapperBase.execute_method logs f"Error executing method {method!r}. This might cause deadlock …"
+    (0.6 → 0.11: the name in quotes; 0.4 / 0.5 bare): the worker-method row read only the bare name, so these three real
+    excerpts ('load_model' over Ray, 'initialize_cache', 'init_device') fell to the catch-all engine_error. The quoted
+    name is read: the worker's start-up method raised, the failed start, its method named in the evidence (a method's
+    name is vLLM's, not a user's: kept by redaction's template)."""
+    d = diagnose(log)
+    start = by_id(d).get("engine_startup_failed")
+    assert start is not None and start["data"].get("method") == method, d["findings"]
+    assert f"'{method}'" in start["evidence"] and "<redacted" not in start["evidence"], start
+
+
+def test_a_quoted_serving_method_in_execute_methods_record_is_no_start(tmp_path: Path) -> None:
+    """The other side: the same record for 'execute_model' (the step, while serving) is not a failed start."""
+    line = next(x for x in lines("eval32bd/008.log") if "Error executing method 'load_model'" in x)
+    log = tmp_path / "serving.log"
+    log.write_text(line.replace("'load_model'", "'execute_model'") + "\n")
+    d = diagnose(log)
+    assert "engine_startup_failed" not in by_id(d), d["findings"]

@@ -546,8 +546,8 @@ RULES: tuple[Rule[Failure], ...] = (
         r"Exception in worker (?P<worker>\S+) while processing method (?P<method>\w+)",
         _worker,
     ),
-    # V0 worker_base.py execute_method, 0.4 → 0.10: "Error executing method X. This might cause deadlock …"
-    _rule("worker-method-error", "Error executing method ", r"method (?P<method>\w+)", _worker),
+    # V0 worker_base.py execute_method, 0.4 → 0.10: "Error executing method X. …" (its repr, 'X', from 0.6 on)
+    _rule("worker-method-error", "Error executing method ", r"method '?(?P<method>\w+)", _worker),
     _rule("worker-proc-exception", "WorkerProc hit an exception", None, _worker),
     _rule("failed-execution", "Writing input of failed execution to ", None, failrows.step_raised),
     _rule("engine-dead", "EngineDeadError", None, deaths.engine_dead),
