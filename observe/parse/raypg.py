@@ -1,7 +1,8 @@
 """vLLM's start over Ray waiting for a placement group of GPUs the cluster does not have: a start-up stuck, not a crash.
 
 With Ray as the executor and no placement group given, vLLM's ``initialize_ray_cluster`` (``vllm/executor/ray_utils.py``
-in V0, ``vllm/v1/executor/ray_utils.py`` later; read in 0.8.5 and main) asks Ray for one bundle of one device per
+in V0, ``vllm/v1/executor/ray_utils.py`` later; read in main and in a 0.7/0.8-era copy, whose lines 0.8.5's log
+prints) asks Ray for one bundle of one device per
 worker (tensor_parallel_size × pipeline_parallel_size, the specs list). When the whole cluster has fewer devices than
 that it warns "The number of required GPUs exceeds the total number of available GPUs in the placement group." (the
 line ends there; a placement group given by the caller that is too small raises at once instead, with "Required
