@@ -59,7 +59,9 @@ def test_a_start_waiting_for_gpus_ray_does_not_have_is_a_failed_start() -> None:
     d = diagnose("eval32by/024.log")
     f = by_id(d).get("engine_startup_failed")
     assert f is not None and f["severity"] == "critical", d["findings"]
-    assert "150 seconds" in f["evidence"], f
+    assert (
+        "SIGTERM" in f["evidence"] and "after waiting 150 s for a placement group of 4 GPUs" in f["evidence"]
+    ), f
     fix = f["data"].get("fix") or ""
     assert "ray status" in fix and "--tensor-parallel-size" in fix and "--pipeline-parallel-size" in fix, f
     assert "engine_crashed" not in by_id(d), d["findings"]
@@ -67,17 +69,35 @@ def test_a_start_waiting_for_gpus_ray_does_not_have_is_a_failed_start() -> None:
 
 
 def test_the_stuck_start_is_told_on_the_line_that_arrives() -> None:
-    """Live: the sidecar never ends its stream, so the reading comes on the 150 s waiting line itself (the 4th after
-    the warning), not on a later line; the 10 / 30 / 70 s lines before it tell nothing (a wait may still end well)."""
+    """Live: the sidecar never ends its stream, so the reading comes on a line itself, never on a later one: here on
+    Abseil's SIGTERM line, the start given up on after the 150 s waiting line; the waiting lines before it tell nothing
+    (a wait may still end well: an autoscaler adding a node takes minutes)."""
     p = Parser()
     told: list[int] = []
     for i, t in enumerate(lines("eval32by/024.log"), 1):
         if any(isinstance(e, EngineError) for e in p.feed(LogLine("x", i, t))):
             told.append(i)
     [at] = told
-    assert (
-        "Waiting for creating a placement group of specs for 150 seconds" in lines("eval32by/024.log")[at - 1]
-    )
+    assert "*** SIGTERM received at time=" in lines("eval32by/024.log")[at - 1]
+
+
+def test_a_wait_of_ten_minutes_is_a_stuck_start_by_itself(tmp_path: Path) -> None:
+    """Without a stop: the default back-off's next lines (310 s, then 630 s) after the excerpt's 150 s line; the 630 s
+    line (past PAGE_WAIT_S) is the start stuck by itself, told on that line; the 310 s line is not."""
+    ls = lines("eval32by/024.log")[:-1]
+    last = ls[-1]
+    later = [last.replace("150 seconds", "310 seconds"), last.replace("150 seconds", "630 seconds")]
+    p = Parser()
+    told = [
+        i
+        for i, t in enumerate([*ls, *later], 1)
+        if any(isinstance(e, EngineError) for e in p.feed(LogLine("x", i, t)))
+    ]
+    assert told == [len(ls) + 2], told
+    log = tmp_path / "ten.log"
+    log.write_text("\n".join([*ls, *later]) + "\n")
+    f = by_id(diagnose(log)).get("engine_startup_failed")
+    assert f is not None and f["severity"] == "critical" and "630 seconds" in f["evidence"], f
 
 
 def test_abseils_sigterm_line_is_a_stop_not_a_crash() -> None:
@@ -138,20 +158,20 @@ def test_the_waits_own_exception_is_the_same_failed_start() -> None:
     assert "--gpu-memory-utilization" not in suggestions(d), suggestions(d)
 
 
-def test_the_sidecar_pages_on_the_150_s_line_and_not_before(tmp_path: Path) -> None:
+def test_the_sidecar_pages_on_the_stop_and_not_before(tmp_path: Path) -> None:
     """Live (tests/test_sidecar_paging.py's way): the sidecar tailing 024 as it is written says nothing while the wait
-    may still end (through the 70 s line), and pages engine_startup_failed once the 150 s line is written."""
+    may still end (through the 150 s line), and pages engine_startup_failed once the stop's line is written."""
     ls = [x + "\n" for x in lines("eval32by/024.log")]
     log = tmp_path / "vllm.log"
     log.write_bytes(b"")
     car = Sidecar(
         SidecarSettings(logs=[str(log)], listen_port=0, use_watchdog=False, from_start=True), clock=Clock()
     )
-    append_to(log, "".join(ls[:12]).encode())
+    append_to(log, "".join(ls[:13]).encode())
     car.poll_logs_once()
     inst = car.analyze_once()
     assert inst is not None and not [f for f in inst.findings if f.severity == "critical"], inst.findings
-    append_to(log, ls[12].encode())
+    append_to(log, ls[13].encode())
     car.poll_logs_once()
     inst = car.analyze_once()
     assert inst is not None

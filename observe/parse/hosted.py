@@ -507,6 +507,12 @@ def frame(text: str, run: RunState) -> Failure | None:
     return Failure(f.kind, {**f.details, "cut": True, "frame": where}, f.fatal, f.key)
 
 
+def stop_signal(text: str) -> str | None:
+    """The stop signal (``STOP_SIGNALS``) Abseil's handler line names, or None."""
+    m = _ABSL_SIGNAL.search(text)
+    return m.group("sig") if m is not None and m.group("sig") in STOP_SIGNALS else None
+
+
 def fatal_signal(text: str) -> str | None:
     """The signal a crash handler's line names (Abseil's '*** SIGBUS received at time=', faulthandler's 'Fatal
     Python error: Bus error'), or None (and for a stop signal, ``STOP_SIGNALS``: no crash); ``native`` reads the

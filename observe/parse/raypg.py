@@ -12,12 +12,14 @@ then waits, logging "Waiting for creating a placement group of specs for <s> sec
 "ValueError: Cannot provide a placement group of[ requiring N GPUs] … within 1800 seconds" (``gave_up``: the same
 failed start, a row of the error grammar). Nothing of the engine was built yet: no worker, no weights.
 
-A wait can end well (a node joins, an autoscaler adds one: the model loads next), so one line is not a failure. Read
-narrowly: after the warning (the cluster was short), a waiting line that says ``MIN_WAIT_S`` or more (the 150 s line
-of the default back-off) before the engine served — the start is stuck waiting for devices Ray does not have: a failed
-start (never a crash while serving, never a memory flag), decided on that line (the sidecar's stream never ends, so no
-later line may be waited for). Told once per start. Pure: a line in, a Failure or None out (``Wait`` keeps the state
-of one stream).
+A wait can end well (a node joins, an autoscaler adds one — minutes on a cloud: the model loads next), so a waiting
+line alone is not soon a failure. Read narrowly, after the warning (the cluster was short) and before the engine
+served, each decided on the line that arrives (the sidecar's stream never ends, so no later line may be waited for):
+a waiting line of ``PAGE_WAIT_S`` or more (the default back-off's 630 s line: ten minutes without the devices) is the
+start stuck; so is a stop signal's line (Abseil's "*** SIGTERM received at time=…", ``hosted.STOP_SIGNALS``) once the
+wait reached ``STUCK_WAIT_S`` (the 150 s line): the start was given up on while still waiting. Either is a failed start
+(never a crash while serving, never a memory flag), told once per start. Pure: a line in, a Failure or None out
+(``Wait`` keeps the state of one stream).
 """
 
 from __future__ import annotations
@@ -27,16 +29,19 @@ import re
 from observe.failures.kinds import FailureKind
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState
-from observe.parse.hosted import start_failed
+from observe.parse.hosted import start_failed, stop_signal
 
-__all__ = ["GAVE_UP", "GAVE_UP_LITERAL", "LITERALS", "MIN_WAIT_S", "Wait", "gave_up"]
+__all__ = ["GAVE_UP", "GAVE_UP_LITERAL", "LITERALS", "PAGE_WAIT_S", "STUCK_WAIT_S", "Wait", "gave_up"]
 
 _SHORT_LIT = "exceeds the total number of available"
 _WAIT_LIT = "Waiting for creating a placement group of specs for"
-#: what a line must hold for ``Wait.note`` to read it (``triggers``: the failure group)
-LITERALS: tuple[str, ...] = (_SHORT_LIT, _WAIT_LIT)
-#: the seconds a waiting line must say, after the warning, to be a start stuck (the default back-off's 150 s line)
-MIN_WAIT_S = 120
+#: what a line must hold for ``Wait.note`` to read it (``triggers``: the failure group), Abseil's signal line too
+LITERALS: tuple[str, ...] = (_SHORT_LIT, _WAIT_LIT, " received at time=")
+#: the seconds a waiting line must say, after the warning, for a stop signal then to end a stuck start (the 150 s line)
+STUCK_WAIT_S = 120
+#: the seconds a waiting line must say, after the warning, to be a stuck start by itself (the 630 s line: an
+#: autoscaler adding a node takes minutes, not ten)
+PAGE_WAIT_S = 600
 #: initialize_ray_cluster's warning (the device key: GPU, TPU, …), the message ending there
 _SHORT = re.compile(
     r"The number of required (?P<dev>\w+?)s exceeds the total number of available (?P=dev)s in the placement "
@@ -89,6 +94,7 @@ class Wait:
     def reset(self) -> None:
         """A (re)start: the wait of an earlier start no longer applies."""
         self._dev: str | None = None  # the device key of initialize_ray_cluster's warning, once seen
+        self._waited: tuple[int, int] | None = None  # (seconds, devices) of the last waiting line after it
         self._told = False
 
     def note(self, text: str, run: RunState) -> Failure | None:
@@ -99,12 +105,21 @@ class Wait:
         if (s := _SHORT.search(text)) is not None:
             self._dev = s.group("dev")
             return None
-        if self._dev is None or (m := _WAIT.search(text)) is None or int(m.group("secs")) < MIN_WAIT_S:
+        if self._dev is None:
+            return None
+        if (m := _WAIT.search(text)) is not None:
+            self._waited = (int(m.group("secs")), m.group("specs").count(f"'{self._dev}':"))
+            if self._waited[0] < PAGE_WAIT_S:
+                return None
+        elif self._waited is None or self._waited[0] < STUCK_WAIT_S or stop_signal(text) is None:
             return None
         self._told = True
-        dev = self._dev
-        n = m.group("specs").count(f"'{dev}':")
-        cause = _CAUSE.format(n=f"{n} " if n else "", dev=dev, secs=m.group("secs"))
-        f = start_failed(text.strip(), cause, ("ray", "placement_group_wait"))
-        d = {**f.details, "fix": _FIX.format(dev=dev), "devices": n or None, "waited_s": int(m.group("secs"))}
+        dev, (secs, n) = self._dev, self._waited
+        cause = _CAUSE.format(n=f"{n} " if n else "", dev=dev, secs=secs)
+        told = text.strip()
+        if m is None:
+            cause += f"; then the process was stopped ({stop_signal(text)}) while still waiting"
+            told += f" (the start stopped after waiting {secs} s for a placement group of {n or '?'} {dev}s)"
+        f = start_failed(told, cause, ("ray", "placement_group_wait"))
+        d = {**f.details, "fix": _FIX.format(dev=dev), "devices": n or None, "waited_s": secs}
         return Failure(FailureKind.ERROR_LINE, d, f.fatal, f.key)
