@@ -26,6 +26,7 @@ from observe.parse import (
     frames,
     logerror,
     pasted,
+    raypg,
     served,
     shutdownmsg,
     startup,
@@ -123,6 +124,7 @@ def test_one_list_holds_every_literal():
         | set(frames.LITERALS)
         | set(logerror.LITERALS)
         | set(fastchat.LITERALS)
+        | set(raypg.LITERALS)
     )
     assert set(TRIGGERS) == want
     assert len(TRIGGERS) == len(set(TRIGGERS))

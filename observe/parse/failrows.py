@@ -47,6 +47,8 @@ vLLM's, of a host's or of a device runtime's, each read narrowly by the module t
   compiled (a CUDA toolchain older than the GPU), the engine core dies.
 - V1's worker's KV budget below zero, "Available KV cache memory: -0.87 GiB" (``negative_kv``), bare or prefixed: no
   room for any KV cache, the start-up's end.
+- Ray's placement group never filled, vLLM's "Cannot provide a placement group … within N seconds" (``raypg.gave_up``):
+  the start failed waiting for devices Ray does not have.
 
 Pure: rows of (literal, pattern, reader), as in ``failures``.
 """
@@ -71,6 +73,7 @@ from observe.parse import (
     modelarch,
     nixlfail,
     ptxas,
+    raypg,
     schedbudget,
     servemodel,
     shellsig,
@@ -143,4 +146,5 @@ RULES: tuple[Rule[Failure], ...] = (
     row("rocr-vm-fault", hsafault.LITERAL, hsafault.PATTERN, hsafault.vm_fault),
     row("ptxas-arch-unknown", ptxas.LITERAL, ptxas.PATTERN, ptxas.arch_unknown),
     row("serve-model-option", servemodel.LITERAL, servemodel.PATTERN, servemodel.model_option_refused),
+    row("ray-placement-group-gave-up", raypg.GAVE_UP_LITERAL, raypg.GAVE_UP, raypg.gave_up),
 )

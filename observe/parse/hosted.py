@@ -58,7 +58,8 @@
 - A fatal signal in a process of the engine (a line under its process prefix): Abseil's failure-signal handler,
   which Ray's core worker installs, prints "*** SIGBUS received at time=<t> on cpu <n> ***" (Ray's logging.cc
   copies it), and CPython's faulthandler "Fatal Python error: Bus error" (Segmentation fault, Aborted, Floating
-  point exception, Illegal instruction): the process is gone — the engine's death, with the signal.
+  point exception, Illegal instruction): the process is gone — the engine's death, with the signal. Abseil's line
+  for SIGTERM (or SIGINT, SIGHUP) is a stop someone asked for, not a fault: not read.
 - RunPod serverless' worker (worker-vllm runs the engine inside it): the platform's own log of the worker's container,
   level-tagged by its console ("<worker id>[error]worker exited with exit code N"), says the worker's process ended;
   a serverless worker's handler loop never returns by itself, so a non-zero code is its death (above 128: the
@@ -190,6 +191,11 @@ _VERL_ROLLOUT_CAUSE = (
 _XINF_LAUNCH = re.compile(r'xinference/api/restful_api\.py", line \d+, in launch_model\b')
 #: Abseil's failure-signal handler (``failure_signal_handler.cc``: "*** %s received at time=%ld on cpu %d ***")
 _ABSL_SIGNAL = re.compile(r"\*\*\* (?P<sig>SIG[A-Z]{2,6}) received at time=\d+")
+#: the signals that ask a process to stop, not faults: Abseil's handler prints its line for SIGTERM as for SIGSEGV,
+#: SIGBUS, SIGABRT, SIGILL, SIGFPE, SIGTRAP (its ``failure_signals`` table); someone (a user, a job scheduler, vLLM's
+#: own process manager after an engine death) stopped the process — no crash. Not a requested stop either: a death
+#: the other lines tell still counts.
+STOP_SIGNALS = frozenset({"SIGTERM", "SIGINT", "SIGHUP"})
 #: CPython's faulthandler on a fatal signal, by the signal it names
 _FAULT = {
     "Segmentation fault": "SIGSEGV",
@@ -501,11 +507,18 @@ def frame(text: str, run: RunState) -> Failure | None:
     return Failure(f.kind, {**f.details, "cut": True, "frame": where}, f.fatal, f.key)
 
 
+def stop_signal(text: str) -> str | None:
+    """The stop signal (``STOP_SIGNALS``) Abseil's handler line names, or None."""
+    m = _ABSL_SIGNAL.search(text)
+    return m.group("sig") if m is not None and m.group("sig") in STOP_SIGNALS else None
+
+
 def fatal_signal(text: str) -> str | None:
     """The signal a crash handler's line names (Abseil's '*** SIGBUS received at time=', faulthandler's 'Fatal
-    Python error: Bus error'), or None; ``native`` reads the same lines where no process prefix is."""
+    Python error: Bus error'), or None (and for a stop signal, ``STOP_SIGNALS``: no crash); ``native`` reads the
+    same lines where no process prefix is."""
     if (m := _ABSL_SIGNAL.search(text)) is not None:
-        return m.group("sig")
+        return None if m.group("sig") in STOP_SIGNALS else m.group("sig")
     if (f := _FAULT_RE.match(text)) is not None:
         return _FAULT[f.group("what")]
     return None

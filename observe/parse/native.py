@@ -7,7 +7,8 @@ ends it without a Python exception, so no traceback's exception line and no vLLM
   ``Aborted``, ``Bus error``, ``Floating point exception``, ``Illegal instruction``), then each thread's stack,
   most recent call first, as ``File "…", line N in f`` (no comma: ``frames`` reads these frames too);
 - abseil's failure-signal handler, which Ray's and gRPC's processes install: ``*** SIGSEGV received at time=…
-  on cpu N ***`` with its ``PC: @ …`` frames, also under Ray's ``logging.cc`` prefix;
+  on cpu N ***`` with its ``PC: @ …`` frames, also under Ray's ``logging.cc`` prefix (it prints the same line for
+  SIGTERM, a stop someone asked for, not a fault: no crash, ``hosted.STOP_SIGNALS``);
 - PyTorch's native stack dump (2.8 →): ``!!!!!!! Segfault encountered !!!!!!!`` with the C++ frames;
 - UCX's error handler (loaded with NCCL's / NIXL's UCX transports): ``Caught signal 11 (Segmentation fault …)``, then
   ``==== backtrace (tid: N) ====`` and a frame a line, ``%2d 0x%016lx %s()  %s:%u`` (ucs/debug/debug.c

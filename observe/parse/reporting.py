@@ -20,6 +20,7 @@ from observe.parse import (
     ipython,
     logerror,
     rayhang,
+    raypg,
     served,
     triggers,
     unread,
@@ -94,6 +95,7 @@ class FailureReporter:
         self._in_request: dict[tuple[int | None, int | None], bool] = {}
         self._held: tuple[Failure, str, Ctx, int, bool] | None = None  # a request handler's record, held back
         self._hang = rayhang.Hang()  # Ray's raylet's notices of worker processes hanging at their start
+        self._pg = raypg.Wait()  # vLLM's start waiting for a placement group Ray cannot fill
         self.answers = errrun.Answers()  # the run of 5xx answers on /v1/ routes (parse.errrun)
         self._fastchat = fastchat.Window()  # FastChat's vLLM worker announced, not yet registered
         # a bare traceback's frames and source lines, what they told held until a line ends them: logging's report
@@ -111,11 +113,14 @@ class FailureReporter:
         self._recent.clear()
         self._site = None
         self._hang.reset()
+        self._pg.reset()
         self.answers.reset()
 
     def message(self, msg: str, ctx: Ctx, run: RunState, cur: int, out: list[LogEvent], rules: bool) -> None:
         """The failure a message reports (rules: its literals may fire a rule); cur: its physical line."""
         f = failures.failure(msg, ctx, run) if rules else None
+        if f is None and rules:
+            f = self._pg.note(msg, run)  # the start stuck waiting for Ray's GPUs (parse.raypg)
         if ctx.level in triggers.ERROR_LEVELS:
             site = (ctx.pid, ctx.logger_file, ctx.logger_line)
             same = site == self._site

@@ -13,7 +13,18 @@ message: an ERROR / CRITICAL record that no rule reads is the catch-all's ``erro
 
 from __future__ import annotations
 
-from observe.parse import failures, fastchat, frames, logerror, rules, served, shutdownmsg, startup, stats
+from observe.parse import (
+    failures,
+    fastchat,
+    frames,
+    logerror,
+    raypg,
+    rules,
+    served,
+    shutdownmsg,
+    startup,
+    stats,
+)
 
 #: the literals, each once: stats routing first, then the startup and failure tables, then shutdown
 TRIGGERS: tuple[str, ...] = tuple(
@@ -25,6 +36,7 @@ TRIGGERS: tuple[str, ...] = tuple(
         + frames.LITERALS
         + logerror.LITERALS
         + fastchat.LITERALS
+        + raypg.LITERALS
     )
 )
 
@@ -37,7 +49,7 @@ STARTUP, FAILURE, SHUTDOWN, SERVING = 1, 2, 4, 8
 ALL = STARTUP | FAILURE | SHUTDOWN | SERVING
 GROUPS: tuple[tuple[int, tuple[str, ...]], ...] = (
     (STARTUP, rules.literals(startup.RULES)),
-    (FAILURE, rules.literals(failures.RULES)),
+    (FAILURE, rules.literals(failures.RULES) + raypg.LITERALS),
     (SHUTDOWN, shutdownmsg.SHUTDOWN_LITERALS),
     (SERVING, served.SERVING_LITERALS),
 )
