@@ -1,4 +1,4 @@
-"""Issue 32's blind set eval32ca: 20 real vLLM log excerpts observe had never seen, taken from log output committed
+"""Issue 32's blind set eval32ca: 22 real vLLM log excerpts observe had never seen, taken from log output committed
 to public GitHub repositories in files that do not end in `.log` (`.txt` / `.out` / `.stdout` captures, nohup.out,
 a README's quoted block, notebook cells' printed output; tests/data/eval32ca/NNN.log, sources with their commits in
 tests/data/PROVENANCE.md), each with the judgements a senior vLLM engineer insists on, written in
@@ -15,4 +15,4 @@ from tests.evalkit import set_tests
 MISSES: dict[tuple[str, int], str] = {}
 
 
-test_judgement, test_labels_cover_every_log = set_tests("eval32ca", MISSES, count=20)
+test_judgement, test_labels_cover_every_log = set_tests("eval32ca", MISSES, count=22)
