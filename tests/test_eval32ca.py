@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from tests.evalkit import set_tests
 
-# Filled in at the measurement (blind: empty until observe has run on the set).
-MISSES: dict[tuple[str, int], str] = {}
+# The misses at the measurement (main 79e549a, blind), by class (tests/data/eval32ca/RESULTS.md).
+MISSES: dict[tuple[str, int], str] = {
+    ("003", 0): "CA1",
+}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32ca", MISSES, count=22)
