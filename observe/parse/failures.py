@@ -144,8 +144,9 @@ def _prompt_limit(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failur
 
 def _context_length(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
     """The OpenAI server's "maximum context length is N tokens. However, you requested M tokens" and
-    the renderer's (2026 →) "However, your prompt contains [at least ]M input tokens"."""
-    n = m.group("n") or m.group("n2") or m.group("n3")
+    the renderer's (2026 →) "However, your prompt contains [at least ]M input tokens" (0.22: "However, you requested K
+    output tokens and your prompt contains at least M input tokens, for a total of …")."""
+    n = m.group("n") or m.group("n2") or m.group("n3") or m.group("n4")
     if n is None:
         return None
     return Failure(
@@ -425,7 +426,8 @@ RULES: tuple[Rule[Failure], ...] = (
         "context-length",
         "maximum context length is",
         r"maximum context length is (?P<lim>\d+) tokens\. However, (?:you requested (?P<n>\d+) tokens"
-        r"|your prompt contains (?:at least )?(?P<n2>\d+) input tokens|your request has (?P<n3>\d+) input tokens)",
+        r"|your prompt contains (?:at least )?(?P<n2>\d+) input tokens|your request has (?P<n3>\d+) input tokens"
+        r"|you requested \d+ output tokens and your prompt contains (?:at least )?(?P<n4>\d+) input tokens)",
         _context_length,
         claims=True,
     ),

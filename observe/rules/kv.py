@@ -279,7 +279,9 @@ def capacity_facts(c: Context) -> list[Finding]:
     """Startup facts that already say the KV cache is small, or memory has no headroom. A KV cache of fewer tokens
     than max_model_len is a refused start only when vLLM did not itself report room for one such request: V1 logs
     "Maximum concurrency for N tokens per request: X" after its KV size check passed (kv_cache_utils, 0.8 → 0.32), and
-    a hybrid model's (sliding-window or linear-attention layers) token count is not what one request needs."""
+    a hybrid model's (sliding-window or linear-attention layers) token count is not what one request needs. Nor is it one
+    when the log shows the engine up after it (a stats line, or "Starting vLLM API server": a sliding-window model's
+    0.53x with the server serving, eval32bz 021)."""
     cfg = c.config
     out = []
     pp = int(cfg.pipeline_parallel_size or 1)
@@ -290,6 +292,7 @@ def capacity_facts(c: Context) -> list[Finding]:
         and pp == 1
         and not any(e.kind in KV_KINDS for e in c.summary.errors)
         and not (cfg.max_concurrency is not None and cfg.max_concurrency >= 1)
+        and not (c.summary.samples or c.summary.ready_where)
     ):
         out.append(
             Finding(
