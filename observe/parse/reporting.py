@@ -165,8 +165,12 @@ class FailureReporter:
             return
         f, msg, hctx, cur, requested = self._held
         site = (hctx.pid, hctx.logger_file, hctx.logger_line)
-        goes_on = ctx is not None and (
-            ctx.level is None or (ctx.pid, ctx.logger_file, ctx.logger_line) == site
+        # the same words again at the site are the next request's record (a run of 404s), not this one going on
+        again = bool(line.strip()) and line.strip()[:40] == msg.strip()[:40]
+        goes_on = (
+            ctx is not None
+            and not again
+            and (ctx.level is None or (ctx.pid, ctx.logger_file, ctx.logger_line) == site)
         )
         if goes_on and _HANDLER_LINE.fullmatch(line):
             return
