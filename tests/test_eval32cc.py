@@ -1,4 +1,4 @@
-"""Issue 32's blind set eval32cc: 18 real vLLM log excerpts observe had never seen, taken from log output committed
+"""Issue 32's blind set eval32cc: 19 real vLLM log excerpts observe had never seen, taken from log output committed
 to public GitHub repositories in files that do not end in `.log` (`.txt` / `.out` captures, nohup.out, notebooks'
 printed cell output; tests/data/eval32cc/NNN.log, sources with their commits in tests/data/PROVENANCE.md), each with
 the judgements a senior vLLM engineer insists on, written in tests/data/eval32cc/labels.json and committed before
@@ -14,4 +14,4 @@ from tests.evalkit import set_tests
 MISSES: dict[tuple[str, int], str] = {}
 
 
-test_judgement, test_labels_cover_every_log = set_tests("eval32cc", MISSES, count=18)
+test_judgement, test_labels_cover_every_log = set_tests("eval32cc", MISSES, count=19)
