@@ -1,10 +1,9 @@
 """The error grammar: vLLM's failure messages → (kind, details) for an EngineError.
 
-One table, tried top to bottom; the first row that fires names the failure (one per message).
-Each row is the literal(s) that must occur, the pattern, and a reader returning a
-:class:`Failure` (or None: not this failure after all, try the next row). A traceback repeats
-its failure on every re-logged line and the parent process re-raises it, so a
-:class:`DedupWindow` reports each failure of the deduplicated kinds once per window of lines.
+One table, tried top to bottom; the first row that fires names the failure (one per message). Each row is the
+literal(s) that must occur, the pattern, and a reader returning a :class:`Failure` (or None: not this failure after
+all, try the next row). A traceback repeats its failure on every re-logged line and the parent process re-raises it,
+so a :class:`DedupWindow` reports each failure of the deduplicated kinds once per window of lines.
 """
 
 from __future__ import annotations
@@ -143,9 +142,8 @@ def _prompt_limit(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failur
 
 
 def _context_length(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
-    """The OpenAI server's "maximum context length is N tokens. However, you requested M tokens" and
-    the renderer's (2026 →) "However, your prompt contains [at least ]M input tokens" (0.22: "However, you requested K
-    output tokens and your prompt contains at least M input tokens, for a total of …")."""
+    """The OpenAI server's "maximum context length is N tokens. However, you requested M tokens" and the renderer's
+    (2026 →) "However, your prompt contains [at least ]M input tokens" (0.22: "you requested K output tokens and …")."""
     n = m.group("n") or m.group("n2") or m.group("n3") or m.group("n4")
     if n is None:
         return None
@@ -264,12 +262,14 @@ _TRACEBACK_PIECES = _QUOTED_SOURCE + (
 #: a Hub look-up that start-up survives (transformers_utils/config.py's with_retry, 0.8 → 0.32): each failed try but
 #: the last logs "<what>: <error>, retrying N of M" and tries again; the last logs "<what>: <error>" and raises, which
 #: try_get_safetensors_metadata catches (returns None) but list_repo_files' callers do not: that one stays a failure;
-#: and serving_chat.py's chat_completion_full_generator (0.8.5; gone by 0.32) when neither auto tool choice nor a named tool
-#: applies: it logs this at ERROR and answers the request with a plain chat completion; NIXL's _get_new_notifs: skips
+#: serving_chat.py's chat_completion_full_generator (0.8.5; gone by 0.32) when neither auto tool choice nor a named tool
+#: applies: it logs this at ERROR and answers the request with a plain chat completion; NIXL's _get_new_notifs: skips;
+#: fa_utils.get_flash_attn_version (0.7 → 0.32): logs the unsupported FA version, its assert is caught, another backend
 _SURVIVED_LOOKUP = re.compile(
     r"Error retrieving (?:safetensors: .*|file list: .*, retrying \d+ of \d+)|Error in chat_completion_full_generator"
     r" - cannot determine if tools should be extracted\. Returning a standard chat completion\."
-    r"|Potentially invalid KV blocks for unrecognized request \S+ were retrieved by a decode worker\. They may have expired\.",
+    r"|Potentially invalid KV blocks for unrecognized request \S+ were retrieved by a decode worker\. They may have expired\."
+    r"|Cannot use FA version \d+ is not supported due to .*",
     re.S,
 )
 
