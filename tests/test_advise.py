@@ -207,18 +207,23 @@ def test_prefill_bound_queue_gets_bigger_chunks_and_their_itl_cost() -> None:
     assert "--max-num-seqs" not in r  # no KV pressure: no cap
 
 
-def test_kv_pressure_with_known_memory_picks_one_lever_when_one_suffices() -> None:
-    # 60 requests of 1,000 tokens want 60,000 tokens; the cache has 40,000 (10 GiB); 0.9 → 0.95 on
-    # 80 GiB adds 4 GiB (1.4x): not enough alone; fp8 (2x) is, so it is the plan on its own
-    cfg = EngineConfig(
+def _known_memory(max_num_seqs: int) -> EngineConfig:
+    """A V1 0.10.1 engine whose KV memory is known: 40,000 tokens in 10 GiB of an 80 GiB GPU at 0.9."""
+    return EngineConfig(
         engine="v1",
         version="0.10.1",
         kv_cache_tokens=40_000,
         available_kv_gib=10.0,
         total_gpu_memory_gib=80.0,
         gpu_memory_utilization=0.9,
-        max_num_seqs=256,
+        max_num_seqs=max_num_seqs,
     )
+
+
+def test_kv_pressure_with_known_memory_picks_one_lever_when_one_suffices() -> None:
+    # 60 requests of 1,000 tokens want 60,000 tokens; the cache has 40,000 (10 GiB); 0.9 → 0.95 on
+    # 80 GiB adds 4 GiB (1.4x): not enough alone; fp8 (2x) is, so it is the plan on its own
+    cfg = _known_memory(max_num_seqs=256)
     f = Finding(id="queue_memory_bound", severity="warning", title="t", evidence="e")
     facts = {"max_running": 40, "max_waiting": 20, "request_tokens": 1000, "max_kv_pct": 100.0}
     r = {x.flag: x for x in advise.plan(cfg, [f], facts=facts).recommendations}
@@ -503,15 +508,7 @@ def test_a_budget_the_plan_sets_itself_is_never_under_its_new_sequence_cap() -> 
 def _preempting_and_falling(preempting: bool) -> advise.Advice:
     """The managed KV-pressure scenario as the slow test saw it on a contended host (session of 2026-12-07):
     the cache full and preempting, and throughput falling as Running rose (rank correlation −0.64, best at 5)."""
-    cfg = EngineConfig(
-        engine="v1",
-        version="0.10.1",
-        kv_cache_tokens=40_000,
-        available_kv_gib=10.0,
-        total_gpu_memory_gib=80.0,
-        gpu_memory_utilization=0.9,
-        max_num_seqs=32,
-    )
+    cfg = _known_memory(max_num_seqs=32)
     fs = [Finding(id="kv_cache_saturated", severity="critical", title="t", evidence="e")]
     if preempting:
         fs.append(Finding(id="preemptions", severity="critical", title="t", evidence="e"))
