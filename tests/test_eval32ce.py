@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from tests.evalkit import set_tests
 
-# The misses at the measurement, by class (none measured yet: labels committed blind).
-MISSES: dict[tuple[str, int], str] = {}
+# The misses at the measurement (main 37e5599, blind), by class (tests/data/eval32ce/RESULTS.md).
+MISSES: dict[tuple[str, int], str] = {
+    ("003", 1): "CE1",
+}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32ce", MISSES, count=15)
