@@ -33,16 +33,17 @@ class Waiting(State[StatsSample]):
     """Stats samples with requests waiting, with the KV cache full (≥ Settings.kv_queue_full_pct)
     or with room, and how often Waiting rose from one sample to the next. For a log that does not state
     --max-num-seqs, the cap the stats themselves show (``observed_cap``): the peak of Running, held while
-    requests waited with the KV cache far from full (< Settings.seq_cap_kv_pct) in every sample (3 or more),
-    or an interval at that peak in which no request was admitted (Waiting not fallen, no prompt tokens,
-    generation going on) though the cache had room."""
+    requests waited with the KV cache far from full (< Settings.seq_cap_kv_pct) in every sample in which requests
+    waited (3 or more; a sample with nobody waiting, a queue drained, says nothing of a cap), or an interval at that
+    peak in which no request was admitted (Waiting not fallen, no prompt tokens, generation going on) though the
+    cache had room."""
 
     takes = StatsSample
     while_full: int = 0
     with_room: int = 0
     rises: int = 0
     last: StatsSample | None = None  # the previous stats line
-    samples: int = 0  # stats lines seen
+    waited: int = 0  # stats lines with requests waiting
     peak: int | None = None  # the most Running seen
     held: int = (
         0  # samples at that peak with requests waiting, the cache far from full (0 again when it rises)
@@ -79,7 +80,7 @@ class Waiting(State[StatsSample]):
         return bool(ev.waiting) and not other and kv is not None and kv < settings.seq_cap_kv_pct
 
     def _cap(self, ev: StatsSample, last: StatsSample | None, settings: Settings) -> None:
-        self.samples += 1
+        self.waited += bool(ev.waiting)
         self.engines |= 1 << min(ev.engine_index or 0, 62)
         if ev.running is None:
             return
@@ -104,8 +105,13 @@ class Waiting(State[StatsSample]):
         """The sequence cap the stats show (one engine's), and how they show it; None when they do not."""
         if self.peak is None or self.engines & (self.engines - 1):
             return None
-        if self.held >= 3 and self.held == self.samples:  # every sample held at the one peak
-            return self.peak, f"Running held at {self.peak} in all {self.held} samples while requests waited"
+        if (
+            self.held >= 3 and self.held == self.waited
+        ):  # every sample with requests waiting held at the one peak
+            return (
+                self.peak,
+                f"Running held at {self.peak} in all {self.held} samples in which requests waited",
+            )
         if self.blocked:
             return self.peak, (
                 f"Running peaked at {self.peak} while requests waited, and in the next interval no request was "
