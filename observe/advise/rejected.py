@@ -256,9 +256,7 @@ def launch_rejected(p: Plan, f: Finding) -> None:
             "or serve an unquantized model or one in a quantization method this GPU supports",
         )
         return
-    if f.data.get("reason") == "config_format" and f.data.get(
-        "fix"
-    ):  # the repository's config (parse.euroeval)
+    if f.data.get("reason") == "config_format" and f.data.get("fix"):  # parse.euroeval: the repo's config
         p.note([f.id], f"{_said(f)}: {f.data['fix']}")
         return
     if f.data.get("reason") == "unrecognized" and f.data.get("flag"):

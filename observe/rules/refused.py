@@ -23,7 +23,6 @@ from observe.rules.context import Context
 #: (advise.rejected._bf16)
 BUILD_FLOOR = "compute capability below 7.0 are not supported"
 
-
 #: the kinds launch_rejected() reads: vLLM's validation of the arguments and the config
 _REJECTED_KINDS = kinds_feeding(FindingId.LAUNCH_REJECTED)
 
