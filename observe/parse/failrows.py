@@ -133,7 +133,7 @@ RULES: tuple[Rule[Failure], ...] = (
     row("request-grammar-fsm", *grammar.FSM, grammar.request_ended),
     row("request-grammar-rejected", *grammar.REJECTED, grammar.request_ended),
     row("request-nixl-transfer-failed", nixlfail.LITERAL, nixlfail.PATTERN, nixlfail.transfer_failed),
-    row("nixl-handshake-failed", *nixlfail.HANDSHAKE, nixlfail.handshake_failed),
+    row("nixl-handshake-failed", *nixlfail.HANDSHAKE, nixlfail.handshake_record),
     row("nixl-engine-id-mismatch", *nixlfail.MISMATCH, nixlfail.handshake_failed),
     row("negative-kv-available", NEGATIVE_KV_LITERAL, NEGATIVE_KV, negative_kv),
     row("orphaned-workers-after-5xx", errexit.ORPHANED_LITERAL, None, errexit.orphaned_after_5xx),

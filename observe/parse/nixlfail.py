@@ -38,7 +38,15 @@ from observe.failures.kinds import FailureKind
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState
 
-__all__ = ["HANDSHAKE", "LITERAL", "MISMATCH", "PATTERN", "handshake_failed", "transfer_failed"]
+__all__ = [
+    "HANDSHAKE",
+    "LITERAL",
+    "MISMATCH",
+    "PATTERN",
+    "handshake_failed",
+    "handshake_record",
+    "transfer_failed",
+]
 
 #: _log_failure's words
 LITERAL = "NIXL transfer failure: "
@@ -71,11 +79,14 @@ _FIX = (
 )
 
 
-def handshake_failed(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
+def handshake_record(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
+    """0.11.x's handshake callback records, under nixl_connector.py's logger only (``handshake_failed``)."""
+    return handshake_failed(m, msg, ctx, run) if ctx.logger_file == "nixl_connector.py" else None
+
+
+def handshake_failed(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     """A NIXL handshake that failed (0.11.x's callback records, or the engine-ID mismatch it raised): the engine's error
     it serves on, the transfers of that remote's requests lost."""
-    if m.re.pattern == HANDSHAKE[1] and ctx.logger_file != "nixl_connector.py":
-        return None
     d = {
         "text": msg.strip()[:300],
         "phase": "serving",
