@@ -37,7 +37,7 @@ import re
 from observe.failures.kinds import FailureKind
 from observe.parse import hosted
 from observe.parse.envelope import Ctx
-from observe.parse.failtypes import Failure, RunState
+from observe.parse.failtypes import Failure, RunState, serving_or
 
 #: CANN runtime's messages when the NPU cannot be opened (device count, device id)
 _CANN_NO_DEVICE = (
@@ -97,7 +97,7 @@ def death(text: str, run: RunState, prefixed: bool) -> Failure | None:
         return None
     if (m := _ATEN_ASSERT.search(text)) is not None:
         cause = _ASSERT_CAUSE.format(kernel=m.group("kernel") + ".cu", cond=m.group("cond")[:120])
-        d = {"text": text[:300], "phase": "serving" if run.stats_seen else "unknown", "cause": cause}
+        d = {"text": text[:300], "phase": serving_or(run, "unknown"), "cause": cause}
         return Failure(FailureKind.ERROR_LINE, d, False, ("cuda", "device_assert"))
     if not prefixed:
         return None

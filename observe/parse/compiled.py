@@ -15,7 +15,7 @@ import re
 
 from observe.failures.kinds import FailureKind
 from observe.parse.envelope import engine_from_process
-from observe.parse.failtypes import Failure, RunState
+from observe.parse.failtypes import Failure, RunState, serving_or
 
 __all__ = ["forward"]
 
@@ -38,6 +38,6 @@ def forward(text: str, run: RunState, process: str | None) -> Failure | None:
     if m is None:
         return None
     func = m.group("f1") or m.group("f2")
-    d = {"text": text[:300], "phase": "serving" if run.stats_seen else "unknown", "frame": func, "cut": True}
+    d = {"text": text[:300], "phase": serving_or(run, "unknown"), "frame": func, "cut": True}
     d["cause"] = _CAUSE
     return Failure(FailureKind.ERROR_LINE, d, False, ("frame", "compiled_graph"))

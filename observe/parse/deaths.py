@@ -10,7 +10,7 @@ from typing import Any
 
 from observe.failures.kinds import FailureKind
 from observe.parse.envelope import Ctx
-from observe.parse.failtypes import Failure, RunState, phase
+from observe.parse.failtypes import Failure, RunState, phase, serving_or
 
 
 def engine_dead(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
@@ -67,7 +67,7 @@ def _crash(form: str, run: RunState, **d: Any) -> Failure:
     if run.requested:
         return Failure(FailureKind.SHUTDOWN_NOISE, {}, False, ("shutdown",))
     d = {k: v for k, v in d.items() if v is not None}
-    d.update(form=form, phase="serving" if run.stats_seen else "startup")  # where it was when it died
+    d.update(form=form, phase=serving_or(run, "startup"))  # where it was when it died
     gone = "the engine core process exited while the server was running (killed or crashed)"
     d.setdefault("cause", gone if form != "engine_dead" else _DEAD_CAUSE)
     return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed",))

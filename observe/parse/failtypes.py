@@ -35,9 +35,16 @@ class RunState(NamedTuple):
     )
 
 
+def serving_or(run: RunState, before: str) -> str:
+    """The phase a failure's line is in: "serving" once a stats line was seen, else `before` (what each reader
+    can say of the lines before the first stats line: "startup" where only a start reaches it, "unknown" where a
+    cut excerpt's error could be either)."""
+    return "serving" if run.stats_seen else before
+
+
 def phase(run: RunState) -> str:
     """Where the run is, as the parser knows it: "shutdown", "serving" or "startup" (the diagnosis
     refines "startup" with the start-up phase facts: loading, profiling)."""
     if run.shutdown:
         return "shutdown"
-    return "serving" if run.stats_seen else "startup"
+    return serving_or(run, "startup")

@@ -58,7 +58,7 @@ from observe.parse import (
     vllmcli,
 )
 from observe.parse.corestep import frame as core_step
-from observe.parse.failtypes import Failure, RunState
+from observe.parse.failtypes import Failure, RunState, serving_or
 from observe.parse.failures import bf16_refusal
 from observe.parse.phaseframes import (
     CLIENT_START,
@@ -343,7 +343,7 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
     elif (mm := _MODEL_FRAME_RE.search(text)) is not None:
         func = f"{mm.group('mod')}.{mm.group('func')}"
         built = mm.group("func") == "__init__"  # a forward pass: the start-up's dummy runs, or serving
-        phase = "loading_weights" if built else ("serving" if run.stats_seen else "startup")
+        phase = "loading_weights" if built else serving_or(run, "startup")
     elif (bm := _BATCH_INIT_RE.search(text)) is not None:
         func, phase = f"{bm.group(1)}.__init__", "startup"
     elif (em := _EXECUTOR_RUN_RE.search(text)) is not None:
@@ -357,7 +357,7 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
         # kernel that fails while serving runs under torch/_inductor too)
         func, phase = (
             f"torch.compile:{tm.group('func') or tm.group('mod')}",
-            "serving" if run.stats_seen else "startup",
+            serving_or(run, "startup"),
         )
     elif logger == REGISTRY_LOGGER and (im := _MODEL_IMPORT_RE.search(text)) is not None:
         func, phase = (
@@ -365,9 +365,9 @@ def cut_frame(msg: str, run: RunState, logger: str | None = None) -> Failure | N
             "startup",
         )  # the model class's import: its config is built
     elif logger is not None and (sym := native.backtrace_frame(text)) is not None:
-        func, phase = f"native:{sym}", "serving" if run.stats_seen else "unknown"
+        func, phase = f"native:{sym}", serving_or(run, "unknown")
     elif logger in WORKER_LOGGERS and (wm := _ANY_FRAME_RE.match(text)) is not None:
-        func, phase = wm.group("func") or wm.group("mod") or "?", "serving" if run.stats_seen else "startup"
+        func, phase = wm.group("func") or wm.group("mod") or "?", serving_or(run, "startup")
     else:
         return None
     d: dict[str, Any] = {"text": text[:300], "phase": phase, "frame": func, "cut": True}

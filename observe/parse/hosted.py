@@ -148,7 +148,7 @@ import re
 import signal
 
 from observe.failures.kinds import FailureKind
-from observe.parse.failtypes import Failure, RunState
+from observe.parse.failtypes import Failure, RunState, serving_or
 
 _RAY_ABORT = re.compile(r"\blogging\.cc:\d+: Unhandled exception: (?P<type>\S+)\. what\(\): (?P<what>.*)")
 #: a frame of the stack Ray's terminate handler prints before it aborts (``src/ray/util/logging.cc``)
@@ -398,13 +398,13 @@ def death(text: str, run: RunState, prefixed: bool = True) -> Failure | None:
         return None
     if prefixed and (sig := fatal_signal(text)) is not None:
         d = {"form": "fatal_signal", "signal": sig, "cause": _SIGNAL_CAUSE.format(sig=sig)}
-        d["phase"] = "serving" if run.stats_seen else "unknown"
+        d["phase"] = serving_or(run, "unknown")
         return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed", "signal", sig))
     if (m := _RUNPOD_EXIT.search(text)) is not None:
         code = int(m.group("code"))
         sig = _signal_name(code - 128) if code > 128 else None
         cause = _RUNPOD_CAUSE.format(code=code, sig=f" ({sig})" if sig else "")
-        return _failure(text, "serving" if run.stats_seen else "unknown", cause, ("runpod", "worker_exit"))
+        return _failure(text, serving_or(run, "unknown"), cause, ("runpod", "worker_exit"))
     if _ILAB.search(text) is not None:
         return start_failed(text, _ILAB_CAUSE, ("instructlab", "vllm_failed_start"))
     if (m := _LLMDB_CRASH.search(text)) is not None:
@@ -495,7 +495,7 @@ def frame(text: str, run: RunState) -> Failure | None:
             "launch_model",
         )
     elif _VERL_LOOP.search(text) is not None:
-        phase = "serving" if run.stats_seen else "unknown"
+        phase = serving_or(run, "unknown")
         f, where = _failure(text, phase, _VERL_LOOP_CAUSE, ("verl", "loop_forever")), "_loop_forever"
     elif _VERL_ROLLOUT.search(text) is not None:
         f, where = (

@@ -23,7 +23,7 @@ import re
 
 from observe.failures.kinds import FailureKind
 from observe.parse.envelope import Ctx
-from observe.parse.failtypes import Failure, RunState
+from observe.parse.failtypes import Failure, RunState, serving_or
 from observe.parse.native import FORM
 
 __all__ = ["LITERAL", "PATTERN", "vm_fault"]
@@ -53,7 +53,7 @@ def vm_fault(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | N
     d: dict[str, object] = {
         "form": FORM,
         "signal": "SIGABRT",
-        "phase": "serving" if run.stats_seen else "unknown",
+        "phase": serving_or(run, "unknown"),
         "gpu_node": int(m.group("node")),
         "cause": _CAUSE.format(node=m.group("node"), reason=reason),
     }

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 
 from observe.failures.kinds import FailureKind
-from observe.parse.failtypes import Failure, RunState
+from observe.parse.failtypes import Failure, RunState, serving_or
 from observe.parse.hosted import fatal_signal
 
 _TORCH_DUMP = "!!!!!!! Segfault encountered !!!!!!!"
@@ -72,7 +72,7 @@ def crash(text: str, run: RunState) -> Failure | None:
     d = {
         "form": FORM,
         "signal": sig,
-        "phase": "serving" if run.stats_seen else "unknown",
+        "phase": serving_or(run, "unknown"),
         "cause": f"a process died of {sig} ({by}): a native crash, in the frames under it (a CUDA kernel, NCCL, an "
         "attention backend) — no Python exception is raised",
     }
@@ -95,7 +95,7 @@ def ucx_frame(text: str, run: RunState) -> Failure | None:
     d = {
         "form": FORM,
         "signal": None,
-        "phase": "serving" if run.stats_seen else "unknown",
+        "phase": serving_or(run, "unknown"),
         "cause": _UCX_CAUSE,
     }
     return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed", "ucx_backtrace"))

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from observe.failures.kinds import FailureKind
-from observe.parse.failtypes import Failure, RunState
+from observe.parse.failtypes import Failure, RunState, serving_or
 
 #: what the parser must let through for these records (``triggers.TRIGGERS`` via ``frames.LITERALS``)
 LITERALS = (
@@ -61,7 +61,7 @@ def watchdog(text: str, run: RunState) -> Failure | None:
             collective=t.group("op"),
             seq=seq,
             waited_s=secs,
-            phase="startup" if first else ("serving" if run.stats_seen else "unknown"),
+            phase="startup" if first else serving_or(run, "unknown"),
             cause=f"NCCL's watchdog took the worker down: {'the first ' if first else ''}collective "
             f"{t.group('op')} (#{seq}) waited {secs:.0f} s for a rank that never joined it"
             + (" — the start-up's first collective: a rank that hung or never came up" if first else ""),
@@ -69,10 +69,10 @@ def watchdog(text: str, run: RunState) -> Failure | None:
     elif (e := _EXC_RE.search(text)) is not None:
         what = e.group("what").strip()
         d.update(
-            phase="serving" if run.stats_seen else "unknown",
+            phase=serving_or(run, "unknown"),
             cause=f"NCCL's watchdog aborted the worker on {what[:200]}",
         )
     else:
         cause = next(c for lit, c in _HUNG.items() if lit in text)  # "" is in every text
-        d.update(phase="serving" if run.stats_seen else "unknown", cause=cause)
+        d.update(phase=serving_or(run, "unknown"), cause=cause)
     return Failure(FailureKind.ENGINE_CRASHED, d, True, ("crashed",))

@@ -26,7 +26,7 @@ import re
 
 from observe.failures.kinds import FailureKind
 from observe.parse.envelope import Ctx
-from observe.parse.failtypes import Failure, RunState
+from observe.parse.failtypes import Failure, RunState, serving_or
 from observe.parse.native import FORM
 
 __all__ = ["LITERAL", "PATTERN", "arch_unknown"]
@@ -55,7 +55,7 @@ def arch_unknown(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure
         return None
     tool, arch = m.group("tool"), m.group("arch")
     env = "TRITON_PTXAS_BLACKWELL_PATH" if tool.endswith("blackwell") else "TRITON_PTXAS_PATH"
-    phase = "serving" if run.stats_seen else "startup" if run.loading else "unknown"
+    phase = serving_or(run, "startup" if run.loading else "unknown")
     d: dict[str, object] = {
         "form": FORM,
         "text": msg.strip()[:300],

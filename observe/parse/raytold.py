@@ -49,7 +49,7 @@ from __future__ import annotations
 import re
 
 from observe.failures.kinds import FailureKind
-from observe.parse.failtypes import Failure, RunState
+from observe.parse.failtypes import Failure, RunState, serving_or
 
 _CREATION = "died because of an error raised in its creation task"
 _UNHANDLED = "Unhandled error (suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1')"
@@ -159,7 +159,7 @@ def death(text: str, run: RunState) -> tuple[Failure, bool] | None:
     if _TASK_DIED in text and not run.requested:  # anybody's actor: it tells once the rollout's call follows
         return _died(), True
     if _OOM_KILL in text and not run.requested:
-        phase = "serving" if run.stats_seen else "unknown"
+        phase = serving_or(run, "unknown")
         oom = {"form": "host_oom_killed", "phase": phase, "cause": _HOST_OOM}
         return Failure(FailureKind.ENGINE_CRASHED, oom, True, ("crashed", "host_oom_killed")), False
     hit = next(
