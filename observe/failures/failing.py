@@ -18,9 +18,9 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from observe.failures import buildfix, shutdown, unread
 from observe.failures import crashes as crashes_mod
 from observe.failures import kinds as failurekinds
-from observe.failures import shutdown, unread
 from observe.failures.kinds import FailureKind
 from observe.findingids import FindingId
 from observe.model import Finding
@@ -186,7 +186,9 @@ def root_cause(errors: Sequence[Any]) -> dict[str, Any] | None:
     run (what the worker's traceback ends in), not the "WorkerProc hit an exception" wrapper.
     Keys: type, text, kind, where (and fix, for a line whose reader knows what fixes it). None when the excerpt
     holds no such line. A bare ERROR line is never the cause, unless its reader named the fix (parse.ptxas's refused
-    architecture, parse.hosted's full /dev/shm): that reading is the cause the wrapper after it reports."""
+    architecture, parse.hosted's full /dev/shm): that reading is the cause the wrapper after it reports. A cause
+    whose words name the install (failures.buildfix: no kernel for this GPU, a driver older than the build) carries
+    that fix."""
     for e in errors:
         if e.kind == FailureKind.ERROR_LINE and e.details.get("fix"):
             return {
@@ -199,37 +201,44 @@ def root_cause(errors: Sequence[Any]) -> dict[str, Any] | None:
         if e.kind in failurekinds.NOT_CAUSES:  # a wrapper, a symptom or noise: not the cause
             continue
         if e.kind == FailureKind.EXCEPTION:
-            return {
+            cause = {
                 "type": e.details.get("type"),
                 "text": e.details.get("text"),
                 "kind": FailureKind.EXCEPTION,
                 "where": f"{e.env.source}:{e.env.lineno}",
             }
-        return {
-            "type": None,
-            "text": quote(e.message, 500),
-            "kind": e.kind,
-            "where": f"{e.env.source}:{e.env.lineno}",
-        }
+        else:
+            cause = {
+                "type": None,
+                "text": quote(e.message, 500),
+                "kind": e.kind,
+                "where": f"{e.env.source}:{e.env.lineno}",
+            }
+        fix = buildfix.fix_for(f"{e.details.get('text') or ''}\n{e.message}")
+        return cause | ({"fix": fix} if fix else {})
     return None
 
 
 def innermost(errors: Sequence[Any]) -> dict[str, Any] | None:
     """The root cause of a chain: the first exception line (Python prints the original exception
     first, each wrapper below it), not a wrapper; else the first ERROR record. Keys: type, message,
-    phase, rank, where. None when there is neither."""
+    phase, rank, where, fix (what fixes it, where known). None when there is neither."""
     first_line = None
     for e in errors:
         if e.kind == FailureKind.EXCEPTION:
             typ = str(e.details.get("type") or "")
             if typ.rsplit(".", 1)[-1] in _WRAPPERS:
                 continue
+            text = e.details.get("text") or ""
             return {
                 "type": typ or None,
-                "message": e.details.get("text") or "",
+                "message": text,
                 "phase": phase_name(e.details.get("phase")),
                 "rank": e.details.get("rank"),
                 "where": _where(e),
+                "fix": buildfix.fix_for(
+                    text
+                ),  # words that name the install (no kernel for this GPU, an old driver)
             }
         if e.kind == FailureKind.ERROR_LINE and first_line is None:
             first_line = e
@@ -242,7 +251,8 @@ def innermost(errors: Sequence[Any]) -> dict[str, Any] | None:
         "rank": first_line.details.get("rank"),
         "where": _where(first_line),
         "decides": first_line.details.get("decides"),  # what the record leaves open (parse.lmcachelog)
-        "fix": first_line.details.get("fix"),  # what its reader knows fixes it (NCCL's /dev/shm)
+        # what its reader knows fixes it (NCCL's /dev/shm), or the words that name the install
+        "fix": first_line.details.get("fix") or buildfix.fix_for(first_line.message),
     }
 
 
@@ -382,6 +392,12 @@ def engine_error(c: Context) -> list[Finding]:
         after += f"; {root['decides']}"
     # a fatal error before the engine served is its failed start (V1 says so: "EngineCore failed to start")
     start = failed == "exited" and _before_serving(every, root["phase"])
+    # a cut traceback's cause is unknown, unless its lines carry words that name the install (failures.buildfix)
+    fix = (
+        root.get("fix")
+        if cut is None
+        else next(filter(None, (buildfix.fix_for(e.message) for e in raw)), None)
+    )
     where = "phase unknown" if root["phase"] == "unknown" else root["phase"]
     return [
         Finding(
@@ -405,7 +421,7 @@ def engine_error(c: Context) -> list[Finding]:
                 "frame": cut["frame"] if cut else None,
                 "cause_cut_off": cut is not None,
                 # what the reader of another program's line knows fixes it (parse.hosted: NCCL's full /dev/shm)
-                **({"fix": root["fix"]} if root.get("fix") and cut is None else {}),
+                **({"fix": fix} if fix else {}),
             },
         )
     ]
