@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from tests.evalkit import set_tests
 
-# The misses at the measurement, by class (tests/data/eval32cg/RESULTS.md). Empty until observe is measured.
-MISSES: dict[tuple[str, int], str] = {}
+# The misses at the measurement (main 61542b4, blind), by class (tests/data/eval32cg/RESULTS.md).
+MISSES: dict[tuple[str, int], str] = {
+    # CG1: a 0.2.x banner (no enforce_eager=: 0.2.5 or older) with fewer KV tokens than max_seq_len, read as a refusal
+    ("020", 0): "CG1",
+}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32cg", MISSES, count=23)
