@@ -185,7 +185,9 @@ def test_ordinary_vllm_lines_are_untouched() -> None:
     prompt, eval32al 004, but still its SamplingParams: stop strings, what the user sent), and vLLM's multi-modal
     processor error "Failed to apply <processor> on data={'text': …}" (eval32ap 004: it quotes the request's text, what
     the user sent), and a benchmarking tool's "… with the following query: <PromQL>" (eval32ba 028, ai-on-gke: not
-    vLLM's line; a quoted query the redactor cannot tell from a user's)."""
+    vLLM's line; a quoted query the redactor cannot tell from a user's), a script's print of its SamplingParams (eval32cj
+    001: the stop strings are what the user sent) and a Gaudi worker's "Prompt bucket config (min, step, max_warmup) bs:[…],
+    query:[…]" (eval32cj 017: bucket sizes under a key the redactor reads as a user's query; over-redacting is safe)."""
     changed = []
     for path in sorted(DATA.rglob("*.log")):
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -199,6 +201,8 @@ def test_ordinary_vllm_lines_are_untouched() -> None:
         "params: SamplingParams(",
         " on data={'text': ",
         "with the following query: ",
+        "SamplingParams(n=",
+        "bucket config (min, step, max_warmup)",
     )
     assert all(any(a in x for a in allowed) for x in changed), changed
 
