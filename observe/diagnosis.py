@@ -376,7 +376,13 @@ class InstanceBuilder:
     def _finish_config(self, scrapes: Sequence[Scrape] = ()) -> None:
         s = self.summary
         cfg = self.config
-        _complete_config(cfg, s, scrapes, bool(self.facts.get("unversioned_banner")))
+        _complete_config(
+            cfg,
+            s,
+            scrapes,
+            bool(self.facts.get("unversioned_banner")),
+            bool(self.facts.get("banner_without_eager")),
+        )
         if s.max_tokens_per_running is None and cfg.kv_cache_tokens:
             per = [kv / 100.0 * cfg.kv_cache_tokens / r for kv, r in s._kv_usage_running if r]
             if per:
@@ -425,7 +431,9 @@ class InstanceBuilder:
         )
 
 
-def _complete_config(cfg: EngineConfig, s: Summary, scrapes: Sequence[Scrape], v03: bool = False) -> None:
+def _complete_config(
+    cfg: EngineConfig, s: Summary, scrapes: Sequence[Scrape], v03: bool = False, v025: bool = False
+) -> None:
     """Fill what the startup lines did not say from derived facts and vllm:cache_config_info."""
     if cfg.engine is None and s.stats_formats:
         cfg.engine = "v0" if "v0" in s.stats_formats else "v1"
@@ -458,6 +466,7 @@ def _complete_config(cfg: EngineConfig, s: Summary, scrapes: Sequence[Scrape], v
         processes=s.processes,
         unversioned_banner=v03,  # the engine banner named no version
         stats_loggers=s.stats_loggers,
+        banner_without_eager=v025,  # nor its 0.2.6 field
     )
 
 

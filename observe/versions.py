@@ -60,6 +60,8 @@ _UNVERSIONED_LAST: Version = (
     3,
 )  # the engine banner names its version from 0.4.0 (llm_engine.py, wheels)
 _DP_ENGINE_CORE: Version = (0, 10, 2)  # "(EngineCore_DP0 pid=N)" process names (corpus 053, #22205)
+#: the engine banner's fields before 0.2.6 added "enforce_eager=" (wheels 0.2.0 → 0.2.6; parse.banner)
+_NO_EAGER_LAST: Version = (0, 2, 5)
 #: V0's stats line logged by llm_engine.py itself (0.1.0 "Throughput:", 0.2.0 → 0.3.0 "Avg prompt
 #: throughput:", wheels 0.2.0, 0.2.7, 0.3.0); 0.3.1 moved it to engine/metrics.py (wheels 0.3.1 → 0.10.1)
 _ENGINE_LOGGED_STATS_LAST: Version = (0, 3, 0)
@@ -114,10 +116,11 @@ def infer_range(
     processes: Iterable[str] = (),
     unversioned_banner: bool = False,
     stats_loggers: Iterable[str] = (),
+    banner_without_eager: bool = False,
 ) -> VersionRange:
     """The releases a log can come from: its banner's version when it printed one, else what the
     line shapes bound (V0/V1 wording, stats clauses, logger call sites, process names, and the
-    logger files of the stats lines: ``stats_loggers``)."""
+    logger files of the stats lines: ``stats_loggers``; the banner's fields: ``banner_without_eager``)."""
     exact = parse_version(version)
     if exact is not None:
         return VersionRange(exact, exact, (f"version {version} printed",))
@@ -126,6 +129,8 @@ def infer_range(
         r = r.narrow(
             None, _UNVERSIONED_LAST, "'Initializing an LLM engine with config:' without '(vX)' (0.1.0–0.3.3)"
         )
+    if banner_without_eager:
+        r = r.narrow(None, _NO_EAGER_LAST, "engine banner without 'enforce_eager=' (0.2.6 added it)")
     fmts = set(stats_formats)
     cl = set(clauses)
     if "v1" in fmts or engine == "v1":

@@ -12,11 +12,8 @@ from __future__ import annotations
 
 from tests.evalkit import set_tests
 
-# The misses at the measurement (main 61542b4, blind), by class (tests/data/eval32cg/RESULTS.md).
-MISSES: dict[tuple[str, int], str] = {
-    # CG1: a 0.2.x banner (no enforce_eager=: 0.2.5 or older) with fewer KV tokens than max_seq_len, read as a refusal
-    ("020", 0): "CG1",
-}
+# The misses at the measurement (main 61542b4, blind), by class (tests/data/eval32cg/RESULTS.md); CG1 fixed since.
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32cg", MISSES, count=23)

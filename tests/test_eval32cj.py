@@ -11,12 +11,8 @@ from __future__ import annotations
 
 from tests.evalkit import set_tests
 
-# The misses at the measurement (main 61542b4, blind), by class (tests/data/eval32cj/RESULTS.md).
-MISSES: dict[tuple[str, int], str] = {
-    # CJ1: a TPU's HBM at start-up in tpu-inference's / JAX's words, no memory lever
-    ("010", 2): "CJ1",
-    ("012", 2): "CJ1",
-}
+# The misses at the measurement (main 61542b4, blind), by class (tests/data/eval32cj/RESULTS.md); CJ1 fixed since.
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32cj", MISSES, count=18)

@@ -268,6 +268,25 @@ def _lower_util(p: Plan, f: Finding, m: _Mem, why: str) -> Recommendation | None
     )
 
 
+def _kv_step(p: Plan, f: Finding, m: _Mem, why: str) -> Recommendation | None:
+    """Allocating the KV cache ran out, the device's size not in the message (JAX's "Attempting to allocate …
+    There are … free"): --gpu-memory-utilization the least step (0.02) below the value in force, which is more
+    than the failed allocation lacked on any device of at least lack x MARGIN / 0.02 GiB."""
+    cur, is_default = p.current("--gpu-memory-utilization")
+    lack = m.lacked()
+    if cur is None or lack is None or float(cur) - 0.02 < 0.05:
+        return None
+    new = round(float(cur) - 0.02, 2)
+    return p.make(
+        "--gpu-memory-utilization",
+        new,
+        why + _assumed(is_default, cur),
+        [f.id, FindingId.GPU_MEMORY_UTILIZATION_TOO_HIGH],
+        effect=f"2% of each device's memory moves out of the KV cache ({float(cur):g} → {new:g}); the allocation "
+        f"that failed lacked {lack:.2f} GiB, and 2% of any device over {lack * MARGIN / 0.02:.1f} GiB is more",
+    )
+
+
 def _util_margin(m: _Mem, lack: float) -> float:
     """The step below the value in force: what the failed allocation lacked, with MARGIN, as a share of the GPU."""
     return max(0.02, ceil_to(lack * MARGIN / (m.total or 1.0), 0.01))  # the callers know m.total
@@ -518,7 +537,7 @@ def _after_kv(p: Plan, f: Finding, m: _Mem, *, sampler: bool, kv: bool = False) 
     why = _PEAKS
     if kv:  # the profile sized the cache to the utilization; allocating it, less was free than measured
         why = "size the KV cache to what is really free (allocating it ran out: another process or a peak took the rest)"
-    util = _lower_util(p, f, m, why)
+    util = _lower_util(p, f, m, why) or (_kv_step(p, f, m, why) if kv else None)
     seqs = _fewer_seqs(p, f, "the sampler warm-up runs --max-num-seqs sequences at once: fewer peak lower")
     tokens = _fewer_tokens(p, f, "a smaller batch of prefill tokens lowers the activation peak")
     opts = [seqs, util, tokens] if sampler else [util, tokens, seqs]

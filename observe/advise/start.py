@@ -234,7 +234,38 @@ def model_len_over_model(p: Plan, f: Finding) -> None:
     )
 
 
+#: the share of a TPU worker's HBM (tpu-inference's cap) the advice leaves above what is in use, for the KV cache
+HBM_KV_ROOM = 0.01
+
+
+def _hbm_fit(p: Plan, f: Finding) -> bool:
+    """tpu-inference's refusal with its figures (parse.tpumem): the utilization whose cap holds what is in use plus
+    HBM_KV_ROOM of the devices for the KV cache, when one at most 0.99 does; else the model does not fit."""
+    used, limit, cur = (f.data.get(k) for k in ("hbm_used_gib", "hbm_limit_gib", "gpu_memory_utilization"))
+    if not (isinstance(used, float) and isinstance(limit, float) and isinstance(cur, float) and limit > 0):
+        return False
+    target = ceil_to(used / limit + HBM_KV_ROOM, 0.01)
+    if target <= 0.99 and target > cur:
+        return p.add(
+            "--gpu-memory-utilization",
+            target,
+            "the weights and what the engine holds after loading them exceed the HBM cap the utilization sets",
+            [f.id],
+            effect=f"the cap becomes {target * limit:.1f} of the devices' {limit:.1f} GiB, "
+            f"{target * limit - used:.1f} GiB above the {used:.1f} GiB in use, for the KV cache",
+        )
+    p.note(
+        [f.id],
+        f"the engine holds {used:.1f} of the devices' {limit:.1f} GiB HBM after loading the weights "
+        f"({used / limit:.0%}): no --gpu-memory-utilization leaves room for a KV cache; more chips "
+        "(--tensor-parallel-size), a quantized checkpoint or a smaller model",
+    )
+    return True
+
+
 def no_kv_memory(p: Plan, f: Finding) -> None:
+    if _hbm_fit(p, f):
+        return
     cfg = p.cfg
     cur = cfg.gpu_memory_utilization
     # vLLM's default for the release (0.92 from 0.20); a V0 engine of an unknown release had 0.9 (every V0

@@ -49,6 +49,9 @@ vLLM's, of a host's or of a device runtime's, each read narrowly by the module t
   room for any KV cache, the start-up's end.
 - Ray's placement group never filled, vLLM's "Cannot provide a placement group … within N seconds" (``raypg.gave_up``):
   the start failed waiting for devices Ray does not have.
+- A TPU's HBM at start-up (``tpumem``): tpu-inference's "total_hbm_used_gb=… exceeds total_hbm_limit_cap_gb=… by …"
+  (no room for the KV cache, its figures kept) and JAX's "RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting
+  to allocate …" (the device's out-of-memory, what was asked and what was free).
 
 Pure: rows of (literal, pattern, reader), as in ``failures``.
 """
@@ -77,6 +80,7 @@ from observe.parse import (
     schedbudget,
     servemodel,
     shellsig,
+    tpumem,
     trimmed,
 )
 from observe.parse.envelope import Ctx
@@ -147,4 +151,6 @@ RULES: tuple[Rule[Failure], ...] = (
     row("ptxas-arch-unknown", ptxas.LITERAL, ptxas.PATTERN, ptxas.arch_unknown),
     row("serve-model-option", servemodel.LITERAL, servemodel.PATTERN, servemodel.model_option_refused),
     row("ray-placement-group-gave-up", raypg.GAVE_UP_LITERAL, raypg.GAVE_UP, raypg.gave_up),
+    row("tpu-hbm-cap-exceeded", *tpumem.CAP, tpumem.hbm_cap),
+    row("tpu-device-buffer-refused", *tpumem.BUFFER, tpumem.buffer_refused),
 )

@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from observe.flags import cmdline
+from observe.parse import banner
 from observe.parse.envelope import Ctx
 from observe.parse.flags import flags_from_args, flags_from_command
 from observe.parse.reprs import parse_dict_repr, parse_kv_repr
@@ -30,28 +31,6 @@ KV_SIZED = frozenset(
 )
 
 _A = re.ASCII
-
-# the config keys kept from "Initializing an LLM engine … with config: …", in this order
-_CONFIG_ORDER = (
-    "model",
-    "max_seq_len",
-    "tensor_parallel_size",
-    "pipeline_parallel_size",
-    "data_parallel_size",
-    "quantization",
-    "enforce_eager",
-    "kv_cache_dtype",
-    "enable_prefix_caching",
-    "chunked_prefill_enabled",
-    "dtype",
-    "block_size",
-    "speculative_config",
-    "served_model_name",
-    "device_config",
-    "seed",
-)
-_CONFIG_KEYS = frozenset(_CONFIG_ORDER)
-_WITH_CONFIG = "with config: "
 
 
 def _int(s: str) -> int:
@@ -70,17 +49,7 @@ def _engine_init(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
         engine = "v1"  # early V1 (v1/engine/core.py) said "an LLM engine"
     else:
         engine = "v0"
-    out: list[Fact] = [STARTING, ("engine", engine)]
-    i = msg.find(_WITH_CONFIG)
-    if i >= 0:
-        cfg = parse_kv_repr(msg[i + len(_WITH_CONFIG) :], _CONFIG_KEYS)
-        useful = {k: cfg[k] for k in _CONFIG_ORDER if k in cfg}
-        if useful:
-            out.append(("config", useful))
-        if msg.rfind("(v", 0, i) < 0:
-            # "Initializing an LLM engine with config:" — no version: 0.1.0 → 0.3.3 (0.4.0 added "(v0.4.0)")
-            out.append(("unversioned_banner", True))
-    return out
+    return [STARTING, ("engine", engine), *banner.config_facts(msg)]
 
 
 def _non_default_args(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:

@@ -6,9 +6,10 @@ the prefix cache. Pure.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from observe import timeline as tl
+from observe import versions
 from observe.advise import load
 from observe.failures.kinds import KV_KINDS
 from observe.findingids import FindingId
@@ -275,25 +276,59 @@ def silent_preemptions(c: Context) -> list[Finding]:
     ]
 
 
+#: vLLM's start-up check that the KV cache holds one request of max_model_len ("The model's max seq len (N) is larger
+#: than the maximum number of tokens that can be stored in KV cache (M)"): llm_engine.py's _init_cache from 0.2.7
+#: (wheels 0.2.3 → 0.2.6 have none), V1's kv_cache_utils since
+KV_CHECK_SINCE = "0.2.7"
+
+
+def _no_kv_check(cfg: Any) -> Finding:
+    """A KV cache shorter than max_model_len in a release without the start-up check: the engine starts, and its
+    scheduler drops each prompt that needs more blocks than the cache holds (scheduler.py, 0.2.x: "Input prompt (N
+    tokens) is too long and exceeds the capacity of block_manager", the request finished ignored)."""
+    ratio = cfg.kv_cache_tokens / cfg.max_model_len
+    return Finding(
+        id=FindingId.LOW_MAX_CONCURRENCY,
+        severity="warning",
+        title="KV cache holds less than one full-length request",
+        evidence=(
+            f"the KV cache holds {cfg.kv_cache_tokens:,} tokens"
+            + (f" ({cfg.num_gpu_blocks:,} blocks)" if cfg.num_gpu_blocks else "")
+            + f", {ratio:.2f}x of one request of max_model_len {cfg.max_model_len:,}: this release (vLLM "
+            f"{cfg.version_range.text()}) has no start-up check of it (added in {KV_CHECK_SINCE}), so the engine "
+            f"starts, and its scheduler drops any prompt longer than the cache holds ('exceeds the capacity of "
+            "block_manager')"
+        ),
+        data={
+            "max_concurrency": round(ratio, 2),
+            "max_model_len": cfg.max_model_len,
+            "kv_cache_tokens": cfg.kv_cache_tokens,
+        },
+    )
+
+
 def capacity_facts(c: Context) -> list[Finding]:
     """Startup facts that already say the KV cache is small, or memory has no headroom. A KV cache of fewer tokens
     than max_model_len is a refused start only when vLLM did not itself report room for one such request: V1 logs
     "Maximum concurrency for N tokens per request: X" after its KV size check passed (kv_cache_utils, 0.8 → 0.32), and
     a hybrid model's (sliding-window or linear-attention layers) token count is not what one request needs. Nor is it one
     when the log shows the engine up after it (a stats line, or "Starting vLLM API server": a sliding-window model's
-    0.53x with the server serving, eval32bz 021)."""
+    0.53x with the server serving, eval32bz 021), nor in a release before vLLM's check (``KV_CHECK_SINCE``): a
+    warning there (eval32cg 020)."""
     cfg = c.config
     out = []
     pp = int(cfg.pipeline_parallel_size or 1)
-    if (
+    short = bool(
         cfg.kv_cache_tokens
         and cfg.max_model_len
         and cfg.kv_cache_tokens < cfg.max_model_len
         and pp == 1
         and not any(e.kind in KV_KINDS for e in c.summary.errors)
         and not (cfg.max_concurrency is not None and cfg.max_concurrency >= 1)
-        and not (c.summary.samples or c.summary.ready_where)
-    ):
+    )
+    if short and versions.available(cfg.version_range, KV_CHECK_SINCE) is False:
+        out.append(_no_kv_check(cfg))  # a release before the check: it starts, and drops the longer prompts
+    elif short and not (c.summary.samples or c.summary.ready_where):
         out.append(
             Finding(
                 id=FindingId.MAX_MODEL_LEN_EXCEEDS_KV_CACHE,
