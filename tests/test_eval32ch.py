@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from tests.evalkit import set_tests
 
-# The misses at the measurement, by class (tests/data/eval32ch/RESULTS.md): none recorded before observe runs.
-MISSES: dict[tuple[str, int], str] = {}
+# The misses at the measurement (main 2c07047, blind), by class (tests/data/eval32ch/RESULTS.md).
+MISSES: dict[tuple[str, int], str] = {
+    # CH1: start-up hang warnings while the workers compile and profile, the start-up moving on after them
+    ("006", 3): "CH1",
+}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32ch", MISSES, count=19)
