@@ -287,6 +287,8 @@ class InstanceBuilder:
     def _fact(self, ev: StartupFact) -> None:
         name, value = ev.name, ev.value
         c = self.config
+        if not self.summary.samples and ev.env.ts is not None:
+            self.summary.startup_fact_ts = ev.env.ts
         if name == "flags" and isinstance(value, dict):
             self.summary.kv_by_worker.clear()  # a launch: its workers report afresh
             self.summary.kv_worst_worker = None

@@ -14,7 +14,8 @@ Five readings, each turned into :class:`observe.metrics.progress.Point` values (
   while vllm:num_requests_running / _waiting are above 0;
 - ``hang_warning``: the parser's ``engine_hang`` events (vLLM's "No available shared memory
   broadcast block found in 60 seconds ... processes are hanging"), once the engine serves or when
-  they span Settings.stuck_after_s (at start-up one of them is usually a long compilation).
+  they span Settings.stuck_after_s (at start-up one of them is usually a long compilation) and the start-up did not
+  move on after them (a later start-up fact, or another failure: the workers were running a long step).
 - ``stats_end``, offline only (``Context.log_ended``: a log read to its end, never the sidecar's window): the log
   ends in at least three stats lines (``END_LINES``, ``END_SPAN_S``) at 0 prompt and 0 generation tokens/s with
   requests running, none waiting, KV use unchanged — where vLLM's own scheduling says that no step finished in
@@ -174,6 +175,27 @@ def _stats_before(c: Context, t: datetime | None) -> tuple[float | None, float |
     return _f(r.get("running")), _f(r.get("waiting"))
 
 
+def _moved_on(c: Context, last: datetime | None, source: str) -> bool:
+    """Whether the start-up went on after the last hang warning: a start-up fact read later (the workers logged their
+    next step: "Profiling CUDA graph memory", graph capture), or a start-up failure of another kind in the same log (a
+    worker raised in a start-up step: it was running, not hung; a failed step while serving is no start-up's, eval32ax
+    003). The engine core waited on its workers' long step (a max-autotune compile, a
+    profile run), not on a hung worker (eval32ch 006)."""
+    if last is None:
+        return False
+    fact = _naive(c.summary.startup_fact_ts)
+    if fact is not None and fact > last:
+        return True
+    return any(
+        e.kind != FailureKind.ENGINE_HANG
+        and e.details.get("phase") not in (None, "serving", "unknown")
+        and e.env.source == source
+        and (t := _naive(e.env.ts)) is not None
+        and t > last
+        for e in c.summary.errors
+    )
+
+
 def hang_incident(c: Context) -> Incident | None:
     """vLLM's own hang warnings (the parser's engine_hang events) as one incident."""
     hangs = [e for e in c.summary.errors if e.kind == FailureKind.ENGINE_HANG]
@@ -200,7 +222,9 @@ def hang_incident(c: Context) -> Incident | None:
         or (serving_from is not None and _naive(e.env.ts) is not None and _naive(e.env.ts) >= serving_from)  # type: ignore[operator]
         for e in hangs
     )
-    if not serving and (seconds < c.settings.stuck_after_s or serving_from is not None):
+    if not serving and (
+        seconds < c.settings.stuck_after_s or serving_from is not None or _moved_on(c, t1, first.env.source)
+    ):
         return None  # at start-up: a long compilation, or the engine went on to serve after them
     running, waiting = _stats_before(c, t1)
     return Incident(

@@ -62,6 +62,8 @@ class Summary:
     ready_where: tuple[str, int] | None = (
         None  # (source, line) of the last "Starting vLLM API server" (a "ready" fact)
     )
+    # the time of the last start-up fact read before any stats line (the start-up moving on: failures.stuck)
+    startup_fact_ts: datetime | None = None
     oom_phases: list = field(default_factory=list)  # the phase at each OOM error, in order
     call_sites: set = field(default_factory=set)  # (logger file, line) pairs seen, bounded
     processes: set = field(default_factory=set)
