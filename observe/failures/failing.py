@@ -236,9 +236,7 @@ def innermost(errors: Sequence[Any]) -> dict[str, Any] | None:
                 "phase": phase_name(e.details.get("phase")),
                 "rank": e.details.get("rank"),
                 "where": _where(e),
-                "fix": buildfix.fix_for(
-                    text
-                ),  # words that name the install (no kernel for this GPU, an old driver)
+                "fix": buildfix.fix_for(text),  # words that name the install (no kernel image, an old driver)
             }
         if e.kind == FailureKind.ERROR_LINE and first_line is None:
             first_line = e

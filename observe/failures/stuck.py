@@ -179,8 +179,8 @@ def _moved_on(c: Context, last: datetime | None, source: str) -> bool:
     """Whether the start-up went on after the last hang warning: a start-up fact read later (the workers logged their
     next step: "Profiling CUDA graph memory", graph capture), or a start-up failure of another kind in the same log (a
     worker raised in a start-up step: it was running, not hung; a failed step while serving is no start-up's, eval32ax
-    003). The engine core waited on its workers' long step (a max-autotune compile, a
-    profile run), not on a hung worker (eval32ch 006)."""
+    003). The engine core waited on its workers' long step (a max-autotune compile, a profile run), not on a hung
+    worker (eval32ch 006)."""
     if last is None:
         return False
     fact = _naive(c.summary.startup_fact_ts)

@@ -6,7 +6,7 @@ the prefix cache. Pure.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from observe import timeline as tl
 from observe import versions
@@ -14,7 +14,7 @@ from observe.advise import load
 from observe.failures.kinds import KV_KINDS
 from observe.findingids import FindingId
 from observe.metrics import metricmath, names
-from observe.model import Finding, Preemption, StatsSample
+from observe.model import EngineConfig, Finding, Preemption, StatsSample
 from observe.rules.base import Doc, Lever, Rule, Section, State
 from observe.rules.context import Context
 from observe.rules.context import span as _span
@@ -282,27 +282,27 @@ def silent_preemptions(c: Context) -> list[Finding]:
 KV_CHECK_SINCE = "0.2.7"
 
 
-def _no_kv_check(cfg: Any) -> Finding:
+def _no_kv_check(cfg: EngineConfig, kv: int, mml: int) -> Finding:
     """A KV cache shorter than max_model_len in a release without the start-up check: the engine starts, and its
     scheduler drops each prompt that needs more blocks than the cache holds (scheduler.py, 0.2.x: "Input prompt (N
     tokens) is too long and exceeds the capacity of block_manager", the request finished ignored)."""
-    ratio = cfg.kv_cache_tokens / cfg.max_model_len
+    ratio = kv / mml
     return Finding(
         id=FindingId.LOW_MAX_CONCURRENCY,
         severity="warning",
         title="KV cache holds less than one full-length request",
         evidence=(
-            f"the KV cache holds {cfg.kv_cache_tokens:,} tokens"
+            f"the KV cache holds {kv:,} tokens"
             + (f" ({cfg.num_gpu_blocks:,} blocks)" if cfg.num_gpu_blocks else "")
-            + f", {ratio:.2f}x of one request of max_model_len {cfg.max_model_len:,}: this release (vLLM "
+            + f", {ratio:.2f}x of one request of max_model_len {mml:,}: this release (vLLM "
             f"{cfg.version_range.text()}) has no start-up check of it (added in {KV_CHECK_SINCE}), so the engine "
             f"starts, and its scheduler drops any prompt longer than the cache holds ('exceeds the capacity of "
             "block_manager')"
         ),
         data={
             "max_concurrency": round(ratio, 2),
-            "max_model_len": cfg.max_model_len,
-            "kv_cache_tokens": cfg.kv_cache_tokens,
+            "max_model_len": mml,
+            "kv_cache_tokens": kv,
         },
     )
 
@@ -327,7 +327,9 @@ def capacity_facts(c: Context) -> list[Finding]:
         and not (cfg.max_concurrency is not None and cfg.max_concurrency >= 1)
     )
     if short and versions.available(cfg.version_range, KV_CHECK_SINCE) is False:
-        out.append(_no_kv_check(cfg))  # a release before the check: it starts, and drops the longer prompts
+        out.append(
+            _no_kv_check(cfg, cfg.kv_cache_tokens or 0, cfg.max_model_len or 1)
+        )  # a release before the check: it starts, and drops the longer prompts
     elif short and not (c.summary.samples or c.summary.ready_where):
         out.append(
             Finding(
