@@ -20,7 +20,7 @@ import re
 
 from observe.failures.kinds import FailureKind
 from observe.parse.envelope import Ctx
-from observe.parse.failtypes import Failure, RunState, serving_or
+from observe.parse.failtypes import Failure, RunState
 
 __all__ = ["BUFFER", "CAP", "buffer_refused", "hbm_cap"]
 
@@ -69,6 +69,7 @@ def buffer_refused(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failu
         "tried_to_allocate_gib": want,
         "free": f"{m.group('free')}{m.group('fu')}",
         "free_gib": free,
-        "phase": serving_or(run, "") or None,
+        # serving once a stats line was read; else the start-up's step decides (rules.failures' OOM phase)
+        **({"phase": "serving"} if run.stats_seen else {}),
     }
     return Failure(FailureKind.OOM, d, True, (FailureKind.OOM, "TPU", d["tried_to_allocate"], d["free"]))
