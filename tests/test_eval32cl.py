@@ -12,8 +12,13 @@ from __future__ import annotations
 
 from tests.evalkit import set_tests
 
-# The misses at the measurement, by class (tests/data/eval32cl/RESULTS.md); empty until observe has run.
-MISSES: dict[tuple[str, int], str] = {}
+# The misses at the measurement (main af1a587, blind), by class (tests/data/eval32cl/RESULTS.md).
+MISSES: dict[tuple[str, int], str] = {
+    # CL1: --kv-cache-memory-bytes in force (vLLM's own args) but unknown to an unknown release: a utilization lever
+    ("015", 2): "CL1",
+    # CL2: V1's free-memory refusal hard-wrapped right after "on startup is"
+    ("018", 1): "CL2",
+}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32cl", MISSES, count=18)
