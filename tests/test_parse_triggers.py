@@ -392,6 +392,9 @@ _NO_EVENT_YET = {
     ("eval32bw", "016"),
     # eval32by 005: a systemd unit's journald lines, the route table's tail and uvicorn's start: nothing to read
     ("eval32by", "005"),
+    # eval32cl 013: vllm bench serve's client lines on a Kunlun host (plugin discovery, an FA2 import ERROR): nothing
+    # to read (labelled healthy, its labels hold)
+    ("eval32cl", "013"),
     # eval32ck 008: the API server's route table alone: nothing to read (labelled healthy, its labels hold)
     ("eval32ck", "008"),
 }

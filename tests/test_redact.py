@@ -187,7 +187,8 @@ def test_ordinary_vllm_lines_are_untouched() -> None:
     the user sent), and a benchmarking tool's "… with the following query: <PromQL>" (eval32ba 028, ai-on-gke: not
     vLLM's line; a quoted query the redactor cannot tell from a user's), a script's print of its SamplingParams (eval32cj
     001: the stop strings are what the user sent) and a Gaudi worker's "Prompt bucket config (min, step, max_warmup) bs:[…],
-    query:[…]" (eval32cj 017: bucket sizes under a key the redactor reads as a user's query; over-redacting is safe)."""
+    query:[…]" (eval32cj 017: bucket sizes under a key the redactor reads as a user's query; over-redacting is safe), and
+    huggingface_hub's source line "paginate(path=tree_url, headers=headers, params={…})" in a traceback (eval32cl 010)."""
     changed = []
     for path in sorted(DATA.rglob("*.log")):
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -202,6 +203,7 @@ def test_ordinary_vllm_lines_are_untouched() -> None:
         " on data={'text': ",
         "with the following query: ",
         "SamplingParams(n=",
+        'headers=headers, params={"recursive": ',
         "bucket config (min, step, max_warmup)",
     )
     assert all(any(a in x for a in allowed) for x in changed), changed
