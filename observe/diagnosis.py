@@ -297,6 +297,8 @@ class InstanceBuilder:
             cmdline.apply_to_config(c, {k: v for k, v in value.items() if k != "--model"})
             if model:  # the flags name the model path; a config fact may have given the served name
                 c.model = str(model)
+        elif name == "release_flags" and isinstance(value, (tuple, list)):
+            c.release_flags.update(str(x) for x in value)
         elif name == "memory_env" and isinstance(value, dict):
             c.memory_env.update(value)
         elif name in ("flags_damaged", "launcher"):  # launcher: "api_server", a pasted module command

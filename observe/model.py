@@ -184,6 +184,9 @@ class EngineConfig:
     version: str | None = None
     engine: str | None = None  # "v0" | "v1"
     flags: dict[str, Any] = field(default_factory=dict)  # "--max-num-seqs" → 256 (as read)
+    # the flags vLLM itself printed among its parsed arguments ("non-default args:", "args: Namespace(…)"): the
+    # release has them, whatever its version (flags.known.supported)
+    release_flags: set[str] = field(default_factory=set)
     model: str | None = None
     kv_cache_tokens: int | None = None
     num_gpu_blocks: int | None = None

@@ -14,8 +14,14 @@ _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 _PARSED: dict[str, tuple[int, int, int] | None] = {}  # the answers so far (a log names few versions)
 
 
+#: "0.1.devN+g<hash>": setuptools-scm's fallback for a checkout with no release tag (a fork or shallow clone built from
+#: source; vLLM's banner printed no version before 0.4.0, so no 0.1 release prints one): the release is unknown
+_UNTAGGED = re.compile(r"v?0\.1\.dev\d+", re.ASCII)
+
+
 def parse_version(v: str | None) -> tuple[int, int, int] | None:
-    """'0.6.4.post1' / 'v0.11.0' / '~0.10.2 (V1)' / '0.32.0+cpu' → (major, minor, patch); None when unreadable."""
+    """'0.6.4.post1' / 'v0.11.0' / '~0.10.2 (V1)' / '0.32.0+cpu' → (major, minor, patch); None when unreadable or an
+    untagged source build ('0.1.dev1+ge32459eea')."""
     if not v:
         return None
     text = str(v)
@@ -23,6 +29,8 @@ def parse_version(v: str | None) -> tuple[int, int, int] | None:
         return _PARSED[text]
     m = _VERSION.search(text)
     got = None if m is None else (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
+    if _UNTAGGED.match(text.strip()):
+        got = None  # setuptools-scm's version of a checkout without tags: a source build of any release
     if len(_PARSED) >= 1024:
         _PARSED.clear()
     _PARSED[text] = got

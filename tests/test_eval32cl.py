@@ -12,13 +12,8 @@ from __future__ import annotations
 
 from tests.evalkit import set_tests
 
-# The misses at the measurement (main af1a587, blind), by class (tests/data/eval32cl/RESULTS.md).
-MISSES: dict[tuple[str, int], str] = {
-    # CL1: --kv-cache-memory-bytes in force (vLLM's own args) but unknown to an unknown release: a utilization lever
-    ("015", 2): "CL1",
-    # CL2: V1's free-memory refusal hard-wrapped right after "on startup is"
-    ("018", 1): "CL2",
-}
+# The misses at the measurement (main af1a587, blind), by class (tests/data/eval32cl/RESULTS.md); CL1, CL2 fixed since.
+MISSES: dict[tuple[str, int], str] = {}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32cl", MISSES, count=18)

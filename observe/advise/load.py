@@ -7,6 +7,7 @@ says it holds fewer than two requests); --max-num-seqs is capped only under KV p
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from observe.advise import sched
@@ -126,7 +127,19 @@ def kv_pressure(p: Plan, kv_ids: list[str], oom: bool) -> None:
     kvb = cfg.flags.get("--kv-cache-memory-bytes")
     if kvb is not None and known.supported("--kv-cache-memory-bytes", cfg):
         cur_b = parse_bytes(kvb)
-        if cur_b:
+        mc, low = cfg.max_concurrency, p.settings.low_concurrency
+        if cur_b and kv_ids == [FindingId.LOW_MAX_CONCURRENCY] and mc:
+            # no load seen, only vLLM's concurrency at the full length: the bytes that hold low_concurrency requests
+            new_b = math.ceil(cur_b * low / mc)
+            grown = p.add(
+                "--kv-cache-memory-bytes",
+                fmt_bytes(new_b),
+                f"the KV cache holds {mc:.2f} requests of the full length; room for {low:g} (if the GPU has the "
+                "memory free: the flag sets the cache whatever --gpu-memory-utilization says)",
+                kv_ids,
+                effect=_bytes_effect(p, cur_b, parse_bytes(fmt_bytes(new_b)) or new_b),
+            )
+        elif cur_b:
             new_b = _kv_bytes_needed(p, cur_b)
             grown = p.add(
                 "--kv-cache-memory-bytes",

@@ -16,6 +16,7 @@ from observe.advise.plan import Plan
 from observe.advise.units import ceil_to, fmt_bytes, parse_bytes, round_down
 from observe.capacity import defaults
 from observe.model import Finding
+from observe.versions import parse_version
 
 
 def _num(d: dict, *keys: str) -> float | None:
@@ -269,9 +270,10 @@ def no_kv_memory(p: Plan, f: Finding) -> None:
     cfg = p.cfg
     cur = cfg.gpu_memory_utilization
     # vLLM's default for the release (0.92 from 0.20); a V0 engine of an unknown release had 0.9 (every V0
-    # release's: 0.2.0 → 0.10), never the newest release's 1.0
-    version = cfg.version or (_V0_LAST if cfg.engine == "v0" else None)
-    target = defaults.gpu_memory_utilization(version)
+    # release's: 0.2.0 → 0.10), and a release not known at all (no version, or an untagged source build) the lowest
+    # default any release has — never the newest release's 1.0
+    version = cfg.version if parse_version(cfg.version) else (_V0_LAST if cfg.engine == "v0" else None)
+    target = defaults.gpu_memory_utilization(version) if version else defaults.lowest_gpu_memory_utilization()
     if (
         cur is not None
         and cur < target

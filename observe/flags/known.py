@@ -18,9 +18,12 @@ _NEW = (0, 10, 0)  # a flag this new is suggested only when the release is known
 def supported(flag: str, cfg: EngineConfig) -> bool:
     """Whether the engine's vLLM has `flag`. Without a printed version, the releases the line shapes
     allow (cfg.version_range) decide where they all agree: a flag none of them has is never offered,
-    not even as an alternative; otherwise a flag from 0.10 on needs a known release."""
+    not even as an alternative; otherwise a flag from 0.10 on needs a known release. A flag vLLM printed among its
+    own parsed arguments (cfg.release_flags) is the release's, whatever its version."""
     if cfg.engine == "v1" and flag in V0_ONLY:
         return False
+    if flag in cfg.release_flags:
+        return True  # vLLM printed it among its own parsed arguments: this release has it
     has = vllmflags.has_flag(flag, cfg.version)
     if has is not None:
         return has

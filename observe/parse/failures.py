@@ -109,8 +109,8 @@ def _no_memory_auto_fit(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> 
 
 def _free_memory(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     """V1's worker refusing to start (gpu_worker.py init_device, 0.8 → 0.32: "Free memory on device [dev] (F/T GiB)
-    on startup is less than desired GPU memory utilization (U, R GiB). Decrease …"); a line hard-wrapped right after
-    "on startup is less" still holds the device's figures (the utilization and its GiB, on the next line, stay None)."""
+    on startup is less than desired GPU memory utilization (U, R GiB). Decrease …"); a line hard-wrapped after "on
+    startup is [less]" still holds the device's figures (the utilization and its GiB, on the next line, stay None)."""
     util, req = m.group("util"), m.group("req")
     d = {
         "device": m.group("dev"),
@@ -402,7 +402,7 @@ RULES: tuple[Rule[Failure], ...] = (
     _rule(
         "free-memory-below-utilization",
         "Free memory on device",
-        r"Free memory on device(?: (?P<dev>\S+))? \((?P<free>\d+(?:\.\d+)?)/(?P<total>\d+(?:\.\d+)?) GiB\) on startup is less"
+        r"Free memory on device(?: (?P<dev>\S+))? \((?P<free>\d+(?:\.\d+)?)/(?P<total>\d+(?:\.\d+)?) GiB\) on startup is(?: less|\s*$)"
         r"(?: than desired GPU memory utilization \((?P<util>\d+(?:\.\d+)?), (?P<req>\d+(?:\.\d+)?) GiB\))?",
         _free_memory,
     ),

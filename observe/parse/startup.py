@@ -52,14 +52,19 @@ def _engine_init(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
     return [STARTING, ("engine", engine), *banner.config_facts(msg)]
 
 
+def _parsed(flags: dict[str, Any]) -> list[Fact]:
+    """The flags vLLM printed among its own parsed arguments, and their names as the release's (it has them)."""
+    return [("flags", flags), ("release_flags", tuple(sorted(flags)))] if flags else []
+
+
 def _non_default_args(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
     d = parse_dict_repr(msg[m.end() :])
-    return [NEW_RUN, ("flags", flags_from_args(d))] if d else [NEW_RUN]
+    return [NEW_RUN, *_parsed(flags_from_args(d))] if d else [NEW_RUN]
 
 
 def _namespace_args(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
     d = parse_kv_repr(msg[m.end() :])
-    return [("flags", flags_from_args(d, explicit=False))] if d else []
+    return _parsed(flags_from_args(d, explicit=False)) if d else []
 
 
 def _blocks(m: re.Match[str], msg: str, ctx: Ctx) -> list[Fact]:
