@@ -424,20 +424,32 @@ def _capture(p: Plan, f: Finding, m: _Mem) -> None:
 
 
 def _profile(p: Plan, f: Finding, m: _Mem) -> None:
+    """The profile pass ran out. V0's (worker determine_num_available_blocks → model_runner.profile_run, 0.2 → 0.10)
+    runs one eager batch: CUDA graphs are captured only after the KV cache is allocated, so --enforce-eager is no
+    lever there."""
+    v0 = p.cfg.engine == "v0"
     opts = [
         _fewer_tokens(
             p, f, "the profile run executes one batch of --max-num-batched-tokens: a smaller one peaks lower"
         ),
-        _eager(p, f),
+        None if v0 else _eager(p, f),
         _lower_util(p, f, m, "leave more of the GPU outside vLLM's budget for the profile's peak"),
     ]
     if p.add_any_of(opts) is None:
+        weights = p.cfg.weights_gib
         _fallback(
             p,
             f,
             m,
-            "lower --max-num-batched-tokens (the profile pass), run with --enforce-eager, or lower "
-            "--gpu-memory-utilization; the log does not give the values in force to size them",
+            "lower --max-num-batched-tokens (the profile pass)"
+            + ("" if v0 else ", run with --enforce-eager")
+            + ", or lower --gpu-memory-utilization; the log does not give the values in force to size them"
+            + (
+                f"; the weights took {weights:.2f} GiB before it: if they fill most of the GPU, no flag of the "
+                "profile helps — a quantized checkpoint or more GPUs (--tensor-parallel-size)"
+                if weights and m.tried is not None and m.tried < 0.25
+                else ""
+            ),
         )
 
 

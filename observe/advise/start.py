@@ -264,8 +264,52 @@ def _hbm_fit(p: Plan, f: Finding) -> bool:
     return True
 
 
+def _vllms_own(p: Plan, f: Finding) -> bool:
+    """vLLM named the utilization itself ("… increase --gpu-memory-utilization to 0.5799", gpu_worker.py from 0.21:
+    the value that keeps the KV cache it had before CUDA-graph memory was profiled): that value, where it is above
+    the value in force (or that is unknown)."""
+    hint = f.data.get("utilization_hint")
+    cur, _ = p.current("--gpu-memory-utilization")
+    if not isinstance(hint, float) or not 0 < hint <= 1 or (cur is not None and hint <= float(cur)):
+        return False
+    new = min(1.0, ceil_to(hint, 0.01))
+    return p.add(
+        "--gpu-memory-utilization",
+        new,
+        "vLLM's own figure: the utilization that gives the KV cache room again now that CUDA-graph memory is profiled",
+        [f.id],
+        effect=f"vLLM's budget grows to {new:.0%} of the GPU (its message names {hint:g})",
+    )
+
+
+def _above_default(p: Plan, f: Finding) -> bool:
+    """The release's default in force (the flag not given, the release known): a first step above it, to
+    Settings.max_gpu_util, with the other levers named should it not suffice."""
+    cur, is_default = p.current("--gpu-memory-utilization")
+    top = p.settings.max_gpu_util
+    if not is_default or cur is None or float(cur) >= top - 1e-9:
+        return False
+    weights = p.cfg.weights_gib
+    added = p.add(
+        "--gpu-memory-utilization",
+        top,
+        "after the weights and the profile run nothing was left for the KV cache at vLLM's default",
+        [f.id],
+        effect=f"first step: {top - float(cur):.0%} more of the GPU for the KV cache"
+        + (f" (the weights take {weights:.2f} GiB)" if weights else ""),
+    )
+    if added:
+        p.note(
+            [f.id],
+            "if the start still finds no room for the KV cache, the weights leave too little of this GPU: a "
+            "quantized checkpoint, more GPUs (--tensor-parallel-size), --cpu-offload-gb, or a shorter "
+            "--max-model-len / --max-num-batched-tokens (a smaller profile pass)",
+        )
+    return added
+
+
 def no_kv_memory(p: Plan, f: Finding) -> None:
-    if _hbm_fit(p, f):
+    if _hbm_fit(p, f) or _vllms_own(p, f):
         return
     cfg = p.cfg
     cur = cfg.gpu_memory_utilization
@@ -285,6 +329,8 @@ def no_kv_memory(p: Plan, f: Finding) -> None:
             effect=f"{target - cur:.0%} more of the GPU for the KV cache",
         )
     ):
+        return
+    if _above_default(p, f):
         return
     p.note(
         [f.id],

@@ -447,6 +447,14 @@ RULES: tuple[Rule[list[Fact]], ...] = (
         r"Overriding num_gpu_blocks=(?P<old>\d+) with num_gpu_blocks_override=(?P<new>\d+)\b",
         _one("num_gpu_blocks_override", "new", int),
     ),
+    # V1's note from 0.21 (gpu_worker.py): "CUDA graph memory profiling is enabled (default since v0.21.0). The current
+    # --gpu-memory-utilization=0.3000 is equivalent to …": the value in force
+    _rule(
+        "util-with-graph-profiling",
+        "The current --gpu-memory-utilization=",
+        r"The current --gpu-memory-utilization=(?P<u>[01](?:\.\d+)?) is equivalent to\b",
+        _one("gpu_memory_utilization", "u"),
+    ),
     _rule(
         "max-model-len",
         "Using max model len ",

@@ -118,6 +118,18 @@ def _oom_phase(c: Context, e: Any) -> str | None:
     return framed[-1] if framed else None
 
 
+def _utilization_hint(hints: list[dict[str, Any]]) -> float | None:
+    """The --gpu-memory-utilization vLLM named itself in a message of the log (its highest), if any."""
+    vals = [
+        float(h["value"])
+        for h in hints
+        if h.get("flag") == "--gpu-memory-utilization"
+        and h.get("direction") == "up"
+        and isinstance(h.get("value"), (int, float))
+    ]
+    return max(vals) if vals else None
+
+
 def engine_errors(c: Context) -> list[Finding]:
     """One finding per failure kind the log reports. Data besides the error's own details (and kind,
     count): ``hints`` [{flag, direction, value, text}] vLLM printed in that message; for
@@ -176,6 +188,7 @@ def engine_errors(c: Context) -> list[Finding]:
                 )
         elif fid == FindingId.NO_KV_CACHE_MEMORY:
             data["max_model_len_fits"] = 0
+            data["utilization_hint"] = _utilization_hint(s.hints)
         kv = s.kv_by_worker.get(s.kv_worst_worker) if s.kv_worst_worker else None
         if fid in (FindingId.NO_KV_CACHE_MEMORY, FindingId.MAX_MODEL_LEN_EXCEEDS_KV_CACHE) and kv is not None:
             # several workers printed theirs: the worst decides
