@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from tests.evalkit import set_tests
 
-# The misses at the measurement, by class (tests/data/eval32cm/RESULTS.md); empty until observe runs on the set.
-MISSES: dict[tuple[str, int], str] = {}
+# The misses at the measurement (main db68914, blind), by class (tests/data/eval32cm/RESULTS.md).
+MISSES: dict[tuple[str, int], str] = {
+    # CM1 (a team call): one request failed on a KV load and was answered 500, the engine serving on: critical by design
+    ("015", 0): "CM1",
+}
 
 
 test_judgement, test_labels_cover_every_log = set_tests("eval32cm", MISSES, count=15)
