@@ -258,13 +258,20 @@ def _lower_util(p: Plan, f: Finding, m: _Mem, why: str) -> Recommendation | None
         weights = p.cfg.weights_gib
         if weights is None or new * m.total < weights * 1.25:
             return None  # the rest of a GPU others hold: only when the weights are known to fit it
-    return p.make(
-        "--gpu-memory-utilization",
+    return _util_down(
+        p,
+        f,
         new,
         why + _assumed(is_default, cur),
-        [f.id, FindingId.GPU_MEMORY_UTILIZATION_TOO_HIGH],
-        effect=f"{step * m.total:.2f} GiB more room outside the KV cache ({float(cur):g} → {new:g} of "
+        f"{step * m.total:.2f} GiB more room outside the KV cache ({float(cur):g} → {new:g} of "
         f"{m.total:.2f} GiB); the allocation that failed lacked {lack:.2f} GiB; the KV cache shrinks by as much",
+    )
+
+
+def _util_down(p: Plan, f: Finding, new: float, why: str, effect: str) -> Recommendation | None:
+    """--gpu-memory-utilization lowered to new for this out-of-memory (it answers the utilization finding too)."""
+    return p.make(
+        "--gpu-memory-utilization", new, why, [f.id, FindingId.GPU_MEMORY_UTILIZATION_TOO_HIGH], effect=effect
     )
 
 
@@ -277,12 +284,12 @@ def _kv_step(p: Plan, f: Finding, m: _Mem, why: str) -> Recommendation | None:
     if cur is None or lack is None or float(cur) - 0.02 < 0.05:
         return None
     new = round(float(cur) - 0.02, 2)
-    return p.make(
-        "--gpu-memory-utilization",
+    return _util_down(
+        p,
+        f,
         new,
         why + _assumed(is_default, cur),
-        [f.id, FindingId.GPU_MEMORY_UTILIZATION_TOO_HIGH],
-        effect=f"2% of each device's memory moves out of the KV cache ({float(cur):g} → {new:g}); the allocation "
+        f"2% of each device's memory moves out of the KV cache ({float(cur):g} → {new:g}); the allocation "
         f"that failed lacked {lack:.2f} GiB, and 2% of any device over {lack * MARGIN / 0.02:.1f} GiB is more",
     )
 

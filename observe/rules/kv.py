@@ -282,6 +282,11 @@ def silent_preemptions(c: Context) -> list[Finding]:
 KV_CHECK_SINCE = "0.2.7"
 
 
+def _held(tokens: int, blocks: int | None) -> str:
+    """The evidence's opening: the KV cache's tokens, and its blocks where the log gave them."""
+    return f"the KV cache holds {tokens:,} tokens" + (f" ({blocks:,} blocks)" if blocks else "")
+
+
 def _no_kv_check(cfg: EngineConfig, kv: int, mml: int) -> Finding:
     """A KV cache shorter than max_model_len in a release without the start-up check: the engine starts, and its
     scheduler drops each prompt that needs more blocks than the cache holds (scheduler.py, 0.2.x: "Input prompt (N
@@ -292,8 +297,7 @@ def _no_kv_check(cfg: EngineConfig, kv: int, mml: int) -> Finding:
         severity="warning",
         title="KV cache holds less than one full-length request",
         evidence=(
-            f"the KV cache holds {kv:,} tokens"
-            + (f" ({cfg.num_gpu_blocks:,} blocks)" if cfg.num_gpu_blocks else "")
+            _held(kv, cfg.num_gpu_blocks)
             + f", {ratio:.2f}x of one request of max_model_len {mml:,}: this release (vLLM "
             f"{cfg.version_range.text()}) has no start-up check of it (added in {KV_CHECK_SINCE}), so the engine "
             f"starts, and its scheduler drops any prompt longer than the cache holds ('exceeds the capacity of "
@@ -327,9 +331,8 @@ def capacity_facts(c: Context) -> list[Finding]:
         and not (cfg.max_concurrency is not None and cfg.max_concurrency >= 1)
     )
     if short and versions.available(cfg.version_range, KV_CHECK_SINCE) is False:
-        out.append(
-            _no_kv_check(cfg, cfg.kv_cache_tokens or 0, cfg.max_model_len or 1)
-        )  # a release before the check: it starts, and drops the longer prompts
+        # a release before the check: it starts, and drops the longer prompts
+        out.append(_no_kv_check(cfg, cfg.kv_cache_tokens or 0, cfg.max_model_len or 1))
     elif short and not (c.summary.samples or c.summary.ready_where):
         out.append(
             Finding(
@@ -337,8 +340,7 @@ def capacity_facts(c: Context) -> list[Finding]:
                 severity="critical",
                 title="--max-model-len does not fit the KV cache (vLLM refuses to start)",
                 evidence=(
-                    f"the KV cache holds {cfg.kv_cache_tokens:,} tokens"
-                    + (f" ({cfg.num_gpu_blocks:,} blocks)" if cfg.num_gpu_blocks else "")
+                    _held(cfg.kv_cache_tokens or 0, cfg.num_gpu_blocks)
                     + f", less than one request of max_model_len {cfg.max_model_len:,}"
                 ),
                 data={
