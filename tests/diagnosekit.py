@@ -39,6 +39,11 @@ def suggestions(d: dict) -> dict[str, list]:
     return out
 
 
+def notes(d: dict, *ids: str) -> str:
+    """The diagnosis's advice notes about any of the findings ids, joined into one text."""
+    return " ".join(n["text"] for n in d["advice_notes"] if any(i in n["finding_ids"] for i in ids))
+
+
 def critical(d: dict) -> list[dict]:
     """The diagnosis's critical findings."""
     return [f for f in d["findings"] if f["severity"] == "critical"]

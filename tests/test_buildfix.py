@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.diagnosekit import by_id, critical, diagnose, suggestions
+from tests.diagnosekit import by_id, critical, diagnose, notes, suggestions
 
 
 def _failure_note(d: dict) -> str:
-    ids = ("engine_error", "engine_startup_failed")
-    return " ".join(n["text"] for n in d["advice_notes"] if any(i in n["finding_ids"] for i in ids))
+    return notes(d, "engine_error", "engine_startup_failed")
 
 
 @pytest.mark.parametrize(

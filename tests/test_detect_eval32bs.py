@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.diagnosekit import by_id, critical, diagnose, lines, suggestions
+from tests.diagnosekit import by_id, critical, diagnose, lines, notes, suggestions
 
 
 def test_ptxas_refusing_the_gpus_architecture_is_the_engines_error() -> None:
@@ -18,8 +18,8 @@ def test_ptxas_refusing_the_gpus_architecture_is_the_engines_error() -> None:
     assert critical(d) and err is not None, d["findings"]
     assert err["data"]["phase"] == "unknown", err
     assert "--gpu-memory-utilization" not in suggestions(d), d["recommendations"]
-    notes = " ".join(n["text"] for n in d["advice_notes"] if "engine_error" in n["finding_ids"])
-    assert "TRITON_PTXAS_PATH" in notes and "no vLLM flag helps" in notes, d["advice_notes"]
+    text = notes(d, "engine_error")
+    assert "TRITON_PTXAS_PATH" in text and "no vLLM flag helps" in text, d["advice_notes"]
 
 
 def test_ptxas_refusal_before_the_wrappers_failed_start_is_its_root_cause() -> None:
@@ -30,8 +30,8 @@ def test_ptxas_refusal_before_the_wrappers_failed_start_is_its_root_cause() -> N
     start = by_id(d).get("engine_startup_failed")
     assert start is not None, d["findings"]
     assert "sm_121a" in (start["data"]["root_cause"] or {}).get("text", ""), start
-    notes = " ".join(n["text"] for n in d["advice_notes"] if "engine_startup_failed" in n["finding_ids"])
-    assert "TRITON_PTXAS_PATH" in notes and "not its cause" not in notes, d["advice_notes"]
+    text = notes(d, "engine_startup_failed")
+    assert "TRITON_PTXAS_PATH" in text and "not its cause" not in text, d["advice_notes"]
     assert "--gpu-memory-utilization" not in suggestions(d), d["recommendations"]
 
 

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.diagnosekit import by_id, critical, diagnose, lines, suggestions
-
-
-def _notes(d: dict, fid: str) -> str:
-    return " ".join(n["text"] for n in d["advice_notes"] if fid in n["finding_ids"])
+from tests.diagnosekit import by_id, critical, diagnose, lines, notes, suggestions
 
 
 def test_mamba_cache_blocks_refusal_wrapped_by_the_worker_is_a_refused_start() -> None:
@@ -27,7 +23,7 @@ def test_mamba_cache_blocks_refusal_wrapped_by_the_worker_is_a_refused_start() -
     assert suggestions(d).get("--max-num-seqs") == [600], d["recommendations"]
     (rec,) = [r for r in d["recommendations"] if r["flag"] == "--max-num-seqs"]
     assert rec["current"] == 1024, rec  # the refusal names the value in force: never "unknown" beside it
-    assert "--gpu-memory-utilization" in _notes(d, "launch_rejected"), d["advice_notes"]
+    assert "--gpu-memory-utilization" in notes(d, "launch_rejected"), d["advice_notes"]
 
 
 def test_the_bare_mamba_cache_blocks_refusal_is_a_refused_start() -> None:
@@ -77,7 +73,7 @@ def test_vllm_serve_refusing_the_model_option_is_a_refused_launch() -> None:
     assert "engine_crashed" not in by_id(d) and "engine_error" not in by_id(d), d["findings"]
     assert rej["data"]["reason"] == "model_option" and "positional" in rej["title"], rej
     assert "`vllm serve`" in rej["evidence"] and "<redacted" not in rej["evidence"], rej
-    assert "vllm serve <model>" in _notes(d, "launch_rejected"), d["advice_notes"]
+    assert "vllm serve <model>" in notes(d, "launch_rejected"), d["advice_notes"]
     assert not d["recommendations"], d["recommendations"]
 
 

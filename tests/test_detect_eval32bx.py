@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.diagnosekit import by_id, critical, diagnose, lines, suggestions
-
-
-def _notes(d: dict, fid: str) -> str:
-    return " ".join(n["text"] for n in d["advice_notes"] if fid in n["finding_ids"])
+from tests.diagnosekit import by_id, critical, diagnose, lines, notes, suggestions
 
 
 def test_a_nixl_handshake_with_the_wrong_engine_is_a_warning_with_the_side_channel_fix() -> None:
@@ -23,8 +19,8 @@ def test_a_nixl_handshake_with_the_wrong_engine_is_a_warning_with_the_side_chann
     assert err is not None and err["severity"] == "warning", d["findings"]
     assert not critical(d), d["findings"]
     assert "engine_crashed" not in by_id(d) and "engine_startup_failed" not in by_id(d), d["findings"]
-    notes = _notes(d, "engine_error")
-    assert "VLLM_NIXL_SIDE_CHANNEL_HOST" in notes and "no vLLM flag helps" in notes, d["advice_notes"]
+    text = notes(d, "engine_error")
+    assert "VLLM_NIXL_SIDE_CHANNEL_HOST" in text and "no vLLM flag helps" in text, d["advice_notes"]
     assert not suggestions(d), d["recommendations"]
 
 

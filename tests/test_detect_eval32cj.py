@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.diagnosekit import by_id, critical, diagnose, lines, suggestions
+from tests.diagnosekit import by_id, critical, diagnose, lines, notes, suggestions
 
 
 def test_tpu_inferences_hbm_cap_refusal_gets_the_utilization_that_fits() -> None:
@@ -28,8 +28,7 @@ def test_the_hbm_cap_with_no_room_left_at_0_99_is_a_note(tmp_path: Path) -> None
     log.write_text(text + "\n")
     d = diagnose(log)
     assert "--gpu-memory-utilization" not in suggestions(d), d["recommendations"]
-    notes = " ".join(n["text"] for n in d["advice_notes"] if "no_kv_cache_memory" in n["finding_ids"])
-    assert "no --gpu-memory-utilization leaves room" in notes, d["advice_notes"]
+    assert "no --gpu-memory-utilization leaves room" in notes(d, "no_kv_cache_memory"), d["advice_notes"]
 
 
 def test_jaxs_refused_device_buffer_while_allocating_the_kv_cache_lowers_the_utilization() -> None:

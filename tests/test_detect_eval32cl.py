@@ -3,10 +3,10 @@ excerpt. Sources in tests/data/PROVENANCE.md."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from observe import versions
-from tests.diagnosekit import by_id, diagnose, lines, suggestions
+from observe.flags import known
+from observe.model import EngineConfig
+from tests.diagnosekit import by_id, diagnose, suggestions
 
 
 def test_a_cache_sized_by_kv_cache_memory_bytes_grows_by_that_flag() -> None:
@@ -20,13 +20,15 @@ def test_a_cache_sized_by_kv_cache_memory_bytes_grows_by_that_flag() -> None:
     assert s.get("--kv-cache-memory-bytes") == ["29344M"], d["recommendations"]  # 20e9 x 2 / 1.30, whole MiB
 
 
-def test_without_the_flag_among_vllms_args_the_release_does_not_have_it(tmp_path: Path) -> None:
-    """The other side: the same lines without the flag in vLLM's args (the worker's line alone) leave the unknown
-    release without it: no --kv-cache-memory-bytes is offered."""
-    keep = [x.replace("'kv_cache_memory_bytes': 20000000000, ", "") for x in lines("eval32cl/015.log")]
-    log = tmp_path / "noflag.log"
-    log.write_text("\n".join(keep) + "\n")
-    assert "--kv-cache-memory-bytes" not in suggestions(diagnose(log))
+def test_only_a_flag_vllm_printed_is_taken_as_the_releases() -> None:
+    """The other side: a V1 engine of unknown release has --kv-cache-memory-bytes (0.11 →) only when vLLM printed it
+    among its own parsed arguments; not otherwise, and a flag it printed does not vouch for another."""
+    cfg = EngineConfig(engine="v1", version_range=versions.infer_range(None, engine="v1"))
+    assert known.supported("--kv-cache-memory-bytes", cfg) is False
+    cfg.release_flags.add("--max-model-len")
+    assert known.supported("--kv-cache-memory-bytes", cfg) is False
+    cfg.release_flags.add("--kv-cache-memory-bytes")
+    assert known.supported("--kv-cache-memory-bytes", cfg) is True
 
 
 def test_the_free_memory_refusal_hard_wrapped_after_on_startup_is() -> None:

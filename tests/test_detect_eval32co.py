@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.diagnosekit import by_id, diagnose, lines, suggestions
-
-
-def _notes(d: dict, fid: str) -> str:
-    return " ".join(n["text"] for n in d["advice_notes"] if fid in n["finding_ids"])
+from tests.diagnosekit import by_id, diagnose, lines, notes, suggestions
 
 
 def test_vllms_own_utilization_figure_is_taken_for_a_cache_with_no_room() -> None:
@@ -36,7 +32,7 @@ def test_no_room_at_the_releases_default_gets_a_first_step_above_it() -> None:
     rec = next(r for r in d["recommendations"] if r["flag"] == "--gpu-memory-utilization")
     assert (rec["current"], rec["suggested"], rec["current_is_default"]) == (0.9, 0.95, True), rec
     assert "17.22 GiB" in rec["expected_effect"], rec
-    assert "quantized checkpoint" in _notes(d, "no_kv_cache_memory"), d["advice_notes"]
+    assert "quantized checkpoint" in notes(d, "no_kv_cache_memory"), d["advice_notes"]
 
 
 def test_a_v0_profile_pass_oom_is_not_answered_with_enforce_eager() -> None:
@@ -45,5 +41,5 @@ def test_a_v0_profile_pass_oom_is_not_answered_with_enforce_eager() -> None:
     d = diagnose("eval32co/007.log")
     assert "cuda_oom" in by_id(d), d["findings"]
     assert "--enforce-eager" not in suggestions(d), d["recommendations"]
-    note = _notes(d, "cuda_oom")
+    note = notes(d, "cuda_oom")
     assert "14.25 GiB" in note and "--enforce-eager" not in note, d["advice_notes"]
