@@ -9,7 +9,7 @@ startup facts to `EngineConfig`. `finish()` runs the rules (observe.rules) and t
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -380,13 +380,7 @@ class InstanceBuilder:
     def _finish_config(self, scrapes: Sequence[Scrape] = ()) -> None:
         s = self.summary
         cfg = self.config
-        _complete_config(
-            cfg,
-            s,
-            scrapes,
-            bool(self.facts.get("unversioned_banner")),
-            bool(self.facts.get("banner_without_eager")),
-        )
+        _complete_config(cfg, s, scrapes, self.facts)
         if s.max_tokens_per_running is None and cfg.kv_cache_tokens:
             per = [kv / 100.0 * cfg.kv_cache_tokens / r for kv, r in s._kv_usage_running if r]
             if per:
@@ -436,9 +430,11 @@ class InstanceBuilder:
 
 
 def _complete_config(
-    cfg: EngineConfig, s: Summary, scrapes: Sequence[Scrape], v03: bool = False, v025: bool = False
+    cfg: EngineConfig, s: Summary, scrapes: Sequence[Scrape], facts: Mapping[str, Any] | None = None
 ) -> None:
-    """Fill what the startup lines did not say from derived facts and vllm:cache_config_info."""
+    """Fill what the startup lines did not say from derived facts and vllm:cache_config_info (facts: the start-up
+    facts by name; the engine banner's shape bounds the release, parse.banner)."""
+    facts = facts or {}
     if cfg.engine is None and s.stats_formats:
         cfg.engine = "v0" if "v0" in s.stats_formats else "v1"
     if cfg.device is None and s.kv_device:
@@ -468,9 +464,9 @@ def _complete_config(
         clauses=s.stats_clauses,
         call_sites=s.call_sites,
         processes=s.processes,
-        unversioned_banner=v03,  # the engine banner named no version
+        unversioned_banner=bool(facts.get("unversioned_banner")),  # the engine banner named no version
         stats_loggers=s.stats_loggers,
-        banner_without_eager=v025,  # nor its 0.2.6 field
+        banner_without_eager=bool(facts.get("banner_without_eager")),  # nor its 0.2.6 field
     )
 
 

@@ -131,20 +131,20 @@ def kv_pressure(p: Plan, kv_ids: list[str], oom: bool) -> None:
         if cur_b and kv_ids == [FindingId.LOW_MAX_CONCURRENCY] and mc:
             # no load seen, only vLLM's concurrency at the full length: the bytes that hold low_concurrency requests
             new_b = math.ceil(cur_b * low / mc)
-            grown = p.add(
-                "--kv-cache-memory-bytes",
-                fmt_bytes(new_b),
+            why = (
                 f"the KV cache holds {mc:.2f} requests of the full length; room for {low:g} (if the GPU has the "
-                "memory free: the flag sets the cache whatever --gpu-memory-utilization says)",
-                kv_ids,
-                effect=_bytes_effect(p, cur_b, parse_bytes(fmt_bytes(new_b)) or new_b),
+                "memory free: the flag sets the cache whatever --gpu-memory-utilization says)"
             )
-        elif cur_b:
-            new_b = _kv_bytes_needed(p, cur_b)
+        else:
+            new_b = _kv_bytes_needed(p, cur_b) if cur_b else 0
+            why = (
+                "the KV cache is full and requests wait or are preempted; give it room for the observed load"
+            )
+        if cur_b:
             grown = p.add(
                 "--kv-cache-memory-bytes",
                 fmt_bytes(new_b),
-                "the KV cache is full and requests wait or are preempted; give it room for the observed load",
+                why,
                 kv_ids,
                 effect=_bytes_effect(p, cur_b, parse_bytes(fmt_bytes(new_b)) or new_b),
             )

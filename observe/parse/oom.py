@@ -47,6 +47,16 @@ def is_oom_head(text: str) -> bool:
     return _OOM_HEAD.search(text) is not None
 
 
+#: a size's unit (its first letter; "b" or none: bytes) → GiB, binary units (PyTorch's and JAX's)
+_SCALE = {"": 2.0**-30, "b": 2.0**-30, "K": 2.0**-20, "M": 2.0**-10, "G": 1.0, "T": 1024.0}
+
+
+def size_gib(num: float, unit: str) -> float | None:
+    """A device-memory size in GiB: num in the unit whose first letter is unit's ("MiB", "M", "bytes", "")."""
+    scale = _SCALE.get(unit[:1])
+    return None if scale is None else round(num * scale, 6)
+
+
 def _gib(size: str | None) -> float | None:
     """'20.00 MiB' → GiB as float (binary units; PyTorch prints binary units)."""
     if not size:
@@ -56,8 +66,7 @@ def _gib(size: str | None) -> float | None:
         v = float(num)
     except ValueError:
         return None
-    scale = {"b": 2.0**-30, "K": 2.0**-20, "M": 2.0**-10, "G": 1.0, "T": 1024.0}.get(unit[:1])
-    return None if scale is None else round(v * scale, 6)
+    return size_gib(v, unit)
 
 
 def oom_details(device: str | None, msg: str) -> dict[str, Any]:

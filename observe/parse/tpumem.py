@@ -21,6 +21,7 @@ import re
 from observe.failures.kinds import FailureKind
 from observe.parse.envelope import Ctx
 from observe.parse.failtypes import Failure, RunState
+from observe.parse.oom import size_gib
 
 __all__ = ["BUFFER", "CAP", "buffer_refused", "hbm_cap"]
 
@@ -37,11 +38,6 @@ BUFFER = (
     rf"RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate (?P<want>{_NUM})(?P<wu>[KMGT]?)B?\. "
     rf"That was not possible\. There are (?P<free>{_NUM})(?P<fu>[KMGT]?)B? free",
 )
-_SCALE = {"": 2.0**-30, "K": 2.0**-20, "M": 2.0**-10, "G": 1.0, "T": 1024.0}
-
-
-def _gib(num: str, unit: str) -> float:
-    return round(float(num) * _SCALE[unit], 6)
 
 
 def hbm_cap(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | None:
@@ -62,7 +58,8 @@ def hbm_cap(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure | No
 
 def buffer_refused(m: re.Match[str], msg: str, ctx: Ctx, run: RunState) -> Failure:
     """JAX's refusal of a device buffer: the device's out-of-memory, what was asked and what was free."""
-    want, free = _gib(m.group("want"), m.group("wu")), _gib(m.group("free"), m.group("fu"))
+    want = size_gib(float(m.group("want")), m.group("wu"))
+    free = size_gib(float(m.group("free")), m.group("fu"))
     d = {
         "device": "TPU",
         "tried_to_allocate": f"{m.group('want')}{m.group('wu')}",

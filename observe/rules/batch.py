@@ -105,9 +105,8 @@ class Waiting(State[StatsSample]):
         """The sequence cap the stats show (one engine's), and how they show it; None when they do not."""
         if self.peak is None or self.engines & (self.engines - 1):
             return None
-        if (
-            self.held >= 3 and self.held == self.waited
-        ):  # every sample with requests waiting held at the one peak
+        # every sample with requests waiting held at the one peak
+        if self.held >= 3 and self.held == self.waited:
             return (
                 self.peak,
                 f"Running held at {self.peak} in all {self.held} samples in which requests waited",
