@@ -5,6 +5,12 @@
 #   AM_CONFIG_TEMPLATE  the template (default /etc/alertmanager/alertmanager.yml)
 #   AM_CONFIG_OUT       the rendered file (default /tmp/alertmanager.yml)
 #   ALERTMANAGER_BIN    the binary to exec (default /bin/alertmanager)
+#   AM_DISPATCH_START_DELAY  --dispatch.start-delay (default 1m, Prometheus's --rules.alert.resend-delay):
+#                       after a (re)start Alertmanager sends nothing until every Prometheus has re-sent
+#                       its firing alerts, so the inhibitor knows the sources before a group flushes.
+#                       Without it a group whose alerts fired long ago flushes at once and pages what its
+#                       source silenced (prometheus/alertmanager#4064). Passed when the binary knows the
+#                       flag (>= 0.30) and the arguments do not name it; "" leaves it out.
 set -eu
 src="${AM_CONFIG_TEMPLATE:-/etc/alertmanager/alertmanager.yml}"
 out="${AM_CONFIG_OUT:-/tmp/alertmanager.yml}"
@@ -25,4 +31,11 @@ awk '
   }
   print res line
 }' "$src" > "$out"
+delay="${AM_DISPATCH_START_DELAY-1m}"
+case " $* " in *" --dispatch.start-delay"*) delay="" ;; esac
+if [ -n "$delay" ]; then
+  case "$("$bin" --help 2>&1)" in
+    *--dispatch.start-delay*) set -- --dispatch.start-delay="$delay" "$@" ;;
+  esac
+fi
 exec "$bin" --config.file="$out" "$@"

@@ -108,10 +108,19 @@ def _tail(path: Path, n: int = 4000) -> str:
 
 
 @contextlib.contextmanager
-def _daemon(argv: list[str], base_url: str, log: Path, name: str) -> Iterator[str]:
-    """Start ``argv``, wait for ``base_url``/-/ready, yield base_url, stop it."""
+def _daemon(
+    argv: list[str], base_url: str, log: Path, name: str, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """Start ``argv`` (with ``env`` added to the environment), wait for ``base_url``/-/ready, yield
+    base_url, stop it."""
     with open(log, "wb") as logf:
-        proc = subprocess.Popen(argv, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            argv,
+            stdout=logf,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, **env} if env else None,
+        )
     try:
         deadline = time.monotonic() + READY_TIMEOUT_S
         while True:
@@ -200,6 +209,45 @@ def alertmanager(config_yaml: str, tmp: Path | None = None, extra_args: Sequence
         ]
         with _daemon(argv, f"http://127.0.0.1:{port}", work / "alertmanager.log", "alertmanager") as url:
             yield url
+
+
+def newer_alertmanager() -> str | None:
+    """An Alertmanager that has --dispatch.start-delay (>= 0.30): Debian unstable's, which
+    tools/promtool3.sh unpacks (OBSERVE_ALERTMANAGER_NEW, else its default place); None if absent."""
+    default = Path.home() / ".cache" / "observe" / "alertmanager-new" / "alertmanager"
+    path = os.environ.get("OBSERVE_ALERTMANAGER_NEW") or str(default)
+    if not os.access(path, os.X_OK):
+        return None
+    out = subprocess.run([path, "--help"], capture_output=True, text=True)
+    return path if "--dispatch.start-delay" in out.stdout + out.stderr else None
+
+
+@contextlib.contextmanager
+def alertmanager_entrypoint(
+    binary: str, config_yaml: str, tmp: Path, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """A real Alertmanager started as the compose container starts it: through
+    compose/render-and-run.sh (``config_yaml`` as its template, ``env`` beside it); yields its URL."""
+    work = Path(tmp) / f"alertmanager-{free_port()}"
+    work.mkdir(parents=True)
+    (work / "template.yml").write_text(config_yaml)
+    port = free_port()
+    argv = [
+        "sh",
+        str(REPO / "compose" / "render-and-run.sh"),
+        f"--storage.path={work / 'data'}",
+        f"--web.listen-address=127.0.0.1:{port}",
+        "--cluster.listen-address=",
+        "--log.level=debug",
+    ]
+    env = {
+        "ALERTMANAGER_BIN": binary,
+        "AM_CONFIG_TEMPLATE": str(work / "template.yml"),
+        "AM_CONFIG_OUT": str(work / "alertmanager.yml"),
+        **(env or {}),
+    }
+    with _daemon(argv, f"http://127.0.0.1:{port}", work / "alertmanager.log", "alertmanager", env) as url:
+        yield url
 
 
 @contextlib.contextmanager
