@@ -190,24 +190,42 @@ def prometheus(
 
 
 @contextlib.contextmanager
-def alertmanager(config_yaml: str, tmp: Path | None = None, extra_args: Sequence[str] = ()) -> Iterator[str]:
-    """A real Alertmanager (clustering off) on 127.0.0.1; yields its base URL."""
+def alertmanager(
+    config_yaml: str,
+    tmp: Path | None = None,
+    extra_args: Sequence[str] = (),
+    binary: str = "prometheus-alertmanager",
+    entrypoint_env: dict[str, str] | None = None,
+) -> Iterator[str]:
+    """A real Alertmanager (clustering off) on 127.0.0.1; yields its base URL. With ``entrypoint_env``
+    it starts as the compose container starts it: through compose/render-and-run.sh, ``config_yaml``
+    its template, ``entrypoint_env`` beside the script's own variables."""
     with _workdir(tmp) as work:
         work = work / f"alertmanager-{free_port()}"
         work.mkdir()
         cfg_path = work / "alertmanager.yml"
-        cfg_path.write_text(config_yaml)
         port = free_port()
-        argv = [
-            "prometheus-alertmanager",
-            f"--config.file={cfg_path}",
+        flags = [
             f"--storage.path={work / 'data'}",
             f"--web.listen-address=127.0.0.1:{port}",
             "--cluster.listen-address=",
             "--log.level=info",
             *extra_args,
         ]
-        with _daemon(argv, f"http://127.0.0.1:{port}", work / "alertmanager.log", "alertmanager") as url:
+        env = None
+        if entrypoint_env is None:
+            cfg_path.write_text(config_yaml)
+            argv = [binary, f"--config.file={cfg_path}", *flags]
+        else:
+            (work / "template.yml").write_text(config_yaml)
+            argv = ["sh", str(REPO / "compose" / "render-and-run.sh"), *flags]
+            env = {
+                "ALERTMANAGER_BIN": binary,
+                "AM_CONFIG_TEMPLATE": str(work / "template.yml"),
+                "AM_CONFIG_OUT": str(cfg_path),
+                **entrypoint_env,
+            }
+        with _daemon(argv, f"http://127.0.0.1:{port}", work / "alertmanager.log", "alertmanager", env) as url:
             yield url
 
 
@@ -220,34 +238,6 @@ def newer_alertmanager() -> str | None:
         return None
     out = subprocess.run([path, "--help"], capture_output=True, text=True)
     return path if "--dispatch.start-delay" in out.stdout + out.stderr else None
-
-
-@contextlib.contextmanager
-def alertmanager_entrypoint(
-    binary: str, config_yaml: str, tmp: Path, env: dict[str, str] | None = None
-) -> Iterator[str]:
-    """A real Alertmanager started as the compose container starts it: through
-    compose/render-and-run.sh (``config_yaml`` as its template, ``env`` beside it); yields its URL."""
-    work = Path(tmp) / f"alertmanager-{free_port()}"
-    work.mkdir(parents=True)
-    (work / "template.yml").write_text(config_yaml)
-    port = free_port()
-    argv = [
-        "sh",
-        str(REPO / "compose" / "render-and-run.sh"),
-        f"--storage.path={work / 'data'}",
-        f"--web.listen-address=127.0.0.1:{port}",
-        "--cluster.listen-address=",
-        "--log.level=debug",
-    ]
-    env = {
-        "ALERTMANAGER_BIN": binary,
-        "AM_CONFIG_TEMPLATE": str(work / "template.yml"),
-        "AM_CONFIG_OUT": str(work / "alertmanager.yml"),
-        **(env or {}),
-    }
-    with _daemon(argv, f"http://127.0.0.1:{port}", work / "alertmanager.log", "alertmanager", env) as url:
-        yield url
 
 
 @contextlib.contextmanager

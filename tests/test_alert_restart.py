@@ -23,13 +23,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.services import (
-    alertmanager_config,
-    alertmanager_entrypoint,
-    newer_alertmanager,
-    wait_until,
-    webhook_receiver,
-)
+from tests.services import alertmanager, alertmanager_config, newer_alertmanager, wait_until, webhook_receiver
 
 AM = newer_alertmanager()
 
@@ -53,7 +47,8 @@ def _after_restart(tmp: Path, delay: str) -> tuple[dict[str, list[str]], int]:
     """Instance → alert names paged, and how many deliveries came before the source was re-sent."""
     with webhook_receiver() as (hook, received):
         cfg = alertmanager_config(tmp, hook)
-        with alertmanager_entrypoint(AM or "", cfg, tmp, {"AM_DISPATCH_START_DELAY": delay}) as am:
+        env = {"AM_DISPATCH_START_DELAY": delay}
+        with alertmanager(cfg, tmp, binary=AM or "", entrypoint_env=env) as am:
             targets = [
                 _resent("VLLMDown", "vllm", "a:8000"),
                 _resent("VLLMEngineCrashed", "vllm-logs", "a:8000"),
