@@ -214,9 +214,14 @@ def root_cause(errors: Sequence[Any]) -> dict[str, Any] | None:
                 "kind": e.kind,
                 "where": f"{e.env.source}:{e.env.lineno}",
             }
-        fix = buildfix.fix_for(f"{e.details.get('text') or ''}\n{e.message}")
+        fix = _install_fix(e)
         return cause | ({"fix": fix} if fix else {})
     return None
+
+
+def _install_fix(e: Any) -> str | None:
+    """What fixes a failure whose text or message names the install (failures.buildfix), else None."""
+    return buildfix.fix_for(f"{e.details.get('text') or ''}\n{e.message}")
 
 
 def innermost(errors: Sequence[Any]) -> dict[str, Any] | None:
@@ -236,7 +241,7 @@ def innermost(errors: Sequence[Any]) -> dict[str, Any] | None:
                 "phase": phase_name(e.details.get("phase")),
                 "rank": e.details.get("rank"),
                 "where": _where(e),
-                "fix": buildfix.fix_for(text),  # words that name the install (no kernel image, an old driver)
+                "fix": _install_fix(e),  # words that name the install (no kernel image, an old driver)
             }
         if e.kind == FailureKind.ERROR_LINE and first_line is None:
             first_line = e
@@ -250,7 +255,7 @@ def innermost(errors: Sequence[Any]) -> dict[str, Any] | None:
         "where": _where(first_line),
         "decides": first_line.details.get("decides"),  # what the record leaves open (parse.lmcachelog)
         # what its reader knows fixes it (NCCL's /dev/shm), or the words that name the install
-        "fix": first_line.details.get("fix") or buildfix.fix_for(first_line.message),
+        "fix": first_line.details.get("fix") or _install_fix(first_line),
     }
 
 
@@ -394,7 +399,7 @@ def engine_error(c: Context) -> list[Finding]:
     fix = (
         root.get("fix")
         if cut is None
-        else next(filter(None, (buildfix.fix_for(e.message) for e in raw)), None)
+        else next(filter(None, map(_install_fix, raw)), None)
     )
     where = "phase unknown" if root["phase"] == "unknown" else root["phase"]
     return [
