@@ -396,11 +396,7 @@ def engine_error(c: Context) -> list[Finding]:
     # a fatal error before the engine served is its failed start (V1 says so: "EngineCore failed to start")
     start = failed == "exited" and _before_serving(every, root["phase"])
     # a cut traceback's cause is unknown, unless its lines carry words that name the install (failures.buildfix)
-    fix = (
-        root.get("fix")
-        if cut is None
-        else next(filter(None, map(_install_fix, raw)), None)
-    )
+    fix = root.get("fix") if cut is None else next(filter(None, map(_install_fix, raw)), None)
     where = "phase unknown" if root["phase"] == "unknown" else root["phase"]
     return [
         Finding(
